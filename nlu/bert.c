@@ -1,0 +1,1 @@
+/* bert.c — being written. */

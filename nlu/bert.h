@@ -1,0 +1,28 @@
+/* bert.h — the BERT encoder and joint heads, forward pass on the CPU.
+ *
+ * Sequences are packed without padding: a batch of B sequences of lengths len[b] is N =
+ * sum(len) tokens in a row; attention stays within each sequence. This is equivalent to a
+ * padded batch with an attention mask, and cheaper when lengths differ.
+ * Position ids restart at 0 for each sequence; token type ids are all 0.
+ */
+#ifndef NLU_BERT_H
+#define NLU_BERT_H
+
+#include "nlu/model.h"
+
+typedef struct bert_batch {
+    int n_seq;        /* B */
+    const int *len;   /* (B) tokens per sequence, [CLS] and [SEP] included, 1..P */
+    const int *ids;   /* (N) token ids, sequences one after another */
+} bert_batch;
+
+/* Runs the model. intent_logits: (B, NI); slot_logits: (N, NS). Thread-safe for a shared
+ * model: all scratch memory belongs to the call. Fails only on allocation failure or a
+ * batch that breaks the model's limits (id out of range, length above P). */
+parley_status bert_forward(const bert_model *m, const bert_batch *b, float *intent_logits,
+                           float *slot_logits);
+
+/* Sets the thread count used by the math (OpenBLAS and OpenMP); 0 = all cores. */
+void bert_set_threads(int threads);
+
+#endif

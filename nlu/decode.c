@@ -1,0 +1,1 @@
+/* decode.c — being written. */

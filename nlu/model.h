@@ -1,0 +1,105 @@
+/* model.h — a joint intent/slot BERT model in memory, and its model directory on disk.
+ *
+ * A model directory holds config.json (Hugging Face BertConfig keys plus intent_labels and
+ * slot_labels), model.safetensors (HF BERT tensor names, with or without the "bert." prefix,
+ * plus intent_classifier.* and slot_classifier.*) and vocab.txt.
+ *
+ * In memory every parameter is FP32 in one contiguous array (bert_model.params), laid out as
+ * bert_weights describes, so an optimizer can walk it flat; query, key and value are fused into
+ * one (3H, H) matrix per layer. F16 and BF16 files are widened on load.
+ *
+ * Dimension letters used in shape comments across nlu/:
+ *   V vocab size, P max positions, TT token types, H hidden size, L layers, NH heads,
+ *   D = H / NH head size, I intermediate size, NI intents, NS slot tags,
+ *   B sequences in a batch, N tokens in a batch (all sequences packed, no padding).
+ * A loaded model is immutable: share it between threads freely.
+ */
+#ifndef NLU_MODEL_H
+#define NLU_MODEL_H
+
+#include <stddef.h>
+
+#include "parley/status.h"
+#include "nlu/vocab.h"
+
+typedef struct bert_config {
+    int vocab_size;     /* V */
+    int hidden;         /* H */
+    int layers;         /* L */
+    int heads;          /* NH */
+    int intermediate;   /* I */
+    int max_positions;  /* P */
+    int type_vocab;     /* TT */
+    float ln_eps;
+    int n_intents;      /* NI */
+    char **intent_labels;
+    int n_slots;        /* NS, slot tags including "O" */
+    char **slot_labels;
+} bert_config;
+
+typedef struct bert_weights {
+    float *word_emb;    /* (V, H) */
+    float *pos_emb;     /* (P, H) */
+    float *type_emb;    /* (TT, H) */
+    float *emb_ln_w;    /* (H) */
+    float *emb_ln_b;    /* (H) */
+    float *qkv_w;       /* (L, 3H, H) rows: query, then key, then value */
+    float *qkv_b;       /* (L, 3H) */
+    float *attn_out_w;  /* (L, H, H) */
+    float *attn_out_b;  /* (L, H) */
+    float *ln1_w;       /* (L, H) attention.output.LayerNorm */
+    float *ln1_b;       /* (L, H) */
+    float *ffn_in_w;    /* (L, I, H) intermediate.dense */
+    float *ffn_in_b;    /* (L, I) */
+    float *ffn_out_w;   /* (L, H, I) output.dense */
+    float *ffn_out_b;   /* (L, H) */
+    float *ln2_w;       /* (L, H) output.LayerNorm */
+    float *ln2_b;       /* (L, H) */
+    float *pool_w;      /* (H, H) pooler.dense */
+    float *pool_b;      /* (H) */
+    float *intent_w;    /* (NI, H) intent_classifier */
+    float *intent_b;    /* (NI) */
+    float *slot_w;      /* (NS, H) slot_classifier */
+    float *slot_b;      /* (NS) */
+} bert_weights;
+
+typedef struct bert_model {
+    bert_config cfg;
+    bert_weights w;     /* pointers into params */
+    float *params;      /* (n_params) owned */
+    size_t n_params;
+    wp_vocab *vocab;    /* owned */
+} bert_model;
+
+/* Checks that a config is usable (positive sizes, heads divide hidden, labels present);
+ * `where` names the source in the error ("model/config.json"). */
+parley_status bert_config_check(const bert_config *c, const char *where);
+/* Copies a config (labels included) into dst, which the caller frees with bert_config_clear. */
+parley_status bert_config_copy(bert_config *dst, const bert_config *src);
+void bert_config_clear(bert_config *c);
+
+/* Number of FP32 parameters for a config, and the pointer layout over `params`. */
+size_t bert_param_count(const bert_config *c);
+void bert_weights_point(bert_weights *w, const bert_config *c, float *params);
+
+/* Allocates a model for `cfg` (copied) with zeroed parameters. Takes ownership of vocab
+ * (freed on failure too). */
+parley_status bert_model_alloc(const bert_config *cfg, wp_vocab *vocab, bert_model **out);
+
+/* Loads a model directory, checking everything: config keys and types, vocab size against
+ * config, every tensor's presence, shape and dtype (F32, F16, BF16), unexpected tensors,
+ * header offsets (in file, not overlapping), truncation. Errors name the file and tensor. */
+parley_status bert_model_load(const char *dir, bert_model **out);
+
+/* Fills the parameters the way BERT initializes them: normal(0, 0.02) weights, zero biases,
+ * LayerNorm weight 1 and bias 0. Deterministic for a seed. */
+void bert_model_init_random(bert_model *m, unsigned long long seed);
+
+/* Writes config.json, model.safetensors (F32, HF names with the "bert." prefix) and
+ * vocab.txt into `dir` (created if missing). Each file is written to a temporary name and
+ * renamed, so an interrupted save never leaves a broken file. */
+parley_status bert_model_save(const bert_model *m, const char *dir);
+
+void bert_model_free(bert_model *m);
+
+#endif

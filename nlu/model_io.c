@@ -1,0 +1,1 @@
+/* model_io.c — being written. */

@@ -1,0 +1,1 @@
+/* vocab.c — being written. */

@@ -1,0 +1,18 @@
+/* pl_alloc.h — the library's allocation entry points, routed through parley_set_allocator().
+ *
+ * Every heap allocation in parley goes through these so tests can fail the Nth one and
+ * check that each failure is clean. They never abort: callers handle NULL.
+ */
+#ifndef PL_ALLOC_H
+#define PL_ALLOC_H
+
+#include <stddef.h>
+
+void *pl_malloc(size_t n);
+void *pl_calloc(size_t count, size_t size); /* zeroed; NULL on overflow */
+void *pl_realloc(void *p, size_t n);
+void pl_free(void *p);
+char *pl_strdup(const char *s);
+char *pl_strndup(const char *s, size_t n);
+
+#endif
