@@ -1,1 +1,141 @@
-/* decode.c — being written. */
+/* decode.c — intent ranking and BIO slot decoding (see decode.h).
+ *
+ * This file turns numbers into decisions only; it knows nothing of text or results. The
+ * public result is assembled in nlu.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "nlu/decode.h"
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+void nlu_tagset_clear(nlu_tagset *ts)
+{
+    if (ts->type_names)
+        for (int i = 0; i < ts->n_types; i++)
+            pl_free(ts->type_names[i]);
+    pl_free(ts->type_names);
+    pl_free(ts->kind);
+    pl_free(ts->type);
+    memset(ts, 0, sizeof *ts);
+}
+
+static int find_type(const nlu_tagset *ts, const char *name)
+{
+    for (int i = 0; i < ts->n_types; i++)
+        if (!strcmp(ts->type_names[i], name))
+            return i;
+    return -1;
+}
+
+parley_status nlu_tagset_init(nlu_tagset *ts, char *const *tags, int n_tags)
+{
+    parley_status st = PARLEY_ERR_NOMEM;
+    memset(ts, 0, sizeof *ts);
+    ts->n_tags = n_tags;
+    ts->o_tag = -1;
+    ts->kind = pl_calloc((size_t)n_tags, sizeof *ts->kind);
+    ts->type = pl_calloc((size_t)n_tags, sizeof *ts->type);
+    /* At most one type per tag, so n_tags bounds both arrays. */
+    ts->type_names = pl_calloc((size_t)n_tags, sizeof *ts->type_names);
+    if (!ts->kind || !ts->type || !ts->type_names)
+        goto fail;
+    for (int i = 0; i < n_tags; i++) {
+        const char *t = tags[i];
+        if (!strcmp(t, "O")) {
+            ts->kind[i] = NLU_TAG_O;
+            ts->type[i] = -1;
+            ts->o_tag = i;
+            continue;
+        }
+        if ((t[0] != 'B' && t[0] != 'I') || t[1] != '-' || !t[2]) {
+            st = pl_fail(PARLEY_ERR_CONFIG, "slot tag \"%s\" is not O, B-<slot> or I-<slot>", t);
+            goto fail;
+        }
+        ts->kind[i] = t[0] == 'B' ? NLU_TAG_B : NLU_TAG_I;
+        int ty = find_type(ts, t + 2);
+        if (ty < 0) {
+            ty = ts->n_types;
+            if (!(ts->type_names[ty] = pl_strdup(t + 2)))
+                goto fail;
+            ts->n_types++;
+            size_t len = strlen(t + 2);
+            if (len > ts->max_name)
+                ts->max_name = len;
+        }
+        ts->type[i] = ty;
+    }
+    if (ts->o_tag < 0) {
+        st = pl_fail(PARLEY_ERR_CONFIG, "slot tags lack \"O\"");
+        goto fail;
+    }
+    return PARLEY_OK;
+fail:
+    if (st == PARLEY_ERR_NOMEM)
+        pl_fail(st, "out of memory reading slot tags");
+    nlu_tagset_clear(ts);
+    return st;
+}
+
+void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob)
+{
+    float mx = logits[0];
+    for (int i = 1; i < n; i++)
+        if (logits[i] > mx)
+            mx = logits[i];
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += exp((double)logits[i] - mx);
+    /* Selection by repeated scans: k and n are small (tens of intents). */
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            int taken = 0;
+            for (int q = 0; q < j && !taken; q++)
+                taken = idx[q] == i;
+            if (!taken && (best < 0 || logits[i] > logits[best]))
+                best = i;
+        }
+        idx[j] = best;
+        prob[j] = (float)(exp((double)logits[best] - mx) / sum);
+    }
+}
+
+void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piece *pieces,
+                   int n_pieces, int n_words, int *word_tag)
+{
+    for (int w = 0; w < n_words; w++)
+        word_tag[w] = ts->o_tag;
+    int prev_word = -1;
+    for (int p = 0; p < n_pieces; p++) {
+        if (pieces[p].word == prev_word)
+            continue;
+        prev_word = pieces[p].word;
+        const float *row = slot_logits + (size_t)p * ts->n_tags; // (NS)
+        int best = 0;
+        for (int t = 1; t < ts->n_tags; t++)
+            if (row[t] > row[best])
+                best = t;
+        word_tag[pieces[p].word] = best;
+    }
+}
+
+int nlu_bio_spans(const nlu_tagset *ts, const int *word_tag, int n_words, signed char *kind_out,
+                  int *type_out, nlu_span *spans)
+{
+    int n = 0;
+    for (int w = 0; w < n_words; w++) {
+        int t = word_tag[w];
+        int kind = ts->kind[t], type = ts->type[t];
+        if (kind == NLU_TAG_I && !(n > 0 && spans[n - 1].w1 == w && spans[n - 1].type == type))
+            kind = NLU_TAG_B; /* an I- that continues nothing opens a span */
+        kind_out[w] = (signed char)kind;
+        type_out[w] = type;
+        if (kind == NLU_TAG_B)
+            spans[n++] = (nlu_span){ type, w, w + 1 };
+        else if (kind == NLU_TAG_I)
+            spans[n - 1].w1 = w + 1;
+    }
+    return n;
+}

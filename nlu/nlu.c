@@ -1,1 +1,338 @@
-/* nlu.c — being written. */
+/* nlu.c — the public parley_nlu API: open a model directory, parse utterances, free results.
+ *
+ * It glues the pieces together: tokenizer -> packed batch -> bert_forward -> decode, and
+ * lays each result out in one allocation so that freeing it is one call and it outlives the
+ * handle. The math lives in bert.c and nlu/cpu/, the decisions in decode.c.
+ */
+#include <stdalign.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "parley/nlu.h"
+#include "nlu/bert.h"
+#include "nlu/decode.h"
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+/* Sequences per pass through the model: bounds scratch memory for big batches. */
+enum { NLU_CHUNK = 32, NLU_DEFAULT_TOP_K = 5 };
+
+struct parley_nlu {
+    bert_model *model;
+    nlu_tagset tags;
+    int top_k;
+    size_t max_intent; /* longest intent label, in bytes */
+};
+
+parley_nlu_params parley_nlu_params_default(void)
+{
+    return (parley_nlu_params){ .threads = 0, .top_k = NLU_DEFAULT_TOP_K, .device = "auto" };
+}
+
+static parley_status pick_device(const char *device)
+{
+    if (!device || !*device || !strcmp(device, "auto")) {
+        pl_log(PARLEY_LOG_DEBUG, "nlu: device auto -> cpu (this build has no GPU backend)");
+        return PARLEY_OK;
+    }
+    if (!strcmp(device, "cpu"))
+        return PARLEY_OK;
+    if (!strncmp(device, "cuda", 4))
+        return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": this build has no CUDA backend", device);
+    return pl_fail(PARLEY_ERR_INVALID_ARG, "device \"%s\": expected auto, cpu or cuda:N", device);
+}
+
+parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *params,
+                              parley_nlu **out)
+{
+    parley_nlu_params p = params ? *params : parley_nlu_params_default();
+    parley_nlu *nlu = NULL;
+    parley_status st;
+    if (!out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: out is NULL");
+    *out = NULL;
+    if (!model_dir)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: model_dir is NULL");
+    if (p.threads < 0 || p.top_k < 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: threads and top_k must be >= 0");
+    if ((st = pick_device(p.device)) != PARLEY_OK)
+        return st;
+    if (!(nlu = pl_calloc(1, sizeof *nlu)))
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening %s", model_dir);
+    if ((st = bert_model_load(model_dir, &nlu->model)) != PARLEY_OK)
+        goto fail;
+    const bert_config *c = &nlu->model->cfg;
+    if ((st = nlu_tagset_init(&nlu->tags, c->slot_labels, c->n_slots)) != PARLEY_OK) {
+        pl_wrap(st, "%s/config.json: slot_labels", model_dir);
+        goto fail;
+    }
+    nlu->top_k = p.top_k ? p.top_k : NLU_DEFAULT_TOP_K;
+    if (nlu->top_k > c->n_intents)
+        nlu->top_k = c->n_intents;
+    for (int i = 0; i < c->n_intents; i++) {
+        size_t len = strlen(c->intent_labels[i]);
+        if (len > nlu->max_intent)
+            nlu->max_intent = len;
+    }
+    if (p.threads)
+        bert_set_threads(p.threads);
+    pl_log(PARLEY_LOG_DEBUG, "nlu: opened %s (L%d H%d, %d intents, %d slot tags)", model_dir,
+           c->layers, c->hidden, c->n_intents, c->n_slots);
+    *out = nlu;
+    return PARLEY_OK;
+fail:
+    parley_nlu_close(nlu);
+    return st;
+}
+
+void parley_nlu_close(parley_nlu *nlu)
+{
+    if (!nlu)
+        return;
+    nlu_tagset_clear(&nlu->tags);
+    bert_model_free(nlu->model);
+    pl_free(nlu);
+}
+
+int parley_nlu_intent_count(const parley_nlu *nlu) { return nlu->model->cfg.n_intents; }
+int parley_nlu_slot_tag_count(const parley_nlu *nlu) { return nlu->model->cfg.n_slots; }
+
+const char *parley_nlu_intent_label(const parley_nlu *nlu, int i)
+{
+    return i >= 0 && i < nlu->model->cfg.n_intents ? nlu->model->cfg.intent_labels[i] : NULL;
+}
+
+const char *parley_nlu_slot_tag(const parley_nlu *nlu, int i)
+{
+    return i >= 0 && i < nlu->model->cfg.n_slots ? nlu->model->cfg.slot_labels[i] : NULL;
+}
+
+void parley_nlu_result_free(parley_nlu_result *result)
+{
+    pl_free(result); /* one allocation holds everything (see build_result) */
+}
+
+/* A bump allocator over the single block of a result. */
+typedef struct arena {
+    char *base;
+    size_t used, cap;
+} arena;
+
+static void *arena_take(arena *a, size_t size, size_t align)
+{
+    size_t at = (a->used + align - 1) / align * align;
+    if (at + size > a->cap)
+        return NULL; /* unreachable when the size bound in build_result is right */
+    a->used = at + size;
+    return a->base + at;
+}
+
+static char *arena_str(arena *a, const char *s, size_t len)
+{
+    char *d = arena_take(a, len + 1, 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+static char *arena_tag(arena *a, signed char kind, const char *type)
+{
+    if (kind == NLU_TAG_O)
+        return arena_str(a, "O", 1);
+    size_t len = strlen(type);
+    char *d = arena_take(a, len + 3, 1);
+    if (d) {
+        d[0] = kind == NLU_TAG_B ? 'B' : 'I';
+        d[1] = '-';
+        memcpy(d + 2, type, len + 1);
+    }
+    return d;
+}
+
+/* Narrows a span's byte range so punctuation pieces at either end are left out, unless the
+ * span is nothing but punctuation. */
+static void trim_span(const char *text, const wp_tokens *tk, int n_used, const nlu_span *sp,
+                      size_t *start, size_t *end)
+{
+    int first = -1, last = -1;
+    for (int p = 0; p < n_used; p++) {
+        const wp_piece *pc = &tk->pieces[p];
+        if (pc->word < sp->w0 || pc->word >= sp->w1 || wp_is_punct_piece(text, pc))
+            continue;
+        if (first < 0)
+            first = p;
+        last = p;
+    }
+    *start = tk->word_start[sp->w0];
+    *end = tk->word_end[sp->w1 - 1];
+    if (first >= 0) {
+        if (tk->pieces[first].word == sp->w0)
+            *start = tk->pieces[first].start;
+        if (tk->pieces[last].word == sp->w1 - 1)
+            *end = tk->pieces[last].end;
+    }
+}
+
+/* Builds one result. intent_logits: (NI); slot_logits: (n_used, NS) for the pieces after
+ * [CLS]. Scratch (word tags, spans) is carved from the end of the same block. */
+static parley_status build_result(const parley_nlu *nlu, const char *text, size_t len,
+                                  const wp_tokens *tk, int n_used, const float *intent_logits,
+                                  const float *slot_logits, parley_nlu_result **out)
+{
+    const bert_config *c = &nlu->model->cfg;
+    const nlu_tagset *ts = &nlu->tags;
+    size_t W = (size_t)tk->n_words, K = (size_t)nlu->top_k;
+    size_t cap = sizeof(parley_nlu_result) + K * sizeof(parley_nlu_intent) +
+                 W * (sizeof(parley_nlu_slot) + sizeof(char *) + 2 * sizeof(size_t)) +
+                 W * (sizeof(int) * 2 + sizeof(nlu_span) + 1) /* scratch */ +
+                 len + 1 + K * (nlu->max_intent + 1) + W * (ts->max_name + 3) /* tags */ +
+                 W * (ts->max_name + 1) + len + W /* slot names and values */ + 16 * alignof(max_align_t);
+    arena a = { pl_malloc(cap), 0, cap };
+    if (!a.base)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory building an NLU result");
+    parley_nlu_result *r = arena_take(&a, sizeof *r, alignof(parley_nlu_result));
+    memset(r, 0, sizeof *r);
+    parley_nlu_intent *top = arena_take(&a, K * sizeof *top, alignof(parley_nlu_intent));
+    parley_nlu_slot *slots = arena_take(&a, W * sizeof *slots, alignof(parley_nlu_slot));
+    const char **tags = arena_take(&a, W * sizeof *tags, alignof(char *));
+    size_t *wstart = arena_take(&a, W * sizeof *wstart, alignof(size_t));
+    size_t *wend = arena_take(&a, W * sizeof *wend, alignof(size_t));
+    int *word_tag = arena_take(&a, W * sizeof(int), alignof(int));
+    int *type = arena_take(&a, W * sizeof(int), alignof(int));
+    nlu_span *spans = arena_take(&a, W * sizeof *spans, alignof(nlu_span));
+    signed char *kind = arena_take(&a, W, 1);
+
+    int idx[K ? K : 1];
+    float prob[K ? K : 1];
+    nlu_top_k(intent_logits, c->n_intents, (int)K, idx, prob);
+    for (size_t k = 0; k < K; k++) {
+        const char *label = c->intent_labels[idx[k]];
+        top[k] = (parley_nlu_intent){ arena_str(&a, label, strlen(label)), prob[k] };
+    }
+    nlu_word_tags(ts, slot_logits, tk->pieces, n_used, (int)W, word_tag);
+    int n_spans = nlu_bio_spans(ts, word_tag, (int)W, kind, type, spans);
+    for (size_t w = 0; w < W; w++) {
+        tags[w] = arena_tag(&a, kind[w], type[w] >= 0 ? ts->type_names[type[w]] : "");
+        wstart[w] = tk->word_start[w];
+        wend[w] = tk->word_end[w];
+    }
+    for (int s = 0; s < n_spans; s++) {
+        size_t b, e;
+        trim_span(text, tk, n_used, &spans[s], &b, &e);
+        const char *name = ts->type_names[spans[s].type];
+        slots[s] = (parley_nlu_slot){ arena_str(&a, name, strlen(name)), arena_str(&a, text + b, e - b),
+                                      b, e, spans[s].w0, spans[s].w1 };
+    }
+    r->text = arena_str(&a, text, len);
+    r->intent = top[0].label;
+    r->confidence = top[0].prob;
+    r->n_top = (int)K;
+    r->top = top;
+    r->n_slots = n_spans;
+    r->slots = slots;
+    r->n_words = (int)W;
+    r->tags = tags;
+    r->word_start = wstart;
+    r->word_end = wend;
+    r->n_pieces = n_used + 2;
+    r->truncated = n_used < tk->n_pieces;
+    *out = r;
+    return PARLEY_OK;
+}
+
+/* Tokenizes, runs and decodes texts[0..n) (n <= NLU_CHUNK) as one batch. */
+static parley_status parse_chunk(const parley_nlu *nlu, const char *const *texts, size_t n,
+                                 size_t first_index, parley_nlu_result **out)
+{
+    const bert_config *c = &nlu->model->cfg;
+    const wp_vocab *v = nlu->model->vocab;
+    wp_tokens tk[NLU_CHUNK];
+    int len[NLU_CHUNK];
+    size_t n_tok = 0, done = 0, i;
+    int *ids = NULL;
+    float *intent_logits = NULL, *slot_logits = NULL;
+    parley_status st = PARLEY_OK;
+    int max_pieces = c->max_positions - 2;
+
+    memset(tk, 0, sizeof tk);
+    for (i = 0; i < n; i++) {
+        if (!texts[i]) {
+            st = pl_fail(PARLEY_ERR_INVALID_ARG, "text %zu is NULL", first_index + i);
+            goto fail;
+        }
+        if ((st = wp_tokenize(v, texts[i], strlen(texts[i]), &tk[i])) != PARLEY_OK) {
+            pl_wrap(st, "text %zu", first_index + i);
+            goto fail;
+        }
+        len[i] = (tk[i].n_pieces < max_pieces ? tk[i].n_pieces : max_pieces) + 2;
+        n_tok += (size_t)len[i];
+    }
+    ids = pl_malloc(n_tok * sizeof *ids);                                       // (N)
+    intent_logits = pl_malloc(n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
+    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);  // (N, NS)
+    if (!ids || !intent_logits || !slot_logits) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a batch of %zu texts", n);
+        goto fail;
+    }
+    size_t at = 0;
+    for (i = 0; i < n; i++) {
+        ids[at++] = wp_vocab_cls(v);
+        for (int p = 0; p < len[i] - 2; p++)
+            ids[at++] = tk[i].pieces[p].id;
+        ids[at++] = wp_vocab_sep(v);
+    }
+    bert_batch batch = { (int)n, len, ids };
+    if ((st = bert_forward(nlu->model, &batch, intent_logits, slot_logits)) != PARLEY_OK)
+        goto fail;
+    at = 0;
+    for (done = 0; done < n; done++) {
+        const float *sl = slot_logits + (at + 1) * (size_t)c->n_slots; /* skip [CLS] */
+        st = build_result(nlu, texts[done], strlen(texts[done]), &tk[done], len[done] - 2,
+                          intent_logits + done * (size_t)c->n_intents, sl, &out[done]);
+        if (st != PARLEY_OK)
+            goto fail;
+        at += (size_t)len[done];
+    }
+fail:
+    if (st != PARLEY_OK)
+        for (i = 0; i < done; i++) {
+            parley_nlu_result_free(out[i]);
+            out[i] = NULL;
+        }
+    for (i = 0; i < n; i++)
+        wp_tokens_free(&tk[i]);
+    pl_free(ids);
+    pl_free(intent_logits);
+    pl_free(slot_logits);
+    return st;
+}
+
+parley_status parley_nlu_parse_batch(parley_nlu *nlu, const char *const *texts, size_t n,
+                                     parley_nlu_result **out)
+{
+    if (!nlu || (!texts && n) || (!out && n))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_parse_batch: NULL argument");
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    for (size_t at = 0; at < n; at += NLU_CHUNK) {
+        size_t m = n - at < NLU_CHUNK ? n - at : NLU_CHUNK;
+        parley_status st = parse_chunk(nlu, texts + at, m, at, out + at);
+        if (st != PARLEY_OK) {
+            for (size_t i = 0; i < at; i++) {
+                parley_nlu_result_free(out[i]);
+                out[i] = NULL;
+            }
+            return st;
+        }
+    }
+    return PARLEY_OK;
+}
+
+parley_status parley_nlu_parse(parley_nlu *nlu, const char *text, parley_nlu_result **out)
+{
+    if (!out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_parse: out is NULL");
+    return parley_nlu_parse_batch(nlu, &text, 1, out);
+}

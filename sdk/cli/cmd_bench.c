@@ -1,4 +1,194 @@
-/* cmd_bench.c — placeholder until this subcommand is written. */
+/* cmd_bench.c — `parley bench nlu`: latency and throughput of the model forward pass.
+ *
+ * It measures, in one process: model load (parley_nlu_open to the first parse result), then
+ * bert_forward on synthetic batches of B sequences of exactly T pieces, and prints one JSON
+ * object. Comparisons against the PyTorch reference live in bench/, not here.
+ */
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
 #include "sdk/cli/cli.h"
-int cmd_bench(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "parley: bench: not written yet\n"); return 1; }
+#include "nlu/bert.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: parley bench nlu --model DIR [--batch B] [--seq T] [--iters N] [--warmup N]\n"
+            "                        [--threads N]\n"
+            "\n"
+            "Prints JSON: load_ms (open to first result), latency_ms {p50, p99, mean} per batch,\n"
+            "sequences_per_s, tokens_per_s and peak_rss_mb. Sequences are T pieces long,\n"
+            "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5.\n");
+}
+
+typedef struct bench_opts {
+    const char *model;
+    int batch, seq, iters, warmup, threads;
+} bench_opts;
+
+static int parse_opts(int argc, char **argv, bench_opts *o)
+{
+    *o = (bench_opts){ NULL, 1, 32, 50, 5, 0 };
+    static const struct { const char *name; size_t off; long lo, hi; } ints[] = {
+        { "--batch", offsetof(bench_opts, batch), 1, 4096 },
+        { "--seq", offsetof(bench_opts, seq), 2, 65536 },
+        { "--iters", offsetof(bench_opts, iters), 1, 1000000 },
+        { "--warmup", offsetof(bench_opts, warmup), 0, 1000000 },
+        { "--threads", offsetof(bench_opts, threads), 1, 1024 },
+    };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            bench_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--model") && val) {
+            o->model = val, i++;
+            continue;
+        }
+        size_t k = 0;
+        while (k < sizeof ints / sizeof *ints && strcmp(a, ints[k].name))
+            k++;
+        if (k == sizeof ints / sizeof *ints || !val) {
+            fprintf(stderr, "parley bench nlu: unknown or incomplete option '%s'\n", a);
+            return 2;
+        }
+        if (cli_parse_int(a, val, ints[k].lo, ints[k].hi, (int *)((char *)o + ints[k].off)) < 0)
+            return 2;
+        i++;
+    }
+    if (!o->model) {
+        fprintf(stderr, "parley bench nlu: --model is required\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* Times parley_nlu_open + one parse: what an application waits for at start-up. */
+static parley_status time_load(const bench_opts *o, double *ms)
+{
+    parley_nlu_params p = parley_nlu_params_default();
+    p.threads = o->threads;
+    parley_nlu *nlu;
+    parley_nlu_result *r;
+    double t0 = now_ms();
+    parley_status st = parley_nlu_open(o->model, &p, &nlu);
+    if (st != PARLEY_OK)
+        return st;
+    st = parley_nlu_parse(nlu, "book a table for two in boston tonight", &r);
+    *ms = now_ms() - t0;
+    parley_nlu_result_free(r);
+    parley_nlu_close(nlu);
+    return st;
+}
+
+static int bench_nlu(int argc, char **argv)
+{
+    bench_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    double load_ms = 0;
+    parley_status st = time_load(&o, &load_ms);
+    if (st != PARLEY_OK)
+        return cli_fail("bench nlu", st);
+    bert_model *m;
+    if ((st = bert_model_load(o.model, &m)) != PARLEY_OK)
+        return cli_fail("bench nlu", st);
+    if (o.threads)
+        bert_set_threads(o.threads);
+    const bert_config *c = &m->cfg;
+    if (o.seq > c->max_positions) {
+        fprintf(stderr, "parley bench nlu: --seq %d exceeds the model's %d positions\n", o.seq, c->max_positions);
+        bert_model_free(m);
+        return 2;
+    }
+    size_t N = (size_t)o.batch * o.seq;
+    int *len = malloc(sizeof(int) * o.batch), *ids = malloc(sizeof(int) * N);
+    float *il = malloc(sizeof(float) * o.batch * c->n_intents), *sl = malloc(sizeof(float) * N * c->n_slots);
+    double *lat = malloc(sizeof(double) * o.iters);
+    if (!len || !ids || !il || !sl || !lat) {
+        fprintf(stderr, "parley bench nlu: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    srand(1);
+    for (int b = 0; b < o.batch; b++) {
+        len[b] = o.seq;
+        for (int t = 0; t < o.seq; t++)
+            ids[(size_t)b * o.seq + t] = t == 0 ? wp_vocab_cls(m->vocab)
+                                         : t == o.seq - 1 ? wp_vocab_sep(m->vocab)
+                                                          : 5 + rand() % (c->vocab_size - 5);
+    }
+    bert_batch batch = { o.batch, len, ids };
+    double sum = 0;
+    for (int i = -o.warmup; i < o.iters; i++) {
+        double t0 = now_ms();
+        if ((st = bert_forward(m, &batch, il, sl)) != PARLEY_OK) {
+            rc = cli_fail("bench nlu", st);
+            goto done;
+        }
+        if (i >= 0)
+            sum += (lat[i] = now_ms() - t0);
+    }
+    qsort(lat, o.iters, sizeof *lat, cmp_double);
+    double mean = sum / o.iters;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "impl", "parley");
+    cJSON_AddNumberToObject(j, "layers", c->layers);
+    cJSON_AddNumberToObject(j, "hidden", c->hidden);
+    cJSON_AddNumberToObject(j, "batch", o.batch);
+    cJSON_AddNumberToObject(j, "seq", o.seq);
+    cJSON_AddNumberToObject(j, "iters", o.iters);
+    cJSON_AddNumberToObject(j, "threads", o.threads);
+    cJSON_AddNumberToObject(j, "load_ms", load_ms);
+    cJSON *l = cJSON_AddObjectToObject(j, "latency_ms");
+    cJSON_AddNumberToObject(l, "p50", lat[o.iters / 2]);
+    cJSON_AddNumberToObject(l, "p99", lat[(int)((o.iters - 1) * 0.99)]);
+    cJSON_AddNumberToObject(l, "mean", mean);
+    cJSON_AddNumberToObject(j, "sequences_per_s", o.batch * 1e3 / mean);
+    cJSON_AddNumberToObject(j, "tokens_per_s", (double)N * 1e3 / mean);
+    cJSON_AddNumberToObject(j, "peak_rss_mb", ru.ru_maxrss / 1024.0);
+    char *s = cJSON_PrintUnformatted(j);
+    puts(s);
+    cJSON_free(s);
+    cJSON_Delete(j);
+done:
+    free(len);
+    free(ids);
+    free(il);
+    free(sl);
+    free(lat);
+    bert_model_free(m);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "nlu"))
+        return bench_nlu(argc - 1, argv + 1);
+    FILE *f = argc >= 2 && cli_is_help(argv[1]) ? stdout : stderr;
+    fprintf(f, "usage: parley bench nlu --model DIR ...   (parley bench nlu --help)\n");
+    return f == stdout ? 0 : 2;
+}

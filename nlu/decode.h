@@ -1,0 +1,50 @@
+/* decode.h — from model logits to decisions: intent ranking and BIO slot spans.
+ *
+ * Slot tags are predicted per word piece; a word takes the tag of its first piece (the
+ * convention the trainer uses). BIO is then repaired: an I-x that does not continue an x
+ * span opens one, as conlleval reads it. Pure functions, no allocation, thread-safe.
+ */
+#ifndef NLU_DECODE_H
+#define NLU_DECODE_H
+
+#include "parley/status.h"
+#include "nlu/tokenizer.h"
+
+enum { NLU_TAG_O = 0, NLU_TAG_B = 1, NLU_TAG_I = 2 };
+
+/* The slot tag set of a model, split into BIO kind and slot type. */
+typedef struct nlu_tagset {
+    int n_tags;
+    signed char *kind;  /* (n_tags) NLU_TAG_O/B/I */
+    int *type;          /* (n_tags) index into type_names; -1 for O */
+    int n_types;
+    char **type_names;  /* (n_types) slot names without prefix; owned */
+    int o_tag;          /* tag id of "O" */
+    size_t max_name;    /* longest type name, in bytes */
+} nlu_tagset;
+
+/* Parses tags ("O", "B-x", "I-x"). Anything else, or no "O", is PARLEY_ERR_CONFIG. */
+parley_status nlu_tagset_init(nlu_tagset *ts, char *const *tags, int n_tags);
+void nlu_tagset_clear(nlu_tagset *ts);
+
+/* Softmax of logits (n), then the k most probable in order: idx (k), prob (k). */
+void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob);
+
+/* A slot span over words [w0, w1). */
+typedef struct nlu_span {
+    int type;
+    int w0, w1;
+} nlu_span;
+
+/* Per word, the argmax tag of its first piece: slot_logits (n_pieces, NS) for the pieces
+ * given (without [CLS]); words with no piece get the O tag. word_tag: (n_words). */
+void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piece *pieces,
+                   int n_pieces, int n_words, int *word_tag);
+
+/* Reads word tags as BIO with repair and returns the number of spans written to `spans`
+ * (at most n_words). kind_out, type_out: (n_words), the repaired reading: an I-x that
+ * continues no x span reads as B-x. */
+int nlu_bio_spans(const nlu_tagset *ts, const int *word_tag, int n_words, signed char *kind_out,
+                  int *type_out, nlu_span *spans);
+
+#endif

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# run.sh — set up a Debian 12 machine for parley, build it, and run the demo or the tests.
+#
+#   bash run.sh demo   install what is missing, build, run the main job (see README)
+#   bash run.sh test   install what is missing, build, run every test twice: a release build
+#                      and an AddressSanitizer + UndefinedBehaviorSanitizer build; the last
+#                      line is "N passed, N failed"
+#   bash run.sh build  install what is missing and build only (into build/)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
+          libyaml-dev python3 python3-numpy python3-torch)
+
+install_missing() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        echo "run.sh: installing ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" = 0 ] || sudo=sudo
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    fi
+}
+
+build() { # build DIR [meson options...]
+    local dir=$1; shift
+    [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
+    ninja -C "$dir"
+}
+
+run_tests() { # run_tests DIR — prints meson's summary and leaves "ok fail" in $counts
+    local dir=$1 log rc=0
+    meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 || rc=$?
+    log="$dir/meson-logs/testlog.json"
+    counts=$(/usr/bin/python3 - "$log" <<'PY'
+import json, sys
+ok = fail = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    if r in ("OK", "EXPECTEDFAIL"): ok += 1
+    elif r not in ("SKIP",): fail += 1
+print(ok, fail)
+PY
+)
+    return 0
+}
+
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+cmd=${1:-}
+case "$cmd" in
+    build)
+        install_missing
+        build build
+        ;;
+    demo)
+        install_missing
+        build build
+        exec bash samples/demo.sh build/sdk/cli/parley
+        ;;
+    test)
+        install_missing
+        build build
+        build build-asan -Db_sanitize=address,undefined -Dbuildtype=debugoptimized -Db_lundef=false
+        passed=0 failed=0
+        for dir in build build-asan; do
+            echo "== tests: $dir"
+            run_tests "$dir"
+            read -r ok fail <<<"$counts"
+            passed=$((passed + ok)) failed=$((failed + fail))
+        done
+        echo "$passed passed, $failed failed"
+        [ "$failed" = 0 ]
+        ;;
+    *)
+        echo "usage: bash run.sh demo|test|build" >&2
+        exit 2
+        ;;
+esac
