@@ -1,1 +1,325 @@
-/* config.c — being written. */
+/* config.c — the model's config.json: Hugging Face BertConfig keys plus intent_labels and
+ * slot_labels, read with every value checked and written so that transformers can read it.
+ *
+ * It knows shapes and labels, not weights (nlu/model_io.c) or the vocabulary (nlu/vocab.c).
+ * Keys it does not use are ignored, as Hugging Face configs carry many; keys that would
+ * change the computation in a way this BERT does not implement (hidden_act other than the
+ * erf GELU, relative position embeddings) are refused rather than silently ignored.
+ */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "nlu/model.h"
+#include "nlu/safetensors.h"
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+/* Far above any BERT, low enough that parameter counts cannot overflow. */
+enum { MAX_DIM = 1 << 20, MAX_LAYERS = 1024, MAX_CONFIG_BYTES = 16 << 20 };
+
+static const struct {
+    const char *key;
+    size_t off;
+    int max;
+} int_keys[] = {
+    { "vocab_size", offsetof(bert_config, vocab_size), MAX_DIM },
+    { "hidden_size", offsetof(bert_config, hidden), MAX_DIM },
+    { "num_hidden_layers", offsetof(bert_config, layers), MAX_LAYERS },
+    { "num_attention_heads", offsetof(bert_config, heads), MAX_DIM },
+    { "intermediate_size", offsetof(bert_config, intermediate), MAX_DIM },
+    { "max_position_embeddings", offsetof(bert_config, max_positions), MAX_DIM },
+    { "type_vocab_size", offsetof(bert_config, type_vocab), MAX_DIM },
+};
+enum { N_INT_KEYS = sizeof int_keys / sizeof int_keys[0] };
+
+static int *int_field(bert_config *c, int k)
+{
+    return (int *)((char *)c + int_keys[k].off);
+}
+
+static int int_value(const bert_config *c, int k)
+{
+    return *(const int *)((const char *)c + int_keys[k].off);
+}
+
+/* A label list: non-empty, each label non-empty and unique; slot tags also BIO-shaped. */
+static parley_status check_labels(const char *where, const char *key, char *const *labels, int n, int bio)
+{
+    int has_o = 0;
+    if (n <= 0 || !labels)
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a non-empty list of labels", where, key);
+    for (int i = 0; i < n; i++) {
+        const char *l = labels[i];
+        if (!l || !*l)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label %d is empty", where, key, i);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(labels[j], l))
+                return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" appears twice", where, key, l);
+        if (!bio)
+            continue;
+        has_o |= !strcmp(l, "O");
+        if (strcmp(l, "O") && !((l[0] == 'B' || l[0] == 'I') && l[1] == '-' && l[2]))
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" is not a BIO tag (O, B-name or I-name)",
+                           where, key, l);
+    }
+    if (bio && !has_o)
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": the labels must include \"O\"", where, key);
+    return PARLEY_OK;
+}
+
+parley_status bert_config_check(const bert_config *c, const char *where)
+{
+    parley_status st;
+    for (int k = 0; k < N_INT_KEYS; k++) {
+        int v = int_value(c, k);
+        if (v <= 0)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a positive integer", where, int_keys[k].key);
+        if (v > int_keys[k].max)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": %d is more than parley supports (%d)", where,
+                           int_keys[k].key, v, int_keys[k].max);
+    }
+    if (c->hidden % c->heads)
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"num_attention_heads\": %d does not divide hidden_size %d", where,
+                       c->heads, c->hidden);
+    if (!(c->ln_eps > 0 && c->ln_eps <= FLT_MAX))
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number", where);
+    if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) != PARLEY_OK)
+        return st;
+    return check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1);
+}
+
+static void free_labels(char **labels, int n)
+{
+    for (int i = 0; labels && i < n; i++)
+        pl_free(labels[i]);
+    pl_free(labels);
+}
+
+void bert_config_clear(bert_config *c)
+{
+    if (!c)
+        return;
+    free_labels(c->intent_labels, c->n_intents);
+    free_labels(c->slot_labels, c->n_slots);
+    memset(c, 0, sizeof *c);
+}
+
+static char **copy_labels(const char *const *src, int n)
+{
+    char **dst = pl_calloc(n > 0 ? (size_t)n : 0, sizeof *dst);
+    for (int i = 0; dst && i < n; i++)
+        if (!(dst[i] = pl_strdup(src[i]))) {
+            free_labels(dst, i);
+            return NULL;
+        }
+    return dst;
+}
+
+parley_status bert_config_set_labels(bert_config *c, const char *const *intents, int n_intents,
+                                     const char *const *slots, int n_slots)
+{
+    char **ni = copy_labels(intents, n_intents), **ns = copy_labels(slots, n_slots);
+    if (!ni || !ns) {
+        free_labels(ni, n_intents);
+        free_labels(ns, n_slots);
+        return pl_fail(PARLEY_ERR_NOMEM, "no memory for the model's labels");
+    }
+    free_labels(c->intent_labels, c->n_intents);
+    free_labels(c->slot_labels, c->n_slots);
+    c->intent_labels = ni;
+    c->n_intents = n_intents;
+    c->slot_labels = ns;
+    c->n_slots = n_slots;
+    return PARLEY_OK;
+}
+
+parley_status bert_config_copy(bert_config *dst, const bert_config *src)
+{
+    *dst = *src;
+    dst->intent_labels = dst->slot_labels = NULL;
+    dst->n_intents = dst->n_slots = 0;
+    parley_status st = bert_config_set_labels(dst, (const char *const *)src->intent_labels, src->n_intents,
+                                              (const char *const *)src->slot_labels, src->n_slots);
+    if (st != PARLEY_OK)
+        memset(dst, 0, sizeof *dst);
+    return st;
+}
+
+/* Reads a string list into freshly allocated labels. */
+static parley_status read_labels(const cJSON *root, const char *key, const char *where, char ***out, int *n)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!arr)
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\" is missing", where, key);
+    int count = cJSON_GetArraySize(arr);
+    const char **tmp = pl_calloc(count > 0 ? (size_t)count : 0, sizeof *tmp);
+    if (!tmp)
+        return pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for key \"%s\"", where, key);
+    int i = 0;
+    for (const cJSON *s = cJSON_IsArray(arr) ? arr->child : NULL; s; s = s->next)
+        tmp[i++] = cJSON_IsString(s) ? s->valuestring : NULL;
+    parley_status st = PARLEY_OK;
+    if (!cJSON_IsArray(arr) || i != count) {
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a list of strings", where, key);
+    } else {
+        for (int k = 0; k < count && st == PARLEY_OK; k++)
+            if (!tmp[k])
+                st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": item %d is not a string", where, key, k);
+    }
+    if (st == PARLEY_OK) {
+        *out = copy_labels(tmp, count);
+        *n = count;
+        if (!*out)
+            st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for key \"%s\"", where, key);
+    }
+    pl_free(tmp);
+    return st;
+}
+
+/* Takes the values from a parsed config object; labels only when `shape_only` is 0. */
+static parley_status from_json(const cJSON *root, const char *where, int shape_only, bert_config *c)
+{
+    parley_status st;
+    const cJSON *j;
+    if (!cJSON_IsObject(root))
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: expected a JSON object", where);
+    for (int k = 0; k < N_INT_KEYS; k++) {
+        j = cJSON_GetObjectItemCaseSensitive(root, int_keys[k].key);
+        if (!j) {
+            if (shape_only && !strcmp(int_keys[k].key, "vocab_size"))
+                continue;
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\" is missing", where, int_keys[k].key);
+        }
+        double v = cJSON_IsNumber(j) ? j->valuedouble : 0;
+        if (!(v >= 1 && v <= INT_MAX) || v != (double)(int)v)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a positive integer", where, int_keys[k].key);
+        *int_field(c, k) = (int)v;
+    }
+    /* Hugging Face's defaults for the keys that may be absent. */
+    c->ln_eps = 1e-12f;
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps"))) {
+        if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= FLT_MAX))
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number", where);
+        c->ln_eps = (float)j->valuedouble;
+    }
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "hidden_act"))) {
+        if (!cJSON_IsString(j))
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"hidden_act\": expected a string", where);
+        if (strcmp(j->valuestring, "gelu"))
+            return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                           "%s: key \"hidden_act\": \"%s\" is not supported (only \"gelu\", the exact erf GELU)",
+                           where, j->valuestring);
+    }
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type")) &&
+        !(cJSON_IsString(j) && !strcmp(j->valuestring, "absolute")))
+        return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                       "%s: key \"position_embedding_type\": only \"absolute\" position embeddings are supported",
+                       where);
+    if (shape_only)
+        return PARLEY_OK;
+    if ((st = read_labels(root, "intent_labels", where, &c->intent_labels, &c->n_intents)) != PARLEY_OK)
+        return st;
+    return read_labels(root, "slot_labels", where, &c->slot_labels, &c->n_slots);
+}
+
+parley_status bert_config_load(const char *path, int shape_only, bert_config *out)
+{
+    parley_status st;
+    char *text = NULL;
+    size_t len;
+    cJSON *root = NULL;
+    memset(out, 0, sizeof *out);
+    if ((st = st_read_file(path, MAX_CONFIG_BYTES, &text, &len)) != PARLEY_OK ||
+        (st = st_json_parse(text, len, path, &root)) != PARLEY_OK ||
+        (st = from_json(root, path, shape_only, out)) != PARLEY_OK)
+        goto fail;
+    if (!shape_only && (st = bert_config_check(out, path)) != PARLEY_OK)
+        goto fail;
+    cJSON_Delete(root);
+    pl_free(text);
+    return PARLEY_OK;
+fail:
+    bert_config_clear(out);
+    cJSON_Delete(root);
+    pl_free(text);
+    return st;
+}
+
+/* The shortest decimal that reads back as the same float, so 1e-12 is written "1e-12"
+ * rather than the 17 digits of its double widening. */
+static double short_float(float f)
+{
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if ((float)strtod(buf, NULL) == f)
+            break;
+    }
+    return strtod(buf, NULL);
+}
+
+static cJSON *build_json(const bert_config *c)
+{
+    cJSON *root = cJSON_CreateObject(), *arch;
+    int ok = root && (arch = cJSON_AddArrayToObject(root, "architectures")) &&
+             cJSON_AddItemToArray(arch, cJSON_CreateString("BertForJointIntentSlot")) &&
+             cJSON_AddStringToObject(root, "model_type", "bert");
+    for (int k = 0; ok && k < N_INT_KEYS; k++)
+        ok = cJSON_AddNumberToObject(root, int_keys[k].key, int_value(c, k)) != NULL;
+    /* The dropout and init values are what Hugging Face's BertConfig would use; parley reads
+     * none of them but writes them so the file is complete for transformers. */
+    ok = ok && cJSON_AddNumberToObject(root, "layer_norm_eps", short_float(c->ln_eps)) &&
+         cJSON_AddStringToObject(root, "hidden_act", "gelu") &&
+         cJSON_AddStringToObject(root, "position_embedding_type", "absolute") &&
+         cJSON_AddNumberToObject(root, "hidden_dropout_prob", 0.1) &&
+         cJSON_AddNumberToObject(root, "attention_probs_dropout_prob", 0.1) &&
+         cJSON_AddNumberToObject(root, "initializer_range", 0.02);
+    cJSON *intents = ok ? cJSON_CreateStringArray((const char *const *)c->intent_labels, c->n_intents) : NULL;
+    ok = intents && cJSON_AddItemToObject(root, "intent_labels", intents);
+    if (!ok)
+        cJSON_Delete(intents);
+    cJSON *slots = ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
+    ok = slots && cJSON_AddItemToObject(root, "slot_labels", slots);
+    if (!ok) {
+        cJSON_Delete(slots);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+parley_status bert_config_write(const bert_config *c, st_atomic *a)
+{
+    parley_status st;
+    cJSON *root = build_json(c);
+    char *text = root ? cJSON_Print(root) : NULL, *out = NULL;
+    size_t len = text ? strlen(text) : 0, n = 0;
+    if (!text || !(out = pl_malloc(2 * len + 1))) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory to write the config", a->path);
+        goto done;
+    }
+    /* cJSON indents with tabs; Hugging Face writes two spaces. JSON escapes tabs inside
+     * strings, so every raw tab is layout. */
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] != '\t')
+            out[n++] = text[i];
+        else if (i && text[i - 1] == ':')
+            out[n++] = ' ';
+        else
+            n += (size_t)sprintf(out + n, "  ");
+    }
+    out[n++] = '\n';
+    st = st_atomic_write(a, out, n);
+done:
+    pl_free(out);
+    cJSON_free(text);
+    cJSON_Delete(root);
+    return st;
+}

@@ -78,13 +78,37 @@ parley_status bert_config_check(const bert_config *c, const char *where);
 parley_status bert_config_copy(bert_config *dst, const bert_config *src);
 void bert_config_clear(bert_config *c);
 
+/* Reads config.json into *out (the caller frees it with bert_config_clear; on failure it is
+ * cleared). With shape_only 0 everything is required and checked with bert_config_check.
+ * With shape_only 1 vocab_size and the label lists are optional and not read, and nothing
+ * is checked beyond each value's type: for shaping a new model whose vocabulary and labels
+ * come from elsewhere. layer_norm_eps and hidden_act default as in Hugging Face. */
+parley_status bert_config_load(const char *path, int shape_only, bert_config *out);
+/* Replaces c's labels with copies of the given ones (unchecked). */
+parley_status bert_config_set_labels(bert_config *c, const char *const *intents, int n_intents,
+                                     const char *const *slots, int n_slots);
+/* Writes c as config.json text into a file being written (nlu/safetensors.h). */
+struct st_atomic;
+parley_status bert_config_write(const bert_config *c, struct st_atomic *a);
+
+/* The dimension letters as values, for tables that describe tensors (BERT_DIM_1 is 1). */
+typedef enum bert_dim {
+    BERT_DIM_1, BERT_DIM_V, BERT_DIM_P, BERT_DIM_TT, BERT_DIM_H, BERT_DIM_3H, BERT_DIM_I,
+    BERT_DIM_NI, BERT_DIM_NS,
+} bert_dim;
+size_t bert_dim_size(const bert_config *c, bert_dim d);
+
 /* Number of FP32 parameters for a config, and the pointer layout over `params`. */
 size_t bert_param_count(const bert_config *c);
 void bert_weights_point(bert_weights *w, const bert_config *c, float *params);
 
 /* Allocates a model for `cfg` (copied) with zeroed parameters. Takes ownership of vocab
- * (freed on failure too). */
+ * (freed on failure too); vocab may be NULL, but such a model cannot be saved. Fails on a
+ * config bert_config_check refuses or a vocabulary whose size is not cfg->vocab_size. */
 parley_status bert_model_alloc(const bert_config *cfg, wp_vocab *vocab, bert_model **out);
+/* The same with the parameters left uninitialized, for a caller that writes every one
+ * (loading), so the memory is touched once instead of twice. */
+parley_status bert_model_alloc_uninit(const bert_config *cfg, wp_vocab *vocab, bert_model **out);
 
 /* Loads a model directory, checking everything: config keys and types, vocab size against
  * config, every tensor's presence, shape and dtype (F32, F16, BF16), unexpected tensors,
@@ -92,7 +116,8 @@ parley_status bert_model_alloc(const bert_config *cfg, wp_vocab *vocab, bert_mod
 parley_status bert_model_load(const char *dir, bert_model **out);
 
 /* Fills the parameters the way BERT initializes them: normal(0, 0.02) weights, zero biases,
- * LayerNorm weight 1 and bias 0. Deterministic for a seed. */
+ * LayerNorm weight 1 and bias 0, and (as torch's padding_idx does) a zero [PAD] embedding
+ * row. Deterministic for a seed. */
 void bert_model_init_random(bert_model *m, unsigned long long seed);
 
 /* Writes config.json, model.safetensors (F32, HF names with the "bert." prefix) and

@@ -1,1 +1,323 @@
-/* model_io.c — being written. */
+/* model_io.c — loading and saving a model directory: config.json, vocab.txt and
+ * model.safetensors with Hugging Face BERT tensor names.
+ *
+ * The table below is the one place that maps Hugging Face names onto the fused in-memory
+ * layout (nlu/model.h): query, key and value of a layer are three (H, H) tensors in the file
+ * and three row blocks of one (3H, H) matrix in memory. Everything a file could get wrong
+ * is checked before the model is handed out; the safetensors structure itself is checked by
+ * nlu/safetensors.c and the JSON values by nlu/config.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nlu/model.h"
+#include "nlu/safetensors.h"
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+#define FIELD(name) offsetof(bert_weights, name)
+static const struct hf_name {
+    const char *name;   /* after the "bert." prefix and, per layer, after "encoder.layer.<i>." */
+    size_t field;       /* offsetof(bert_weights, x) */
+    int part;           /* -1: the whole field; 0, 1, 2: that third of a fused q/k/v field */
+    int per_layer;
+    int head;           /* a joint head: never carries the "bert." prefix */
+    bert_dim rows, cols;/* rows BERT_DIM_1: a vector of cols */
+} hf_names[] = {
+    { "embeddings.word_embeddings.weight", FIELD(word_emb), -1, 0, 0, BERT_DIM_V, BERT_DIM_H },
+    { "embeddings.position_embeddings.weight", FIELD(pos_emb), -1, 0, 0, BERT_DIM_P, BERT_DIM_H },
+    { "embeddings.token_type_embeddings.weight", FIELD(type_emb), -1, 0, 0, BERT_DIM_TT, BERT_DIM_H },
+    { "embeddings.LayerNorm.weight", FIELD(emb_ln_w), -1, 0, 0, BERT_DIM_1, BERT_DIM_H },
+    { "embeddings.LayerNorm.bias", FIELD(emb_ln_b), -1, 0, 0, BERT_DIM_1, BERT_DIM_H },
+    { "attention.self.query.weight", FIELD(qkv_w), 0, 1, 0, BERT_DIM_H, BERT_DIM_H },
+    { "attention.self.query.bias", FIELD(qkv_b), 0, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "attention.self.key.weight", FIELD(qkv_w), 1, 1, 0, BERT_DIM_H, BERT_DIM_H },
+    { "attention.self.key.bias", FIELD(qkv_b), 1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "attention.self.value.weight", FIELD(qkv_w), 2, 1, 0, BERT_DIM_H, BERT_DIM_H },
+    { "attention.self.value.bias", FIELD(qkv_b), 2, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "attention.output.dense.weight", FIELD(attn_out_w), -1, 1, 0, BERT_DIM_H, BERT_DIM_H },
+    { "attention.output.dense.bias", FIELD(attn_out_b), -1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "attention.output.LayerNorm.weight", FIELD(ln1_w), -1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "attention.output.LayerNorm.bias", FIELD(ln1_b), -1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "intermediate.dense.weight", FIELD(ffn_in_w), -1, 1, 0, BERT_DIM_I, BERT_DIM_H },
+    { "intermediate.dense.bias", FIELD(ffn_in_b), -1, 1, 0, BERT_DIM_1, BERT_DIM_I },
+    { "output.dense.weight", FIELD(ffn_out_w), -1, 1, 0, BERT_DIM_H, BERT_DIM_I },
+    { "output.dense.bias", FIELD(ffn_out_b), -1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "output.LayerNorm.weight", FIELD(ln2_w), -1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "output.LayerNorm.bias", FIELD(ln2_b), -1, 1, 0, BERT_DIM_1, BERT_DIM_H },
+    { "pooler.dense.weight", FIELD(pool_w), -1, 0, 0, BERT_DIM_H, BERT_DIM_H },
+    { "pooler.dense.bias", FIELD(pool_b), -1, 0, 0, BERT_DIM_1, BERT_DIM_H },
+    { "intent_classifier.weight", FIELD(intent_w), -1, 0, 1, BERT_DIM_NI, BERT_DIM_H },
+    { "intent_classifier.bias", FIELD(intent_b), -1, 0, 1, BERT_DIM_1, BERT_DIM_NI },
+    { "slot_classifier.weight", FIELD(slot_w), -1, 0, 1, BERT_DIM_NS, BERT_DIM_H },
+    { "slot_classifier.bias", FIELD(slot_b), -1, 0, 1, BERT_DIM_1, BERT_DIM_NS },
+};
+#undef FIELD
+enum { N_HF_NAMES = sizeof hf_names / sizeof hf_names[0], NAME_CAP = 96 };
+
+static const char PREFIX[] = "bert.";
+
+/* One tensor of the file, resolved against a model: its full name and where it lives. */
+typedef struct hf_tensor {
+    char name[NAME_CAP];
+    float *data;
+    int ndim;
+    int64_t shape[2];
+} hf_tensor;
+
+/* Resolves table entry h for layer l (0 when not per layer) into e. */
+static void resolve(const bert_model *m, const struct hf_name *h, int l, int prefixed, hf_tensor *e)
+{
+    const bert_config *c = &m->cfg;
+    size_t rows = bert_dim_size(c, h->rows), cols = bert_dim_size(c, h->cols), numel = rows * cols;
+    size_t layer_size = h->part >= 0 ? 3 * numel : numel; /* one layer's share of the field */
+    float *base = *(float *const *)((const char *)&m->w + h->field);
+    e->data = base + (size_t)l * layer_size + (h->part >= 0 ? (size_t)h->part * numel : 0);
+    e->ndim = h->rows == BERT_DIM_1 ? 1 : 2;
+    e->shape[0] = (int64_t)(e->ndim == 1 ? cols : rows);
+    e->shape[1] = (int64_t)cols;
+    if (h->per_layer)
+        snprintf(e->name, NAME_CAP, "%sencoder.layer.%d.%s", prefixed ? PREFIX : "", l, h->name);
+    else
+        snprintf(e->name, NAME_CAP, "%s%s", prefixed && !h->head ? PREFIX : "", h->name);
+}
+
+/* Lists every tensor of m in file order (embeddings, layers, pooler, heads); encoder names
+ * carry the "bert." prefix when `prefixed`. *out is owned by the caller. */
+static parley_status expand(const bert_model *m, int prefixed, hf_tensor **out, int *count)
+{
+    int n = 0, per_layer = 0;
+    for (int k = 0; k < N_HF_NAMES; k++)
+        per_layer += hf_names[k].per_layer;
+    hf_tensor *t = pl_calloc((size_t)(N_HF_NAMES - per_layer) + (size_t)per_layer * (size_t)m->cfg.layers, sizeof *t);
+    if (!t)
+        return pl_fail(PARLEY_ERR_NOMEM, "no memory for the tensor list");
+    for (int k = 0; k < N_HF_NAMES; k++) {
+        if (!hf_names[k].per_layer) {
+            resolve(m, &hf_names[k], 0, prefixed, &t[n++]);
+            continue;
+        }
+        /* The per-layer names form one block of the table; each layer repeats it. */
+        int end = k;
+        while (end < N_HF_NAMES && hf_names[end].per_layer)
+            end++;
+        for (int l = 0; l < m->cfg.layers; l++)
+            for (int j = k; j < end; j++)
+                resolve(m, &hf_names[j], l, prefixed, &t[n++]);
+        k = end - 1;
+    }
+    *out = t;
+    *count = n;
+    return PARLEY_OK;
+}
+
+/* Appends "name" to a comma-separated list in buf; once buf is full it ends the list with
+ * "..." and only counts. */
+static void list_add(char *buf, size_t cap, int *count, const char *name)
+{
+    size_t len = strlen(buf);
+    int full = len >= 3 && !strcmp(buf + len - 3, "...");
+    if (!full && len + strlen(name) + 12 < cap)
+        snprintf(buf + len, cap - len, "%s\"%s\"", *count ? ", " : "", name);
+    else if (!full)
+        snprintf(buf + len, cap - len, ", ...");
+    ++*count;
+}
+
+/* Old checkpoints converted from TensorFlow name LayerNorm parameters gamma and beta;
+ * Hugging Face renames them on load, and so do we. */
+static const st_tensor *find_tensor(const st_file *f, const char *name)
+{
+    const st_tensor *t = st_find(f, name);
+    size_t len = strlen(name);
+    char alt[NAME_CAP + 8];
+    const char *tails[][2] = { { "LayerNorm.weight", "LayerNorm.gamma" }, { "LayerNorm.bias", "LayerNorm.beta" } };
+    for (int i = 0; !t && i < 2; i++) {
+        size_t tl = strlen(tails[i][0]);
+        if (len >= tl && !strcmp(name + len - tl, tails[i][0])) {
+            snprintf(alt, sizeof alt, "%.*s%s", (int)(len - tl), name, tails[i][1]);
+            t = st_find(f, alt);
+        }
+    }
+    return t;
+}
+
+/* Tensors a checkpoint may carry that are not parameters. */
+static int ignorable(const char *name)
+{
+    if (!strncmp(name, PREFIX, sizeof PREFIX - 1))
+        name += sizeof PREFIX - 1;
+    return !strcmp(name, "embeddings.position_ids");
+}
+
+/* Finds, checks and copies every tensor of m from f. */
+static parley_status fill_weights(bert_model *m, const st_file *f)
+{
+    parley_status st;
+    hf_tensor *want = NULL;
+    const st_tensor **src = NULL;
+    unsigned char *used = NULL;
+    char list[600] = "";
+    int n = 0, count = 0, prefixed = 0;
+    for (int i = 0; i < f->n_tensors && !prefixed; i++)
+        prefixed = !strncmp(f->tensors[i].name, PREFIX, sizeof PREFIX - 1) && !ignorable(f->tensors[i].name);
+    if ((st = expand(m, prefixed, &want, &n)) != PARLEY_OK)
+        goto fail;
+    src = pl_calloc((size_t)n, sizeof *src);
+    used = pl_calloc((size_t)f->n_tensors, 1);
+    if (!src || !used) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for the tensor index", f->path);
+        goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+        if ((src[i] = find_tensor(f, want[i].name)))
+            used[src[i] - f->tensors] = 1;
+        else
+            list_add(list, sizeof list, &count, want[i].name);
+    }
+    if (count) {
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d tensor%s missing: %s", f->path, count, count > 1 ? "s are" : " is",
+                     list);
+        goto fail;
+    }
+    for (int i = 0; i < f->n_tensors; i++)
+        if (!used[i] && !ignorable(f->tensors[i].name))
+            list_add(list, sizeof list, &count, f->tensors[i].name);
+    if (count) {
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d unexpected tensor%s (not part of this %s model): %s", f->path, count,
+                     count > 1 ? "s" : "", prefixed ? "\"bert.\"-prefixed" : "unprefixed", list);
+        goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+        const st_tensor *t = src[i];
+        if (t->ndim != want[i].ndim || memcmp(t->shape, want[i].shape, (size_t)t->ndim * sizeof t->shape[0])) {
+            char a[64], b[256];
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", f->path, t->name,
+                         st_shape_str(a, sizeof a, want[i].shape, want[i].ndim),
+                         st_shape_str(b, sizeof b, t->shape, t->ndim));
+            goto fail;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if ((st = st_read_f32(f, src[i], want[i].data)) != PARLEY_OK)
+            goto fail;
+    st = PARLEY_OK;
+fail:
+    pl_free(used);
+    pl_free(src);
+    pl_free(want);
+    return st;
+}
+
+static parley_status join(char *buf, const char *dir, const char *file)
+{
+    if (snprintf(buf, PATH_MAX, "%s/%s", dir, file) >= PATH_MAX)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
+    return PARLEY_OK;
+}
+
+parley_status bert_model_load(const char *dir, bert_model **out)
+{
+    parley_status st;
+    char cfg_path[PATH_MAX], vocab_path[PATH_MAX], st_path[PATH_MAX];
+    bert_config cfg = { 0 };
+    wp_vocab *vocab = NULL;
+    bert_model *m = NULL;
+    st_file *f = NULL;
+    *out = NULL;
+    if (!dir) {
+        st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_load: no directory");
+        goto fail;
+    }
+    if ((st = join(cfg_path, dir, "config.json")) != PARLEY_OK ||
+        (st = join(vocab_path, dir, "vocab.txt")) != PARLEY_OK ||
+        (st = join(st_path, dir, "model.safetensors")) != PARLEY_OK ||
+        (st = bert_config_load(cfg_path, 0, &cfg)) != PARLEY_OK ||
+        (st = wp_vocab_load(vocab_path, &vocab)) != PARLEY_OK)
+        goto fail;
+    if (wp_vocab_size(vocab) != cfg.vocab_size) {
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"vocab_size\" is %d, but %s has %d tokens", cfg_path, cfg.vocab_size,
+                     vocab_path, wp_vocab_size(vocab));
+        goto fail;
+    }
+    st = bert_model_alloc_uninit(&cfg, vocab, &m);
+    vocab = NULL; /* the model owns it now, or freed it */
+    if (st != PARLEY_OK || (st = st_open(st_path, &f)) != PARLEY_OK || (st = fill_weights(m, f)) != PARLEY_OK)
+        goto fail;
+    st_close(f);
+    bert_config_clear(&cfg);
+    *out = m;
+    return PARLEY_OK;
+fail:
+    st_close(f);
+    bert_model_free(m);
+    wp_vocab_free(vocab);
+    bert_config_clear(&cfg);
+    return st;
+}
+
+/* Creates dir unless it exists as a directory. */
+static parley_status make_dir(const char *dir)
+{
+    struct stat sb;
+    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
+        return PARLEY_OK;
+    return pl_fail(PARLEY_ERR_IO, "%s: cannot create the directory: %s", dir,
+                   errno == EEXIST ? "a file of that name exists" : strerror(errno));
+}
+
+parley_status bert_model_save(const bert_model *m, const char *dir)
+{
+    parley_status st;
+    char path[3][PATH_MAX];
+    static const char *const names[3] = { "config.json", "model.safetensors", "vocab.txt" };
+    st_atomic files[3] = { { 0 } };
+    hf_tensor *t = NULL;
+    st_wtensor *wt = NULL;
+    int n = 0;
+    if (!m || !dir || !m->vocab) {
+        st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_save: needs a model with a vocabulary and a directory");
+        goto fail;
+    }
+    for (int i = 0; i < 3; i++)
+        if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
+            goto fail;
+    if ((st = make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
+        goto fail;
+    wt = pl_calloc((size_t)n, sizeof *wt);
+    if (!wt) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for the tensor list", path[1]);
+        goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+        wt[i].name = t[i].name;
+        wt[i].ndim = t[i].ndim;
+        memcpy(wt[i].shape, t[i].shape, sizeof t[i].shape);
+        wt[i].data = t[i].data;
+    }
+    /* All three are written in full before any replaces its old version, so a failure
+     * leaves the directory as it was. */
+    if ((st = st_atomic_begin(&files[0], path[0])) != PARLEY_OK ||
+        (st = bert_config_write(&m->cfg, &files[0])) != PARLEY_OK ||
+        (st = st_atomic_begin(&files[1], path[1])) != PARLEY_OK ||
+        (st = st_write_f32(&files[1], wt, n)) != PARLEY_OK ||
+        (st = st_atomic_begin(&files[2], path[2])) != PARLEY_OK ||
+        (st = wp_vocab_save(m->vocab, files[2].tmp_path)) != PARLEY_OK) {
+        if (files[2].tmp_path)
+            pl_wrap(st, "%s", path[2]); /* the vocabulary's error names the temporary file */
+        goto fail;
+    }
+    for (int i = 0; i < 3; i++)
+        if ((st = st_atomic_commit(&files[i])) != PARLEY_OK)
+            goto fail;
+    st = PARLEY_OK;
+fail:
+    for (int i = 0; i < 3; i++)
+        st_atomic_abort(&files[i]);
+    pl_free(wt);
+    pl_free(t);
+    return st;
+}

@@ -168,10 +168,8 @@ static void trim_span(const char *text, const wp_tokens *tk, int n_used, const n
     *start = tk->word_start[sp->w0];
     *end = tk->word_end[sp->w1 - 1];
     if (first >= 0) {
-        if (tk->pieces[first].word == sp->w0)
-            *start = tk->pieces[first].start;
-        if (tk->pieces[last].word == sp->w1 - 1)
-            *end = tk->pieces[last].end;
+        *start = tk->pieces[first].start;
+        *end = tk->pieces[last].end;
     }
 }
 

@@ -15,12 +15,20 @@
 
 static parley_allocator current;
 static int custom;
+static _Thread_local unsigned long failures;
+
+unsigned long pl_alloc_failures(void)
+{
+    return failures;
+}
 
 void *pl_malloc(size_t n)
 {
     if (n == 0)
         n = 1;
-    return custom ? current.malloc_fn(n, current.user_data) : malloc(n);
+    void *p = custom ? current.malloc_fn(n, current.user_data) : malloc(n);
+    failures += !p;
+    return p;
 }
 
 void *pl_calloc(size_t count, size_t size)
@@ -37,7 +45,9 @@ void *pl_realloc(void *p, size_t n)
 {
     if (n == 0)
         n = 1;
-    return custom ? current.realloc_fn(p, n, current.user_data) : realloc(p, n);
+    void *q = custom ? current.realloc_fn(p, n, current.user_data) : realloc(p, n);
+    failures += !q;
+    return q;
 }
 
 void pl_free(void *p)

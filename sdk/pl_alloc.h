@@ -15,4 +15,9 @@ void pl_free(void *p);
 char *pl_strdup(const char *s);
 char *pl_strndup(const char *s, size_t n);
 
+/* How many allocations have failed on this thread so far. Code that calls a library which
+ * hides the cause of its failures (cJSON answers NULL both for bad JSON and for no memory)
+ * compares it before and after the call to tell the two apart. */
+unsigned long pl_alloc_failures(void);
+
 #endif

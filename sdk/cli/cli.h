@@ -12,6 +12,8 @@ int cmd_model(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_nlu(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 /* Prints "parley: <what>: <status>: <errmsg>" to stderr and returns 1. */
 int cli_fail(const char *what, parley_status st);

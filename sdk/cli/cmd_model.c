@@ -1,4 +1,208 @@
-/* cmd_model.c — placeholder until this subcommand is written. */
+/* cmd_model.c — `parley model init`: writes a randomly initialized model directory.
+ *
+ * The shape comes from flags or from a BertConfig-style JSON file, the vocabulary from a
+ * vocab.txt, the labels from comma-separated lists. The model is what training starts from;
+ * this command does not train (that is `parley train`) and does not read examples.
+ */
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "nlu/model.h"
 #include "sdk/cli/cli.h"
-int cmd_model(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "parley: model: not written yet\n"); return 1; }
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: parley model init (--config FILE | --layers N --hidden N --heads N --intermediate N\n"
+            "                          [--max-positions N] [--type-vocab N])\n"
+            "                         --vocab FILE --intents A,B,... --slots B-x,I-x,... [--seed N] --out DIR\n"
+            "\n"
+            "Writes a model directory (config.json, model.safetensors, vocab.txt) with BERT's random\n"
+            "initialization, ready for training.\n"
+            "\n"
+            "  --config FILE        take the shape from a Hugging Face BertConfig-style config.json\n"
+            "                       (its labels and vocab_size, if any, are replaced)\n"
+            "  --layers N           encoder layers (num_hidden_layers)\n"
+            "  --hidden N           hidden size; a multiple of --heads\n"
+            "  --heads N            attention heads\n"
+            "  --intermediate N     feed-forward size (usually 4 x hidden)\n"
+            "  --max-positions N    longest input in word pieces (default 512)\n"
+            "  --type-vocab N       token types (default 2)\n"
+            "  --vocab FILE         WordPiece vocab.txt; sets vocab_size\n"
+            "  --intents A,B,...    intent labels\n"
+            "  --slots B-x,I-x,...  BIO slot tags; \"O\" is added first when not given\n"
+            "  --seed N             random seed (default 1)\n"
+            "  --out DIR            the directory to write (created if missing)\n");
+}
+
+/* Splits a comma list in place into at most cap items; returns the count. */
+static int split_commas(char *s, const char **items, int cap)
+{
+    int n = 0;
+    for (char *p = s; n < cap; p++) {
+        items[n++] = p;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p = '\0';
+    }
+    return n;
+}
+
+static int count_commas(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == ',';
+    return n;
+}
+
+typedef struct init_args {
+    const char *config, *vocab, *intents, *slots, *out;
+    int layers, hidden, heads, intermediate, max_positions, type_vocab, seed;
+} init_args;
+
+/* Returns 0, or the exit code for a usage error. */
+static int parse_args(int argc, char **argv, init_args *a)
+{
+    static const struct {
+        const char *opt;
+        size_t str_off, int_off; /* one of them is meaningful, the other is NONE */
+        long lo;
+    } opts[] = {
+#define NONE ((size_t)-1)
+#define STR(o, f) { o, offsetof(init_args, f), NONE, 0 }
+#define INT(o, f, lo) { o, NONE, offsetof(init_args, f), lo }
+        STR("--config", config), STR("--vocab", vocab), STR("--intents", intents), STR("--slots", slots),
+        STR("--out", out), INT("--layers", layers, 1), INT("--hidden", hidden, 1), INT("--heads", heads, 1),
+        INT("--intermediate", intermediate, 1), INT("--max-positions", max_positions, 1),
+        INT("--type-vocab", type_vocab, 1), INT("--seed", seed, 0),
+#undef STR
+#undef INT
+    };
+    enum { N_OPTS = sizeof opts / sizeof opts[0] };
+    for (int i = 2; i < argc; i += 2) {
+        size_t k = 0;
+        while (k < N_OPTS && strcmp(argv[i], opts[k].opt))
+            k++;
+        if (k == N_OPTS || i + 1 >= argc) {
+            fprintf(stderr, "parley: model init: %s '%s'\n", k == N_OPTS ? "unknown option" : "no value for", argv[i]);
+            return 2;
+        }
+        if (opts[k].str_off != NONE)
+            *(const char **)((char *)a + opts[k].str_off) = argv[i + 1];
+        else if (cli_parse_int(argv[i], argv[i + 1], opts[k].lo, INT_MAX, (int *)((char *)a + opts[k].int_off)) < 0)
+            return 2;
+    }
+#undef NONE
+    int any_shape = a->layers || a->hidden || a->heads || a->intermediate || a->max_positions || a->type_vocab;
+    const char *missing = !a->vocab ? "--vocab" : !a->intents ? "--intents" : !a->slots ? "--slots" : !a->out ? "--out" : NULL;
+    if (!missing && !a->config && !(a->layers && a->hidden && a->heads && a->intermediate))
+        missing = "--config or all of --layers, --hidden, --heads, --intermediate";
+    if (missing || (a->config && any_shape)) {
+        if (missing)
+            fprintf(stderr, "parley: model init: needs %s\n", missing);
+        else
+            fprintf(stderr, "parley: model init: --config and the shape flags exclude each other\n");
+        usage(stderr);
+        return 2;
+    }
+    if (!a->max_positions)
+        a->max_positions = 512;
+    if (!a->type_vocab)
+        a->type_vocab = 2;
+    return 0;
+}
+
+static int init(int argc, char **argv)
+{
+    init_args a = { .seed = 1 };
+    bert_config cfg = { 0 };
+    wp_vocab *vocab = NULL;
+    bert_model *m = NULL;
+    char *intents = NULL, *slots = NULL;
+    const char **intent_list = NULL, **slot_list = NULL;
+    parley_status st = PARLEY_OK;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    rc = 1;
+    if (a.config) {
+        if ((st = bert_config_load(a.config, 1, &cfg)) != PARLEY_OK)
+            goto fail;
+    } else {
+        cfg.layers = a.layers;
+        cfg.hidden = a.hidden;
+        cfg.heads = a.heads;
+        cfg.intermediate = a.intermediate;
+        cfg.max_positions = a.max_positions;
+        cfg.type_vocab = a.type_vocab;
+        cfg.ln_eps = 1e-12f;
+    }
+    if ((st = wp_vocab_load(a.vocab, &vocab)) != PARLEY_OK)
+        goto fail;
+    cfg.vocab_size = wp_vocab_size(vocab);
+
+    int ni = count_commas(a.intents) + 1, ns = count_commas(a.slots) + 2;
+    if (!(intents = pl_strdup(a.intents)) || !(slots = pl_strdup(a.slots)) ||
+        !(intent_list = pl_calloc((size_t)ni, sizeof *intent_list)) ||
+        !(slot_list = pl_calloc((size_t)ns, sizeof *slot_list))) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "no memory for the labels");
+        goto fail;
+    }
+    ni = split_commas(intents, intent_list, ni);
+    /* slot_list[0] is reserved for the "O" the user may have left out. */
+    ns = split_commas(slots, slot_list + 1, ns - 1);
+    int has_o = 0;
+    for (int i = 1; i <= ns; i++)
+        has_o |= !strcmp(slot_list[i], "O");
+    slot_list[0] = "O";
+    if ((st = bert_config_set_labels(&cfg, intent_list, ni, slot_list + has_o, ns + !has_o)) != PARLEY_OK ||
+        (st = bert_config_check(&cfg, "parley model init")) != PARLEY_OK)
+        goto fail;
+
+    st = bert_model_alloc(&cfg, vocab, &m);
+    vocab = NULL; /* owned by the model now, or freed */
+    if (st != PARLEY_OK)
+        goto fail;
+    bert_model_init_random(m, (unsigned long long)a.seed);
+    if ((st = bert_model_save(m, a.out)) != PARLEY_OK)
+        goto fail;
+    printf("wrote %s: %zu parameters (%d layers, hidden %d, %d heads, vocab %d), %d intents, %d slot tags\n", a.out,
+           m->n_params, cfg.layers, cfg.hidden, cfg.heads, cfg.vocab_size, cfg.n_intents, cfg.n_slots);
+    rc = 0;
+fail:
+    if (st != PARLEY_OK)
+        rc = cli_fail("model init", st);
+    bert_model_free(m);
+    wp_vocab_free(vocab);
+    bert_config_clear(&cfg);
+    pl_free(intent_list);
+    pl_free(slot_list);
+    pl_free(intents);
+    pl_free(slots);
+    return rc;
+}
+
+int cmd_model(int argc, char **argv)
+{
+    if (argc >= 2 && cli_is_help(argv[1])) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc < 2 || strcmp(argv[1], "init")) {
+        fprintf(stderr, "parley: model: unknown subcommand '%s'\n", argc >= 2 ? argv[1] : "");
+        usage(stderr);
+        return 2;
+    }
+    for (int i = 2; i < argc; i++)
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        }
+    return init(argc, argv);
+}

@@ -16,6 +16,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     { "nlu", cmd_nlu, "parse utterances with a model (nlu predict)" },
+    { "train", cmd_train, "train a joint intent/slot model from examples" },
+    { "eval", cmd_eval, "score a model on annotated examples (nlu.yaml or seq.in/seq.out/label)" },
     { "model", cmd_model, "create model directories (model init)" },
     { "tokenize", cmd_tokenize, "split text into WordPiece tokens with offsets" },
     { "bench", cmd_bench, "measure speed (bench nlu)" },

@@ -1,0 +1,53 @@
+/* bert_train.h — one training step's math for the joint model: forward with saved
+ * activations, the joint loss, and the backward pass into parameter gradients; plus AdamW.
+ *
+ * The batch is packed as in bert.h (no padding). Labels: an intent per sequence and a slot
+ * tag per token, where -1 means "not scored" ([CLS], [SEP] and every piece after a word's
+ * first). Loss = mean intent cross-entropy + slot_weight * mean slot cross-entropy over the
+ * scored tokens. Dropout (on embeddings, attention probabilities, attention output and FFN
+ * output, and before the heads, as in BERT) draws from a counter-based RNG keyed by `seed`,
+ * so a step is reproducible for a given seed and thread count.
+ */
+#ifndef NLU_BERT_TRAIN_H
+#define NLU_BERT_TRAIN_H
+
+#include <stdint.h>
+
+#include "nlu/bert.h"
+
+typedef struct bert_labels {
+    const int *intent;  /* (B) intent ids */
+    const int *slot;    /* (N) slot tag ids, -1 = not scored */
+    float slot_weight;  /* weight of the slot loss (1.0 in JointBERT) */
+} bert_labels;
+
+typedef struct bert_loss {
+    float total;        /* what the gradients are of */
+    float intent;       /* mean intent cross-entropy */
+    float slot;         /* mean slot cross-entropy over scored tokens (0 when none) */
+    int intent_correct; /* sequences whose argmax intent is right */
+    int slot_scored, slot_correct;
+} bert_loss;
+
+/* Forward + backward of one batch. grads (n_params, laid out like params) are ADDED to, so
+ * callers zero them first or accumulate several micro-batches. intent_logits (B, NI) and
+ * slot_logits (N, NS) may be NULL; if given they receive the logits. */
+parley_status bert_train_step(const bert_model *m, const bert_batch *b, const bert_labels *y,
+                              float dropout, uint64_t seed, float *grads, bert_loss *loss,
+                              float *intent_logits, float *slot_logits);
+
+typedef struct adamw_params {
+    float lr, beta1, beta2, eps, weight_decay;
+} adamw_params;
+
+/* One AdamW step (decoupled weight decay, bias-corrected moments, as torch.optim.AdamW) over
+ * n parameters; t is the 1-based step number; m and v are the moment buffers (n each, zero
+ * at t = 1); decay (n) is 1 where weight decay applies, 0 for biases and LayerNorm. */
+void adamw_step(float *params, const float *grads, float *m, float *v, const unsigned char *decay,
+                size_t n, long t, const adamw_params *p);
+
+/* Fills decay (n_params) for a model's layout: 1 on weight matrices and embeddings, 0 on
+ * biases and LayerNorm parameters. */
+void bert_decay_mask(const bert_config *c, unsigned char *decay);
+
+#endif

@@ -1,0 +1,60 @@
+"""bert_train_ref.py — the joint intent/slot training loss on top of the reference model
+(reference/bert_ref.py), with its parameter gradients by torch autograd.
+
+The loss is JointBERT's (Chen et al. 2019, "BERT for Joint Intent Classification and Slot
+Filling"): mean cross-entropy of the intent logits plus slot_weight times the mean
+cross-entropy of the slot logits over the scored tokens (label -1 = not scored; the slot
+term is 0 when no token is scored). Without dropout: the gradient test runs the C step with
+dropout 0. As Hugging Face's BertEmbeddings builds its word table with
+nn.Embedding(padding_idx=pad_token_id), the [PAD] row gets no gradient.
+
+Batches come packed, as parley takes them (lengths, then ids and slot labels of all
+sequences one after another); bert_ref pads them and masks attention, so the packing of the
+C side is checked too.
+"""
+import torch
+import torch.nn.functional as F
+
+from reference import bert_ref
+
+
+def split(lens, flat):
+    """Packed values -> one list per sequence."""
+    out, at = [], 0
+    for n in lens:
+        out.append(list(flat[at:at + n]))
+        at += n
+    return out
+
+
+def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0):
+    """A dict of loss, intent_loss, slot_loss (tensors) and intent_logits (B, NI),
+    slot_logits (N, NS) in packed order."""
+    padded, mask = bert_ref.pad(split(lens, ids))
+    intent_logits, slot_logits = model(padded, mask)
+    slot_logits = slot_logits[mask.bool()]  # (N, NS): row-major over (sequence, token)
+    intent_loss = F.cross_entropy(intent_logits, torch.tensor(intent))
+    labels = torch.tensor(slot)
+    if (labels >= 0).any():
+        slot_loss = F.cross_entropy(slot_logits, labels, ignore_index=-1)
+    else:
+        slot_loss = slot_logits.sum() * 0.0
+    return {"loss": intent_loss + slot_weight * slot_loss, "intent_loss": intent_loss,
+            "slot_loss": slot_loss, "intent_logits": intent_logits, "slot_logits": slot_logits}
+
+
+def loss_and_grads(model_dir, lens, ids, intent, slot, slot_weight=1.0, pad_id=0):
+    """(joint_loss's outputs as numpy, parameter name -> gradient as numpy) in float64 for
+    the model directory; names are Hugging Face's without the "bert." prefix."""
+    model = bert_ref.load(model_dir, dtype=torch.float64)
+    out = joint_loss(model, lens, ids, intent, slot, slot_weight)
+    model.zero_grad()
+    out["loss"].backward()
+    grads = {}
+    for name, p in model.named_parameters():
+        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        if name == "embeddings.word_embeddings.weight" and pad_id >= 0:
+            g = g.clone()
+            g[pad_id] = 0.0
+        grads[name] = g.detach().numpy()
+    return {k: v.detach().numpy() for k, v in out.items()}, grads
