@@ -107,6 +107,7 @@ static int bench_nlu(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    rc = 0;
     double load_ms = 0;
     parley_status st = time_load(&o, &load_ms);
     if (st != PARLEY_OK)

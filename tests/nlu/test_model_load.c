@@ -150,7 +150,8 @@ static void header_write(const char *dir, cJSON *h, const void *extra, size_t ex
     uint64_t nl = tl;
     memcpy(out, &nl, 8);
     memcpy(out + 8 + tl, b + 8 + hl, n - 8 - hl);
-    memcpy(out + 8 + tl + (n - 8 - hl), extra, extra_len);
+    if (extra_len)
+        memcpy(out + 8 + tl + (n - 8 - hl), extra, extra_len);
     spit(in(dir, "model.safetensors"), out, 8 + tl + (n - 8 - hl) + extra_len);
     free(out);
     free(b);
