@@ -15,8 +15,8 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/kernels.h"
 
-/* Elements per parallel work item. */
-enum { ADAMW_BLOCK = 1 << 14 };
+/* Elements per parallel work item, and elements worth a thread of their own. */
+enum { ADAMW_BLOCK = 1 << 14, ADAMW_GRAIN = 1 << 15 };
 
 typedef struct adamw_coef {
     float b1, b2, one_minus_b1, one_minus_b2, decay, step_size, bc2_sqrt, eps;
@@ -50,7 +50,7 @@ void adamw_step(float *params, const float *grads, float *m, float *v, const uns
         .eps = p->eps,
     };
     long blocks = (long)((n + ADAMW_BLOCK - 1) / ADAMW_BLOCK);
-    int threads = blocks > 1 ? cpu_threads() : 1;
+    int threads = cpu_threads_for(n, ADAMW_GRAIN);
     CPU_PARALLEL_FOR(threads)
     for (long b = 0; b < blocks; b++) {
         size_t at = (size_t)b * ADAMW_BLOCK;

@@ -3,7 +3,8 @@
  * into gradients laid out like bert_model.params; and the weight decay mask.
  *
  * All activations of a step live in one arena sized from the batch (token count, the
- * attention blocks, thread count), allocated once per call: no op allocates. The math is
+ * attention blocks, thread count), kept in a bert_train_ws between steps: no op allocates,
+ * and a loop of steps allocates only when a batch outgrows the arena. The math is
  * the ops of nlu/cpu/ (ops.h forward, ops_backward.h backward), composed here in the
  * order of Hugging Face's BertModel with JointBERT's heads: embeddings, L post-LN layers,
  * the tanh pooler on each sequence's first token into the intent classifier, and the slot
@@ -77,7 +78,8 @@ static int size_add(size_t *total, size_t a, size_t b)
     return !__builtin_mul_overflow(a, b, &ab) && !__builtin_add_overflow(*total, ab, total);
 }
 
-static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, float **block)
+/* Carves a from ws's block, growing it first if the step needs more. */
+static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, bert_train_ws *ws)
 {
     const size_t N = (size_t)d->N, B = (size_t)d->B, H = (size_t)d->H, I = (size_t)d->I;
     const size_t L = (size_t)d->L, NS = (size_t)c->n_slots, NI = (size_t)c->n_intents;
@@ -99,12 +101,17 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, fl
     int ok = 1;
     for (int i = 0; i < N_PARTS; i++)
         ok = ok && size_add(&total, parts[i].n, parts[i].m);
-    float *p = ok && total <= SIZE_MAX / sizeof *p ? pl_malloc(total * sizeof *p) : NULL;
-    if (!p)
-        return pl_fail(PARLEY_ERR_NOMEM, "bert_train_step: no memory for %zu MiB of activations "
-                       "(%d tokens, %d layers)", ok ? (total * sizeof *p) >> 20 : SIZE_MAX >> 20,
-                       d->N, d->L);
-    *block = p;
+    if (!ok || total > ws->cap) {
+        const size_t cap = ok && total <= SIZE_MAX / 5 / sizeof(float) ? total + total / 4 : 0;
+        bert_train_ws_free(ws);
+        ws->block = cap ? pl_malloc(cap * sizeof(float)) : NULL;
+        if (!ws->block)
+            return pl_fail(PARLEY_ERR_NOMEM, "bert_train_step: no memory for %zu MiB of "
+                           "activations (%d tokens, %d layers)",
+                           ok ? (total * sizeof(float)) >> 20 : SIZE_MAX >> 20, d->N, d->L);
+        ws->cap = cap;
+    }
+    float *p = ws->block;
     for (int i = 0; i < N_PARTS; i++) {
         *parts[i].p = p;
         p += parts[i].n * parts[i].m;
@@ -257,19 +264,39 @@ static void joint_loss(const bert_config *c, const bert_labels *y, const dims *d
                          .slot_correct = slot_correct };
 }
 
+void bert_train_ws_free(bert_train_ws *ws)
+{
+    if (!ws)
+        return;
+    pl_free(ws->block);
+    ws->block = NULL;
+    ws->cap = 0;
+}
+
 parley_status bert_train_step(const bert_model *m, const bert_batch *b, const bert_labels *y,
                               float dropout, uint64_t seed, float *grads, bert_loss *loss,
                               float *intent_logits, float *slot_logits)
 {
+    bert_train_ws ws = { 0 };
+    parley_status st = bert_train_step_ws(&ws, m, b, y, dropout, seed, grads, loss,
+                                          intent_logits, slot_logits);
+    bert_train_ws_free(&ws);
+    return st;
+}
+
+parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
+                                 const bert_labels *y, float dropout, uint64_t seed,
+                                 float *grads, bert_loss *loss, float *intent_logits,
+                                 float *slot_logits)
+{
     parley_status st;
-    float *block = NULL;
     acts a;
     dims d = { 0 };
-    if (!m || !b || !y || !grads || !loss)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: NULL model, batch, labels, "
-                       "gradients or loss");
+    if (!ws || !m || !b || !y || !grads || !loss)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: NULL workspace, model, batch, "
+                       "labels, gradients or loss");
     if ((st = check_step(&m->cfg, b, y, dropout, &d)) != PARLEY_OK ||
-        (st = acts_alloc(&a, &m->cfg, &d, &block)) != PARLEY_OK)
+        (st = acts_alloc(&a, &m->cfg, &d, ws)) != PARLEY_OK)
         return st;
     const bert_config *c = &m->cfg;
     const bert_weights *w = &m->w;
@@ -332,7 +359,6 @@ parley_status bert_train_step(const bert_model *m, const bert_batch *b, const be
                            c->ln_eps, a.ln_work);
     cpu_embedding_backward(g.word_emb, g.pos_emb, g.type_emb, a.dx, b->ids, b->len, B, H,
                            m->vocab ? wp_vocab_pad(m->vocab) : -1);
-    pl_free(block);
     return PARLEY_OK;
 }
 

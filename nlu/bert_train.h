@@ -31,10 +31,31 @@ typedef struct bert_loss {
 
 /* Forward + backward of one batch. grads (n_params, laid out like params) are ADDED to, so
  * callers zero them first or accumulate several micro-batches. intent_logits (B, NI) and
- * slot_logits (N, NS) may be NULL; if given they receive the logits. */
+ * slot_logits (N, NS) may be NULL; if given they receive the logits. Its scratch memory is
+ * allocated and freed in the call; a loop of steps should use bert_train_step_ws. */
 parley_status bert_train_step(const bert_model *m, const bert_batch *b, const bert_labels *y,
                               float dropout, uint64_t seed, float *grads, bert_loss *loss,
                               float *intent_logits, float *slot_logits);
+
+/* Memory kept from one step to the next: the activation arena, grown when a batch needs more
+ * (with a quarter to spare, so batches of varying length settle on one size). Zero-initialize
+ * it, pass it to the steps of one thread (it is not synchronized), release it with
+ * bert_train_ws_free. Reuse matters for speed: an arena of tens of MiB freed and allocated
+ * anew every step is a fresh mapping whose page faults cost as much as the math (glibc maps
+ * blocks above its 32 MiB dynamic threshold afresh each time). */
+typedef struct bert_train_ws {
+    float *block; /* owned */
+    size_t cap;   /* floats in block */
+} bert_train_ws;
+
+/* bert_train_step with its arena taken from ws (allocated or grown there if needed). On
+ * failure ws stays valid (possibly emptied). */
+parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
+                                 const bert_labels *y, float dropout, uint64_t seed,
+                                 float *grads, bert_loss *loss, float *intent_logits,
+                                 float *slot_logits);
+/* Frees the arena and empties ws. NULL or an empty ws is a no-op. */
+void bert_train_ws_free(bert_train_ws *ws);
 
 typedef struct adamw_params {
     float lr, beta1, beta2, eps, weight_decay;

@@ -194,7 +194,7 @@ typedef struct tr_set {
     int *slot;          /* tag of a word's first piece, -1 on every other token */
     int *intent;        /* (n) */
     int max_len;        /* longest example in tokens */
-    long truncated;     /* examples cut to max_positions */
+    int truncated;      /* examples cut to max_positions */
 } tr_set;
 
 static void set_clear(tr_set *s)
@@ -983,7 +983,7 @@ static parley_status run_prepare(tr_run *r)
         !r->b_intent)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory for training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
-    if (0 && p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
+    if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
         return st;
     r->perm_epoch = -1;
     r->saved_step = p->resume ? r->step : -1;
@@ -1008,6 +1008,7 @@ parley_status train_run(const train_params *p, train_result *result)
     r.pr.n_intents = r.m->cfg.n_intents;
     r.pr.n_tags = r.m->cfg.n_slots;
     r.pr.vocab_size = r.m->cfg.vocab_size;
+    r.pr.n_truncated = r.set.truncated;
     r.pr.n_params = r.m->n_params;
     r.pr.config = &r.m->cfg;
     stop = report(&r, TRAIN_START);

@@ -71,6 +71,7 @@ typedef struct train_progress {
     int n_train, n_dev;       /* examples */
     int n_intents, n_tags;
     int vocab_size;
+    int n_truncated;          /* training examples cut to max_positions */
     int vocab_learned;        /* the vocabulary was learned from the training text */
     int heads_replaced;       /* init's heads were replaced (other labels) */
     size_t n_params;

@@ -361,11 +361,19 @@ static unsigned char byte_at(const char *x, size_t nx, const char *y, size_t i)
     return (unsigned char)(i < nx ? x[i] : y[i - nx]);
 }
 
+/* The (left, right) symbols of pair p; keys sit unaligned in the map's byte arena. */
+static void pair_syms(const wl_learner *l, int p, int k[2])
+{
+    memcpy(k, map_key(&l->pairs, p), 2 * sizeof *k);
+}
+
 /* Compares the merged strings of two pairs, then their left pieces. A merged string is the
  * left piece followed by the right one without its "##", compared without building it. */
 static int pair_cmp(const wl_learner *l, int p, int q)
 {
-    const int *kp = (const int *)map_key(&l->pairs, p), *kq = (const int *)map_key(&l->pairs, q);
+    int kp[2], kq[2];
+    pair_syms(l, p, kp);
+    pair_syms(l, q, kq);
     const char *lp = map_key(&l->syms, kp[0]), *rp = map_key(&l->syms, kp[1]) + 2;
     const char *lq = map_key(&l->syms, kq[0]), *rq = map_key(&l->syms, kq[1]) + 2;
     size_t np = l->syms.len[kp[0]], nq = l->syms.len[kq[0]];
@@ -497,8 +505,9 @@ static parley_status learn_merges(wl_learner *l, int target, long min_frequency)
             continue; /* stale */
         if (e.count < min_frequency)
             break;
-        const int *key = (const int *)map_key(&l->pairs, e.pair);
-        int a = key[0], b = key[1], c;
+        int key[2], c;
+        pair_syms(l, e.pair, key);
+        int a = key[0], b = key[1];
         const char *left = map_key(&l->syms, a), *right = map_key(&l->syms, b) + 2;
         size_t nl = strlen(left), nr = strlen(right);
         char buf[2 * WORD_BYTES + 4];

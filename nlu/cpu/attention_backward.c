@@ -2,24 +2,34 @@
  * probabilities and applies dropout to them, and the backward into q, k and v.
  *
  * Work is split as in attention.c: one (sequence, head) pair per work item, real tokens
- * only, plain C loops shaped for auto-vectorization, no BLAS inside the parallel region.
- * Every product is written as row updates (y += a * row) along contiguous memory; the one
- * product that would otherwise be a dot product per element (dP = dO V^T, like S = Q K^T
- * in the forward) first transposes V into scratch. Each item writes only its own head's
+ * only, no BLAS inside the parallel region, and the products run on register tiles of QB
+ * rows by TW columns (GCC vector extensions): fixed-size loops the compiler unrolls and
+ * keeps in vector registers, each loaded element of the right operand used QB times.
+ * Operands are first copied into zero-padded scratch (columns to a multiple of TW, rows to
+ * a multiple of QB), so tiles never run past the data. Each item writes only its own head's
  * columns, so items never share an output and the result does not depend on scheduling.
  *
  * Math of one item, T tokens, scale = 1/sqrt(D), M the dropout mask scaled by 1/(1-p):
  *   forward   S = scale Q K^T, P = softmax(S) (kept), O = (P * M) V
- *   backward  dV = (P * M)^T dO, dP = (dO V^T) * M, dS = P * (dP - rowsum(dP * P)),
- *             dQ = scale dS K, dK = scale dS^T Q
+ *   backward  dP = (dO V^T) * M, dS = scale P * (dP - rowsum(dP * P)),
+ *             dQ = dS K, dK = dS^T Q, dV = (P * M)^T dO
  * The inference forward (attention.c) needs neither the probabilities nor dropout and
  * stays separate.
  */
 #include <math.h>
+#include <string.h>
 
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
+
+/* Tile rows and columns; multiply-adds (of one T x T x D product) worth a thread of their
+ * own, as in attention.c. */
+enum { QB = 4, TW = 16, ATTENTION_GRAIN = 1 << 19 };
+
+typedef float vtile __attribute__((vector_size(TW * sizeof(float))));
+
+static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 
 size_t cpu_attention_probs_size(const int *len, int B, int NH)
 {
@@ -31,8 +41,11 @@ size_t cpu_attention_probs_size(const int *len, int B, int NH)
 
 size_t cpu_attention_train_scratch(int t_max, int D, int threads)
 {
-    // per thread: a transposed K or V (D, Tmax), two rows (Tmax), an accumulator (D)
-    return (size_t)threads * ((size_t)D * t_max + 2 * (size_t)t_max + (size_t)D);
+    const size_t t = (size_t)t_max, tp = (size_t)round_up(t_max, TW);
+    const size_t tq = (size_t)round_up(t_max, QB), dp = (size_t)round_up(D, TW);
+    // per thread, the backward's (the forward needs less): vt (D, tp), kp and qp (T, dp),
+    // dop (tq, dp), ds (tq, tp), wb (T, tp), a tile (QB, dp)
+    return (size_t)threads * ((size_t)D * tp + 2 * t * dp + tq * dp + tq * tp + t * tp + QB * dp);
 }
 
 /* Where item (sequence b, head h) starts: its first token and its (T, T) block of probs. */
@@ -47,20 +60,85 @@ static void item_offsets(const int *len, int NH, int b, int h, size_t *token, si
     *prob = p * (size_t)NH + (size_t)h * len[b] * len[b];
 }
 
-// mk (T) = the mask times 1/(1-p) of the probabilities at offsets first .. first+T-1
-CPU_SIMD static void mask_row(float *mk, int T, uint64_t key, uint64_t first, uint32_t threshold,
-                              float keep)
+static int max_len(const int *len, int B)
 {
-    for (int j = 0; j < T; j++)
-        mk[j] = cpu_dropout_bits(key, first + (uint64_t)j) >= threshold ? keep : 0.0f;
+    int t_max = 0;
+    for (int b = 0; b < B; b++)
+        t_max = len[b] > t_max ? len[b] : t_max;
+    return t_max;
 }
 
-// dst (D, T) = src (T, D) rows with stride ld
-static void transpose(float *dst, const float *src, int T, int D, size_t ld)
+/* The threads worth waking for the B * NH items, at most `threads`. */
+static int item_threads(const int *len, int B, int NH, int D, int threads)
+{
+    size_t work = 0;
+    for (int b = 0; b < B; b++)
+        work += (size_t)len[b] * len[b] * NH * D;
+    int useful = cpu_threads_for(work, ATTENTION_GRAIN);
+    threads = useful < threads ? useful : threads;
+    return B * NH < threads ? B * NH : threads;
+}
+
+// c (QB, n) = a (QB, K) b (K, n); rows of each lda, ldb, ldc apart; n a multiple of TW
+CPU_INLINE void tile_mm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                        int K, int n)
+{
+    for (int j0 = 0; j0 < n; j0 += TW) {
+        vtile acc[QB] = { 0 };
+        for (int k = 0; k < K; k++) {
+            vtile bk;
+            memcpy(&bk, b + (size_t)k * ldb + j0, sizeof bk);
+            for (int r = 0; r < QB; r++)
+                acc[r] += a[(size_t)r * lda + k] * bk;
+        }
+        for (int r = 0; r < QB; r++)
+            memcpy(c + (size_t)r * ldc + j0, &acc[r], sizeof acc[r]);
+    }
+}
+
+// c (QB, n) = a^T b for a (K, QB): c[r] = sum over k of a[k][r] b[k]
+CPU_INLINE void tile_mm_at(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                           int K, int n)
+{
+    for (int j0 = 0; j0 < n; j0 += TW) {
+        vtile acc[QB] = { 0 };
+        for (int k = 0; k < K; k++) {
+            vtile bk;
+            memcpy(&bk, b + (size_t)k * ldb + j0, sizeof bk);
+            for (int r = 0; r < QB; r++)
+                acc[r] += a[(size_t)k * lda + r] * bk;
+        }
+        for (int r = 0; r < QB; r++)
+            memcpy(c + (size_t)r * ldc + j0, &acc[r], sizeof acc[r]);
+    }
+}
+
+// dst (rows, ld) = src rows (rows, cols) ld_src apart, times `scale`, zero beyond cols and
+// from row `real` on (dst has rows >= real rows)
+CPU_INLINE void pad_rows(float *dst, int ld, const float *src, size_t ld_src, int real, int rows,
+                         int cols, float scale)
+{
+    for (int i = 0; i < rows; i++)
+        for (int d = 0; d < ld; d++)
+            dst[(size_t)i * ld + d] = i < real && d < cols ? src[i * ld_src + d] * scale : 0.0f;
+}
+
+// dst (cols, ld) = the transpose of src (real, cols) rows ld_src apart, zero from column real on
+CPU_INLINE void pad_transpose(float *dst, int ld, const float *src, size_t ld_src, int real,
+                              int cols)
+{
+    for (int d = 0; d < cols; d++)
+        for (int j = 0; j < ld; j++)
+            dst[(size_t)d * ld + j] = j < real ? src[j * ld_src + d] : 0.0f;
+}
+
+// dst (T) = src (T) * the mask times 1/(1-p) of the probabilities at offsets first ..
+// first+T-1; dst may be src
+CPU_INLINE void drop_row(float *dst, const float *src, int T, uint64_t key, uint64_t first,
+                         uint32_t threshold, float keep)
 {
     for (int j = 0; j < T; j++)
-        for (int d = 0; d < D; d++)
-            dst[(size_t)d * T + j] = src[j * ld + d];
+        dst[j] = cpu_dropout_bits(key, first + (uint64_t)j) >= threshold ? src[j] * keep : 0.0f;
 }
 
 // out (T, H) head h columns, P (T, T) <- qkv (T, 3H) of one sequence
@@ -68,55 +146,44 @@ CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, i
                                 int h, float p, uint64_t key, uint64_t first, float *work)
 {
     const size_t H3 = 3 * (size_t)H;
+    const int tp = round_up(T, TW), dp = round_up(D, TW);
     const float *q = qkv + (size_t)h * D, *k = q + H, *v = k + H;
-    float *kt = work, *pm = kt + (size_t)D * T, *acc = pm + 2 * (size_t)T;
+    float *kt = work, *vp = kt + (size_t)D * tp, *qb = vp + (size_t)T * dp;
+    float *s = qb + (size_t)QB * D, *o = s + (size_t)QB * tp;
     const float scale = 1.0f / sqrtf((float)D), keep = 1.0f / (1.0f - p);
     const uint32_t threshold = cpu_dropout_threshold(p);
-    transpose(kt, k, T, D, H3);
-    for (int i = 0; i < T; i++) {
-        float *s = P + (size_t)i * T;
-        for (int j = 0; j < T; j++)
-            s[j] = 0.0f;
-        for (int d = 0; d < D; d++) {
-            const float a = q[i * H3 + d] * scale, *kd = kt + (size_t)d * T;
+    pad_transpose(kt, tp, k, H3, T, D);
+    pad_rows(vp, dp, v, H3, T, T, D, 1.0f);
+    for (int i0 = 0; i0 < T; i0 += QB) {
+        const int nq = T - i0 < QB ? T - i0 : QB;
+        // s (QB, tp) = scale Q[i0 ..] K^T; rows past the sequence are zero and unused
+        pad_rows(qb, D, q + i0 * H3, H3, nq, QB, D, scale);
+        tile_mm(s, tp, qb, D, kt, tp, D, tp);
+        for (int r = 0; r < nq; r++) {
+            float *sr = s + (size_t)r * tp, *pr = P + (size_t)(i0 + r) * T;
+            const float m = cpu_lanes_max(sr, T);
             for (int j = 0; j < T; j++)
-                s[j] += a * kd[j];
-        }
-        const float m = cpu_lanes_max(s, T);
-        for (int j = 0; j < T; j++)
-            s[j] = cpu_expf(s[j] - m);
-        const float inv = 1.0f / cpu_lanes_sum(s, T, 0.0f, 0);
-        for (int j = 0; j < T; j++)
-            s[j] *= inv;
-        const float *w = s;
-        if (p > 0.0f) {
-            mask_row(pm, T, key, first + (uint64_t)i * T, threshold, keep);
+                sr[j] = cpu_expf(sr[j] - m);
+            const float inv = (float)(1.0 / cpu_lanes_sum(sr, T, 0.0, 0));
             for (int j = 0; j < T; j++)
-                pm[j] *= s[j];
-            w = pm;
+                pr[j] = sr[j] *= inv;
+            if (p > 0.0f)
+                drop_row(sr, sr, T, key, first + (uint64_t)(i0 + r) * T, threshold, keep);
         }
-        for (int d = 0; d < D; d++)
-            acc[d] = 0.0f;
-        for (int j = 0; j < T; j++) {
-            const float a = w[j], *vj = v + j * H3;
-            for (int d = 0; d < D; d++)
-                acc[d] += a * vj[d];
-        }
-        for (int d = 0; d < D; d++)
-            out[(size_t)i * H + (size_t)h * D + d] = acc[d];
+        // o (QB, dp) = (P * M)[i0 ..] V
+        tile_mm(o, dp, s, tp, vp, dp, T, dp);
+        for (int r = 0; r < nq; r++)
+            memcpy(out + (size_t)(i0 + r) * H + (size_t)h * D, o + (size_t)r * dp,
+                   (size_t)D * sizeof *o);
     }
 }
 
 void cpu_attention_train(float *out, float *probs, const float *qkv, const int *len, int B,
                          int NH, int D, float p, uint64_t key, float *scratch, int threads)
 {
-    const int H = NH * D;
-    int t_max = 0;
-    for (int b = 0; b < B; b++)
-        t_max = len[b] > t_max ? len[b] : t_max;
-    const size_t per_thread = cpu_attention_train_scratch(t_max, D, 1);
-    const int items = B * NH;
-    threads = items < threads ? items : threads;
+    const int H = NH * D, items = B * NH;
+    const size_t per_thread = cpu_attention_train_scratch(max_len(len, B), D, 1);
+    threads = item_threads(len, B, NH, D, threads);
     CPU_PARALLEL_FOR_DYNAMIC(threads)
     for (int it = 0; it < items; it++) {
         size_t tok, prob;
@@ -132,69 +199,67 @@ CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *
                                    uint64_t key, uint64_t first, float *work)
 {
     const size_t H3 = 3 * (size_t)H;
+    const int tp = round_up(T, TW), tq = round_up(T, QB), dp = round_up(D, TW);
     const float *q = qkv + (size_t)h * D, *k = q + H, *v = k + H;
     float *dq = dqkv + (size_t)h * D, *dk = dq + H, *dv = dk + H;
-    float *vt = work, *dp = vt + (size_t)D * T, *pm = dp + T, *acc = pm + T;
+    float *vt = work, *kp = vt + (size_t)D * tp, *qp = kp + (size_t)T * dp;
+    float *dop = qp + (size_t)T * dp, *ds = dop + (size_t)tq * dp, *wb = ds + (size_t)tq * tp;
+    float *o = wb + (size_t)T * tp;
     const float scale = 1.0f / sqrtf((float)D), keep = 1.0f / (1.0f - p);
     const uint32_t threshold = cpu_dropout_threshold(p);
-    transpose(vt, v, T, D, H3);
-    for (int j = 0; j < T; j++)
-        for (int d = 0; d < D; d++)
-            dk[j * H3 + d] = dv[j * H3 + d] = 0.0f;
-    for (int i = 0; i < T; i++) {
-        const float *pi = P + (size_t)i * T, *doi = dout + (size_t)i * H + (size_t)h * D;
-        // dp (T) = dO[i] V^T
-        for (int j = 0; j < T; j++)
-            dp[j] = 0.0f;
-        for (int d = 0; d < D; d++) {
-            const float a = doi[d], *vd = vt + (size_t)d * T;
-            for (int j = 0; j < T; j++)
-                dp[j] += a * vd[j];
-        }
-        // the dropped probabilities weighted V: their mask gates dp too
-        const float *w = pi;
-        if (p > 0.0f) {
-            mask_row(pm, T, key, first + (uint64_t)i * T, threshold, keep);
-            for (int j = 0; j < T; j++) {
-                dp[j] *= pm[j];
-                pm[j] *= pi[j];
+    pad_transpose(vt, tp, v, H3, T, D);
+    pad_rows(kp, dp, k, H3, T, T, D, 1.0f);
+    pad_rows(qp, dp, q, H3, T, T, D, 1.0f);
+    pad_rows(dop, dp, dout + (size_t)h * D, (size_t)H, T, tq, D, 1.0f);
+    // wb (T, tp) = P * M, the weights V was taken with
+    pad_rows(wb, tp, P, (size_t)T, T, T, T, 1.0f);
+    for (int i = 0; i < T && p > 0.0f; i++)
+        drop_row(wb + (size_t)i * tp, wb + (size_t)i * tp, T, key, first + (uint64_t)i * T,
+                 threshold, keep);
+
+    for (int i0 = 0; i0 < tq; i0 += QB) {
+        // ds rows i0 .. (QB, tp) = dO V^T, then dS over it
+        float *dsb = ds + (size_t)i0 * tp;
+        tile_mm(dsb, tp, dop + (size_t)i0 * dp, dp, vt, tp, D, tp);
+        for (int r = 0; r < QB; r++) {
+            const int i = i0 + r;
+            float *dr = dsb + (size_t)r * tp;
+            const float *pr = P + (size_t)i * T;
+            if (i >= T) {
+                memset(dr, 0, (size_t)tp * sizeof *dr);
+                continue;
             }
-            w = pm;
-        }
-        // dV[j] += w[j] dO[i]
-        for (int j = 0; j < T; j++) {
-            const float a = w[j];
-            float *dvj = dv + j * H3;
-            for (int d = 0; d < D; d++)
-                dvj[d] += a * doi[d];
-        }
-        // dS[i] = P[i] * (dp - dp . P[i]), with the scale of S folded in
-        float lane[CPU_LANES] = { 0 };
-        int j = 0;
-        for (; j + CPU_LANES <= T; j += CPU_LANES)
+            if (p > 0.0f)
+                drop_row(dr, dr, T, key, first + (uint64_t)i * T, threshold, keep);
+            float lane[CPU_LANES] = { 0 };
+            int j = 0;
+            for (; j + CPU_LANES <= T; j += CPU_LANES)
+                for (int l = 0; l < CPU_LANES; l++)
+                    lane[l] += dr[j + l] * pr[j + l];
+            for (; j < T; j++)
+                lane[0] += dr[j] * pr[j];
+            float dot = 0.0f;
             for (int l = 0; l < CPU_LANES; l++)
-                lane[l] += dp[j + l] * pi[j + l];
-        for (; j < T; j++)
-            lane[0] += dp[j] * pi[j];
-        float dot = 0.0f;
-        for (int l = 0; l < CPU_LANES; l++)
-            dot += lane[l];
-        for (j = 0; j < T; j++)
-            dp[j] = pi[j] * (dp[j] - dot) * scale;
-        // dQ[i] = dS[i] K; dK[j] += dS[i][j] Q[i]
-        const float *qi = q + i * H3;
-        for (int d = 0; d < D; d++)
-            acc[d] = 0.0f;
-        for (j = 0; j < T; j++) {
-            const float a = dp[j], *kj = k + j * H3;
-            float *dkj = dk + j * H3;
-            for (int d = 0; d < D; d++) {
-                acc[d] += a * kj[d];
-                dkj[d] += a * qi[d];
-            }
+                dot += lane[l];
+            for (j = 0; j < T; j++)
+                dr[j] = pr[j] * (dr[j] - dot) * scale;
+            for (; j < tp; j++)
+                dr[j] = 0.0f;
         }
-        for (int d = 0; d < D; d++)
-            dq[i * H3 + d] = acc[d];
+        // dQ rows i0 .. = dS K
+        tile_mm(o, dp, dsb, tp, kp, dp, T, dp);
+        for (int r = 0; r < QB && i0 + r < T; r++)
+            memcpy(dq + (size_t)(i0 + r) * H3, o + (size_t)r * dp, (size_t)D * sizeof *o);
+    }
+    // dK rows j0 .. = dS^T Q; dV rows j0 .. = (P * M)^T dO
+    for (int j0 = 0; j0 < T; j0 += QB) {
+        const int nk = T - j0 < QB ? T - j0 : QB;
+        tile_mm_at(o, dp, ds + j0, tp, qp, dp, T, dp);
+        for (int r = 0; r < nk; r++)
+            memcpy(dk + (size_t)(j0 + r) * H3, o + (size_t)r * dp, (size_t)D * sizeof *o);
+        tile_mm_at(o, dp, wb + j0, tp, dop, dp, T, dp);
+        for (int r = 0; r < nk; r++)
+            memcpy(dv + (size_t)(j0 + r) * H3, o + (size_t)r * dp, (size_t)D * sizeof *o);
     }
 }
 
@@ -202,13 +267,9 @@ void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv,
                             const float *probs, const int *len, int B, int NH, int D, float p,
                             uint64_t key, float *scratch, int threads)
 {
-    const int H = NH * D;
-    int t_max = 0;
-    for (int b = 0; b < B; b++)
-        t_max = len[b] > t_max ? len[b] : t_max;
-    const size_t per_thread = cpu_attention_train_scratch(t_max, D, 1);
-    const int items = B * NH;
-    threads = items < threads ? items : threads;
+    const int H = NH * D, items = B * NH;
+    const size_t per_thread = cpu_attention_train_scratch(max_len(len, B), D, 1);
+    threads = item_threads(len, B, NH, D, threads);
     CPU_PARALLEL_FOR_DYNAMIC(threads)
     for (int it = 0; it < items; it++) {
         size_t tok, prob;

@@ -11,8 +11,8 @@
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
 
-/* Elements per parallel work item. */
-enum { DROP_BLOCK = 4096 };
+/* Elements per parallel work item, and elements worth a thread of their own. */
+enum { DROP_BLOCK = 4096, DROP_GRAIN = 32768 };
 
 static uint64_t splitmix64(uint64_t z)
 {
@@ -59,7 +59,7 @@ void cpu_dropout(float *out, const float *inp, const float *res, size_t n, float
     const uint32_t threshold = cpu_dropout_threshold(p);
     const float scale = 1.0f / (1.0f - p);
     long blocks = (long)((n + DROP_BLOCK - 1) / DROP_BLOCK);
-    int threads = blocks > 1 ? cpu_threads() : 1;
+    int threads = cpu_threads_for(n, DROP_GRAIN);
     CPU_PARALLEL_FOR(threads)
     for (long k = 0; k < blocks; k++) {
         size_t at = (size_t)k * DROP_BLOCK, m = n - at < DROP_BLOCK ? n - at : DROP_BLOCK;

@@ -13,8 +13,9 @@
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
 
-/* Columns per work item of the scatter-add. */
-enum { EMB_COLS = 128 };
+/* Columns per work item of the scatter-add, and additions worth a thread of their own (see
+ * cpu_threads_for in ops.h). */
+enum { EMB_COLS = 128, EMB_GRAIN = 1 << 16 };
 
 // out (N, H) <- ids (N), len (B), word (V, H), pos (P, H), type (TT, H)
 void cpu_embedding_sum(float *out, const int *ids, const int *len, int B, const float *word,
@@ -54,7 +55,10 @@ void cpu_embedding_backward(float *dword, float *dpos, float *dtype, const float
                             const int *ids, const int *len, int B, int H, int pad_id)
 {
     const int blocks = (H + EMB_COLS - 1) / EMB_COLS;
-    int threads = cpu_threads();
+    size_t N = 0;
+    for (int b = 0; b < B; b++)
+        N += (size_t)len[b];
+    int threads = cpu_threads_for(N * H, EMB_GRAIN);
     threads = blocks < threads ? blocks : threads;
     CPU_PARALLEL_FOR(threads)
     for (int k = 0; k < blocks; k++) {

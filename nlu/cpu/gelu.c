@@ -12,6 +12,8 @@
 /* Elements per parallel work item: big enough to amortize the scheduling, small enough to
  * spread an FFN activation over the threads. */
 enum { GELU_BLOCK = 4096 };
+/* Elements worth a thread of their own (about 30 us of work). */
+enum { GELU_GRAIN = 32768 };
 
 CPU_SIMD static void gelu_block(float *out, const float *inp, size_t n)
 {
@@ -23,7 +25,7 @@ CPU_SIMD static void gelu_block(float *out, const float *inp, size_t n)
 void cpu_gelu(float *out, const float *inp, size_t n)
 {
     long blocks = (long)((n + GELU_BLOCK - 1) / GELU_BLOCK);
-    int threads = blocks > 1 ? cpu_threads() : 1;
+    int threads = cpu_threads_for(n, GELU_GRAIN);
     CPU_PARALLEL_FOR(threads)
     for (long k = 0; k < blocks; k++) {
         size_t at = (size_t)k * GELU_BLOCK;

@@ -11,8 +11,8 @@
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
 
-/* Elements per parallel work item, as in gelu.c. */
-enum { GELU_BLOCK = 4096 };
+/* Elements per parallel work item, and elements worth a thread of their own, as in gelu.c. */
+enum { GELU_BLOCK = 4096, GELU_GRAIN = 32768 };
 
 CPU_SIMD static void gelu_backward_block(float *dinp, const float *inp, const float *dout,
                                          size_t n)
@@ -29,7 +29,7 @@ CPU_SIMD static void gelu_backward_block(float *dinp, const float *inp, const fl
 void cpu_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
     long blocks = (long)((n + GELU_BLOCK - 1) / GELU_BLOCK);
-    int threads = blocks > 1 ? cpu_threads() : 1;
+    int threads = cpu_threads_for(n, GELU_GRAIN);
     CPU_PARALLEL_FOR(threads)
     for (long k = 0; k < blocks; k++) {
         size_t at = (size_t)k * GELU_BLOCK;

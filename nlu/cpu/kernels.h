@@ -40,8 +40,9 @@ static inline int cpu_thread_id(void) { return omp_get_thread_num(); }
 static inline int cpu_thread_id(void) { return 0; }
 #endif
 
-/* The helpers below are forced inline: GCC will not inline a function into a CPU_SIMD
- * caller whose optimization options differ, and a call stops vectorization. */
+/* Helpers called from CPU_SIMD functions must be CPU_INLINE (forced inline): GCC does not
+ * inline a plain static inline function into a caller whose target or optimization options
+ * differ, and the call that remains stops vectorization. */
 #if defined(__GNUC__)
 #define CPU_INLINE __attribute__((always_inline)) static inline
 #else

@@ -10,6 +10,9 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/kernels.h"
 
+/* Elements worth a thread of their own (some 10 us of work). */
+enum { LN_GRAIN = 16384 };
+
 // out (C) = LN(x (C) [+ res (C)]) · w (C) + b (C); out may be x
 CPU_SIMD static void layernorm_row(float *out, const float *x, const float *res, const float *w,
                                    const float *b, int C, float eps)
@@ -29,7 +32,7 @@ CPU_SIMD static void layernorm_row(float *out, const float *x, const float *res,
 static void layernorm_rows(float *out, const float *inp, const float *res, const float *w,
                            const float *b, int M, int C, float eps)
 {
-    int threads = M > 1 ? cpu_threads() : 1;
+    int threads = cpu_threads_for((size_t)M * C, LN_GRAIN);
     CPU_PARALLEL_FOR(threads)
     for (int i = 0; i < M; i++) {
         size_t at = (size_t)i * C;

@@ -3,7 +3,8 @@
  * With xhat = (x - mean) * rstd and g = dout * w, the input gradient of a row is
  * rstd * (g - mean(g) - xhat * mean(g * xhat)); w and b get sum(dout * xhat) and sum(dout)
  * over the rows. Mean and rstd are recomputed from the kept input the way layernorm.c
- * computes them (cpu_lanes_sum), which costs two passes over a row and saves storing them.
+ * computes them (cpu_lanes_sum in double), which costs two passes over a row and saves
+ * storing them.
  * Rows run in parallel in fixed chunks; each chunk sums its rows' w and b gradients into
  * its own slot of scratch, and the slots are added in chunk order afterwards, so the
  * result is the same for any thread count. This file does not compute the forward.
@@ -14,8 +15,8 @@
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
 
-/* Rows per chunk of the w and b sums. */
-enum { LN_ROWS = 32 };
+/* Rows per chunk of the w and b sums, and elements worth a thread of their own. */
+enum { LN_ROWS = 32, LN_GRAIN = 16384 };
 
 size_t cpu_layernorm_backward_scratch(int M, int C)
 {
@@ -27,21 +28,22 @@ size_t cpu_layernorm_backward_scratch(int M, int C)
 CPU_SIMD static void ln_backward_row(float *dinp, float *dw, float *db, const float *dout,
                                      const float *x, const float *w, int C, float eps)
 {
-    float mean = cpu_lanes_sum(x, C, 0.0f, 0) / (float)C;
-    float var = cpu_lanes_sum(x, C, mean, 1) / (float)C;
-    float rstd = 1.0f / sqrtf(var + eps);
+    /* xhat exactly as layernorm_row forms it: double statistics, float rstd. */
+    const double mean = cpu_lanes_sum(x, C, 0.0, 0) / C;
+    const double var = cpu_lanes_sum(x, C, mean, 1) / C;
+    const float rstd = (float)(1.0 / sqrt(var + eps));
     float lg[CPU_LANES] = { 0 }, lgx[CPU_LANES] = { 0 };
     int c = 0;
     for (; c + CPU_LANES <= C; c += CPU_LANES)
         for (int j = 0; j < CPU_LANES; j++) {
             float g = dout[c + j] * w[c + j];
             lg[j] += g;
-            lgx[j] += g * (x[c + j] - mean) * rstd;
+            lgx[j] += g * ((float)((double)x[c + j] - mean) * rstd);
         }
     for (; c < C; c++) {
         float g = dout[c] * w[c];
         lg[0] += g;
-        lgx[0] += g * (x[c] - mean) * rstd;
+        lgx[0] += g * ((float)((double)x[c] - mean) * rstd);
     }
     float sg = 0, sgx = 0;
     for (int j = 0; j < CPU_LANES; j++) {
@@ -50,7 +52,7 @@ CPU_SIMD static void ln_backward_row(float *dinp, float *dw, float *db, const fl
     }
     const float mg = sg / (float)C, mgx = sgx / (float)C;
     for (c = 0; c < C; c++) {
-        float xhat = (x[c] - mean) * rstd, d = dout[c];
+        float xhat = (float)((double)x[c] - mean) * rstd, d = dout[c];
         dw[c] += d * xhat;
         db[c] += d;
         dinp[c] = rstd * (d * w[c] - mg - xhat * mgx);
@@ -74,8 +76,10 @@ void cpu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout
                             const float *inp, const float *w, int M, int C, float eps,
                             float *scratch)
 {
+    if (M <= 0)
+        return;
     const int chunks = (M + LN_ROWS - 1) / LN_ROWS;
-    int threads = cpu_threads();
+    int threads = cpu_threads_for((size_t)M * C, LN_GRAIN);
     threads = chunks < threads ? chunks : threads;
     CPU_PARALLEL_FOR(threads)
     for (int k = 0; k < chunks; k++) {

@@ -15,8 +15,8 @@
 #include "nlu/cpu/kernels.h"
 
 /* Columns per work item of the bias sums: wide enough to vectorize, narrow enough that a
- * small OC still spreads over the threads. */
-enum { COL_BLOCK = 64 };
+ * small OC still spreads over the threads; and additions worth a thread of their own. */
+enum { COL_BLOCK = 64, COL_GRAIN = 1 << 16 };
 
 // db (nc) += sum over M rows of dout (M, OC) columns c0 .. c0+nc-1
 CPU_SIMD static void column_sums(float *db, const float *dout, int M, int OC, int nc)
@@ -46,7 +46,7 @@ void cpu_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout
     if (!dbias)
         return;
     const int blocks = (OC + COL_BLOCK - 1) / COL_BLOCK;
-    int threads = cpu_threads();
+    int threads = cpu_threads_for((size_t)M * OC, COL_GRAIN);
     threads = blocks < threads ? blocks : threads;
     CPU_PARALLEL_FOR(threads)
     for (int k = 0; k < blocks; k++) {

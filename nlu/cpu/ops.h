@@ -20,6 +20,11 @@
  * own setting is per thread). 0 = one per core. Always 1 in a build without OpenMP. */
 void cpu_set_threads(int n);
 int cpu_threads(void);
+/* The threads for `work` units when each thread should get at least `grain` of them:
+ * min(cpu_threads(), work / grain), at least 1. Waking the OpenMP pool costs microseconds,
+ * and its idle workers then spin for a while, taking cores from OpenBLAS's next GEMM; small
+ * ops are cheaper on the calling thread alone. */
+int cpu_threads_for(size_t work, size_t grain);
 
 /* matmul.c — a fully connected layer in the nn.Linear layout (weight rows are outputs):
  * out (M, OC) = inp (M, IC) · w (OC, IC)^T + bias (OC). bias may be NULL. */
@@ -46,8 +51,9 @@ void cpu_gelu_ref(float *out, const float *inp, size_t n);
  * the query, key and value rows, head h at columns h*D..h*D+D-1 of each; len (B) are the
  * sequence lengths, N = sum(len), H = NH * D. For each sequence and head:
  * out (T, D) = softmax(Q K^T / sqrt(D)) V over that sequence's T tokens only, written to
- * the head's columns of out (N, H). scratch holds cpu_attention_scratch(Tmax, D, threads)
- * floats, Tmax the longest sequence and threads what the call uses (cpu_threads()). */
+ * the head's columns of out (N, H). `threads` is the most threads the call may use (it uses
+ * fewer for small batches); scratch holds cpu_attention_scratch(Tmax, D, threads) floats,
+ * Tmax the longest sequence. */
 size_t cpu_attention_scratch(int t_max, int D, int threads);
 void cpu_attention(float *out, const float *qkv, const int *len, int B, int NH, int D,
                    float *scratch, int threads);

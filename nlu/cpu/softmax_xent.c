@@ -12,8 +12,9 @@
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
 
-/* Rows per parallel work item: a row of a few dozen logits is too little work alone. */
-enum { XENT_ROWS = 64 };
+/* Rows per parallel work item (a row of a few dozen logits is too little work alone), and
+ * logits worth a thread of their own. */
+enum { XENT_ROWS = 64, XENT_GRAIN = 16384 };
 
 CPU_SIMD static void xent_row(float *dx, float *loss, const float *x, int label, int C,
                               float scale)
@@ -27,7 +28,7 @@ CPU_SIMD static void xent_row(float *dx, float *loss, const float *x, int label,
     float m = cpu_lanes_max(x, C);
     for (int c = 0; c < C; c++)
         dx[c] = cpu_expf(x[c] - m);
-    float sum = cpu_lanes_sum(dx, C, 0.0f, 0);
+    float sum = (float)cpu_lanes_sum(dx, C, 0.0, 0);
     *loss = logf(sum) + m - x[label];
     float k = scale / sum;
     for (int c = 0; c < C; c++)
@@ -39,8 +40,10 @@ CPU_SIMD static void xent_row(float *dx, float *loss, const float *x, int label,
 void cpu_softmax_xent(float *dlogits, float *loss, const float *logits, const int *labels, int M,
                       int C, float scale)
 {
+    if (M <= 0)
+        return;
     const int chunks = (M + XENT_ROWS - 1) / XENT_ROWS;
-    int threads = cpu_threads();
+    int threads = cpu_threads_for((size_t)M * C, XENT_GRAIN);
     threads = chunks < threads ? chunks : threads;
     CPU_PARALLEL_FOR(threads)
     for (int k = 0; k < chunks; k++) {

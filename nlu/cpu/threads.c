@@ -28,3 +28,10 @@ int cpu_threads(void)
     return 1;
 #endif
 }
+
+int cpu_threads_for(size_t work, size_t grain)
+{
+    int threads = cpu_threads();
+    size_t useful = grain ? work / grain : work;
+    return useful < 1 ? 1 : useful < (size_t)threads ? (int)useful : threads;
+}

@@ -266,7 +266,7 @@ static const char *duration(double s, char *buf, size_t cap)
     else if (t >= 60)
         snprintf(buf, cap, "%ldm%02lds", t / 60, t % 60);
     else
-        snprintf(buf, cap, "%lds", t);
+        snprintf(buf, cap, "%.1fs", s > 0 ? s : 0.0);
     return buf;
 }
 
@@ -288,6 +288,9 @@ static void print_start(const train_progress *pr)
             c->heads, c->intermediate, c->max_positions, pr->vocab_size, pr->vocab_learned ? " (learned)" : "",
             (double)pr->n_params / 1e6, pr->heads_replaced ? ", new heads" : "");
     fprintf(stderr, "train: %d epochs, %ld steps\n", pr->epochs, pr->steps);
+    if (pr->n_truncated)
+        fprintf(stderr, "train: warning: %d training examples are longer than %d pieces and were cut\n",
+                pr->n_truncated, c->max_positions);
     if (pr->step)
         fprintf(stderr, "train: resuming at step %ld\n", pr->step);
 }
@@ -360,8 +363,8 @@ int cmd_train(int argc, char **argv)
                p.dev ? p.dev : "", p.out);
         return EXIT_STOPPED;
     }
-    printf("trained in %s (%.1f s), %.0f examples/s; model in %s (epoch %d)", duration(res.wall_s, wall, sizeof wall),
-           res.wall_s, res.examples_per_s, p.out, res.best_epoch);
+    printf("trained in %s, %.0f examples/s; model in %s (epoch %d)", duration(res.wall_s, wall, sizeof wall),
+           res.examples_per_s, p.out, res.best_epoch);
     if (res.has_dev)
         printf("; best dev: intent %.2f%%, slot F1 %.2f%%, sentence %.2f%%", 100 * res.best.intent_accuracy,
                100 * res.best.slot_f1, 100 * res.best.sentence_accuracy);

@@ -8,7 +8,8 @@
  * rounding of the analytic gradients (~1e-7 relative), so the tolerance is float rounding:
  * max |g - g_fd| <= 1e-5 * max|g_fd| + 1e-6 (a few ulps times the depth of the sums).
  * Fast against _ref: the same bound. Threads 1, 2 and 3 must agree bit for bit on the ops
- * that do not call BLAS (every sum runs in a fixed order). Max differences are printed.
+ * that do not call BLAS (every sum runs in a fixed order); some cases are big enough that
+ * the ops do wake 3 threads (cpu_threads_for). Max differences are printed.
  */
 #include <math.h>
 #include <stdint.h>
@@ -527,9 +528,11 @@ int main(void)
     test_matmul(5, 7, 3);
     test_matmul(9, 17, 13);
     test_matmul(130, 65, 70);
+    test_matmul(3000, 33, 70); /* enough work for 3 threads */
     test_layernorm(3, 5, 1);
     test_layernorm(7, 37, 1);
     test_layernorm(100, 96, 0);
+    test_layernorm(1000, 64, 0); /* enough work for 3 threads */
     test_gelu();
     test_xent(10, 7);
     test_xent(200, 33);
@@ -539,6 +542,8 @@ int main(void)
     const int len2[] = { 37, 2, 20, 64 };
     test_attention(len2, 4, 3, 16, 0.0f, 0);
     test_attention(len2, 4, 3, 16, 0.1f, 0);
+    const int len3[] = { 64, 100, 37, 128 }; /* enough work for 3 threads */
+    test_attention(len3, 4, 4, 16, 0.1f, 0);
     test_embedding();
     test_dropout();
     return check_done();

@@ -170,6 +170,33 @@ static void test_accumulation(const bert_model *m)
     free(g1), free(g2);
 }
 
+/* A workspace reused across batches of different sizes gives what fresh memory gives. */
+static void test_workspace(const bert_model *m)
+{
+    const size_t n = m->n_params;
+    float *g1 = malloc(n * sizeof *g1), *g2 = malloc(n * sizeof *g2);
+    bert_loss l1, l2;
+    bert_train_ws ws = { 0 };
+    bert_labels y = { intents, slots, 0.7f };
+    int same = 1;
+    for (int k = 0; k < 4; k++) {
+        /* 1, 2, 3 sequences, then 1 again: the arena grows, then is reused as it is. */
+        bert_batch b = { k % 3 + 1, lens, ids };
+        memset(g1, 0, n * sizeof *g1);
+        memset(g2, 0, n * sizeof *g2);
+        parley_status s1 = bert_train_step(m, &b, &y, 0.1f, 9, g1, &l1, NULL, NULL);
+        parley_status s2 = bert_train_step_ws(&ws, m, &b, &y, 0.1f, 9, g2, &l2, NULL, NULL);
+        same = same && s1 == PARLEY_OK && s2 == PARLEY_OK && !memcmp(g1, g2, n * sizeof *g1) &&
+               l1.total == l2.total;
+    }
+    CHECK(same && ws.block && ws.cap > 0, "steps in a reused workspace match fresh ones");
+    bert_train_ws_free(&ws);
+    CHECK(!ws.block && !ws.cap, "bert_train_ws_free empties the workspace");
+    bert_train_ws_free(&ws);
+    bert_train_ws_free(NULL);
+    free(g1), free(g2);
+}
+
 static void test_threads(const bert_model *m)
 {
     const size_t n = m->n_params;
@@ -234,7 +261,8 @@ static void *fi_malloc(size_t n, void *ud) { (void)ud; return ++alloc_count == f
 static void *fi_realloc(void *p, size_t n, void *ud) { (void)ud; return ++alloc_count == fail_at ? NULL : realloc(p, n); }
 static void fi_free(void *p, void *ud) { (void)ud; free(p); }
 
-/* Fails the Nth allocation for N = 1, 2, ... until a step needs fewer than N. */
+/* Fails the Nth allocation for N = 1, 2, ... until a step needs fewer than N; the same with
+ * a workspace, which must stay usable after a failure. */
 static void test_alloc_failures(const bert_model *m)
 {
     float *g = calloc(m->n_params, sizeof *g);
@@ -253,6 +281,20 @@ static void test_alloc_failures(const bert_model *m)
     }
     CHECK(completed && clean && fail_at > 2, "every allocation failure is PARLEY_ERR_NOMEM (%ld runs)",
           fail_at - 1);
+    bert_train_ws ws = { 0 };
+    bert_batch small = { 1, lens, ids }, full = { B, lens, ids };
+    bert_labels y = { intents, slots, 1.0f };
+    CHECK(bert_train_step_ws(&ws, m, &small, &y, 0.1f, 1, g, &loss, NULL, NULL) == PARLEY_OK,
+          "a small batch: %s", parley_errmsg());
+    alloc_count = 0;
+    fail_at = 1;
+    parley_set_allocator(&a);
+    parley_status st = bert_train_step_ws(&ws, m, &full, &y, 0.1f, 1, g, &loss, NULL, NULL);
+    parley_set_allocator(NULL);
+    CHECK(st == PARLEY_ERR_NOMEM && !ws.block && !ws.cap, "growing the workspace fails cleanly");
+    CHECK(bert_train_step_ws(&ws, m, &full, &y, 0.1f, 1, g, &loss, NULL, NULL) == PARLEY_OK,
+          "the workspace works after a failure: %s", parley_errmsg());
+    bert_train_ws_free(&ws);
     free(g);
 }
 
@@ -290,6 +332,7 @@ int main(void)
     test_dropout_determinism(m);
     test_against_forward(m);
     test_accumulation(m);
+    test_workspace(m);
     test_threads(m);
     test_bad_input(m);
     test_alloc_failures(m);

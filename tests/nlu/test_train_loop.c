@@ -256,8 +256,7 @@ static void test_determinism(void)
 {
     path pa = path_in(tmp, "det_a"), pb = path_in(tmp, "det_b"), pc = path_in(tmp, "det_c");
     const char *a = pa.s, *b = pb.s, *c = pc.s;
-    train_params p = tiny(a, 2);
-    p.dev = dev;
+    train_params p = tiny(a, 2); /* no dev: the last epoch is saved */
     CHECK(train_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
     p.out = b;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
@@ -269,12 +268,13 @@ static void test_determinism(void)
 }
 
 /* Runs 3 epochs straight into `whole`, then again into `parts`, stopped after step
- * `stop_at` and resumed; the files must be identical. */
-static void check_resume(const char *whole, const char *parts, int stop_at)
+ * `stop_at` and resumed; the files must be identical. Without dev the last epoch is
+ * compared, so every step counts; with dev, the best epoch's bookkeeping. */
+static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev)
 {
     train_params p = tiny(whole, 3);
     train_result res;
-    p.dev = dev;
+    p.dev = with_dev ? dev : NULL;
     p.dropout = 0.2f;
     p.warmup_steps = 4;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "whole: %s", parley_errmsg());
@@ -315,7 +315,7 @@ static void check_resume(const char *whole, const char *parts, int stop_at)
     /* Resume takes the stored settings; different ones here must be ignored. */
     train_params r = train_params_default();
     r.data = data;
-    r.dev = dev;
+    r.dev = p.dev;
     r.out = parts;
     r.resume = 1;
     r.threads = 1;
@@ -333,8 +333,9 @@ static void check_resume(const char *whole, const char *parts, int stop_at)
 static void test_resume(void)
 {
     /* 40 examples in batches of 8: 5 steps an epoch. */
-    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7);
-    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10);
+    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7, 0);
+    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10, 0);
+    check_resume(path_in(tmp, "res_whole3").s, path_in(tmp, "res_dev").s, 7, 1);
 }
 
 /* ---- --init ------------------------------------------------------------------------------ */
