@@ -63,8 +63,8 @@ static parley_status check_batch(const bert_config *c, const bert_batch *b, int 
     return PARLEY_OK;
 }
 
-/* Scratch buffers of one call, carved from one allocation. The QKV and FFN activations are
- * never live at the same time, so they share `wide`. */
+/* Scratch buffers of one call, carved from one allocation that starts at h. The QKV and FFN
+ * activations are never live at the same time, so they share `wide`. */
 typedef struct scratch {
     float *h;         // (N, H) the residual stream
     float *wide;      // (N, 3H) qkv, later (N, I) ffn activations
@@ -76,7 +76,7 @@ typedef struct scratch {
 } scratch;
 
 static parley_status scratch_alloc(scratch *s, const bert_config *c, int N, int B, int t_max,
-                                   int threads, float **block)
+                                   int threads)
 {
     const size_t H = (size_t)c->hidden, I = (size_t)c->intermediate;
     const size_t wide = 3 * H > I ? 3 * H : I;
@@ -90,7 +90,6 @@ static parley_status scratch_alloc(scratch *s, const bert_config *c, int N, int 
     if (!p)
         return pl_fail(PARLEY_ERR_NOMEM, "bert_forward: no memory for %zu MiB of activations "
                        "(%d tokens)", (total * sizeof *p) >> 20, N);
-    *block = p;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *ptrs[i] = p;
         p += sizes[i];
@@ -121,7 +120,6 @@ parley_status bert_forward(const bert_model *m, const bert_batch *b, float *inte
 {
     parley_status st;
     int N = 0;
-    float *block = NULL;
     scratch s;
     if (!m || !b || !intent_logits || !slot_logits)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_forward: NULL model, batch or output");
@@ -136,7 +134,7 @@ parley_status bert_forward(const bert_model *m, const bert_batch *b, float *inte
     for (int i = 0; i < B; i++)
         t_max = b->len[i] > t_max ? b->len[i] : t_max;
     const int threads = cpu_threads();
-    if ((st = scratch_alloc(&s, c, N, B, t_max, threads, &block)) != PARLEY_OK)
+    if ((st = scratch_alloc(&s, c, N, B, t_max, threads)) != PARLEY_OK)
         return st;
 
     cpu_embedding(s.h, b->ids, b->len, B, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w,
@@ -155,6 +153,6 @@ parley_status bert_forward(const bert_model *m, const bert_batch *b, float *inte
         s.pooled[i] = tanhf(s.pooled[i]);
     cpu_matmul(intent_logits, s.pooled, w->intent_w, w->intent_b, B, H, c->n_intents);
     cpu_matmul(slot_logits, s.h, w->slot_w, w->slot_b, N, H, c->n_slots);
-    pl_free(block);
+    pl_free(s.h);
     return PARLEY_OK;
 }

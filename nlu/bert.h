@@ -17,12 +17,16 @@ typedef struct bert_batch {
 } bert_batch;
 
 /* Runs the model. intent_logits: (B, NI); slot_logits: (N, NS). Thread-safe for a shared
- * model: all scratch memory belongs to the call. Fails only on allocation failure or a
- * batch that breaks the model's limits (id out of range, length above P). */
+ * model: all scratch memory belongs to the call (one allocation, sized from N). Fails only
+ * on allocation failure or a batch that breaks the model's limits (id out of range, length
+ * 0 or above P), with a message naming the sequence and token. A batch of 0 sequences does
+ * nothing. */
 parley_status bert_forward(const bert_model *m, const bert_batch *b, float *intent_logits,
                            float *slot_logits);
 
-/* Sets the thread count used by the math (OpenBLAS and OpenMP); 0 = all cores. */
+/* Sets the thread count used by the math (OpenBLAS and OpenMP); 0 = all cores. Process-wide:
+ * it applies to calls from every thread. The GEMMs use all of them; the other ops only when
+ * big enough to gain from it (see nlu/cpu/threads.c). */
 void bert_set_threads(int threads);
 
 #endif

@@ -33,7 +33,7 @@ static uint64_t layer_key(uint64_t seed, int l, int site)
     return cpu_dropout_key(seed, DROP_LAYER0 + (uint64_t)l * DROP_PER_LAYER + (uint64_t)site);
 }
 
-/* Saved activations and backward scratch of one step, carved from one allocation.
+/* Saved activations and backward scratch of one step, carved from the workspace block.
  * Per-layer arrays hold L blocks one after another. */
 typedef struct acts {
     float *emb_sum;   // (N, H) embedding sum, the embedding LayerNorm's input

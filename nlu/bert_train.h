@@ -30,9 +30,14 @@ typedef struct bert_loss {
 } bert_loss;
 
 /* Forward + backward of one batch. grads (n_params, laid out like params) are ADDED to, so
- * callers zero them first or accumulate several micro-batches. intent_logits (B, NI) and
- * slot_logits (N, NS) may be NULL; if given they receive the logits. Its scratch memory is
- * allocated and freed in the call; a loop of steps should use bert_train_step_ws. */
+ * callers zero them first or accumulate several micro-batches; only the word embedding rows
+ * of the batch's ids are touched, and the [PAD] row gets nothing (as nn.Embedding with
+ * padding_idx). intent_logits (B, NI) and slot_logits (N, NS) may be NULL; if given they
+ * receive the logits. dropout is in [0, 1). Fails with PARLEY_ERR_INVALID_ARG on a bad
+ * batch or label (the detail names the sequence, token and value; grads are untouched) and
+ * PARLEY_ERR_NOMEM. The model is only read: threads may run steps on one model into their
+ * own gradients. Scratch memory is allocated and freed in the call; a loop of steps should
+ * use bert_train_step_ws. */
 parley_status bert_train_step(const bert_model *m, const bert_batch *b, const bert_labels *y,
                               float dropout, uint64_t seed, float *grads, bert_loss *loss,
                               float *intent_logits, float *slot_logits);

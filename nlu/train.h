@@ -92,7 +92,7 @@ typedef struct train_params {
     /* Shape of a new model (ignored with init). */
     int layers, hidden, heads, intermediate, max_positions;
     int epochs, batch;
-    float lr;                 /* peak learning rate */
+    float lr;                 /* peak learning rate; 0 = train_default_lr(init != NULL) */
     float warmup_fraction;    /* warmup steps as a fraction of all steps ... */
     long warmup_steps;        /* ... or, when >= 0, this many steps */
     float weight_decay;       /* AdamW's decoupled decay; never on biases and LayerNorm */
@@ -120,9 +120,11 @@ typedef struct train_result {
     train_scores best;        /* its dev scores (has_dev) */
 } train_result;
 
-/* The defaults: a 4-layer, 256-wide model (BERT-mini's shape), 128 positions, 20 epochs of
- * batches of 32, lr 1e-3 with 10% warmup (5e-5 with init: see train_default_lr), weight
- * decay 0.01, dropout 0.1, slot weight 1, clip 1, seed 42, all cores. */
+/* The defaults: a 4-layer, 256-wide model (BERT-mini's shape), 128 positions, a learned
+ * vocabulary of up to 8000 tokens, 20 epochs of batches of 32, lr 0 (see below) with 10%
+ * warmup, weight decay 0.01, dropout 0.1, slot weight 1, clip 1, seed 42, all cores.
+ * Unlike most params structs, zero is a real value for several fields (dropout, weight
+ * decay, clip): start from this function, not from a zeroed struct. */
 train_params train_params_default(void);
 /* The default peak learning rate for a model trained from scratch or from init. */
 float train_default_lr(int from_init);

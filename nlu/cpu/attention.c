@@ -23,7 +23,7 @@
  * zero-padded scratch first so that tiles never run past the data. */
 enum { QB = 8, TW = 16 };
 
-/* Multiply-adds worth a thread of their own (some 10 us of work). */
+/* Multiply-adds worth a thread of their own (some 30 us of work). */
 enum { ATTENTION_GRAIN = 1 << 19 };
 
 static int round_up(int n, int to) { return (n + to - 1) / to * to; }

@@ -10,8 +10,8 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/kernels.h"
 
-/* Elements worth a thread of their own (some 10 us of work). */
-enum { LN_GRAIN = 16384 };
+/* Elements worth a thread of their own (some 30 us of work). */
+enum { LN_GRAIN = 65536 };
 
 // out (C) = LN(x (C) [+ res (C)]) · w (C) + b (C); out may be x
 CPU_SIMD static void layernorm_row(float *out, const float *x, const float *res, const float *w,

@@ -20,10 +20,10 @@
  * own setting is per thread). 0 = one per core. Always 1 in a build without OpenMP. */
 void cpu_set_threads(int n);
 int cpu_threads(void);
-/* The threads for `work` units when each thread should get at least `grain` of them:
- * min(cpu_threads(), work / grain), at least 1. Waking the OpenMP pool costs microseconds,
- * and its idle workers then spin for a while, taking cores from OpenBLAS's next GEMM; small
- * ops are cheaper on the calling thread alone. */
+/* The threads for an op of `work` units, `grain` being the work worth a thread of its own
+ * when threads cost nothing to start (tens of microseconds on one core): between 1 and
+ * cpu_threads(), and 1 unless the op is big enough to pay for its parallel region (see
+ * threads.c: OpenMP's idle workers spin, taking cores from OpenBLAS's next GEMM). */
 int cpu_threads_for(size_t work, size_t grain);
 
 /* matmul.c — a fully connected layer in the nn.Linear layout (weight rows are outputs):

@@ -13,6 +13,7 @@
 #include "nlu/dataset.h"
 #include "parley/parley.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static const char *data_dir;
 
@@ -330,48 +331,28 @@ static void test_shared_data(void)
     }
 }
 
-/* Fails every allocation from number `fail_at` on (0 = never). */
-static long alloc_count, fail_at;
-static void *t_malloc(size_t n, void *ud)
+/* Load (and augment) under every allocation failure (tests/fault.h). */
+typedef struct load_case {
+    const char *path;
+    int augment;
+} load_case;
+
+static parley_status load_free(void *ctx)
 {
-    (void)ud;
-    return fail_at && ++alloc_count >= fail_at ? NULL : malloc(n);
-}
-static void *t_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    return fail_at && ++alloc_count >= fail_at ? NULL : realloc(p, n);
-}
-static void t_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
+    const load_case *c = ctx;
+    ds_dataset *ds = NULL;
+    parley_status st = ds_load(c->path, &ds);
+    if (st == PARLEY_OK && c->augment)
+        st = ds_augment_lookups(ds, 3, 5, NULL);
+    ds_free(ds);
+    return st;
 }
 
-static void alloc_loop(const char *what, parley_status (*load)(const char *, ds_dataset **), const char *path,
-                       int augment)
+static void sweep_load(const char *what, const char *name, int augment)
 {
-    parley_allocator a = { t_malloc, t_realloc, t_free, NULL };
-    int clean = 1, succeeded = 0;
-    long steps = 0;
-    parley_set_allocator(&a);
-    for (fail_at = 1; fail_at < 100000 && !succeeded; fail_at++, steps++) {
-        alloc_count = 0;
-        ds_dataset *ds = NULL;
-        parley_status st = load(path, &ds);
-        if (st == PARLEY_OK && augment)
-            st = ds_augment_lookups(ds, 3, 5, NULL);
-        if (st == PARLEY_OK)
-            succeeded = 1;
-        else if (st != PARLEY_ERR_NOMEM) {
-            clean = 0;
-            fprintf(stderr, "%s: allocation %ld failed as %s: %s\n", what, fail_at, parley_status_str(st),
-                    parley_errmsg());
-        }
-        ds_free(ds);
-    }
-    parley_set_allocator(NULL);
-    CHECK(clean && succeeded && steps > 50, "%s: every allocation failure is NOMEM (%ld steps)", what, steps);
+    load_case c = { path_of(name), augment };
+    long points = fault_sweep(what, load_free, &c);
+    CHECK(points > 50, "%s: %ld allocation failure points", what, points);
 }
 
 int main(int argc, char **argv)
@@ -387,10 +368,7 @@ int main(int argc, char **argv)
     test_strings();
     test_jointbert();
     test_shared_data();
-    char path[4096];
-    snprintf(path, sizeof path, "%s/pizza.yaml", data_dir);
-    alloc_loop("nlu.yaml", ds_load, path, 1);
-    snprintf(path, sizeof path, "%s/jointbert/good", data_dir);
-    alloc_loop("jointbert", ds_load, path, 0);
+    sweep_load("nlu.yaml", "pizza.yaml", 1);
+    sweep_load("jointbert", "jointbert/good", 0);
     return check_done();
 }

@@ -10,6 +10,7 @@
 #include "parley/parley.h"
 #include "sdk/pl_alloc.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-12)
@@ -136,26 +137,10 @@ static void test_scores(void)
     mt_scorer_free(s);
 }
 
-/* Fails every allocation from number `fail_at` on (0 = never). */
-static long alloc_count, fail_at;
-static void *t_malloc(size_t n, void *ud)
+/* Score, report and render under every allocation failure (tests/fault.h). */
+static parley_status score_all(void *ctx)
 {
-    (void)ud;
-    return fail_at && ++alloc_count >= fail_at ? NULL : malloc(n);
-}
-static void *t_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    return fail_at && ++alloc_count >= fail_at ? NULL : realloc(p, n);
-}
-static void t_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
-
-static parley_status score_all(void)
-{
+    (void)ctx;
     const char *g[] = { "B-a", "I-a", "O", "B-b" }, *p[] = { "B-a", "B-b", "O", "I-b" };
     mt_scorer *s = NULL;
     mt_report *r = NULL;
@@ -177,25 +162,11 @@ static parley_status score_all(void)
     return st;
 }
 
-static void test_alloc_failures(void)
-{
-    parley_allocator a = { t_malloc, t_realloc, t_free, NULL };
-    int clean = 1, succeeded = 0;
-    parley_set_allocator(&a);
-    for (fail_at = 1; fail_at < 10000 && !succeeded; fail_at++) {
-        alloc_count = 0;
-        parley_status st = score_all();
-        succeeded = st == PARLEY_OK;
-        clean &= st == PARLEY_OK || st == PARLEY_ERR_NOMEM;
-    }
-    parley_set_allocator(NULL);
-    CHECK(clean && succeeded && fail_at > 20, "every allocation failure is NOMEM (%ld steps)", fail_at);
-}
-
 int main(void)
 {
     test_chunks();
     test_scores();
-    test_alloc_failures();
+    long points = fault_sweep("score + report", score_all, NULL);
+    CHECK(points > 20, "%ld allocation failure points", points);
     return check_done();
 }

@@ -22,6 +22,7 @@
 #include "nlu/safetensors.h"
 #include "sdk/pl_error.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static char root[64];
 
@@ -569,68 +570,38 @@ static void test_save_failures(const bert_model *m, const char *good)
     bert_model_free(other);
 }
 
-/* --- allocation failure injection ---------------------------------------------------- */
+/* --- allocation failure injection (tests/fault.h) ------------------------------------ */
 
-static long fail_at, n_allocs, live;
-static void *fail_malloc(size_t n, void *ud)
+static parley_status load_free(void *dir)
 {
-    (void)ud;
-    if (++n_allocs == fail_at)
-        return NULL;
-    void *p = malloc(n);
-    live += p != NULL;
-    return p;
+    bert_model *got = NULL;
+    parley_status st = bert_model_load(dir, &got);
+    bert_model_free(got);
+    return st;
 }
-static void *fail_realloc(void *p, size_t n, void *ud)
+
+typedef struct save_case {
+    const bert_model *m;
+    const char *dir;
+} save_case;
+
+static parley_status save_clean(void *ctx)
 {
-    (void)ud;
-    if (++n_allocs == fail_at)
-        return NULL;
-    void *q = realloc(p, n);
-    live += q && !p;
-    return q;
-}
-static void fail_free(void *p, void *ud)
-{
-    (void)ud;
-    live -= p != NULL;
-    free(p);
+    const save_case *c = ctx;
+    parley_status st = bert_model_save(c->m, c->dir);
+    CHECK(no_temp_files(c->dir), "save, allocation %ld failing: temporary files left", fault_fail_at);
+    return st;
 }
 
 static void test_alloc_failures(const bert_model *m, const char *good)
 {
-    parley_allocator a = { fail_malloc, fail_realloc, fail_free, NULL };
     char dir[256];
     snprintf(dir, sizeof dir, "%s/nomem", root);
-    int clean_load = 1, clean_save = 1;
-    long n;
-    for (int op = 0; op < 2; op++) {
-        for (n = 1; n < 100000; n++) {
-            bert_model *got = NULL;
-            fail_at = n;
-            n_allocs = live = 0;
-            parley_set_allocator(&a);
-            parley_status st = op == 0 ? bert_model_load(good, &got) : bert_model_save(m, dir);
-            bert_model_free(got);
-            parley_set_allocator(NULL);
-            int *clean = op == 0 ? &clean_load : &clean_save;
-            if (st == PARLEY_OK && n_allocs < fail_at)
-                break;
-            if (st != PARLEY_ERR_NOMEM || live != 0) {
-                CHECK(0, "%s, allocation %ld fails: %s, %ld blocks live (%s)", op ? "save" : "load", n,
-                      parley_status_str(st), live, parley_errmsg());
-                *clean = 0;
-                break;
-            }
-            if (op == 1 && !no_temp_files(dir)) {
-                CHECK(0, "save, allocation %ld fails: temporary files left", n);
-                break;
-            }
-        }
-        CHECK(n > 5 && n < 100000, "%s: %ld allocations tried", op ? "save" : "load", n);
-        printf("%s: failed each of %ld allocations cleanly\n", op ? "save" : "load", n - 1);
-    }
-    CHECK(clean_load && clean_save, "every allocation failure is clean");
+    long points = fault_sweep("load", load_free, (void *)good);
+    CHECK(points > 4, "load: %ld allocation failure points", points);
+    save_case c = { m, dir };
+    points = fault_sweep("save", save_clean, &c);
+    CHECK(points > 4, "save: %ld allocation failure points", points);
     expect_equal(dir, m, "model saved after the injection loop");
 }
 

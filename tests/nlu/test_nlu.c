@@ -14,6 +14,7 @@
 #include "nlu/decode.h"
 #include "nlu/model.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static const char *vocab_tokens[] = {
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "book", "a", "table", "for", "two", "in",
@@ -224,38 +225,19 @@ static void test_truncation(const char *dir)
     parley_nlu_close(nlu);
 }
 
-/* Fails the Nth allocation for N = 1, 2, ... through open + parse + batch until one run
- * needs fewer allocations than N: each failure must come back as PARLEY_ERR_NOMEM. */
-static long fail_at, alloc_count;
-static void *fi_malloc(size_t n, void *ud) { (void)ud; return ++alloc_count == fail_at ? NULL : malloc(n); }
-static void *fi_realloc(void *p, size_t n, void *ud) { (void)ud; return ++alloc_count == fail_at ? NULL : realloc(p, n); }
-static void fi_free(void *p, void *ud) { (void)ud; free(p); }
-
-static void test_alloc_failures(const char *dir)
+/* Open + batch parse + free under every allocation failure (tests/fault.h). */
+static parley_status open_parse_close(void *dir)
 {
-    parley_allocator a = { fi_malloc, fi_realloc, fi_free, NULL };
-    int clean = 1, completed = 0;
-    for (fail_at = 1; fail_at < 100000 && !completed; fail_at++) {
-        alloc_count = 0;
-        parley_set_allocator(&a);
-        parley_nlu *nlu = NULL;
-        parley_nlu_result *r[3] = { 0 };
-        const char *texts[] = { "book a table", "large pizza", "in boston ?" };
-        parley_status st = parley_nlu_open(dir, NULL, &nlu);
-        if (st == PARLEY_OK)
-            st = parley_nlu_parse_batch(nlu, texts, 3, r);
-        for (int i = 0; i < 3; i++)
-            parley_nlu_result_free(r[i]);
-        parley_nlu_close(nlu);
-        parley_set_allocator(NULL);
-        if (st == PARLEY_OK)
-            completed = 1;
-        else if (st != PARLEY_ERR_NOMEM) {
-            clean = 0;
-            fprintf(stderr, "allocation %ld failed as %s: %s\n", fail_at, parley_status_str(st), parley_errmsg());
-        }
-    }
-    CHECK(completed && clean, "every injected allocation failure returned PARLEY_ERR_NOMEM (%ld runs)", fail_at - 1);
+    parley_nlu *nlu = NULL;
+    parley_nlu_result *r[3] = { 0 };
+    const char *texts[] = { "book a table", "large pizza", "in boston ?" };
+    parley_status st = parley_nlu_open(dir, NULL, &nlu);
+    if (st == PARLEY_OK)
+        st = parley_nlu_parse_batch(nlu, texts, 3, r);
+    for (int i = 0; i < 3; i++)
+        parley_nlu_result_free(r[i]);
+    parley_nlu_close(nlu);
+    return st;
 }
 
 int main(void)
@@ -286,7 +268,8 @@ int main(void)
     }
     test_forced_tags(dir_b, dir_i);
     test_truncation(dir_short);
-    test_alloc_failures(dir);
+    long points = fault_sweep("open + parse", open_parse_close, dir);
+    CHECK(points > 50, "%ld allocation failure points", points);
 
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);

@@ -16,6 +16,7 @@
 #include "nlu/tokenizer.h"
 #include "nlu/vocab.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static wp_vocab *V;
 
@@ -321,66 +322,54 @@ static void test_random(void)
     CHECK(valid > 5000 && invalid > 5000, "random mix: %d valid, %d invalid", valid, invalid);
 }
 
-/* An allocator that fails its Nth call. */
-static long alloc_calls, fail_at;
-static void *fail_malloc(size_t n, void *ud)
+/* The operations swept by test_alloc_failures (tests/fault.h); a failure leaves no output. */
+static parley_status vocab_load_free(void *path)
 {
-    (void)ud;
-    return ++alloc_calls == fail_at ? NULL : malloc(n);
-}
-static void *fail_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    return ++alloc_calls == fail_at ? NULL : realloc(p, n);
-}
-static void fail_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
-
-static void test_alloc_failures(const char *vocab_path)
-{
-    parley_allocator a = { fail_malloc, fail_realloc, fail_free, NULL };
-    parley_set_allocator(&a);
-    parley_status st;
     wp_vocab *v = NULL;
-    for (fail_at = 1;; fail_at++) {
-        alloc_calls = 0;
-        if ((st = wp_vocab_load(vocab_path, &v)) == PARLEY_OK)
-            break;
-        CHECK(st == PARLEY_ERR_NOMEM && v == NULL, "load, failing allocation %ld: %s", fail_at, parley_errmsg());
-    }
-    CHECK(fail_at > 3, "vocab load survived %ld failure points", fail_at - 1);
+    parley_status st = wp_vocab_load(path, &v);
+    CHECK(st == PARLEY_OK || v == NULL, "load, allocation %ld failing: vocabulary left", fault_fail_at);
     wp_vocab_free(v);
+    return st;
+}
 
+static parley_status vocab_from_tokens_free(void *ctx)
+{
+    (void)ctx;
     const char *toks[] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "x" };
-    for (fail_at = 1;; fail_at++) {
-        alloc_calls = 0;
-        if ((st = wp_vocab_from_tokens(toks, 6, &v)) == PARLEY_OK)
-            break;
-        CHECK(st == PARLEY_ERR_NOMEM && v == NULL, "from_tokens, failing allocation %ld", fail_at);
-    }
+    wp_vocab *v = NULL;
+    parley_status st = wp_vocab_from_tokens(toks, 6, &v);
+    CHECK(st == PARLEY_OK || v == NULL, "from_tokens, allocation %ld failing: vocabulary left", fault_fail_at);
     wp_vocab_free(v);
+    return st;
+}
 
-    /* Enough pieces that the pieces array has to grow several times. */
+/* Enough pieces that the pieces array has to grow several times. */
+static parley_status tokenize_free(void *ctx)
+{
+    (void)ctx;
     char text[2048];
     size_t len = 0;
     while (len + 12 < sizeof text)
         len += (size_t)sprintf(text + len, "a,b.Hello! ");
-    for (fail_at = 1;; fail_at++) {
-        wp_tokens t;
-        alloc_calls = 0;
-        if ((st = wp_tokenize(V, text, len, &t)) == PARLEY_OK) {
-            CHECK(t.n_pieces == (int)(len / 11) * 6, "pieces %d", t.n_pieces);
-            wp_tokens_free(&t);
-            break;
-        }
-        CHECK(st == PARLEY_ERR_NOMEM && !t.pieces && !t.word_start && !t.n_pieces && !t.n_words,
-              "tokenize, failing allocation %ld: %s", fail_at, parley_errmsg());
-    }
-    CHECK(fail_at > 4, "tokenize survived %ld failure points (the array should grow)", fail_at - 1);
-    parley_set_allocator(NULL);
+    wp_tokens t;
+    parley_status st = wp_tokenize(V, text, len, &t);
+    if (st == PARLEY_OK)
+        CHECK(t.n_pieces == (int)(len / 11) * 6, "pieces %d", t.n_pieces);
+    else
+        CHECK(!t.pieces && !t.word_start && !t.n_pieces && !t.n_words,
+              "tokenize, allocation %ld failing: output not left empty", fault_fail_at);
+    wp_tokens_free(&t);
+    return st;
+}
+
+static void test_alloc_failures(const char *vocab_path)
+{
+    long points = fault_sweep("vocab load", vocab_load_free, (void *)vocab_path);
+    CHECK(points > 2, "vocab load: %ld allocation failure points", points);
+    points = fault_sweep("vocab from tokens", vocab_from_tokens_free, NULL);
+    CHECK(points > 2, "vocab from tokens: %ld allocation failure points", points);
+    points = fault_sweep("tokenize", tokenize_free, NULL);
+    CHECK(points > 3, "tokenize: %ld allocation failure points (the array should grow)", points);
 }
 
 /* Writes `data` to dir/name and returns the path (static buffer). */

@@ -9,6 +9,7 @@
 #include "pipeline/yaml_doc.h"
 #include "sdk/pl_alloc.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static yd_doc *parse(const char *text)
 {
@@ -221,44 +222,19 @@ static void test_files(void)
     unlink(path);
 }
 
-/* Fails every allocation from number `fail_at` on (0 = never). */
-static long alloc_count, fail_at;
-static void *t_malloc(size_t n, void *ud)
+/* Parse, look up and free under every allocation failure (tests/fault.h). */
+static parley_status parse_free(void *ctx)
 {
-    (void)ud;
-    return fail_at && ++alloc_count >= fail_at ? NULL : malloc(n);
-}
-static void *t_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    return fail_at && ++alloc_count >= fail_at ? NULL : realloc(p, n);
-}
-static void t_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
-
-static void test_alloc_failures(void)
-{
+    (void)ctx;
     const char *text = "a: [1, 2, {b: c}]\nd: |\n  line one\n  line two\ne: 'q'\n";
-    parley_allocator a = { t_malloc, t_realloc, t_free, NULL };
-    parley_set_allocator(&a);
-    int clean = 1, succeeded = 0;
-    for (fail_at = 1; fail_at < 1000 && !succeeded; fail_at++) {
-        alloc_count = 0;
-        yd_doc *d = NULL;
-        parley_status st = yd_parse_string("t.yaml", text, strlen(text), &d);
-        if (st == PARLEY_OK) {
-            succeeded = 1;
-            clean &= yd_get(yd_root(d), "e") != NULL;
-        } else {
-            clean &= st == PARLEY_ERR_NOMEM && d == NULL;
-        }
-        yd_free(d);
-    }
-    parley_set_allocator(NULL);
-    CHECK(clean && succeeded, "every allocation failure is NOMEM and clean (%ld steps)", fail_at);
+    yd_doc *d = NULL;
+    parley_status st = yd_parse_string("t.yaml", text, strlen(text), &d);
+    if (st == PARLEY_OK)
+        CHECK(yd_get(yd_root(d), "e") != NULL, "parse under the sweep: key e found");
+    else
+        CHECK(d == NULL, "parse, allocation %ld failing: document left", fault_fail_at);
+    yd_free(d);
+    return st;
 }
 
 int main(void)
@@ -267,6 +243,7 @@ int main(void)
     test_scalar_positions();
     test_syntax_errors();
     test_files();
-    test_alloc_failures();
+    long points = fault_sweep("parse", parse_free, NULL);
+    CHECK(points > 10, "%ld allocation failure points", points);
     return check_done();
 }
