@@ -25,6 +25,24 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
+
+def blas_core():
+    """The OpenBLAS kernels for this CPU's features. OpenBLAS 0.3.21 falls back to SSE3
+    kernels on CPUs newer than itself; the parley tool then restarts itself with
+    OPENBLAS_CORETYPE set (sdk/cli/main.c), so torch, which uses the same OpenBLAS for its
+    float32 GEMMs, must get the same setting for a fair comparison."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split() for line in f if line.startswith("flags")), [])
+    if "avx512f" in flags and "avx512bw" in flags:
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags:
+        return "Haswell"
+    return None
+
+
+if blas_core() and "OPENBLAS_CORETYPE" not in os.environ:
+    os.environ["OPENBLAS_CORETYPE"] = blas_core()
+
 import torch  # noqa: E402
 
 from reference import bert_ref  # noqa: E402
@@ -117,7 +135,8 @@ def main():
                       f"parley {row['parley_seq_per_s']:8.1f} seq/s  load {row['parley_load_ms']:6.1f} ms  "
                       f"rss {row['parley_peak_rss_mb']:6.0f} MB", flush=True)
             del ref
-    print(f"torch {torch.__version__}, threads {args.threads}, {os.cpu_count()} cpus")
+    print(f"torch {torch.__version__}, threads {args.threads}, {os.cpu_count()} cpus, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(auto)')}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"torch": torch.__version__, "threads": args.threads, "rows": rows}, f, indent=1)

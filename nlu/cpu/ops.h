@@ -32,6 +32,10 @@ void cpu_matmul(float *out, const float *inp, const float *w, const float *bias,
                 int OC);
 void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *bias, int M,
                     int IC, int OC);
+/* The OPENBLAS_CORETYPE value that would give this CPU faster GEMM kernels than the ones
+ * OpenBLAS chose at load time (it falls back to SSE3 kernels on CPUs newer than itself), or
+ * NULL when its choice is already right. Thread-safe. */
+const char *cpu_blas_better_core(void);
 
 /* layernorm.c — out (M, C) = (x - mean(x)) / sqrt(var(x) + eps) * w (C) + b (C) per row,
  * with x = inp (M, C), or x = inp + res (M, C) for the residual variant. out may be inp. */

@@ -1,13 +1,17 @@
 /* main.c — the `parley` command-line tool: dispatches to subcommands.
  *
  * It installs a stderr logger and leaves all real work to the library; each subcommand
- * lives in its own cmd_*.c file with its own --help.
+ * lives in its own cmd_*.c file with its own --help. One thing it does that a library
+ * cannot: when OpenBLAS did not recognize the CPU and loaded slow kernels, it starts itself
+ * again with OPENBLAS_CORETYPE set (see cpu_blas_better_core), unless that variable is set.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "nlu/cpu/ops.h"
 #include "sdk/cli/cli.h"
 
 static const struct {
@@ -63,8 +67,18 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, int *out)
     return 0;
 }
 
+/* Re-executes the tool with OPENBLAS_CORETYPE naming faster kernels, where that helps;
+ * returns only when it does not (or the exec failed, which just keeps the slow kernels). */
+static void reload_with_better_blas(char **argv)
+{
+    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : cpu_blas_better_core();
+    if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0)
+        execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    reload_with_better_blas(argv);
     parley_log_level level = PARLEY_LOG_INFO;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
