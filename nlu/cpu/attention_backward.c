@@ -79,9 +79,11 @@ static int item_threads(const int *len, int B, int NH, int D, int threads)
     return B * NH < threads ? B * NH : threads;
 }
 
-// c (QB, n) = a (QB, K) b (K, n); rows of each lda, ldb, ldc apart; n a multiple of TW
-CPU_INLINE void tile_mm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                        int K, int n)
+// c (QB, n) = a (QB, K) b (K, n), element (r, k) of a at a[r * ar + k * ak] (ak = 1 for a
+// row-major a, ar = 1 to multiply by the transpose of a (K, QB)); rows of b and c ldb, ldc
+// apart; n a multiple of TW. Forced inline, so each constant stride gets its own loop.
+CPU_INLINE void tile_mm(float *c, int ldc, const float *a, size_t ar, size_t ak, const float *b,
+                        int ldb, int K, int n)
 {
     for (int j0 = 0; j0 < n; j0 += TW) {
         vtile acc[QB] = { 0 };
@@ -89,32 +91,13 @@ CPU_INLINE void tile_mm(float *c, int ldc, const float *a, int lda, const float 
             vtile bk;
             memcpy(&bk, b + (size_t)k * ldb + j0, sizeof bk);
             for (int r = 0; r < QB; r++)
-                acc[r] += a[(size_t)r * lda + k] * bk;
+                acc[r] += a[r * ar + k * ak] * bk;
         }
         for (int r = 0; r < QB; r++)
             memcpy(c + (size_t)r * ldc + j0, &acc[r], sizeof acc[r]);
     }
 }
 
-// c (QB, n) = a^T b for a (K, QB): c[r] = sum over k of a[k][r] b[k]
-CPU_INLINE void tile_mm_at(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                           int K, int n)
-{
-    for (int j0 = 0; j0 < n; j0 += TW) {
-        vtile acc[QB] = { 0 };
-        for (int k = 0; k < K; k++) {
-            vtile bk;
-            memcpy(&bk, b + (size_t)k * ldb + j0, sizeof bk);
-            for (int r = 0; r < QB; r++)
-                acc[r] += a[(size_t)k * lda + r] * bk;
-        }
-        for (int r = 0; r < QB; r++)
-            memcpy(c + (size_t)r * ldc + j0, &acc[r], sizeof acc[r]);
-    }
-}
-
-// dst (rows, ld) = src rows (rows, cols) ld_src apart, times `scale`, zero beyond cols and
-// from row `real` on (dst has rows >= real rows)
 CPU_INLINE void pad_rows(float *dst, int ld, const float *src, size_t ld_src, int real, int rows,
                          int cols, float scale)
 {
@@ -158,7 +141,7 @@ CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, i
         const int nq = T - i0 < QB ? T - i0 : QB;
         // s (QB, tp) = scale Q[i0 ..] K^T; rows past the sequence are zero and unused
         pad_rows(qb, D, q + i0 * H3, H3, nq, QB, D, scale);
-        tile_mm(s, tp, qb, D, kt, tp, D, tp);
+        tile_mm(s, tp, qb, D, 1, kt, tp, D, tp);
         for (int r = 0; r < nq; r++) {
             float *sr = s + (size_t)r * tp, *pr = P + (size_t)(i0 + r) * T;
             const float m = cpu_lanes_max(sr, T);
@@ -171,7 +154,7 @@ CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, i
                 drop_row(sr, sr, T, key, first + (uint64_t)(i0 + r) * T, threshold, keep);
         }
         // o (QB, dp) = (P * M)[i0 ..] V
-        tile_mm(o, dp, s, tp, vp, dp, T, dp);
+        tile_mm(o, dp, s, tp, 1, vp, dp, T, dp);
         for (int r = 0; r < nq; r++)
             memcpy(out + (size_t)(i0 + r) * H + (size_t)h * D, o + (size_t)r * dp,
                    (size_t)D * sizeof *o);
@@ -220,7 +203,7 @@ CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *
     for (int i0 = 0; i0 < tq; i0 += QB) {
         // ds rows i0 .. (QB, tp) = dO V^T, then dS over it
         float *dsb = ds + (size_t)i0 * tp;
-        tile_mm(dsb, tp, dop + (size_t)i0 * dp, dp, vt, tp, D, tp);
+        tile_mm(dsb, tp, dop + (size_t)i0 * dp, dp, 1, vt, tp, D, tp);
         for (int r = 0; r < QB; r++) {
             const int i = i0 + r;
             float *dr = dsb + (size_t)r * tp;
@@ -247,17 +230,17 @@ CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *
                 dr[j] = 0.0f;
         }
         // dQ rows i0 .. = dS K
-        tile_mm(o, dp, dsb, tp, kp, dp, T, dp);
+        tile_mm(o, dp, dsb, tp, 1, kp, dp, T, dp);
         for (int r = 0; r < QB && i0 + r < T; r++)
             memcpy(dq + (size_t)(i0 + r) * H3, o + (size_t)r * dp, (size_t)D * sizeof *o);
     }
     // dK rows j0 .. = dS^T Q; dV rows j0 .. = (P * M)^T dO
     for (int j0 = 0; j0 < T; j0 += QB) {
         const int nk = T - j0 < QB ? T - j0 : QB;
-        tile_mm_at(o, dp, ds + j0, tp, qp, dp, T, dp);
+        tile_mm(o, dp, ds + j0, 1, tp, qp, dp, T, dp);
         for (int r = 0; r < nk; r++)
             memcpy(dk + (size_t)(j0 + r) * H3, o + (size_t)r * dp, (size_t)D * sizeof *o);
-        tile_mm_at(o, dp, wb + j0, tp, dop, dp, T, dp);
+        tile_mm(o, dp, wb + j0, 1, tp, dop, dp, T, dp);
         for (int r = 0; r < nk; r++)
             memcpy(dv + (size_t)(j0 + r) * H3, o + (size_t)r * dp, (size_t)D * sizeof *o);
     }
