@@ -31,6 +31,7 @@
 #include <utf8proc.h>
 
 #include "nlu/dataset.h"
+#include "nlu/tokenizer.h"
 #include "pipeline/yaml_doc.h"
 #include "sdk/pl_alloc.h"
 #include "sdk/pl_error.h"
@@ -425,7 +426,7 @@ static int all_punct(const char *p, size_t a, size_t b)
     while (a < b) {
         utf8proc_int32_t cp;
         utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)p + a, (utf8proc_ssize_t)(b - a), &cp);
-        if (n <= 0 || !ds_is_punct(cp))
+        if (n <= 0 || !wp_is_punct((uint32_t)cp))
             return 0;
         a += (size_t)n;
     }

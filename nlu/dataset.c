@@ -41,14 +41,6 @@ size_t ds_space_len(const char *s, size_t i, size_t len)
     return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP ? (size_t)n : 0;
 }
 
-int ds_is_punct(int32_t cp)
-{
-    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
-        return 1;
-    utf8proc_category_t cat = utf8proc_category(cp);
-    return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
-}
-
 /* ---- building ----------------------------------------------------------------------- */
 
 parley_status ds_new(const char *source, ds_dataset **out)

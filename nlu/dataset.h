@@ -150,8 +150,5 @@ parley_status ds_finish(ds_dataset *ds);
 /* Byte length of the whitespace character at s[i] (space, tab, CR, LF, Unicode Zs, U+2028,
  * U+2029), or 0. s must be valid UTF-8. It must agree with the tokenizer's word split. */
 size_t ds_space_len(const char *s, size_t i, size_t len);
-/* True for a code point BERT's tokenizer splits off as punctuation: ASCII symbols and
- * Unicode category P*. */
-int ds_is_punct(int32_t cp);
 
 #endif

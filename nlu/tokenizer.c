@@ -39,10 +39,7 @@
 #include "sdk/pl_alloc.h"
 #include "sdk/pl_error.h"
 
-enum {
-    DECOMP_CAP = 8, /* the longest canonical decomposition is 4 code points (Unicode 15) */
-    RUN_CAP = WP_MAX_WORD_CHARS + DECOMP_CAP,
-};
+enum { RUN_CAP = WP_MAX_WORD_CHARS + WP_DECOMP_CAP };
 
 /* The basic token being collected: its normalized characters as UTF-8 and where each came
  * from. Past RUN_CAP characters only n and the range grow: the token is [UNK] anyway. */
@@ -63,7 +60,7 @@ typedef struct wp_state {
     wp_run run;
 } wp_state;
 
-static int is_space(uint32_t c)
+int wp_is_space(uint32_t c)
 {
     if (c < 0x80)
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -71,8 +68,7 @@ static int is_space(uint32_t c)
     return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
 }
 
-/* Removed by BERT's clean-up. Called only on non-whitespace, so \t \n \r never get here. */
-static int is_removed(uint32_t c)
+int wp_is_removed(uint32_t c)
 {
     if (c < 0x80)
         return c < 0x20 || c == 0x7F;
@@ -88,7 +84,7 @@ static int is_removed(uint32_t c)
     }
 }
 
-static int is_punct(uint32_t c)
+int wp_is_punct(uint32_t c)
 {
     if (c < 0x80)
         return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
@@ -106,25 +102,22 @@ static int is_punct(uint32_t c)
     }
 }
 
-/* The CJK Unified Ideograph blocks of BERT's _is_chinese_char. */
-static int is_cjk(uint32_t c)
+int wp_is_cjk(uint32_t c)
 {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
            (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-/* Lower-cases c, decomposes it to NFD and drops category Mn: the characters BERT keeps of
- * one kept code point, 0 to 3 of them. */
-static int normalize(uint32_t c, uint32_t out[DECOMP_CAP])
+int wp_normalize(uint32_t c, uint32_t out[WP_DECOMP_CAP])
 {
     if (c < 0x80) {
         out[0] = c >= 'A' && c <= 'Z' ? c + 32 : c;
         return 1;
     }
-    utf8proc_int32_t lc = utf8proc_tolower((utf8proc_int32_t)c), d[DECOMP_CAP];
-    utf8proc_ssize_t n = utf8proc_decompose_char(lc, d, DECOMP_CAP, UTF8PROC_DECOMPOSE, NULL);
-    if (n < 1 || n > DECOMP_CAP) { /* not with Unicode 15; keep the character whole */
+    utf8proc_int32_t lc = utf8proc_tolower((utf8proc_int32_t)c), d[WP_DECOMP_CAP];
+    utf8proc_ssize_t n = utf8proc_decompose_char(lc, d, WP_DECOMP_CAP, UTF8PROC_DECOMPOSE, NULL);
+    if (n < 1 || n > WP_DECOMP_CAP) { /* not with Unicode 15; keep the character whole */
         d[0] = lc;
         n = 1;
     }
@@ -214,17 +207,17 @@ static void extend_prev(wp_state *st, size_t end)
 static parley_status feed(wp_state *st, uint32_t c, size_t start, size_t end)
 {
     parley_status s = PARLEY_OK;
-    uint32_t ch[DECOMP_CAP];
-    int n = is_removed(c) ? 0 : normalize(c, ch);
+    uint32_t ch[WP_DECOMP_CAP];
+    int n = wp_is_removed(c) ? 0 : wp_normalize(c, ch);
     if (n == 0) {
         extend_prev(st, end);
         return PARLEY_OK;
     }
-    int alone = is_cjk(c);
+    int alone = wp_is_cjk(c);
     if (alone && (s = flush(st)) != PARLEY_OK)
         return s;
     for (int i = 0; i < n; i++) {
-        int punct = is_punct(ch[i]);
+        int punct = wp_is_punct(ch[i]);
         if (punct && (s = flush(st)) != PARLEY_OK)
             return s;
         run_add(&st->run, ch[i], start, end);
@@ -266,7 +259,7 @@ parley_status wp_tokenize(const wp_vocab *v, const char *text, size_t len, wp_to
         int k = decode(s + i, len - i, &c, &why);
         if (!k)
             return pl_fail(PARLEY_ERR_UTF8, "invalid UTF-8 at byte %zu (0x%02X): %s", i, s[i], why);
-        int space = is_space(c);
+        int space = wp_is_space(c);
         n_words += !space && !in_word;
         in_word = !space;
         i += (size_t)k;
@@ -289,7 +282,7 @@ parley_status wp_tokenize(const wp_vocab *v, const char *text, size_t len, wp_to
     for (i = 0; i < len;) {
         uint32_t c;
         int k = decode(s + i, len - i, &c, &why); /* cannot fail after the first pass */
-        if (is_space(c)) {
+        if (wp_is_space(c)) {
             if (in_word) {
                 if ((st = flush(&state)) != PARLEY_OK)
                     goto fail;
@@ -334,13 +327,13 @@ int wp_is_punct_piece(const char *text, const wp_piece *p)
     const char *why;
     int seen = 0;
     for (size_t i = p->start; i < p->end;) {
-        uint32_t c, ch[DECOMP_CAP];
+        uint32_t c, ch[WP_DECOMP_CAP];
         int k = decode(s + i, p->end - i, &c, &why);
         if (k == 0)
             return 0;
-        int n = is_removed(c) ? 0 : normalize(c, ch);
+        int n = wp_is_removed(c) ? 0 : wp_normalize(c, ch);
         for (int j = 0; j < n; j++) {
-            if (!is_punct(ch[j]))
+            if (!wp_is_punct(ch[j]))
                 return 0;
             seen = 1;
         }

@@ -37,6 +37,20 @@ typedef struct wp_tokens {
     int n_words;
 } wp_tokens;
 
+/* BERT's BasicTokenizer character classes (uncased), shared with the vocabulary learner
+ * and the datasets. wp_is_space: space, \t, \n, \r, Zs, Zl, Zp. wp_is_removed: what its
+ * clean-up drops (C0/C1 controls, categories Cc Cf Cs Co Cn, U+FFFD; call it on
+ * non-whitespace only, as \t \n \r are Cc too). wp_is_punct: ASCII 33-47, 58-64, 91-96,
+ * 123-126 and category P*. wp_is_cjk: the CJK Unified Ideograph blocks of BERT's
+ * _is_chinese_char. wp_normalize: lower-cases c, decomposes it to NFD and drops category
+ * Mn, writing the 0 to WP_DECOMP_CAP characters BERT keeps and returning their count. */
+enum { WP_DECOMP_CAP = 8 }; /* the longest canonical decomposition is 4 code points */
+int wp_is_space(uint32_t c);
+int wp_is_removed(uint32_t c);
+int wp_is_punct(uint32_t c);
+int wp_is_cjk(uint32_t c);
+int wp_normalize(uint32_t c, uint32_t out[WP_DECOMP_CAP]);
+
 /* Tokenizes text[0..len). Words are split at the whitespace BasicTokenizer uses (space,
  * \t, \n, \r, Unicode Zs, and U+2028/U+2029, which Python's str.split() splits on); a
  * control character is removed, it does not split words.

@@ -33,7 +33,6 @@
 
 #include <utf8proc.h>
 
-#include "nlu/dataset.h"
 #include "nlu/tokenizer.h"
 #include "nlu/wp_learn.h"
 #include "sdk/pl_alloc.h"
@@ -153,7 +152,7 @@ static void map_clear(wl_map *m)
 
 /* ---- step 1: words as the BasicTokenizer makes them ------------------------------------ */
 
-enum { DECOMP_CAP = 8, WORD_BYTES = (WP_MAX_WORD_CHARS + DECOMP_CAP) * 4, SP_TOKENS = 5 };
+enum { WORD_BYTES = (WP_MAX_WORD_CHARS + WP_DECOMP_CAP) * 4, SP_TOKENS = 5 };
 static const char *const specials[SP_TOKENS] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]" };
 
 typedef struct wl_word {
@@ -189,50 +188,6 @@ typedef struct wl_learner {
     size_t n_heap, cap_heap;
 } wl_learner;
 
-static int is_space(uint32_t c)
-{
-    if (c < 0x80)
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
-    return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
-}
-
-static int is_removed(uint32_t c)
-{
-    if (c < 0x80)
-        return c < 0x20 || c == 0x7F;
-    utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
-    return (cat >= UTF8PROC_CATEGORY_CC && cat <= UTF8PROC_CATEGORY_CO) || cat == UTF8PROC_CATEGORY_CN ||
-           c == 0xFFFD;
-}
-
-static int is_cjk(uint32_t c)
-{
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
-/* Lower-case, NFD, combining marks (Mn) dropped: 0 to DECOMP_CAP characters. */
-static int normalize(uint32_t c, uint32_t out[DECOMP_CAP])
-{
-    if (c < 0x80) {
-        out[0] = c >= 'A' && c <= 'Z' ? c + 32 : c;
-        return 1;
-    }
-    utf8proc_int32_t lc = utf8proc_tolower((utf8proc_int32_t)c), d[DECOMP_CAP];
-    utf8proc_ssize_t n = utf8proc_decompose_char(lc, d, DECOMP_CAP, UTF8PROC_DECOMPOSE, NULL);
-    if (n < 1 || n > DECOMP_CAP) {
-        d[0] = lc;
-        n = 1;
-    }
-    int k = 0;
-    for (utf8proc_ssize_t i = 0; i < n; i++)
-        if (utf8proc_category(d[i]) != UTF8PROC_CATEGORY_MN)
-            out[k++] = (uint32_t)d[i];
-    return k;
-}
-
 /* Counts the word collected in w (if any and not too long) and empties w. */
 static int word_flush(wl_learner *l, wl_word *w)
 {
@@ -264,17 +219,17 @@ static parley_status count_words(wl_learner *l, const char *text, int index)
     size_t len = strlen(text);
     wl_word w = { .len = 0 };
     for (size_t i = 0; i < len;) {
-        uint32_t c, ch[DECOMP_CAP];
+        uint32_t c, ch[WP_DECOMP_CAP];
         const char *why;
         int k = wp_utf8_next(s + i, len - i, &c, &why);
         if (!k)
             return pl_fail(PARLEY_ERR_UTF8, "text %d: invalid UTF-8 at byte %zu: %s", index, i, why);
         i += (size_t)k;
-        int n = is_space(c) || is_removed(c) ? 0 : normalize(c, ch), alone = is_cjk(c);
-        if ((is_space(c) || alone) && !word_flush(l, &w))
+        int n = wp_is_space(c) || wp_is_removed(c) ? 0 : wp_normalize(c, ch), alone = wp_is_cjk(c);
+        if ((wp_is_space(c) || alone) && !word_flush(l, &w))
             goto nomem;
         for (int j = 0; j < n; j++) {
-            int punct = ds_is_punct((int32_t)ch[j]);
+            int punct = wp_is_punct(ch[j]);
             if (punct && !word_flush(l, &w))
                 goto nomem;
             word_add(&w, ch[j]);
