@@ -426,6 +426,7 @@ typedef struct tr_run {
     bert_model *m;
     tr_set set;
     float *grads, *adam_m, *adam_v;     // (n_params) each
+    bert_train_ws ws;                   /* the step's activation arena, kept between steps */
     unsigned char *decay;               // (n_params)
     long step, steps, epoch_steps;
     int has_best, best_epoch;
@@ -525,8 +526,8 @@ static parley_status train_step(tr_run *r)
     size_t n = r->m->n_params;
     double t0 = now_s();
     memset(r->grads, 0, n * sizeof *r->grads);
-    parley_status st = bert_train_step(r->m, &b, &y, r->s.dropout, mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step),
-                                       r->grads, &loss, NULL, NULL);
+    parley_status st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout,
+                                          mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads, &loss, NULL, NULL);
     if (st != PARLEY_OK)
         return pl_wrap(st, "training step %ld", r->step + 1);
     if (!isfinite(loss.total))
@@ -926,6 +927,7 @@ static void run_clear(tr_run *r)
     ds_free(r->dev);
     bert_model_free(r->m);
     set_clear(&r->set);
+    bert_train_ws_free(&r->ws);
     pl_free(r->grads);
     pl_free(r->adam_m);
     pl_free(r->adam_v);
