@@ -55,6 +55,7 @@ train_params train_params_default(void)
         .layers = 4, .hidden = 256, .heads = 4, .intermediate = 1024, .max_positions = 128,
         .epochs = 20, .batch = 32, .lr = 0, .warmup_fraction = 0.1f, .warmup_steps = -1,
         .weight_decay = 0.01f, .dropout = 0.1f, .slot_weight = 1.0f, .clip = 1.0f, .seed = 42,
+        .augment = 2,
     };
 }
 
@@ -413,7 +414,9 @@ fail:
 /* What a run is: fixed at its start and saved with its state. */
 typedef struct tr_settings {
     int epochs, batch;
+    int augment;            /* lookup-table variants per example (ds_augment_lookups) */
     float lr, weight_decay, dropout, slot_weight, clip;
+    float word_dropout;     /* chance that a training piece is shown as [UNK] */
     long warmup;            /* steps */
     uint64_t seed;
 } tr_settings;
@@ -423,6 +426,7 @@ typedef struct tr_run {
     tr_settings s;
     ds_dataset *train, *dev;
     uint64_t train_hash, dev_hash;
+    uint64_t state_hash[2];             /* the fingerprints a resumed state was made with */
     bert_model *m;
     tr_set set;
     float *grads, *adam_m, *adam_v;     // (n_params) each
@@ -442,7 +446,25 @@ typedef struct tr_run {
     long loss_steps;
 } tr_run;
 
-static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull;
+static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
+                      UNK_SALT = 0x554e4b4e4f4953ull;
+
+/* Word dropout: each piece between [CLS] and [SEP] of the batch (n_tok tokens, b_len
+ * lengths) becomes [UNK] with chance p, drawn from (seed, step, position). Slot names
+ * and values the training set never shows are common at test time; a model that has
+ * sometimes seen [UNK] in a slot learns to tag from the context too. */
+static void word_dropout(tr_run *r, int nb)
+{
+    uint64_t key = mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
+    int unk = wp_vocab_unk(r->m->vocab);
+    size_t at = 0;
+    for (int j = 0; j < nb; j++) {
+        for (int t = 1; t + 1 < r->b_len[j]; t++)
+            if (mix(key, at + (size_t)t) < cut)
+                r->b_ids[at + (size_t)t] = unk;
+        at += (size_t)r->b_len[j];
+    }
+}
 
 /* Fills the progress record for event ev and calls back; nonzero asks to stop. */
 static int report(tr_run *r, train_event ev)
@@ -520,6 +542,8 @@ static parley_status train_step(tr_run *r)
         r->b_intent[j] = set->intent[ex];
         n_tok += len;
     }
+    if (r->s.word_dropout > 0)
+        word_dropout(r, nb);
     bert_batch b = { nb, r->b_len, r->b_ids };
     bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
     bert_loss loss;
@@ -658,10 +682,12 @@ static parley_status state_json(const tr_run *r, char **out)
              cJSON_AddNumberToObject(root, "step", (double)r->step) &&
              cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
              cJSON_AddNumberToObject(root, "epochs", r->s.epochs) &&
+             cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
              cJSON_AddNumberToObject(root, "batch", r->s.batch) && cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
              cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
              cJSON_AddNumberToObject(root, "weight_decay", r->s.weight_decay) &&
              cJSON_AddNumberToObject(root, "dropout", r->s.dropout) &&
+             cJSON_AddNumberToObject(root, "word_dropout", r->s.word_dropout) &&
              cJSON_AddNumberToObject(root, "slot_weight", r->s.slot_weight) &&
              cJSON_AddNumberToObject(root, "clip", r->s.clip) && cJSON_AddStringToObject(root, "seed", seed) &&
              cJSON_AddStringToObject(root, "data", r->p->data) && cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
@@ -739,7 +765,6 @@ static parley_status state_parse(tr_run *r, const char *dir)
     size_t len;
     cJSON *root = NULL;
     double v[12];
-    uint64_t hash[2];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = st_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
         (st = st_json_parse(text, len, path, &root)) != PARLEY_OK)
@@ -752,24 +777,28 @@ static parley_status state_parse(tr_run *r, const char *dir)
     if ((st = json_num(root, "version", path, STATE_VERSION, STATE_VERSION, &v[0])) != PARLEY_OK ||
         (st = json_num(root, "step", path, 0, 1e15, &v[1])) != PARLEY_OK ||
         (st = json_num(root, "epochs", path, 1, INT_MAX, &v[2])) != PARLEY_OK ||
+        (st = json_num(root, "augment", path, 0, INT_MAX, &v[10])) != PARLEY_OK ||
         (st = json_num(root, "batch", path, 1, INT_MAX, &v[3])) != PARLEY_OK ||
         (st = json_num(root, "lr", path, 0, 1e3, &v[4])) != PARLEY_OK ||
         (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[5])) != PARLEY_OK ||
         (st = json_num(root, "weight_decay", path, 0, 1e3, &v[6])) != PARLEY_OK ||
         (st = json_num(root, "dropout", path, 0, 1, &v[7])) != PARLEY_OK ||
+        (st = json_num(root, "word_dropout", path, 0, 1, &v[11])) != PARLEY_OK ||
         (st = json_num(root, "slot_weight", path, 0, 1e6, &v[8])) != PARLEY_OK ||
         (st = json_num(root, "clip", path, 0, 1e30, &v[9])) != PARLEY_OK ||
         (st = json_hex(root, "seed", path, 10, &r->s.seed)) != PARLEY_OK ||
-        (st = json_hex(root, "data_hash", path, 16, &hash[0])) != PARLEY_OK ||
-        (st = json_hex(root, "dev_hash", path, 16, &hash[1])) != PARLEY_OK)
+        (st = json_hex(root, "data_hash", path, 16, &r->state_hash[0])) != PARLEY_OK ||
+        (st = json_hex(root, "dev_hash", path, 16, &r->state_hash[1])) != PARLEY_OK)
         goto fail;
     r->step = (long)v[1];
     r->s.epochs = (int)v[2];
+    r->s.augment = (int)v[10];
     r->s.batch = (int)v[3];
     r->s.lr = (float)v[4];
     r->s.warmup = (long)v[5];
     r->s.weight_decay = (float)v[6];
     r->s.dropout = (float)v[7];
+    r->s.word_dropout = (float)v[11];
     r->s.slot_weight = (float)v[8];
     r->s.clip = (float)v[9];
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
@@ -781,11 +810,6 @@ static parley_status state_parse(tr_run *r, const char *dir)
             goto fail;
         r->has_best = 1;
         r->best_epoch = (int)v[0];
-    }
-    if (hash[0] != r->train_hash || hash[1] != r->dev_hash) {
-        st = pl_fail(PARLEY_ERR_CONFIG, "%s: the %s set is not the one this training state was made with", path,
-                     hash[0] != r->train_hash ? "training" : "dev");
-        goto fail;
     }
 fail:
     cJSON_Delete(root);
@@ -814,13 +838,14 @@ static parley_status state_latest(const tr_run *r, char *dir)
     return st;
 }
 
-/* Loads the latest checkpoint's settings and weights (the moments come later, once the
- * buffers exist: state_load_moments). */
-static parley_status state_load(tr_run *r, char *dir)
+/* Checks the data against checkpoint dir's fingerprints (state_parse read them) and loads
+ * its weights (the moments come later, once the buffers exist: state_load_moments). */
+static parley_status state_load(tr_run *r, const char *dir)
 {
     parley_status st;
-    if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
-        return pl_wrap(st, "--resume");
+    if (r->state_hash[0] != r->train_hash || r->state_hash[1] != r->dev_hash)
+        return pl_fail(PARLEY_ERR_CONFIG, "--resume: %s: the %s set is not the one this training state was made with",
+                       dir, r->state_hash[0] != r->train_hash ? "training" : "dev");
     if ((st = bert_model_load(dir, &r->m)) != PARLEY_OK)
         return pl_wrap(st, "--resume");
     if (!same_labels(&r->m->cfg, r->train))
@@ -911,11 +936,12 @@ static parley_status check_params(const train_params *p)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
         return PARLEY_OK;
-    if (p->epochs < 1 || p->batch < 1 || p->lr < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
-        p->weight_decay < 0 || !(p->dropout >= 0 && p->dropout < 1) || p->slot_weight < 0 || p->clip < 0 ||
+    if (p->epochs < 1 || p->batch < 1 || p->augment < 0 || p->lr < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
+        p->weight_decay < 0 || !(p->dropout >= 0 && p->dropout < 1) ||
+        !(p->word_dropout >= 0 && p->word_dropout < 1) || p->slot_weight < 0 || p->clip < 0 ||
         p->vocab_size < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: a setting is out of range (epochs and batch >= 1; lr, weight "
-                                               "decay, slot weight, clip >= 0; warmup fraction in [0, 1]; dropout in [0, 1))");
+                                               "decay, slot weight, clip, augment >= 0; warmup fraction in [0, 1]; dropouts in [0, 1))");
     if (!p->init && p->max_positions < 3)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: max positions must be >= 3 ([CLS], a piece, [SEP])");
     return PARLEY_OK;
@@ -949,16 +975,26 @@ static parley_status run_prepare(tr_run *r)
         return st;
     if (r->train->n_examples == 0)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: no training examples", p->data);
-    r->train_hash = data_hash(r->train);
-    r->dev_hash = data_hash(r->dev);
     if ((st = path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK)
         return st;
+    if (p->resume) {
+        if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
+            return pl_wrap(st, "--resume");
+    } else {
+        r->s = (tr_settings){ .epochs = p->epochs, .batch = p->batch, .augment = p->augment,
+                              .lr = p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
+                              .weight_decay = p->weight_decay, .dropout = p->dropout, .slot_weight = p->slot_weight,
+                              .clip = p->clip, .word_dropout = p->word_dropout, .seed = p->seed };
+    }
+    /* The variants are a function of the seed, so a resumed run makes the same ones. */
+    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
+        return st;
+    r->train_hash = data_hash(r->train);
+    r->dev_hash = data_hash(r->dev);
     if (p->resume) {
         if ((st = state_load(r, dir)) != PARLEY_OK)
             return st;
     } else {
-        r->s = (tr_settings){ p->epochs, p->batch, p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
-                              p->weight_decay, p->dropout, p->slot_weight, p->clip, 0, p->seed };
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);

@@ -14,6 +14,12 @@
  *   - otherwise a new model of the given shape, initialized as BERT is, with the
  *     vocabulary from `vocab` or, without it, learned from the training text (wp_learn.h).
  *
+ * Augmentation: with `augment` > 0, each training example with a span of a slot type that
+ * has a lookup table (Rasa's `- lookup: SLOT`) gets up to that many variants, every such
+ * span replaced by a value drawn from its table (ds_augment_lookups, drawn from the seed).
+ * JointBERT folders have no lookup tables, so this changes nothing there. Synonyms and
+ * regexes do not reach the trainer (dataset.h says why).
+ *
  * Labels: the intents and slot tags of the training set (sorted, see dataset.h). A word's
  * tag goes to its first word piece; other pieces, [CLS] and [SEP] are not scored. Dev
  * examples whose intent or slot type the training set lacks are kept and scored: the model
@@ -72,6 +78,7 @@ typedef struct train_progress {
     int n_intents, n_tags;
     int vocab_size;
     int n_truncated;          /* training examples cut to max_positions */
+    int n_augmented;          /* of n_train, the variants made from lookup tables */
     int vocab_learned;        /* the vocabulary was learned from the training text */
     int heads_replaced;       /* init's heads were replaced (other labels) */
     size_t n_params;
@@ -92,11 +99,13 @@ typedef struct train_params {
     /* Shape of a new model (ignored with init). */
     int layers, hidden, heads, intermediate, max_positions;
     int epochs, batch;
+    int augment;              /* variants per example from lookup tables (0 = none) */
     float lr;                 /* peak learning rate; 0 = train_default_lr(init != NULL) */
     float warmup_fraction;    /* warmup steps as a fraction of all steps ... */
     long warmup_steps;        /* ... or, when >= 0, this many steps */
     float weight_decay;       /* AdamW's decoupled decay; never on biases and LayerNorm */
     float dropout;
+    float word_dropout;       /* chance that a training piece is replaced by [UNK] */
     float slot_weight;        /* loss = intent CE + slot_weight * slot CE */
     float clip;               /* maximum global gradient norm; 0 = no clipping */
     uint64_t seed;
@@ -121,8 +130,8 @@ typedef struct train_result {
 } train_result;
 
 /* The defaults: a 4-layer, 256-wide model (BERT-mini's shape), 128 positions, a learned
- * vocabulary of up to 8000 tokens, 20 epochs of batches of 32, lr 0 (see below) with 10%
- * warmup, weight decay 0.01, dropout 0.1, slot weight 1, clip 1, seed 42, all cores.
+ * vocabulary of up to 8000 tokens, 20 epochs of batches of 32, 2 lookup variants per
+ * example, lr 0 (see below) with 10% warmup, weight decay 0.01, dropout 0.1, slot weight 1, clip 1, seed 42, all cores.
  * Unlike most params structs, zero is a real value for several fields (dropout, weight
  * decay, clip): start from this function, not from a zeroed struct. */
 train_params train_params_default(void);

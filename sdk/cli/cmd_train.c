@@ -52,11 +52,15 @@ static void usage(FILE *f)
             "training:\n"
             "  --epochs N           passes over the data (default %d)\n"
             "  --batch N            examples per step (default %d)\n"
+            "  --augment N          up to N variants of each example with slot values drawn from\n"
+            "                       the nlu.yaml's lookup tables; 0 = off (default %d)\n"
             "  --lr X               peak learning rate (default %g, or %g with --init)\n"
             "  --warmup X           linear warmup: a fraction of all steps if X has a '.', else a\n"
             "                       number of steps (default %g); then linear decay to 0\n"
             "  --weight-decay X     AdamW weight decay, not on biases and LayerNorm (default %g)\n"
             "  --dropout X          dropout probability (default %g)\n"
+            "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
+            "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
             "  --clip X             clip gradients to this global norm; 0 = off (default %g)\n"
             "  --seed N             seed of the initialization, shuffling and dropout (default %llu)\n"
@@ -69,9 +73,9 @@ static void usage(FILE *f)
             "\n"
             "The first Ctrl-C stops after the current step and saves the state for --resume\n"
             "(exit code %d); exit codes are otherwise 0 done, 1 failed, 2 bad usage.\n",
-            d.layers, d.hidden, d.heads, d.intermediate, d.max_positions, WP_LEARN_DEFAULT_SIZE, d.epochs, d.batch,
+            d.layers, d.hidden, d.heads, d.intermediate, d.max_positions, WP_LEARN_DEFAULT_SIZE, d.epochs, d.batch, d.augment,
             (double)train_default_lr(0), (double)train_default_lr(1), (double)d.warmup_fraction,
-            (double)d.weight_decay, (double)d.dropout, (double)d.slot_weight, (double)d.clip,
+            (double)d.weight_decay, (double)d.dropout, (double)d.word_dropout, (double)d.slot_weight, (double)d.clip,
             (unsigned long long)d.seed, EXIT_STOPPED);
 }
 
@@ -106,10 +110,12 @@ static const opt_def opts[] = {
     { "--vocab-size", OPT_INT, P(vocab_size), 6, 1 << 20, G_VOCAB | G_SETTING },
     { "--epochs", OPT_INT, P(epochs), 1, 100000, G_SETTING },
     { "--batch", OPT_INT, P(batch), 1, 65536, G_SETTING },
+    { "--augment", OPT_INT, P(augment), 0, 1000, G_SETTING },
     { "--lr", OPT_FLOAT, P(lr), 1e-9, 10, G_SETTING },
     { "--warmup", OPT_WARMUP, 0, 0, 0, G_SETTING },
     { "--weight-decay", OPT_FLOAT, P(weight_decay), 0, 10, G_SETTING },
     { "--dropout", OPT_FLOAT, P(dropout), 0, 0.99, G_SETTING },
+    { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 1000, G_SETTING },
     { "--clip", OPT_FLOAT, P(clip), 0, 1e9, G_SETTING },
     { "--seed", OPT_U64, P(seed), 0, 0, G_SETTING },
@@ -281,7 +287,10 @@ static void end_line(view *v)
 static void print_start(const train_progress *pr)
 {
     const bert_config *c = pr->config;
-    fprintf(stderr, "train: %d examples, %d intents, %d slot tags", pr->n_train, pr->n_intents, pr->n_tags);
+    fprintf(stderr, "train: %d examples", pr->n_train);
+    if (pr->n_augmented)
+        fprintf(stderr, " (%d of them lookup variants)", pr->n_augmented);
+    fprintf(stderr, ", %d intents, %d slot tags", pr->n_intents, pr->n_tags);
     if (pr->n_dev)
         fprintf(stderr, "; dev %d examples", pr->n_dev);
     fprintf(stderr, "\ntrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters%s\n", c->layers, c->hidden,

@@ -19,7 +19,7 @@
 #include "nlu/train.h"
 #include "tests/check.h"
 
-static char data[512], dev[512], bad[512], tmp[64];
+static char data[512], dev[512], bad[512], lookup[512], tmp[64];
 
 /* A tiny model: trains in well under a second on one thread. */
 static train_params tiny(const char *out, int epochs)
@@ -151,6 +151,7 @@ static train_scores score(const char *model_dir, const char *set)
 
 typedef struct seen {
     int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs;
+    int n_train, n_augmented;
     long last_step, steps_total;
     float first_loss, last_loss;
     double last_eta;
@@ -167,6 +168,8 @@ static int watch(const train_progress *p, void *u)
         s->learned = p->vocab_learned;
         s->replaced = p->heads_replaced;
         s->steps_total = p->steps;
+        s->n_train = p->n_train;
+        s->n_augmented = p->n_augmented;
         break;
     case TRAIN_STEP:
         CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld", p->step, s->last_step);
@@ -270,14 +273,18 @@ static void test_determinism(void)
 /* Runs 3 epochs straight into `whole`, then again into `parts`, stopped after step
  * `stop_at` and resumed; the files must be identical. Without dev the last epoch is
  * compared, so every step counts; with dev, the best epoch's bookkeeping. */
-static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev)
+static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev, const char *set)
 {
     train_params p = tiny(whole, 3);
     train_result res;
+    p.data = set;
     p.dev = with_dev ? dev : NULL;
     p.dropout = 0.2f;
+    p.word_dropout = 0.15f;
+    p.augment = 2;
     p.warmup_steps = 4;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "whole: %s", parley_errmsg());
+    CHECK(train_run(&p, &res) == PARLEY_OK, "whole: %s", parley_errmsg());
+    long total = res.steps_done;
 
     seen s = { .stop_at_step = stop_at };
     p.out = parts;
@@ -314,17 +321,19 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
 
     /* Resume takes the stored settings; different ones here must be ignored. */
     train_params r = train_params_default();
-    r.data = data;
+    r.data = set;
     r.dev = p.dev;
     r.out = parts;
     r.resume = 1;
     r.threads = 1;
     r.lr = 0.5f;
+    r.augment = 0;
+    r.word_dropout = 0;
     seen s2 = { 0 };
     r.progress = watch;
     r.user_data = &s2;
     CHECK(train_run(&r, &res) == PARLEY_OK, "resume: %s", parley_errmsg());
-    CHECK(!res.stopped && res.steps_done == 15 && s2.steps == 15 - stop_at, "resumed %d steps", s2.steps);
+    CHECK(!res.stopped && res.steps_done == total && s2.steps == total - stop_at, "resumed %d steps", s2.steps);
     CHECK(same_model_files(whole, parts), "stopped at %d and resumed: files differ from an uninterrupted run",
           stop_at);
     CHECK(!exists(state), "the state is removed when the run completes");
@@ -333,9 +342,48 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
 static void test_resume(void)
 {
     /* 40 examples in batches of 8: 5 steps an epoch. */
-    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7, 0);
-    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10, 0);
-    check_resume(path_in(tmp, "res_whole3").s, path_in(tmp, "res_dev").s, 7, 1);
+    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7, 0, data);
+    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10, 0, data);
+    check_resume(path_in(tmp, "res_whole3").s, path_in(tmp, "res_dev").s, 7, 1, data);
+    /* With lookup variants, which a resumed run must make again from its stored setting. */
+    check_resume(path_in(tmp, "res_whole4").s, path_in(tmp, "res_aug").s, 2, 0, lookup);
+}
+
+/* ---- augmentation -------------------------------------------------------------------------- */
+
+/* Lookup variants join the training set (the five city examples get up to 3 each); none
+ * are made without --augment or without a lookup table; a word dropout changes the model. */
+static void test_augment(void)
+{
+    path o = path_in(tmp, "aug");
+    const char *out = o.s;
+    train_params p = tiny(out, 1);
+    seen s = { 0 };
+    p.data = lookup;
+    p.augment = 3;
+    p.progress = watch;
+    p.user_data = &s;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
+    CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented, "%d examples, %d variants",
+          s.n_train, s.n_augmented);
+    p.augment = 0;
+    s = (seen){ 0 };
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
+    CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment", s.n_train,
+          s.n_augmented);
+    p.data = data;
+    p.augment = 3;
+    s = (seen){ 0 };
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
+    CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables", s.n_augmented);
+
+    path w0 = path_in(tmp, "wd0"), w1 = path_in(tmp, "wd1");
+    p = tiny(w0.s, 1);
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0: %s", parley_errmsg());
+    p.out = w1.s;
+    p.word_dropout = 0.3f;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0.3: %s", parley_errmsg());
+    CHECK(!same_model_files(w0.s, w1.s), "word dropout changed nothing");
 }
 
 /* ---- --init ------------------------------------------------------------------------------ */
@@ -383,6 +431,12 @@ static void test_errors(void)
     train_params p = tiny(out, 1);
     p.epochs = 0;
     CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
+    p = tiny(out, 1);
+    p.word_dropout = 1;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
+    p = tiny(out, 1);
+    p.augment = -1;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "augment -1");
     p = tiny(out, 1);
     p.device = "cuda:0";
     CHECK(train_run(&p, NULL) == PARLEY_ERR_NOT_BUILT, "cuda");
@@ -482,6 +536,7 @@ int main(int argc, char **argv)
     snprintf(data, sizeof data, "%s/nlu.yaml", argv[1]);
     snprintf(dev, sizeof dev, "%s/dev.yaml", argv[1]);
     snprintf(bad, sizeof bad, "%s/bad.yaml", argv[1]);
+    snprintf(lookup, sizeof lookup, "%s/lookup.yaml", argv[1]);
     snprintf(tmp, sizeof tmp, "/tmp/parley-test-train-XXXXXX");
     if (!mkdtemp(tmp)) {
         perror("mkdtemp");
@@ -491,6 +546,7 @@ int main(int argc, char **argv)
     test_dev_and_best();
     test_determinism();
     test_resume();
+    test_augment();
     test_init();
     test_errors();
     test_alloc_failures();
