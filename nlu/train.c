@@ -499,13 +499,25 @@ static float lr_at(const tr_run *r, long s)
  * factor clip / (norm + 1e-6), applied only when below 1). */
 static void clip_grads(float *g, size_t n, float clip)
 {
+    /* Sixteen float lanes the compiler can vectorize, folded into a double every block of
+     * 1024: exact enough for a norm and several times faster than a double loop. */
+    enum { LANES = 16, BLOCK = 1024 };
     double sum = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    while (i + LANES <= n) {
+        float acc[LANES] = { 0 };
+        for (size_t end = i + BLOCK < n ? i + BLOCK : n; i + LANES <= end; i += LANES)
+            for (int j = 0; j < LANES; j++)
+                acc[j] += g[i + j] * g[i + j];
+        for (int j = 0; j < LANES; j++)
+            sum += acc[j];
+    }
+    for (; i < n; i++)
         sum += (double)g[i] * (double)g[i];
-    double coef = (double)clip / (sqrt(sum) + 1e-6);
+    float coef = (float)((double)clip / (sqrt(sum) + 1e-6));
     if (clip > 0 && coef < 1)
-        for (size_t i = 0; i < n; i++)
-            g[i] = (float)((double)g[i] * coef);
+        for (i = 0; i < n; i++)
+            g[i] *= coef;
 }
 
 /* The order of epoch e (0-based): Fisher-Yates driven by (seed, e). */
