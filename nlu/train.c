@@ -128,6 +128,22 @@ static parley_status make_dir(const char *dir)
                    errno == EEXIST ? "a file of that name exists" : strerror(errno));
 }
 
+/* make_dir for dir and every missing parent (as mkdir -p). */
+static parley_status make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
+    for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        parley_status st = make_dir(path);
+        *s = '/';
+        if (st != PARLEY_OK)
+            return st;
+    }
+    return make_dir(path);
+}
+
 /* Removes what `dir` holds except the entries named keep[0..n_keep), one level of
  * subdirectories deep (the training state has no deeper ones). Best effort: what cannot
  * be removed stays and is logged. */
@@ -1007,6 +1023,8 @@ static parley_status run_prepare(tr_run *r)
         if ((st = state_load(r, dir)) != PARLEY_OK)
             return st;
     } else {
+        if ((st = make_dirs(p->out)) != PARLEY_OK)
+            return st;
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);

@@ -355,7 +355,7 @@ static void test_resume(void)
  * are made without --augment or without a lookup table; a word dropout changes the model. */
 static void test_augment(void)
 {
-    path o = path_in(tmp, "aug");
+    path o = path_in(tmp, "aug/missing/parents");
     const char *out = o.s;
     train_params p = tiny(out, 1);
     seen s = { 0 };
@@ -366,6 +366,7 @@ static void test_augment(void)
     CHECK(train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
     CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented, "%d examples, %d variants",
           s.n_train, s.n_augmented);
+    CHECK(exists(path_in(out, "model.safetensors").s), "the output directory's parents are created");
     p.augment = 0;
     s = (seen){ 0 };
     CHECK(train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
