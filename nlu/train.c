@@ -55,7 +55,7 @@ train_params train_params_default(void)
         .layers = 4, .hidden = 256, .heads = 4, .intermediate = 1024, .max_positions = 128,
         .epochs = 30, .batch = 32, .lr = 0, .warmup_fraction = 0.1f, .warmup_steps = -1,
         .weight_decay = 0.01f, .dropout = 0.1f, .slot_weight = 1.0f, .clip = 1.0f, .seed = 42,
-        .augment = 2,
+        .augment = 2, .word_dropout = 0.1f,
     };
 }
 

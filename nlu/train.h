@@ -131,8 +131,8 @@ typedef struct train_result {
 
 /* The defaults: a 4-layer, 256-wide model (BERT-mini's shape), 128 positions, a learned
  * vocabulary of up to 8000 tokens, 30 epochs of batches of 32, 2 lookup variants per
- * example, lr 0 (see below) with 10% warmup, weight decay 0.01, dropout 0.1, no word
- * dropout, slot weight 1, clip 1, seed 42, all cores. With them the sample pizza bot
+ * example, lr 0 (see below) with 10% warmup, weight decay 0.01, dropout 0.1, word
+ * dropout 0.1, slot weight 1, clip 1, seed 42, all cores. With them the sample pizza bot
  * (samples/pizza/nlu.yaml, 349 examples) trains in well under a minute on 2 cores.
  * Unlike most params structs, zero is a real value for several fields (dropout, weight
  * decay, clip): start from this function, not from a zeroed struct. */

@@ -380,6 +380,7 @@ static void test_augment(void)
 
     path w0 = path_in(tmp, "wd0"), w1 = path_in(tmp, "wd1");
     p = tiny(w0.s, 1);
+    p.word_dropout = 0;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0: %s", parley_errmsg());
     p.out = w1.s;
     p.word_dropout = 0.3f;
