@@ -1,0 +1,112 @@
+/* dialog.h — the dialog manager: a domain file, a context store, and one call per turn.
+ *
+ * dm_open() loads a domain.yaml (intents, slots, responses, forms, rules, fallback,
+ * sessions: see the README) and opens or creates the SQLite context store. dm_turn() takes
+ * one user's NLU result, loads that user's context from the store, decides the reply (rule,
+ * form step, action or fallback), and writes the new context and the turn's history row
+ * back in one transaction. Nothing is cached between turns, so a restarted process
+ * continues every conversation where the store left it.
+ *
+ * Threading: dm_turn() may be called from many threads at once for DIFFERENT users; the
+ * calls for one user must be serialized by the caller (the pipeline sends every turn of a
+ * user to the same worker). dm_register_action() may be called at any time, also while
+ * turns run. dm_open() and dm_close() must not race with any other call on the manager.
+ *
+ * Time: `now_ms` fields are wall-clock milliseconds since the Unix epoch (sessions expire
+ * across restarts, so a monotonic clock would not do); 0 means "read the clock".
+ */
+#ifndef DIALOG_DIALOG_H
+#define DIALOG_DIALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parley/dialog.h"
+#include "parley/status.h"
+
+typedef struct dm_manager dm_manager;
+
+typedef struct dm_params {
+    const char *domain_path;   /* domain.yaml; required */
+    const char *store_path;    /* SQLite file, created when missing; required */
+    int busy_timeout_ms;       /* how long to wait for a store another process holds;
+                                  0 = 5000, negative = do not wait */
+    /* The NLU model's labels, to check the domain against (NULL = no check). Intents are
+     * intent labels; slots are slot names without the B-/I- prefix. Every intent the
+     * domain names must be one of known_intents, and every slot filled from an entity
+     * must name an entity in known_slots. Borrowed for the call. */
+    const char *const *known_intents;
+    size_t n_known_intents;
+    const char *const *known_slots;
+    size_t n_known_slots;
+} dm_params;
+
+/* One entity the NLU found: a slot name and the text as the user wrote it. */
+typedef struct dm_entity {
+    const char *name;
+    const char *value;
+} dm_entity;
+
+/* One user turn. Every pointer is borrowed for the call. */
+typedef struct dm_turn_in {
+    const char *user_id;       /* required, any non-empty UTF-8 string */
+    const char *text;          /* the user's words (stored in the history); may be NULL */
+    const char *intent;        /* the NLU's best intent; NULL or "" counts as no intent */
+    float confidence;          /* its probability; under the domain's threshold → fallback */
+    size_t n_entities;
+    const dm_entity *entities; /* in text order */
+    int64_t now_ms;            /* 0 = the clock */
+} dm_turn_in;
+
+/* A slot and its canonical value; both owned by the dm_turn_out that holds them. */
+typedef struct dm_slot {
+    char *name;
+    char *value;
+} dm_slot;
+
+/* What a turn decided. Every pointer is owned by the struct (dm_turn_out_free). */
+typedef struct dm_turn_out {
+    char *reply;               /* the text for the user; never NULL after success */
+    char *session_id;          /* the user's current session */
+    uint64_t turn_id;          /* the user's turn number, from 1, across sessions */
+    int new_session;           /* 1 when this turn started a session (first or expired) */
+    char *intent;              /* the intent acted on: the NLU's, or "fallback" */
+    float confidence;
+    char *active_form;         /* the form still running after the turn, or NULL */
+    char *requested_slot;      /* the slot that form asked for, or NULL */
+    char *action;              /* the action that ran this turn, or NULL */
+    size_t n_slots;            /* every slot with a value after the turn, in domain order */
+    dm_slot *slots;
+} dm_turn_out;
+
+/* Loads the domain and opens the store. On success *out is owned by the caller
+ * (dm_close). Domain errors fail with PARLEY_ERR_CONFIG (or FORMAT for bad YAML) and
+ * "FILE:LINE:COL: message"; store errors name the store file and say what to do: a
+ * read-only file (PARLEY_ERR_IO), one locked by another process past the busy timeout
+ * (PARLEY_ERR_IO), not a database or corrupt (PARLEY_ERR_FORMAT), a schema newer than this
+ * version knows (PARLEY_ERR_UNSUPPORTED). The store file is never modified on failure,
+ * except that an older schema is migrated in one transaction. */
+parley_status dm_open(const dm_params *p, dm_manager **out);
+
+/* NULL is a no-op. Waits for nothing: no dm_turn may be running. */
+void dm_close(dm_manager *dm);
+
+/* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
+ * it is zeroed first). On failure *out is zeroed, the store is as it was before the turn,
+ * and parley_errmsg() says why (a locked or read-only store, a failed action, ...). */
+parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out);
+
+/* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */
+void dm_turn_out_free(dm_turn_out *out);
+
+/* Registers (or replaces, or with fn NULL removes) the application's action `name`, which
+ * the domain must declare under `actions:` (NOT_FOUND otherwise). `name` is copied;
+ * user_data is passed back to fn. Safe to call while turns run. */
+parley_status dm_register_action(dm_manager *dm, const char *name, parley_action_fn fn,
+                                 void *user_data);
+
+/* The store path and the domain path as opened (borrowed). */
+const char *dm_store_path(const dm_manager *dm);
+const char *dm_domain_path(const dm_manager *dm);
+
+#endif
