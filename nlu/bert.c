@@ -34,8 +34,7 @@ void bert_set_threads(int threads)
 #endif
 }
 
-/* Checks lengths and ids against the model and counts the tokens (N). */
-static parley_status check_batch(const bert_config *c, const bert_batch *b, int *n_tokens)
+parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n_tokens)
 {
     if (b->n_seq < 0 || (b->n_seq > 0 && (!b->len || !b->ids)))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_forward: batch of %d sequences with %s",
@@ -123,7 +122,7 @@ parley_status bert_forward(const bert_model *m, const bert_batch *b, float *inte
     scratch s;
     if (!m || !b || !intent_logits || !slot_logits)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_forward: NULL model, batch or output");
-    if ((st = check_batch(&m->cfg, b, &N)) != PARLEY_OK)
+    if ((st = bert_check_batch(&m->cfg, b, &N)) != PARLEY_OK)
         return st;
     if (N == 0)
         return PARLEY_OK;

@@ -24,6 +24,11 @@ typedef struct bert_batch {
 parley_status bert_forward(const bert_model *m, const bert_batch *b, float *intent_logits,
                            float *slot_logits);
 
+/* Checks a batch against a model's limits (c->vocab_size, c->max_positions: lengths 1..P,
+ * ids in range) and counts its tokens into *n_tokens (N). The error names the sequence and
+ * token. bert_forward and the GPU path both start with it. */
+parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n_tokens);
+
 /* Sets the thread count used by the math (OpenBLAS and OpenMP); 0 = all cores. Process-wide:
  * it applies to calls from every thread. The GEMMs use all of them; the other ops only when
  * big enough to gain from it (see nlu/cpu/threads.c). */

@@ -5,22 +5,29 @@
  * handle. The math lives in bert.c and nlu/cpu/, the decisions in decode.c.
  */
 #include <stdalign.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "parley/nlu.h"
 #include "nlu/bert.h"
 #include "nlu/cpu/ops.h"
+#include "nlu/cuda/cuda_bert.h"
 #include "nlu/decode.h"
 #include "sdk/pl_alloc.h"
 #include "sdk/pl_error.h"
 
-/* Sequences per pass through the model: bounds scratch memory for big batches. */
-enum { NLU_CHUNK = 32, NLU_DEFAULT_TOP_K = 5 };
+/* Sequences per pass through the model: bounds scratch memory for big batches on the CPU;
+ * the GPU takes bigger ones, as its throughput keeps growing with the batch. */
+enum { NLU_CHUNK = 32, NLU_GPU_CHUNK = 256, NLU_DEFAULT_TOP_K = 5 };
 
 struct parley_nlu {
     bert_model *model;
+    cuda_bert *gpu;           /* NULL: the CPU runs the model */
+    pthread_mutex_t gpu_lock; /* one batch at a time on the GPU instance */
     nlu_tagset tags;
     int top_k;
     size_t max_intent; /* longest intent label, in bytes */
@@ -28,20 +35,68 @@ struct parley_nlu {
 
 parley_nlu_params parley_nlu_params_default(void)
 {
-    return (parley_nlu_params){ .threads = 0, .top_k = NLU_DEFAULT_TOP_K, .device = "auto" };
+    return (parley_nlu_params){ .threads = 0, .top_k = NLU_DEFAULT_TOP_K, .device = "auto",
+                                .precision = "fp16" };
 }
 
-static parley_status pick_device(const char *device)
+/* Parses a device name: *gpu = -1 for "cpu", the index for "cuda" / "cuda:N", -2 for auto. */
+static parley_status parse_device(const char *device, int *gpu)
 {
+    char *end;
     if (!device || !*device || !strcmp(device, "auto")) {
-        pl_log(PARLEY_LOG_DEBUG, "nlu: device auto -> cpu (this build has no GPU backend)");
+        *gpu = -2;
         return PARLEY_OK;
     }
-    if (!strcmp(device, "cpu"))
+    if (!strcmp(device, "cpu")) {
+        *gpu = -1;
         return PARLEY_OK;
-    if (!strncmp(device, "cuda", 4))
-        return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": this build has no CUDA backend", device);
+    }
+    if (!strcmp(device, "cuda")) {
+        *gpu = 0;
+        return PARLEY_OK;
+    }
+    if (!strncmp(device, "cuda:", 5) && device[5] >= '0' && device[5] <= '9') {
+        long n = strtol(device + 5, &end, 10);
+        if (!*end && n < 1024) {
+            *gpu = (int)n;
+            return PARLEY_OK;
+        }
+    }
     return pl_fail(PARLEY_ERR_INVALID_ARG, "device \"%s\": expected auto, cpu or cuda:N", device);
+}
+
+/* Puts the model on GPU `gpu` (parse_device's codes). With auto, a GPU that fails to take it is logged
+ * and the CPU runs the model; a GPU named explicitly must work. */
+static parley_status pick_device(parley_nlu *nlu, int gpu, cuda_precision prec, const char *dir)
+{
+    if (gpu == -1 || (gpu == -2 && cuda_device_count() == 0)) {
+        pl_log(PARLEY_LOG_INFO, "nlu: %s on the cpu%s", dir,
+               gpu == -2 ? " (auto: no usable CUDA device)" : "");
+        return PARLEY_OK;
+    }
+    parley_status st = cuda_bert_open(nlu->model, gpu < 0 ? 0 : gpu, prec, &nlu->gpu);
+    if (st != PARLEY_OK && gpu == -2) {
+        pl_log(PARLEY_LOG_WARN, "nlu: %s on the cpu (auto: the GPU failed: %s)", dir,
+               parley_errmsg());
+        return PARLEY_OK;
+    }
+    if (st != PARLEY_OK)
+        return st;
+    pthread_mutex_init(&nlu->gpu_lock, NULL);
+    pl_log(PARLEY_LOG_INFO, "nlu: %s on %s", dir, cuda_bert_describe(nlu->gpu));
+    return PARLEY_OK;
+}
+
+/* The forward pass on the model's device. */
+static parley_status nlu_forward(parley_nlu *nlu, const bert_batch *b, float *intent_logits,
+                                 float *slot_logits)
+{
+    if (!nlu->gpu)
+        return bert_forward(nlu->model, b, intent_logits, slot_logits);
+    pthread_mutex_lock(&nlu->gpu_lock);
+    parley_status st = cuda_bert_forward(nlu->gpu, b, intent_logits, slot_logits);
+    pthread_mutex_unlock(&nlu->gpu_lock);
+    return st;
 }
 
 /* Says once per process when OpenBLAS runs kernels far below what the CPU can do: only the
@@ -68,7 +123,10 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: model_dir is NULL");
     if (p.threads < 0 || p.top_k < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: threads and top_k must be >= 0");
-    if ((st = pick_device(p.device)) != PARLEY_OK)
+    int gpu = -2;
+    cuda_precision prec = CUDA_PREC_FP16;
+    if ((st = parse_device(p.device, &gpu)) != PARLEY_OK ||
+        (st = cuda_precision_parse(p.precision, &prec)) != PARLEY_OK)
         return st;
     if (!(nlu = pl_calloc(1, sizeof *nlu)))
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening %s", model_dir);
@@ -89,7 +147,10 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
     }
     if (p.threads)
         bert_set_threads(p.threads);
-    warn_slow_blas();
+    if ((st = pick_device(nlu, gpu, prec, model_dir)) != PARLEY_OK)
+        goto fail;
+    if (!nlu->gpu)
+        warn_slow_blas();
     pl_log(PARLEY_LOG_DEBUG, "nlu: opened %s (L%d H%d, %d intents, %d slot tags)", model_dir,
            c->layers, c->hidden, c->n_intents, c->n_slots);
     *out = nlu;
@@ -104,6 +165,10 @@ void parley_nlu_close(parley_nlu *nlu)
     if (!nlu)
         return;
     nlu_tagset_clear(&nlu->tags);
+    if (nlu->gpu) {
+        cuda_bert_close(nlu->gpu);
+        pthread_mutex_destroy(&nlu->gpu_lock);
+    }
     bert_model_free(nlu->model);
     pl_free(nlu);
 }
@@ -254,14 +319,14 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
     return PARLEY_OK;
 }
 
-/* Tokenizes, runs and decodes texts[0..n) (n <= NLU_CHUNK) as one batch. */
-static parley_status parse_chunk(const parley_nlu *nlu, const char *const *texts, size_t n,
+/* Tokenizes, runs and decodes texts[0..n) (n <= NLU_GPU_CHUNK) as one batch. */
+static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size_t n,
                                  size_t first_index, parley_nlu_result **out)
 {
     const bert_config *c = &nlu->model->cfg;
     const wp_vocab *v = nlu->model->vocab;
-    wp_tokens tk[NLU_CHUNK];
-    int len[NLU_CHUNK];
+    wp_tokens tk[NLU_GPU_CHUNK];
+    int len[NLU_GPU_CHUNK];
     size_t n_tok = 0, done = 0, i;
     int *ids = NULL;
     float *intent_logits = NULL, *slot_logits = NULL;
@@ -296,7 +361,7 @@ static parley_status parse_chunk(const parley_nlu *nlu, const char *const *texts
         ids[at++] = wp_vocab_sep(v);
     }
     bert_batch batch = { (int)n, len, ids };
-    if ((st = bert_forward(nlu->model, &batch, intent_logits, slot_logits)) != PARLEY_OK)
+    if ((st = nlu_forward(nlu, &batch, intent_logits, slot_logits)) != PARLEY_OK)
         goto fail;
     at = 0;
     for (done = 0; done < n; done++) {
@@ -328,8 +393,9 @@ parley_status parley_nlu_parse_batch(parley_nlu *nlu, const char *const *texts, 
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_parse_batch: NULL argument");
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
-    for (size_t at = 0; at < n; at += NLU_CHUNK) {
-        size_t m = n - at < NLU_CHUNK ? n - at : NLU_CHUNK;
+    const size_t chunk = nlu->gpu ? NLU_GPU_CHUNK : NLU_CHUNK;
+    for (size_t at = 0; at < n; at += chunk) {
+        size_t m = n - at < chunk ? n - at : chunk;
         parley_status st = parse_chunk(nlu, texts + at, m, at, out + at);
         if (st != PARLEY_OK) {
             for (size_t i = 0; i < at; i++) {

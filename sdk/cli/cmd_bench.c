@@ -14,6 +14,7 @@
 
 #include "sdk/cli/cli.h"
 #include "nlu/bert.h"
+#include "nlu/cuda/cuda_bert.h"
 
 static double now_ms(void)
 {
@@ -48,21 +49,24 @@ static void bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: parley bench nlu --model DIR [--batch B] [--seq T] [--iters N] [--warmup N]\n"
-            "                        [--threads N]\n"
+            "                        [--threads N] [--device cpu|cuda:N] [--precision P]\n"
             "\n"
             "Prints JSON: load_ms (open to first result), latency_ms {p50, p99, mean} per batch,\n"
             "sequences_per_s, tokens_per_s and peak_rss_mb. Sequences are T pieces long,\n"
-            "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5.\n");
+            "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5,\n"
+            "device cpu. On a GPU a batch is timed from ids on the host to logits on the host;\n"
+            "--precision is fp16 (default), bf16 or fp32.\n");
 }
 
 typedef struct bench_opts {
-    const char *model;
+    const char *model, *device, *precision;
     int batch, seq, iters, warmup, threads;
+    int gpu; /* -1: the CPU; else the CUDA device index from --device */
 } bench_opts;
 
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
-    *o = (bench_opts){ NULL, 1, 32, 50, 5, 0 };
+    *o = (bench_opts){ NULL, "cpu", NULL, 1, 32, 50, 5, 0, -1 };
     static const struct { const char *name; size_t off; long lo, hi; } ints[] = {
         { "--batch", offsetof(bench_opts, batch), 1, 4096 },
         { "--seq", offsetof(bench_opts, seq), 2, 65536 },
@@ -78,6 +82,19 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
         }
         if (!strcmp(a, "--model") && val) {
             o->model = val, i++;
+            continue;
+        }
+        if (!strcmp(a, "--device") && val) {
+            o->device = val, i++;
+            char end;
+            if (strcmp(val, "cpu") && sscanf(val, "cuda:%d%c", &o->gpu, &end) != 1) {
+                fprintf(stderr, "parley bench nlu: --device takes cpu or cuda:N, not '%s'\n", val);
+                return 2;
+            }
+            continue;
+        }
+        if (!strcmp(a, "--precision") && val) {
+            o->precision = val, i++;
             continue;
         }
         size_t k = 0;
@@ -103,6 +120,8 @@ static parley_status time_load(const bench_opts *o, double *ms)
 {
     parley_nlu_params p = parley_nlu_params_default();
     p.threads = o->threads;
+    p.device = o->device;
+    p.precision = o->precision;
     parley_nlu *nlu;
     parley_nlu_result *r;
     double t0 = now_ms();
@@ -128,6 +147,7 @@ static int bench_nlu(int argc, char **argv)
     if (st != PARLEY_OK)
         return cli_fail("bench nlu", st);
     bert_model *m;
+    cuda_bert *gpu = NULL;
     if ((st = bert_model_load(o.model, &m)) != PARLEY_OK)
         return cli_fail("bench nlu", st);
     if (o.threads)
@@ -156,10 +176,17 @@ static int bench_nlu(int argc, char **argv)
                                                           : 5 + rand() % (c->vocab_size - 5);
     }
     bert_batch batch = { o.batch, len, ids };
+    cuda_precision prec;
+    if (o.gpu >= 0 && ((st = cuda_precision_parse(o.precision, &prec)) != PARLEY_OK ||
+                       (st = cuda_bert_open(m, o.gpu, prec, &gpu)) != PARLEY_OK)) {
+        rc = cli_fail("bench nlu", st);
+        goto done;
+    }
     double sum = 0;
     for (int i = -o.warmup; i < o.iters; i++) {
         double t0 = now_ms();
-        if ((st = bert_forward(m, &batch, il, sl)) != PARLEY_OK) {
+        st = gpu ? cuda_bert_forward(gpu, &batch, il, sl) : bert_forward(m, &batch, il, sl);
+        if (st != PARLEY_OK) {
             rc = cli_fail("bench nlu", st);
             goto done;
         }
@@ -170,6 +197,7 @@ static int bench_nlu(int argc, char **argv)
     double mean = sum / o.iters;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "impl", "parley");
+    cJSON_AddStringToObject(j, "device", gpu ? cuda_bert_describe(gpu) : "cpu");
     cJSON_AddNumberToObject(j, "layers", c->layers);
     cJSON_AddNumberToObject(j, "hidden", c->hidden);
     cJSON_AddNumberToObject(j, "batch", o.batch);
@@ -194,6 +222,7 @@ done:
     free(il);
     free(sl);
     free(lat);
+    cuda_bert_close(gpu);
     bert_model_free(m);
     return rc;
 }

@@ -24,6 +24,7 @@ static void predict_usage(FILE *f)
 {
     fprintf(f,
             "usage: parley nlu predict --model DIR [--words] [--top K] [--threads N] [--device D]\n"
+            "                          [--precision P]\n"
             "\n"
             "Reads one utterance per line on stdin and writes one JSON object per line:\n"
             "  {\"text\", \"intent\", \"confidence\", \"slots\": [{\"slot\", \"value\", \"start\", \"end\"}],\n"
@@ -36,7 +37,8 @@ static void predict_usage(FILE *f)
             "                values are whole words, punctuation included\n"
             "  --top K       also print the K best intents as \"ranking\"\n"
             "  --threads N   CPU threads (default: all cores)\n"
-            "  --device D    auto | cpu | cuda:N (default auto)\n");
+            "  --device D    auto | cpu | cuda:N (default auto)\n"
+            "  --precision P GPU storage: fp16 (default) | bf16 | fp32\n");
 }
 
 static void print_json(cJSON *o)
@@ -137,6 +139,8 @@ static int predict(int argc, char **argv)
             o.model = val, i++;
         } else if (!strcmp(a, "--device") && val) {
             p.device = val, i++;
+        } else if (!strcmp(a, "--precision") && val) {
+            p.precision = val, i++;
         } else if (!strcmp(a, "--top") && val) {
             if (cli_parse_int(a, val, 1, 1000, &o.top) < 0)
                 return 2;

@@ -25,7 +25,9 @@ typedef struct parley_nlu parley_nlu;
 typedef struct parley_nlu_params {
     int threads;        /* CPU threads for one call's math; 0 = all cores */
     int top_k;          /* intents kept in parley_nlu_result.top; 0 = 5 (capped at the label count) */
-    const char *device; /* "auto", "cpu" or "cuda:N"; NULL = "auto" (CPU when no GPU works) */
+    const char *device; /* "auto", "cpu" or "cuda:N"; NULL = "auto": the first GPU when one
+                           works (the choice is logged), else the CPU */
+    const char *precision; /* GPU storage: "fp16" (NULL), "bf16" or "fp32"; FP32 accumulation */
 } parley_nlu_params;
 
 /* Defaults for every field; a zeroed struct means the same. */

@@ -1,0 +1,389 @@
+/* bert.cu — the joint BERT model on the GPU: weight upload, activation buffers, the forward
+ * pass as a sequence of ops.cuh launches, and one CUDA graph per batch shape.
+ *
+ * A batch of B packed sequences is laid out padded on the device, T = the longest length
+ * rounded up to a multiple of 8 (capped at the model's positions), so that a graph captured
+ * for (B, T) serves every batch of that shape: the ids and lengths change, the launches do
+ * not. The host side packs ids and lengths into one pinned buffer (one copy in), and the
+ * intent and slot logits come back in one pinned buffer (one copy out) that is unpacked
+ * into the caller's packed arrays. Weights are uploaded once in FP32 (biases, LayerNorm and
+ * embeddings are read in FP32) and, for FP16/BF16, converted on the device into a second
+ * copy that the GEMMs read. It does not decode: nlu.c turns logits into labels, as for the
+ * CPU path.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "nlu/cuda/cuda_bert.h"
+#include "nlu/cuda/ops.cuh"
+
+extern "C" {
+#include "sdk/pl_alloc.h"
+}
+
+enum { MAX_GRAPHS = 16, T_ROUND = 8 };
+static const size_t BLAS_WORKSPACE = 32u << 20;
+
+typedef struct graph_entry {
+    int B, T;
+    cudaGraphExec_t exec;
+    unsigned long long used;
+} graph_entry;
+
+struct cuda_bert {
+    int device;
+    cuda_precision prec;
+    int H, L, NH, I, NI, NS, V, P;
+    float eps;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    void *blas_ws;
+    float *pf;              // (n_params) FP32 parameters, laid out as bert_weights says
+    void *ps;               // (n_params) in the storage type (== pf for FP32)
+    bert_weights wf;        // pointers into pf
+    size_t smem_ready;      // dynamic shared memory the attention kernel may use
+    int cap_rows, cap_seqs; // what the buffers below hold
+    void *h, *qkv, *att, *proj, *ffn, *pooled; // (rows, H|3H|H|H|I), (seqs, H) of S
+    float *out;             // (seqs, NI) then (rows, NS)
+    int *in;                // (seqs) lengths then (rows) ids
+    int *in_host;           // pinned twin of in
+    float *out_host;        // pinned twin of out
+    graph_entry graphs[MAX_GRAPHS];
+    unsigned long long tick;
+    char desc[320];
+};
+
+extern "C" int cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky "no driver" error */
+        return 0;
+    }
+    return n;
+}
+
+static size_t storage_size(cuda_precision p)
+{
+    return p == CUDA_PREC_FP32 ? sizeof(float) : 2;
+}
+
+/* The storage-type twin of a parameter pointer into pf. */
+template <typename S> static const S *sw(const cuda_bert *g, const float *f)
+{
+    return (const S *)g->ps + (f - g->pf);
+}
+
+static void drop_graphs(cuda_bert *g)
+{
+    for (int i = 0; i < MAX_GRAPHS; i++)
+        if (g->graphs[i].exec) {
+            cudaGraphExecDestroy(g->graphs[i].exec);
+            g->graphs[i] = graph_entry{};
+        }
+}
+
+static void free_buffers(cuda_bert *g)
+{
+    drop_graphs(g);
+    void *dev[] = { g->h, g->qkv, g->att, g->proj, g->ffn, g->pooled, g->out, g->in };
+    for (void *p : dev)
+        cudaFree(p);
+    cudaFreeHost(g->in_host);
+    cudaFreeHost(g->out_host);
+    g->h = g->qkv = g->att = g->proj = g->ffn = g->pooled = NULL;
+    g->out = NULL;
+    g->in = g->in_host = NULL;
+    g->out_host = NULL;
+    g->cap_rows = g->cap_seqs = 0;
+}
+
+/* Makes the buffers hold `rows` padded rows of `seqs` sequences (growing by doubling). */
+static parley_status reserve(cuda_bert *g, int rows, int seqs)
+{
+    if (rows <= g->cap_rows && seqs <= g->cap_seqs)
+        return PARLEY_OK;
+    int r = rows > 2 * g->cap_rows ? rows : 2 * g->cap_rows;
+    int s = seqs > 2 * g->cap_seqs ? seqs : 2 * g->cap_seqs;
+    free_buffers(g);
+    const size_t e = storage_size(g->prec), R = (size_t)r, Sq = (size_t)s;
+    const size_t out_n = Sq * g->NI + R * g->NS, in_n = Sq + R;
+    struct { void **p; size_t bytes; } dev[] = {
+        { &g->h, R * g->H * e },   { &g->qkv, R * 3 * g->H * e }, { &g->att, R * g->H * e },
+        { &g->proj, R * g->H * e }, { &g->ffn, R * g->I * e },    { &g->pooled, Sq * g->H * e },
+        { (void **)&g->out, out_n * sizeof(float) }, { (void **)&g->in, in_n * sizeof(int) },
+    };
+    parley_status st = PARLEY_OK;
+    for (auto &d : dev)
+        if ((st = cu_check(cudaMalloc(d.p, d.bytes), "allocating activations")) != PARLEY_OK)
+            break;
+    if (st == PARLEY_OK)
+        st = cu_check(cudaMallocHost((void **)&g->in_host, in_n * sizeof(int)),
+                      "allocating pinned input");
+    if (st == PARLEY_OK)
+        st = cu_check(cudaMallocHost((void **)&g->out_host, out_n * sizeof(float)),
+                      "allocating pinned output");
+    if (st != PARLEY_OK) {
+        free_buffers(g);
+        return pl_wrap(st, "cuda: buffers for %d rows of %d sequences", r, s);
+    }
+    g->cap_rows = r;
+    g->cap_seqs = s;
+    return PARLEY_OK;
+}
+
+/* Enqueues one whole batch on the stream: copy in, forward, copy out. */
+template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
+{
+    const int M = B * T, H = g->H, I = g->I, D = H / g->NH;
+    const bert_weights *w = &g->wf;
+    const int *len = g->in, *ids = g->in + B;
+    S *h = (S *)g->h, *qkv = (S *)g->qkv, *att = (S *)g->att, *proj = (S *)g->proj;
+    S *ffn = (S *)g->ffn, *pooled = (S *)g->pooled;
+    float *intent = g->out, *slots = g->out + (size_t)B * g->NI;
+    cudaStream_t s = g->stream;
+    parley_status st;
+    if ((st = cu_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
+                                       cudaMemcpyHostToDevice, s), "copying ids in")))
+        return st;
+    cu_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w,
+                    w->emb_ln_b, H, g->eps, s);
+    for (int l = 0; l < g->L; l++) {
+        const size_t lH = (size_t)l * H;
+        if ((st = cu_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
+                               3 * H)))
+            return st;
+        cu_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
+        if ((st = cu_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M,
+                               H, H)))
+            return st;
+        cu_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH,
+                                      w->ln1_b + lH, M, H, g->eps, s);
+        if ((st = cu_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)))
+            return st;
+        cu_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
+        if ((st = cu_linear<S>(g->blas, proj, 0, ffn, I, sw<S>(g, w->ffn_out_w + lH * I), M, I,
+                               H)))
+            return st;
+        cu_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH,
+                                      M, H, g->eps, s);
+    }
+    // pooled (B, H) = tanh(pool_w · h[b * T] + pool_b): the first rows, T * H apart
+    if ((st = cu_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)))
+        return st;
+    cu_bias_tanh<S>(pooled, w->pool_b, B, H, s);
+    if ((st = cu_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)))
+        return st;
+    cu_bias_add(intent, w->intent_b, B, g->NI, s);
+    if ((st = cu_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)))
+        return st;
+    cu_bias_add(slots, w->slot_b, M, g->NS, s);
+    if ((st = cu_check(cudaGetLastError(), "launching the forward kernels")))
+        return st;
+    return cu_check(cudaMemcpyAsync(g->out_host, g->out,
+                                    ((size_t)B * g->NI + (size_t)M * g->NS) * sizeof(float),
+                                    cudaMemcpyDeviceToHost, s),
+                    "copying logits out");
+}
+
+static parley_status enqueue_any(cuda_bert *g, int B, int T)
+{
+    switch (g->prec) {
+    case CUDA_PREC_FP32: return enqueue<float>(g, B, T);
+    case CUDA_PREC_BF16: return enqueue<__nv_bfloat16>(g, B, T);
+    default: return enqueue<__half>(g, B, T);
+    }
+}
+
+/* The graph for (B, T), captured on first use; the least recently used one makes room. */
+static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
+{
+    graph_entry *slot = &g->graphs[0];
+    for (int i = 0; i < MAX_GRAPHS; i++) {
+        graph_entry *e = &g->graphs[i];
+        if (e->exec && e->B == B && e->T == T) {
+            e->used = ++g->tick;
+            *out = e->exec;
+            return PARLEY_OK;
+        }
+        if (!e->exec || (slot->exec && e->used < slot->used))
+            slot = e;
+    }
+    if (slot->exec)
+        cudaGraphExecDestroy(slot->exec);
+    *slot = graph_entry{};
+    cudaGraph_t graph = NULL;
+    parley_status st = cu_check(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
+                                "starting graph capture");
+    if (st)
+        return st;
+    parley_status enq = enqueue_any(g, B, T);
+    st = cu_check(cudaStreamEndCapture(g->stream, &graph), "ending graph capture");
+    if (!enq && !st)
+        st = cu_check(cudaGraphInstantiate(&slot->exec, graph, 0), "instantiating the graph");
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (enq || st) {
+        slot->exec = NULL;
+        return enq ? enq : st;
+    }
+    slot->B = B;
+    slot->T = T;
+    slot->used = ++g->tick;
+    *out = slot->exec;
+    return PARLEY_OK;
+}
+
+template <typename S> static parley_status prepare_attention(cuda_bert *g)
+{
+    int optin = 0;
+    parley_status st = cu_check(cudaDeviceGetAttribute(&optin,
+                                                       cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                                       g->device), "reading shared memory size");
+    size_t want = cu_attention_smem<S>(g->P, g->H / g->NH);
+    g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
+    return st ? st : cu_attention_prepare<S>(g->smem_ready);
+}
+
+static size_t attention_need(const cuda_bert *g, int T)
+{
+    const int D = g->H / g->NH;
+    switch (g->prec) {
+    case CUDA_PREC_FP32: return cu_attention_smem<float>(T, D);
+    case CUDA_PREC_BF16: return cu_attention_smem<__nv_bfloat16>(T, D);
+    default: return cu_attention_smem<__half>(T, D);
+    }
+}
+
+extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_precision prec,
+                                        cuda_bert **out)
+{
+    *out = NULL;
+    int count = cuda_device_count();
+    if (device < 0 || device >= count)
+        return pl_fail(PARLEY_ERR_DEVICE, "cuda:%d: %d CUDA device%s usable here", device, count,
+                       count == 1 ? " is" : "s are");
+    cuda_bert *g = (cuda_bert *)pl_calloc(1, sizeof *g);
+    if (!g)
+        return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory");
+    const bert_config *c = &m->cfg;
+    g->device = device;
+    g->prec = prec;
+    g->H = c->hidden, g->L = c->layers, g->NH = c->heads, g->I = c->intermediate;
+    g->NI = c->n_intents, g->NS = c->n_slots, g->V = c->vocab_size, g->P = c->max_positions;
+    g->eps = c->ln_eps;
+    cudaDeviceProp prop;
+    parley_status st = cu_check(cudaSetDevice(device), "selecting the device");
+    if (!st)
+        st = cu_check(cudaGetDeviceProperties(&prop, device), "reading device properties");
+    if (!st)
+        st = cu_check(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
+                      "creating a stream");
+    if (!st)
+        st = cublas_check(cublasCreate(&g->blas), "cublasCreate");
+    if (!st)
+        st = cublas_check(cublasSetStream(g->blas, g->stream), "cublasSetStream");
+    if (!st)
+        st = cu_check(cudaMalloc(&g->blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
+    if (!st)
+        st = cublas_check(cublasSetWorkspace(g->blas, g->blas_ws, BLAS_WORKSPACE),
+                          "cublasSetWorkspace");
+    if (!st)
+        st = cu_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
+                      "allocating the weights");
+    if (!st)
+        st = cu_check(cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float),
+                                 cudaMemcpyHostToDevice), "uploading the weights");
+    if (!st && prec != CUDA_PREC_FP32) {
+        st = cu_check(cudaMalloc(&g->ps, m->n_params * 2), "allocating the FP16/BF16 weights");
+        if (!st && prec == CUDA_PREC_BF16)
+            cu_convert<__nv_bfloat16>((__nv_bfloat16 *)g->ps, g->pf, m->n_params, g->stream);
+        else if (!st)
+            cu_convert<__half>((__half *)g->ps, g->pf, m->n_params, g->stream);
+        if (!st)
+            st = cu_check(cudaStreamSynchronize(g->stream), "converting the weights");
+    } else {
+        g->ps = g->pf;
+    }
+    if (!st)
+        st = prec == CUDA_PREC_FP32   ? prepare_attention<float>(g)
+             : prec == CUDA_PREC_BF16 ? prepare_attention<__nv_bfloat16>(g)
+                                      : prepare_attention<__half>(g);
+    if (st) {
+        cuda_bert_close(g);
+        return pl_wrap(st, "cuda:%d", device);
+    }
+    bert_weights_point(&g->wf, c, g->pf);
+    snprintf(g->desc, sizeof g->desc, "%s (cuda:%d, sm_%d%d, %.0f GiB), %s", prop.name, device,
+             prop.major, prop.minor, prop.totalGlobalMem / 1073741824.0, cuda_precision_name(prec));
+    *out = g;
+    return PARLEY_OK;
+}
+
+extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
+                                           float *intent_logits, float *slot_logits)
+{
+    parley_status st;
+    int N = 0;
+    if (!g || !b || !intent_logits || !slot_logits)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda_bert_forward: NULL argument");
+    bert_config limits = {};
+    limits.vocab_size = g->V;
+    limits.max_positions = g->P;
+    if ((st = bert_check_batch(&limits, b, &N)) != PARLEY_OK || N == 0)
+        return st;
+    const int B = b->n_seq;
+    int T = 0;
+    for (int i = 0; i < B; i++)
+        T = b->len[i] > T ? b->len[i] : T;
+    T = (T + T_ROUND - 1) / T_ROUND * T_ROUND;
+    T = T < g->P ? T : g->P;
+    if (attention_need(g, T) > g->smem_ready)
+        return pl_fail(PARLEY_ERR_UNSUPPORTED, "cuda: sequences of %d pieces need %zu bytes of "
+                       "shared memory in %s attention; this device gives %zu", T,
+                       attention_need(g, T), cuda_precision_name(g->prec), g->smem_ready);
+    if ((size_t)B * T > (size_t)INT32_MAX / 4)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: batch of %d x %d pieces too big", B, T);
+    if ((st = cu_check(cudaSetDevice(g->device), "selecting the device")) ||
+        (st = reserve(g, B * T, B)))
+        return st;
+    int *len = g->in_host, *ids = g->in_host + B;
+    memset(ids, 0, (size_t)B * T * sizeof *ids);
+    for (int i = 0, at = 0; i < B; at += b->len[i], i++) {
+        len[i] = b->len[i];
+        memcpy(ids + (size_t)i * T, b->ids + at, (size_t)b->len[i] * sizeof *ids);
+    }
+    cudaGraphExec_t exec;
+    if ((st = graph_for(g, B, T, &exec)) ||
+        (st = cu_check(cudaGraphLaunch(exec, g->stream), "launching the graph")) ||
+        (st = cu_check(cudaStreamSynchronize(g->stream), "running the forward pass")))
+        return st;
+    memcpy(intent_logits, g->out_host, (size_t)B * g->NI * sizeof(float));
+    const float *slots = g->out_host + (size_t)B * g->NI;
+    for (int i = 0, at = 0; i < B; at += b->len[i], i++)
+        memcpy(slot_logits + (size_t)at * g->NS, slots + (size_t)i * T * g->NS,
+               (size_t)b->len[i] * g->NS * sizeof(float));
+    return PARLEY_OK;
+}
+
+extern "C" const char *cuda_bert_describe(const cuda_bert *g)
+{
+    return g->desc;
+}
+
+extern "C" void cuda_bert_close(cuda_bert *g)
+{
+    if (!g)
+        return;
+    cudaSetDevice(g->device);
+    free_buffers(g);
+    if (g->ps != g->pf)
+        cudaFree(g->ps);
+    cudaFree(g->pf);
+    if (g->blas)
+        cublasDestroy(g->blas);
+    cudaFree(g->blas_ws);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
+    pl_free(g);
+}

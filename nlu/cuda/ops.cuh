@@ -1,0 +1,60 @@
+/* ops.cuh — the CUDA kernels of the BERT forward pass, one launcher per op, each the GPU
+ * twin of an op in nlu/cpu/ops.h (and checked against it by tests/gpu).
+ *
+ * Activations are padded: B sequences of T rows each, M = B * T rows, row b * T + t holding
+ * token t of sequence b; len (B, on the device) gives each sequence's real length. Rows
+ * past a sequence's length are computed like any other (their values are never used) except
+ * by attention, which never looks at them as keys and writes zeros for them as queries.
+ * Every launcher enqueues on `stream` and returns without waiting.
+ */
+#ifndef NLU_CUDA_OPS_CUH
+#define NLU_CUDA_OPS_CUH
+
+#include "nlu/cuda/common.cuh"
+
+// out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H)
+template <typename S>
+void cu_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
+                  const float *type, const float *w, const float *b, int H, float eps,
+                  cudaStream_t stream);
+
+// h (M, H) = LayerNorm(h + x + bias) with w, b (H); bias may be NULL
+template <typename S>
+void cu_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
+                                const float *b, int M, int H, float eps, cudaStream_t stream);
+
+// x (M, n) = gelu(x + bias (n)), GELU with erf
+template <typename S>
+void cu_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream);
+
+// x (M, n) = tanh(x + bias (n))
+template <typename S>
+void cu_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream);
+
+// x (M, n) += bias (n), in float (the heads' logits)
+void cu_bias_add(float *x, const float *bias, int M, int n, cudaStream_t stream);
+
+/* Shared memory the attention kernel needs for sequences of T rows and heads of D; the
+ * caller checks it against the device's limit (cu_attention_prepare). */
+template <typename S> size_t cu_attention_smem(int T, int D);
+/* Lets the kernel use `bytes` of dynamic shared memory (once per device and type). */
+template <typename S> parley_status cu_attention_prepare(size_t bytes);
+
+// out (M, NH*D) = softmax(q k^T / sqrt(D), keys < len) v per sequence and head, with
+// q, k, v = qkv (M, 3H) + qkv_bias (3H): query, key and value blocks of H = NH * D
+template <typename S>
+void cu_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
+                  int NH, int D, cudaStream_t stream);
+
+// out (n) = (S) in (n): float parameters converted to the storage type
+template <typename S>
+void cu_convert(S *out, const float *in, size_t n, cudaStream_t stream);
+
+/* y (M, OC) = x (M, IC) · w (OC, IC)^T in cuBLAS with FP32 accumulation; x rows ldx apart
+ * (IC for a dense matrix). x and w of type S; y of type S or float (y_f32). FP32 storage
+ * uses the pedantic FP32 compute type (no TF32). */
+template <typename S>
+parley_status cu_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
+                        int M, int IC, int OC);
+
+#endif

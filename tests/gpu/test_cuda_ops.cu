@@ -1,0 +1,238 @@
+/* test_cuda_ops.cu — every CUDA kernel of nlu/cuda/ops.cuh against its CPU reference.
+ *
+ * Each op runs on random data of odd and even sizes in FP32 storage (within 1e-4 relative,
+ * the CPU references being exact to double) and in FP16 and BF16 (within 1e-2 and 3e-2 of
+ * the output's scale). Layouts differ on purpose: the GPU pads each sequence to T rows, the
+ * CPU packs them, so the tests also check that padding rows never leak into real ones.
+ * Exits 77 where no CUDA device exists.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+
+#include "nlu/cuda/ops.cuh"
+extern "C" {
+#include "nlu/cpu/ops.h"
+#include "nlu/cuda/cuda_bert.h"
+#include "tests/check.h"
+}
+
+typedef std::vector<float> vec;
+
+static vec rnd(size_t n, float lo, float hi)
+{
+    vec v(n);
+    for (auto &x : v)
+        x = lo + (hi - lo) * (rand() / (float)RAND_MAX);
+    return v;
+}
+
+template <typename S> static S host_from(float x);
+template <> float host_from<float>(float x) { return x; }
+template <> __half host_from<__half>(float x) { return __float2half_rn(x); }
+template <> __nv_bfloat16 host_from<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+static float host_to(float x) { return x; }
+static float host_to(__half x) { return __half2float(x); }
+static float host_to(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/* Device copies, freed at exit of the test that made them (the process ends soon after). */
+template <typename S> static S *up(const vec &v)
+{
+    std::vector<S> h(v.size());
+    for (size_t i = 0; i < v.size(); i++)
+        h[i] = host_from<S>(v[i]);
+    S *d = NULL;
+    cudaMalloc(&d, h.size() * sizeof(S) + 1);
+    cudaMemcpy(d, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice);
+    return d;
+}
+
+static int *up_int(const std::vector<int> &v)
+{
+    int *d = NULL;
+    cudaMalloc(&d, v.size() * sizeof(int) + 1);
+    cudaMemcpy(d, v.data(), v.size() * sizeof(int), cudaMemcpyHostToDevice);
+    return d;
+}
+
+template <typename S> static vec down(const S *d, size_t n)
+{
+    std::vector<S> h(n);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "kernel: %s",
+          cudaGetErrorString(cudaGetLastError()));
+    cudaMemcpy(h.data(), d, n * sizeof(S), cudaMemcpyDeviceToHost);
+    vec v(n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = host_to(h[i]);
+    return v;
+}
+
+template <typename S> static double tol()
+{
+    return sizeof(S) == 4 ? 1e-4 : sizeof(S) == 2 && cu_type<S>::value == CUDA_R_16F ? 1e-2 : 3e-2;
+}
+
+template <typename S> static const char *name()
+{
+    return sizeof(S) == 4 ? "fp32" : cu_type<S>::value == CUDA_R_16F ? "fp16" : "bf16";
+}
+
+/* got vs want, relative to each value for FP32 and to the largest for the 16-bit types. */
+template <typename S> static void same(const vec &got, const vec &want, const char *op, int a)
+{
+    double scale = 0;
+    for (float x : want)
+        scale = fabs(x) > scale ? fabs(x) : scale;
+    size_t at = 0;
+    double w = check_close(got.data(), want.data(), want.size(), tol<S>(), tol<S>() * scale, &at);
+    CHECK(w <= 1, "%s %s (%d): element %zu: gpu %g cpu %g", op, name<S>(), a, at, got[at],
+          want[at]);
+}
+
+/* Sequences of lengths len padded to T: packed index of (b, t) rows, -1 for padding. */
+static std::vector<int> packed_rows(const std::vector<int> &len, int T)
+{
+    std::vector<int> rows(len.size() * T, -1);
+    for (size_t b = 0, at = 0; b < len.size(); at += len[b], b++)
+        for (int t = 0; t < len[b]; t++)
+            rows[b * T + t] = (int)(at + t);
+    return rows;
+}
+
+template <typename S> static void test_embedding(int H, std::vector<int> len, int T)
+{
+    const int V = 53, P = T, B = (int)len.size();
+    vec word = rnd((size_t)V * H, -1, 1), pos = rnd((size_t)P * H, -1, 1);
+    vec type = rnd(2 * (size_t)H, -1, 1), w = rnd(H, 0.5, 1.5), b = rnd(H, -0.5, 0.5);
+    std::vector<int> rows = packed_rows(len, T), ids_pad(rows.size(), 0), ids;
+    for (size_t r = 0; r < rows.size(); r++)
+        if (rows[r] >= 0)
+            ids_pad[r] = rand() % V;
+    for (size_t r = 0; r < rows.size(); r++)
+        if (rows[r] >= 0)
+            ids.push_back(ids_pad[r]);
+    vec want(ids.size() * H);
+    cpu_embedding_ref(want.data(), ids.data(), len.data(), B, word.data(), pos.data(),
+                      type.data(), w.data(), b.data(), H, 1e-12f);
+    S *out = up<S>(vec(rows.size() * H));
+    cu_embedding<S>(out, up_int(ids_pad), B * T, T, up<float>(word), up<float>(pos),
+                    up<float>(type), up<float>(w), up<float>(b), H, 1e-12f, 0);
+    vec all = down(out, rows.size() * H), got(want.size());
+    for (size_t r = 0; r < rows.size(); r++)
+        if (rows[r] >= 0)
+            std::copy(all.begin() + r * H, all.begin() + (r + 1) * H, got.begin() + rows[r] * H);
+    same<S>(got, want, "embedding", H);
+}
+
+template <typename S> static void test_residual_layernorm(int M, int H)
+{
+    vec h = rnd((size_t)M * H, -2, 2), x = rnd((size_t)M * H, -2, 2), bias = rnd(H, -1, 1);
+    vec w = rnd(H, 0.5, 1.5), b = rnd(H, -0.5, 0.5), xb = x, want((size_t)M * H);
+    for (size_t i = 0; i < xb.size(); i++)
+        xb[i] += bias[i % H];
+    cpu_layernorm_ref(want.data(), xb.data(), h.data(), w.data(), b.data(), M, H, 1e-12f);
+    S *dh = up<S>(h);
+    cu_bias_residual_layernorm<S>(dh, up<S>(x), up<float>(bias), up<float>(w), up<float>(b), M,
+                                  H, 1e-12f, 0);
+    same<S>(down(dh, want.size()), want, "bias_residual_layernorm", H);
+}
+
+template <typename S> static void test_pointwise(int M, int n)
+{
+    vec x = rnd((size_t)M * n, -4, 4), bias = rnd(n, -1, 1), xb = x, gelu(x.size()), th(x.size());
+    for (size_t i = 0; i < xb.size(); i++) {
+        xb[i] += bias[i % n];
+        th[i] = (float)tanh((double)xb[i]);
+    }
+    cpu_gelu_ref(gelu.data(), xb.data(), xb.size());
+    S *d = up<S>(x);
+    cu_bias_gelu<S>(d, up<float>(bias), M, n, 0);
+    same<S>(down(d, x.size()), gelu, "bias_gelu", n);
+    d = up<S>(x);
+    cu_bias_tanh<S>(d, up<float>(bias), M, n, 0);
+    same<S>(down(d, x.size()), th, "bias_tanh", n);
+}
+
+static void test_bias_add(int M, int n)
+{
+    vec x = rnd((size_t)M * n, -4, 4), bias = rnd(n, -1, 1), want = x;
+    for (size_t i = 0; i < want.size(); i++)
+        want[i] += bias[i % n];
+    float *d = up<float>(x);
+    cu_bias_add(d, up<float>(bias), M, n, 0);
+    same<float>(down(d, x.size()), want, "bias_add", n);
+}
+
+template <typename S> static void test_attention(int NH, int D, std::vector<int> len, int T)
+{
+    const int H = NH * D, B = (int)len.size();
+    std::vector<int> rows = packed_rows(len, T);
+    vec qkv = rnd(rows.size() * 3 * H, -1.5, 1.5), bias = rnd(3 * (size_t)H, -0.5, 0.5);
+    size_t N = 0;
+    for (int l : len)
+        N += l;
+    vec packed(N * 3 * H), want(N * H);
+    for (size_t r = 0; r < rows.size(); r++)
+        if (rows[r] >= 0)
+            for (int i = 0; i < 3 * H; i++)
+                packed[(size_t)rows[r] * 3 * H + i] = qkv[r * 3 * H + i] + bias[i];
+    cpu_attention_ref(want.data(), packed.data(), len.data(), B, NH, D);
+    size_t smem = cu_attention_smem<S>(T, D);
+    CHECK(cu_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
+    S *out = up<S>(vec(rows.size() * H, 7.0f));
+    cu_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
+    vec all = down(out, rows.size() * H), got(want.size());
+    for (size_t r = 0; r < rows.size(); r++) {
+        if (rows[r] >= 0)
+            std::copy(all.begin() + r * H, all.begin() + (r + 1) * H, got.begin() + rows[r] * H);
+        else
+            for (int i = 0; i < H; i++)
+                CHECK(all[r * H + i] == 0.0f, "attention %s: padding row %zu not zero",
+                      name<S>(), r);
+    }
+    same<S>(got, want, "attention", D);
+}
+
+template <typename S> static void test_linear(int M, int IC, int OC, int f32_out)
+{
+    vec x = rnd((size_t)M * IC, -1, 1), w = rnd((size_t)OC * IC, -1, 1), want((size_t)M * OC);
+    cpu_matmul_ref(want.data(), x.data(), w.data(), NULL, M, IC, OC);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    void *y = f32_out ? (void *)up<float>(want) : (void *)up<S>(want);
+    CHECK(cu_linear<S>(h, y, f32_out, up<S>(x), IC, up<S>(w), M, IC, OC) == PARLEY_OK,
+          "linear: %s", parley_errmsg());
+    same<S>(f32_out ? down((float *)y, want.size()) : down((S *)y, want.size()), want, "linear",
+            IC);
+    cublasDestroy(h);
+}
+
+template <typename S> static void test_all(void)
+{
+    test_embedding<S>(40, { 5, 1, 12 }, 16);
+    test_embedding<S>(768, { 128, 77 }, 128);
+    test_residual_layernorm<S>(7, 100);
+    test_residual_layernorm<S>(33, 768);
+    test_pointwise<S>(13, 129);
+    test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32);
+    test_attention<S>(2, 24, { 40, 3 }, 40);
+    test_attention<S>(12, 64, { 128, 100, 5 }, 128);
+    test_linear<S>(5, 40, 7, 0);
+    test_linear<S>(64, 768, 3072, 0);
+    test_linear<S>(9, 256, 73, 1);
+}
+
+int main(void)
+{
+    if (cuda_device_count() == 0) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    srand(3);
+    test_all<float>();
+    test_all<__half>();
+    test_all<__nv_bfloat16>();
+    test_bias_add(11, 73);
+    return check_done();
+}
