@@ -81,6 +81,8 @@ typedef struct pl_slot {
     char *value;
 } pl_slot;
 
+typedef struct pl_graph pl_graph;
+
 /* One turn on its way through the graph. Every pointer is owned by the message. */
 typedef struct pl_msg {
     pl_type type;          /* which payload is current */
@@ -95,9 +97,11 @@ typedef struct pl_msg {
     int64_t nlu_ns;        /* the NLU batch call this turn was part of */
     int nlu_batch;         /* how many turns that batch held */
     int64_t dialog_ns;     /* dialog manager + store */
+    pl_graph *graph;       /* internal: the graph that counts it in flight */
+    int *nlu_refs;         /* internal: how many clones share msg->nlu */
     /* payload */
     char *text;            /* PL_T_TEXT and later: the user's words */
-    parley_nlu_result *nlu;/* PL_T_NLU and later */
+    parley_nlu_result *nlu;/* PL_T_NLU and later; read-only (clones share it) */
     char *reply;           /* PL_T_REPLY: the answer */
     char *intent;          /* PL_T_REPLY: the intent the dialog acted on */
     float confidence;
@@ -108,7 +112,7 @@ typedef struct pl_msg {
 /* ---- Node kinds ---------------------------------------------------------------------- */
 
 typedef struct pl_node pl_node;
-typedef struct pl_graph pl_graph;
+typedef struct pl_event pl_event; /* pipeline/graph.h */
 
 /* A generic function pointer: actions travel through the engine as this and are cast
  * back to parley_action_fn (parley/dialog.h) by the node that calls them. */
@@ -166,10 +170,21 @@ void pl_node_turn_done(pl_node *node, pl_msg *msg);
  * msg. Use it when process() cannot go on with a turn. */
 void pl_node_fail_turn(pl_node *node, pl_msg *msg, parley_status st);
 
+/* Posts a node error (status + this thread's parley_errmsg()) on the bus: for trouble that
+ * is not one turn's, such as an unreadable input line. */
+void pl_node_error(pl_node *node, parley_status st);
+
+/* Adds a bus subscriber (from create() only): sinks use it to hear of failed turns. */
+parley_status pl_node_subscribe(pl_node *node, void (*fn)(const pl_event *ev, void *user),
+                                void *user);
+
 /* True once the graph is shutting down (sources should return). */
 int pl_node_stopping(const pl_node *node);
 
 /* ---- Messages ------------------------------------------------------------------------ */
+
+/* Attaches an NLU result (takes ownership) and makes the message PL_T_NLU. */
+void pl_msg_set_nlu(pl_msg *msg, parley_nlu_result *r);
 
 /* A new PL_T_TEXT turn for `user` (copied) with a copy of `text`; stamps t_in and seq.
  * NULL when out of memory. */

@@ -8,5 +8,6 @@
 
 #include "parley/status.h"
 #include "parley/nlu.h"
+#include "parley/pipeline.h"
 
 #endif

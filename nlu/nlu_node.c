@@ -1,0 +1,85 @@
+/* nlu_node.c — the `nlu.bert` node: intent and slots for each turn, batched across users.
+ *
+ * The node's worker pops up to `max_batch` turns at once, waiting at most
+ * `max_queue_delay_us` after the first for more (the engine's queue does the waiting,
+ * pipeline/queue.c), and parses them in one parley_nlu_parse_batch() call: under load
+ * many users share one pass through the model; a lone user waits no longer than the delay.
+ * Each turn records the batch's NLU time and size. If a batch fails (say one text is not
+ * UTF-8), its turns are parsed one by one so only the bad turn fails.
+ * The model itself is nlu/nlu.c; this file only adapts it to the graph.
+ */
+#include "pipeline/node.h"
+#include "sdk/pl_alloc.h"
+
+static const pl_port_spec ports[] = {
+    { "text", PL_IN, PL_T_TEXT, 1, "user text" },
+    { "result", PL_OUT, PL_T_NLU, 0, "the text with its intent and slots" },
+    { NULL, 0, 0, 0, NULL },
+};
+
+static const pl_param_spec params[] = {
+    { "model", PL_P_PATH, NULL, 0, 0, "model directory (config.json, model.safetensors, vocab.txt)" },
+    { "device", PL_P_STRING, "auto", 0, 0, "auto, cpu or cuda:N" },
+    { "max_batch", PL_P_INT, "32", 1, 1024, "most turns parsed in one pass" },
+    { "max_queue_delay_us", PL_P_INT, "2000", 0, 1000000,
+      "longest wait after a turn arrives for others to batch with it (microseconds)" },
+    { "threads", PL_P_INT, "0", 0, 256, "CPU threads for the math; 0 = all cores" },
+    { NULL, 0, NULL, 0, 0, NULL },
+};
+
+static parley_status bert_node_create(pl_node *node, void **out)
+{
+    parley_nlu_params p = parley_nlu_params_default();
+    p.device = pl_node_param_str(node, "device");
+    p.threads = (int)pl_node_param_int(node, "threads");
+    pl_node_set_batch(node, (int)pl_node_param_int(node, "max_batch"),
+                      (long)pl_node_param_int(node, "max_queue_delay_us"));
+    return parley_nlu_open(pl_node_param_str(node, "model"), &p, (parley_nlu **)out);
+}
+
+static void bert_node_destroy(void *state)
+{
+    parley_nlu_close(state);
+}
+
+static parley_status bert_node_batch(pl_node *node, void *state, pl_msg **msgs, size_t n)
+{
+    const char *texts[1024];
+    parley_nlu_result *res[1024];
+    for (size_t i = 0; i < n; i++)
+        texts[i] = msgs[i]->text;
+    int64_t t0 = pl_now_ns();
+    parley_status st = parley_nlu_parse_batch(state, texts, n, res);
+    int64_t dt = pl_now_ns() - t0;
+    for (size_t i = 0; i < n; i++) {
+        pl_msg *m = msgs[i];
+        parley_status one = st;
+        if (st) {
+            int64_t t1 = pl_now_ns();
+            one = parley_nlu_parse(state, texts[i], &res[i]);
+            m->nlu_ns = pl_now_ns() - t1;
+            m->nlu_batch = 1;
+        } else {
+            m->nlu_ns = dt;
+            m->nlu_batch = (int)n;
+        }
+        if (one) {
+            pl_node_fail_turn(node, m, one);
+            continue;
+        }
+        pl_msg_set_nlu(m, res[i]);
+        pl_node_emit(node, 1, m); /* ports[1]: result */
+    }
+    return PARLEY_OK;
+}
+
+const pl_kind nlu_kind_bert = {
+    .name = "nlu.bert",
+    .doc = "BERT intent classification and slot tagging, batched across users",
+    .ports = ports,
+    .params = params,
+    .workers = 1,
+    .create = bert_node_create,
+    .process_batch = bert_node_batch,
+    .destroy = bert_node_destroy,
+};

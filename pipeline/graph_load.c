@@ -1,0 +1,512 @@
+/* graph_load.c — the pipeline graph YAML loader: from a file to checked, linked nodes.
+ *
+ * It checks everything a graph can get wrong before any thread starts, and names the
+ * place with FILE:LINE:COL (through pipeline/yaml_doc.h): unknown keys, duplicate node
+ * names, unknown kinds, unknown/ill-typed/out-of-range/missing params, unknown ports,
+ * links between ports of different types, required inputs left unlinked, and cycles.
+ * Then it orders the nodes so every link goes forward and calls each kind's create().
+ * It starts no thread and moves no message: that is pipeline/graph.c.
+ *
+ * Format (see DESIGN.md):
+ *   name: pizza
+ *   nodes:
+ *     - { name: nlu, kind: nlu.bert, inputs: { text: [in.text, asr.text] },
+ *         params: { model: models/pizza }, workers: 1 }
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/graph_impl.h"
+#include "pipeline/yaml_doc.h"
+#include "sdk/pl_alloc.h"
+
+typedef struct edge {
+    size_t from, to;        /* node indices */
+    const yd_node *ref;     /* the "node.port" scalar that made it */
+} edge;
+
+typedef struct load {
+    pl_graph *g;
+    const char *const *set; /* --set overrides, or NULL */
+    unsigned char *used;    /* which of them matched a param */
+    const yd_node **decl;   /* (n_nodes) each node's mapping */
+    edge *edges;
+    size_t n_edges;
+} load;
+
+static int port_index(const pl_kind *k, const char *name, size_t len, pl_dir dir)
+{
+    for (int i = 0; k->ports[i].name; i++)
+        if (k->ports[i].dir == dir && strlen(k->ports[i].name) == len &&
+            !memcmp(k->ports[i].name, name, len))
+            return i;
+    return -1;
+}
+
+static size_t count_ports(const pl_kind *k)
+{
+    size_t n = 0;
+    while (k->ports[n].name)
+        n++;
+    return n;
+}
+
+static size_t count_params(const pl_kind *k)
+{
+    size_t n = 0;
+    while (k->params && k->params[n].name)
+        n++;
+    return n;
+}
+
+/* "a, b, c" of the ports of direction dir (or of the params when params != 0). */
+static void name_list(const pl_kind *k, int params, pl_dir dir, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    size_t used = 0;
+    for (size_t i = 0;; i++) {
+        const char *n;
+        if (params) {
+            if (!k->params || !k->params[i].name)
+                break;
+            n = k->params[i].name;
+        } else {
+            if (!k->ports[i].name)
+                break;
+            if (k->ports[i].dir != dir)
+                continue;
+            n = k->ports[i].name;
+        }
+        int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", n);
+        if (w < 0 || (size_t)w >= cap - used)
+            break;
+        used += (size_t)w;
+    }
+    if (!used)
+        snprintf(buf, cap, "none");
+}
+
+static parley_status resolve_path(const pl_graph *g, const char *v, char **out)
+{
+    if (!v[0] || v[0] == '/' || !strcmp(v, "-") || !g->dir) {
+        *out = pl_strdup(v);
+    } else {
+        size_t n = strlen(g->dir) + strlen(v) + 2;
+        *out = pl_malloc(n);
+        if (*out)
+            snprintf(*out, n, "%s/%s", g->dir, v);
+    }
+    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+}
+
+/* Sets one param value from YAML node v (checked) or, when v is NULL, from the default. */
+static parley_status set_param(pl_node *nd, size_t i, const yd_node *v)
+{
+    const pl_param_spec *ps = &nd->kind->params[i];
+    pl_pval *pv = &nd->params[i];
+    parley_status st = PARLEY_OK;
+    const char *text = ps->def;
+    if (v) {
+        switch (ps->type) {
+        case PL_P_STRING:
+        case PL_P_PATH:
+            st = yd_str(v, &text);
+            break;
+        case PL_P_INT:
+            st = yd_int(v, (long long)ps->lo, (long long)ps->hi, &pv->i);
+            pv->d = (double)pv->i;
+            return st;
+        case PL_P_DOUBLE:
+            return yd_double(v, ps->lo, ps->hi, &pv->d);
+        case PL_P_BOOL:
+            return yd_bool(v, &pv->b);
+        }
+        if (st)
+            return st;
+    }
+    switch (ps->type) {
+    case PL_P_STRING:
+        pv->s = pl_strdup(text);
+        return pv->s ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    case PL_P_PATH:
+        return resolve_path(nd->g, text, &pv->s);
+    case PL_P_INT:
+        pv->i = strtoll(text, NULL, 10);
+        pv->d = (double)pv->i;
+        return PARLEY_OK;
+    case PL_P_DOUBLE:
+        pv->d = strtod(text, NULL);
+        return PARLEY_OK;
+    case PL_P_BOOL:
+        pv->b = !strcmp(text, "true");
+        return PARLEY_OK;
+    }
+    return PARLEY_OK;
+}
+
+/* The value of an override for param `pname` of nd, or NULL; marks it used. */
+static const char *find_override(load *L, const pl_node *nd, const char *pname)
+{
+    for (size_t i = 0; L->set && L->set[i]; i++) {
+        const char *eq = strchr(L->set[i], '='), *dot;
+        if (!eq)
+            continue;
+        for (dot = eq; dot > L->set[i] && *dot != '.'; dot--) {
+        }
+        size_t tlen = (size_t)(dot - L->set[i]), plen = (size_t)(eq - dot - 1);
+        if (*dot != '.' || plen != strlen(pname) || memcmp(dot + 1, pname, plen))
+            continue;
+        if ((strlen(nd->name) == tlen && !memcmp(nd->name, L->set[i], tlen)) ||
+            (strlen(nd->kind->name) == tlen && !memcmp(nd->kind->name, L->set[i], tlen))) {
+            L->used[i] = 1;
+            return eq + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Sets param i from an override's text, checked like YAML (errors name the override). */
+static parley_status set_override(pl_node *nd, size_t i, const char *value)
+{
+    char name[256];
+    yd_doc *doc = NULL;
+    snprintf(name, sizeof name, "--set %s.%s", nd->name, nd->kind->params[i].name);
+    parley_status st = yd_parse_string(name, value, strlen(value), &doc);
+    const yd_node *v = doc ? yd_root(doc) : NULL;
+    if (!st && !v)
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: empty value", name);
+    if (!st)
+        st = set_param(nd, i, v);
+    yd_free(doc);
+    return st;
+}
+
+static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
+{
+    const yd_node *pm = yd_get(decl, "params");
+    parley_status st;
+    if (pm && !yd_is_null(pm) && (st = yd_expect(pm, YD_MAP, "params")))
+        return st;
+    if (pm && pm->kind == YD_MAP) {
+        for (size_t j = 0; j < pm->n; j++) {
+            size_t i = 0;
+            while (i < nd->n_params && strcmp(nd->kind->params[i].name, pm->keys[j]->str))
+                i++;
+            if (i == nd->n_params) {
+                char known[512];
+                name_list(nd->kind, 1, PL_IN, known, sizeof known);
+                return yd_fail(pm->keys[j], PARLEY_ERR_CONFIG,
+                               "unknown param '%s' for node kind '%s' (params: %s)",
+                               pm->keys[j]->str, nd->kind->name, known);
+            }
+        }
+    }
+    for (size_t i = 0; i < nd->n_params; i++) {
+        const pl_param_spec *ps = &nd->kind->params[i];
+        const yd_node *v = pm && pm->kind == YD_MAP ? yd_get(pm, ps->name) : NULL;
+        const char *over = find_override(L, nd, ps->name);
+        if (over) {
+            if ((st = set_override(nd, i, over)))
+                return st;
+            continue;
+        }
+        if (!v && !ps->def)
+            return yd_fail(decl, PARLEY_ERR_CONFIG, "node '%s' (%s) needs param '%s': %s",
+                           nd->name, nd->kind->name, ps->name, ps->doc);
+        if ((st = set_param(nd, i, v)))
+            return v ? pl_wrap(st, "param '%s'", ps->name) : st;
+    }
+    return PARLEY_OK;
+}
+
+static parley_status add_node(load *L, size_t idx, const yd_node *decl)
+{
+    static const char *const keys[] = { "name", "kind", "inputs", "params", "workers", NULL };
+    pl_graph *g = L->g;
+    const yd_node *nn, *kn, *wn;
+    const char *name, *kind;
+    parley_status st;
+    if ((st = yd_expect(decl, YD_MAP, "a node")) || (st = yd_check_keys(decl, keys)) ||
+        (st = yd_require(decl, "name", &nn)) || (st = yd_str(nn, &name)) ||
+        (st = yd_require(decl, "kind", &kn)) || (st = yd_str(kn, &kind)))
+        return st;
+    if (!name[0] || strchr(name, '.'))
+        return yd_fail(nn, PARLEY_ERR_CONFIG, "node name '%s' must be non-empty without '.'", name);
+    for (size_t i = 0; i < idx; i++)
+        if (!strcmp(g->nodes[i]->name, name)) {
+            const yd_node *first = yd_get(L->decl[i], "name");
+            return yd_fail(nn, PARLEY_ERR_CONFIG, "duplicate node name '%s' (first at line %d)",
+                           name, first->line);
+        }
+    const pl_kind *k = pl_kind_find(kind);
+    if (!k)
+        return yd_fail(kn, PARLEY_ERR_NOT_FOUND,
+                       "unknown node kind '%s' (`parley inspect` lists them)", kind);
+    pl_node *nd = pl_calloc(1, sizeof *nd);
+    if (!nd)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    g->nodes[idx] = nd;
+    L->decl[idx] = decl;
+    nd->g = g;
+    nd->kind = k;
+    nd->workers = k->workers > 0 ? k->workers : 1;
+    nd->max_batch = 1;
+    nd->n_ports = count_ports(k);
+    nd->n_params = count_params(k);
+    nd->name = pl_strdup(name);
+    nd->outs = pl_calloc(nd->n_ports ? nd->n_ports : 1, sizeof *nd->outs);
+    nd->params = pl_calloc(nd->n_params ? nd->n_params : 1, sizeof *nd->params);
+    if (!nd->name || !nd->outs || !nd->params)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    if ((wn = yd_get(decl, "workers"))) {
+        long long w;
+        if ((st = yd_int(wn, 1, 64, &w)))
+            return pl_wrap(st, "workers");
+        nd->workers = (int)w;
+    }
+    return load_params(L, nd, decl);
+}
+
+static parley_status add_out(pl_node *from, int port, pl_node *to, int in_port)
+{
+    pl_out *o = &from->outs[port];
+    pl_target *t = pl_realloc(o->t, (o->n + 1) * sizeof *t);
+    if (!t)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    o->t = t;
+    t[o->n++] = (pl_target){ to, in_port };
+    return PARLEY_OK;
+}
+
+/* One "node.port" reference feeding input `in_port` of node `to`. */
+static parley_status add_link(load *L, size_t to, int in_port, const yd_node *ref)
+{
+    pl_graph *g = L->g;
+    pl_node *dst = g->nodes[to];
+    const char *s;
+    parley_status st;
+    if ((st = yd_str(ref, &s)))
+        return st;
+    const char *dot = strchr(s, '.');
+    if (!dot || dot == s || !dot[1])
+        return yd_fail(ref, PARLEY_ERR_CONFIG, "a link is written NODE.PORT, not '%s'", s);
+    size_t from = 0;
+    while (from < g->n_nodes &&
+           (strlen(g->nodes[from]->name) != (size_t)(dot - s) ||
+            memcmp(g->nodes[from]->name, s, (size_t)(dot - s))))
+        from++;
+    if (from == g->n_nodes)
+        return yd_fail(ref, PARLEY_ERR_NOT_FOUND, "link '%s': no node named '%.*s'", s,
+                       (int)(dot - s), s);
+    pl_node *src = g->nodes[from];
+    int op = port_index(src->kind, dot + 1, strlen(dot + 1), PL_OUT);
+    if (op < 0) {
+        char known[256];
+        name_list(src->kind, 0, PL_OUT, known, sizeof known);
+        return yd_fail_at(ref, (size_t)(dot + 1 - s), PARLEY_ERR_NOT_FOUND,
+                          "unknown output port '%s' of node '%s' (%s; outputs: %s)", dot + 1,
+                          src->name, src->kind->name, known);
+    }
+    const pl_port_spec *out = &src->kind->ports[op], *in = &dst->kind->ports[in_port];
+    if (!(out->types & in->types))
+        return yd_fail(ref, PARLEY_ERR_CONFIG,
+                       "type mismatch: %s.%s gives %s but %s.%s takes %s", src->name, out->name,
+                       pl_type_name(out->types), dst->name, in->name, pl_type_name(in->types));
+    edge *e = pl_realloc(L->edges, (L->n_edges + 1) * sizeof *e);
+    if (!e)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    L->edges = e;
+    e[L->n_edges++] = (edge){ from, to, ref };
+    return add_out(src, op, dst, in_port);
+}
+
+static parley_status link_inputs(load *L, size_t to)
+{
+    pl_node *nd = L->g->nodes[to];
+    const yd_node *in = yd_get(L->decl[to], "inputs");
+    parley_status st;
+    int linked[64] = { 0 };
+    if (in && !yd_is_null(in)) {
+        if ((st = yd_expect(in, YD_MAP, "inputs")))
+            return st;
+        for (size_t j = 0; j < in->n; j++) {
+            const yd_node *key = in->keys[j], *v = in->items[j];
+            int p = port_index(nd->kind, key->str, key->len, PL_IN);
+            if (p < 0) {
+                char known[256];
+                name_list(nd->kind, 0, PL_IN, known, sizeof known);
+                return yd_fail(key, PARLEY_ERR_NOT_FOUND,
+                               "unknown input port '%s' of node '%s' (%s; inputs: %s)", key->str,
+                               nd->name, nd->kind->name, known);
+            }
+            if (v->kind == YD_SEQ) {
+                for (size_t r = 0; r < v->n; r++)
+                    if ((st = add_link(L, to, p, v->items[r])))
+                        return st;
+                linked[p] |= v->n > 0;
+            } else {
+                if ((st = add_link(L, to, p, v)))
+                    return st;
+                linked[p] = 1;
+            }
+        }
+    }
+    for (int p = 0; nd->kind->ports[p].name; p++)
+        if (nd->kind->ports[p].dir == PL_IN && nd->kind->ports[p].required && !linked[p])
+            return yd_fail(L->decl[to], PARLEY_ERR_CONFIG,
+                           "node '%s' (%s): required input '%s' is not linked", nd->name,
+                           nd->kind->name, nd->kind->ports[p].name);
+    return PARLEY_OK;
+}
+
+/* Depth-first search for a cycle; on finding one, fails at the link that closes it. */
+static parley_status visit(load *L, size_t v, int *color, size_t *order, size_t *n_order)
+{
+    color[v] = 1;
+    for (size_t e = 0; e < L->n_edges; e++) {
+        if (L->edges[e].from != v)
+            continue;
+        size_t w = L->edges[e].to;
+        if (color[w] == 1)
+            return yd_fail(L->edges[e].ref, PARLEY_ERR_CONFIG,
+                           "cycle: this link from '%s' into '%s' leads back to '%s'",
+                           L->g->nodes[v]->name, L->g->nodes[w]->name, L->g->nodes[v]->name);
+        parley_status st;
+        if (color[w] == 0 && (st = visit(L, w, color, order, n_order)))
+            return st;
+    }
+    color[v] = 2;
+    order[(*n_order)++] = v;
+    return PARLEY_OK;
+}
+
+/* Reorders g->nodes so that every link goes from an earlier node to a later one. */
+static parley_status order_nodes(load *L)
+{
+    pl_graph *g = L->g;
+    int *color = pl_calloc(g->n_nodes, sizeof *color);
+    size_t *order = pl_calloc(g->n_nodes, sizeof *order);
+    pl_node **sorted = pl_calloc(g->n_nodes, sizeof *sorted);
+    parley_status st = PARLEY_OK;
+    size_t n = 0;
+    if (!color || !order || !sorted) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t v = 0; v < g->n_nodes && !st; v++)
+        if (!color[v])
+            st = visit(L, v, color, order, &n);
+    if (!st) {
+        for (size_t i = 0; i < n; i++)
+            sorted[i] = g->nodes[order[n - 1 - i]];
+        memcpy(g->nodes, sorted, n * sizeof *sorted);
+    }
+done:
+    pl_free(color);
+    pl_free(order);
+    pl_free(sorted);
+    return st;
+}
+
+static parley_status create_nodes(pl_graph *g)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        pl_node *nd = g->nodes[i];
+        parley_status st = nd->kind->create ? nd->kind->create(nd, &nd->state) : PARLEY_OK;
+        if (st)
+            return pl_wrap(st, "node '%s' (%s)", nd->name, nd->kind->name);
+        nd->created = 1;
+    }
+    return PARLEY_OK;
+}
+
+static parley_status set_dir(pl_graph *g, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    g->dir = slash ? pl_strndup(path, (size_t)(slash - path + (slash == path))) : pl_strdup(".");
+    return g->dir ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+}
+
+parley_status pl_graph_build(const char *path, const pl_graph_opts *opts, int create,
+                             pl_graph **out)
+{
+    static const char *const top_keys[] = { "name", "nodes", NULL };
+    yd_doc *doc = NULL;
+    load L = { 0 };
+    const yd_node *root, *nodes;
+    parley_status st;
+    *out = NULL;
+    if ((st = yd_parse_file(path, &doc)))
+        return st;
+    root = yd_root(doc);
+    if (!root) {
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph file is empty", path);
+        goto fail;
+    }
+    if ((st = yd_expect(root, YD_MAP, "a pipeline graph")) || (st = yd_check_keys(root, top_keys)) ||
+        (st = yd_require(root, "nodes", &nodes)) || (st = yd_expect(nodes, YD_SEQ, "nodes")))
+        goto fail;
+    if (!nodes->n) {
+        st = yd_fail(nodes, PARLEY_ERR_CONFIG, "the graph has no nodes");
+        goto fail;
+    }
+    pl_graph *g = L.g = pl_calloc(1, sizeof *g);
+    if (g) {
+        pthread_mutex_init(&g->mu, NULL);
+        pthread_cond_init(&g->idle, NULL);
+    }
+    size_t n_set = 0;
+    while (opts && opts->set && opts->set[n_set])
+        n_set++;
+    L.set = opts ? opts->set : NULL;
+    if (!g || !(g->nodes = pl_calloc(nodes->n, sizeof *g->nodes)) ||
+        !(L.used = pl_calloc(n_set + 1, 1)) ||
+        !(L.decl = pl_calloc(nodes->n, sizeof *L.decl))) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    g->n_nodes = nodes->n;
+    g->queue_size = opts && opts->queue_size ? opts->queue_size : 64;
+    if ((st = set_dir(g, path)))
+        goto fail;
+    for (size_t i = 0; i < nodes->n; i++)
+        if ((st = add_node(&L, i, nodes->items[i]))) {
+            g->n_nodes = i + 1;
+            goto fail;
+        }
+    for (size_t i = 0; i < n_set; i++)
+        if (!L.used[i]) {
+            st = pl_fail(PARLEY_ERR_NOT_FOUND,
+                         "--set %s: expected NODE.PARAM=VALUE or KIND.PARAM=VALUE naming a "
+                         "node (or kind) of the graph and one of its params", L.set[i]);
+            goto fail;
+        }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if ((st = link_inputs(&L, i)))
+            goto fail;
+    if ((st = order_nodes(&L)))
+        goto fail;
+    if (create && (st = create_nodes(g)))
+        goto fail;
+    pl_free(L.decl);
+    pl_free(L.edges);
+    pl_free(L.used);
+    yd_free(doc);
+    *out = g;
+    return PARLEY_OK;
+fail:
+    if (L.g) {
+        /* Nodes past a failed add_node were never made. */
+        size_t n = 0;
+        while (n < L.g->n_nodes && L.g->nodes && L.g->nodes[n])
+            n++;
+        L.g->n_nodes = n;
+        pl_graph_free(L.g);
+    }
+    pl_free(L.decl);
+    pl_free(L.edges);
+    pl_free(L.used);
+    yd_free(doc);
+    return st;
+}

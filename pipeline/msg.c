@@ -1,0 +1,145 @@
+/* msg.c — turn messages: creation, deep copy for fan-out, freeing, and the in-flight count.
+ *
+ * Every live message is counted by its graph, so shutdown can wait until the last turn has
+ * left the graph (pl_graph_drain). An NLU result is shared by clones with a count, since a
+ * parley_nlu_result cannot be copied; everything else is copied.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "pipeline/graph_impl.h"
+#include "sdk/pl_alloc.h"
+
+const char *pl_type_name(unsigned types)
+{
+    if (types & PL_T_AUDIO)
+        return "audio";
+    if (types & PL_T_TEXT)
+        return "text";
+    if (types & PL_T_NLU)
+        return "nlu";
+    if (types & PL_T_REPLY)
+        return "reply";
+    return "nothing";
+}
+
+int64_t pl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void pl_msg_live_add(pl_graph *g, long delta)
+{
+    pthread_mutex_lock(&g->mu);
+    g->live += delta;
+    if (g->live == 0)
+        pthread_cond_broadcast(&g->idle);
+    pthread_mutex_unlock(&g->mu);
+}
+
+pl_msg *pl_msg_new(pl_graph *g, const char *user, const char *text)
+{
+    pl_msg *m = pl_calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->user_id = pl_strdup(user);
+    m->text = pl_strdup(text);
+    if (!m->user_id || !m->text) {
+        pl_free(m->user_id);
+        pl_free(m->text);
+        pl_free(m);
+        return NULL;
+    }
+    m->type = PL_T_TEXT;
+    m->graph = g;
+    m->seq = atomic_fetch_add(&g->seq, 1) + 1;
+    m->t_in = pl_now_ns();
+    pl_msg_live_add(g, 1);
+    return m;
+}
+
+void pl_msg_set_nlu(pl_msg *msg, parley_nlu_result *r)
+{
+    msg->nlu = r;
+    msg->type = PL_T_NLU;
+}
+
+static void free_slots(pl_slot *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++) {
+        pl_free(s[i].name);
+        pl_free(s[i].value);
+    }
+    pl_free(s);
+}
+
+void pl_msg_free(pl_msg *m)
+{
+    if (!m)
+        return;
+    if (m->nlu && (!m->nlu_refs || __atomic_sub_fetch(m->nlu_refs, 1, __ATOMIC_ACQ_REL) == 0)) {
+        parley_nlu_result_free(m->nlu);
+        pl_free(m->nlu_refs);
+    }
+    pl_free(m->user_id);
+    pl_free(m->session_id);
+    pl_free(m->text);
+    pl_free(m->reply);
+    pl_free(m->intent);
+    free_slots(m->slots, m->n_slots);
+    pl_graph *g = m->graph;
+    pl_free(m);
+    if (g)
+        pl_msg_live_add(g, -1);
+}
+
+static int dup_str(char **dst, const char *src)
+{
+    *dst = NULL;
+    return !src || (*dst = pl_strdup(src));
+}
+
+pl_msg *pl_msg_clone(const pl_msg *m)
+{
+    pl_msg *c = pl_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *m;
+    c->user_id = c->session_id = c->text = c->reply = c->intent = NULL;
+    c->slots = NULL;
+    c->n_slots = 0;
+    c->nlu = NULL;
+    c->graph = NULL;
+    int ok = dup_str(&c->user_id, m->user_id) && dup_str(&c->session_id, m->session_id) &&
+             dup_str(&c->text, m->text) && dup_str(&c->reply, m->reply) &&
+             dup_str(&c->intent, m->intent);
+    if (ok && m->n_slots) {
+        ok = (c->slots = pl_calloc(m->n_slots, sizeof *c->slots)) != NULL;
+        for (size_t i = 0; ok && i < m->n_slots; i++, c->n_slots++)
+            ok = dup_str(&c->slots[i].name, m->slots[i].name) &&
+                 dup_str(&c->slots[i].value, m->slots[i].value);
+        if (!ok)
+            c->n_slots++; /* the half-copied slot is freed too */
+    }
+    if (ok && m->nlu) {
+        pl_msg *mm = (pl_msg *)m; /* the shared count lives beside the const message */
+        if (!mm->nlu_refs && (mm->nlu_refs = pl_malloc(sizeof *mm->nlu_refs)))
+            *mm->nlu_refs = 1;
+        ok = mm->nlu_refs != NULL;
+        if (ok) {
+            __atomic_add_fetch(mm->nlu_refs, 1, __ATOMIC_ACQ_REL);
+            c->nlu = m->nlu;
+            c->nlu_refs = mm->nlu_refs;
+        }
+    }
+    if (!ok) {
+        pl_msg_free(c);
+        return NULL;
+    }
+    c->graph = m->graph;
+    if (c->graph)
+        pl_msg_live_add(c->graph, 1);
+    return c;
+}

@@ -1,0 +1,37 @@
+/* registry.c — the table of node kinds a graph may name.
+ *
+ * Kinds are defined in their own modules (services/, nlu/, dialog/) and listed here by
+ * their extern names; this file holds no node of its own. Adding a kind = one extern
+ * line and one table entry.
+ */
+#include <string.h>
+
+#include "pipeline/graph.h"
+
+extern const pl_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
+extern const pl_kind nlu_kind_bert;
+/* dialog/dialog_node.c is written alongside this engine; until it is linked in, the weak
+ * reference is NULL and the kind is simply absent. */
+extern const pl_kind dm_kind_frames __attribute__((weak));
+
+static const pl_kind *const kinds[] = {
+    &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api, &svc_kind_asr_stub, &nlu_kind_bert,
+    &dm_kind_frames,
+};
+
+const pl_kind *pl_kind_at(size_t i)
+{
+    for (size_t j = 0; j < sizeof kinds / sizeof *kinds; j++)
+        if (kinds[j] && i-- == 0)
+            return kinds[j];
+    return NULL;
+}
+
+const pl_kind *pl_kind_find(const char *name)
+{
+    const pl_kind *k;
+    for (size_t i = 0; (k = pl_kind_at(i)); i++)
+        if (!strcmp(k->name, name))
+            return k;
+    return NULL;
+}

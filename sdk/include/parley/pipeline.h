@@ -1,0 +1,102 @@
+/* parley/pipeline.h — a whole pipeline (NLU, dialog, ...) inside your application.
+ *
+ * Open a graph YAML file that has one node of kind `api`; the api node is where your text
+ * enters (parley_pipeline_submit) and where the replies come back, either to a callback
+ * or to a queue you poll. The graph runs on its own threads from open to close.
+ *
+ *   parley_pipeline *p;
+ *   if (parley_pipeline_open("samples/pizza/pipeline_api.yaml", NULL, &p)) error...
+ *   uint64_t id;
+ *   parley_pipeline_submit(p, "alice", "a large pizza please", &id);
+ *   parley_reply *r;
+ *   parley_pipeline_poll(p, -1, &r);   // r->reply, r->intent, r->slots ...
+ *   parley_reply_free(r);
+ *   parley_pipeline_close(p);          // waits for turns still in flight
+ *
+ * Order: the replies of one user come back in the order that user's texts were submitted;
+ * different users run in parallel and their replies interleave. Every submitted turn gets
+ * exactly one reply; a turn that failed gets one with status != PARLEY_OK and an error text.
+ *
+ * Threading: parley_pipeline_submit() and parley_pipeline_poll() may be called from any
+ * threads at once. Submit blocks while the graph's queues are full (backpressure: nothing is
+ * dropped). The reply callback runs on the graph's threads, possibly several at once: it
+ * must be thread-safe, quick, and must not call parley_pipeline_close(). Registering actions
+ * and closing belong to the thread that opened the pipeline, with no submit running.
+ */
+#ifndef PARLEY_PIPELINE_H
+#define PARLEY_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parley/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct parley_pipeline parley_pipeline;
+
+typedef struct parley_reply_slot {
+    const char *name;
+    const char *value;
+} parley_reply_slot;
+
+/* One finished turn. In a callback it is borrowed for the call; from poll it is owned by
+ * the caller (parley_reply_free). Every string inside belongs to the reply. */
+typedef struct parley_reply {
+    parley_status status;    /* PARLEY_OK, or why the turn failed */
+    const char *error;       /* "" when status is OK */
+    const char *user;        /* the user id given to submit */
+    uint64_t id;             /* the id submit returned */
+    uint64_t turn;           /* the user's turn number as the dialog counts it (0 without one) */
+    const char *session;     /* the dialog's session id, or "" */
+    const char *text;        /* what the user said */
+    const char *reply;       /* the answer, or "" (a graph with no dialog gives NLU only) */
+    const char *intent;      /* or "" */
+    float confidence;
+    size_t n_slots;
+    const parley_reply_slot *slots; /* the user's slots after the turn (NLU slots without a dialog) */
+    double latency_ms;       /* submit to reply */
+    double nlu_ms;           /* NLU time of the batch the turn was in */
+    int nlu_batch;           /* that batch's size */
+} parley_reply;
+
+typedef void (*parley_reply_fn)(const parley_reply *reply, void *user_data);
+
+typedef struct parley_pipeline_params {
+    parley_reply_fn on_reply; /* NULL: replies queue up for parley_pipeline_poll() */
+    void *user_data;          /* passed back to on_reply */
+    size_t queue_size;        /* capacity of each queue between nodes; 0 = 64 */
+} parley_pipeline_params;
+
+PARLEY_API parley_pipeline_params parley_pipeline_params_default(void);
+
+/* Loads the graph at `graph_path` (errors name FILE:LINE:COL), opens its nodes (models,
+ * databases) and starts it. params may be NULL. On success *out is owned by the caller
+ * (parley_pipeline_close). The graph must hold exactly one `api` node. */
+PARLEY_API parley_status parley_pipeline_open(const char *graph_path,
+                                              const parley_pipeline_params *params,
+                                              parley_pipeline **out);
+
+/* Submits `text` (UTF-8, copied) as the next turn of `user` (copied). *id (may be NULL)
+ * receives the turn's id, which its reply carries. Blocks while the graph is full. */
+PARLEY_API parley_status parley_pipeline_submit(parley_pipeline *p, const char *user,
+                                                const char *text, uint64_t *id);
+
+/* Takes the oldest queued reply (poll mode only). timeout_ms: 0 = do not wait, -1 = wait
+ * for ever. No reply in time: PARLEY_ERR_NOT_FOUND and *out = NULL. */
+PARLEY_API parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms,
+                                              parley_reply **out);
+
+/* NULL is a no-op. */
+PARLEY_API void parley_reply_free(parley_reply *reply);
+
+/* Waits until every submitted turn has its reply, stops the graph and frees it. In poll
+ * mode, replies not yet polled are freed. NULL is a no-op. */
+PARLEY_API void parley_pipeline_close(parley_pipeline *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,13 @@
+/* reply_json.h — a finished turn as one JSON object (cJSON), for text.stdout and the CLI. */
+#ifndef SERVICES_REPLY_JSON_H
+#define SERVICES_REPLY_JSON_H
+
+#include "pipeline/node.h"
+
+/* {"user","turn","reply","intent","confidence","slots"} for a reply or NLU message, or
+ * {"user","turn","error"} when error is not NULL. "turn" is the dialog's turn number, or
+ * the graph's sequence number when no dialog counted it. Owned by the caller (cJSON_free);
+ * NULL when out of memory. */
+char *svc_reply_json(const pl_msg *m, const char *error);
+
+#endif

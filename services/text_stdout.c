@@ -1,0 +1,140 @@
+/* text_stdout.c — the `text.stdout` sink node: one JSON line per finished turn.
+ *
+ * A reply becomes {"user","turn","reply","intent","confidence","slots"} (slots as an
+ * object of name: value); an NLU result without a dialog gives the same line with a null
+ * reply; a turn that failed anywhere in the graph gives {"user","turn","error"}, so no
+ * input line goes unanswered. Lines are written whole under a lock and flushed.
+ * With `format: chat` (what `parley chat` sets) the lines are for people instead:
+ * "parley> reply", with the intent and slots under it when `verbose`, then `prompt`.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeline/graph.h"
+#include "sdk/pl_alloc.h"
+#include "services/reply_json.h"
+
+typedef struct stdout_state {
+    FILE *f;
+    int own;
+    int chat, verbose;
+    const char *prompt;
+    pthread_mutex_t mu;
+} stdout_state;
+
+static const pl_port_spec ports[] = {
+    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU, 1, "dialog replies (or bare NLU results)" },
+    { NULL, 0, 0, 0, NULL },
+};
+
+static const pl_param_spec params[] = {
+    { "path", PL_P_PATH, "-", 0, 0, "file to append to; - is standard output" },
+    { "format", PL_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)" },
+    { "verbose", PL_P_BOOL, "false", 0, 0, "chat format: show the intent and slots too" },
+    { "prompt", PL_P_STRING, "", 0, 0, "chat format: written after each reply" },
+    { NULL, 0, NULL, 0, 0, NULL },
+};
+
+/* The chat format: a reply for people (under s->mu). */
+static void write_chat(stdout_state *s, const pl_msg *m, const char *error)
+{
+    int reply = m->type == PL_T_REPLY;
+    if (error)
+        fprintf(s->f, "parley! turn failed: %s\n", error);
+    else
+        fprintf(s->f, "parley> %s\n", reply && m->reply ? m->reply : "(no dialog in this graph)");
+    if (s->verbose && !error) {
+        const char *intent = reply ? m->intent : m->nlu ? m->nlu->intent : NULL;
+        fprintf(s->f, "         intent: %s (%.2f)  slots:", intent ? intent : "-",
+                reply ? m->confidence : m->nlu ? m->nlu->confidence : 0);
+        size_t n = reply ? m->n_slots : m->nlu ? (size_t)m->nlu->n_slots : 0;
+        for (size_t i = 0; i < n; i++)
+            fprintf(s->f, " %s=%s", reply ? m->slots[i].name : m->nlu->slots[i].slot,
+                    reply ? m->slots[i].value : m->nlu->slots[i].value);
+        fprintf(s->f, "%s\n", n ? "" : " none");
+    }
+    fputs(s->prompt, s->f);
+}
+
+static void write_line(stdout_state *s, const pl_msg *m, const char *error)
+{
+    if (s->chat) {
+        pthread_mutex_lock(&s->mu);
+        write_chat(s, m, error);
+        fflush(s->f);
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    char *line = svc_reply_json(m, error);
+    pthread_mutex_lock(&s->mu);
+    if (line)
+        fprintf(s->f, "%s\n", line);
+    else
+        fprintf(s->f, "{\"error\":\"out of memory\"}\n");
+    fflush(s->f);
+    pthread_mutex_unlock(&s->mu);
+    cJSON_free(line);
+}
+
+static void on_event(const pl_event *ev, void *user)
+{
+    if (ev->type == PL_EV_TURN_ERROR)
+        write_line(user, ev->msg, ev->message[0] ? ev->message : parley_status_str(ev->status));
+}
+
+static parley_status stdout_create(pl_node *node, void **out)
+{
+    const char *path = pl_node_param_str(node, "path");
+    const char *format = pl_node_param_str(node, "format");
+    if (strcmp(format, "json") && strcmp(format, "chat"))
+        return pl_fail(PARLEY_ERR_CONFIG, "param format: expected json or chat, not '%s'", format);
+    stdout_state *s = pl_calloc(1, sizeof *s);
+    if (!s)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    s->chat = !strcmp(format, "chat");
+    s->verbose = pl_node_param_bool(node, "verbose");
+    s->prompt = pl_node_param_str(node, "prompt");
+    s->f = stdout;
+    if (strcmp(path, "-")) {
+        if (!(s->f = fopen(path, "ae"))) {
+            pl_free(s);
+            return pl_fail(PARLEY_ERR_IO, "%s: %s", path, strerror(errno));
+        }
+        s->own = 1;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    *out = s;
+    return pl_node_subscribe(node, on_event, s);
+}
+
+static parley_status stdout_process(pl_node *node, void *state, int port, pl_msg *msg)
+{
+    (void)port;
+    write_line(state, msg, NULL);
+    pl_node_turn_done(node, msg);
+    return PARLEY_OK;
+}
+
+static void stdout_destroy(void *state)
+{
+    stdout_state *s = state;
+    if (!s)
+        return;
+    if (s->own)
+        fclose(s->f);
+    pthread_mutex_destroy(&s->mu);
+    pl_free(s);
+}
+
+const pl_kind svc_kind_stdout = {
+    .name = "text.stdout",
+    .doc = "writes one JSON line per reply: {user, turn, reply, intent, confidence, slots}",
+    .ports = ports,
+    .params = params,
+    .create = stdout_create,
+    .process = stdout_process,
+    .destroy = stdout_destroy,
+};
