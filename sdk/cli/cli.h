@@ -14,6 +14,9 @@ int cmd_nlu(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 /* Prints "parley: <what>: <status>: <errmsg>" to stderr and returns 1. */
 int cli_fail(const char *what, parley_status st);

@@ -19,6 +19,9 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } commands[] = {
+    { "run", cmd_run, "run a pipeline graph (YAML) until its input ends" },
+    { "chat", cmd_chat, "talk to a pipeline graph on the terminal" },
+    { "inspect", cmd_inspect, "list node kinds, or one kind's ports and params" },
     { "nlu", cmd_nlu, "parse utterances with a model (nlu predict)" },
     { "train", cmd_train, "train a joint intent/slot model from examples" },
     { "eval", cmd_eval, "score a model on annotated examples (nlu.yaml or seq.in/seq.out/label)" },

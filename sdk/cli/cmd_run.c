@@ -1,0 +1,219 @@
+/* cmd_run.c — `parley run`, `parley chat` and `parley inspect`: the graph engine's commands.
+ *
+ * run: loads a graph, runs it until its sources reach end of input (or SIGINT/SIGTERM),
+ * then waits for the turns in flight and exits; errors on the graph's event bus go to
+ * stderr. chat: the same on a terminal, with text.stdin/text.stdout switched to a prompt
+ * (through `--set` overrides, so any graph with those two nodes works). inspect: the node
+ * kinds, their ports and params, from the kinds' own tables. No pipeline logic lives here.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeline/graph.h"
+#include "sdk/cli/cli.h"
+
+enum { MAX_SETS = 32 };
+
+static void print_event(const pl_event *ev, void *user)
+{
+    (void)user;
+    if (ev->type == PL_EV_NODE_ERROR)
+        fprintf(stderr, "parley: node '%s': %s: %s\n", ev->node, parley_status_str(ev->status),
+                ev->message);
+    else if (ev->type == PL_EV_TURN_ERROR)
+        fprintf(stderr, "parley: node '%s': user %s turn %llu failed: %s\n", ev->node,
+                ev->msg->user_id, (unsigned long long)ev->msg->seq, ev->message);
+}
+
+typedef struct sig_waiter {
+    sigset_t set;
+    pl_graph *g;
+} sig_waiter;
+
+/* Waits for SIGINT or SIGTERM (blocked in every thread) and stops the graph; SIGUSR1 from
+ * the main thread means the run ended by itself. */
+static void *wait_signal(void *arg)
+{
+    sig_waiter *w = arg;
+    int sig = 0;
+    sigwait(&w->set, &sig);
+    if (sig != SIGUSR1)
+        pl_graph_stop(w->g);
+    return NULL;
+}
+
+/* Loads, runs to the end of input or a signal, drains, closes. */
+static int run_graph(const char *path, const char *const *sets, const char *banner)
+{
+    pl_graph_opts opts = { .set = sets };
+    pl_graph *g = NULL;
+    parley_status st = pl_graph_load(path, &opts, &g);
+    if (st)
+        return cli_fail("run", st);
+    if ((st = pl_graph_subscribe(g, print_event, NULL))) {
+        pl_graph_close(g);
+        return cli_fail("run", st);
+    }
+    sig_waiter w = { .g = g };
+    sigemptyset(&w.set);
+    sigaddset(&w.set, SIGINT);
+    sigaddset(&w.set, SIGTERM);
+    sigaddset(&w.set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &w.set, NULL); /* graph threads inherit the mask */
+    pthread_t waiter;
+    int have_waiter = pthread_create(&waiter, NULL, wait_signal, &w) == 0;
+    if (banner) {
+        fputs(banner, stdout);
+        fflush(stdout);
+    }
+    st = pl_graph_start(g);
+    if (!st)
+        pl_graph_wait_sources(g);
+    if (have_waiter) {
+        pthread_kill(waiter, SIGUSR1);
+        pthread_join(waiter, NULL);
+    }
+    pl_graph_close(g);
+    return st ? cli_fail("run", st) : 0;
+}
+
+/* Collects `--set X=Y` options into sets (NULL-terminated); returns the index of the first
+ * other argument, or -1 after printing an error. */
+static int parse_sets(int argc, char **argv, int i, const char **sets, int *n)
+{
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--set") && i + 1 < argc && *n < MAX_SETS) {
+            sets[(*n)++] = argv[++i];
+        } else {
+            break;
+        }
+    }
+    sets[*n] = NULL;
+    return i;
+}
+
+static void run_usage(FILE *f)
+{
+    fprintf(f, "usage: parley run GRAPH.yaml [--set NODE.PARAM=VALUE]...\n"
+               "\n"
+               "Runs the pipeline graph until its inputs end (or SIGINT/SIGTERM), then waits for\n"
+               "the turns in flight. With text.stdin and text.stdout nodes, each input line is\n"
+               "a turn (plain text, or {\"user\": ID, \"text\": ...}) and each reply one JSON line\n"
+               "{\"user\",\"turn\",\"reply\",\"intent\",\"confidence\",\"slots\"}.\n"
+               "  --set X.P=V  override param P of node X (or of every node of kind X)\n"
+               "See `parley inspect` for the node kinds.\n");
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *sets[MAX_SETS + 1];
+    int n = 0;
+    if (argc >= 2 && cli_is_help(argv[1])) {
+        run_usage(stdout);
+        return 0;
+    }
+    if (argc < 2 || argv[1][0] == '-' || parse_sets(argc, argv, 2, sets, &n) != argc) {
+        run_usage(stderr);
+        return 2;
+    }
+    return run_graph(argv[1], sets, NULL);
+}
+
+static void chat_usage(FILE *f)
+{
+    fprintf(f, "usage: parley chat GRAPH.yaml [--user ID] [--verbose] [--set NODE.PARAM=VALUE]...\n"
+               "\n"
+               "Talks to a pipeline on the terminal: the graph's text.stdin node reads your lines\n"
+               "and its text.stdout node prints the replies. End with Ctrl-D or Ctrl-C.\n"
+               "  --user ID   your user id (default: the graph's, usually \"default\")\n"
+               "  --verbose   also show the intent, its confidence and the slots\n");
+}
+
+int cmd_chat(int argc, char **argv)
+{
+    const char *sets[MAX_SETS + 1];
+    char user_set[512];
+    int n = 0, i = 2;
+    if (argc >= 2 && cli_is_help(argv[1])) {
+        chat_usage(stdout);
+        return 0;
+    }
+    if (argc < 2 || argv[1][0] == '-') {
+        chat_usage(stderr);
+        return 2;
+    }
+    sets[n++] = "text.stdout.format=chat";
+    sets[n++] = "text.stdout.prompt=you> ";
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--user") && i + 1 < argc) {
+            snprintf(user_set, sizeof user_set, "text.stdin.user=%s", argv[++i]);
+            sets[n++] = user_set;
+        } else if (!strcmp(argv[i], "--verbose")) {
+            sets[n++] = "text.stdout.verbose=true";
+        } else if (!strcmp(argv[i], "--set") && i + 1 < argc && n < MAX_SETS) {
+            sets[n++] = argv[++i];
+        } else {
+            chat_usage(stderr);
+            return 2;
+        }
+    }
+    sets[n] = NULL;
+    return run_graph(argv[1], sets, "you> ");
+}
+
+static const char *param_type_name(pl_param_type t)
+{
+    static const char *names[] = { "string", "path", "int", "number", "bool" };
+    return names[t];
+}
+
+static void print_kind(const pl_kind *k)
+{
+    printf("%s — %s\n", k->name, k->doc);
+    printf("  ports:\n");
+    for (int p = 0; k->ports[p].name; p++) {
+        const pl_port_spec *ps = &k->ports[p];
+        char types[64] = "";
+        for (unsigned b = 1; b <= PL_T_REPLY; b <<= 1)
+            if (ps->types & b)
+                snprintf(types + strlen(types), sizeof types - strlen(types), "%s%s",
+                         types[0] ? "|" : "", pl_type_name(b));
+        printf("    %-8s %-3s %-12s%s %s\n", ps->name, ps->dir == PL_IN ? "in" : "out", types,
+               ps->required ? " (required)" : "", ps->doc);
+    }
+    printf("  params:%s\n", k->params && k->params[0].name ? "" : " none");
+    for (int p = 0; k->params && k->params[p].name; p++) {
+        const pl_param_spec *ps = &k->params[p];
+        char range[64] = "";
+        if (ps->type == PL_P_INT || ps->type == PL_P_DOUBLE)
+            snprintf(range, sizeof range, " [%g, %g]", ps->lo, ps->hi);
+        printf("    %-20s %s%s, %s%s — %s\n", ps->name, param_type_name(ps->type), range,
+               ps->def ? "default " : "required", ps->def ? (ps->def[0] ? ps->def : "\"\"") : "",
+               ps->doc);
+    }
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    if (argc > 2 || (argc == 2 && cli_is_help(argv[1]))) {
+        FILE *f = argc == 2 && cli_is_help(argv[1]) ? stdout : stderr;
+        fprintf(f, "usage: parley inspect [KIND]\n\nLists the node kinds a graph can use, or one "
+                   "kind's ports and params.\n");
+        return f == stdout ? 0 : 2;
+    }
+    const pl_kind *k;
+    if (argc == 2) {
+        if (!(k = pl_kind_find(argv[1]))) {
+            fprintf(stderr, "parley: inspect: no node kind '%s' (`parley inspect` lists them)\n",
+                    argv[1]);
+            return 1;
+        }
+        print_kind(k);
+        return 0;
+    }
+    for (size_t i = 0; (k = pl_kind_at(i)); i++)
+        printf("%-14s %s\n", k->name, k->doc);
+    return 0;
+}
