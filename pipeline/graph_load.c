@@ -215,7 +215,7 @@ static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
             return yd_fail(decl, PARLEY_ERR_CONFIG, "node '%s' (%s) needs param '%s': %s",
                            nd->name, nd->kind->name, ps->name, ps->doc);
         if ((st = set_param(nd, i, v)))
-            return v ? pl_wrap(st, "param '%s'", ps->name) : st;
+            return st;
     }
     return PARLEY_OK;
 }
@@ -262,7 +262,7 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
     if ((wn = yd_get(decl, "workers"))) {
         long long w;
         if ((st = yd_int(wn, 1, 64, &w)))
-            return pl_wrap(st, "workers");
+            return st;
         nd->workers = (int)w;
     }
     return load_params(L, nd, decl);
@@ -368,6 +368,8 @@ static parley_status visit(load *L, size_t v, int *color, size_t *order, size_t 
         if (L->edges[e].from != v)
             continue;
         size_t w = L->edges[e].to;
+        if (L->g->nodes[w]->kind->ends_turns)
+            continue; /* a turn ends there: no loop, even when the node also starts turns */
         if (color[w] == 1)
             return yd_fail(L->edges[e].ref, PARLEY_ERR_CONFIG,
                            "cycle: this link from '%s' into '%s' leads back to '%s'",

@@ -124,6 +124,8 @@ typedef struct pl_kind {
     const pl_port_spec *ports;   /* ended by a NULL name */
     const pl_param_spec *params; /* ended by a NULL name; may be NULL */
     int workers;                 /* default worker threads for inputs; 0 = 1 */
+    int ends_turns;              /* turns end at its inputs, so links into it never close a
+                                    cycle (the api node is both where turns start and end) */
 
     /* Reads params (pl_node_param_*), opens resources, sets *state. Runs on the thread
      * that opens the graph. On failure it returns a status with pl_fail() detail. */

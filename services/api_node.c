@@ -37,7 +37,8 @@ struct parley_pipeline {
 
 static const pl_port_spec ports[] = {
     { "text", PL_OUT, PL_T_TEXT, 0, "texts the application submits" },
-    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU, 1, "replies handed back to the application" },
+    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU | PL_T_TEXT, 1,
+      "replies (or NLU results, or transcripts) handed back to the application" },
     { NULL, 0, 0, 0, NULL },
 };
 
@@ -184,6 +185,7 @@ const pl_kind svc_kind_api = {
     .doc = "the embedding application's door: parley_pipeline_submit() in, replies out",
     .ports = ports,
     .workers = 2,
+    .ends_turns = 1,
     .create = api_create,
     .process = api_process,
     .destroy = api_destroy,

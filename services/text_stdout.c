@@ -26,7 +26,8 @@ typedef struct stdout_state {
 } stdout_state;
 
 static const pl_port_spec ports[] = {
-    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU, 1, "dialog replies (or bare NLU results)" },
+    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU | PL_T_TEXT, 1,
+      "dialog replies (or bare NLU results, or transcripts)" },
     { NULL, 0, 0, 0, NULL },
 };
 

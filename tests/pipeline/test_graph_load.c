@@ -1,0 +1,120 @@
+/* test_graph_load.c — the graph loader's checks, one broken graph per error.
+ *
+ * Each tests/pipeline/graphs/NAME.yaml starts with "# expect: LINE:COL: text" (or "ok"); the
+ * loader must fail on it with a message that starts with the file's path and that
+ * position and contains that text. Also: --set overrides (good and bad), relative paths,
+ * and an allocation-failure sweep over loading a whole graph.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/graph.h"
+#include "tests/check.h"
+#include "tests/fault.h"
+
+static char dir[1024];
+
+static void check_file(const char *name)
+{
+    char path[2048], line[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "%s: cannot open", path);
+    if (!f)
+        return;
+    int have = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    CHECK(have && !strncmp(line, "# expect: ", 10), "%s: no '# expect:' first line", name);
+    if (!have)
+        return;
+    char *want = line + 10;
+    want[strcspn(want, "\n")] = 0;
+    parley_status st = pl_graph_check(path);
+    if (!strcmp(want, "ok")) {
+        CHECK(st == PARLEY_OK, "%s: %s", name, parley_errmsg());
+        return;
+    }
+    /* "LINE:COL: text": the message must be "PATH:LINE:COL: ...text..." */
+    char *text = strchr(strchr(want, ':') + 1, ':');
+    char prefix[2300];
+    snprintf(prefix, sizeof prefix, "%s:%.*s:", path, (int)(text - want), want);
+    text += 2;
+    const char *msg = parley_errmsg();
+    CHECK(st != PARLEY_OK, "%s: loaded, expected an error", name);
+    CHECK(!strncmp(msg, prefix, strlen(prefix)), "%s: message '%s' does not start with '%s'", name,
+          msg, prefix);
+    CHECK(strstr(msg, text) != NULL, "%s: message '%s' lacks '%s'", name, msg, text);
+}
+
+static void test_sets(void)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/good.yaml", dir);
+    const char *good[] = { "out.format=chat", "text.stdin.user=bob", NULL };
+    pl_graph_opts o = { .set = good };
+    pl_graph *g = NULL;
+    CHECK(pl_graph_load(path, &o, &g) == PARLEY_OK, "--set good: %s", parley_errmsg());
+    pl_node *in = g ? pl_graph_find_kind(g, "text.stdin") : NULL;
+    CHECK(in && !strcmp(pl_node_param_str(in, "user"), "bob"), "--set by kind took");
+    pl_node *out = g ? pl_graph_find_kind(g, "text.stdout") : NULL;
+    CHECK(out && !strcmp(pl_node_param_str(out, "format"), "chat"), "--set by name took");
+    CHECK(out && !pl_node_param_bool(out, "verbose"), "bool from YAML");
+    pl_graph_close(g);
+
+    const char *unknown[] = { "nosuch.format=chat", NULL };
+    o.set = unknown;
+    CHECK(pl_graph_load(path, &o, &g) == PARLEY_ERR_NOT_FOUND && !g, "--set unknown target");
+    CHECK(strstr(parley_errmsg(), "--set nosuch.format=chat") != NULL, "%s", parley_errmsg());
+    const char *badval[] = { "out.verbose=maybe", NULL };
+    o.set = badval;
+    CHECK(pl_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set ill-typed");
+    CHECK(strstr(parley_errmsg(), "--set out.verbose:1:1:") != NULL, "%s", parley_errmsg());
+}
+
+static void test_relative(void)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/relative_path.yaml", dir);
+    pl_graph *g = NULL;
+    CHECK(pl_graph_load(path, NULL, &g) == PARLEY_OK, "relative: %s", parley_errmsg());
+    pl_node *asr = g ? pl_graph_find_kind(g, "asr.stub") : NULL;
+    const char *t = asr ? pl_node_param_str(asr, "transcripts") : "";
+    CHECK(strstr(t, "/graphs/transcripts.txt") != NULL, "resolved to %s", t);
+    pl_graph_close(g);
+}
+
+static parley_status load_good(void *ctx)
+{
+    pl_graph *g = NULL;
+    parley_status st = pl_graph_load(ctx, NULL, &g);
+    pl_graph_close(g);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : "tests/pipeline/graphs");
+    DIR *d = opendir(dir);
+    CHECK(d != NULL, "cannot open %s", dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".yaml")) {
+            check_file(e->d_name);
+            n++;
+        }
+    }
+    if (d)
+        closedir(d);
+    CHECK(n >= 15, "only %d graph files", n);
+    test_sets();
+    test_relative();
+    char path[2048];
+    snprintf(path, sizeof path, "%s/relative_path.yaml", dir);
+    long points = fault_sweep("load relative_path.yaml", load_good, path);
+    CHECK(points > 20, "only %ld allocation points", points);
+    return check_done();
+}
