@@ -229,6 +229,14 @@ fail:
     return st;
 }
 
+parley_status parley_pipeline_register_action(parley_pipeline *p, const char *name,
+                                             parley_action_fn fn, void *user_data)
+{
+    if (!p || !name)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_register_action: NULL argument");
+    return pl_graph_register_action(p->g, name, (pl_fn)fn, user_data);
+}
+
 parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,
                                      uint64_t *id)
 {

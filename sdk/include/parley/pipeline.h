@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parley/dialog.h"
 #include "parley/status.h"
 
 #ifdef __cplusplus
@@ -78,6 +79,12 @@ PARLEY_API parley_pipeline_params parley_pipeline_params_default(void);
 PARLEY_API parley_status parley_pipeline_open(const char *graph_path,
                                               const parley_pipeline_params *params,
                                               parley_pipeline **out);
+
+/* Registers the application's action `name` (see parley/dialog.h) with every node of the
+ * graph that runs actions (the dialog.frames node); the domain must declare it. `name` is
+ * copied; user_data is passed back to fn. NOT_FOUND when the graph has no such node. */
+PARLEY_API parley_status parley_pipeline_register_action(parley_pipeline *p, const char *name,
+                                                         parley_action_fn fn, void *user_data);
 
 /* Submits `text` (UTF-8, copied) as the next turn of `user` (copied). *id (may be NULL)
  * receives the turn's id, which its reply carries. Blocks while the graph is full. */
