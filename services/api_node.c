@@ -195,7 +195,7 @@ const pl_kind svc_kind_api = {
 
 parley_pipeline_params parley_pipeline_params_default(void)
 {
-    return (parley_pipeline_params){ NULL, NULL, 64 };
+    return (parley_pipeline_params){ NULL, NULL, 64, NULL };
 }
 
 parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline_params *params,
@@ -205,7 +205,7 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_open: NULL argument");
     *out = NULL;
     parley_pipeline_params pp = params ? *params : parley_pipeline_params_default();
-    pl_graph_opts opts = { .queue_size = pp.queue_size };
+    pl_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
     parley_pipeline *p = pl_calloc(1, sizeof *p);
     if (!p)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");

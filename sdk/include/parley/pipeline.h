@@ -69,6 +69,10 @@ typedef struct parley_pipeline_params {
     parley_reply_fn on_reply; /* NULL: replies queue up for parley_pipeline_poll() */
     void *user_data;          /* passed back to on_reply */
     size_t queue_size;        /* capacity of each queue between nodes; 0 = 64 */
+    /* NULL-terminated "TARGET.PARAM=VALUE" strings that override the graph file's params,
+     * TARGET being a node name or a kind ("nlu.model=models/x", "dialog.frames.store=a.db");
+     * NULL for none. Borrowed for the call to open. */
+    const char *const *overrides;
 } parley_pipeline_params;
 
 PARLEY_API parley_pipeline_params parley_pipeline_params_default(void);
