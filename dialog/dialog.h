@@ -105,8 +105,4 @@ void dm_turn_out_free(dm_turn_out *out);
 parley_status dm_register_action(dm_manager *dm, const char *name, parley_action_fn fn,
                                  void *user_data);
 
-/* The store path and the domain path as opened (borrowed). */
-const char *dm_store_path(const dm_manager *dm);
-const char *dm_domain_path(const dm_manager *dm);
-
 #endif

@@ -1,0 +1,825 @@
+/* domain.c — reads domain.yaml into a checked dm_domain.
+ *
+ * The file is parsed whole with pipeline/yaml_doc.h, then read section by section in an
+ * order where every section only refers to sections already read: intents, slots,
+ * responses (their templates name slots), actions, forms, rules, and the small settings.
+ * Each complaint names the YAML node it is about. This file decides nothing about a
+ * conversation; dialog.c does.
+ */
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dialog/domain.h"
+#include "dialog/slot_value.h"
+#include "dialog/template.h"
+#include "pipeline/yaml_doc.h"
+#include "sdk/pl_alloc.h"
+
+typedef struct loader {
+    dm_domain *d;
+    const dm_known *known;
+    const yd_node *root;
+} loader;
+
+static parley_status nomem(void)
+{
+    return pl_fail(PARLEY_ERR_NOMEM, "out of memory while loading the domain");
+}
+
+static parley_status dup_str(const char *s, char **out)
+{
+    *out = pl_strdup(s);
+    return *out ? PARLEY_OK : nomem();
+}
+
+/* A non-empty name written as a scalar. */
+static parley_status name_of(const yd_node *n, const char *what, const char **out)
+{
+    parley_status st = yd_str(n, out);
+    if (st)
+        return st;
+    if (!**out)
+        return yd_fail(n, PARLEY_ERR_CONFIG, "%s must not be empty", what);
+    return PARLEY_OK;
+}
+
+static int in_list(const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(list[i], s))
+            return 1;
+    return 0;
+}
+
+/* "a, b, c" of a list of names, cut short with "..." to fit buf. */
+static const char *join(char *buf, size_t cap, const char *const *list, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", list[i]);
+    if (used >= cap && cap > 4)
+        memcpy(buf + cap - 4, "...", 4);
+    return buf;
+}
+
+int dm_domain_intent(const dm_domain *d, const char *name)
+{
+    for (size_t i = 0; name && i < d->n_intents; i++)
+        if (!strcmp(d->intents[i], name))
+            return (int)i;
+    return -1;
+}
+
+int dm_domain_slot(const dm_domain *d, const char *name)
+{
+    for (size_t i = 0; name && i < d->n_slots; i++)
+        if (!strcmp(d->slots[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+int dm_domain_action(const dm_domain *d, const char *name)
+{
+    for (size_t i = 0; name && i < d->n_actions; i++)
+        if (!strcmp(d->actions[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+int dm_domain_form(const dm_domain *d, const char *name)
+{
+    for (size_t i = 0; name && i < d->n_forms; i++)
+        if (!strcmp(d->forms[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static int find_response(const dm_domain *d, const char *name)
+{
+    for (size_t i = 0; name && i < d->n_responses; i++)
+        if (!strcmp(d->responses[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+/* Resolves a reference to an intent, slot, response, form or action declared earlier. */
+typedef int (*find_fn)(const dm_domain *d, const char *name);
+
+static parley_status ref(const dm_domain *d, const yd_node *n, find_fn find, const char *what,
+                         const char *section, int *out)
+{
+    const char *name;
+    parley_status st = name_of(n, what, &name);
+    if (st)
+        return st;
+    *out = find(d, name);
+    if (*out < 0)
+        return yd_fail(n, PARLEY_ERR_CONFIG, "unknown %s '%s' (not under %s:)", what, name,
+                       section);
+    return PARLEY_OK;
+}
+
+/* A sequence of intent names into a new array. */
+static parley_status intent_list(const dm_domain *d, const yd_node *n, int **out, size_t *n_out)
+{
+    parley_status st = yd_expect(n, YD_SEQ, "a list of intents");
+    if (st)
+        return st;
+    *out = pl_calloc(n->n ? n->n : 1, sizeof **out);
+    if (!*out)
+        return nomem();
+    *n_out = n->n;
+    for (size_t i = 0; i < n->n; i++)
+        if ((st = ref(d, n->items[i], dm_domain_intent, "intent", "intents", &(*out)[i])))
+            return st;
+    return PARLEY_OK;
+}
+
+/* ---- intents ------------------------------------------------------------------------- */
+
+static parley_status load_intents(loader *L, const yd_node *n)
+{
+    dm_domain *d = L->d;
+    parley_status st = yd_expect(n, YD_SEQ, "intents");
+    if (st)
+        return st;
+    if (n->n == 0)
+        return yd_fail(n, PARLEY_ERR_CONFIG, "intents: lists no intent");
+    d->intents = pl_calloc(n->n, sizeof *d->intents);
+    if (!d->intents)
+        return nomem();
+    for (size_t i = 0; i < n->n; i++) {
+        const char *name;
+        if ((st = name_of(n->items[i], "an intent name", &name)))
+            return st;
+        if (dm_domain_intent(d, name) >= 0)
+            return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "intent '%s' is listed twice", name);
+        if (L->known && L->known->intents &&
+            !in_list(L->known->intents, L->known->n_intents, name)) {
+            char buf[400];
+            return yd_fail(n->items[i], PARLEY_ERR_CONFIG,
+                           "intent '%s' is not one the NLU model knows (its intents: %s)", name,
+                           join(buf, sizeof buf, L->known->intents, L->known->n_intents));
+        }
+        if ((st = dup_str(name, &d->intents[i])))
+            return st;
+        d->n_intents++;
+    }
+    return PARLEY_OK;
+}
+
+/* ---- slots ----------------------------------------------------------------------------- */
+
+static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
+{
+    parley_status st = yd_expect(n, YD_MAP, "synonyms (variant: canonical value)");
+    if (st)
+        return st;
+    s->synonyms = pl_calloc(n->n ? n->n : 1, sizeof *s->synonyms);
+    if (!s->synonyms)
+        return nomem();
+    for (size_t i = 0; i < n->n; i++) {
+        const char *to;
+        if ((st = name_of(n->items[i], "a synonym's value", &to)))
+            return st;
+        dm_synonym *y = &s->synonyms[s->n_synonyms++];
+        y->from = dm_words(n->keys[i]->str, 1);
+        if (!y->from || (st = dup_str(to, &y->to)))
+            return y->from ? st : nomem();
+        /* The canonical text must itself be acceptable, or the synonym could never work. */
+        if (s->type == DM_SLOT_CATEGORICAL || s->type == DM_SLOT_NUMBER) {
+            dm_synonym *keep = s->synonyms;
+            size_t keep_n = s->n_synonyms;
+            s->synonyms = NULL;
+            s->n_synonyms = 0;
+            char *v = NULL;
+            st = dm_slot_normalize(s, to, &v);
+            s->synonyms = keep;
+            s->n_synonyms = keep_n;
+            pl_free(v);
+            if (st == PARLEY_ERR_INVALID_ARG) {
+                char why[300];
+                snprintf(why, sizeof why, "%s", parley_errmsg());
+                return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "synonym of '%s': %s",
+                               n->keys[i]->str, why);
+            }
+            if (st)
+                return st;
+        }
+    }
+    return PARLEY_OK;
+}
+
+static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, const yd_node *n,
+                               const yd_node *entities)
+{
+    static const char *const keys[] = { "type", "values", "synonyms", "entity", "filled_by", "list",
+                                        "min", "max", "integer", "pattern", NULL };
+    parley_status st;
+    if (yd_is_null(n))
+        n = NULL;
+    else if ((st = yd_expect(n, YD_MAP, "a slot")) || (st = yd_check_keys(n, keys)))
+        return st;
+    s->min = -1e300;
+    s->max = 1e300;
+    const yd_node *v;
+    const char *str;
+    if ((v = yd_get(n, "type"))) {
+        if ((st = yd_str(v, &str)))
+            return st;
+        if (!strcmp(str, "text"))
+            s->type = DM_SLOT_TEXT;
+        else if (!strcmp(str, "number") || !strcmp(str, "float"))
+            s->type = DM_SLOT_NUMBER;
+        else if (!strcmp(str, "categorical"))
+            s->type = DM_SLOT_CATEGORICAL;
+        else
+            return yd_fail(v, PARLEY_ERR_CONFIG,
+                           "unknown slot type '%s' (expected text, number or categorical)", str);
+    }
+    const yd_node *values = yd_get(n, "values");
+    if (s->type == DM_SLOT_CATEGORICAL) {
+        if (!values)
+            return yd_fail(key, PARLEY_ERR_CONFIG,
+                           "categorical slot '%s' needs values: (the allowed values)", s->name);
+        if ((st = yd_expect(values, YD_SEQ, "values")))
+            return st;
+        if (values->n == 0)
+            return yd_fail(values, PARLEY_ERR_CONFIG, "values: lists no value");
+        s->values = pl_calloc(values->n, sizeof *s->values);
+        if (!s->values)
+            return nomem();
+        for (size_t i = 0; i < values->n; i++) {
+            if ((st = name_of(values->items[i], "a value", &str)))
+                return st;
+            if ((st = dup_str(str, &s->values[s->n_values])))
+                return st;
+            s->n_values++;
+        }
+    } else if (values) {
+        return yd_fail(values, PARLEY_ERR_CONFIG, "values: is only for categorical slots");
+    }
+    if (s->type == DM_SLOT_NUMBER) {
+        double lo = s->min, hi = s->max;
+        if ((v = yd_get(n, "min")) && (st = yd_double(v, -1e300, 1e300, &lo)))
+            return st;
+        if ((v = yd_get(n, "max")) && (st = yd_double(v, lo, 1e300, &hi)))
+            return st;
+        s->min = lo;
+        s->max = hi;
+        if ((v = yd_get(n, "integer")) && (st = yd_bool(v, &s->integer)))
+            return st;
+    } else {
+        static const char *const number_only[] = { "min", "max", "integer" };
+        for (size_t i = 0; i < 3; i++)
+            if ((v = yd_get(n, number_only[i])))
+                return yd_fail(v, PARLEY_ERR_CONFIG, "%s: is only for number slots", number_only[i]);
+    }
+    if ((v = yd_get(n, "pattern"))) {
+        if (s->type != DM_SLOT_TEXT)
+            return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: is only for text slots");
+        if ((st = yd_str(v, &str)))
+            return st;
+        regex_t *re = pl_malloc(sizeof *re);
+        if (!re)
+            return nomem();
+        int rc = regcomp(re, str, REG_EXTENDED | REG_NOSUB | REG_ICASE);
+        if (rc) {
+            char msg[128];
+            regerror(rc, re, msg, sizeof msg);
+            pl_free(re);
+            return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: %s", msg);
+        }
+        s->pattern = re;
+    }
+    if ((v = yd_get(n, "list")) && (st = yd_bool(v, &s->list)))
+        return st;
+    if ((v = yd_get(n, "synonyms")) && (st = load_synonyms(s, v)))
+        return st;
+
+    /* Which entity fills it: the slot's own name unless `entity:` says otherwise, none
+     * when `filled_by: action`. */
+    int by_action = 0;
+    if ((v = yd_get(n, "filled_by"))) {
+        if ((st = yd_str(v, &str)))
+            return st;
+        if (strcmp(str, "entity") && strcmp(str, "action"))
+            return yd_fail(v, PARLEY_ERR_CONFIG, "filled_by: must be entity or action, not '%s'", str);
+        by_action = !strcmp(str, "action");
+    }
+    const yd_node *ent = yd_get(n, "entity");
+    if (by_action) {
+        if (ent)
+            return yd_fail(ent, PARLEY_ERR_CONFIG, "a slot filled_by: action takes no entity:");
+        return PARLEY_OK;
+    }
+    const yd_node *where = ent ? ent : key;
+    if (ent && (st = name_of(ent, "an entity name", &str)))
+        return st;
+    const char *entity = ent ? str : s->name;
+    if (entities) {
+        int listed = 0;
+        for (size_t i = 0; i < entities->n; i++)
+            listed |= entities->items[i]->kind == YD_SCALAR && !strcmp(entities->items[i]->str, entity);
+        if (!listed)
+            return yd_fail(where, PARLEY_ERR_CONFIG,
+                           "slot '%s' is filled from entity '%s', which is not under entities:",
+                           s->name, entity);
+    }
+    if (L->known && L->known->entities &&
+        !in_list(L->known->entities, L->known->n_entities, entity)) {
+        char buf[400];
+        return yd_fail(where, PARLEY_ERR_CONFIG,
+                       "slot '%s' is filled from entity '%s', which the NLU model does not tag "
+                       "(its slots: %s); say filled_by: action if only actions set it",
+                       s->name, entity, join(buf, sizeof buf, L->known->entities, L->known->n_entities));
+    }
+    return dup_str(entity, &s->entity);
+}
+
+static parley_status load_slots(loader *L, const yd_node *n, const yd_node *entities)
+{
+    dm_domain *d = L->d;
+    parley_status st = yd_expect(n, YD_MAP, "slots");
+    if (st)
+        return st;
+    if (entities && (st = yd_expect(entities, YD_SEQ, "entities")))
+        return st;
+    d->slots = pl_calloc(n->n ? n->n : 1, sizeof *d->slots);
+    if (!d->slots)
+        return nomem();
+    for (size_t i = 0; i < n->n; i++) {
+        const char *name;
+        if ((st = name_of(n->keys[i], "a slot name", &name)))
+            return st;
+        dm_slot_def *s = &d->slots[d->n_slots++];
+        if ((st = dup_str(name, &s->name)))
+            return st;
+        if ((st = load_slot(L, s, n->keys[i], n->items[i], entities)))
+            return st;
+    }
+    return PARLEY_OK;
+}
+
+/* ---- responses ----------------------------------------------------------------------- */
+
+static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *n)
+{
+    parley_status st = yd_expect(n, YD_SEQ, "a response (a list of variations)");
+    if (st)
+        return st;
+    if (n->n == 0)
+        return yd_fail(n, PARLEY_ERR_CONFIG, "response '%s' has no variation", r->name);
+    r->texts = pl_calloc(n->n, sizeof *r->texts);
+    if (!r->texts)
+        return nomem();
+    for (size_t i = 0; i < n->n; i++) {
+        const yd_node *t = n->items[i];
+        if (t->kind == YD_MAP) {
+            static const char *const keys[] = { "text", NULL };
+            if ((st = yd_check_keys(t, keys)) || (st = yd_require(t, "text", &t)))
+                return st;
+        }
+        if ((st = dm_template_check(d, t)))
+            return st;
+        if ((st = dup_str(t->str, &r->texts[r->n_texts])))
+            return st;
+        r->n_texts++;
+    }
+    return PARLEY_OK;
+}
+
+static parley_status load_responses(dm_domain *d, const yd_node *n)
+{
+    parley_status st = yd_expect(n, YD_MAP, "responses");
+    if (st)
+        return st;
+    d->responses = pl_calloc(n->n ? n->n : 1, sizeof *d->responses);
+    if (!d->responses)
+        return nomem();
+    for (size_t i = 0; i < n->n; i++) {
+        const char *name;
+        if ((st = name_of(n->keys[i], "a response name", &name)))
+            return st;
+        dm_response *r = &d->responses[d->n_responses++];
+        if ((st = dup_str(name, &r->name)) || (st = load_response(d, r, n->items[i])))
+            return st;
+    }
+    return PARLEY_OK;
+}
+
+/* ---- actions ------------------------------------------------------------------------- */
+
+/* `actions:` is a list of names (Rasa style) or a mapping of name → {reply: RESPONSE}. */
+static parley_status load_actions(dm_domain *d, const yd_node *n)
+{
+    parley_status st;
+    if (n->kind != YD_SEQ && n->kind != YD_MAP)
+        return yd_fail(n, PARLEY_ERR_CONFIG, "actions must be a list of names or a mapping");
+    d->actions = pl_calloc(n->n ? n->n : 1, sizeof *d->actions);
+    if (!d->actions)
+        return nomem();
+    for (size_t i = 0; i < n->n; i++) {
+        const yd_node *name_node = n->kind == YD_MAP ? n->keys[i] : n->items[i];
+        const yd_node *body = n->kind == YD_MAP ? n->items[i] : NULL;
+        const char *name;
+        if ((st = name_of(name_node, "an action name", &name)))
+            return st;
+        if (dm_domain_action(d, name) >= 0)
+            return yd_fail(name_node, PARLEY_ERR_CONFIG, "action '%s' is listed twice", name);
+        dm_action_def *a = &d->actions[d->n_actions++];
+        a->reply = -1;
+        if ((st = dup_str(name, &a->name)))
+            return st;
+        if (body && !yd_is_null(body)) {
+            static const char *const keys[] = { "reply", NULL };
+            const yd_node *r;
+            if ((st = yd_expect(body, YD_MAP, "an action")) || (st = yd_check_keys(body, keys)))
+                return st;
+            if ((r = yd_get(body, "reply")) &&
+                (st = ref(d, r, find_response, "response", "responses", &a->reply)))
+                return st;
+        }
+    }
+    return PARLEY_OK;
+}
+
+/* ---- forms ----------------------------------------------------------------------------- */
+
+/* {reply: RESPONSE} or {action: ACTION}: what a completed form does. */
+static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_do *out)
+{
+    static const char *const rule_keys[] = { "rule", "intent", "reply", "action", "form", NULL };
+    static const char *const done_keys[] = { "reply", "action", NULL };
+    static const char *const what[] = { "reply", "action", "form" };
+    const find_fn finds[] = { find_response, dm_domain_action, dm_domain_form };
+    static const char *const section[] = { "responses", "actions", "forms" };
+    static const char *const noun[] = { "response", "action", "form" };
+    const dm_do_kind kinds[] = { DM_DO_REPLY, DM_DO_ACTION, DM_DO_FORM };
+    parley_status st = yd_expect(n, YD_MAP, allow_form ? "a rule" : "on_complete");
+    if (st || (st = yd_check_keys(n, allow_form ? rule_keys : done_keys)))
+        return st;
+    out->kind = DM_DO_NONE;
+    for (int k = 0; k < 3; k++) {
+        const yd_node *v = yd_get(n, what[k]);
+        if (!v)
+            continue;
+        if (k == 2 && !allow_form)
+            return yd_fail(v, PARLEY_ERR_CONFIG, "a form cannot start another form on completion");
+        if (out->kind != DM_DO_NONE)
+            return yd_fail(v, PARLEY_ERR_CONFIG, "give one of reply:, action: or form:, not two");
+        out->kind = kinds[k];
+        if ((st = ref(d, v, finds[k], noun[k], section[k], &out->index)))
+            return st;
+    }
+    if (out->kind == DM_DO_NONE)
+        return yd_fail(n, PARLEY_ERR_CONFIG, allow_form ? "the rule needs reply:, action: or form:"
+                                                        : "on_complete needs reply: or action:");
+    return PARLEY_OK;
+}
+
+/* The response asking for slot `slot` of form f: ask[slot] when given, else
+ * utter_ask_<form>_<slot>, else utter_ask_<slot> (Rasa's naming). */
+static parley_status form_prompt(dm_domain *d, const dm_form *f, const yd_node *ask,
+                                 const yd_node *slot_node, const char *slot, int *out)
+{
+    const yd_node *v = ask ? yd_get(ask, slot) : NULL;
+    if (v)
+        return ref(d, v, find_response, "response", "responses", out);
+    char name[512];
+    snprintf(name, sizeof name, "utter_ask_%s_%s", f->name, slot);
+    if ((*out = find_response(d, name)) >= 0)
+        return PARLEY_OK;
+    snprintf(name, sizeof name, "utter_ask_%s", slot);
+    if ((*out = find_response(d, name)) >= 0)
+        return PARLEY_OK;
+    return yd_fail(slot_node, PARLEY_ERR_CONFIG,
+                   "form '%s' has no prompt for slot '%s': add the response %s or ask: {%s: RESPONSE}",
+                   f->name, slot, name, slot);
+}
+
+static parley_status check_slot_keys(const dm_domain *d, const dm_form *f, const yd_node *map,
+                                     const char *what)
+{
+    parley_status st = yd_expect(map, YD_MAP, what);
+    if (st)
+        return st;
+    for (size_t i = 0; i < map->n; i++) {
+        int s = dm_domain_slot(d, map->keys[i]->str), listed = 0;
+        for (size_t j = 0; j < f->n_required; j++)
+            listed |= f->required[j] == s;
+        if (!listed)
+            return yd_fail(map->keys[i], PARLEY_ERR_CONFIG, "'%s' is not a required slot of form '%s'",
+                           map->keys[i]->str, f->name);
+    }
+    return PARLEY_OK;
+}
+
+static parley_status load_confirm(dm_domain *d, dm_form *f, const yd_node *n)
+{
+    static const char *const keys[] = { "ask", "yes", "no", "on_no", NULL };
+    const yd_node *v;
+    parley_status st = yd_expect(n, YD_MAP, "confirm");
+    if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "ask", &v)) ||
+        (st = ref(d, v, find_response, "response", "responses", &f->confirm)))
+        return st;
+    static const char *const which[2] = { "yes", "no" };
+    static const char *const deflt[2] = { "affirm", "deny" };
+    for (int k = 0; k < 2; k++) {
+        int **list = k ? &f->no_intents : &f->yes_intents;
+        size_t *count = k ? &f->n_no : &f->n_yes;
+        if ((v = yd_get(n, which[k]))) {
+            if ((st = intent_list(d, v, list, count)))
+                return st;
+            continue;
+        }
+        int i = dm_domain_intent(d, deflt[k]);
+        if (i < 0)
+            return yd_fail(n, PARLEY_ERR_CONFIG,
+                           "confirm needs %s: (the intents that answer %s), or an intent '%s'",
+                           which[k], which[k], deflt[k]);
+        if (!(*list = pl_malloc(sizeof **list)))
+            return nomem();
+        **list = i;
+        *count = 1;
+    }
+    if ((v = yd_get(n, "on_no")))
+        return ref(d, v, find_response, "response", "responses", &f->on_no);
+    return PARLEY_OK;
+}
+
+static parley_status load_cancel(dm_domain *d, dm_form *f, const yd_node *n)
+{
+    static const char *const keys[] = { "intents", "reply", NULL };
+    const yd_node *v;
+    parley_status st = yd_expect(n, YD_MAP, "cancel");
+    if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "intents", &v)) ||
+        (st = intent_list(d, v, &f->cancel_intents, &f->n_cancel)))
+        return st;
+    if ((v = yd_get(n, "reply")))
+        return ref(d, v, find_response, "response", "responses", &f->on_cancel);
+    return PARLEY_OK;
+}
+
+static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
+{
+    static const char *const keys[] = { "required_slots", "ask", "invalid", "on_complete",
+                                        "keep_slots", "confirm", "cancel", NULL };
+    const yd_node *req, *v;
+    parley_status st = yd_expect(n, YD_MAP, "a form");
+    if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "required_slots", &req)) ||
+        (st = yd_expect(req, YD_SEQ, "required_slots")))
+        return st;
+    f->confirm = f->on_no = f->on_cancel = -1;
+    if (req->n == 0)
+        return yd_fail(req, PARLEY_ERR_CONFIG, "required_slots: lists no slot");
+    f->required = pl_calloc(req->n, sizeof *f->required);
+    f->ask = pl_calloc(req->n, sizeof *f->ask);
+    f->invalid = pl_calloc(req->n, sizeof *f->invalid);
+    if (!f->required || !f->ask || !f->invalid)
+        return nomem();
+    for (size_t i = 0; i < req->n; i++) {
+        if ((st = ref(d, req->items[i], dm_domain_slot, "slot", "slots", &f->required[i])))
+            return st;
+        for (size_t j = 0; j < i; j++)
+            if (f->required[j] == f->required[i])
+                return yd_fail(req->items[i], PARLEY_ERR_CONFIG, "slot '%s' is required twice",
+                               req->items[i]->str);
+        f->n_required++;
+    }
+    const yd_node *ask = yd_get(n, "ask"), *invalid = yd_get(n, "invalid");
+    if ((ask && (st = check_slot_keys(d, f, ask, "ask"))) ||
+        (invalid && (st = check_slot_keys(d, f, invalid, "invalid"))))
+        return st;
+    for (size_t i = 0; i < f->n_required; i++) {
+        const char *slot = d->slots[f->required[i]].name;
+        if ((st = form_prompt(d, f, ask, req->items[i], slot, &f->ask[i])))
+            return st;
+        char name[512];
+        snprintf(name, sizeof name, "utter_invalid_%s", slot);
+        f->invalid[i] = find_response(d, name);
+        if (invalid && (v = yd_get(invalid, slot)) &&
+            (st = ref(d, v, find_response, "response", "responses", &f->invalid[i])))
+            return st;
+    }
+    if ((st = yd_require(n, "on_complete", &v)) || (st = load_do(d, v, 0, &f->on_complete)))
+        return st;
+    if ((v = yd_get(n, "keep_slots")) && (st = yd_bool(v, &f->keep_slots)))
+        return st;
+    if ((v = yd_get(n, "confirm")) && (st = load_confirm(d, f, v)))
+        return st;
+    if ((v = yd_get(n, "cancel")) && (st = load_cancel(d, f, v)))
+        return st;
+    return PARLEY_OK;
+}
+
+static parley_status load_forms(dm_domain *d, const yd_node *n)
+{
+    parley_status st = yd_expect(n, YD_MAP, "forms");
+    if (st)
+        return st;
+    d->forms = pl_calloc(n->n ? n->n : 1, sizeof *d->forms);
+    if (!d->forms)
+        return nomem();
+    /* Names first, so forms may be listed in any order. */
+    for (size_t i = 0; i < n->n; i++) {
+        const char *name;
+        if ((st = name_of(n->keys[i], "a form name", &name)) || (st = dup_str(name, &d->forms[i].name)))
+            return st;
+        d->n_forms++;
+    }
+    for (size_t i = 0; i < n->n; i++)
+        if ((st = load_form(d, &d->forms[i], n->items[i])))
+            return st;
+    return PARLEY_OK;
+}
+
+/* ---- rules and settings ------------------------------------------------------------- */
+
+static parley_status load_rules(dm_domain *d, const yd_node *n)
+{
+    parley_status st = yd_expect(n, YD_SEQ, "rules");
+    if (st)
+        return st;
+    for (size_t i = 0; i < n->n; i++) {
+        const yd_node *r = n->items[i], *v;
+        int intent;
+        dm_do act;
+        if ((st = load_do(d, r, 1, &act)) || (st = yd_require(r, "intent", &v)) ||
+            (st = ref(d, v, dm_domain_intent, "intent", "intents", &intent)))
+            return st;
+        if ((v = yd_get(r, "rule")) && (st = yd_expect(v, YD_SCALAR, "rule (a name)")))
+            return st;
+        if (d->rule_of_intent[intent].kind != DM_DO_NONE)
+            return yd_fail(r, PARLEY_ERR_CONFIG, "a second rule for intent '%s'", d->intents[intent]);
+        d->rule_of_intent[intent] = act;
+    }
+    return PARLEY_OK;
+}
+
+static parley_status load_fallback(dm_domain *d, const yd_node *root)
+{
+    static const char *const keys[] = { "threshold", "reply", NULL };
+    const yd_node *n = yd_get(root, "fallback"), *v;
+    parley_status st;
+    d->threshold = 0.3;
+    d->fallback = find_response(d, "utter_default");
+    if (n) {
+        if ((st = yd_expect(n, YD_MAP, "fallback")) || (st = yd_check_keys(n, keys)))
+            return st;
+        if ((v = yd_get(n, "threshold")) && (st = yd_double(v, 0, 1, &d->threshold)))
+            return st;
+        if ((v = yd_get(n, "reply")) &&
+            (st = ref(d, v, find_response, "response", "responses", &d->fallback)))
+            return st;
+    }
+    if (d->fallback < 0)
+        return yd_fail(n ? n : root, PARLEY_ERR_CONFIG,
+                       "no fallback reply: add the response utter_default or fallback: {reply: RESPONSE}");
+    return PARLEY_OK;
+}
+
+static parley_status load_settings(dm_domain *d, const yd_node *root)
+{
+    static const char *const keys[] = { "session_expiration_time", "carry_over_slots_to_new_session",
+                                        NULL };
+    const yd_node *n = yd_get(root, "session_config"), *v;
+    parley_status st;
+    d->carry_over_slots = 1;
+    d->history_limit = 200;
+    if (n) {
+        double minutes = 0;
+        if ((st = yd_expect(n, YD_MAP, "session_config")) || (st = yd_check_keys(n, keys)))
+            return st;
+        if ((v = yd_get(n, "session_expiration_time")) &&
+            (st = yd_double(v, 0, 60.0 * 24 * 365 * 100, &minutes)))
+            return st;
+        d->session_expire_ms = (int64_t)(minutes * 60000.0 + 0.5);
+        if ((v = yd_get(n, "carry_over_slots_to_new_session")) && (st = yd_bool(v, &d->carry_over_slots)))
+            return st;
+    }
+    if ((v = yd_get(root, "history_limit"))) {
+        long long lim;
+        if ((st = yd_int(v, 0, 1000000000, &lim)))
+            return st;
+        d->history_limit = (long)lim;
+    }
+    return PARLEY_OK;
+}
+
+/* ---- the whole file -------------------------------------------------------------------- */
+
+static parley_status load_root(loader *L)
+{
+    static const char *const keys[] = { "version", "intents", "entities", "slots", "responses",
+                                        "actions", "forms", "rules", "fallback", "session_config",
+                                        "history_limit", NULL };
+    dm_domain *d = L->d;
+    const yd_node *root = L->root, *n;
+    parley_status st;
+    if (!root)
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: the domain file is empty", d->file);
+    if ((st = yd_expect(root, YD_MAP, "a domain")) || (st = yd_check_keys(root, keys)))
+        return st;
+    if ((n = yd_get(root, "version")) && (st = yd_expect(n, YD_SCALAR, "version")))
+        return st;
+    if ((st = yd_require(root, "intents", &n)) || (st = load_intents(L, n)))
+        return st;
+    d->rule_of_intent = pl_calloc(d->n_intents, sizeof *d->rule_of_intent);
+    if (!d->rule_of_intent)
+        return nomem();
+    if ((n = yd_get(root, "slots")) && (st = load_slots(L, n, yd_get(root, "entities"))))
+        return st;
+    if ((st = yd_require(root, "responses", &n)) || (st = load_responses(d, n)))
+        return st;
+    if ((n = yd_get(root, "actions")) && (st = load_actions(d, n)))
+        return st;
+    if ((n = yd_get(root, "forms")) && (st = load_forms(d, n)))
+        return st;
+    if ((n = yd_get(root, "rules")) && (st = load_rules(d, n)))
+        return st;
+    if ((st = load_fallback(d, root)) || (st = load_settings(d, root)))
+        return st;
+    return PARLEY_OK;
+}
+
+parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain **out)
+{
+    *out = NULL;
+    yd_doc *doc = NULL;
+    dm_domain *d = pl_calloc(1, sizeof *d);
+    if (!d)
+        return nomem();
+    parley_status st = dup_str(path, &d->file);
+    if (!st)
+        st = yd_parse_file(path, &doc);
+    if (!st) {
+        loader L = { d, known, yd_root(doc) };
+        st = load_root(&L);
+    }
+    yd_free(doc);
+    if (st) {
+        dm_domain_free(d);
+        return st;
+    }
+    *out = d;
+    return PARLEY_OK;
+}
+
+static void free_slot(dm_slot_def *s)
+{
+    pl_free(s->name);
+    pl_free(s->entity);
+    for (size_t i = 0; i < s->n_values; i++)
+        pl_free(s->values[i]);
+    pl_free(s->values);
+    for (size_t i = 0; i < s->n_synonyms; i++) {
+        pl_free(s->synonyms[i].from);
+        pl_free(s->synonyms[i].to);
+    }
+    pl_free(s->synonyms);
+    if (s->pattern)
+        regfree(s->pattern);
+    pl_free(s->pattern);
+}
+
+static void free_form(dm_form *f)
+{
+    pl_free(f->name);
+    pl_free(f->required);
+    pl_free(f->ask);
+    pl_free(f->invalid);
+    pl_free(f->yes_intents);
+    pl_free(f->no_intents);
+    pl_free(f->cancel_intents);
+}
+
+void dm_domain_free(dm_domain *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n_intents; i++)
+        pl_free(d->intents[i]);
+    pl_free(d->intents);
+    for (size_t i = 0; d->slots && i < d->n_slots; i++)
+        free_slot(&d->slots[i]);
+    pl_free(d->slots);
+    for (size_t i = 0; i < d->n_responses; i++) {
+        for (size_t j = 0; j < d->responses[i].n_texts; j++)
+            pl_free(d->responses[i].texts[j]);
+        pl_free(d->responses[i].texts);
+        pl_free(d->responses[i].name);
+    }
+    pl_free(d->responses);
+    for (size_t i = 0; d->forms && i < d->n_forms; i++)
+        free_form(&d->forms[i]);
+    pl_free(d->forms);
+    for (size_t i = 0; i < d->n_actions; i++)
+        pl_free(d->actions[i].name);
+    pl_free(d->actions);
+    pl_free(d->rule_of_intent);
+    pl_free(d->file);
+    pl_free(d);
+}

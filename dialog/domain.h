@@ -1,0 +1,126 @@
+/* domain.h — a loaded domain.yaml: intents, slots, responses, forms, rules, actions.
+ *
+ * dm_domain_load() reads and checks the whole file up front, so every mistake (an unknown
+ * key, intent, slot, response, form or action, a template naming an unknown slot, a
+ * categorical slot without values...) is reported once at start-up as "FILE:LINE:COL:
+ * message", and a turn never meets a dangling name. In memory every cross-reference is an
+ * index into the domain's arrays.
+ *
+ * A loaded domain is immutable: share it between threads freely.
+ */
+#ifndef DIALOG_DOMAIN_H
+#define DIALOG_DOMAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parley/status.h"
+
+typedef enum dm_slot_type {
+    DM_SLOT_TEXT = 0,
+    DM_SLOT_NUMBER = 1,
+    DM_SLOT_CATEGORICAL = 2,
+} dm_slot_type;
+
+/* A variant a user may say and the canonical value it stands for. */
+typedef struct dm_synonym {
+    char *from; /* case-folded */
+    char *to;
+} dm_synonym;
+
+typedef struct dm_slot_def {
+    char *name;
+    dm_slot_type type;
+    int list;            /* several values, stored joined with ", " */
+    char *entity;        /* the NLU entity that fills it; NULL = only actions set it */
+    char **values;       /* categorical: the allowed values, as written */
+    size_t n_values;
+    dm_synonym *synonyms;
+    size_t n_synonyms;
+    double min, max;     /* number: the accepted range */
+    int integer;         /* number: whole numbers only */
+    void *pattern;       /* text: a compiled regex_t the value must match, or NULL */
+} dm_slot_def;
+
+/* A response: its variations, each a template with {slot} references. */
+typedef struct dm_response {
+    char *name;
+    char **texts;
+    size_t n_texts;
+} dm_response;
+
+/* What a rule or a form completion does. */
+typedef enum dm_do_kind {
+    DM_DO_NONE = 0,
+    DM_DO_REPLY = 1,  /* index: a response */
+    DM_DO_FORM = 2,   /* index: a form */
+    DM_DO_ACTION = 3, /* index: an action */
+} dm_do_kind;
+
+typedef struct dm_do {
+    dm_do_kind kind;
+    int index;
+} dm_do;
+
+typedef struct dm_form {
+    char *name;
+    size_t n_required;
+    int *required;        /* (n_required) slot indices, in asking order */
+    int *ask;             /* (n_required) the response that asks for each */
+    int *invalid;         /* (n_required) the response for a rejected value, or -1 */
+    dm_do on_complete;    /* DM_DO_REPLY or DM_DO_ACTION */
+    int keep_slots;       /* 0: the required slots are cleared after completion */
+    int confirm;          /* a response asking to confirm the filled form, or -1 */
+    int *yes_intents, *no_intents; /* confirmation answers (intent indices) */
+    size_t n_yes, n_no;
+    int on_no;            /* the response after a "no", or -1 (then: confirm again) */
+    int *cancel_intents;  /* intents that abandon the form */
+    size_t n_cancel;
+    int on_cancel;        /* the response after cancelling, or -1 (then: the fallback) */
+} dm_form;
+
+typedef struct dm_action_def {
+    char *name;
+    int reply;            /* the response when no hook is registered or it sets no reply; -1 */
+} dm_action_def;
+
+typedef struct dm_domain {
+    char *file;
+    char **intents;
+    size_t n_intents;
+    dm_slot_def *slots;
+    size_t n_slots;
+    dm_response *responses;
+    size_t n_responses;
+    dm_form *forms;
+    size_t n_forms;
+    dm_action_def *actions;
+    size_t n_actions;
+    dm_do *rule_of_intent;  /* (n_intents) what the intent triggers; DM_DO_NONE = no rule */
+    double threshold;       /* fallback under this confidence */
+    int fallback;           /* the fallback response */
+    int64_t session_expire_ms; /* 0 = sessions never expire */
+    int carry_over_slots;   /* keep slots in a new session */
+    long history_limit;     /* turns kept per user; 0 = all */
+} dm_domain;
+
+/* The NLU model's labels to check against; either list may be NULL (no check). */
+typedef struct dm_known {
+    const char *const *intents;
+    size_t n_intents;
+    const char *const *entities;
+    size_t n_entities;
+} dm_known;
+
+/* Loads and checks `path`. On success *out is owned by the caller (dm_domain_free). */
+parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain **out);
+/* NULL is a no-op. */
+void dm_domain_free(dm_domain *d);
+
+/* Index of a name, or -1. */
+int dm_domain_intent(const dm_domain *d, const char *name);
+int dm_domain_slot(const dm_domain *d, const char *name);
+int dm_domain_action(const dm_domain *d, const char *name);
+int dm_domain_form(const dm_domain *d, const char *name);
+
+#endif

@@ -1,0 +1,224 @@
+/* policy.c — what the dialog does with one turn: fallback, rules, forms.
+ *
+ * The order of decisions, written once here:
+ *   1. No intent, or confidence under the domain's threshold: the fallback reply (and, in
+ *      a form, its question again). Entities of such a turn are not trusted, so not used.
+ *   2. The turn's entities fill their slots (a refused value is remembered for the form).
+ *   3. In a form: a cancel intent ends it; while confirming, a yes completes it and a no
+ *      gets the on_no reply; a rule for another form switches to it; a rule's reply or
+ *      action is done and the form goes on; then the form asks for its next missing slot,
+ *      asks to confirm, or completes.
+ *   4. Not in a form: the intent's rule (reply, action or form), or the fallback reply when
+ *      the intent has none.
+ * Loading and saving the context is dialog.c's job; running actions is action.c's.
+ */
+#include <string.h>
+
+#include "dialog/dialog_impl.h"
+#include "dialog/slot_value.h"
+#include "sdk/pl_alloc.h"
+
+/* FNV-1a, to pick a variation from (user, turn, part) reproducibly. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+parley_status dm_say(dm_ctx *c, int r)
+{
+    const dm_response *resp = &c->d->responses[r];
+    uint64_t h = fnv(0xcbf29ce484222325ULL, c->in->user_id, strlen(c->in->user_id));
+    h = fnv(h, &c->turn_id, sizeof c->turn_id);
+    h = fnv(h, &c->parts, sizeof c->parts);
+    const char *tmpl = resp->texts[h % resp->n_texts];
+    parley_status st = PARLEY_OK;
+    if (c->parts++ > 0)
+        st = dm_text_puts(&c->reply, " ");
+    return st ? st : dm_template_render(c->d, tmpl, c->values, 0, &c->reply);
+}
+
+static int has(const int *list, size_t n, int v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == v)
+            return 1;
+    return 0;
+}
+
+static void clear_slot(dm_ctx *c, int k)
+{
+    pl_free(c->values[k]);
+    c->values[k] = NULL;
+}
+
+parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
+{
+    const dm_slot_def *s = &c->d->slots[k];
+    dm_text joined = {0};
+    char *last = NULL;
+    parley_status st = PARLEY_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        char *v;
+        if ((st = dm_slot_normalize(s, raw[i], &v)))
+            break;
+        if (!s->list) {
+            pl_free(last);
+            last = v;
+            continue;
+        }
+        /* A list keeps each value once, in the order said. */
+        int seen = 0;
+        for (const char *p = joined.s; p && *p && !seen;) {
+            size_t len = strcspn(p, ",");
+            seen = len == strlen(v) && !memcmp(p, v, len);
+            p += len;
+            p += *p == ',' ? 2 : 0;
+        }
+        if (!seen && joined.len)
+            st = dm_text_puts(&joined, ", ");
+        if (!seen && !st)
+            st = dm_text_puts(&joined, v);
+        pl_free(v);
+    }
+    if (!st && s->list) {
+        last = dm_text_take(&joined);
+        if (!last)
+            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+    }
+    dm_text_free(&joined);
+    if (st) {
+        pl_free(last);
+        return st;
+    }
+    if (last) {
+        pl_free(c->values[k]);
+        c->values[k] = last;
+    }
+    return PARLEY_OK;
+}
+
+/* Fills every entity-mapped slot from this turn's entities. */
+static parley_status apply_entities(dm_ctx *c)
+{
+    const dm_turn_in *in = c->in;
+    const char **raw = NULL;
+    parley_status st = PARLEY_OK;
+    if (in->n_entities && !(raw = pl_malloc(in->n_entities * sizeof *raw)))
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn's entities");
+    for (size_t k = 0; k < c->d->n_slots && !st; k++) {
+        const char *entity = c->d->slots[k].entity;
+        size_t n = 0;
+        for (size_t i = 0; entity && i < in->n_entities; i++)
+            if (!strcmp(in->entities[i].name, entity))
+                raw[n++] = in->entities[i].value;
+        if (!n)
+            continue;
+        st = dm_fill_slot(c, (int)k, raw, n);
+        if (st == PARLEY_ERR_INVALID_ARG) {
+            c->rejected[k] = 1;
+            st = PARLEY_OK;
+        }
+    }
+    pl_free(raw);
+    return st;
+}
+
+/* Ends the active form with its completion reply or action. */
+static parley_status complete(dm_ctx *c)
+{
+    const dm_form *f = &c->d->forms[c->form];
+    int form = c->form;
+    c->form = c->requested = -1;
+    c->confirming = 0;
+    parley_status st = f->on_complete.kind == DM_DO_ACTION ? dm_run_action(c, f->on_complete.index, form)
+                                                           : dm_say(c, f->on_complete.index);
+    if (!st && !f->keep_slots)
+        for (size_t i = 0; i < f->n_required; i++)
+            clear_slot(c, f->required[i]);
+    return st;
+}
+
+/* Says why a value was refused, then asks for the next missing slot, asks to confirm, or
+ * completes the form. */
+static parley_status form_step(dm_ctx *c)
+{
+    const dm_form *f = &c->d->forms[c->form];
+    parley_status st;
+    for (size_t i = 0; i < f->n_required; i++)
+        if (c->rejected[f->required[i]] && f->invalid[i] >= 0 && (st = dm_say(c, f->invalid[i])))
+            return st;
+    for (size_t i = 0; i < f->n_required; i++)
+        if (!c->values[f->required[i]]) {
+            c->requested = f->required[i];
+            c->confirming = 0;
+            return dm_say(c, f->ask[i]);
+        }
+    if (f->confirm >= 0) {
+        c->requested = -1;
+        c->confirming = 1;
+        return dm_say(c, f->confirm);
+    }
+    return complete(c);
+}
+
+static parley_status form_turn(dm_ctx *c, int intent)
+{
+    const dm_form *f = &c->d->forms[c->form];
+    parley_status st;
+    if (intent >= 0 && has(f->cancel_intents, f->n_cancel, intent)) {
+        for (size_t i = 0; i < f->n_required; i++)
+            clear_slot(c, f->required[i]);
+        c->form = c->requested = -1;
+        c->confirming = 0;
+        return dm_say(c, f->on_cancel >= 0 ? f->on_cancel : c->d->fallback);
+    }
+    if (c->confirming && intent >= 0 && has(f->yes_intents, f->n_yes, intent))
+        return complete(c);
+    if (c->confirming && intent >= 0 && has(f->no_intents, f->n_no, intent))
+        return dm_say(c, f->on_no >= 0 ? f->on_no : f->confirm);
+    dm_do rule = intent >= 0 ? c->d->rule_of_intent[intent] : (dm_do){ DM_DO_NONE, 0 };
+    if (rule.kind == DM_DO_FORM && rule.index != c->form) {
+        c->form = rule.index;
+        c->confirming = 0;
+    } else if (rule.kind == DM_DO_REPLY && (st = dm_say(c, rule.index))) {
+        return st;
+    } else if (rule.kind == DM_DO_ACTION && (st = dm_run_action(c, rule.index, -1))) {
+        return st;
+    }
+    return c->form >= 0 ? form_step(c) : PARLEY_OK;
+}
+
+parley_status dm_decide(dm_ctx *c)
+{
+    const dm_domain *d = c->d;
+    const char *name = c->in->intent;
+    if (!name || !*name || c->in->confidence < d->threshold) {
+        c->intent = "fallback";
+        parley_status st = dm_say(c, d->fallback);
+        return st || c->form < 0 ? st : form_step(c);
+    }
+    c->intent = name;
+    int intent = dm_domain_intent(d, name);
+    parley_status st = apply_entities(c);
+    if (st)
+        return st;
+    if (c->form >= 0)
+        return form_turn(c, intent);
+    dm_do rule = intent >= 0 ? d->rule_of_intent[intent] : (dm_do){ DM_DO_NONE, 0 };
+    switch (rule.kind) {
+    case DM_DO_REPLY:
+        return dm_say(c, rule.index);
+    case DM_DO_ACTION:
+        return dm_run_action(c, rule.index, -1);
+    case DM_DO_FORM:
+        c->form = rule.index;
+        c->confirming = 0;
+        return form_step(c);
+    case DM_DO_NONE:
+        break;
+    }
+    return dm_say(c, d->fallback);
+}

@@ -1,0 +1,151 @@
+/* slot_value.c — slot type checks and canonical values (synonyms, categories, numbers).
+ *
+ * Pure functions of a slot definition and a string: no store, no session. Lists are not
+ * handled here (dialog.c normalizes each value of a list slot and joins them).
+ */
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialog/slot_value.h"
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+char *dm_words(const char *raw, int fold)
+{
+    char *out = pl_malloc(strlen(raw) + 1);
+    if (!out)
+        return NULL;
+    size_t n = 0;
+    for (const char *p = raw; *p; p++) {
+        if (is_space(*p)) {
+            if (n && out[n - 1] != ' ')
+                out[n++] = ' ';
+            continue;
+        }
+        out[n++] = fold && *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+    }
+    if (n && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+    return out;
+}
+
+/* English number words a user may type or an ASR may write for a count. */
+static const char *const number_words[] = {
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+};
+
+static int parse_number(const char *key, double *out)
+{
+    char *end;
+    double v = strtod(key, &end);
+    if (end != key && *end == '\0' && isfinite(v)) {
+        *out = v;
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof number_words / sizeof *number_words; i++)
+        if (!strcmp(key, number_words[i])) {
+            *out = (double)i;
+            return 1;
+        }
+    return 0;
+}
+
+static parley_status list_values(const dm_slot_def *s, const char *raw)
+{
+    char list[512];
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_values && n < sizeof list - 8; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", s->values[i]);
+    return pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' is not one of: %s", raw, list);
+}
+
+static parley_status check_number(const dm_slot_def *s, const char *raw, const char *key,
+                                  char **out)
+{
+    double v;
+    if (!parse_number(key, &v))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' is not a number", raw);
+    if (s->integer && v != floor(v))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' is not a whole number", raw);
+    if (v < s->min || v > s->max)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s is outside %g..%g", raw, s->min, s->max);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    *out = pl_strdup(buf);
+    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+}
+
+parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out)
+{
+    *out = NULL;
+    char *key = dm_words(raw, 1);
+    char *said = dm_words(raw, 0);
+    parley_status st = PARLEY_OK;
+    if (!key || !said) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+        goto done;
+    }
+    if (!*key) {
+        st = pl_fail(PARLEY_ERR_INVALID_ARG, "an empty value");
+        goto done;
+    }
+    /* A synonym replaces what was said with its canonical text, which the type then checks. */
+    for (size_t i = 0; i < s->n_synonyms; i++)
+        if (!strcmp(key, s->synonyms[i].from)) {
+            char *k2 = dm_words(s->synonyms[i].to, 1), *s2 = pl_strdup(s->synonyms[i].to);
+            pl_free(key);
+            pl_free(said);
+            key = k2;
+            said = s2;
+            if (!key || !said) {
+                st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+                goto done;
+            }
+            break;
+        }
+    switch (s->type) {
+    case DM_SLOT_CATEGORICAL:
+        for (size_t i = 0; i < s->n_values; i++) {
+            char *v = dm_words(s->values[i], 1);
+            if (!v) {
+                st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+                goto done;
+            }
+            int same = !strcmp(v, key);
+            pl_free(v);
+            if (same) {
+                *out = pl_strdup(s->values[i]);
+                st = *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+                goto done;
+            }
+        }
+        st = list_values(s, raw);
+        break;
+    case DM_SLOT_NUMBER:
+        st = check_number(s, raw, key, out);
+        break;
+    case DM_SLOT_TEXT:
+        if (s->pattern && regexec((const regex_t *)s->pattern, said, 0, NULL, 0) != 0) {
+            st = pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' does not have the expected form", raw);
+            break;
+        }
+        *out = said;
+        said = NULL;
+        break;
+    }
+done:
+    pl_free(key);
+    pl_free(said);
+    return st;
+}

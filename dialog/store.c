@@ -1,0 +1,501 @@
+/* store.c — the SQLite context store: schema, migrations, one transaction per turn.
+ *
+ * This is parley's one boundary with SQLite: sqlite_fail() is the only function that turns
+ * a SQLite result code into a parley_status, with a message naming the store file and
+ * what to do about it. The store knows users, slots and history rows as strings and
+ * numbers; what they mean is dialog.c's business.
+ *
+ * Schema history (PRAGMA user_version):
+ *   1  users (session, form, counters), slots (user, name, value), turns (history)
+ *   2  turns.form: the active form after each turn
+ * A new version appends one migration step below; opening an older file runs the missing
+ * steps in one transaction, and a newer file is refused rather than misread.
+ */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dialog/store.h"
+#include "sdk/pl_alloc.h"
+#include "sdk/pl_error.h"
+
+struct dm_store {
+    sqlite3 *db;
+    char *path;
+    int busy_ms;
+    pthread_mutex_t mu;
+};
+
+static const char *const migrations[DM_STORE_SCHEMA] = {
+    /* 0 → 1 */
+    "CREATE TABLE users ("
+    "  user_id TEXT PRIMARY KEY,"
+    "  session_id TEXT NOT NULL,"
+    "  session_no INTEGER NOT NULL,"
+    "  session_start INTEGER NOT NULL,"
+    "  last_active INTEGER NOT NULL,"
+    "  turns INTEGER NOT NULL,"
+    "  form TEXT,"
+    "  requested_slot TEXT,"
+    "  confirming INTEGER NOT NULL DEFAULT 0"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE slots ("
+    "  user_id TEXT NOT NULL,"
+    "  name TEXT NOT NULL,"
+    "  value TEXT NOT NULL,"
+    "  PRIMARY KEY (user_id, name)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE turns ("
+    "  user_id TEXT NOT NULL,"
+    "  turn_id INTEGER NOT NULL,"
+    "  session_id TEXT NOT NULL,"
+    "  text TEXT,"
+    "  nlu_intent TEXT,"
+    "  confidence REAL,"
+    "  entities TEXT,"
+    "  intent TEXT,"
+    "  action TEXT,"
+    "  reply TEXT,"
+    "  t_in INTEGER,"
+    "  t_reply INTEGER,"
+    "  PRIMARY KEY (user_id, turn_id)"
+    ") WITHOUT ROWID;",
+    /* 1 → 2 */
+    "ALTER TABLE turns ADD COLUMN form TEXT;",
+};
+
+/* ---- the SQLite boundary ------------------------------------------------------------- */
+
+static parley_status sqlite_fail(dm_store *s, int rc, const char *doing)
+{
+    const char *path = s->path;
+    const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM:
+        return pl_fail(PARLEY_ERR_NOMEM, "store %s: out of memory while %s", path, doing);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return pl_fail(PARLEY_ERR_IO,
+                       "store %s: locked by another connection or process while %s (waited %d ms); "
+                       "nothing was changed, try again when it is released",
+                       path, doing, s->busy_ms > 0 ? s->busy_ms : 0);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+        return pl_fail(PARLEY_ERR_IO,
+                       "store %s: cannot write while %s (%s): the file or its folder is read-only; "
+                       "parley needs to write the store and its -wal and -shm files beside it",
+                       path, doing, detail);
+    case SQLITE_CANTOPEN:
+        return pl_fail(PARLEY_ERR_IO, "store %s: cannot open it while %s (%s): check that the folder "
+                       "exists and is writable", path, doing, detail);
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+        return pl_fail(PARLEY_ERR_FORMAT,
+                       "store %s: not a SQLite database, or corrupt (%s, while %s); parley left the "
+                       "file as it was: restore a backup or move it away to start afresh",
+                       path, detail, doing);
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+        return pl_fail(PARLEY_ERR_IO, "store %s: input/output error while %s (%s)", path, doing, detail);
+    default:
+        return pl_fail(PARLEY_ERR_IO, "store %s: SQLite error while %s: %s", path, doing, detail);
+    }
+}
+
+/* ---- small helpers over the boundary --------------------------------------------------- */
+
+static parley_status exec(dm_store *s, const char *sql, const char *doing)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? PARLEY_OK : sqlite_fail(s, rc, doing);
+}
+
+static parley_status prepare(dm_store *s, const char *sql, sqlite3_stmt **st, const char *doing)
+{
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    return rc == SQLITE_OK ? PARLEY_OK : sqlite_fail(s, rc, doing);
+}
+
+/* Runs a statement with no result rows to its end, and finalizes it. */
+static parley_status run(dm_store *s, sqlite3_stmt *st, const char *doing)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? PARLEY_OK : sqlite_fail(s, rc, doing);
+}
+
+/* Binds text or NULL; SQLITE_TRANSIENT makes SQLite copy it. */
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+static parley_status column_dup(sqlite3_stmt *st, int i, char **out)
+{
+    const unsigned char *v = sqlite3_column_text(st, i);
+    *out = NULL;
+    if (!v)
+        return PARLEY_OK;
+    *out = pl_strdup((const char *)v);
+    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory reading the store");
+}
+
+/* ---- open and migrate ---------------------------------------------------------------- */
+
+static parley_status user_version(dm_store *s, int *out)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s, "PRAGMA user_version", &st, "reading the schema version");
+    if (ps)
+        return ps;
+    int rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? PARLEY_OK : sqlite_fail(s, rc, "reading the schema version");
+}
+
+static parley_status quick_check(dm_store *s)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s, "PRAGMA quick_check(1)", &st, "checking the file");
+    if (ps)
+        return ps;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return sqlite_fail(s, rc, "checking the file");
+    }
+    const char *r = (const char *)sqlite3_column_text(st, 0);
+    if (r && strcmp(r, "ok") != 0) {
+        ps = pl_fail(PARLEY_ERR_FORMAT,
+                     "store %s: corrupt (%s); parley left the file as it was: restore a backup or "
+                     "move it away to start afresh", s->path, r);
+    }
+    sqlite3_finalize(st);
+    return ps;
+}
+
+/* Brings the schema to DM_STORE_SCHEMA in one write transaction, which also proves the
+ * file is writable and not locked by someone else. */
+static parley_status migrate(dm_store *s)
+{
+    parley_status ps = exec(s, "BEGIN IMMEDIATE", "starting the schema check");
+    if (ps)
+        return ps;
+    int v = 0;
+    if ((ps = user_version(s, &v)))
+        goto fail;
+    if (v > DM_STORE_SCHEMA) {
+        ps = pl_fail(PARLEY_ERR_UNSUPPORTED,
+                     "store %s: schema version %d is newer than this parley knows (%d); use a newer "
+                     "parley, or another store file", s->path, v, DM_STORE_SCHEMA);
+        goto fail;
+    }
+    for (; v < DM_STORE_SCHEMA; v++) {
+        char sql[64];
+        if ((ps = exec(s, migrations[v], "migrating the schema")))
+            goto fail;
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
+        if ((ps = exec(s, sql, "migrating the schema")))
+            goto fail;
+    }
+    if ((ps = exec(s, "COMMIT", "committing the schema")))
+        goto fail;
+    return PARLEY_OK;
+fail:
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return ps;
+}
+
+static parley_status set_wal(dm_store *s)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s, "PRAGMA journal_mode = WAL", &st, "switching to WAL mode");
+    if (ps)
+        return ps;
+    int rc = sqlite3_step(st);
+    const char *mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    if (rc != SQLITE_ROW)
+        ps = sqlite_fail(s, rc, "switching to WAL mode");
+    else if (!mode || strcmp(mode, "wal") != 0)
+        ps = pl_fail(PARLEY_ERR_IO, "store %s: cannot use WAL mode (journal mode stays '%s'); "
+                     "is the file on a file system without shared memory?", s->path, mode ? mode : "?");
+    sqlite3_finalize(st);
+    return ps;
+}
+
+parley_status dm_store_open(const char *path, int busy_ms, dm_store **out)
+{
+    *out = NULL;
+    dm_store *s = pl_calloc(1, sizeof *s);
+    if (!s)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the store");
+    s->busy_ms = busy_ms;
+    s->path = pl_strdup(path);
+    if (!s->path || pthread_mutex_init(&s->mu, NULL) != 0) {
+        pl_free(s->path);
+        pl_free(s);
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the store");
+    }
+    parley_status ps;
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                               SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        ps = sqlite_fail(s, rc, "opening");
+        goto fail;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    if (sqlite3_db_readonly(s->db, "main") == 1) {
+        ps = sqlite_fail(s, SQLITE_READONLY, "opening");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, busy_ms > 0 ? busy_ms : 0);
+    if ((ps = quick_check(s)) || (ps = set_wal(s)) ||
+        (ps = exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring")) ||
+        (ps = migrate(s)))
+        goto fail;
+    *out = s;
+    return PARLEY_OK;
+fail:
+    dm_store_close(s);
+    return ps;
+}
+
+void dm_store_close(dm_store *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->mu);
+    pl_free(s->path);
+    pl_free(s);
+}
+
+/* ---- one user's context -------------------------------------------------------------- */
+
+void dm_user_clear(dm_user *u)
+{
+    pl_free(u->session_id);
+    pl_free(u->form);
+    pl_free(u->requested_slot);
+    for (size_t i = 0; i < u->n_slots; i++) {
+        pl_free(u->slots[i].name);
+        pl_free(u->slots[i].value);
+    }
+    pl_free(u->slots);
+    *u = (dm_user){0};
+}
+
+static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s, "SELECT name, value FROM slots WHERE user_id = ? ORDER BY name",
+                               &st, "reading slots");
+    if (ps)
+        return ps;
+    bind_text(st, 1, user_id);
+    int rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (u->n_slots == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            dm_slot *p = pl_realloc(u->slots, nc * sizeof *p);
+            if (!p) {
+                ps = pl_fail(PARLEY_ERR_NOMEM, "out of memory reading slots");
+                break;
+            }
+            u->slots = p;
+            cap = nc;
+        }
+        dm_slot *sl = &u->slots[u->n_slots];
+        *sl = (dm_slot){0};
+        u->n_slots++;
+        if ((ps = column_dup(st, 0, &sl->name)) || (ps = column_dup(st, 1, &sl->value)))
+            break;
+    }
+    if (!ps && rc != SQLITE_DONE)
+        ps = sqlite_fail(s, rc, "reading slots");
+    sqlite3_finalize(st);
+    return ps;
+}
+
+static parley_status load_user(dm_store *s, const char *user_id, dm_user *u)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s,
+                               "SELECT session_id, session_no, session_start, last_active, turns, form, "
+                               "requested_slot, confirming FROM users WHERE user_id = ?",
+                               &st, "reading a user");
+    if (ps)
+        return ps;
+    bind_text(st, 1, user_id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        u->exists = 1;
+        u->session_no = sqlite3_column_int64(st, 1);
+        u->session_start_ms = sqlite3_column_int64(st, 2);
+        u->last_active_ms = sqlite3_column_int64(st, 3);
+        u->turns = (uint64_t)sqlite3_column_int64(st, 4);
+        u->confirming = sqlite3_column_int(st, 7);
+        if (!(ps = column_dup(st, 0, &u->session_id)) && !(ps = column_dup(st, 5, &u->form)))
+            ps = column_dup(st, 6, &u->requested_slot);
+    } else if (rc != SQLITE_DONE) {
+        ps = sqlite_fail(s, rc, "reading a user");
+    }
+    sqlite3_finalize(st);
+    if (!ps && u->exists)
+        ps = load_slots(s, user_id, u);
+    return ps;
+}
+
+parley_status dm_store_load(dm_store *s, const char *user_id, dm_user *out)
+{
+    *out = (dm_user){0};
+    pthread_mutex_lock(&s->mu);
+    /* One read transaction, so the user row and the slots are one snapshot. */
+    parley_status ps = exec(s, "BEGIN", "reading a user");
+    if (!ps) {
+        ps = load_user(s, user_id, out);
+        sqlite3_exec(s->db, ps ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (ps)
+        dm_user_clear(out);
+    return ps;
+}
+
+static parley_status save_user(dm_store *s, const char *user_id, const dm_user *u)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s,
+                               "INSERT OR REPLACE INTO users (user_id, session_id, session_no, "
+                               "session_start, last_active, turns, form, requested_slot, confirming) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               &st, "saving a user");
+    if (ps)
+        return ps;
+    bind_text(st, 1, user_id);
+    bind_text(st, 2, u->session_id);
+    sqlite3_bind_int64(st, 3, u->session_no);
+    sqlite3_bind_int64(st, 4, u->session_start_ms);
+    sqlite3_bind_int64(st, 5, u->last_active_ms);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)u->turns);
+    bind_text(st, 7, u->form);
+    bind_text(st, 8, u->requested_slot);
+    sqlite3_bind_int(st, 9, u->confirming);
+    if ((ps = run(s, st, "saving a user")))
+        return ps;
+
+    if ((ps = prepare(s, "DELETE FROM slots WHERE user_id = ?", &st, "saving slots")))
+        return ps;
+    bind_text(st, 1, user_id);
+    if ((ps = run(s, st, "saving slots")))
+        return ps;
+    for (size_t i = 0; i < u->n_slots; i++) {
+        if ((ps = prepare(s, "INSERT INTO slots (user_id, name, value) VALUES (?, ?, ?)", &st,
+                          "saving slots")))
+            return ps;
+        bind_text(st, 1, user_id);
+        bind_text(st, 2, u->slots[i].name);
+        bind_text(st, 3, u->slots[i].value);
+        if ((ps = run(s, st, "saving slots")))
+            return ps;
+    }
+    return PARLEY_OK;
+}
+
+static parley_status save_turn(dm_store *s, const char *user_id, const dm_turn_row *r, long limit)
+{
+    sqlite3_stmt *st;
+    parley_status ps = prepare(s,
+                               "INSERT OR REPLACE INTO turns (user_id, turn_id, session_id, text, "
+                               "nlu_intent, confidence, entities, intent, action, reply, t_in, t_reply, "
+                               "form) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               &st, "saving the turn");
+    if (ps)
+        return ps;
+    bind_text(st, 1, user_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->turn_id);
+    bind_text(st, 3, r->session_id);
+    bind_text(st, 4, r->text);
+    bind_text(st, 5, r->nlu_intent);
+    sqlite3_bind_double(st, 6, r->confidence);
+    bind_text(st, 7, r->entities_json);
+    bind_text(st, 8, r->intent);
+    bind_text(st, 9, r->action);
+    bind_text(st, 10, r->reply);
+    sqlite3_bind_int64(st, 11, r->t_in_ms);
+    sqlite3_bind_int64(st, 12, r->t_reply_ms);
+    bind_text(st, 13, r->form);
+    if ((ps = run(s, st, "saving the turn")))
+        return ps;
+    if (limit <= 0 || r->turn_id <= (uint64_t)limit)
+        return PARLEY_OK;
+    if ((ps = prepare(s, "DELETE FROM turns WHERE user_id = ? AND turn_id <= ?", &st,
+                      "trimming the history")))
+        return ps;
+    bind_text(st, 1, user_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)(r->turn_id - (uint64_t)limit));
+    return run(s, st, "trimming the history");
+}
+
+parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
+                            const dm_turn_row *row, long history_limit)
+{
+    pthread_mutex_lock(&s->mu);
+    parley_status ps = exec(s, "BEGIN IMMEDIATE", "starting the turn's transaction");
+    if (!ps) {
+        if (!(ps = save_user(s, user_id, u)) && !(ps = save_turn(s, user_id, row, history_limit)))
+            ps = exec(s, "COMMIT", "committing the turn");
+        if (ps)
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ps;
+}
+
+/* ---- history queries ------------------------------------------------------------------- */
+
+parley_status dm_store_history_count(dm_store *s, const char *user_id, long *count)
+{
+    sqlite3_stmt *st;
+    *count = 0;
+    pthread_mutex_lock(&s->mu);
+    parley_status ps = prepare(s, "SELECT count(*) FROM turns WHERE user_id = ?", &st,
+                               "counting history");
+    if (!ps) {
+        bind_text(st, 1, user_id);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *count = (long)sqlite3_column_int64(st, 0);
+        else
+            ps = sqlite_fail(s, rc, "counting history");
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ps;
+}
+
+parley_status dm_store_history_reply(dm_store *s, const char *user_id, uint64_t turn_id,
+                                     char **reply)
+{
+    sqlite3_stmt *st;
+    *reply = NULL;
+    pthread_mutex_lock(&s->mu);
+    parley_status ps = prepare(s, "SELECT reply FROM turns WHERE user_id = ? AND turn_id = ?", &st,
+                               "reading history");
+    if (!ps) {
+        bind_text(st, 1, user_id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)turn_id);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            ps = column_dup(st, 0, reply);
+        else if (rc != SQLITE_DONE)
+            ps = sqlite_fail(s, rc, "reading history");
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ps;
+}
