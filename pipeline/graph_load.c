@@ -100,8 +100,10 @@ static parley_status resolve_path(const pl_graph *g, const char *v, char **out)
     return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
 }
 
-/* Sets one param value from YAML node v (checked) or, when v is NULL, from the default. */
-static parley_status set_param(pl_node *nd, size_t i, const yd_node *v)
+/* Sets one param value from YAML node v (checked) or, when v is NULL, from the default.
+ * Relative paths are resolved from the graph's folder, except an override's (cli = 1),
+ * which is relative to where the command runs. */
+static parley_status set_param(pl_node *nd, size_t i, const yd_node *v, int cli)
 {
     const pl_param_spec *ps = &nd->kind->params[i];
     pl_pval *pv = &nd->params[i];
@@ -127,9 +129,10 @@ static parley_status set_param(pl_node *nd, size_t i, const yd_node *v)
     }
     switch (ps->type) {
     case PL_P_STRING:
-        pv->s = pl_strdup(text);
-        return pv->s ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        break;
     case PL_P_PATH:
+        if (cli)
+            break;
         return resolve_path(nd->g, text, &pv->s);
     case PL_P_INT:
         pv->i = strtoll(text, NULL, 10);
@@ -142,7 +145,8 @@ static parley_status set_param(pl_node *nd, size_t i, const yd_node *v)
         pv->b = !strcmp(text, "true");
         return PARLEY_OK;
     }
-    return PARLEY_OK;
+    pv->s = pl_strdup(text);
+    return pv->s ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
 }
 
 /* The value of an override for param `pname` of nd, or NULL; marks it used. */
@@ -177,7 +181,7 @@ static parley_status set_override(pl_node *nd, size_t i, const char *value)
     if (!st && !v)
         st = pl_fail(PARLEY_ERR_CONFIG, "%s: empty value", name);
     if (!st)
-        st = set_param(nd, i, v);
+        st = set_param(nd, i, v, 1);
     yd_free(doc);
     return st;
 }
@@ -214,7 +218,7 @@ static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
         if (!v && !ps->def)
             return yd_fail(decl, PARLEY_ERR_CONFIG, "node '%s' (%s) needs param '%s': %s",
                            nd->name, nd->kind->name, ps->name, ps->doc);
-        if ((st = set_param(nd, i, v)))
+        if ((st = set_param(nd, i, v, 0)))
             return st;
     }
     return PARLEY_OK;

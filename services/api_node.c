@@ -101,6 +101,7 @@ static reply_box *make_reply(const pl_msg *m, parley_status st, const char *erro
     r->latency_ms = (double)(end - m->t_in) / 1e6;
     r->nlu_ms = (double)m->nlu_ns / 1e6;
     r->nlu_batch = m->nlu_batch;
+    r->dialog_ms = (double)m->dialog_ns / 1e6;
     if (!ok) {
         parley_reply_free(r);
         return NULL;
@@ -115,7 +116,7 @@ static void deliver(api_state *s, const pl_msg *m, parley_status st, const char 
         /* Out of memory: a bare reply still tells the application the turn is over. */
         static const char oom[] = "out of memory";
         reply_box bare = { .r = { PARLEY_ERR_NOMEM, oom, m->user_id, m->seq, m->turn_id, "",
-                                  "", "", "", 0, 0, NULL, 0, 0, 0 } };
+                                  "", "", "", 0, 0, NULL, 0, 0, 0, 0 } };
         if (s->fn)
             s->fn(&bare.r, s->user_data);
         return;

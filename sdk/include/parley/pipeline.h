@@ -61,6 +61,7 @@ typedef struct parley_reply {
     double latency_ms;       /* submit to reply */
     double nlu_ms;           /* NLU time of the batch the turn was in */
     int nlu_batch;           /* that batch's size */
+    double dialog_ms;        /* time in the dialog manager and its store */
 } parley_reply;
 
 typedef void (*parley_reply_fn)(const parley_reply *reply, void *user_data);
