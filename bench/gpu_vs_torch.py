@@ -10,7 +10,8 @@ intents, 73 slot tags) with `parley model init`, loads the same safetensors weig
 transformers' BertModel plus the two linear heads (intent on the pooled output, slots on
 every token), and times, each side from token ids on the host to both heads' logits on the
 host (the work an application waits for):
-  - parley: `parley bench nlu --device cuda:0 --precision fp16` (CUDA graphs, fused kernels);
+  - parley: `parley bench nlu --device cuda:0 --precision fp16` (CUDA graphs, fused kernels;
+    also with each attention path forced, and in BF16);
   - torch eager in FP16 under inference_mode, and (at batch 1) torch.compile of the same
     module when it compiles here;
 at batch 1 for sequences of 32, 64 and 128, and batch 32, 128 and 256 for sequences of 128.
@@ -97,9 +98,10 @@ def time_torch(model, B, T, iters):
     return lat[len(lat) // 2]
 
 
-def time_parley(parley, model_dir, B, T, iters, precision):
+def time_parley(parley, model_dir, B, T, iters, precision, attention="auto"):
     r = subprocess.run([parley, "-q", "bench", "nlu", "--model", model_dir, "--device", "cuda:0",
-                        "--precision", precision, "--batch", str(B), "--seq", str(T),
+                        "--precision", precision, "--attention", attention,
+                        "--batch", str(B), "--seq", str(T),
                         "--iters", str(iters), "--warmup", "10"],
                        check=True, capture_output=True, text=True)
     return json.loads(r.stdout)
@@ -152,6 +154,11 @@ def main():
                     row["torch_compile_ms"] = time_torch(compiled, B, T, iters)
                 except Exception as e:  # noqa: BLE001
                     print(f"torch.compile B{B} T{T}: {type(e).__name__}", flush=True)
+            for att in ("fused", "gemm"):
+                row[f"parley_{att}_ms"] = time_parley(args.parley, model_dir, B, T, iters, "fp16",
+                                                      att)["latency_ms"]["p50"]
+            row["parley_bf16_ms"] = time_parley(args.parley, model_dir, B, T, iters,
+                                                "bf16")["latency_ms"]["p50"]
             row["parley_tflops"] = B * flops_per_seq(T) / (row["parley_ms"] / 1e3) / 1e12
             row["peak_share"] = row["parley_tflops"] / res["bf16_peak_tflops"]
             res["rows"].append(row)
@@ -159,7 +166,9 @@ def main():
             print(f"B={B:<4d} T={T:<4d} parley {row['parley_ms']:8.3f} ms  torch eager "
                   f"{row['torch_eager_ms']:8.3f} ms ({row['torch_eager_ms'] / row['parley_ms']:5.2f}x)"
                   f"  torch.compile {tc} ms  parley {row['parley_tflops']:6.1f} TFLOP/s "
-                  f"({100 * row['peak_share']:4.1f}% of peak)", flush=True)
+                  f"({100 * row['peak_share']:4.1f}% of peak); attention fused "
+                  f"{row['parley_fused_ms']:.3f} gemm {row['parley_gemm_ms']:.3f}; "
+                  f"bf16 {row['parley_bf16_ms']:.3f} ms", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

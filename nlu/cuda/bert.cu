@@ -42,9 +42,14 @@ struct cuda_bert {
     void *ps;               // (n_params) in the storage type (== pf for FP32)
     bert_weights wf;        // pointers into pf
     size_t smem_ready;      // dynamic shared memory the attention kernel may use
+    cuda_attention attention;
     int cap_rows, cap_seqs; // what the buffers below hold
+    size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
     void *h, *qkv, *att, *proj, *ffn, *pooled; // (rows, H|3H|H|H|I), (seqs, H) of S
     float *out;             // (seqs, NI) then (rows, NS)
+    float *scores;          // (cap_scores) attention_gemm scratch
+    void *probs;            // (cap_scores) of S
+    const void **ptrs;      // (6, seqs * NH) attention_gemm pointers
     int *in;                // (seqs) lengths then (rows) ids
     int *in_host;           // pinned twin of in
     float *out_host;        // pinned twin of out
@@ -86,25 +91,32 @@ static void drop_graphs(cuda_bert *g)
 static void free_buffers(cuda_bert *g)
 {
     drop_graphs(g);
-    void *dev[] = { g->h, g->qkv, g->att, g->proj, g->ffn, g->pooled, g->out, g->in };
+    void *dev[] = { g->h,   g->qkv,    g->att,   g->proj,         g->ffn,
+                    g->pooled, g->out, g->in, g->scores, g->probs, (void *)g->ptrs };
     for (void *p : dev)
         cudaFree(p);
     cudaFreeHost(g->in_host);
     cudaFreeHost(g->out_host);
     g->h = g->qkv = g->att = g->proj = g->ffn = g->pooled = NULL;
-    g->out = NULL;
+    g->out = g->scores = NULL;
+    g->probs = NULL;
+    g->ptrs = NULL;
     g->in = g->in_host = NULL;
     g->out_host = NULL;
     g->cap_rows = g->cap_seqs = 0;
+    g->cap_scores = 0;
 }
 
-/* Makes the buffers hold `rows` padded rows of `seqs` sequences (growing by doubling). */
-static parley_status reserve(cuda_bert *g, int rows, int seqs)
+/* Makes the buffers hold `rows` padded rows of `seqs` sequences and `scores` attention
+ * scores (growing by doubling). */
+static parley_status reserve(cuda_bert *g, int rows, int seqs, size_t scores)
 {
-    if (rows <= g->cap_rows && seqs <= g->cap_seqs)
+    if (rows <= g->cap_rows && seqs <= g->cap_seqs && scores <= g->cap_scores)
         return PARLEY_OK;
     int r = rows > 2 * g->cap_rows ? rows : 2 * g->cap_rows;
     int s = seqs > 2 * g->cap_seqs ? seqs : 2 * g->cap_seqs;
+    size_t sc = scores <= g->cap_scores ? g->cap_scores
+                : scores > 2 * g->cap_scores ? scores : 2 * g->cap_scores;
     free_buffers(g);
     const size_t e = storage_size(g->prec), R = (size_t)r, Sq = (size_t)s;
     const size_t out_n = Sq * g->NI + R * g->NS, in_n = Sq + R;
@@ -112,10 +124,13 @@ static parley_status reserve(cuda_bert *g, int rows, int seqs)
         { &g->h, R * g->H * e },   { &g->qkv, R * 3 * g->H * e }, { &g->att, R * g->H * e },
         { &g->proj, R * g->H * e }, { &g->ffn, R * g->I * e },    { &g->pooled, Sq * g->H * e },
         { (void **)&g->out, out_n * sizeof(float) }, { (void **)&g->in, in_n * sizeof(int) },
+        { (void **)&g->scores, sc * sizeof(float) }, { &g->probs, sc * e },
+        { (void **)&g->ptrs, sc ? 6 * Sq * g->NH * sizeof(void *) : 0 },
     };
     parley_status st = PARLEY_OK;
     for (auto &d : dev)
-        if ((st = cu_check(cudaMalloc(d.p, d.bytes), "allocating activations")) != PARLEY_OK)
+        if (d.bytes &&
+            (st = cu_check(cudaMalloc(d.p, d.bytes), "allocating activations")) != PARLEY_OK)
             break;
     if (st == PARLEY_OK)
         st = cu_check(cudaMallocHost((void **)&g->in_host, in_n * sizeof(int)),
@@ -129,7 +144,14 @@ static parley_status reserve(cuda_bert *g, int rows, int seqs)
     }
     g->cap_rows = r;
     g->cap_seqs = s;
+    g->cap_scores = sc;
     return PARLEY_OK;
+}
+
+/* Whether attention runs as GEMMs (cuda_bert_set_attention). */
+static int gemm_attention(const cuda_bert *g)
+{
+    return g->attention != CUDA_ATT_FUSED;
 }
 
 /* Enqueues one whole batch on the stream: copy in, forward, copy out. */
@@ -146,6 +168,8 @@ template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
     if ((st = cu_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
                                        cudaMemcpyHostToDevice, s), "copying ids in")))
         return st;
+    if (gemm_attention(g))
+        cu_attention_pointers<S>(g->ptrs, att, qkv, g->scores, (S *)g->probs, B, T, g->NH, D, s);
     cu_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w,
                     w->emb_ln_b, H, g->eps, s);
     for (int l = 0; l < g->L; l++) {
@@ -153,7 +177,14 @@ template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
         if ((st = cu_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
                                3 * H)))
             return st;
-        cu_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
+        if (!gemm_attention(g)) {
+            cu_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
+        } else {
+            cu_bias_add<S>(qkv, w->qkv_b + lH * 3, M, 3 * H, s);
+            if ((st = cu_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B, T,
+                                           g->NH, D, s)))
+                return st;
+        }
         if ((st = cu_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M,
                                H, H)))
             return st;
@@ -174,10 +205,10 @@ template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
     cu_bias_tanh<S>(pooled, w->pool_b, B, H, s);
     if ((st = cu_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)))
         return st;
-    cu_bias_add(intent, w->intent_b, B, g->NI, s);
+    cu_bias_add<float>(intent, w->intent_b, B, g->NI, s);
     if ((st = cu_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)))
         return st;
-    cu_bias_add(slots, w->slot_b, M, g->NS, s);
+    cu_bias_add<float>(slots, w->slot_b, M, g->NS, s);
     if ((st = cu_check(cudaGetLastError(), "launching the forward kernels")))
         return st;
     return cu_check(cudaMemcpyAsync(g->out_host, g->out,
@@ -338,14 +369,15 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
         T = b->len[i] > T ? b->len[i] : T;
     T = (T + T_ROUND - 1) / T_ROUND * T_ROUND;
     T = T < g->P ? T : g->P;
-    if (attention_need(g, T) > g->smem_ready)
+    const int gemm = gemm_attention(g);
+    if (!gemm && attention_need(g, T) > g->smem_ready)
         return pl_fail(PARLEY_ERR_UNSUPPORTED, "cuda: sequences of %d pieces need %zu bytes of "
                        "shared memory in %s attention; this device gives %zu", T,
                        attention_need(g, T), cuda_precision_name(g->prec), g->smem_ready);
     if ((size_t)B * T > (size_t)INT32_MAX / 4)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: batch of %d x %d pieces too big", B, T);
     if ((st = cu_check(cudaSetDevice(g->device), "selecting the device")) ||
-        (st = reserve(g, B * T, B)))
+        (st = reserve(g, B * T, B, gemm ? (size_t)B * g->NH * T * T : 0)))
         return st;
     int *len = g->in_host, *ids = g->in_host + B;
     memset(ids, 0, (size_t)B * T * sizeof *ids);
@@ -364,6 +396,13 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
         memcpy(slot_logits + (size_t)at * g->NS, slots + (size_t)i * T * g->NS,
                (size_t)b->len[i] * g->NS * sizeof(float));
     return PARLEY_OK;
+}
+
+extern "C" void cuda_bert_set_attention(cuda_bert *g, cuda_attention mode)
+{
+    if (g->attention != mode)
+        drop_graphs(g);
+    g->attention = mode;
 }
 
 extern "C" const char *cuda_bert_describe(const cuda_bert *g)

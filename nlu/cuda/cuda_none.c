@@ -25,6 +25,11 @@ parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, float *intent
     return pl_fail(PARLEY_ERR_NOT_BUILT, "this build of parley has no CUDA backend");
 }
 
+void cuda_bert_set_attention(cuda_bert *g, cuda_attention mode)
+{
+    (void)g, (void)mode;
+}
+
 const char *cuda_bert_describe(const cuda_bert *g)
 {
     (void)g;

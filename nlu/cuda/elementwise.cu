@@ -1,6 +1,6 @@
 /* elementwise.cu — the one-value-at-a-time kernels: bias + GELU after the feed-forward input
  * GEMM, bias + tanh of the pooler, bias of the heads' logits, and the conversion of the FP32
- * parameters to the storage type at upload.
+ * parameters to the storage type at upload, and plain bias adds (logits, QKV rows).
  *
  * Grid-stride loops over M * n values; the bias index is the column. Not here: anything
  * that reduces over a row (layernorm.cu, attention.cu).
@@ -33,11 +33,12 @@ __global__ void bias_tanh_kernel(S *x, const float *bias, size_t total, int n)
         x[i] = from_f<S>(tanhf(to_f(x[i]) + bias[i % n]));
 }
 
-__global__ void bias_add_kernel(float *x, const float *bias, size_t total, int n)
+template <typename S>
+__global__ void bias_add_kernel(S *x, const float *bias, size_t total, int n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x)
-        x[i] += bias[i % n];
+        x[i] = from_f<S>(to_f(x[i]) + bias[i % n]);
 }
 
 template <typename S>
@@ -62,10 +63,11 @@ void cu_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream)
     bias_tanh_kernel<S><<<ew_blocks(total), EW_THREADS, 0, stream>>>(x, bias, total, n);
 }
 
-void cu_bias_add(float *x, const float *bias, int M, int n, cudaStream_t stream)
+template <typename S>
+void cu_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
     size_t total = (size_t)M * n;
-    bias_add_kernel<<<ew_blocks(total), EW_THREADS, 0, stream>>>(x, bias, total, n);
+    bias_add_kernel<S><<<ew_blocks(total), EW_THREADS, 0, stream>>>(x, bias, total, n);
 }
 
 template <typename S>
@@ -77,6 +79,7 @@ void cu_convert(S *out, const float *in, size_t n, cudaStream_t stream)
 #define INSTANTIATE(S)                                                            \
     template void cu_bias_gelu<S>(S *, const float *, int, int, cudaStream_t);    \
     template void cu_bias_tanh<S>(S *, const float *, int, int, cudaStream_t);    \
+    template void cu_bias_add<S>(S *, const float *, int, int, cudaStream_t);     \
     template void cu_convert<S>(S *, const float *, size_t, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

@@ -31,8 +31,9 @@ void cu_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream);
 template <typename S>
 void cu_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
-// x (M, n) += bias (n), in float (the heads' logits)
-void cu_bias_add(float *x, const float *bias, int M, int n, cudaStream_t stream);
+// x (M, n) += bias (n) (the heads' logits in float; the QKV rows before attention_gemm)
+template <typename S>
+void cu_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
 /* Shared memory the attention kernel needs for sequences of T rows and heads of D; the
  * caller checks it against the device's limit (cu_attention_prepare). */
@@ -45,6 +46,18 @@ template <typename S> parley_status cu_attention_prepare(size_t bytes);
 template <typename S>
 void cu_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
                   int NH, int D, cudaStream_t stream);
+
+/* The same attention as two batched cuBLAS GEMMs around a masked softmax (attention_gemm.cu),
+ * faster on the H100 at every batch measured. qkv must already hold its bias. scores holds
+ * B * NH * T * T floats, probs as many S, ptrs 6 * B * NH pointers, all scratch;
+ * cu_attention_pointers fills ptrs for out, qkv, scores and probs, once for any number of
+ * cu_attention_gemm calls on those buffers. */
+template <typename S>
+void cu_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
+                           int B, int T, int NH, int D, cudaStream_t stream);
+template <typename S>
+parley_status cu_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
+                                const int *len, int B, int T, int NH, int D, cudaStream_t stream);
 
 // out (n) = (S) in (n): float parameters converted to the storage type
 template <typename S>

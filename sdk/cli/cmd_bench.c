@@ -50,23 +50,25 @@ static void bench_usage(FILE *f)
     fprintf(f,
             "usage: parley bench nlu --model DIR [--batch B] [--seq T] [--iters N] [--warmup N]\n"
             "                        [--threads N] [--device cpu|cuda:N] [--precision P]\n"
+            "                        [--attention auto|fused|gemm]\n"
             "\n"
             "Prints JSON: load_ms (open to first result), latency_ms {p50, p99, mean} per batch,\n"
             "sequences_per_s, tokens_per_s and peak_rss_mb. Sequences are T pieces long,\n"
             "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5,\n"
             "device cpu. On a GPU a batch is timed from ids on the host to logits on the host;\n"
-            "--precision is fp16 (default), bf16 or fp32.\n");
+            "--precision is fp16 (default), bf16 or fp32; --attention picks the GPU attention\n"
+            "path (default auto: by batch size).\n");
 }
 
 typedef struct bench_opts {
-    const char *model, *device, *precision;
+    const char *model, *device, *precision, *attention;
     int batch, seq, iters, warmup, threads;
     int gpu; /* -1: the CPU; else the CUDA device index from --device */
 } bench_opts;
 
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
-    *o = (bench_opts){ NULL, "cpu", NULL, 1, 32, 50, 5, 0, -1 };
+    *o = (bench_opts){ NULL, "cpu", NULL, "auto", 1, 32, 50, 5, 0, -1 };
     static const struct { const char *name; size_t off; long lo, hi; } ints[] = {
         { "--batch", offsetof(bench_opts, batch), 1, 4096 },
         { "--seq", offsetof(bench_opts, seq), 2, 65536 },
@@ -95,6 +97,14 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
         }
         if (!strcmp(a, "--precision") && val) {
             o->precision = val, i++;
+            continue;
+        }
+        if (!strcmp(a, "--attention") && val) {
+            o->attention = val, i++;
+            if (strcmp(val, "auto") && strcmp(val, "fused") && strcmp(val, "gemm")) {
+                fprintf(stderr, "parley bench nlu: --attention takes auto, fused or gemm\n");
+                return 2;
+            }
             continue;
         }
         size_t k = 0;
@@ -182,6 +192,10 @@ static int bench_nlu(int argc, char **argv)
         rc = cli_fail("bench nlu", st);
         goto done;
     }
+    if (gpu)
+        cuda_bert_set_attention(gpu, !strcmp(o.attention, "fused")  ? CUDA_ATT_FUSED
+                                     : !strcmp(o.attention, "gemm") ? CUDA_ATT_GEMM
+                                                                    : CUDA_ATT_AUTO);
     double sum = 0;
     for (int i = -o.warmup; i < o.iters; i++) {
         double t0 = now_ms();

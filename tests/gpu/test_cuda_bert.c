@@ -3,7 +3,7 @@
  * Small random models (head sizes 16 and 48, so lanes past D idle) run batches with one
  * sequence, with mixed lengths (padding inside the batch) and with lengths at the model's
  * limit, in FP32 (logits within 1e-4 relative to the CPU's), FP16 and BF16 (within 1e-2
- * and 2e-2 of the largest logit). The same batch shape twice checks that a replayed CUDA
+ * and 2e-2 of the largest logit), with attention both fused and as GEMMs. The same batch shape twice checks that a replayed CUDA
  * graph reads the new ids. Bad batches get the CPU path's errors. Exits 77 without a GPU.
  */
 #include <math.h>
@@ -64,18 +64,22 @@ static void test_model(int H, int NH, int P, float scale)
     CHECK(m != NULL, "model");
     if (!m)
         return;
-    for (int p = CUDA_PREC_FP16; p <= CUDA_PREC_FP32; p++) {
+    for (int k = 0; k < 6; k++) {
+        int p = k % 3;
+        cuda_attention att = k < 3 ? CUDA_ATT_FUSED : CUDA_ATT_GEMM;
         cuda_bert *g;
         if (cuda_bert_open(m, 0, (cuda_precision)p, &g) != PARLEY_OK) {
             CHECK(0, "open %s: %s", cuda_precision_name((cuda_precision)p), parley_errmsg());
             continue;
         }
+        cuda_bert_set_attention(g, att);
         int one[] = { 9 }, mixed[] = { 7, 1, 20, 3, 13 }, full[] = { P, P - 1, 2 };
         int many[40];
         for (int i = 0; i < 40; i++)
             many[i] = 1 + (i * 37) % P;
         char what[64];
-        snprintf(what, sizeof what, "H%d NH%d", H, NH);
+        snprintf(what, sizeof what, "H%d NH%d %s attention", H, NH,
+                 att == CUDA_ATT_FUSED ? "fused" : "gemm");
         compare(m, g, (cuda_precision)p, 1, one, 1, what);
         compare(m, g, (cuda_precision)p, 5, mixed, 2, what);
         compare(m, g, (cuda_precision)p, 5, mixed, 3, what); /* same shape: graph replay */

@@ -154,17 +154,18 @@ template <typename S> static void test_pointwise(int M, int n)
     same<S>(down(d, x.size()), th, "bias_tanh", n);
 }
 
-static void test_bias_add(int M, int n)
+template <typename S> static void test_bias_add(int M, int n)
 {
     vec x = rnd((size_t)M * n, -4, 4), bias = rnd(n, -1, 1), want = x;
     for (size_t i = 0; i < want.size(); i++)
         want[i] += bias[i % n];
-    float *d = up<float>(x);
-    cu_bias_add(d, up<float>(bias), M, n, 0);
-    same<float>(down(d, x.size()), want, "bias_add", n);
+    S *d = up<S>(x);
+    cu_bias_add<S>(d, up<float>(bias), M, n, 0);
+    same<S>(down(d, x.size()), want, "bias_add", n);
 }
 
-template <typename S> static void test_attention(int NH, int D, std::vector<int> len, int T)
+template <typename S>
+static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
 {
     const int H = NH * D, B = (int)len.size();
     std::vector<int> rows = packed_rows(len, T);
@@ -178,10 +179,28 @@ template <typename S> static void test_attention(int NH, int D, std::vector<int>
             for (int i = 0; i < 3 * H; i++)
                 packed[(size_t)rows[r] * 3 * H + i] = qkv[r * 3 * H + i] + bias[i];
     cpu_attention_ref(want.data(), packed.data(), len.data(), B, NH, D);
-    size_t smem = cu_attention_smem<S>(T, D);
-    CHECK(cu_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
     S *out = up<S>(vec(rows.size() * H, 7.0f));
-    cu_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
+    if (!gemm) {
+        size_t smem = cu_attention_smem<S>(T, D);
+        CHECK(cu_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
+        cu_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
+    } else {
+        cublasHandle_t h;
+        cublasCreate(&h);
+        S *dq = up<S>(qkv);
+        cu_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
+        const size_t sc = (size_t)B * NH * T * T;
+        const void **ptrs = NULL;
+        cudaMalloc((void **)&ptrs, 6 * (size_t)B * NH * sizeof(void *));
+        float *scores = up<float>(vec(sc));
+        S *probs = up<S>(vec(sc));
+        cu_attention_pointers<S>(ptrs, out, dq, scores, probs, B, T, NH, D, 0);
+        CHECK(cu_attention_gemm<S>(h, ptrs, scores, probs, up_int(len), B, T, NH, D, 0) ==
+                  PARLEY_OK,
+              "attention_gemm: %s", parley_errmsg());
+        down(out, 1); /* finish before the handle goes */
+        cublasDestroy(h);
+    }
     vec all = down(out, rows.size() * H), got(want.size());
     for (size_t r = 0; r < rows.size(); r++) {
         if (rows[r] >= 0)
@@ -191,7 +210,7 @@ template <typename S> static void test_attention(int NH, int D, std::vector<int>
                 CHECK(all[r * H + i] == 0.0f, "attention %s: padding row %zu not zero",
                       name<S>(), r);
     }
-    same<S>(got, want, "attention", D);
+    same<S>(got, want, gemm ? "attention_gemm" : "attention", D);
 }
 
 template <typename S> static void test_linear(int M, int IC, int OC, int f32_out)
@@ -215,9 +234,11 @@ template <typename S> static void test_all(void)
     test_residual_layernorm<S>(7, 100);
     test_residual_layernorm<S>(33, 768);
     test_pointwise<S>(13, 129);
-    test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32);
-    test_attention<S>(2, 24, { 40, 3 }, 40);
-    test_attention<S>(12, 64, { 128, 100, 5 }, 128);
+    for (int gemm = 0; gemm < 2; gemm++) {
+        test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32, gemm);
+        test_attention<S>(2, 24, { 40, 3 }, 40, gemm);
+        test_attention<S>(12, 64, { 128, 100, 5 }, 128, gemm);
+    }
     test_linear<S>(5, 40, 7, 0);
     test_linear<S>(64, 768, 3072, 0);
     test_linear<S>(9, 256, 73, 1);
@@ -233,6 +254,7 @@ int main(void)
     test_all<float>();
     test_all<__half>();
     test_all<__nv_bfloat16>();
-    test_bias_add(11, 73);
+    test_bias_add<float>(11, 73);
+    test_bias_add<__half>(5, 40);
     return check_done();
 }
