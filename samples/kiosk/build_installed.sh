@@ -1,0 +1,26 @@
+#!/bin/sh
+# Builds samples/kiosk/kiosk.c the way an outside user would: against the library as
+# `meson install` lays it out, found through pkg-config, then runs it on two lines.
+# usage: build_installed.sh BUILD_DIR SOURCE_DIR MODEL_DIR      (run by `meson test`)
+set -eu
+build=$1 src=$2 model=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; exit 1; }
+pc=$(dirname "$(find "$tmp/root" -name parley.pc | head -n 1)")
+[ -d "$pc" ] || { echo "no parley.pc installed"; exit 1; }
+export PKG_CONFIG_PATH="$pc"
+# The .pc file says prefix=/usr/local (or the configured prefix); the files are staged
+# under $tmp/root, so the prefix is moved there.
+prefix=$(pkg-config --variable=prefix parley)
+pcf="pkg-config --define-variable=prefix=$tmp/root$prefix"
+cc -std=c11 -Wall -Werror "$src/samples/kiosk/kiosk.c" -o "$tmp/kiosk" \
+    $($pcf --cflags --libs parley)
+libdir=$($pcf --variable=libdir parley)
+printf 'i want a large pizza with mushrooms\n/next\nhello\n' |
+    LD_LIBRARY_PATH="$libdir" "$tmp/kiosk" "$src/samples/kiosk/pipeline.yaml" \
+        "nlu.model=$model" >"$tmp/out.txt"
+cat "$tmp/out.txt"
+grep -q "size = large" "$tmp/out.txt" || { echo "kiosk: no reply with size = large"; exit 1; }
+grep -q "Next customer" "$tmp/out.txt"
