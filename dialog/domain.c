@@ -451,7 +451,8 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
 /* {reply: RESPONSE} or {action: ACTION}: what a completed form does. */
 static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_do *out)
 {
-    static const char *const rule_keys[] = { "rule", "intent", "reply", "action", "form", NULL };
+    static const char *const rule_keys[] = { "rule", "intent", "reply", "action", "form",
+                                             "last_entity_wins", "in_forms", NULL };
     static const char *const done_keys[] = { "reply", "action", NULL };
     static const char *const what[] = { "reply", "action", "form" };
     const find_fn finds[] = { find_response, dm_domain_action, dm_domain_form };
@@ -652,9 +653,15 @@ static parley_status load_rules(dm_domain *d, const yd_node *n)
             return st;
         if ((v = yd_get(r, "rule")) && (st = yd_expect(v, YD_SCALAR, "rule (a name)")))
             return st;
-        if (d->rule_of_intent[intent].kind != DM_DO_NONE)
+        dm_rule *rule = &d->rule_of_intent[intent];
+        if (rule->act.kind != DM_DO_NONE)
             return yd_fail(r, PARLEY_ERR_CONFIG, "a second rule for intent '%s'", d->intents[intent]);
-        d->rule_of_intent[intent] = act;
+        rule->act = act;
+        rule->in_forms = 1;
+        if ((v = yd_get(r, "last_entity_wins")) && (st = yd_bool(v, &rule->last_entity_wins)))
+            return st;
+        if ((v = yd_get(r, "in_forms")) && (st = yd_bool(v, &rule->in_forms)))
+            return st;
     }
     return PARLEY_OK;
 }

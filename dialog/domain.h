@@ -62,6 +62,14 @@ typedef struct dm_do {
     int index;
 } dm_do;
 
+/* What an intent triggers. */
+typedef struct dm_rule {
+    dm_do act;
+    int last_entity_wins; /* a list slot keeps only the last value said in the turn
+                             ("swap ham for olives") */
+    int in_forms;         /* 0: while a form runs, the rule is skipped and the form goes on */
+} dm_rule;
+
 typedef struct dm_form {
     char *name;
     size_t n_required;
@@ -96,7 +104,7 @@ typedef struct dm_domain {
     size_t n_forms;
     dm_action_def *actions;
     size_t n_actions;
-    dm_do *rule_of_intent;  /* (n_intents) what the intent triggers; DM_DO_NONE = no rule */
+    dm_rule *rule_of_intent; /* (n_intents) the rule of each intent; DM_DO_NONE = none */
     double threshold;       /* fallback under this confidence */
     int fallback;           /* the fallback response */
     int64_t session_expire_ms; /* 0 = sessions never expire */

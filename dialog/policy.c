@@ -6,8 +6,8 @@
  *   2. The turn's entities fill their slots (a refused value is remembered for the form).
  *   3. In a form: a cancel intent ends it; while confirming, a yes completes it and a no
  *      gets the on_no reply; a rule for another form switches to it; a rule's reply or
- *      action is done and the form goes on; then the form asks for its next missing slot,
- *      asks to confirm, or completes.
+ *      action is done (unless the rule says in_forms: false) and the form goes on; then
+ *      the form asks for its next missing slot, asks to confirm, or completes.
  *   4. Not in a form: the intent's rule (reply, action or form), or the fallback reply when
  *      the intent has none.
  * Loading and saving the context is dialog.c's job; running actions is action.c's.
@@ -100,8 +100,9 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     return PARLEY_OK;
 }
 
-/* Fills every entity-mapped slot from this turn's entities. */
-static parley_status apply_entities(dm_ctx *c)
+/* Fills every entity-mapped slot from this turn's entities; with last_only, a slot takes
+ * only the last value said for it. */
+static parley_status apply_entities(dm_ctx *c, int last_only)
 {
     const dm_turn_in *in = c->in;
     const char **raw = NULL;
@@ -116,7 +117,7 @@ static parley_status apply_entities(dm_ctx *c)
                 raw[n++] = in->entities[i].value;
         if (!n)
             continue;
-        st = dm_fill_slot(c, (int)k, raw, n);
+        st = last_only ? dm_fill_slot(c, (int)k, raw + n - 1, 1) : dm_fill_slot(c, (int)k, raw, n);
         if (st == PARLEY_ERR_INVALID_ARG) {
             c->rejected[k] = 1;
             st = PARLEY_OK;
@@ -179,7 +180,9 @@ static parley_status form_turn(dm_ctx *c, int intent)
         return complete(c);
     if (c->confirming && intent >= 0 && has(f->no_intents, f->n_no, intent))
         return dm_say(c, f->on_no >= 0 ? f->on_no : f->confirm);
-    dm_do rule = intent >= 0 ? c->d->rule_of_intent[intent] : (dm_do){ DM_DO_NONE, 0 };
+    dm_do rule = { DM_DO_NONE, 0 };
+    if (intent >= 0 && c->d->rule_of_intent[intent].in_forms)
+        rule = c->d->rule_of_intent[intent].act;
     if (rule.kind == DM_DO_FORM && rule.index != c->form) {
         c->form = rule.index;
         c->confirming = 0;
@@ -202,12 +205,12 @@ parley_status dm_decide(dm_ctx *c)
     }
     c->intent = name;
     int intent = dm_domain_intent(d, name);
-    parley_status st = apply_entities(c);
+    parley_status st = apply_entities(c, intent >= 0 && d->rule_of_intent[intent].last_entity_wins);
     if (st)
         return st;
     if (c->form >= 0)
         return form_turn(c, intent);
-    dm_do rule = intent >= 0 ? d->rule_of_intent[intent] : (dm_do){ DM_DO_NONE, 0 };
+    dm_do rule = intent >= 0 ? d->rule_of_intent[intent].act : (dm_do){ DM_DO_NONE, 0 };
     switch (rule.kind) {
     case DM_DO_REPLY:
         return dm_say(c, rule.index);

@@ -1,0 +1,168 @@
+/* dialog_node.c — the `dialog.frames` node: the dialog manager inside a pipeline graph.
+ *
+ * Each turn arrives with its NLU result; the node hands intent, confidence and entities to
+ * dm_turn() and sends the same message on as a reply, with the session and turn ids, the
+ * intent acted on and the user's slots after the turn. The engine sends every turn of a
+ * user to the same worker, which is the serialization dm_turn() asks of its caller.
+ * With `model:` set, the domain is checked against that NLU model's labels at start-up.
+ * The dialog itself is dialog.c and policy.c; this file only adapts it to the graph.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "dialog/dialog.h"
+#include "nlu/model.h"
+#include "pipeline/node.h"
+#include "sdk/pl_alloc.h"
+
+static const pl_port_spec ports[] = {
+    { "nlu", PL_IN, PL_T_NLU, 1, "the user's text with its intent and slots" },
+    { "reply", PL_OUT, PL_T_REPLY, 0, "the reply, with the intent acted on and the user's slots" },
+    { NULL, 0, 0, 0, NULL },
+};
+
+static const pl_param_spec params[] = {
+    { "domain", PL_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules" },
+    { "store", PL_P_PATH, NULL, 0, 0, "SQLite file with every user's context (created if missing)" },
+    { "model", PL_P_PATH, "", 0, 0,
+      "NLU model directory to check the domain's intents and entities against; empty = no check" },
+    { "busy_timeout_ms", PL_P_INT, "5000", 0, 600000,
+      "how long a turn waits for a store another process holds" },
+    { NULL, 0, NULL, 0, 0, NULL },
+};
+
+/* The entity names of BIO slot tags ("B-size", "I-size" → "size"), each once. */
+static size_t entity_names(const bert_config *c, const char **out)
+{
+    size_t n = 0;
+    for (int i = 0; i < c->n_slots; i++) {
+        const char *t = c->slot_labels[i];
+        if ((t[0] != 'B' && t[0] != 'I') || t[1] != '-')
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < n; j++)
+            seen |= !strcmp(out[j], t + 2);
+        if (!seen)
+            out[n++] = t + 2;
+    }
+    return n;
+}
+
+static parley_status frames_create(pl_node *node, void **state)
+{
+    dm_params p = {
+        .domain_path = pl_node_param_str(node, "domain"),
+        .store_path = pl_node_param_str(node, "store"),
+        .busy_timeout_ms = (int)pl_node_param_int(node, "busy_timeout_ms"),
+    };
+    if (p.busy_timeout_ms == 0)
+        p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
+    const char *model = pl_node_param_str(node, "model");
+    bert_config cfg = {0};
+    const char **entities = NULL;
+    parley_status st;
+    if (model && *model) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/config.json", model);
+        if ((st = bert_config_load(path, 0, &cfg)))
+            return pl_wrap(st, "node %s: checking the domain against model %s", pl_node_name(node), model);
+        entities = pl_calloc(cfg.n_slots ? (size_t)cfg.n_slots : 1, sizeof *entities);
+        if (!entities) {
+            bert_config_clear(&cfg);
+            return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        }
+        p.known_intents = (const char *const *)cfg.intent_labels;
+        p.n_known_intents = (size_t)cfg.n_intents;
+        p.known_slots = entities;
+        p.n_known_slots = entity_names(&cfg, entities);
+    }
+    st = dm_open(&p, (dm_manager **)state);
+    pl_free(entities);
+    bert_config_clear(&cfg);
+    return st ? pl_wrap(st, "node %s", pl_node_name(node)) : PARLEY_OK;
+}
+
+static void frames_destroy(void *state)
+{
+    dm_close(state);
+}
+
+/* Moves the turn's result into the message (pl_slot and dm_slot have the same fields). */
+static parley_status to_msg(pl_msg *m, dm_turn_out *o)
+{
+    pl_slot *slots = pl_calloc(o->n_slots ? o->n_slots : 1, sizeof *slots);
+    if (!slots)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a reply");
+    for (size_t i = 0; i < o->n_slots; i++) {
+        slots[i].name = o->slots[i].name;
+        slots[i].value = o->slots[i].value;
+        o->slots[i] = (dm_slot){ NULL, NULL };
+    }
+    pl_free(m->session_id);
+    pl_free(m->reply);
+    pl_free(m->intent);
+    for (size_t i = 0; i < m->n_slots; i++) {
+        pl_free(m->slots[i].name);
+        pl_free(m->slots[i].value);
+    }
+    pl_free(m->slots);
+    m->session_id = o->session_id;
+    m->reply = o->reply;
+    m->intent = o->intent;
+    o->session_id = o->reply = o->intent = NULL;
+    m->turn_id = o->turn_id;
+    m->confidence = o->confidence;
+    m->slots = slots;
+    m->n_slots = o->n_slots;
+    m->type = PL_T_REPLY;
+    return PARLEY_OK;
+}
+
+static parley_status frames_process(pl_node *node, void *state, int port, pl_msg *msg)
+{
+    (void)port;
+    const parley_nlu_result *r = msg->nlu;
+    dm_entity ents[64];
+    size_t n = 0;
+    for (int i = 0; r && i < r->n_slots && n < sizeof ents / sizeof *ents; i++)
+        ents[n++] = (dm_entity){ r->slots[i].slot, r->slots[i].value };
+    dm_turn_in in = {
+        .user_id = msg->user_id,
+        .text = msg->text,
+        .intent = r ? r->intent : NULL,
+        .confidence = r ? r->confidence : 0.0f,
+        .n_entities = n,
+        .entities = ents,
+    };
+    dm_turn_out out;
+    int64_t t0 = pl_now_ns();
+    parley_status st = dm_turn(state, &in, &out);
+    if (!st)
+        st = to_msg(msg, &out);
+    dm_turn_out_free(&out);
+    msg->dialog_ns = pl_now_ns() - t0;
+    if (st) {
+        pl_node_fail_turn(node, msg, st);
+        return PARLEY_OK;
+    }
+    pl_node_emit(node, 1, msg); /* ports[1]: reply; on shutdown it frees the turn */
+    return PARLEY_OK;
+}
+
+static parley_status frames_action(pl_node *node, void *state, const char *name, pl_fn fn, void *user)
+{
+    (void)node;
+    return dm_register_action(state, name, (parley_action_fn)fn, user);
+}
+
+const pl_kind dm_kind_frames = {
+    .name = "dialog.frames",
+    .doc = "dialog manager: slots, forms, rules and replies from domain.yaml; context in SQLite",
+    .ports = ports,
+    .params = params,
+    .workers = 4,
+    .create = frames_create,
+    .process = frames_process,
+    .action = frames_action,
+    .destroy = frames_destroy,
+};
