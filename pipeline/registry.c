@@ -10,9 +10,7 @@
 
 extern const pl_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
 extern const pl_kind nlu_kind_bert;
-/* dialog/dialog_node.c is written alongside this engine; until it is linked in, the weak
- * reference is NULL and the kind is simply absent. */
-extern const pl_kind dm_kind_frames __attribute__((weak));
+extern const pl_kind dm_kind_frames;
 
 static const pl_kind *const kinds[] = {
     &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api, &svc_kind_asr_stub, &nlu_kind_bert,
