@@ -1,9 +1,13 @@
 #!/bin/sh
 # Builds samples/kiosk/kiosk.c the way an outside user would: against the library as
 # `meson install` lays it out, found through pkg-config, then runs it on two lines.
-# usage: build_installed.sh BUILD_DIR SOURCE_DIR MODEL_DIR      (run by `meson test`)
+# usage: build_installed.sh BUILD_DIR SOURCE_DIR MODEL_DIR [SANITIZE]   (run by `meson test`)
+# SANITIZE is the build's b_sanitize: a sanitized library needs a sanitized program.
 set -eu
-build=$1 src=$2 model=$3
+build=$1 src=$2 model=$3 san=${4:-none}
+extra=""
+[ "$san" = none ] || extra="-fsanitize=$san"
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >"$tmp/install.log" 2>&1 ||
@@ -15,7 +19,7 @@ export PKG_CONFIG_PATH="$pc"
 # under $tmp/root, so the prefix is moved there.
 prefix=$(pkg-config --variable=prefix parley)
 pcf="pkg-config --define-variable=prefix=$tmp/root$prefix"
-cc -std=c11 -Wall -Werror "$src/samples/kiosk/kiosk.c" -o "$tmp/kiosk" \
+cc -std=c11 -Wall -Werror $extra "$src/samples/kiosk/kiosk.c" -o "$tmp/kiosk" \
     $($pcf --cflags --libs parley)
 libdir=$($pcf --variable=libdir parley)
 printf 'i want a large pizza with mushrooms\n/next\nhello\n' |
