@@ -19,10 +19,7 @@ static const pl_kind *const kinds[] = {
 
 const pl_kind *pl_kind_at(size_t i)
 {
-    for (size_t j = 0; j < sizeof kinds / sizeof *kinds; j++)
-        if (kinds[j] && i-- == 0)
-            return kinds[j];
-    return NULL;
+    return i < sizeof kinds / sizeof *kinds ? kinds[i] : NULL;
 }
 
 const pl_kind *pl_kind_find(const char *name)
