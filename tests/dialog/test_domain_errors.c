@@ -1,0 +1,71 @@
+/* test_domain_errors.c — one broken domain file per mistake the loader must name.
+ *
+ * Each file in tests/dialog/domains/ opens with `# expect: LINE:COL: words of the message`
+ * (or `# expect: ok`) and may give the NLU model's labels to check against:
+ *   # known_intents: greet, bye
+ *   # known_entities: size
+ * The test loads it and checks the status and that the message is "FILE:LINE:COL: ...".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialog/domain.h"
+#include "tests/check.h"
+
+/* Splits "a, b, c" (in place) into list; returns the count. */
+static size_t split(char *s, const char **list, size_t cap)
+{
+    size_t n = 0;
+    for (char *tok = strtok(s, ", \n"); tok && n < cap; tok = strtok(NULL, ", \n"))
+        list[n++] = tok;
+    return n;
+}
+
+static void run_file(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        CHECK(0, "cannot open %s", file);
+        return;
+    }
+    char line[512], expect[512] = "", intents[512], entities[512];
+    const char *ilist[64], *elist[64];
+    dm_known known = {0};
+    while (fgets(line, sizeof line, f) && line[0] == '#') {
+        if (!strncmp(line, "# expect: ", 10))
+            snprintf(expect, sizeof expect, "%s", line + 10);
+        else if (!strncmp(line, "# known_intents: ", 17)) {
+            snprintf(intents, sizeof intents, "%s", line + 17);
+            known.intents = ilist;
+            known.n_intents = split(intents, ilist, 64);
+        } else if (!strncmp(line, "# known_entities: ", 18)) {
+            snprintf(entities, sizeof entities, "%s", line + 18);
+            known.entities = elist;
+            known.n_entities = split(entities, elist, 64);
+        }
+    }
+    fclose(f);
+    expect[strcspn(expect, "\n")] = '\0';
+    CHECK(expect[0], "%s: no '# expect:' line", file);
+    dm_domain *d = NULL;
+    parley_status st = dm_domain_load(file, &known, &d);
+    if (!strcmp(expect, "ok")) {
+        CHECK(st == PARLEY_OK, "%s: want ok, got %s", file, parley_errmsg());
+    } else {
+        char want[1100];
+        snprintf(want, sizeof want, "%s:%s", file, expect);
+        CHECK(st == PARLEY_ERR_CONFIG || st == PARLEY_ERR_FORMAT, "%s: want a config error, got %s", file,
+              parley_status_str(st));
+        CHECK(!strncmp(parley_errmsg(), want, strlen(want)), "%s:\n  got:  %s\n  want: %s...", file,
+              parley_errmsg(), want);
+    }
+    dm_domain_free(d);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        run_file(argv[i]);
+    return check_done();
+}
