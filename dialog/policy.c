@@ -151,8 +151,9 @@ static parley_status form_step(dm_ctx *c)
     for (size_t i = 0; i < f->n_required; i++)
         if (c->rejected[f->required[i]] && f->invalid[i] >= 0 && (st = dm_say(c, f->invalid[i])))
             return st;
+    /* A slot whose new value was refused is asked for again, even if it held an old one. */
     for (size_t i = 0; i < f->n_required; i++)
-        if (!c->values[f->required[i]]) {
+        if (!c->values[f->required[i]] || c->rejected[f->required[i]]) {
             c->requested = f->required[i];
             c->confirming = 0;
             return dm_say(c, f->ask[i]);
