@@ -22,9 +22,11 @@ pcf="pkg-config --define-variable=prefix=$tmp/root$prefix"
 cc -std=c11 -Wall -Werror $extra "$src/samples/kiosk/kiosk.c" -o "$tmp/kiosk" \
     $($pcf --cflags --libs parley)
 libdir=$($pcf --variable=libdir parley)
-printf 'i want a large pizza with mushrooms\n/next\nhello\n' |
+printf 'i want a large pizza with mushrooms\n2 pizzas\ndeliver to 5 main street\nyes\n/next\nhello\n' |
     LD_LIBRARY_PATH="$libdir" "$tmp/kiosk" "$src/samples/kiosk/pipeline.yaml" \
-        "nlu.model=$model" >"$tmp/out.txt"
+        "nlu.model=$model" "dialog.store=$tmp/kiosk.db" >"$tmp/out.txt"
 cat "$tmp/out.txt"
 grep -q "size = large" "$tmp/out.txt" || { echo "kiosk: no reply with size = large"; exit 1; }
+# The order completes through the kiosk's own place_order action.
+grep -q "Order 1 is on its way" "$tmp/out.txt" || { echo "kiosk: the action did not run"; exit 1; }
 grep -q "Next customer" "$tmp/out.txt"
