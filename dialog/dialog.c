@@ -71,12 +71,17 @@ void dm_turn_out_free(dm_turn_out *out)
     pl_free(out->active_form);
     pl_free(out->requested_slot);
     pl_free(out->action);
-    for (size_t i = 0; i < out->n_slots; i++) {
-        pl_free(out->slots[i].name);
-        pl_free(out->slots[i].value);
-    }
-    pl_free(out->slots);
+    dm_slots_free(out->slots, out->n_slots);
     *out = (dm_turn_out){0};
+}
+
+void dm_slots_free(dm_slot *slots, size_t n)
+{
+    for (size_t i = 0; slots && i < n; i++) {
+        pl_free(slots[i].name);
+        pl_free(slots[i].value);
+    }
+    pl_free(slots);
 }
 
 static int64_t wall_ms(void)
@@ -140,11 +145,7 @@ static parley_status new_session(dm_user *u, const char *user_id, int64_t now)
 static parley_status user_from_ctx(dm_user *u, const dm_ctx *c)
 {
     const dm_domain *d = c->d;
-    for (size_t i = 0; i < u->n_slots; i++) {
-        pl_free(u->slots[i].name);
-        pl_free(u->slots[i].value);
-    }
-    pl_free(u->slots);
+    dm_slots_free(u->slots, u->n_slots);
     u->slots = NULL;
     u->n_slots = 0;
     pl_free(u->form);

@@ -98,6 +98,8 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out);
 
 /* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */
 void dm_turn_out_free(dm_turn_out *out);
+/* Frees n slots and their array (NULL is a no-op). */
+void dm_slots_free(dm_slot *slots, size_t n);
 
 /* Registers (or replaces, or with fn NULL removes) the application's action `name`, which
  * the domain must declare under `actions:` (NOT_FOUND otherwise). `name` is copied;

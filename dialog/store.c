@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dialog/store.h"
@@ -144,36 +145,36 @@ static parley_status column_dup(sqlite3_stmt *st, int i, char **out)
 
 /* ---- open and migrate ---------------------------------------------------------------- */
 
-static parley_status user_version(dm_store *s, int *out)
+/* Runs a statement that answers one row (a PRAGMA) and copies its first column's text. */
+static parley_status one_text(dm_store *s, const char *sql, const char *doing, char *buf, size_t cap)
 {
     sqlite3_stmt *st;
-    parley_status ps = prepare(s, "PRAGMA user_version", &st, "reading the schema version");
+    parley_status ps = prepare(s, sql, &st, doing);
     if (ps)
         return ps;
     int rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    const char *v = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    snprintf(buf, cap, "%s", v ? v : "");
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? PARLEY_OK : sqlite_fail(s, rc, "reading the schema version");
+    return rc == SQLITE_ROW ? PARLEY_OK : sqlite_fail(s, rc, doing);
+}
+
+static parley_status user_version(dm_store *s, int *out)
+{
+    char v[32];
+    parley_status ps = one_text(s, "PRAGMA user_version", "reading the schema version", v, sizeof v);
+    *out = ps ? 0 : atoi(v);
+    return ps;
 }
 
 static parley_status quick_check(dm_store *s)
 {
-    sqlite3_stmt *st;
-    parley_status ps = prepare(s, "PRAGMA quick_check(1)", &st, "checking the file");
-    if (ps)
-        return ps;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        return sqlite_fail(s, rc, "checking the file");
-    }
-    const char *r = (const char *)sqlite3_column_text(st, 0);
-    if (r && strcmp(r, "ok") != 0) {
+    char r[256];
+    parley_status ps = one_text(s, "PRAGMA quick_check(1)", "checking the file", r, sizeof r);
+    if (!ps && strcmp(r, "ok") != 0)
         ps = pl_fail(PARLEY_ERR_FORMAT,
                      "store %s: corrupt (%s); parley left the file as it was: restore a backup or "
                      "move it away to start afresh", s->path, r);
-    }
-    sqlite3_finalize(st);
     return ps;
 }
 
@@ -211,18 +212,11 @@ fail:
 
 static parley_status set_wal(dm_store *s)
 {
-    sqlite3_stmt *st;
-    parley_status ps = prepare(s, "PRAGMA journal_mode = WAL", &st, "switching to WAL mode");
-    if (ps)
-        return ps;
-    int rc = sqlite3_step(st);
-    const char *mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    if (rc != SQLITE_ROW)
-        ps = sqlite_fail(s, rc, "switching to WAL mode");
-    else if (!mode || strcmp(mode, "wal") != 0)
+    char mode[32];
+    parley_status ps = one_text(s, "PRAGMA journal_mode = WAL", "switching to WAL mode", mode, sizeof mode);
+    if (!ps && strcmp(mode, "wal") != 0)
         ps = pl_fail(PARLEY_ERR_IO, "store %s: cannot use WAL mode (journal mode stays '%s'); "
-                     "is the file on a file system without shared memory?", s->path, mode ? mode : "?");
-    sqlite3_finalize(st);
+                     "is the file on a file system without shared memory?", s->path, mode);
     return ps;
 }
 
@@ -280,11 +274,7 @@ void dm_user_clear(dm_user *u)
     pl_free(u->session_id);
     pl_free(u->form);
     pl_free(u->requested_slot);
-    for (size_t i = 0; i < u->n_slots; i++) {
-        pl_free(u->slots[i].name);
-        pl_free(u->slots[i].value);
-    }
-    pl_free(u->slots);
+    dm_slots_free(u->slots, u->n_slots);
     *u = (dm_user){0};
 }
 

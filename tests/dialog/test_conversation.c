@@ -23,6 +23,7 @@
 #include "dialog/dialog.h"
 #include "pipeline/yaml_doc.h"
 #include "tests/check.h"
+#include "tests/dialog/tmp_store.h"
 
 static char dir_buf[4096];
 
@@ -136,21 +137,13 @@ static void run_file(const char *file)
     }
     dm_close(dm);
     yd_free(doc);
-    unlink(store);
-    snprintf(store, sizeof store, "%s/conv.db-wal", dir_buf);
-    unlink(store);
-    snprintf(store, sizeof store, "%s/conv.db-shm", dir_buf);
-    unlink(store);
+    tmp_store_remove(store);
 }
 
 int main(int argc, char **argv)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir_buf, sizeof dir_buf, "%s/parley-conv-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir_buf)) {
-        perror("mkdtemp");
+    if (!tmp_store_dir(dir_buf, sizeof dir_buf, "conv"))
         return 1;
-    }
     for (int i = 1; i < argc; i++)
         run_file(argv[i]);
     rmdir(dir_buf);

@@ -12,6 +12,7 @@
 #include "dialog/store.h"
 #include "sdk/pl_alloc.h"
 #include "tests/check.h"
+#include "tests/dialog/tmp_store.h"
 #include "tests/fault.h"
 
 static char dir[4096], store_path[4200], domain_path[4200];
@@ -27,12 +28,7 @@ static dm_manager *open_dm(void)
 
 static void remove_store(void)
 {
-    char p[4300];
-    unlink(store_path);
-    snprintf(p, sizeof p, "%s-wal", store_path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", store_path);
-    unlink(p);
+    tmp_store_remove(store_path);
 }
 
 static parley_status turn(dm_manager *dm, const char *user, const char *intent, const char *slot,
@@ -267,12 +263,8 @@ static parley_status open_and_turn(void *ctx)
 
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/parley-dm-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tmp_store_dir(dir, sizeof dir, "dm"))
         return 1;
-    }
     snprintf(store_path, sizeof store_path, "%s/dm.db", dir);
     snprintf(domain_path, sizeof domain_path, "%s/manager_domain.yaml", SRC_DIR);
     test_actions();

@@ -17,17 +17,13 @@
 #include "dialog/dialog.h"
 #include "dialog/store.h"
 #include "tests/check.h"
+#include "tests/dialog/tmp_store.h"
 
 static char dir[4096], path[4200];
 
 static void remove_store(void)
 {
-    char p[4300];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
+    tmp_store_remove(path);
 }
 
 static dm_user sample_user(void)
@@ -255,12 +251,8 @@ static void test_read_only(void)
 
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/parley-store-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!tmp_store_dir(dir, sizeof dir, "store"))
         return 1;
-    }
     chmod(dir, 0755); /* so the read-only check's unprivileged child can reach the file */
     snprintf(path, sizeof path, "%s/ctx.db", dir);
     test_roundtrip_and_restart();

@@ -9,5 +9,6 @@
 #include "parley/status.h"
 #include "parley/nlu.h"
 #include "parley/pipeline.h"
+#include "parley/dialog.h"
 
 #endif
