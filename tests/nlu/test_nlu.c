@@ -13,6 +13,8 @@
 #include "parley/parley.h"
 #include "nlu/decode.h"
 #include "nlu/model.h"
+#include "parley_config.h"
+#include "nlu/cuda/cuda_bert.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 
@@ -204,9 +206,23 @@ static void test_bad_input(parley_nlu *nlu, const char *dir)
     CHECK(parley_nlu_open(dir, &p, &bad) == PARLEY_ERR_INVALID_ARG, "unknown device");
     p.device = "cuda:0";
     parley_status st = parley_nlu_open(dir, &p, &bad);
-    CHECK(st == PARLEY_ERR_NOT_BUILT || st == PARLEY_OK, "cuda device: %s", parley_status_str(st));
+    /* without CUDA in the build: not built; with it but no GPU here: a device error naming
+     * the device; with a GPU: open */
+    CHECK(PARLEY_HAVE_CUDA ? (cuda_device_count() ? st == PARLEY_OK : st == PARLEY_ERR_DEVICE)
+                           : st == PARLEY_ERR_NOT_BUILT,
+          "cuda device: %s: %s", parley_status_str(st), parley_errmsg());
     if (st == PARLEY_OK)
         parley_nlu_close(bad);
+    else
+        CHECK(strstr(parley_errmsg(), "cuda:0") != NULL, "errmsg names the device: %s",
+              parley_errmsg());
+    p.device = "auto"; /* falls back to the CPU when no GPU works */
+    CHECK(parley_nlu_open(dir, &p, &bad) == PARLEY_OK, "auto: %s", parley_errmsg());
+    parley_nlu_close(bad);
+    p.device = "cpu";
+    p.precision = "fp8";
+    CHECK(parley_nlu_open(dir, &p, &bad) == PARLEY_ERR_INVALID_ARG &&
+              strstr(parley_errmsg(), "fp8"), "bad precision: %s", parley_errmsg());
     parley_nlu_close(NULL);
     parley_nlu_result_free(NULL);
 }
