@@ -39,11 +39,6 @@ parley_status pl_graph_subscribe(pl_graph *g, pl_event_fn fn, void *user)
     return PARLEY_OK;
 }
 
-parley_status pl_node_subscribe(pl_node *nd, pl_event_fn fn, void *user)
-{
-    return pl_graph_subscribe(nd->g, fn, user);
-}
-
 void pl_graph_post(pl_graph *g, const pl_event *ev)
 {
     for (int i = 0; i < g->n_subs; i++)
@@ -64,24 +59,69 @@ void pl_node_error(pl_node *nd, parley_status st)
     pl_graph_post(nd->g, &ev);
 }
 
+/* Sinks see failed turns (to answer them); other nodes pass them through untouched. */
+static int is_sink(const pl_node *nd)
+{
+    if (nd->kind->ends_turns)
+        return 1;
+    for (int p = 0; nd->kind->ports[p].name; p++)
+        if (nd->kind->ports[p].dir == PL_OUT)
+            return 0;
+    return 1;
+}
+
+static int first_linked_out(const pl_node *nd)
+{
+    for (int p = 0; nd->kind->ports[p].name; p++)
+        if (nd->kind->ports[p].dir == PL_OUT && nd->outs[p].n)
+            return p;
+    return -1;
+}
+
+/* A failed turn on its way to the sink: through the first linked output, or ended here. */
+static void pass_failed(pl_node *nd, pl_msg *msg)
+{
+    int p = first_linked_out(nd);
+    if (p >= 0)
+        pl_node_emit(nd, p, msg);
+    else
+        pl_node_turn_done(nd, msg);
+}
+
+static void run_batch(pl_worker *w, size_t n)
+{
+    pl_node *nd = w->nd;
+    parley_status st = nd->kind->process_batch(nd, nd->state, w->msgs, n);
+    if (st)
+        pl_node_error(nd, st);
+}
+
 static void *worker_main(void *arg)
 {
     pl_worker *w = arg;
     pl_node *nd = w->nd;
+    int sink = is_sink(nd);
     size_t n;
     while ((n = pl_queue_pop(w->q, w->items, (size_t)nd->max_batch, nd->delay_us))) {
-        parley_status st = PARLEY_OK;
-        if (nd->kind->process_batch) {
-            for (size_t i = 0; i < n; i++)
-                w->msgs[i] = w->items[i].msg;
-            st = nd->kind->process_batch(nd, nd->state, w->msgs, n);
-            if (st)
-                pl_node_error(nd, st);
-            continue;
+        size_t batched = 0;
+        for (size_t i = 0; i < n; i++) {
+            pl_msg *m = w->items[i].msg;
+            if (m->status && !sink) {
+                /* Keep the user's order: what came before it in the batch goes first. */
+                if (batched)
+                    run_batch(w, batched);
+                batched = 0;
+                pass_failed(nd, m);
+            } else if (nd->kind->process_batch) {
+                w->msgs[batched++] = m;
+            } else {
+                parley_status st = nd->kind->process(nd, nd->state, w->items[i].port, m);
+                if (st)
+                    pl_node_error(nd, st);
+            }
         }
-        for (size_t i = 0; i < n; i++)
-            if ((st = nd->kind->process(nd, nd->state, w->items[i].port, w->items[i].msg)))
-                pl_node_error(nd, st);
+        if (batched)
+            run_batch(w, batched);
     }
     return NULL;
 }
@@ -291,16 +331,24 @@ parley_status pl_node_emit(pl_node *nd, int port, pl_msg *msg)
     for (size_t i = 0; i < o->n; i++) {
         pl_msg *m = i + 1 < o->n ? pl_msg_clone(msg) : msg;
         if (!m) {
-            pl_node_fail_turn(nd, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory"));
-            return PARLEY_ERR_NOMEM;
+            /* No memory for this branch's copy: it misses the turn, and the bus says so. */
+            parley_status st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a copy of the turn "
+                                       "for node '%s'", o->t[i].node->name);
+            pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
+            pl_graph_post(nd->g, &ev);
+            continue;
         }
         pl_node *dst = o->t[i].node;
         pl_worker *w = &dst->w[user_hash(m->user_id) % (unsigned)dst->workers];
         if (pl_queue_push(w->q, (pl_qitem){ m, o->t[i].port })) {
             if (m != msg)
                 pl_msg_free(m);
-            pl_node_fail_turn(nd, msg, pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is closing"));
-            return PARLEY_ERR_UNSUPPORTED;
+            /* Nowhere to go: the error event is all that is left of the turn. */
+            parley_status st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is closing");
+            pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
+            pl_graph_post(nd->g, &ev);
+            pl_msg_free(msg);
+            return st;
         }
     }
     return PARLEY_OK;
@@ -316,10 +364,12 @@ void pl_node_turn_done(pl_node *nd, pl_msg *msg)
 
 void pl_node_fail_turn(pl_node *nd, pl_msg *msg, parley_status st)
 {
-    msg->t_out = pl_now_ns();
-    pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
+    msg->status = st ? st : PARLEY_ERR_INTERNAL;
+    pl_free(msg->error);
+    msg->error = pl_strdup(parley_errmsg()); /* NULL when out of memory: the status stays */
+    pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, msg->status, parley_errmsg() };
     pl_graph_post(nd->g, &ev);
-    pl_msg_free(msg);
+    pass_failed(nd, msg);
 }
 
 pl_node *pl_graph_find_kind(pl_graph *g, const char *kind)

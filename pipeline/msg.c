@@ -88,6 +88,7 @@ void pl_msg_free(pl_msg *m)
     pl_free(m->text);
     pl_free(m->reply);
     pl_free(m->intent);
+    pl_free(m->error);
     free_slots(m->slots, m->n_slots);
     pl_graph *g = m->graph;
     pl_free(m);
@@ -107,14 +108,14 @@ pl_msg *pl_msg_clone(const pl_msg *m)
     if (!c)
         return NULL;
     *c = *m;
-    c->user_id = c->session_id = c->text = c->reply = c->intent = NULL;
+    c->user_id = c->session_id = c->text = c->reply = c->intent = c->error = NULL;
     c->slots = NULL;
     c->n_slots = 0;
     c->nlu = NULL;
     c->graph = NULL;
     int ok = dup_str(&c->user_id, m->user_id) && dup_str(&c->session_id, m->session_id) &&
              dup_str(&c->text, m->text) && dup_str(&c->reply, m->reply) &&
-             dup_str(&c->intent, m->intent);
+             dup_str(&c->intent, m->intent) && dup_str(&c->error, m->error);
     if (ok && m->n_slots) {
         ok = (c->slots = pl_calloc(m->n_slots, sizeof *c->slots)) != NULL;
         for (size_t i = 0; ok && i < m->n_slots; i++, c->n_slots++)

@@ -10,9 +10,12 @@
  * Data flow. A turn travels through the graph as one pl_msg: a source creates it
  * (pl_msg_new), each node fills in its part (the NLU result, the reply) and hands the same
  * message on with pl_node_emit(). Ownership moves with it: process() owns the message it
- * gets and must either emit it, or free it (pl_msg_free) after posting an error with
- * pl_node_fail_turn() — a turn is never dropped silently. A sink (text.stdout, api) ends
- * the turn with pl_node_turn_done(), which posts the per-turn event and frees the message.
+ * gets and must either emit it or hand it to pl_node_fail_turn() — a turn is never dropped
+ * silently. A failed turn still travels on to the sink, in its user's order: the engine
+ * passes a message with status != OK straight through every node that has outputs, and
+ * delivers it to process() only in sinks (no outputs, or ends_turns), which answer it as an
+ * error. A sink (text.stdout, api) ends the turn with pl_node_turn_done(), which posts the
+ * per-turn event and frees the message.
  *
  * Threading. Each node with inputs has `workers` threads (the kind's default, or the YAML
  * key `workers:`), each with its own bounded queue; a message goes to the queue chosen by
@@ -99,6 +102,8 @@ typedef struct pl_msg {
     int64_t dialog_ns;     /* dialog manager + store */
     pl_graph *graph;       /* internal: the graph that counts it in flight */
     int *nlu_refs;         /* internal: how many clones share msg->nlu */
+    parley_status status;  /* PARLEY_OK, or why the turn failed (pl_node_fail_turn) */
+    char *error;           /* the failure's detail message, or NULL */
     /* payload */
     char *text;            /* PL_T_TEXT and later: the user's words */
     parley_nlu_result *nlu;/* PL_T_NLU and later; read-only (clones share it) */
@@ -168,17 +173,14 @@ parley_status pl_node_emit(pl_node *node, int port, pl_msg *msg);
 /* Sinks: stamps t_out, posts the per-turn event on the bus, frees msg. */
 void pl_node_turn_done(pl_node *node, pl_msg *msg);
 
-/* Posts an error event for msg's turn (status + this thread's parley_errmsg()) and frees
- * msg. Use it when process() cannot go on with a turn. */
+/* Marks msg's turn as failed (status + this thread's parley_errmsg()), posts an error
+ * event, and sends it on towards the sink like pl_node_emit() (through the first linked
+ * output; a node without one ends the turn). Use it when process() cannot go on. */
 void pl_node_fail_turn(pl_node *node, pl_msg *msg, parley_status st);
 
 /* Posts a node error (status + this thread's parley_errmsg()) on the bus: for trouble that
  * is not one turn's, such as an unreadable input line. */
 void pl_node_error(pl_node *node, parley_status st);
-
-/* Adds a bus subscriber (from create() only): sinks use it to hear of failed turns. */
-parley_status pl_node_subscribe(pl_node *node, void (*fn)(const pl_event *ev, void *user),
-                                void *user);
 
 /* True once the graph is shutting down (sources should return). */
 int pl_node_stopping(const pl_node *node);

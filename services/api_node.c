@@ -1,8 +1,8 @@
 /* api_node.c — the `api` node and the public pipeline API (parley/pipeline.h) around it.
  *
  * The embedding application's texts enter the graph at the api node's `text` output and
- * the finished turns come back at its `reply` input, together with every turn the graph
- * failed (heard on the event bus), so each submitted turn gets exactly one reply. Replies
+ * the finished turns come back at its `reply` input — failed ones too, in their user's
+ * order (the engine passes them through) — so each submitted turn gets exactly one reply. Replies
  * go to the application's callback or into a queue it polls. Graph loading and threads are
  * pipeline/; this file only converts between messages and parley_reply.
  */
@@ -136,14 +136,9 @@ static void deliver(api_state *s, const pl_msg *m, parley_status st, const char 
     pthread_mutex_unlock(&s->mu);
 }
 
-static void on_event(const pl_event *ev, void *user)
-{
-    if (ev->type == PL_EV_TURN_ERROR)
-        deliver(user, ev->msg, ev->status, ev->message[0] ? ev->message : parley_status_str(ev->status));
-}
-
 static parley_status api_create(pl_node *node, void **out)
 {
+    (void)node;
     api_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
@@ -154,14 +149,15 @@ static parley_status api_create(pl_node *node, void **out)
     pthread_cond_init(&s->ready, &ca);
     pthread_condattr_destroy(&ca);
     *out = s;
-    return pl_node_subscribe(node, on_event, s);
+    return PARLEY_OK;
 }
 
 static parley_status api_process(pl_node *node, void *state, int port, pl_msg *msg)
 {
     (void)port;
     msg->t_out = pl_now_ns();
-    deliver(state, msg, PARLEY_OK, NULL);
+    deliver(state, msg, msg->status,
+            msg->status ? (msg->error ? msg->error : parley_status_str(msg->status)) : NULL);
     pl_node_turn_done(node, msg);
     return PARLEY_OK;
 }

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipeline/graph.h"
+#include "pipeline/node.h"
 #include "sdk/pl_alloc.h"
 #include "services/reply_json.h"
 
@@ -80,12 +80,6 @@ static void write_line(stdout_state *s, const pl_msg *m, const char *error)
     cJSON_free(line);
 }
 
-static void on_event(const pl_event *ev, void *user)
-{
-    if (ev->type == PL_EV_TURN_ERROR)
-        write_line(user, ev->msg, ev->message[0] ? ev->message : parley_status_str(ev->status));
-}
-
 static parley_status stdout_create(pl_node *node, void **out)
 {
     const char *path = pl_node_param_str(node, "path");
@@ -108,13 +102,14 @@ static parley_status stdout_create(pl_node *node, void **out)
     }
     pthread_mutex_init(&s->mu, NULL);
     *out = s;
-    return pl_node_subscribe(node, on_event, s);
+    return PARLEY_OK;
 }
 
 static parley_status stdout_process(pl_node *node, void *state, int port, pl_msg *msg)
 {
     (void)port;
-    write_line(state, msg, NULL);
+    write_line(state, msg, msg->status ? (msg->error ? msg->error : parley_status_str(msg->status))
+                                       : NULL);
     pl_node_turn_done(node, msg);
     return PARLEY_OK;
 }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/graph.h"
 #include "sdk/cli/cli.h"
@@ -27,20 +28,27 @@ static void print_event(const pl_event *ev, void *user)
                 ev->msg->user_id, (unsigned long long)ev->msg->seq, ev->message);
 }
 
-typedef struct sig_waiter {
-    sigset_t set;
-    pl_graph *g;
-} sig_waiter;
+/* SIGINT/SIGTERM may land on any thread (BLAS and OpenMP start threads of their own), so
+ * the handler only writes a byte to a pipe; a normal thread reads it and stops the graph.
+ * The byte 'e' from the main thread means the run ended by itself. */
+static int sig_pipe[2] = { -1, -1 };
 
-/* Waits for SIGINT or SIGTERM (blocked in every thread) and stops the graph; SIGUSR1 from
- * the main thread means the run ended by itself. */
+static void on_signal(int sig)
+{
+    char c = 's';
+    (void)sig;
+    if (write(sig_pipe[1], &c, 1) < 0) {
+        /* nothing to do in a signal handler */
+    }
+}
+
 static void *wait_signal(void *arg)
 {
-    sig_waiter *w = arg;
-    int sig = 0;
-    sigwait(&w->set, &sig);
-    if (sig != SIGUSR1)
-        pl_graph_stop(w->g);
+    char c = 0;
+    while (read(sig_pipe[0], &c, 1) < 0) {
+    }
+    if (c == 's')
+        pl_graph_stop(arg);
     return NULL;
 }
 
@@ -56,14 +64,14 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
         pl_graph_close(g);
         return cli_fail("run", st);
     }
-    sig_waiter w = { .g = g };
-    sigemptyset(&w.set);
-    sigaddset(&w.set, SIGINT);
-    sigaddset(&w.set, SIGTERM);
-    sigaddset(&w.set, SIGUSR1);
-    pthread_sigmask(SIG_BLOCK, &w.set, NULL); /* graph threads inherit the mask */
     pthread_t waiter;
-    int have_waiter = pthread_create(&waiter, NULL, wait_signal, &w) == 0;
+    int have_waiter = pipe(sig_pipe) == 0 && pthread_create(&waiter, NULL, wait_signal, g) == 0;
+    if (have_waiter) {
+        struct sigaction sa = { .sa_handler = on_signal };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
     if (banner) {
         fputs(banner, stdout);
         fflush(stdout);
@@ -72,8 +80,13 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
     if (!st)
         pl_graph_wait_sources(g);
     if (have_waiter) {
-        pthread_kill(waiter, SIGUSR1);
-        pthread_join(waiter, NULL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        char c = 'e';
+        if (write(sig_pipe[1], &c, 1) == 1)
+            pthread_join(waiter, NULL);
+        close(sig_pipe[0]);
+        close(sig_pipe[1]);
     }
     pl_graph_close(g);
     return st ? cli_fail("run", st) : 0;
