@@ -122,10 +122,14 @@ static parley_status frames_process(pl_node *node, void *state, int port, pl_msg
 {
     (void)port;
     const parley_nlu_result *r = msg->nlu;
-    dm_entity ents[64];
-    size_t n = 0;
-    for (int i = 0; r && i < r->n_slots && n < sizeof ents / sizeof *ents; i++)
-        ents[n++] = (dm_entity){ r->slots[i].slot, r->slots[i].value };
+    size_t n = r && r->n_slots > 0 ? (size_t)r->n_slots : 0;
+    dm_entity *ents = pl_malloc((n ? n : 1) * sizeof *ents);
+    if (!ents) {
+        pl_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn"));
+        return PARLEY_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        ents[i] = (dm_entity){ r->slots[i].slot, r->slots[i].value };
     dm_turn_in in = {
         .user_id = msg->user_id,
         .text = msg->text,
@@ -140,6 +144,7 @@ static parley_status frames_process(pl_node *node, void *state, int port, pl_msg
     if (!st)
         st = to_msg(msg, &out);
     dm_turn_out_free(&out);
+    pl_free(ents);
     msg->dialog_ns = pl_now_ns() - t0;
     if (st) {
         pl_node_fail_turn(node, msg, st);

@@ -57,46 +57,38 @@ static void clear_slot(dm_ctx *c, int k)
 parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
 {
     const dm_slot_def *s = &c->d->slots[k];
-    dm_text joined = {0};
-    char *last = NULL;
+    char **vals = pl_calloc(n ? n : 1, sizeof *vals);
+    if (!vals)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
     parley_status st = PARLEY_OK;
-    for (size_t i = 0; i < n && !st; i++) {
-        char *v;
-        if ((st = dm_slot_normalize(s, raw[i], &v)))
-            break;
-        if (!s->list) {
-            pl_free(last);
-            last = v;
-            continue;
-        }
-        /* A list keeps each value once, in the order said. */
+    for (size_t i = 0; i < n && !st; i++)
+        st = dm_slot_normalize(s, raw[i], &vals[i]);
+    /* A list keeps each value once, in the order said; another slot keeps the last. */
+    dm_text joined = {0};
+    char *value = NULL;
+    for (size_t i = 0; !st && s->list && i < n; i++) {
         int seen = 0;
-        for (const char *p = joined.s; p && *p && !seen;) {
-            size_t len = strcspn(p, ",");
-            seen = len == strlen(v) && !memcmp(p, v, len);
-            p += len;
-            p += *p == ',' ? 2 : 0;
-        }
+        for (size_t j = 0; j < i; j++)
+            seen |= !strcmp(vals[j], vals[i]);
         if (!seen && joined.len)
             st = dm_text_puts(&joined, ", ");
         if (!seen && !st)
-            st = dm_text_puts(&joined, v);
-        pl_free(v);
+            st = dm_text_puts(&joined, vals[i]);
     }
-    if (!st && s->list) {
-        last = dm_text_take(&joined);
-        if (!last)
-            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+    if (!st && s->list && !(value = dm_text_take(&joined)))
+        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+    if (!st && !s->list) {
+        value = vals[n - 1];
+        vals[n - 1] = NULL;
     }
     dm_text_free(&joined);
-    if (st) {
-        pl_free(last);
+    for (size_t i = 0; i < n; i++)
+        pl_free(vals[i]);
+    pl_free(vals);
+    if (st)
         return st;
-    }
-    if (last) {
-        pl_free(c->values[k]);
-        c->values[k] = last;
-    }
+    pl_free(c->values[k]);
+    c->values[k] = value;
     return PARLEY_OK;
 }
 
