@@ -3,7 +3,8 @@
  * 100 users submit 30 turns each from 8 threads into engine/echo.yaml (api → asr.stub →
  * api, several workers per node, queues of 2 so producers block often). Every reply must
  * come back exactly once, to the right user, in that user's order; close must drain.
- * Also: poll mode, register_action without a dialog node, and bad arguments.
+ * Also: poll mode, register_action without a dialog node, bad arguments, and an
+ * allocation-failure sweep over open + close (threads start and stop on every run).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "parley/pipeline.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 enum { USERS = 100, TURNS = 30, THREADS = 8 };
 
@@ -133,11 +135,21 @@ static void test_open_errors(void)
     CHECK(st == PARLEY_ERR_NOT_FOUND && !p, "missing file: %s", parley_errmsg());
 }
 
+static parley_status open_close(void *ctx)
+{
+    parley_pipeline *p = NULL;
+    parley_status st = parley_pipeline_open(ctx, NULL, &p);
+    parley_pipeline_close(p);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(graph, sizeof graph, "%s/echo.yaml", argc > 1 ? argv[1] : "tests/pipeline/engine");
     test_many_users();
     test_poll();
     test_open_errors();
+    long points = fault_sweep("open + close echo.yaml", open_close, graph);
+    CHECK(points > 20, "only %ld allocation points", points);
     return check_done();
 }
