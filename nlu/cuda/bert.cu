@@ -290,9 +290,6 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
                                         cuda_bert **out)
 {
     *out = NULL;
-    if (m->cfg.hidden > CUDA_MAX_HIDDEN)
-        return pl_fail(PARLEY_ERR_UNSUPPORTED, "cuda: hidden size %d; the GPU backend takes up "
-                       "to %d", m->cfg.hidden, CUDA_MAX_HIDDEN);
     int count = cuda_device_count();
     if (device < 0 || device >= count)
         return pl_fail(PARLEY_ERR_DEVICE, "cuda:%d: %d CUDA device%s usable here", device, count,

@@ -12,9 +12,7 @@
 
 #include "nlu/cuda/common.cuh"
 
-enum { CUDA_MAX_HIDDEN = 1024 }; /* the widest row the LayerNorm kernels hold (BERT-large) */
-
-// out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H); H <= CUDA_MAX_HIDDEN
+// out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H)
 template <typename S>
 void cu_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
                   const float *type, const float *w, const float *b, int H, float eps,
