@@ -16,6 +16,7 @@
 
 #include "parley/pipeline.h"
 #include "tests/check.h"
+#include "tests/pipeline/users.h"
 
 enum { USERS = 100, TURNS = 3, THREADS = 4 };
 
@@ -76,25 +77,6 @@ static void on_reply(const parley_reply *r, void *ud)
     pthread_mutex_unlock(&t->mu);
 }
 
-typedef struct submitter {
-    parley_pipeline *p;
-    int first;
-    long failed;
-} submitter;
-
-static void *submit_main(void *arg)
-{
-    submitter *s = arg;
-    char user[32], text[128];
-    for (int k = 0; k < TURNS; k++)
-        for (int u = s->first; u < USERS; u += THREADS) {
-            snprintf(user, sizeof user, "user%d", u);
-            say(u, k, text, sizeof text);
-            s->failed += parley_pipeline_submit(s->p, user, text, NULL) != PARLEY_OK;
-        }
-    return NULL;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -119,17 +101,7 @@ int main(int argc, char **argv)
     parley_pipeline *p = NULL;
     CHECK(parley_pipeline_open(argv[2], &pp, &p) == PARLEY_OK, "open: %s", parley_errmsg());
     if (p) {
-        submitter s[THREADS];
-        pthread_t th[THREADS];
-        for (int i = 0; i < THREADS; i++) {
-            s[i] = (submitter){ p, i, 0 };
-            pthread_create(&th[i], NULL, submit_main, &s[i]);
-        }
-        long failed = 0;
-        for (int i = 0; i < THREADS; i++) {
-            pthread_join(th[i], NULL);
-            failed += s[i].failed;
-        }
+        long failed = users_submit(p, USERS, TURNS, THREADS, say);
         parley_pipeline_close(p);
         CHECK(failed == 0, "%ld submits failed", failed);
     }

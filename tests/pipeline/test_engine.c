@@ -14,6 +14,7 @@
 #include "parley/pipeline.h"
 #include "tests/check.h"
 #include "tests/fault.h"
+#include "tests/pipeline/users.h"
 
 enum { USERS = 100, TURNS = 30, THREADS = 8 };
 
@@ -31,7 +32,7 @@ static void on_reply(const parley_reply *r, void *ud)
     int u = -1, n = -1;
     sscanf(r->text, "user %d says %d", &u, &n);
     char want[32];
-    snprintf(want, sizeof want, "u%d", u);
+    snprintf(want, sizeof want, "user%d", u);
     pthread_mutex_lock(&t->mu);
     t->replies++;
     if (r->status != PARLEY_OK)
@@ -43,23 +44,9 @@ static void on_reply(const parley_reply *r, void *ud)
     pthread_mutex_unlock(&t->mu);
 }
 
-typedef struct submitter {
-    parley_pipeline *p;
-    int first;
-    long failed;
-} submitter;
-
-static void *submit_main(void *arg)
+static void say(int u, int k, char *buf, size_t cap)
 {
-    submitter *s = arg;
-    char user[32], text[64];
-    for (int n = 0; n < TURNS; n++)
-        for (int u = s->first; u < USERS; u += THREADS) {
-            snprintf(user, sizeof user, "u%d", u);
-            snprintf(text, sizeof text, "user %d says %d", u, n);
-            s->failed += parley_pipeline_submit(s->p, user, text, NULL) != PARLEY_OK;
-        }
-    return NULL;
+    snprintf(buf, cap, "user %d says %d", u, k);
 }
 
 static void test_many_users(void)
@@ -74,17 +61,7 @@ static void test_many_users(void)
     CHECK(parley_pipeline_open(graph, &pp, &p) == PARLEY_OK, "open: %s", parley_errmsg());
     if (!p)
         return;
-    submitter s[THREADS];
-    pthread_t th[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        s[i] = (submitter){ p, i, 0 };
-        pthread_create(&th[i], NULL, submit_main, &s[i]);
-    }
-    long failed = 0;
-    for (int i = 0; i < THREADS; i++) {
-        pthread_join(th[i], NULL);
-        failed += s[i].failed;
-    }
+    long failed = users_submit(p, USERS, TURNS, THREADS, say);
     parley_pipeline_close(p); /* drains: every reply is in after this */
     CHECK(failed == 0, "%ld submits failed", failed);
     CHECK(t.replies == USERS * TURNS, "%ld replies for %d turns", t.replies, USERS * TURNS);
