@@ -34,6 +34,7 @@ typedef struct dm_ctx {
     uint64_t turn_id;
     char **values;            /* (n_slots) owned canonical values, NULL = unset */
     unsigned char *rejected;  /* (n_slots) 1 when this turn's entity for it was refused */
+    int changed;              /* this turn's entities changed a slot's value */
     int form;                 /* active form index, or -1 */
     int requested;            /* slot index the form asked for, or -1 */
     int confirming;

@@ -5,9 +5,10 @@
  *      a form, its question again). Entities of such a turn are not trusted, so not used.
  *   2. The turn's entities fill their slots (a refused value is remembered for the form).
  *   3. In a form: a cancel intent ends it; while confirming, a yes completes it and a no
- *      gets the on_no reply; a rule for another form switches to it; a rule's reply or
- *      action is done (unless the rule says in_forms: false) and the form goes on; then
- *      the form asks for its next missing slot, asks to confirm, or completes.
+ *      gets the on_no reply (unless the same turn changed a slot: then it confirms again);
+ *      a rule for another form switches to it; a rule's reply or action is done (unless
+ *      the rule says in_forms: false) and the form goes on; then the form asks for its
+ *      next missing slot, asks to confirm, or completes.
  *   4. Not in a form: the intent's rule (reply, action or form), or the fallback reply when
  *      the intent has none.
  * Loading and saving the context is dialog.c's job; running actions is action.c's.
@@ -109,7 +110,14 @@ static parley_status apply_entities(dm_ctx *c, int last_only)
                 raw[n++] = in->entities[i].value;
         if (!n)
             continue;
+        char *before = c->values[k] ? pl_strdup(c->values[k]) : NULL;
+        if (c->values[k] && !before) {
+            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+            break;
+        }
         st = last_only ? dm_fill_slot(c, (int)k, raw + n - 1, 1) : dm_fill_slot(c, (int)k, raw, n);
+        c->changed |= !st && (!before || strcmp(before, c->values[k]) != 0);
+        pl_free(before);
         if (st == PARLEY_ERR_INVALID_ARG) {
             c->rejected[k] = 1;
             st = PARLEY_OK;
@@ -171,7 +179,8 @@ static parley_status form_turn(dm_ctx *c, int intent)
     }
     if (c->confirming && intent >= 0 && has(f->yes_intents, f->n_yes, intent))
         return complete(c);
-    if (c->confirming && intent >= 0 && has(f->no_intents, f->n_no, intent))
+    /* "No, make it large" already says what to change: confirm again with it. */
+    if (c->confirming && !c->changed && intent >= 0 && has(f->no_intents, f->n_no, intent))
         return dm_say(c, f->on_no >= 0 ? f->on_no : f->confirm);
     dm_do rule = { DM_DO_NONE, 0 };
     if (intent >= 0 && c->d->rule_of_intent[intent].in_forms)
