@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dialog/dialog.h"
+#include "dialog/domain.h"
 #include "dialog/store.h"
 #include "sdk/pl_alloc.h"
 #include "tests/check.h"
@@ -66,6 +67,8 @@ static parley_status booking(const parley_action_ctx *ctx, parley_action_out *ou
     parley_status st = parley_action_set_slot(out, "booking_ref", "BK-42");
     if (!st && parley_action_set_slot(out, "room", "garage") != PARLEY_ERR_INVALID_ARG)
         st = PARLEY_ERR_INTERNAL; /* a value outside the categories must be refused */
+    if (!st && parley_action_set_slot(out, "booking_ref", "42") != PARLEY_ERR_INVALID_ARG)
+        st = PARLEY_ERR_INTERNAL; /* and one that does not match the slot's pattern */
     return st; /* no reply: the domain's utter_booked, with the slot just set */
 }
 
@@ -261,6 +264,14 @@ static parley_status open_and_turn(void *ctx)
     return st;
 }
 
+static parley_status load_domain(void *path)
+{
+    dm_domain *d;
+    parley_status st = dm_domain_load(path, NULL, &d);
+    dm_domain_free(d);
+    return st;
+}
+
 int main(void)
 {
     if (!tmp_store_dir(dir, sizeof dir, "dm"))
@@ -273,6 +284,14 @@ int main(void)
     long points = fault_sweep("dm_open + 3 turns", open_and_turn, NULL);
     CHECK(points > 100, "only %ld allocation points", points);
     printf("allocation sweep: %ld failure points\n", points);
+    static const char *const samples[] = { "pizza", "smarthome" };
+    for (int i = 0; i < 2; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/../../samples/%s/domain.yaml", SRC_DIR, samples[i]);
+        points = fault_sweep(path, load_domain, path);
+        CHECK(points > 200, "%s: only %ld allocation points", path, points);
+        printf("%s: %ld failure points\n", samples[i], points);
+    }
     remove_store();
     rmdir(dir);
     return check_done();
