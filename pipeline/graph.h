@@ -20,13 +20,13 @@ typedef enum pl_event_type {
     PL_EV_NODE_ERROR = 2, /* a node failed outside a turn: status and message are set */
 } pl_event_type;
 
-struct pl_event {
+typedef struct pl_event {
     pl_event_type type;
     const char *node;      /* the node that posted it */
     const pl_msg *msg;     /* borrowed for the call; NULL for node errors */
     parley_status status;
     const char *message;   /* borrowed for the call; "" when none */
-};
+} pl_event;
 
 /* Called on the posting thread, concurrently from several: it must be thread-safe and
  * quick. It must not call back into the graph. */

@@ -117,7 +117,6 @@ typedef struct pl_msg {
 /* ---- Node kinds ---------------------------------------------------------------------- */
 
 typedef struct pl_node pl_node;
-typedef struct pl_event pl_event; /* pipeline/graph.h */
 
 /* A generic function pointer: actions travel through the engine as this and are cast
  * back to parley_action_fn (parley/dialog.h) by the node that calls them. */
