@@ -448,42 +448,27 @@ parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
 
 /* ---- history queries ------------------------------------------------------------------- */
 
-parley_status dm_store_history_count(dm_store *s, const char *user_id, long *count)
+parley_status dm_store_history(dm_store *s, const char *user_id, uint64_t turn_id, long *count,
+                               char **reply)
 {
     sqlite3_stmt *st;
     *count = 0;
-    pthread_mutex_lock(&s->mu);
-    parley_status ps = prepare(s, "SELECT count(*) FROM turns WHERE user_id = ?", &st,
-                               "counting history");
-    if (!ps) {
-        bind_text(st, 1, user_id);
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            *count = (long)sqlite3_column_int64(st, 0);
-        else
-            ps = sqlite_fail(s, rc, "counting history");
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&s->mu);
-    return ps;
-}
-
-parley_status dm_store_history_reply(dm_store *s, const char *user_id, uint64_t turn_id,
-                                     char **reply)
-{
-    sqlite3_stmt *st;
     *reply = NULL;
     pthread_mutex_lock(&s->mu);
-    parley_status ps = prepare(s, "SELECT reply FROM turns WHERE user_id = ? AND turn_id = ?", &st,
-                               "reading history");
+    parley_status ps = prepare(s,
+                               "SELECT count(*), (SELECT reply FROM turns WHERE user_id = ?1 AND "
+                               "turn_id = ?2) FROM turns WHERE user_id = ?1",
+                               &st, "reading history");
     if (!ps) {
         bind_text(st, 1, user_id);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)turn_id);
         int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            ps = column_dup(st, 0, reply);
-        else if (rc != SQLITE_DONE)
+        if (rc == SQLITE_ROW) {
+            *count = (long)sqlite3_column_int64(st, 0);
+            ps = column_dup(st, 1, reply);
+        } else {
             ps = sqlite_fail(s, rc, "reading history");
+        }
         sqlite3_finalize(st);
     }
     pthread_mutex_unlock(&s->mu);

@@ -70,11 +70,10 @@ parley_status dm_store_load(dm_store *s, const char *user_id, dm_user *out);
 parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
                             const dm_turn_row *row, long history_limit);
 
-/* The number of history rows kept for a user, and one row's reply (owned, pl_free), for
- * tests and tools; *reply is NULL when the turn is not kept. */
-parley_status dm_store_history_count(dm_store *s, const char *user_id, long *count);
-parley_status dm_store_history_reply(dm_store *s, const char *user_id, uint64_t turn_id,
-                                     char **reply);
+/* The number of history rows kept for a user, and turn_id's reply (owned, pl_free; NULL
+ * when that turn is not kept), for tests and tools. */
+parley_status dm_store_history(dm_store *s, const char *user_id, uint64_t turn_id, long *count,
+                               char **reply);
 
 void dm_user_clear(dm_user *u);
 
