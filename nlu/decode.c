@@ -102,22 +102,68 @@ void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob)
     }
 }
 
-void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piece *pieces,
-                   int n_pieces, int n_words, int *word_tag)
+size_t nlu_word_tags_scratch(int n_words, int n_tags)
 {
-    for (int w = 0; w < n_words; w++)
-        word_tag[w] = ts->o_tag;
+    /* emissions (W, NS) floats, back-pointers (W, NS) ints, two score rows (NS) floats */
+    return ((size_t)n_words * n_tags * 2 + 2 * (size_t)n_tags) * sizeof(float);
+}
+
+/* Whether tag `cur` may follow tag `prev` (-1: the sentence start) in BIO. */
+static int bio_allowed(const nlu_tagset *ts, int prev, int cur)
+{
+    if (ts->kind[cur] != NLU_TAG_I)
+        return 1;
+    return prev >= 0 && ts->kind[prev] != NLU_TAG_O && ts->type[prev] == ts->type[cur];
+}
+
+void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piece *pieces,
+                   int n_pieces, int n_words, int *word_tag, void *scratch)
+{
+    const int NS = ts->n_tags;
+    if (n_words <= 0)
+        return;
+    float *emit = scratch;                         // (W, NS) log-probabilities
+    int *back = (int *)(emit + (size_t)n_words * NS); // (W, NS) best previous tag
+    float *score = (float *)(back + (size_t)n_words * NS), *next = score + NS; // (NS) each
+    for (int w = 0; w < n_words; w++) /* a word without pieces is O */
+        for (int t = 0; t < NS; t++)
+            emit[(size_t)w * NS + t] = t == ts->o_tag ? 0.0f : -INFINITY;
     int prev_word = -1;
     for (int p = 0; p < n_pieces; p++) {
-        if (pieces[p].word == prev_word)
+        if (pieces[p].word == prev_word || pieces[p].word >= n_words)
             continue;
         prev_word = pieces[p].word;
-        const float *row = slot_logits + (size_t)p * ts->n_tags; // (NS)
-        int best = 0;
-        for (int t = 1; t < ts->n_tags; t++)
-            if (row[t] > row[best])
-                best = t;
-        word_tag[pieces[p].word] = best;
+        const float *row = slot_logits + (size_t)p * NS; // (NS)
+        float mx = row[0], sum = 0.0f;
+        for (int t = 1; t < NS; t++)
+            mx = row[t] > mx ? row[t] : mx;
+        for (int t = 0; t < NS; t++)
+            sum += expf(row[t] - mx);
+        const float lse = mx + logf(sum);
+        for (int t = 0; t < NS; t++)
+            emit[(size_t)prev_word * NS + t] = row[t] - lse;
+    }
+    for (int t = 0; t < NS; t++)
+        score[t] = bio_allowed(ts, -1, t) ? emit[t] : -INFINITY;
+    for (int w = 1; w < n_words; w++) {
+        for (int t = 0; t < NS; t++) {
+            int best = -1;
+            float bs = -INFINITY;
+            for (int u = 0; u < NS; u++)
+                if (score[u] > bs && bio_allowed(ts, u, t))
+                    bs = score[u], best = u;
+            next[t] = bs + emit[(size_t)w * NS + t];
+            back[(size_t)w * NS + t] = best < 0 ? ts->o_tag : best;
+        }
+        memcpy(score, next, (size_t)NS * sizeof *score);
+    }
+    int t = ts->o_tag;
+    for (int u = 0; u < NS; u++)
+        if (score[u] > score[t])
+            t = u;
+    for (int w = n_words - 1; w >= 0; w--) {
+        word_tag[w] = t;
+        t = back[(size_t)w * NS + t];
     }
 }
 

@@ -288,7 +288,13 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
         const char *label = c->intent_labels[idx[k]];
         top[k] = (parley_nlu_intent){ arena_str(&a, label, strlen(label)), prob[k] };
     }
-    nlu_word_tags(ts, slot_logits, tk->pieces, n_used, (int)W, word_tag);
+    void *viterbi = pl_malloc(nlu_word_tags_scratch((int)W, ts->n_tags) + 1);
+    if (!viterbi) {
+        pl_free(a.base);
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory decoding slots");
+    }
+    nlu_word_tags(ts, slot_logits, tk->pieces, n_used, (int)W, word_tag, viterbi);
+    pl_free(viterbi);
     int n_spans = nlu_bio_spans(ts, word_tag, (int)W, kind, type, spans);
     for (size_t w = 0; w < W; w++) {
         tags[w] = arena_tag(&a, kind[w], type[w] >= 0 ? ts->type_names[type[w]] : "");

@@ -304,6 +304,7 @@ typedef struct tr_eval {
     mt_scorer *sc;
     int max_words;
     int *word_tag, *type;   /* (max_words) */
+    void *viterbi;          /* nlu_word_tags_scratch(max_words, NS) */
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
@@ -318,7 +319,8 @@ static parley_status eval_one(tr_eval *ev, int i, const wp_tokens *tk, int n_use
     int best;
     float prob;
     nlu_top_k(intent_logits, c->n_intents, 1, &best, &prob);
-    nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag);
+    nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag,
+                  ev->viterbi);
     nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
     for (int w = 0; w < e->n_words; w++) {
         int t = ev->kind[w] == NLU_TAG_O ? ev->ts.o_tag : ev->bi[(ev->kind[w] - 1) * ev->ts.n_types + ev->type[w]];
@@ -402,7 +404,9 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.spans = pl_malloc(w * sizeof *ev.spans);
     ev.gold = pl_malloc(w * sizeof *ev.gold);
     ev.pred = pl_malloc(w * sizeof *ev.pred);
-    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred) {
+    ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
+    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred ||
+        !ev.viterbi) {
         st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ds->source);
         goto fail;
     }
@@ -417,6 +421,7 @@ fail:
     pl_free(ev.bi);
     mt_scorer_free(ev.sc);
     pl_free(ev.word_tag);
+    pl_free(ev.viterbi);
     pl_free(ev.type);
     pl_free(ev.kind);
     pl_free(ev.spans);

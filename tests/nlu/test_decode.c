@@ -66,11 +66,28 @@ static void test_bio(void)
     logits[0 * 5 + 1] = 5; /* word 0 -> B-a */
     logits[1 * 5 + 3] = 5; /* word 1 first piece -> B-b */
     logits[2 * 5 + 1] = 9; /* word 1 second piece ignored */
-    logits[3 * 5 + 4] = 5; /* word 3 -> I-b; word 2 has no piece -> O */
+    logits[3 * 5 + 4] = 5; /* word 3: I-b best, but word 2 has no piece -> O, and I-b may not
+                              follow O: the best valid tag (O, all others being equal) */
     int wt[4];
-    nlu_word_tags(&ts, logits, pieces, 4, 4, wt);
-    CHECK(wt[0] == 1 && wt[1] == 3 && wt[2] == 0 && wt[3] == 4, "word tags %d %d %d %d", wt[0], wt[1],
+    char scratch[1024];
+    CHECK(nlu_word_tags_scratch(4, 5) <= sizeof scratch, "scratch size");
+    nlu_word_tags(&ts, logits, pieces, 4, 4, wt, scratch);
+    CHECK(wt[0] == 1 && wt[1] == 3 && wt[2] == 0 && wt[3] == 0, "word tags %d %d %d %d", wt[0], wt[1],
           wt[2], wt[3]);
+
+    /* Viterbi: B-a then a word whose best tag is I-b (invalid after B-a) and second best I-a:
+     * the path B-a I-a beats B-a B-b when I-a's log-probability is higher than B-b's. */
+    float v[3 * 5] = { 0 };
+    wp_piece vp[3] = { { 0, 0, 0, 1 }, { 0, 1, 2, 3 }, { 0, 2, 4, 5 } };
+    v[0 * 5 + 1] = 6;                      /* word 0: B-a */
+    v[1 * 5 + 4] = 4, v[1 * 5 + 2] = 3.5f; /* word 1: I-b 4, I-a 3.5, B-b 0 */
+    v[2 * 5 + 0] = 3;                      /* word 2: O */
+    nlu_word_tags(&ts, v, vp, 3, 3, wt, scratch);
+    CHECK(wt[0] == 1 && wt[1] == 2 && wt[2] == 0, "viterbi tags %d %d %d", wt[0], wt[1], wt[2]);
+    /* at the sentence start an I- tag is never chosen */
+    float s0[5] = { 0, 0, 1, 0, 0 };
+    nlu_word_tags(&ts, s0, vp, 1, 1, wt, scratch);
+    CHECK(wt[0] != 2 && wt[0] != 4, "an I- tag opened the sentence: %d", wt[0]);
     nlu_tagset_clear(&ts);
 }
 
