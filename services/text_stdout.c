@@ -20,7 +20,7 @@
 typedef struct stdout_state {
     FILE *f;
     int own;
-    int chat, verbose;
+    int chat, verbose, echo;
     const char *prompt;
     pthread_mutex_t mu;
 } stdout_state;
@@ -36,6 +36,8 @@ static const pl_param_spec params[] = {
     { "format", PL_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)" },
     { "verbose", PL_P_BOOL, "false", 0, 0, "chat format: show the intent and slots too" },
     { "prompt", PL_P_STRING, "", 0, 0, "chat format: written after each reply" },
+    { "echo", PL_P_BOOL, "false", 0, 0,
+      "chat format: repeat the user's words before each reply (input from a file or pipe)" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
@@ -43,6 +45,8 @@ static const pl_param_spec params[] = {
 static void write_chat(stdout_state *s, const pl_msg *m, const char *error)
 {
     int reply = m->type == PL_T_REPLY;
+    if (s->echo)
+        fprintf(s->f, "%s\n", m->text ? m->text : "");
     if (error)
         fprintf(s->f, "parley! turn failed: %s\n", error);
     else
@@ -91,6 +95,7 @@ static parley_status stdout_create(pl_node *node, void **out)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     s->chat = !strcmp(format, "chat");
     s->verbose = pl_node_param_bool(node, "verbose");
+    s->echo = pl_node_param_bool(node, "echo");
     s->prompt = pl_node_param_str(node, "prompt");
     s->f = stdout;
     if (strcmp(path, "-")) {

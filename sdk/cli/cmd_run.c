@@ -159,6 +159,8 @@ int cmd_chat(int argc, char **argv)
     }
     sets[n++] = "text.stdout.format=chat";
     sets[n++] = "text.stdout.prompt=you> ";
+    if (!isatty(STDIN_FILENO)) /* a script: show its lines, as a terminal would */
+        sets[n++] = "text.stdout.echo=true";
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--user") && i + 1 < argc) {
             snprintf(user_set, sizeof user_set, "text.stdin.user=%s", argv[++i]);
