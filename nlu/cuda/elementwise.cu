@@ -18,37 +18,29 @@ static dim3 row_grid(int M, int n)
                 (unsigned)(M < EW_MAX_BLOCKS ? (M > 0 ? M : 1) : EW_MAX_BLOCKS));
 }
 
-template <typename S>
-__global__ void bias_gelu_kernel(S *x, const float *bias, int M, int n)
-{
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c < n)
-        for (int r = blockIdx.y; r < M; r += gridDim.y) {
-            S *p = x + (size_t)r * n + c;
-            float v = to_f(*p) + bias[c];
-            *p = from_f<S>(0.5f * v * (1.0f + erff(v * 0.70710678118654752f)));
-        }
-}
+/* What each row-wise kernel does to value + bias. */
+struct op_gelu {
+    __device__ float operator()(float v) const
+    {
+        return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    }
+};
+struct op_tanh {
+    __device__ float operator()(float v) const { return tanhf(v); }
+};
+struct op_none {
+    __device__ float operator()(float v) const { return v; }
+};
 
-template <typename S>
-__global__ void bias_tanh_kernel(S *x, const float *bias, int M, int n)
+// x (M, n) = op(x + bias (n))
+template <typename S, typename Op>
+__global__ void bias_map_kernel(S *x, const float *bias, int M, int n, Op op)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c < n)
         for (int r = blockIdx.y; r < M; r += gridDim.y) {
             S *p = x + (size_t)r * n + c;
-            *p = from_f<S>(tanhf(to_f(*p) + bias[c]));
-        }
-}
-
-template <typename S>
-__global__ void bias_add_kernel(S *x, const float *bias, int M, int n)
-{
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c < n)
-        for (int r = blockIdx.y; r < M; r += gridDim.y) {
-            S *p = x + (size_t)r * n + c;
-            *p = from_f<S>(to_f(*p) + bias[c]);
+            *p = from_f<S>(op(to_f(*p) + bias[c]));
         }
 }
 
@@ -63,19 +55,19 @@ __global__ void convert_kernel(S *out, const float *in, size_t total)
 template <typename S>
 void cu_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
-    bias_gelu_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n);
+    bias_map_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n, op_gelu());
 }
 
 template <typename S>
 void cu_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
-    bias_tanh_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n);
+    bias_map_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n, op_tanh());
 }
 
 template <typename S>
 void cu_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
-    bias_add_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n);
+    bias_map_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n, op_none());
 }
 
 template <typename S>
