@@ -6,10 +6,23 @@
  * many users share one pass through the model; a lone user waits no longer than the delay.
  * Each turn records the batch's NLU time and size. If a batch fails (say one text is not
  * UTF-8), its turns are parsed one by one so only the bad turn fails.
+ * With `instances: N` the node opens the model N times (on a GPU: N copies, each with its
+ * own stream) and each batch takes the next instance, so that N workers (`workers: N`)
+ * run N batches at once; an instance serializes the batches that meet on it.
  * The model itself is nlu/nlu.c; this file only adapts it to the graph.
  */
+#include <stdatomic.h>
+
 #include "pipeline/node.h"
 #include "sdk/pl_alloc.h"
+
+enum { MAX_INSTANCES = 16 };
+
+typedef struct bert_state {
+    int n;
+    parley_nlu *nlu[MAX_INSTANCES];
+    atomic_uint next; /* the instance the next batch takes, modulo n */
+} bert_state;
 
 static const pl_port_spec ports[] = {
     { "text", PL_IN, PL_T_TEXT, 1, "user text" },
@@ -23,6 +36,9 @@ static const pl_param_spec params[] = {
     { "max_batch", PL_P_INT, "32", 1, 1024, "most turns parsed in one pass" },
     { "max_queue_delay_us", PL_P_INT, "2000", 0, 1000000,
       "longest wait after a turn arrives for others to batch with it (microseconds)" },
+    { "precision", PL_P_STRING, "fp16", 0, 0, "GPU storage: fp16, bf16 or fp32" },
+    { "instances", PL_P_INT, "1", 1, MAX_INSTANCES,
+      "copies of the model; give the node as many workers to run them at once" },
     { "threads", PL_P_INT, "0", 0, 256, "CPU threads for the math; 0 = all cores" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
@@ -31,32 +47,52 @@ static parley_status bert_node_create(pl_node *node, void **out)
 {
     parley_nlu_params p = parley_nlu_params_default();
     p.device = pl_node_param_str(node, "device");
+    p.precision = pl_node_param_str(node, "precision");
     p.threads = (int)pl_node_param_int(node, "threads");
     pl_node_set_batch(node, (int)pl_node_param_int(node, "max_batch"),
                       (long)pl_node_param_int(node, "max_queue_delay_us"));
-    return parley_nlu_open(pl_node_param_str(node, "model"), &p, (parley_nlu **)out);
+    bert_state *s = pl_calloc(1, sizeof *s);
+    if (!s)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    const int n = (int)pl_node_param_int(node, "instances");
+    for (; s->n < n; s->n++) {
+        parley_status st = parley_nlu_open(pl_node_param_str(node, "model"), &p, &s->nlu[s->n]);
+        if (st != PARLEY_OK) {
+            for (int i = 0; i < s->n; i++)
+                parley_nlu_close(s->nlu[i]);
+            pl_free(s);
+            return st;
+        }
+    }
+    *out = s;
+    return PARLEY_OK;
 }
 
 static void bert_node_destroy(void *state)
 {
-    parley_nlu_close(state);
+    bert_state *s = state;
+    for (int i = 0; i < s->n; i++)
+        parley_nlu_close(s->nlu[i]);
+    pl_free(s);
 }
 
 static parley_status bert_node_batch(pl_node *node, void *state, pl_msg **msgs, size_t n)
 {
+    bert_state *s = state;
+    parley_nlu *nlu = s->nlu[atomic_fetch_add(&s->next, 1) % (unsigned)s->n];
     const char *texts[1024];
     parley_nlu_result *res[1024];
     for (size_t i = 0; i < n; i++)
         texts[i] = msgs[i]->text;
     int64_t t0 = pl_now_ns();
-    parley_status st = parley_nlu_parse_batch(state, texts, n, res);
+    parley_status st = parley_nlu_parse_batch(nlu, texts, n, res);
     int64_t dt = pl_now_ns() - t0;
     for (size_t i = 0; i < n; i++) {
         pl_msg *m = msgs[i];
         parley_status one = st;
         if (st) {
             int64_t t1 = pl_now_ns();
-            one = parley_nlu_parse(state, texts[i], &res[i]);
+            one = parley_nlu_parse(nlu, texts[i], &res[i]);
             m->nlu_ns = pl_now_ns() - t1;
             m->nlu_batch = 1;
         } else {
