@@ -259,16 +259,6 @@ fail:
     return st;
 }
 
-/* Creates dir unless it exists as a directory. */
-static parley_status make_dir(const char *dir)
-{
-    struct stat sb;
-    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
-        return PARLEY_OK;
-    return pl_fail(PARLEY_ERR_IO, "%s: cannot create the directory: %s", dir,
-                   errno == EEXIST ? "a file of that name exists" : strerror(errno));
-}
-
 parley_status bert_model_save(const bert_model *m, const char *dir)
 {
     parley_status st;
@@ -285,7 +275,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     for (int i = 0; i < 3; i++)
         if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
             goto fail;
-    if ((st = make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
+    if ((st = st_make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
         goto fail;
     wt = pl_calloc((size_t)n, sizeof *wt);
     if (!wt) {

@@ -57,6 +57,15 @@ static parley_status open_error(const char *path, const char *what)
                    what, strerror(err));
 }
 
+parley_status st_make_dir(const char *dir)
+{
+    struct stat sb;
+    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
+        return PARLEY_OK;
+    return pl_fail(PARLEY_ERR_IO, "%s: cannot create the directory: %s", dir,
+                   errno == EEXIST ? "a file of that name exists" : strerror(errno));
+}
+
 parley_status st_read_file(const char *path, size_t max_size, char **out, size_t *len)
 {
     parley_status st;

@@ -96,6 +96,8 @@ typedef struct st_wtensor {
  * header padded with spaces so the data starts 8-byte aligned. */
 parley_status st_write_f32(st_atomic *a, const st_wtensor *t, int n);
 
+/* Creates dir unless it exists as a directory; the error names it. */
+parley_status st_make_dir(const char *dir);
 /* Reads a whole (small) file into a NUL-terminated buffer owned by the caller (pl_free). */
 parley_status st_read_file(const char *path, size_t max_size, char **out, size_t *len);
 

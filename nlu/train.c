@@ -119,16 +119,7 @@ static parley_status path_join(char *buf, const char *dir, const char *name)
     return PARLEY_OK;
 }
 
-static parley_status make_dir(const char *dir)
-{
-    struct stat sb;
-    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
-        return PARLEY_OK;
-    return pl_fail(PARLEY_ERR_IO, "%s: cannot create the directory: %s", dir,
-                   errno == EEXIST ? "a file of that name exists" : strerror(errno));
-}
-
-/* make_dir for dir and every missing parent (as mkdir -p). */
+/* st_make_dir for dir and every missing parent (as mkdir -p). */
 static parley_status make_dirs(const char *dir)
 {
     char path[PATH_MAX];
@@ -136,12 +127,12 @@ static parley_status make_dirs(const char *dir)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
     for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
         *s = '\0';
-        parley_status st = make_dir(path);
+        parley_status st = st_make_dir(path);
         *s = '/';
         if (st != PARLEY_OK)
             return st;
     }
-    return make_dir(path);
+    return st_make_dir(path);
 }
 
 /* Removes what `dir` holds except the entries named keep[0..n_keep), one level of
@@ -749,7 +740,7 @@ static parley_status state_save(tr_run *r)
     size_t n = r->m->n_params;
     st_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m }, { "adam_v", 1, { (int64_t)n }, r->adam_v } };
     snprintf(name, sizeof name, "step-%09ld", r->step);
-    if ((st = make_dir(r->p->out)) != PARLEY_OK || (st = make_dir(r->state_dir)) != PARLEY_OK ||
+    if ((st = st_make_dir(r->p->out)) != PARLEY_OK || (st = st_make_dir(r->state_dir)) != PARLEY_OK ||
         (st = path_join(dir, r->state_dir, name)) != PARLEY_OK || (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
         (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = st_atomic_begin(&a, path)) != PARLEY_OK ||
         (st = st_write_f32(&a, t, 2)) != PARLEY_OK || (st = st_atomic_commit(&a)) != PARLEY_OK ||
