@@ -63,6 +63,7 @@ typedef struct acts {
     float *row_loss;  // (max(N, B))
     float *att_work;  // per-thread attention scratch
     float *ln_work;   // LayerNorm backward partial sums
+    float *head;      // the masked-LM head's scratch (bert_mlm_step), else empty
 } acts;
 
 /* Sizes of one step. */
@@ -78,8 +79,10 @@ static int size_add(size_t *total, size_t a, size_t b)
     return !__builtin_mul_overflow(a, b, &ab) && !__builtin_add_overflow(*total, ab, total);
 }
 
-/* Carves a from ws's block, growing it first if the step needs more. */
-static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, bert_train_ws *ws)
+/* Carves a from ws's block, growing it first if the step needs more; head_floats more for
+ * a head's own scratch. */
+static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, size_t head_floats,
+                                bert_train_ws *ws)
 {
     const size_t N = (size_t)d->N, B = (size_t)d->B, H = (size_t)d->H, I = (size_t)d->I;
     const size_t L = (size_t)d->L, NS = (size_t)c->n_slots, NI = (size_t)c->n_intents;
@@ -95,6 +98,7 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, be
         { &a->row_loss, N > B ? N : B, 1 },
         { &a->att_work, cpu_attention_train_scratch(d->t_max, d->D, d->threads), 1 },
         { &a->ln_work, cpu_layernorm_backward_scratch(d->N, d->H), 1 },
+        { &a->head, head_floats, 1 },
     };
     enum { N_PARTS = sizeof parts / sizeof parts[0] };
     size_t total = 0;
@@ -119,16 +123,15 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, be
     return PARLEY_OK;
 }
 
-/* Checks the batch and the labels against the model, and measures the batch. */
-static parley_status check_step(const bert_config *c, const bert_batch *b, const bert_labels *y,
-                                float dropout, dims *d)
+/* Checks the batch against the model and measures it. */
+static parley_status check_batch(const bert_config *c, const bert_batch *b, float dropout, dims *d)
 {
-    if (b->n_seq < 1 || !b->len || !b->ids || !y->intent || !y->slot)
+    if (b->n_seq < 1 || !b->len || !b->ids)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: a batch needs at least one "
-                       "sequence, its lengths, ids and labels (%d sequences)", b->n_seq);
-    if (!(dropout >= 0.0f && dropout < 1.0f) || !isfinite(y->slot_weight))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: dropout %g must be in [0, 1) "
-                       "and the slot weight %g finite", dropout, y->slot_weight);
+                       "sequence, its lengths and ids (%d sequences)", b->n_seq);
+    if (!(dropout >= 0.0f && dropout < 1.0f))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: dropout %g must be in [0, 1)",
+                       dropout);
     size_t n = 0, ps = 0;
     int t_max = 0;
     for (int s = 0; s < b->n_seq; s++) {
@@ -137,20 +140,12 @@ static parley_status check_step(const bert_config *c, const bert_batch *b, const
             return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: sequence %d has %d tokens; "
                            "the model takes 1 to %d (max_position_embeddings)", s, len,
                            c->max_positions);
-        if (y->intent[s] < 0 || y->intent[s] >= c->n_intents)
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: sequence %d has intent "
-                           "label %d; the model has intents 0 to %d", s, y->intent[s],
-                           c->n_intents - 1);
         for (int t = 0; t < len; t++) {
-            const int id = b->ids[n + (size_t)t], tag = y->slot[n + (size_t)t];
+            const int id = b->ids[n + (size_t)t];
             if (id < 0 || id >= c->vocab_size)
                 return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: token %d of sequence %d "
                                "has id %d; the vocabulary has ids 0 to %d", t, s, id,
                                c->vocab_size - 1);
-            if (tag < -1 || tag >= c->n_slots)
-                return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: token %d of sequence %d "
-                               "has slot label %d; the model has tags 0 to %d (-1: not scored)",
-                               t, s, tag, c->n_slots - 1);
         }
         n += (size_t)len;
         ps += (size_t)len * (size_t)len;
@@ -162,6 +157,30 @@ static parley_status check_step(const bert_config *c, const bert_batch *b, const
     *d = (dims){ .B = b->n_seq, .N = (int)n, .t_max = t_max, .H = c->hidden,
                  .I = c->intermediate, .NH = c->heads, .D = c->hidden / c->heads,
                  .L = c->layers, .threads = cpu_threads(), .PS = ps * (size_t)c->heads };
+    return PARLEY_OK;
+}
+
+/* Checks the joint labels of a measured batch. */
+static parley_status check_labels(const bert_config *c, const bert_batch *b, const bert_labels *y)
+{
+    if (!y->intent || !y->slot || !isfinite(y->slot_weight))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: the labels need intents, slot "
+                       "tags and a finite slot weight (%g)", y->slot_weight);
+    size_t n = 0;
+    for (int s = 0; s < b->n_seq; s++) {
+        if (y->intent[s] < 0 || y->intent[s] >= c->n_intents)
+            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: sequence %d has intent "
+                           "label %d; the model has intents 0 to %d", s, y->intent[s],
+                           c->n_intents - 1);
+        for (int t = 0; t < b->len[s]; t++) {
+            const int tag = y->slot[n + (size_t)t];
+            if (tag < -1 || tag >= c->n_slots)
+                return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: token %d of sequence %d "
+                               "has slot label %d; the model has tags 0 to %d (-1: not scored)",
+                               t, s, tag, c->n_slots - 1);
+        }
+        n += (size_t)b->len[s];
+    }
     return PARLEY_OK;
 }
 
@@ -284,6 +303,42 @@ parley_status bert_train_step(const bert_model *m, const bert_batch *b, const be
     return st;
 }
 
+/* For a batch check_batch measured as d: carves the arena (head_floats for the head) and
+ * runs the encoder forward; a->x + L * N * H is then the last hidden state (N, H). */
+static parley_status encoder_forward(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
+                                     float p, uint64_t seed, size_t head_floats, const dims *d,
+                                     acts *a)
+{
+    parley_status st;
+    const bert_config *c = &m->cfg;
+    const bert_weights *w = &m->w;
+    if ((st = acts_alloc(a, c, d, head_floats, ws)) != PARLEY_OK)
+        return st;
+    const size_t NH = (size_t)d->N * d->H;
+    cpu_embedding_sum(a->emb_sum, b->ids, b->len, d->B, w->word_emb, w->pos_emb, w->type_emb,
+                      d->H);
+    cpu_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, d->N, d->H, c->ln_eps);
+    cpu_dropout(a->x, a->x, NULL, NH, p, cpu_dropout_key(seed, DROP_EMB), 0);
+    for (int l = 0; l < d->L; l++)
+        layer_forward(m, b, d, a, l, p, seed);
+    return PARLEY_OK;
+}
+
+/* The encoder backward: a->dx holds d last hidden state (N, H) on entry; the layers' and
+ * embeddings' gradients are added to g. */
+static void encoder_backward(const bert_model *m, const bert_batch *b, const dims *d, acts *a,
+                             bert_weights *g, float p, uint64_t seed)
+{
+    const bert_config *c = &m->cfg;
+    for (int l = d->L - 1; l >= 0; l--)
+        layer_backward(m, b, d, a, g, l, p, seed);
+    cpu_dropout(a->dx, a->dx, NULL, (size_t)d->N * d->H, p, cpu_dropout_key(seed, DROP_EMB), 0);
+    cpu_layernorm_backward(a->dx, g->emb_ln_w, g->emb_ln_b, a->dx, a->emb_sum, m->w.emb_ln_w,
+                           d->N, d->H, c->ln_eps, a->ln_work);
+    cpu_embedding_backward(g->word_emb, g->pos_emb, g->type_emb, a->dx, b->ids, b->len, d->B,
+                           d->H, m->vocab ? wp_vocab_pad(m->vocab) : -1);
+}
+
 parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
                                  const bert_labels *y, float dropout, uint64_t seed,
                                  float *grads, bert_loss *loss, float *intent_logits,
@@ -295,8 +350,9 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     if (!ws || !m || !b || !y || !grads || !loss)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: NULL workspace, model, batch, "
                        "labels, gradients or loss");
-    if ((st = check_step(&m->cfg, b, y, dropout, &d)) != PARLEY_OK ||
-        (st = acts_alloc(&a, &m->cfg, &d, ws)) != PARLEY_OK)
+    if ((st = check_batch(&m->cfg, b, dropout, &d)) != PARLEY_OK ||
+        (st = check_labels(&m->cfg, b, y)) != PARLEY_OK ||
+        (st = encoder_forward(ws, m, b, dropout, seed, 0, &d, &a)) != PARLEY_OK)
         return st;
     const bert_config *c = &m->cfg;
     const bert_weights *w = &m->w;
@@ -305,13 +361,6 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     const int B = d.B, N = d.N, H = d.H, NI = c->n_intents, NS = c->n_slots;
     const size_t NH = (size_t)N * H, BH = (size_t)B * H;
     const float p = dropout;
-
-    // forward: embeddings, layers
-    cpu_embedding_sum(a.emb_sum, b->ids, b->len, B, w->word_emb, w->pos_emb, w->type_emb, H);
-    cpu_layernorm(a.x, a.emb_sum, w->emb_ln_w, w->emb_ln_b, N, H, c->ln_eps);
-    cpu_dropout(a.x, a.x, NULL, NH, p, cpu_dropout_key(seed, DROP_EMB), 0);
-    for (int l = 0; l < d.L; l++)
-        layer_forward(m, b, &d, &a, l, p, seed);
     const float *last = a.x + (size_t)d.L * NH; // (N, H)
 
     // heads: slot classifier on every token; pooler and intent classifier on first tokens
@@ -350,15 +399,111 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
             dst[k] += src[k];
         first += (size_t)b->len[s];
     }
+    encoder_backward(m, b, &d, &a, &g, p, seed);
+    return PARLEY_OK;
+}
 
-    // backward through the layers and the embeddings
-    for (int l = d.L - 1; l >= 0; l--)
-        layer_backward(m, b, &d, &a, &g, l, p, seed);
-    cpu_dropout(a.dx, a.dx, NULL, NH, p, cpu_dropout_key(seed, DROP_EMB), 0);
-    cpu_layernorm_backward(a.dx, g.emb_ln_w, g.emb_ln_b, a.dx, a.emb_sum, w->emb_ln_w, N, H,
-                           c->ln_eps, a.ln_work);
-    cpu_embedding_backward(g.word_emb, g.pos_emb, g.type_emb, a.dx, b->ids, b->len, B, H,
-                           m->vocab ? wp_vocab_pad(m->vocab) : -1);
+/* The masked-LM head's scratch, carved from acts.head: M masked rows. */
+typedef struct mlm_acts {
+    float *in;        // (M, H) the last hidden state at the masked positions
+    float *pre;       // (M, H) transform.dense output, GELU's input
+    float *act;       // (M, H) GELU output, the LayerNorm's input
+    float *t;         // (M, H) transform output, the decoder's input
+    float *dt;        // (M, H) gradients of t, then act, then pre
+    float *din;       // (M, H)
+    float *logits;    // (M, V)
+    float *dlogits;   // (M, V)
+    float *row_loss;  // (M)
+    int *label;       // (M) the original pieces
+    float *ln_work;   // LayerNorm backward scratch for M rows
+} mlm_acts;
+
+static size_t mlm_acts_size(int M, int H, int V)
+{
+    return (size_t)M * H * 6 + (size_t)M * V * 2 + (size_t)M * 2 + cpu_layernorm_backward_scratch(M, H);
+}
+
+static void mlm_acts_carve(mlm_acts *h, float *p, int M, int H, int V)
+{
+    const size_t MH = (size_t)M * H;
+    h->in = p, h->pre = p + MH, h->act = p + 2 * MH, h->t = p + 3 * MH, h->dt = p + 4 * MH;
+    h->din = p + 5 * MH;
+    h->logits = p + 6 * MH;
+    h->dlogits = h->logits + (size_t)M * V;
+    h->row_loss = h->dlogits + (size_t)M * V;
+    h->label = (int *)(h->row_loss + M); /* an int fits a float's room */
+    h->ln_work = h->row_loss + 2 * (size_t)M;
+}
+
+parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
+                               const bert_batch *b, const int *target, float dropout,
+                               uint64_t seed, float *grads, float *head_grads,
+                               bert_mlm_loss *loss)
+{
+    parley_status st;
+    acts a;
+    dims d = { 0 };
+    if (!ws || !m || !head_params || !b || !target || !grads || !head_grads || !loss)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_mlm_step: NULL workspace, model, head, "
+                       "batch, targets, gradients or loss");
+    const bert_config *c = &m->cfg;
+    if ((st = check_batch(c, b, dropout, &d)) != PARLEY_OK)
+        return st;
+    int M = 0;
+    for (int i = 0; i < d.N; i++) {
+        if (target[i] < -1 || target[i] >= c->vocab_size)
+            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_mlm_step: token %d of the batch has "
+                           "target %d; the vocabulary has ids 0 to %d (-1: not masked)", i,
+                           target[i], c->vocab_size - 1);
+        M += target[i] >= 0;
+    }
+    *loss = (bert_mlm_loss){ 0 };
+    if (!M)
+        return PARLEY_OK; /* nothing to predict: no loss and no gradient */
+    const int H = d.H, V = c->vocab_size;
+    if ((st = encoder_forward(ws, m, b, dropout, seed, mlm_acts_size(M, H, V), &d, &a)) !=
+        PARLEY_OK)
+        return st;
+    bert_mlm_head hw, hg;
+    bert_mlm_point(&hw, c, (float *)head_params);
+    bert_mlm_point(&hg, c, head_grads);
+    bert_weights g;
+    bert_weights_point(&g, c, grads);
+    mlm_acts h;
+    mlm_acts_carve(&h, a.head, M, H, V);
+    const float *last = a.x + (size_t)d.L * d.N * H; // (N, H)
+    const size_t MH = (size_t)M * H;
+
+    // forward: gather the masked rows; transform; decoder tied to the word embeddings
+    for (int i = 0, k = 0; i < d.N; i++)
+        if (target[i] >= 0) {
+            memcpy(h.in + (size_t)k * H, last + (size_t)i * H, (size_t)H * sizeof(float));
+            h.label[k++] = target[i];
+        }
+    cpu_matmul(h.pre, h.in, hw.dense_w, hw.dense_b, M, H, H);
+    cpu_gelu(h.act, h.pre, MH);
+    cpu_layernorm(h.t, h.act, hw.ln_w, hw.ln_b, M, H, c->ln_eps);
+    cpu_matmul(h.logits, h.t, m->w.word_emb, hw.bias, M, H, V);
+    int correct = 0;
+    for (int k = 0; k < M; k++)
+        correct += argmax(h.logits + (size_t)k * V, V) == h.label[k];
+    cpu_softmax_xent(h.dlogits, h.row_loss, h.logits, h.label, M, V, 1.0f / (float)M);
+    double sum = 0;
+    for (int k = 0; k < M; k++)
+        sum += h.row_loss[k];
+    *loss = (bert_mlm_loss){ .loss = (float)(sum / M), .masked = M, .correct = correct };
+
+    // backward through the head into dx = d last (zero where nothing was masked)
+    cpu_matmul_backward(h.dt, g.word_emb, hg.bias, h.dlogits, h.t, m->w.word_emb, M, H, V, 0);
+    cpu_layernorm_backward(h.dt, hg.ln_w, hg.ln_b, h.dt, h.act, hw.ln_w, M, H, c->ln_eps,
+                           h.ln_work);
+    cpu_gelu_backward(h.dt, h.pre, h.dt, MH);
+    cpu_matmul_backward(h.din, hg.dense_w, hg.dense_b, h.dt, h.in, hw.dense_w, M, H, H, 0);
+    memset(a.dx, 0, (size_t)d.N * H * sizeof(float));
+    for (int i = 0, k = 0; i < d.N; i++)
+        if (target[i] >= 0)
+            memcpy(a.dx + (size_t)i * H, h.din + (size_t)k++ * H, (size_t)H * sizeof(float));
+    encoder_backward(m, b, &d, &a, &g, dropout, seed);
     return PARLEY_OK;
 }
 

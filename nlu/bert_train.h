@@ -62,6 +62,59 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
 /* Frees the arena and empties ws. NULL or an empty ws is a no-op. */
 void bert_train_ws_free(bert_train_ws *ws);
 
+/* Masked-language-model pretraining (BERT's MLM objective, without next-sentence
+ * prediction). The head is Hugging Face's cls.predictions: t = LayerNorm(GELU(dense(h)))
+ * on the last hidden state h of each masked position, logits = t · word_emb^T + bias (the
+ * decoder shares the word embedding table, so its gradient adds to word_emb's). The head's
+ * parameters live in their own flat array (bert_mlm.c lays it out); the model's pooler and
+ * joint heads take no part and get no gradient. */
+typedef struct bert_mlm_head {
+    float *dense_w;     /* (H, H) cls.predictions.transform.dense */
+    float *dense_b;     /* (H) */
+    float *ln_w;        /* (H) cls.predictions.transform.LayerNorm */
+    float *ln_b;        /* (H) */
+    float *bias;        /* (V) cls.predictions.bias, the decoder's */
+} bert_mlm_head;
+
+typedef struct bert_mlm_loss {
+    float loss;         /* mean cross-entropy over the masked positions (0 when none) */
+    int masked;         /* positions predicted */
+    int correct;        /* of them, those whose argmax is the original piece */
+} bert_mlm_loss;
+
+/* Floats in a head's array, and the pointer layout over it. */
+size_t bert_mlm_param_count(const bert_config *c);
+void bert_mlm_point(bert_mlm_head *h, const bert_config *c, float *params);
+/* BERT's initialization of the head: normal(0, 0.02) dense weight (from seed), zero biases,
+ * LayerNorm weight 1. */
+void bert_mlm_init(const bert_config *c, float *params, uint64_t seed);
+/* decay (bert_mlm_param_count) as bert_decay_mask: 1 on the dense weight only. */
+void bert_mlm_decay_mask(const bert_config *c, unsigned char *decay);
+/* The head as a safetensors file with Hugging Face's names (cls.predictions.*, F32), written
+ * atomically; and read back, every tensor checked for presence, shape and dtype, none
+ * unexpected. params holds bert_mlm_param_count(c) floats. */
+parley_status bert_mlm_save(const bert_config *c, const float *params, const char *path);
+parley_status bert_mlm_load(const bert_config *c, const char *path, float *params);
+
+/* BERT's masking of a packed batch (ids (N), lengths len (B)): every piece but each
+ * sequence's first and last ([CLS], [SEP]) is chosen with chance prob; a chosen piece
+ * becomes [MASK] (80%), a piece drawn uniformly from the vocabulary (10%) or stays (10%),
+ * and its target is the original id. target (N) is -1 where nothing is predicted. Every
+ * draw is a hash of (key, position), so a step's masking is reproducible. Returns how many
+ * positions were chosen. */
+int bert_mlm_mask(int *ids, int *target, const int *len, int B, int mask_id, int vocab_size,
+                  float prob, uint64_t key);
+
+/* One MLM step: forward with dropout as bert_train_step, the loss over the positions whose
+ * target (N) is not -1, backward. Gradients are ADDED to grads (n_params, the model's
+ * layout) and head_grads (bert_mlm_param_count); the [PAD] row of word_emb gets the
+ * decoder's share only. A batch with no target gives loss 0 and no gradient. Errors as
+ * bert_train_step (a target outside the vocabulary names its position). */
+parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
+                               const bert_batch *b, const int *target, float dropout,
+                               uint64_t seed, float *grads, float *head_grads,
+                               bert_mlm_loss *loss);
+
 typedef struct adamw_params {
     float lr, beta1, beta2, eps, weight_decay;
 } adamw_params;

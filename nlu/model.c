@@ -197,6 +197,13 @@ static double rng_normal(rng *r)
     return radius * cos(angle);
 }
 
+void bert_fill_normal(float *p, size_t n, double std, unsigned long long seed)
+{
+    rng r = { .state = seed };
+    for (size_t k = 0; k < n; k++)
+        p[k] = (float)(std * rng_normal(&r));
+}
+
 void bert_model_init_random(bert_model *m, unsigned long long seed)
 {
     /* BERT's initializer_range. */

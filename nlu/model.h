@@ -119,6 +119,8 @@ parley_status bert_model_load(const char *dir, bert_model **out);
  * LayerNorm weight 1 and bias 0, and (as torch's padding_idx does) a zero [PAD] embedding
  * row. Deterministic for a seed. */
 void bert_model_init_random(bert_model *m, unsigned long long seed);
+/* n values drawn from normal(0, std), deterministic for a seed (the generator above). */
+void bert_fill_normal(float *p, size_t n, double std, unsigned long long seed);
 
 /* Writes config.json, model.safetensors (F32, HF names with the "bert." prefix) and
  * vocab.txt into `dir` (created if missing). Each file is written to a temporary name and

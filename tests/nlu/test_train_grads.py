@@ -17,6 +17,12 @@ compounds them a few times over: 1e-5 relative is typical (printed), and 1e-4 le
 factor of ten while still failing any wrong term (a missing term or a transposed index is
 an O(1) relative error). The loss must match to 1e-5 relative, logits to 1e-4 * max|logit|.
 
+The masked-LM step (bert_mlm_step_ws) is held to bert_train_ref.mlm_loss_and_grads the same
+way: random heads (cls.predictions.*), about a third of the pieces masked, a [PAD] token in
+the batch (its row gets only the tied decoder's share), the loss, the count of right
+guesses, every model and head gradient; and a batch with nothing masked gives loss 0 and
+no gradient at all.
+
 Usage: test_train_grads.py TRAIN_GRADS   (exits 77 without torch or numpy)
 """
 import json
@@ -142,6 +148,60 @@ def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight):
     check(not np.any(pad_row), "%s: the [PAD] row has no gradient" % name)
 
 
+def run_mlm_case(tmp, name, cfg, tensors, rng, lens):
+    d = os.path.join(tmp, name)
+    write_model(os.path.join(d, "model"), cfg, tensors)
+    V, H = cfg["vocab_size"], cfg["hidden_size"]
+    u = lambda *shape: rng.uniform(-0.5, 0.5, size=shape).astype(np.float32)
+    p = "cls.predictions."
+    sio.save(os.path.join(d, "model", "mlm_head.safetensors"), {
+        p + "transform.dense.weight": u(H, H), p + "transform.dense.bias": u(H),
+        p + "transform.LayerNorm.weight": rng.uniform(0.5, 1.5, size=(H,)).astype(np.float32),
+        p + "transform.LayerNorm.bias": u(H), p + "bias": u(V)})
+    ids, _, _ = make_batch(rng, cfg, lens)
+    target = [int(rng.integers(1, V)) if rng.random() < 0.35 else -1 for _ in ids]
+    if not name.endswith("unmasked"):
+        target[len(ids) // 2] = int(rng.integers(1, V))  # the [PAD] position is predicted too
+    else:
+        target = [-1] * len(ids)
+    with open(os.path.join(d, "batch.json"), "w") as f:
+        json.dump({"len": lens, "ids": ids, "target": target, "dropout": 0.0, "seed": 1}, f)
+    r = subprocess.run([TOOL, os.path.join(d, "model"), os.path.join(d, "batch.json"), d],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        check(False, "%s: train_grads failed: %s" % (name, r.stderr.strip()))
+        return
+    with open(os.path.join(d, "outputs.json")) as f:
+        out = json.load(f)
+    grads = {k[5:] if k.startswith("bert.") else k: v
+             for k, v in sio.load(os.path.join(d, "grads", "model.safetensors")).items()}
+    grads.update(sio.load(os.path.join(d, "grads", "mlm_head.safetensors")))
+    if name.endswith("unmasked"):
+        check(out["loss"] == 0 and out["masked"] == 0, "%s: nothing masked, loss 0" % name)
+        check(all(not np.any(g) for g in grads.values()), "%s: no gradient at all" % name)
+        return
+    (loss, masked, correct), g_ref = bert_train_ref.mlm_loss_and_grads(
+        os.path.join(d, "model"), lens, ids, target, pad_id=0)
+    print("%s: %d tokens, %d masked; loss %.7f (torch %.7f)" % (name, len(ids), masked, out["loss"], loss))
+    check(abs(out["loss"] - loss) <= 1e-5 * abs(loss), "%s: loss %.8g vs torch %.8g" % (name, out["loss"], loss))
+    check(out["masked"] == masked and out["correct"] == correct,
+          "%s: %d masked, %d right (torch %d, %d)" % (name, out["masked"], out["correct"], masked, correct))
+    check(set(grads) == set(g_ref), "%s: the same tensors" % name)
+    worst = 0.0
+    for key in sorted(g_ref):
+        g, want = grads[key].astype(np.float64), g_ref[key]
+        scale = np.max(np.abs(want))
+        diff = np.max(np.abs(g - want)) if g.shape == want.shape else np.inf
+        if scale > 1e-6:
+            worst = max(worst, diff / scale)
+        check(diff <= 1e-4 * scale + 1e-6, "%s: grad %-48s max |diff| %.3g (max |g_ref| %.3g)" % (
+            name, key, diff, scale))
+    print("%s: worst max|diff| / max|g_ref| over the nonzero tensors %.3g" % (name, worst))
+    check(not np.any(grads["pooler.dense.weight"]) and not np.any(grads["intent_classifier.weight"]),
+          "%s: the pooler and the joint heads get no gradient" % name)
+    check(np.any(grads["embeddings.word_embeddings.weight"][0]), "%s: the decoder's share reaches the [PAD] row" % name)
+
+
 def main():
     torch.set_num_threads(1)
     rng = np.random.default_rng(20240611)
@@ -164,6 +224,8 @@ def main():
             run_case(tmp, "shape%d-weight0.5" % k, cfg, tensors, lens[:3], ids, intent, slot, 0.5)
             ids, intent, slot = make_batch(rng, cfg, [4, 7], scored=0.0)
             run_case(tmp, "shape%d-unscored" % k, cfg, tensors, [4, 7], ids, intent, slot, 1.0)
+            run_mlm_case(tmp, "shape%d-mlm" % k, cfg, tensors, rng, lens)
+            run_mlm_case(tmp, "shape%d-mlm-unmasked" % k, cfg, tensors, rng, [4, 7])
     print("%d failures" % len(FAILURES))
     return 1 if FAILURES else 0
 

@@ -7,6 +7,9 @@
  * OUT_DIR/outputs.json: the loss parts and the logits, floats printed to round-trip;
  * OUT_DIR/grads/: a model directory whose parameters are the gradients, saved by
  * bert_model_save, so Python reads them by their Hugging Face names.
+ * With "target": [N] in place of "intent" and "slot", the step is bert_mlm_step_ws with
+ * the head in MODEL_DIR/mlm_head.safetensors: outputs.json holds loss, masked and
+ * correct, and the head's gradients go to OUT_DIR/grads/mlm_head.safetensors.
  * Exit status: 0 on success, 2 when the step fails (its status and message on stderr), 1 on
  * a usage or I/O problem of the tool itself.
  */
@@ -45,6 +48,58 @@ static void write_floats(FILE *f, const char *name, const float *x, size_t n)
     fputc(']', f);
 }
 
+static int fail(parley_status st, int rc)
+{
+    fprintf(stderr, "%s: %s\n", parley_status_str(st), parley_errmsg());
+    return rc;
+}
+
+/* The MLM variant: returns the exit status. */
+static int mlm_step(bert_model *m, const cJSON *root, const char *model_dir, const char *out_dir,
+                    const int *len, int B, const int *ids)
+{
+    char path[PATH_MAX];
+    int n_target, rc = 1;
+    int *target = int_array(root, "target", &n_target);
+    size_t n_head = bert_mlm_param_count(&m->cfg);
+    float *head = calloc(n_head, sizeof *head), *head_grads = calloc(n_head, sizeof *head_grads);
+    float *grads = calloc(m->n_params, sizeof *grads);
+    bert_train_ws ws = { 0 };
+    bert_mlm_loss loss;
+    bert_batch b = { .n_seq = B, .len = len, .ids = ids };
+    parley_status st;
+    bert_set_threads((int)number(root, "threads", 0));
+    snprintf(path, sizeof path, "%s/mlm_head.safetensors", model_dir);
+    if ((st = bert_mlm_load(&m->cfg, path, head)) != PARLEY_OK) {
+        rc = fail(st, 1);
+        goto done;
+    }
+    if ((st = bert_mlm_step_ws(&ws, m, head, &b, target, (float)number(root, "dropout", 0.0),
+                               (uint64_t)number(root, "seed", 0), grads, head_grads, &loss)) != PARLEY_OK) {
+        rc = fail(st, 2);
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/outputs.json", out_dir);
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "{\"loss\": %.9g, \"masked\": %d, \"correct\": %d}\n", loss.loss, loss.masked,
+                      loss.correct) < 0 || fclose(f) != 0) {
+        perror(path);
+        goto done;
+    }
+    memcpy(m->params, grads, m->n_params * sizeof *grads);
+    snprintf(path, sizeof path, "%s/grads", out_dir);
+    if ((st = bert_model_save(m, path)) != PARLEY_OK) {
+        rc = fail(st, 1);
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/grads/mlm_head.safetensors", out_dir);
+    rc = (st = bert_mlm_save(&m->cfg, head_grads, path)) != PARLEY_OK ? fail(st, 1) : 0;
+done:
+    bert_train_ws_free(&ws);
+    free(target), free(head), free(head_grads), free(grads);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -64,6 +119,14 @@ int main(int argc, char **argv)
     }
     int B, N, n_intent, n_slot;
     int *len = int_array(root, "len", &B), *ids = int_array(root, "ids", &N);
+    if (cJSON_GetObjectItemCaseSensitive(root, "target")) {
+        int rc = mlm_step(m, root, argv[1], argv[3], len, B, ids);
+        free(len), free(ids);
+        pl_free(text);
+        cJSON_Delete(root);
+        bert_model_free(m);
+        return rc;
+    }
     int *intent = int_array(root, "intent", &n_intent), *slot = int_array(root, "slot", &n_slot);
     bert_set_threads((int)number(root, "threads", 0));
     bert_batch b = { .n_seq = B, .len = len, .ids = ids };

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from reference import bert_ref
+from reference import safetensors_io
 
 
 def split(lens, flat):
@@ -58,3 +59,37 @@ def loss_and_grads(model_dir, lens, ids, intent, slot, slot_weight=1.0, pad_id=0
             g[pad_id] = 0.0
         grads[name] = g.detach().numpy()
     return {k: v.detach().numpy() for k, v in out.items()}, grads
+
+
+def mlm_loss_and_grads(model_dir, lens, ids, target, pad_id=0):
+    """The masked-language-model loss of BERT pretraining (Devlin et al. 2019, section 3.1;
+    the head as Hugging Face's BertLMPredictionHead: dense, erf GELU, LayerNorm, then a
+    decoder whose weight is the word embedding table, plus its own bias) on the positions
+    whose target is not -1, in float64. Returns (loss, masked, correct) and the gradients:
+    the model's by Hugging Face names, the head's by theirs (cls.predictions.*). The [PAD]
+    row of the embedding lookup gets no gradient (padding_idx); the decoder's share of it
+    stays, as with tied weights in torch."""
+    model = bert_ref.load(model_dir, dtype=torch.float64)
+    model.embeddings.word_embeddings.padding_idx = pad_id
+    head = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+            for k, v in safetensors_io.load(model_dir + "/mlm_head.safetensors").items()}
+    p = "cls.predictions."
+    padded, mask = bert_ref.pad(split(lens, ids))
+    h = model.embeddings(padded)
+    for layer in model.encoder.layer:
+        h = layer(h, mask)
+    h = h[mask.bool()]  # (N, H) packed
+    chosen = torch.tensor(target) >= 0
+    x = F.linear(h[chosen], head[p + "transform.dense.weight"], head[p + "transform.dense.bias"])
+    x = 0.5 * x * (1.0 + torch.erf(x / 2.0 ** 0.5))
+    x = F.layer_norm(x, (x.shape[-1],), head[p + "transform.LayerNorm.weight"],
+                     head[p + "transform.LayerNorm.bias"], eps=model.config.eps)
+    logits = F.linear(x, model.embeddings.word_embeddings.weight, head[p + "bias"])
+    labels = torch.tensor(target)[chosen]
+    loss = F.cross_entropy(logits, labels)
+    loss.backward()
+    grads = {name: (q.grad if q.grad is not None else torch.zeros_like(q)).detach().numpy()
+             for name, q in model.named_parameters()}
+    grads.update({k: v.grad.detach().numpy() for k, v in head.items()})
+    correct = int((logits.argmax(dim=1) == labels).sum())
+    return (float(loss), int(chosen.sum()), correct), grads
