@@ -38,6 +38,7 @@
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train.h"
+#include "nlu/train_util.h"
 #include "nlu/wp_learn.h"
 #include "sdk/pl_alloc.h"
 #include "sdk/pl_error.h"
@@ -67,22 +68,6 @@ float train_default_lr(int from_init)
 }
 
 /* ---- small helpers --------------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* splitmix64's finalizer: a well-mixed 64-bit function of (a, b). */
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-    uint64_t z = a + 0x9e3779b97f4a7c15ull * (b + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {
@@ -117,22 +102,6 @@ static parley_status path_join(char *buf, const char *dir, const char *name)
     if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
     return PARLEY_OK;
-}
-
-/* st_make_dir for dir and every missing parent (as mkdir -p). */
-static parley_status make_dirs(const char *dir)
-{
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
-    for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        parley_status st = st_make_dir(path);
-        *s = '/';
-        if (st != PARLEY_OK)
-            return st;
-    }
-    return st_make_dir(path);
 }
 
 /* Removes what `dir` holds except the entries named keep[0..n_keep), one level of
@@ -467,12 +436,12 @@ static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524
  * sometimes seen [UNK] in a slot learns to tag from the context too. */
 static void word_dropout(tr_run *r, int nb)
 {
-    uint64_t key = mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
+    uint64_t key = tr_mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
     int unk = wp_vocab_unk(r->m->vocab);
     size_t at = 0;
     for (int j = 0; j < nb; j++) {
         for (int t = 1; t + 1 < r->b_len[j]; t++)
-            if (mix(key, at + (size_t)t) < cut)
+            if (tr_mix(key, at + (size_t)t) < cut)
                 r->b_ids[at + (size_t)t] = unk;
         at += (size_t)r->b_len[j];
     }
@@ -496,55 +465,10 @@ static int report(tr_run *r, train_event ev)
     return r->p->progress ? r->p->progress(pr, r->p->user_data) : 0;
 }
 
-/* The learning rate of step s (0-based): linear warmup from 0, then linear decay to 0 at
- * the last step, as Hugging Face's get_linear_schedule_with_warmup. */
-static float lr_at(const tr_run *r, long s)
-{
-    long w = r->s.warmup, t = r->steps;
-    if (s < w)
-        return r->s.lr * (float)((double)s / (double)(w > 1 ? w : 1));
-    double left = (double)(t - s) / (double)(t - w > 1 ? t - w : 1);
-    return r->s.lr * (float)(left > 0 ? left : 0);
-}
-
-/* Scales the gradients so their global L2 norm is at most clip (torch's clip_grad_norm_:
- * factor clip / (norm + 1e-6), applied only when below 1). */
-static void clip_grads(float *g, size_t n, float clip)
-{
-    /* Sixteen float lanes the compiler can vectorize, folded into a double every block of
-     * 1024: exact enough for a norm and several times faster than a double loop. */
-    enum { LANES = 16, BLOCK = 1024 };
-    double sum = 0;
-    size_t i = 0;
-    while (i + LANES <= n) {
-        float acc[LANES] = { 0 };
-        for (size_t end = i + BLOCK < n ? i + BLOCK : n; i + LANES <= end; i += LANES)
-            for (int j = 0; j < LANES; j++)
-                acc[j] += g[i + j] * g[i + j];
-        for (int j = 0; j < LANES; j++)
-            sum += acc[j];
-    }
-    for (; i < n; i++)
-        sum += (double)g[i] * (double)g[i];
-    float coef = (float)((double)clip / (sqrt(sum) + 1e-6));
-    if (clip > 0 && coef < 1)
-        for (i = 0; i < n; i++)
-            g[i] *= coef;
-}
-
-/* The order of epoch e (0-based): Fisher-Yates driven by (seed, e). */
+/* The order of epoch e (0-based): a function of (seed, e). */
 static void shuffle(tr_run *r, int e)
 {
-    int n = r->set.n;
-    uint64_t key = mix(r->s.seed ^ SHUFFLE_SALT, (uint64_t)e);
-    for (int i = 0; i < n; i++)
-        r->perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(mix(key, (uint64_t)i) % (uint64_t)(i + 1));
-        int t = r->perm[i];
-        r->perm[i] = r->perm[j];
-        r->perm[j] = t;
-    }
+    tr_shuffle(r->perm, r->set.n, tr_mix(r->s.seed ^ SHUFFLE_SALT, (uint64_t)e));
     r->perm_epoch = e;
 }
 
@@ -572,19 +496,19 @@ static parley_status train_step(tr_run *r)
     bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
     bert_loss loss;
     size_t n = r->m->n_params;
-    double t0 = now_s();
+    double t0 = tr_now_s();
     memset(r->grads, 0, n * sizeof *r->grads);
     parley_status st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout,
-                                          mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads, &loss, NULL, NULL);
+                                          tr_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads, &loss, NULL, NULL);
     if (st != PARLEY_OK)
         return pl_wrap(st, "training step %ld", r->step + 1);
     if (!isfinite(loss.total))
         return pl_fail(PARLEY_ERR_CONFIG, "training step %ld: the loss is %g; try a lower --lr", r->step + 1,
                        (double)loss.total);
-    clip_grads(r->grads, n, r->s.clip);
-    adamw_params ap = { lr_at(r, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
+    tr_clip_grads(r->grads, n, r->s.clip);
+    adamw_params ap = { tr_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
     adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
-    r->t_train += now_s() - t0;
+    r->t_train += tr_now_s() - t0;
     r->pr.lr = ap.lr;
     r->step++;
     r->steps_done++;
@@ -948,14 +872,11 @@ static parley_status epoch_end(tr_run *r, int *stop)
 
 static parley_status check_params(const train_params *p)
 {
-    const char *d = p->device;
+    parley_status st;
     if (!p->data || !p->out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: the training data and the output directory are required");
-    if (d && *d && strcmp(d, "cpu") && strcmp(d, "auto")) {
-        if (!strncmp(d, "cuda", 4))
-            return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": training on CUDA is not built in this version", d);
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "device \"%s\": expected cpu", d);
-    }
+    if ((st = tr_check_device(p->device)) != PARLEY_OK)
+        return st;
     if (p->threads < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
@@ -1019,7 +940,7 @@ static parley_status run_prepare(tr_run *r)
         if ((st = state_load(r, dir)) != PARLEY_OK)
             return st;
     } else {
-        if ((st = make_dirs(p->out)) != PARLEY_OK)
+        if ((st = tr_make_dirs(p->out)) != PARLEY_OK)
             return st;
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
@@ -1058,7 +979,7 @@ parley_status train_run(const train_params *p, train_result *result)
 {
     parley_status st;
     tr_run r = { .p = p };
-    double t0 = now_s();
+    double t0 = tr_now_s();
     int stop = 0;
     if (!p)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train_run: params is NULL");
@@ -1093,7 +1014,7 @@ parley_status train_run(const train_params *p, train_result *result)
     }
     if (result) {
         *result = (train_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
-                                  .stopped = r.step < r.steps, .wall_s = now_s() - t0,
+                                  .stopped = r.step < r.steps, .wall_s = tr_now_s() - t0,
                                   .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
                                   .has_dev = r.dev != NULL, .best_epoch = r.best_epoch, .best = r.best };
     }

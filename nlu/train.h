@@ -81,6 +81,9 @@ typedef struct train_progress {
     int n_augmented;          /* of n_train, the variants made from lookup tables */
     int vocab_learned;        /* the vocabulary was learned from the training text */
     int heads_replaced;       /* init's heads were replaced (other labels) */
+    /* TRAIN_EPOCH of pretraining (nlu/pretrain.h): the held-out lines' masked-LM scores. */
+    int has_mlm;
+    double mlm_loss, mlm_accuracy;
     size_t n_params;
     const bert_config *config;/* borrowed for the call */
 } train_progress;

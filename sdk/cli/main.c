@@ -24,6 +24,7 @@ static const struct {
     { "inspect", cmd_inspect, "list node kinds, or one kind's ports and params" },
     { "nlu", cmd_nlu, "parse utterances with a model (nlu predict)" },
     { "train", cmd_train, "train a joint intent/slot model from examples" },
+    { "pretrain", cmd_pretrain, "pretrain an encoder on plain text (masked language model)" },
     { "eval", cmd_eval, "score a model on annotated examples (nlu.yaml or seq.in/seq.out/label)" },
     { "model", cmd_model, "create model directories (model init)" },
     { "tokenize", cmd_tokenize, "split text into WordPiece tokens with offsets" },

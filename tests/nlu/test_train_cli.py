@@ -1,11 +1,14 @@
-"""`parley train` end to end: options, errors, progress output, Ctrl-C and --resume.
+"""`parley train` and `parley pretrain` end to end: options, errors, progress output,
+Ctrl-C and --resume.
 
 Runs $PARLEY_BIN on the tiny synthetic set in tests/nlu/data/train_tiny/ (and a JointBERT
 copy of it written here): --help; every kind of usage error (exit 2); bad data (exit 1,
 FILE:LINE:COL of the culprit); a small training run whose plain log lines, summary and
 model directory are checked, the model then used by `parley nlu predict`; and a run
 interrupted by SIGINT (exit 130, state kept) then continued with --resume, which must end
-with the same files, byte for byte, as an uninterrupted run. Needs only the standard
+with the same files, byte for byte, as an uninterrupted run. `parley pretrain`: --help,
+usage errors, bad text (FILE:LINE:COL), a run on the tiny set's utterances whose log and
+files are checked, then `parley train --init` on its output. Needs only the standard
 library.
 """
 import json
@@ -37,8 +40,8 @@ def check(cond, what):
         print("FAIL:", what, file=sys.stderr)
 
 
-def run(args, **kw):
-    return subprocess.run([BIN, "train"] + args, capture_output=True, text=True, timeout=120, **kw)
+def run(args, cmd="train", **kw):
+    return subprocess.run([BIN, cmd] + args, capture_output=True, text=True, timeout=120, **kw)
 
 
 def same_files(a, b):
@@ -182,6 +185,61 @@ def test_interrupt_and_resume(tmp):
     check(not os.path.exists(state), "state left after the resumed run completed")
 
 
+def write_text(path):
+    """The tiny set's utterances without their annotations, as plain text."""
+    lines = []
+    with open(DATA, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("- ") and not line.startswith("- intent"):
+                lines.append(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line[2:]))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines * 2) + "\n\n")  # every line twice, and a blank one
+    return len(set(lines))
+
+
+def test_pretrain(tmp):
+    text = os.path.join(tmp, "text.txt")
+    n = write_text(text)
+    out = os.path.join(tmp, "pre")
+    r = run(["--help"], "pretrain")
+    check(r.returncode == 0 and "usage: parley pretrain" in r.stdout and "--mask-prob" in r.stdout,
+          "pretrain --help: rc %d" % r.returncode)
+    for args, needle in [([], "required"), (["--text", text], "required"),
+                         (["--text", "--out", out], "--text"),
+                         (["--text", text, "--out", out, "--mask-prob", "0"], "--mask-prob"),
+                         (["--text", text, "--out", out, "--holdout", "0.9"], "--holdout"),
+                         (["--text", text, "--out", out, "--init", out, "--hidden", "64"], "--init"),
+                         (["--text", text, "--out", out, "--data", DATA], "unknown option")]:
+        r = run(args, "pretrain")
+        check(r.returncode == 2 and needle in r.stderr,
+              "pretrain usage error %s: rc %d, stderr %r" % (args, r.returncode, r.stderr))
+    bad = os.path.join(tmp, "bad.txt")
+    with open(bad, "wb") as f:
+        f.write(b"fine\nalso fine\nnot \xc3\x28 fine\n")
+    r = run(["--text", text, bad, "--out", out], "pretrain")
+    check(r.returncode == 1 and "bad.txt:3:5: invalid UTF-8" in r.stderr, "bad text: %r" % r.stderr)
+    check(not os.path.exists(out), "a failed pretraining wrote files")
+
+    r = run(["--text", text, "--out", out, "--epochs", "3", "--holdout", "0.25"] + SMALL, "pretrain")
+    check(r.returncode == 0, "pretrain: rc %d, stderr %r" % (r.returncode, r.stderr[-2000:]))
+    held = n // 4
+    check("pretrain: %d lines, %d held out" % (n, held) in r.stderr, "start line: %r" % r.stderr[:300])
+    epochs = re.findall(r"^epoch (\d+)/3 done: loss [\d.]+  held-out masked-LM loss [\d.]+  accuracy [\d.]+%",
+                        r.stderr, re.M)
+    check(len(epochs) == 3, "%d epoch lines in %r" % (len(epochs), r.stderr[-1000:]))
+    check(re.match(r"pretrained after \d+ steps \(3 epochs\) in .*held-out masked-LM loss [\d.]+, accuracy",
+                   r.stdout), "summary: %r" % r.stdout)
+    for name in MODEL_FILES + ("mlm_head.safetensors",):
+        check(os.path.exists(os.path.join(out, name)), "pretrain: missing " + name)
+
+    tuned = os.path.join(tmp, "tuned")
+    r = run(["--data", DATA, "--out", tuned, "--init", out, "--epochs", "2", "--lr", "3e-3", "--batch", "8",
+             "--threads", "1"])
+    check(r.returncode == 0 and "heads" in r.stderr, "train --init on a pretrained encoder: rc %d %r"
+          % (r.returncode, r.stderr[-800:]))
+
+
 def main():
     if not BIN or not os.path.exists(BIN):
         print("PARLEY_BIN is not set", file=sys.stderr)
@@ -194,6 +252,7 @@ def main():
         test_train_and_predict(tmp)
         test_jointbert(tmp)
         test_interrupt_and_resume(tmp)
+        test_pretrain(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%s" % ("ok" if not failures else "%d failures" % failures))

@@ -9,15 +9,14 @@
  * training set lacks count as wrong. Bad settings and bad data fail with clear errors, and
  * every allocation failure during a run fails cleanly, leaving loadable files behind.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "parley/parley.h"
 #include "nlu/train.h"
 #include "tests/check.h"
+#include "tests/nlu/train_files.h"
 
 static char data[512], dev[512], bad[512], lookup[512], tmp[64];
 
@@ -37,98 +36,6 @@ static train_params tiny(const char *out, int epochs)
     p.lr = 3e-3f;
     p.threads = 1;
     return p;
-}
-
-typedef struct path {
-    char s[1024];
-} path;
-
-/* dir/name, by value, so no buffer is shared between calls. */
-static path path_in(const char *dir, const char *name)
-{
-    path p;
-    snprintf(p.s, sizeof p.s, "%.500s/%.500s", dir, name);
-    return p;
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)n + 1)) &&
-        fread(s, 1, (size_t)n, f) == (size_t)n) {
-        *len = (size_t)n;
-        s[n] = '\0';
-    } else {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    return s;
-}
-
-/* True when the model files of two directories are byte-identical. */
-static int same_model_files(const char *a, const char *b)
-{
-    static const char *const names[] = { "config.json", "model.safetensors", "vocab.txt" };
-    for (int i = 0; i < 3; i++) {
-        size_t la = 0, lb = 0;
-        char *x = read_all(path_in(a, names[i]).s, &la), *y = read_all(path_in(b, names[i]).s, &lb);
-        int same = x && y && la == lb && !memcmp(x, y, la);
-        free(x);
-        free(y);
-        if (!same)
-            return 0;
-    }
-    return 1;
-}
-
-static int exists(const char *path)
-{
-    return access(path, F_OK) == 0;
-}
-
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    if (!d)
-        return;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[1024];
-        struct stat sb;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-            rm_tree(p);
-        else
-            unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-/* Counts temporary files (".tmp-" in the name) under dir, one level of subdirectories deep. */
-static int count_tmp(const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-    if (!d)
-        return 0;
-    while ((e = readdir(d))) {
-        struct stat sb;
-        path p = path_in(dir, e->d_name);
-        n += strstr(e->d_name, ".tmp-") != NULL;
-        if (depth > 0 && e->d_name[0] != '.' && lstat(p.s, &sb) == 0 && S_ISDIR(sb.st_mode))
-            n += count_tmp(p.s, depth - 1);
-    }
-    closedir(d);
-    return n;
 }
 
 static train_scores score(const char *model_dir, const char *set)
