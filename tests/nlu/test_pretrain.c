@@ -19,7 +19,7 @@
 #include "parley/parley.h"
 #include "tests/check.h"
 #include "tests/fault.h"
-#include "tests/nlu/train_files.h"
+#include "tests/nlu/train_test.h"
 
 static char data[512], tmp[64], text[1024];
 static const char *texts[1];
@@ -82,64 +82,30 @@ static pretrain_params tiny(const char *out, int epochs)
 static const char *const PRETRAIN_FILES[] = { "config.json", "model.safetensors", "vocab.txt",
                                               "mlm_head.safetensors" };
 
-typedef struct seen {
-    int starts, steps, epochs, learned, n_train, n_dev;
-    long steps_total, stop_at_step;
-    float first_loss, last_loss;
-    double first_acc, last_acc, last_mlm_loss;
-} seen;
-
-static int watch(const train_progress *p, void *u)
-{
-    seen *s = u;
-    switch (p->event) {
-    case TRAIN_START:
-        s->starts++;
-        s->learned = p->vocab_learned;
-        s->n_train = p->n_train;
-        s->n_dev = p->n_dev;
-        s->steps_total = p->steps;
-        break;
-    case TRAIN_STEP:
-        if (s->steps++ == 0)
-            s->first_loss = p->loss;
-        break;
-    case TRAIN_EPOCH:
-        CHECK(p->has_mlm, "epoch %d without held-out scores", p->epoch);
-        if (s->epochs++ == 0)
-            s->first_acc = p->mlm_accuracy;
-        s->last_acc = p->mlm_accuracy;
-        s->last_mlm_loss = p->mlm_loss;
-        s->last_loss = p->loss;
-        break;
-    }
-    return s->stop_at_step && p->event == TRAIN_STEP && p->step == s->stop_at_step;
-}
-
 /* Returns what the run reported, for test_continue. */
-static seen test_fit(int n_lines)
+static train_seen test_fit(int n_lines)
 {
     path o = path_in(tmp, "fit");
     pretrain_params p = tiny(o.s, 30);
     pretrain_result res;
-    seen s = { 0 };
-    p.t.progress = watch;
+    train_seen s = { 0 };
+    p.t.progress = train_watch;
     p.t.user_data = &s;
     CHECK(pretrain_run(&p, &res) == PARLEY_OK, "pretrain: %s", parley_errmsg());
     CHECK(s.starts == 1 && s.learned, "start event");
     CHECK(s.n_train + s.n_dev == n_lines && s.n_dev == (int)(0.2 * n_lines), "%d + %d lines of %d distinct",
           s.n_train, s.n_dev, n_lines);
-    CHECK(s.epochs == 30 && s.steps == s.steps_total && res.steps_done == s.steps_total && !res.stopped &&
+    CHECK(s.epochs == 30 && s.mlm_epochs == 30 && s.steps == s.steps_total && res.steps_done == s.steps_total && !res.stopped &&
               res.epochs_done == 30,
           "%d epochs, %d of %ld steps", s.epochs, s.steps, s.steps_total);
-    CHECK(res.n_train == s.n_train && res.n_holdout == s.n_dev && res.mlm_accuracy == s.last_acc &&
+    CHECK(res.n_train == s.n_train && res.n_holdout == s.n_dev && res.mlm_accuracy == s.last_mlm_acc &&
               res.mlm_loss == s.last_mlm_loss,
           "result and last epoch agree");
     CHECK(s.last_loss < s.first_loss / 2, "training loss %g -> %g", (double)s.first_loss, (double)s.last_loss);
     /* Half the held-out lines' pieces are template words, predictable from context. */
-    printf("held-out masked-LM accuracy: %.3f after epoch 1, %.3f after 30\n", s.first_acc, s.last_acc);
-    CHECK(s.last_acc >= 0.5 && s.last_acc > s.first_acc + 0.2, "held-out masked-LM accuracy %g after epoch 1, %g "
-          "after 30", s.first_acc, s.last_acc);
+    printf("held-out masked-LM accuracy: %.3f after epoch 1, %.3f after 30\n", s.first_mlm_acc, s.last_mlm_acc);
+    CHECK(s.last_mlm_acc >= 0.5 && s.last_mlm_acc > s.first_mlm_acc + 0.2, "held-out masked-LM accuracy %g after epoch 1, %g "
+          "after 30", s.first_mlm_acc, s.last_mlm_acc);
 
     bert_model *m = NULL;
     CHECK(bert_model_load(o.s, &m) == PARLEY_OK, "load: %s", parley_errmsg());
@@ -175,20 +141,20 @@ static void test_determinism(void)
 
 /* Continuing from "fit" with a learning rate of almost nothing: the same held-out split
  * and masks (same seed) must score exactly as fit's last epoch did. */
-static void test_continue(const seen *fit)
+static void test_continue(const train_seen *fit)
 {
     path base = path_in(tmp, "fit"), o = path_in(tmp, "more");
     pretrain_params p = tiny(o.s, 1);
-    seen s = { 0 };
+    train_seen s = { 0 };
     p.t.init = base.s;
     p.t.layers = p.t.hidden = p.t.heads = p.t.intermediate = 0; /* ignored with init */
     p.t.lr = 1e-12f;
-    p.t.progress = watch;
+    p.t.progress = train_watch;
     p.t.user_data = &s;
     CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "continue: %s", parley_errmsg());
     CHECK(!s.learned && s.epochs == 1, "init's vocabulary is kept");
-    CHECK(s.last_acc == fit->last_acc && fabs(s.last_mlm_loss - fit->last_mlm_loss) < 1e-6,
-          "held-out scores after continuing: %g / %g, before: %g / %g", s.last_acc, s.last_mlm_loss, fit->last_acc,
+    CHECK(s.last_mlm_acc == fit->last_mlm_acc && fabs(s.last_mlm_loss - fit->last_mlm_loss) < 1e-6,
+          "held-out scores after continuing: %g / %g, before: %g / %g", s.last_mlm_acc, s.last_mlm_loss, fit->last_mlm_acc,
           fit->last_mlm_loss);
 }
 
@@ -226,8 +192,8 @@ static void test_stop(void)
     path o = path_in(tmp, "stop");
     pretrain_params p = tiny(o.s, 3);
     pretrain_result res;
-    seen s = { .stop_at_step = 5 };
-    p.t.progress = watch;
+    train_seen s = { .stop_at_step = 5 };
+    p.t.progress = train_watch;
     p.t.user_data = &s;
     CHECK(pretrain_run(&p, &res) == PARLEY_OK, "stop: %s", parley_errmsg());
     CHECK(res.stopped && res.steps_done == 5 && res.epochs_done == 0 && s.epochs == 0, "stopped after %ld steps",
@@ -342,7 +308,7 @@ int main(int argc, char **argv)
     snprintf(text, sizeof text, "%s/text.txt", tmp);
     texts[0] = text;
     int n_lines = write_text(text);
-    seen fit = test_fit(n_lines);
+    train_seen fit = test_fit(n_lines);
     test_determinism();
     test_continue(&fit);
     test_finetune();

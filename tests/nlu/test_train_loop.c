@@ -16,7 +16,7 @@
 #include "parley/parley.h"
 #include "nlu/train.h"
 #include "tests/check.h"
-#include "tests/nlu/train_files.h"
+#include "tests/nlu/train_test.h"
 
 static char data[512], dev[512], bad[512], lookup[512], tmp[64];
 
@@ -56,57 +56,14 @@ static train_scores score(const char *model_dir, const char *set)
 
 /* ---- learning ---------------------------------------------------------------------------- */
 
-typedef struct seen {
-    int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs;
-    int n_train, n_augmented;
-    long last_step, steps_total;
-    float first_loss, last_loss;
-    double last_eta;
-    train_scores dev;
-    int stop_at_step;       /* ask to stop after this step (0 = never) */
-} seen;
-
-static int watch(const train_progress *p, void *u)
-{
-    seen *s = u;
-    switch (p->event) {
-    case TRAIN_START:
-        s->starts++;
-        s->learned = p->vocab_learned;
-        s->replaced = p->heads_replaced;
-        s->steps_total = p->steps;
-        s->n_train = p->n_train;
-        s->n_augmented = p->n_augmented;
-        break;
-    case TRAIN_STEP:
-        CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld", p->step, s->last_step);
-        if (s->steps++ == 0)
-            s->first_loss = p->loss;
-        s->last_step = p->step;
-        s->last_eta = p->eta_s;
-        CHECK(p->lr >= 0 && p->lr <= 3e-3f * 1.0001f, "lr %g", (double)p->lr);
-        break;
-    case TRAIN_EPOCH:
-        s->epochs++;
-        s->last_epoch = p->epoch;
-        s->last_loss = p->loss;
-        if (p->has_dev) {
-            s->dev_epochs++;
-            s->dev = p->dev;
-        }
-        break;
-    }
-    return s->stop_at_step && p->event == TRAIN_STEP && p->step == s->stop_at_step;
-}
-
 static void test_fit(void)
 {
     path o = path_in(tmp, "fit");
     const char *out = o.s;
     train_params p = tiny(out, 40);
     train_result res;
-    seen s = { 0 };
-    p.progress = watch;
+    train_seen s = { 0 };
+    p.progress = train_watch;
     p.user_data = &s;
     parley_status st = train_run(&p, &res);
     CHECK(st == PARLEY_OK, "train: %s", parley_errmsg());
@@ -147,9 +104,9 @@ static void test_dev_and_best(void)
     const char *out = o.s;
     train_params p = tiny(out, 6);
     train_result res;
-    seen s = { 0 };
+    train_seen s = { 0 };
     p.dev = dev;
-    p.progress = watch;
+    p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, &res) == PARLEY_OK, "train: %s", parley_errmsg());
     CHECK(s.dev_epochs == 6 && res.has_dev && res.best_epoch >= 1 && res.best_epoch <= 6, "dev each epoch");
@@ -193,9 +150,9 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
     CHECK(train_run(&p, &res) == PARLEY_OK, "whole: %s", parley_errmsg());
     long total = res.steps_done;
 
-    seen s = { .stop_at_step = stop_at };
+    train_seen s = { .stop_at_step = stop_at };
     p.out = parts;
-    p.progress = watch;
+    p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, &res) == PARLEY_OK, "part 1: %s", parley_errmsg());
     CHECK(res.stopped && res.steps_done == stop_at, "stopped at %ld, wanted %d", res.steps_done, stop_at);
@@ -236,8 +193,8 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
     r.lr = 0.5f;
     r.augment = 0;
     r.word_dropout = 0;
-    seen s2 = { 0 };
-    r.progress = watch;
+    train_seen s2 = { 0 };
+    r.progress = train_watch;
     r.user_data = &s2;
     CHECK(train_run(&r, &res) == PARLEY_OK, "resume: %s", parley_errmsg());
     CHECK(!res.stopped && res.steps_done == total && s2.steps == total - stop_at, "resumed %d steps", s2.steps);
@@ -265,23 +222,23 @@ static void test_augment(void)
     path o = path_in(tmp, "aug/missing/parents");
     const char *out = o.s;
     train_params p = tiny(out, 1);
-    seen s = { 0 };
+    train_seen s = { 0 };
     p.data = lookup;
     p.augment = 3;
-    p.progress = watch;
+    p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
     CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented, "%d examples, %d variants",
           s.n_train, s.n_augmented);
     CHECK(exists(path_in(out, "model.safetensors").s), "the output directory's parents are created");
     p.augment = 0;
-    s = (seen){ 0 };
+    s = (train_seen){ 0 };
     CHECK(train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment", s.n_train,
           s.n_augmented);
     p.data = data;
     p.augment = 3;
-    s = (seen){ 0 };
+    s = (train_seen){ 0 };
     CHECK(train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables", s.n_augmented);
 
@@ -302,10 +259,10 @@ static void test_init(void)
     path pb = path_in(tmp, "fit"), ps = path_in(tmp, "init_same"), po = path_in(tmp, "init_other");
     const char *base = pb.s, *same = ps.s, *other = po.s;
     train_params p = tiny(same, 1);
-    seen s = { 0 };
+    train_seen s = { 0 };
     p.init = base;
     p.layers = p.hidden = p.heads = p.intermediate = 0; /* ignored with init */
-    p.progress = watch;
+    p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "init, same labels: %s", parley_errmsg());
     CHECK(s.starts == 1 && !s.replaced && !s.learned, "heads kept");
@@ -370,9 +327,9 @@ static void test_errors(void)
           parley_errmsg());
 
     /* A resumed run must see the data it started with. */
-    seen s = { .stop_at_step = 2 };
+    train_seen s = { .stop_at_step = 2 };
     p = tiny(out, 2);
-    p.progress = watch;
+    p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "stop: %s", parley_errmsg());
     p.progress = NULL;

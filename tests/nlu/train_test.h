@@ -1,9 +1,9 @@
-/* train_files.h — file helpers for the tests of the training loops (test_train_loop.c,
- * test_pretrain.c): paths by value, whole-file reads, byte-for-byte comparison of model
- * directories, and clean-up. Plain libc; no parley calls.
+/* train_test.h — what the tests of the training loops (test_train_loop.c,
+ * test_pretrain.c) share: a progress callback that records what a run reported, paths by
+ * value, whole-file reads, byte-for-byte comparison of model directories, and clean-up.
  */
-#ifndef TESTS_NLU_TRAIN_FILES_H
-#define TESTS_NLU_TRAIN_FILES_H
+#ifndef TESTS_NLU_TRAIN_TEST_H
+#define TESTS_NLU_TRAIN_TEST_H
 
 #include <dirent.h>
 #include <stdio.h>
@@ -11,6 +11,67 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "nlu/train.h"
+#include "tests/check.h"
+
+/* What a run reported through train_progress (train.h), for the train_params.progress
+ * callback train_watch with a train_seen as user_data. */
+typedef struct train_seen {
+    int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs, mlm_epochs;
+    int n_train, n_dev, n_augmented;
+    long last_step, steps_total;
+    float first_loss, last_loss;
+    double last_eta;
+    train_scores dev;                               /* the last epoch's, with a dev set */
+    double first_mlm_acc, last_mlm_acc, last_mlm_loss; /* pretraining's held-out scores */
+    long stop_at_step;      /* ask to stop after this step (0 = never) */
+} train_seen;
+
+/* Every test trains with a peak learning rate of at most this. */
+#define TRAIN_TEST_MAX_LR 3e-3f
+
+/* Records p into the train_seen u, checking that steps come in order and the learning
+ * rate stays in [0, TRAIN_TEST_MAX_LR]; asks to stop after step u->stop_at_step. */
+static inline int train_watch(const train_progress *p, void *u)
+{
+    train_seen *s = u;
+    switch (p->event) {
+    case TRAIN_START:
+        s->starts++;
+        s->learned = p->vocab_learned;
+        s->replaced = p->heads_replaced;
+        s->steps_total = p->steps;
+        s->n_train = p->n_train;
+        s->n_dev = p->n_dev;
+        s->n_augmented = p->n_augmented;
+        break;
+    case TRAIN_STEP:
+        CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld", p->step, s->last_step);
+        if (s->steps++ == 0)
+            s->first_loss = p->loss;
+        s->last_step = p->step;
+        s->last_eta = p->eta_s;
+        CHECK(p->lr >= 0 && p->lr <= TRAIN_TEST_MAX_LR * 1.0001f, "lr %g", (double)p->lr);
+        break;
+    case TRAIN_EPOCH:
+        s->epochs++;
+        s->last_epoch = p->epoch;
+        s->last_loss = p->loss;
+        if (p->has_dev) {
+            s->dev_epochs++;
+            s->dev = p->dev;
+        }
+        if (p->has_mlm) {
+            if (s->mlm_epochs++ == 0)
+                s->first_mlm_acc = p->mlm_accuracy;
+            s->last_mlm_acc = p->mlm_accuracy;
+            s->last_mlm_loss = p->mlm_loss;
+        }
+        break;
+    }
+    return s->stop_at_step && p->event == TRAIN_STEP && p->step == s->stop_at_step;
+}
 
 typedef struct path {
     char s[1024];
