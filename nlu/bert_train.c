@@ -24,13 +24,16 @@
 #include "sdk/pl_alloc.h"
 #include "sdk/pl_error.h"
 
-/* Numbers of the dropout sites, the tensor part of a mask's key. */
-enum { DROP_EMB, DROP_SLOT_HEAD, DROP_INTENT_HEAD, DROP_LAYER0 };
-enum { DROP_ATTN_PROBS, DROP_ATTN_OUT, DROP_FFN_OUT, DROP_PER_LAYER };
+/* The tensor part of a mask's key: the sites outside the layers are 0..2, then each layer
+ * numbers its three. */
+enum { DROP_LAYER0 = BERT_DROP_ATTN_PROBS, DROP_PER_LAYER = 3 };
 
-static uint64_t layer_key(uint64_t seed, int l, int site)
+uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site)
 {
-    return cpu_dropout_key(seed, DROP_LAYER0 + (uint64_t)l * DROP_PER_LAYER + (uint64_t)site);
+    if (layer < 0)
+        return cpu_dropout_key(seed, (uint64_t)site);
+    return cpu_dropout_key(seed, DROP_LAYER0 + (uint64_t)layer * DROP_PER_LAYER +
+                                     (uint64_t)(site - BERT_DROP_ATTN_PROBS));
 }
 
 /* Saved activations and backward scratch of one step, carved from the workspace block.
@@ -198,14 +201,14 @@ static void layer_forward(const bert_model *m, const bert_batch *b, const dims *
     float *u2 = a->u2 + l * NH;
     cpu_matmul(qkv, x, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, N, H, 3 * H);
     cpu_attention_train(att, a->probs + l * d->PS, qkv, b->len, d->B, d->NH, d->D, p,
-                        layer_key(seed, l, DROP_ATTN_PROBS), a->att_work, d->threads);
+                        bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), a->att_work, d->threads);
     cpu_matmul(a->d1, att, w->attn_out_w + lH * H, w->attn_out_b + lH, N, H, H);
-    cpu_dropout(u1, a->d1, x, NH, p, layer_key(seed, l, DROP_ATTN_OUT), 0);
+    cpu_dropout(u1, a->d1, x, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), 0);
     cpu_layernorm(h1, u1, w->ln1_w + lH, w->ln1_b + lH, N, H, eps);
     cpu_matmul(pre, h1, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, N, H, I);
     cpu_gelu(act, pre, NI);
     cpu_matmul(a->d1, act, w->ffn_out_w + lH * I, w->ffn_out_b + lH, N, I, H);
-    cpu_dropout(u2, a->d1, h1, NH, p, layer_key(seed, l, DROP_FFN_OUT), 0);
+    cpu_dropout(u2, a->d1, h1, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), 0);
     cpu_layernorm(a->x + (l + 1) * NH, u2, w->ln2_w + lH, w->ln2_b + lH, N, H, eps);
 }
 
@@ -223,7 +226,7 @@ static void layer_backward(const bert_model *m, const bert_batch *b, const dims 
     // LayerNorm 2: dx becomes d u2 = d h1 through the residual; d1 = d output.dense
     cpu_layernorm_backward(a->dx, g->ln2_w + lH, g->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H,
                            eps, a->ln_work);
-    cpu_dropout(a->d1, a->dx, NULL, NH, p, layer_key(seed, l, DROP_FFN_OUT), 0);
+    cpu_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), 0);
     // FFN: dwide (N, I) = d act, then d pre; d h1 += d pre · ffn_in_w
     cpu_matmul_backward(a->dwide, g->ffn_out_w + lH * I, g->ffn_out_b + lH, a->d1, act,
                         w->ffn_out_w + lH * I, N, I, H, 0);
@@ -233,12 +236,12 @@ static void layer_backward(const bert_model *m, const bert_batch *b, const dims 
     // LayerNorm 1: dx becomes d u1 = d x through the residual; d1 = d attention.output.dense
     cpu_layernorm_backward(a->dx, g->ln1_w + lH, g->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H,
                            eps, a->ln_work);
-    cpu_dropout(a->d1, a->dx, NULL, NH, p, layer_key(seed, l, DROP_ATTN_OUT), 0);
+    cpu_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), 0);
     cpu_matmul_backward(a->d2, g->attn_out_w + lH * H, g->attn_out_b + lH, a->d1, att,
                         w->attn_out_w + lH * H, N, H, H, 0);
     // attention: dwide (N, 3H) = d qkv; d x += d qkv · qkv_w
     cpu_attention_backward(a->dwide, a->d2, qkv, a->probs + l * d->PS, b->len, d->B, d->NH,
-                           d->D, p, layer_key(seed, l, DROP_ATTN_PROBS), a->att_work,
+                           d->D, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), a->att_work,
                            d->threads);
     cpu_matmul_backward(a->dx, g->qkv_w + lH * 3 * H, g->qkv_b + lH * 3, a->dwide, x,
                         w->qkv_w + lH * 3 * H, N, H, 3 * H, 1);
@@ -283,6 +286,18 @@ static void joint_loss(const bert_config *c, const bert_labels *y, const dims *d
                          .slot_correct = slot_correct };
 }
 
+parley_status bert_train_check(const bert_config *c, const bert_batch *b, const bert_labels *y,
+                               float dropout)
+{
+    dims d;
+    parley_status st;
+    if (!c || !b || !y)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_check: NULL config, batch or labels");
+    if ((st = check_batch(c, b, dropout, &d)) != PARLEY_OK)
+        return st;
+    return check_labels(c, b, y);
+}
+
 void bert_train_ws_free(bert_train_ws *ws)
 {
     if (!ws)
@@ -318,7 +333,7 @@ static parley_status encoder_forward(bert_train_ws *ws, const bert_model *m, con
     cpu_embedding_sum(a->emb_sum, b->ids, b->len, d->B, w->word_emb, w->pos_emb, w->type_emb,
                       d->H);
     cpu_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, d->N, d->H, c->ln_eps);
-    cpu_dropout(a->x, a->x, NULL, NH, p, cpu_dropout_key(seed, DROP_EMB), 0);
+    cpu_dropout(a->x, a->x, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), 0);
     for (int l = 0; l < d->L; l++)
         layer_forward(m, b, d, a, l, p, seed);
     return PARLEY_OK;
@@ -332,7 +347,7 @@ static void encoder_backward(const bert_model *m, const bert_batch *b, const dim
     const bert_config *c = &m->cfg;
     for (int l = d->L - 1; l >= 0; l--)
         layer_backward(m, b, d, a, g, l, p, seed);
-    cpu_dropout(a->dx, a->dx, NULL, (size_t)d->N * d->H, p, cpu_dropout_key(seed, DROP_EMB), 0);
+    cpu_dropout(a->dx, a->dx, NULL, (size_t)d->N * d->H, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), 0);
     cpu_layernorm_backward(a->dx, g->emb_ln_w, g->emb_ln_b, a->dx, a->emb_sum, m->w.emb_ln_w,
                            d->N, d->H, c->ln_eps, a->ln_work);
     cpu_embedding_backward(g->word_emb, g->pos_emb, g->type_emb, a->dx, b->ids, b->len, d->B,
@@ -364,7 +379,7 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     const float *last = a.x + (size_t)d.L * NH; // (N, H)
 
     // heads: slot classifier on every token; pooler and intent classifier on first tokens
-    cpu_dropout(a.hd, last, NULL, NH, p, cpu_dropout_key(seed, DROP_SLOT_HEAD), 0);
+    cpu_dropout(a.hd, last, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), 0);
     cpu_matmul(a.slot_logits, a.hd, w->slot_w, w->slot_b, N, H, NS);
     size_t first = 0;
     for (int s = 0; s < B; s++) {
@@ -374,7 +389,7 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     cpu_matmul(a.pooled, a.cls, w->pool_w, w->pool_b, B, H, H);
     for (size_t i = 0; i < BH; i++)
         a.pooled[i] = tanhf(a.pooled[i]);
-    cpu_dropout(a.pd, a.pooled, NULL, BH, p, cpu_dropout_key(seed, DROP_INTENT_HEAD), 0);
+    cpu_dropout(a.pd, a.pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), 0);
     cpu_matmul(a.intent_logits, a.pd, w->intent_w, w->intent_b, B, H, NI);
     joint_loss(c, y, &d, &a, loss);
     if (intent_logits)
@@ -384,10 +399,10 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
 
     // backward through the heads into dx = d last
     cpu_matmul_backward(a.dx, g.slot_w, g.slot_b, a.dslot, a.hd, w->slot_w, N, H, NS, 0);
-    cpu_dropout(a.dx, a.dx, NULL, NH, p, cpu_dropout_key(seed, DROP_SLOT_HEAD), 0);
+    cpu_dropout(a.dx, a.dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), 0);
     cpu_matmul_backward(a.dpool, g.intent_w, g.intent_b, a.dintent, a.pd, w->intent_w, B, H, NI,
                         0);
-    cpu_dropout(a.dpool, a.dpool, NULL, BH, p, cpu_dropout_key(seed, DROP_INTENT_HEAD), 0);
+    cpu_dropout(a.dpool, a.dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), 0);
     for (size_t i = 0; i < BH; i++)
         a.dpool[i] *= 1.0f - a.pooled[i] * a.pooled[i];
     cpu_matmul_backward(a.dcls, g.pool_w, g.pool_b, a.dpool, a.cls, w->pool_w, B, H, H, 0);

@@ -29,6 +29,21 @@ typedef struct bert_loss {
     int slot_scored, slot_correct;
 } bert_loss;
 
+/* The dropout sites of a step. A site's mask is keyed by bert_dropout_key(seed, layer,
+ * site) (layer -1 for the sites outside the layers), so the GPU trainer (nlu/cuda/) draws
+ * the CPU's masks. */
+typedef enum bert_drop_site {
+    BERT_DROP_EMB, BERT_DROP_SLOT_HEAD, BERT_DROP_INTENT_HEAD, /* outside the layers */
+    BERT_DROP_ATTN_PROBS, BERT_DROP_ATTN_OUT, BERT_DROP_FFN_OUT, /* in each layer */
+} bert_drop_site;
+uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site);
+
+/* PARLEY_OK when b, y and dropout are a valid step for a model of config c; otherwise
+ * PARLEY_ERR_INVALID_ARG naming the sequence, token and value at fault. bert_train_step
+ * checks this itself; other backends call it first. */
+parley_status bert_train_check(const bert_config *c, const bert_batch *b, const bert_labels *y,
+                               float dropout);
+
 /* Forward + backward of one batch. grads (n_params, laid out like params) are ADDED to, so
  * callers zero them first or accumulate several micro-batches; only the word embedding rows
  * of the batch's ids are touched, and the [PAD] row gets nothing (as nn.Embedding with

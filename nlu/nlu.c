@@ -39,43 +39,17 @@ parley_nlu_params parley_nlu_params_default(void)
                                 .precision = "fp16" };
 }
 
-/* Parses a device name: *gpu = -1 for "cpu", the index for "cuda" / "cuda:N", -2 for auto. */
-static parley_status parse_device(const char *device, int *gpu)
-{
-    char *end;
-    if (!device || !*device || !strcmp(device, "auto")) {
-        *gpu = -2;
-        return PARLEY_OK;
-    }
-    if (!strcmp(device, "cpu")) {
-        *gpu = -1;
-        return PARLEY_OK;
-    }
-    if (!strcmp(device, "cuda")) {
-        *gpu = 0;
-        return PARLEY_OK;
-    }
-    if (!strncmp(device, "cuda:", 5) && device[5] >= '0' && device[5] <= '9') {
-        long n = strtol(device + 5, &end, 10);
-        if (!*end && n < 1024) {
-            *gpu = (int)n;
-            return PARLEY_OK;
-        }
-    }
-    return pl_fail(PARLEY_ERR_INVALID_ARG, "device \"%s\": expected auto, cpu or cuda:N", device);
-}
-
-/* Puts the model on GPU `gpu` (parse_device's codes). With auto, a GPU that fails to take it is logged
- * and the CPU runs the model; a GPU named explicitly must work. */
+/* Puts the model on GPU `gpu` (cuda_device_parse's codes). With auto, a GPU that fails to
+ * take it is logged and the CPU runs the model; a GPU named explicitly must work. */
 static parley_status pick_device(parley_nlu *nlu, int gpu, cuda_precision prec, const char *dir)
 {
-    if (gpu == -1 || (gpu == -2 && cuda_device_count() == 0)) {
+    if (gpu == CUDA_DEVICE_CPU || (gpu == CUDA_DEVICE_AUTO && cuda_device_count() == 0)) {
         pl_log(PARLEY_LOG_INFO, "nlu: %s on the cpu%s", dir,
-               gpu == -2 ? " (auto: no usable CUDA device)" : "");
+               gpu == CUDA_DEVICE_AUTO ? " (auto: no usable CUDA device)" : "");
         return PARLEY_OK;
     }
     parley_status st = cuda_bert_open(nlu->model, gpu < 0 ? 0 : gpu, prec, &nlu->gpu);
-    if (st != PARLEY_OK && gpu == -2) {
+    if (st != PARLEY_OK && gpu == CUDA_DEVICE_AUTO) {
         pl_log(PARLEY_LOG_WARN, "nlu: %s on the cpu (auto: the GPU failed: %s)", dir,
                parley_errmsg());
         return PARLEY_OK;
@@ -123,9 +97,9 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: model_dir is NULL");
     if (p.threads < 0 || p.top_k < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_open: threads and top_k must be >= 0");
-    int gpu = -2;
+    int gpu = CUDA_DEVICE_AUTO;
     cuda_precision prec = CUDA_PREC_FP16;
-    if ((st = parse_device(p.device, &gpu)) != PARLEY_OK ||
+    if ((st = cuda_device_parse(p.device, &gpu)) != PARLEY_OK ||
         (st = cuda_precision_parse(p.precision, &prec)) != PARLEY_OK)
         return st;
     if (!(nlu = pl_calloc(1, sizeof *nlu)))

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "nlu/bert_train.h"
+#include "nlu/cuda/cuda_bert.h"
 #include "nlu/pretrain.h"
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
@@ -191,8 +192,11 @@ static parley_status check_params(const pretrain_params *p)
     parley_status st;
     if (!p->text || p->n_text < 1 || !t->out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: text files and the output directory are required");
-    if ((st = tr_check_device(t->device)) != PARLEY_OK)
+    int gpu;
+    if ((st = tr_parse_device(t->device, &gpu)) != PARLEY_OK)
         return st;
+    if (gpu != CUDA_DEVICE_CPU)
+        return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": this version pretrains on the CPU only", t->device);
     if (t->epochs < 1 || t->batch < 1 || t->lr < 0 || t->threads < 0 || t->vocab_size < 0 ||
         !(t->warmup_fraction >= 0 && t->warmup_fraction <= 1) || t->weight_decay < 0 ||
         !(t->dropout >= 0 && t->dropout < 1) || t->clip < 0 || !(p->mask_prob > 0 && p->mask_prob < 1) ||

@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "nlu/bert_train.h"
+#include "nlu/cuda/cuda_train.h"
 #include "nlu/decode.h"
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
@@ -412,6 +413,10 @@ typedef struct tr_run {
     tr_set set;
     float *grads, *adam_m, *adam_v;     // (n_params) each
     bert_train_ws ws;                   /* the step's activation arena, kept between steps */
+    int device;                         /* CUDA_DEVICE_CPU or a GPU's index */
+    cuda_precision prec;                /* on the GPU */
+    cuda_trainer *gpu;                  /* NULL: the CPU trains; else params, grads and
+                                           moments live on the GPU between syncs */
     unsigned char *decay;               // (n_params)
     long step, steps, epoch_steps;
     int has_best, best_epoch;
@@ -496,18 +501,26 @@ static parley_status train_step(tr_run *r)
     bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
     bert_loss loss;
     size_t n = r->m->n_params;
+    uint64_t seed = tr_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
+    adamw_params ap = { tr_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
     double t0 = tr_now_s();
-    memset(r->grads, 0, n * sizeof *r->grads);
-    parley_status st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout,
-                                          tr_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads, &loss, NULL, NULL);
+    parley_status st;
+    if (r->gpu) {
+        /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
+        st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1, &loss);
+    } else {
+        memset(r->grads, 0, n * sizeof *r->grads);
+        st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout, seed, r->grads, &loss, NULL, NULL);
+    }
     if (st != PARLEY_OK)
         return pl_wrap(st, "training step %ld", r->step + 1);
     if (!isfinite(loss.total))
         return pl_fail(PARLEY_ERR_CONFIG, "training step %ld: the loss is %g; try a lower --lr", r->step + 1,
                        (double)loss.total);
-    tr_clip_grads(r->grads, n, r->s.clip);
-    adamw_params ap = { tr_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
-    adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
+    if (!r->gpu) {
+        tr_clip_grads(r->grads, n, r->s.clip);
+        adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
+    }
     r->t_train += tr_now_s() - t0;
     r->pr.lr = ap.lr;
     r->step++;
@@ -838,11 +851,19 @@ static int better(const train_scores *a, const train_scores *b)
 
 /* After the last step of an epoch: score dev, keep the best (or last) model in OUT, save
  * the state, tell the callback. */
+/* Brings the GPU's weights and moments to the host, before scoring or saving. */
+static parley_status sync_host(tr_run *r)
+{
+    return r->gpu ? cuda_trainer_download(r->gpu, r->m->params, r->adam_m, r->adam_v) : PARLEY_OK;
+}
+
 static parley_status epoch_end(tr_run *r, int *stop)
 {
     parley_status st;
     int epoch = (int)(r->step / r->epoch_steps), keep = 1;
     r->pr.has_dev = 0;
+    if ((st = sync_host(r)) != PARLEY_OK)
+        return st;
     if (r->dev) {
         mt_report *rep = NULL;
         if ((st = train_evaluate(r->m, r->dev, &rep)) != PARLEY_OK)
@@ -870,13 +891,18 @@ static parley_status epoch_end(tr_run *r, int *stop)
     return PARLEY_OK;
 }
 
-static parley_status check_params(const train_params *p)
+/* Checks p, and parses its device and precision into r. */
+static parley_status check_params(const train_params *p, tr_run *r)
 {
     parley_status st;
     if (!p->data || !p->out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: the training data and the output directory are required");
-    if ((st = tr_check_device(p->device)) != PARLEY_OK)
+    if ((st = tr_parse_device(p->device, &r->device)) != PARLEY_OK ||
+        (st = cuda_precision_parse(p->precision ? p->precision : "bf16", &r->prec)) != PARLEY_OK)
         return st;
+    if (r->prec == CUDA_PREC_FP16)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: precision fp16 is not offered (it would need loss scaling): "
+                                               "use bf16 or fp32");
     if (p->threads < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
@@ -899,6 +925,7 @@ static void run_clear(tr_run *r)
     bert_model_free(r->m);
     set_clear(&r->set);
     bert_train_ws_free(&r->ws);
+    cuda_trainer_close(r->gpu);
     pl_free(r->grads);
     pl_free(r->adam_m);
     pl_free(r->adam_v);
@@ -908,6 +935,21 @@ static void run_clear(tr_run *r)
     pl_free(r->b_slot);
     pl_free(r->b_len);
     pl_free(r->b_intent);
+}
+
+/* Puts the training on the GPU when the device says so. */
+static parley_status open_device(tr_run *r)
+{
+    r->pr.device = "cpu";
+    if (r->device == CUDA_DEVICE_CPU)
+        return PARLEY_OK;
+    parley_status st = cuda_trainer_open(r->m, r->decay, r->device, r->prec, &r->gpu);
+    if (st == PARLEY_OK && r->p->resume)
+        st = cuda_trainer_set_moments(r->gpu, r->adam_m, r->adam_v);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "train: device \"%s\"", r->p->device);
+    r->pr.device = cuda_trainer_describe(r->gpu);
+    return PARLEY_OK;
 }
 
 /* Data, model, settings and buffers: everything before the first step. */
@@ -970,6 +1012,8 @@ static parley_status run_prepare(tr_run *r)
     bert_decay_mask(&r->m->cfg, r->decay);
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
         return st;
+    if ((st = open_device(r)) != PARLEY_OK)
+        return st;
     r->perm_epoch = -1;
     r->saved_step = p->resume ? r->step : -1;
     return PARLEY_OK;
@@ -983,7 +1027,7 @@ parley_status train_run(const train_params *p, train_result *result)
     int stop = 0;
     if (!p)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train_run: params is NULL");
-    if ((st = check_params(p)) != PARLEY_OK)
+    if ((st = check_params(p, &r)) != PARLEY_OK)
         return st;
     bert_set_threads(p->threads);
     if ((st = run_prepare(&r)) != PARLEY_OK)
@@ -1006,7 +1050,7 @@ parley_status train_run(const train_params *p, train_result *result)
     }
     if (r.step < r.steps) {
         /* Stopped: keep what is needed to go on. */
-        if (r.saved_step != r.step && (st = state_save(&r)) != PARLEY_OK)
+        if (r.saved_step != r.step && ((st = sync_host(&r)) != PARLEY_OK || (st = state_save(&r)) != PARLEY_OK))
             goto fail;
     } else {
         remove_entries(r.state_dir, NULL, 0, 1);

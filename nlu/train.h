@@ -86,6 +86,7 @@ typedef struct train_progress {
     double mlm_loss, mlm_accuracy;
     size_t n_params;
     const bert_config *config;/* borrowed for the call */
+    const char *device;       /* what trains: "cpu", or the GPU and precision (borrowed) */
 } train_progress;
 
 /* Called on the training thread. Return nonzero to stop: the loop saves the training state
@@ -113,10 +114,12 @@ typedef struct train_params {
     float clip;               /* maximum global gradient norm; 0 = no clipping */
     uint64_t seed;
     int threads;              /* 0 = all cores */
-    const char *device;       /* "cpu" (NULL, "" and "auto" mean cpu); "cuda..." is not built */
+    const char *device;       /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
+                                 when one is usable); see nlu/cuda/cuda_train.h for the GPU */
+    const char *precision;    /* on a GPU: "bf16" (NULL: the default) or "fp32" */
     int resume;               /* continue OUT/train_state; the settings above are then taken
-                                 from the state (data, dev, out, threads and the callback are
-                                 still read from here) */
+                                 from the state (data, dev, out, threads, device, precision
+                                 and the callback are still read from here) */
     train_progress_fn progress;
     void *user_data;
 } train_params;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "nlu/safetensors.h"
+#include "nlu/cuda/cuda_bert.h"
 #include "nlu/train_util.h"
 #include "sdk/pl_error.h"
 
@@ -82,11 +83,14 @@ parley_status tr_make_dirs(const char *dir)
     return st_make_dir(path);
 }
 
-parley_status tr_check_device(const char *d)
+parley_status tr_parse_device(const char *device, int *gpu)
 {
-    if (!d || !*d || !strcmp(d, "cpu") || !strcmp(d, "auto"))
+    if (!device || !*device) {
+        *gpu = CUDA_DEVICE_CPU;
         return PARLEY_OK;
-    if (!strncmp(d, "cuda", 4))
-        return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": training on CUDA is not built in this version", d);
-    return pl_fail(PARLEY_ERR_INVALID_ARG, "device \"%s\": expected cpu", d);
+    }
+    parley_status st = cuda_device_parse(device, gpu);
+    if (st == PARLEY_OK && *gpu == CUDA_DEVICE_AUTO)
+        *gpu = cuda_device_count() > 0 ? 0 : CUDA_DEVICE_CPU;
+    return st;
 }

@@ -1,7 +1,7 @@
 /* train_util.h — the pieces of a training loop that fine-tuning (train.c) and
  * masked-language-model pretraining (pretrain.c) share: the clock, the hash every random
  * draw of a run comes from, the learning-rate schedule, gradient clipping, the epoch
- * shuffle and creating the output directory.
+ * shuffle, the device and creating the output directory.
  *
  * Reproducibility rests on tr_mix: a loop draws everything random as a pure function of
  * (seed, something counted), never from a stream, so a run can be replayed or resumed at
@@ -33,9 +33,10 @@ void tr_clip_grads(float *g, size_t n, float clip);
 /* perm (n) = a permutation of 0..n-1, Fisher-Yates driven by key. */
 void tr_shuffle(int *perm, int n, uint64_t key);
 
-/* PARLEY_OK for a training device this build has: NULL, "", "cpu" or "auto" (the CPU);
- * "cuda..." answers PARLEY_ERR_NOT_BUILT, anything else PARLEY_ERR_INVALID_ARG. */
-parley_status tr_check_device(const char *device);
+/* The training device: *gpu = CUDA_DEVICE_CPU (cuda_bert.h) for NULL, "" and "cpu", the
+ * index for "cuda" and "cuda:N", and for "auto" GPU 0 when one is usable, else the CPU.
+ * Anything else is PARLEY_ERR_INVALID_ARG. Whether the GPU works shows when it is opened. */
+parley_status tr_parse_device(const char *device, int *gpu);
 
 /* Creates dir and every missing parent (as mkdir -p); errors name the path. */
 parley_status tr_make_dirs(const char *dir);

@@ -59,8 +59,14 @@ uint64_t cpu_dropout_key(uint64_t seed, uint64_t tensor);
 
 /* 32 random bits for element i: two rounds of the lowbias32 integer hash (Chris Wellons,
  * "Hash Prospector", 2018), key mixed in before each round. Inline so attention can draw
- * the mask of its probabilities inside its own loops. */
-static inline uint32_t cpu_dropout_mix32(uint32_t x)
+ * the mask of its probabilities inside its own loops, and host-and-device under nvcc so
+ * the GPU trainer (nlu/cuda/train_kernels.cu) draws the very same masks. */
+#ifdef __CUDACC__
+#define CPU_HOST_DEVICE __host__ __device__
+#else
+#define CPU_HOST_DEVICE
+#endif
+CPU_HOST_DEVICE static inline uint32_t cpu_dropout_mix32(uint32_t x)
 {
     x ^= x >> 16;
     x *= 0x7feb352du;
@@ -69,7 +75,7 @@ static inline uint32_t cpu_dropout_mix32(uint32_t x)
     x ^= x >> 16;
     return x;
 }
-static inline uint32_t cpu_dropout_bits(uint64_t key, uint64_t i)
+CPU_HOST_DEVICE static inline uint32_t cpu_dropout_bits(uint64_t key, uint64_t i)
 {
     uint32_t x = cpu_dropout_mix32((uint32_t)i ^ (uint32_t)key);
     return cpu_dropout_mix32(x ^ ((uint32_t)(i >> 32) + (uint32_t)(key >> 32)));

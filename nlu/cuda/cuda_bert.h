@@ -29,6 +29,12 @@ typedef enum cuda_precision {
 parley_status cuda_precision_parse(const char *s, cuda_precision *out);
 const char *cuda_precision_name(cuda_precision p);
 
+/* Parses a device name into *gpu: CUDA_DEVICE_CPU for "cpu", the index for "cuda" and
+ * "cuda:N", CUDA_DEVICE_AUTO for "auto", NULL or "" (the GPU when one works, else the CPU);
+ * anything else is PARLEY_ERR_INVALID_ARG naming it. */
+enum { CUDA_DEVICE_CPU = -1, CUDA_DEVICE_AUTO = -2 };
+parley_status cuda_device_parse(const char *device, int *gpu);
+
 /* The number of usable CUDA devices; 0 without a driver, a device or CUDA in the build. */
 int cuda_device_count(void);
 

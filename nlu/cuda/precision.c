@@ -1,6 +1,7 @@
-/* precision.c — the names of the GPU storage precisions (cuda_bert.h), in plain C so that a
- * build without CUDA parses and reports them the same way.
+/* precision.c — the names of GPU devices and storage precisions (cuda_bert.h), in plain C
+ * so that a build without CUDA parses and reports them the same way.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "nlu/cuda/cuda_bert.h"
@@ -26,4 +27,29 @@ parley_status cuda_precision_parse(const char *s, cuda_precision *out)
 const char *cuda_precision_name(cuda_precision p)
 {
     return p >= 0 && p < (int)(sizeof names / sizeof *names) ? names[p] : "?";
+}
+
+parley_status cuda_device_parse(const char *device, int *gpu)
+{
+    char *end;
+    if (!device || !*device || !strcmp(device, "auto")) {
+        *gpu = CUDA_DEVICE_AUTO;
+        return PARLEY_OK;
+    }
+    if (!strcmp(device, "cpu")) {
+        *gpu = CUDA_DEVICE_CPU;
+        return PARLEY_OK;
+    }
+    if (!strcmp(device, "cuda")) {
+        *gpu = 0;
+        return PARLEY_OK;
+    }
+    if (!strncmp(device, "cuda:", 5) && device[5] >= '0' && device[5] <= '9') {
+        long n = strtol(device + 5, &end, 10);
+        if (!*end && n < 1024) {
+            *gpu = (int)n;
+            return PARLEY_OK;
+        }
+    }
+    return pl_fail(PARLEY_ERR_INVALID_ARG, "device \"%s\": expected auto, cpu or cuda:N", device);
 }

@@ -44,8 +44,11 @@ static void usage(FILE *f)
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
+            "  --precision P        on a GPU: bf16 (default; BF16 GEMMs, FP32 weights and sums) or\n"
+            "                       fp32 (to compare with the CPU)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
-            "                       --data, --dev, --out, --threads, --device, --quiet apply)\n",
+            "                       --data, --dev, --out, --threads, --device, --precision and\n"
+            "                       --quiet apply)\n",
             d.augment, (double)d.word_dropout, (double)d.slot_weight);
     cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
                           train_default_lr(1));
@@ -65,6 +68,7 @@ static const opt_def opts[] = {
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
+    { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
 };
 #undef P
@@ -85,7 +89,7 @@ static int parse_args(int argc, char **argv, train_params *p, int *quiet)
         clash = "--data and --out are required";
     else if (p->resume && (given & G_SETTING))
         clash = "--resume continues with the stopped run's own settings: give only --data, --dev, --out, "
-                "--threads, --device, --quiet";
+                "--threads, --device, --precision, --quiet";
     else if (p->init && (given & (G_SHAPE | G_VOCAB)))
         clash = "--init brings its own shape and vocabulary: drop the shape and vocabulary options";
     else if (vocab_opts > 1)
@@ -109,7 +113,7 @@ static void print_start(const train_progress *pr)
     fprintf(stderr, "\ntrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters%s\n", c->layers, c->hidden,
             c->heads, c->intermediate, c->max_positions, pr->vocab_size, pr->vocab_learned ? " (learned)" : "",
             (double)pr->n_params / 1e6, pr->heads_replaced ? ", new heads" : "");
-    fprintf(stderr, "train: %d epochs, %ld steps\n", pr->epochs, pr->steps);
+    fprintf(stderr, "train: %d epochs, %ld steps, on %s\n", pr->epochs, pr->steps, pr->device);
     if (pr->n_truncated)
         fprintf(stderr, "train: warning: %d training examples are longer than %d pieces and were cut\n",
                 pr->n_truncated, c->max_positions);

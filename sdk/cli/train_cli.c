@@ -70,7 +70,8 @@ void cli_train_common_help(FILE *f, const train_params *d, const char *init_note
             "  --seed N             seed of the initialization, shuffling and dropout (default %llu)\n"
             "  --threads N          CPU threads (default: all cores); results are reproducible\n"
             "                       for a given seed and thread count\n"
-            "  --device D           cpu (cuda is not built for training)\n"
+            "  --device D           cpu (default), cuda, cuda:N, or auto (a GPU when one is usable);\n"
+            "                       parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
             init_note, d->layers, d->hidden, d->heads, d->intermediate, d->max_positions, WP_LEARN_DEFAULT_SIZE,
             d->epochs, d->batch, (double)train_default_lr(0), (double)lr_init, (double)d->warmup_fraction,

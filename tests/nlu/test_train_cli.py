@@ -90,8 +90,11 @@ def test_failures(tmp):
     out = os.path.join(tmp, "fail")
     r = run(["--data", BAD, "--out", out])
     check(r.returncode == 1 and re.search(r"bad\.yaml:4:\d+", r.stderr), "bad data: %r" % r.stderr)
-    r = run(["--data", DATA, "--out", out, "--device", "cuda"])
-    check(r.returncode == 1 and "PARLEY_ERR_NOT_BUILT" in r.stderr, "cuda: %r" % r.stderr)
+    r = run(["--data", DATA, "--out", out, "--device", "cuda:7"])
+    # No GPU 7 here: refused as not built (no CUDA in this build) or as a missing device.
+    check(r.returncode == 1 and re.search(r"PARLEY_ERR_(NOT_BUILT|DEVICE).*cuda:7", r.stderr), "cuda: %r" % r.stderr)
+    r = run(["--data", DATA, "--out", out, "--device", "tpu"])
+    check(r.returncode == 1 and "tpu" in r.stderr, "unknown device: %r" % r.stderr)
     r = run(["--data", DATA, "--out", out, "--resume"])
     check(r.returncode == 1 and "no training state" in r.stderr, "resume without state: %r" % r.stderr)
     r = run(["--data", os.path.join(tmp, "missing.yaml"), "--out", out])

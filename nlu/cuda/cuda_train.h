@@ -1,0 +1,67 @@
+/* cuda_train.h — training the joint model on an NVIDIA GPU, seen from C: the GPU twin of
+ * bert_train_step + gradient clipping + adamw_step (nlu/bert_train.h, nlu/train_util.h).
+ *
+ * A trainer holds on the device the FP32 master weights, their gradients, the AdamW moments
+ * and the weight-decay mask, and in BF16 mode a BF16 copy of the weights that the GEMMs
+ * read (refreshed by every AdamW update). Activations and every sum stay FP32; in BF16
+ * mode the operands of each GEMM are rounded to BF16 and multiplied on the tensor cores
+ * with FP32 accumulation (as torch.autocast(dtype=bfloat16) does), so no loss scaling is
+ * needed. FP32 mode runs the GEMMs in pedantic FP32 (no TF32) and exists to check the GPU
+ * against the CPU trainer. A step is one copy of the batch in, the forward pass, the loss,
+ * the backward pass, the global gradient norm (per-block partial sums copied out and added
+ * in double on the host), and one fused clip + AdamW kernel over all parameters.
+ *
+ * The math follows bert_train.c op for op, including its dropout masks (the same counter
+ * hash of (seed, tensor, element)), so FP32 steps agree with the CPU's to float rounding.
+ * Every reduction runs in a fixed order (no atomics), so a step is reproducible on one GPU.
+ *
+ * Threading: a trainer is not thread-safe; one thread drives it. In a build without CUDA
+ * every function answers PARLEY_ERR_NOT_BUILT.
+ */
+#ifndef NLU_CUDA_TRAIN_H
+#define NLU_CUDA_TRAIN_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "nlu/bert_train.h"
+#include "nlu/cuda/cuda_bert.h"
+
+typedef struct cuda_trainer cuda_trainer;
+
+/* Uploads m's parameters (and the decay mask, n_params) to device `device`; prec is
+ * CUDA_PREC_BF16 or CUDA_PREC_FP32 (FP16 would need loss scaling and is refused). The moments
+ * start at zero. m is only read; on success *out belongs to the caller. */
+parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay, int device,
+                                cuda_precision prec, cuda_trainer **out);
+
+/* Replaces the AdamW moments (n_params each), for a resumed run. */
+parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *adam_m, const float *adam_v);
+
+/* Forward and backward of one batch into the device's gradients, which are zeroed first;
+ * the batch, labels, dropout and seed as bert_train_step (errors too). grads (n_params, may
+ * be NULL) receives a copy of the gradients: for tests. */
+parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
+                                 float dropout, uint64_t seed, bert_loss *loss, float *grads);
+
+/* One training step: cuda_trainer_grads, then clipping to the global norm `clip` (0 = off,
+ * as tr_clip_grads) and AdamW step t (1-based) with *p. */
+parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
+                                float dropout, uint64_t seed, float clip, const adamw_params *p,
+                                long t, bert_loss *loss);
+
+/* Copies the master weights into params (n_params) and, when not NULL, the moments. */
+parley_status cuda_trainer_download(cuda_trainer *g, float *params, float *adam_m, float *adam_v);
+
+/* A line naming the device and precision ("NVIDIA H100 80GB HBM3 (cuda:0), bf16"). */
+const char *cuda_trainer_describe(const cuda_trainer *g);
+
+/* NULL is a no-op. */
+void cuda_trainer_close(cuda_trainer *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

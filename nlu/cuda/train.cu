@@ -1,0 +1,674 @@
+/* train.cu — the GPU trainer (cuda_train.h): device state, the step as a sequence of
+ * train_ops.cuh launches and cuBLAS GEMMs in the order of bert_train.c, the gradient norm
+ * and the fused clip + AdamW update.
+ *
+ * Per step the host builds one int buffer (ids, positions, labels, per-sequence offsets,
+ * the tokens grouped by id and by position for the embedding backward) and copies it in
+ * once; the row losses, argmaxes and gradient-norm partial sums come back in three small
+ * copies, which the host adds in double as the CPU does. Activations live in one device
+ * block carved like bert_train.c's arena and grown with a quarter to spare.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nlu/cuda/cuda_train.h"
+#include "nlu/cuda/ops.cuh"
+#include "nlu/cuda/train_ops.cuh"
+
+extern "C" {
+#include "nlu/vocab.h"
+#include "sdk/pl_alloc.h"
+}
+
+static const size_t BLAS_WORKSPACE = 32u << 20;
+
+/* Activations and gradients of one step (device, FP32), as bert_train.c's acts. */
+typedef struct tacts {
+    float *emb_sum, *x, *qkv, *probs, *att, *u1, *h1, *pre, *act, *u2;
+    float *hd, *cls, *pooled, *pd, *slot_logits, *intent_logits;
+    float *dx, *d1, *d2, *dwide, *dslot, *dintent, *dpool, *dcls, *ds;
+    float *row_loss; // (N + B) slot rows, then intent rows
+    float *scratch;  // LayerNorm backward and column sums
+    int *best;       // (N + B) argmaxes, same order
+} tacts;
+
+/* Where the per-step ints sit in the device buffer. */
+typedef struct tints {
+    int *ids, *pos, *slot, *intent, *seq, *cls_rows;
+    int *id_order, *id_start, *id_row, n_id_seg;
+    int *pos_order, *pos_start, *pos_row, n_pos_seg;
+    int *all_order, *all_start, *all_row;
+} tints;
+
+struct cuda_trainer {
+    int device;
+    cuda_precision prec;
+    bert_config cfg;          /* the sizes only: labels are not copied */
+    int pad_id;
+    size_t n;                 /* parameters */
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    void *blas_ws;
+    float *p, *g, *m, *v;     // (n) each
+    unsigned char *decay;     // (n)
+    __nv_bfloat16 *p16;       // (n) BF16 weights for the GEMMs, NULL in FP32
+    bert_weights wp, wg;      // pointers into p and g
+    float *norm_part, *norm_host; // (CT_NORM_BLOCKS) device, pinned
+    float *block;             // the activations
+    size_t block_cap;         // floats
+    __nv_bfloat16 *c16a, *c16b; // BF16 GEMM operand scratch
+    size_t c16_cap;           // elements each
+    int *ibuf, *ibuf_host;    // per-step ints, device and pinned
+    size_t ibuf_cap;
+    float *loss_host;         // pinned (N + B)
+    int *best_host;           // pinned (N + B)
+    size_t out_cap;
+    char desc[320];
+};
+
+/* ---- sizes and buffers --------------------------------------------------------------- */
+
+typedef struct tdims {
+    int B, N, H, I, NH, D, L, NS, NI, t_max;
+    size_t PS; /* per layer: NH * sum(T^2) */
+} tdims;
+
+/* Carves a from a block of `total` floats at base (base NULL: only counts). */
+static size_t tacts_carve(tacts *a, const tdims *d, float *base)
+{
+    const size_t N = (size_t)d->N, B = (size_t)d->B, H = (size_t)d->H, I = (size_t)d->I;
+    const size_t L = (size_t)d->L, wide = 3 * H > I ? 3 * H : I;
+    const size_t cols = wide > (size_t)d->NS ? wide : (size_t)d->NS;
+    struct { float **p; size_t n; } parts[] = {
+        { &a->emb_sum, N * H }, { &a->x, (L + 1) * N * H }, { &a->qkv, L * N * 3 * H },
+        { &a->probs, L * d->PS }, { &a->att, L * N * H }, { &a->u1, L * N * H },
+        { &a->h1, L * N * H }, { &a->pre, L * N * I }, { &a->act, L * N * I },
+        { &a->u2, L * N * H }, { &a->hd, N * H }, { &a->cls, B * H }, { &a->pooled, B * H },
+        { &a->pd, B * H }, { &a->slot_logits, N * (size_t)d->NS },
+        { &a->intent_logits, B * (size_t)d->NI }, { &a->dx, N * H }, { &a->d1, N * H },
+        { &a->d2, N * H }, { &a->dwide, N * wide }, { &a->dslot, N * (size_t)d->NS },
+        { &a->dintent, B * (size_t)d->NI }, { &a->dpool, B * H }, { &a->dcls, B * H },
+        { &a->ds, d->PS }, { &a->row_loss, N + B },
+        { &a->scratch, N * H + ct_col_sum_scratch(d->N, (int)cols) },
+        { (float **)&a->best, N + B }, /* an int fits a float's room */
+    };
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        *parts[i].p = base ? base + at : NULL;
+        at += parts[i].n;
+    }
+    return at;
+}
+
+static void free_step_buffers(cuda_trainer *g)
+{
+    cudaFree(g->block);
+    cudaFree(g->c16a);
+    cudaFree(g->c16b);
+    cudaFree(g->ibuf);
+    cudaFreeHost(g->ibuf_host);
+    cudaFreeHost(g->loss_host);
+    cudaFreeHost(g->best_host);
+    g->block = NULL;
+    g->c16a = g->c16b = NULL;
+    g->ibuf = g->ibuf_host = g->best_host = NULL;
+    g->loss_host = NULL;
+    g->block_cap = g->c16_cap = g->ibuf_cap = g->out_cap = 0;
+}
+
+/* Grows buf (device, or pinned host when host) to hold n elements of size sz, with a quarter
+ * to spare; *cap counts elements. */
+static parley_status grow(void **buf, size_t *cap, size_t n, size_t sz, int host, const char *what)
+{
+    if (n <= *cap)
+        return PARLEY_OK;
+    n += n / 4;
+    if (host)
+        cudaFreeHost(*buf);
+    else
+        cudaFree(*buf);
+    *buf = NULL;
+    *cap = 0;
+    parley_status st = cu_check(host ? cudaMallocHost(buf, n * sz) : cudaMalloc(buf, n * sz), what);
+    if (st == PARLEY_OK)
+        *cap = n;
+    return st;
+}
+
+/* grow for two buffers that share one capacity (an array and its pinned twin). */
+static parley_status grow2(void **a, int a_host, size_t a_sz, void **b, int b_host, size_t b_sz,
+                           size_t *cap, size_t n, const char *what)
+{
+    if (n <= *cap)
+        return PARLEY_OK;
+    size_t a_cap = *cap;
+    parley_status st = grow(a, &a_cap, n, a_sz, a_host, what);
+    return st ? st : grow(b, cap, n, b_sz, b_host, what);
+}
+
+static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tacts *a)
+{
+    const size_t H = (size_t)d->H, wide = 3 * H > (size_t)d->I ? 3 * H : (size_t)d->I;
+    const size_t c16 = (size_t)d->N * (wide > (size_t)d->NS ? wide : (size_t)d->NS);
+    parley_status st = grow((void **)&g->block, &g->block_cap, tacts_carve(a, d, NULL), sizeof(float), 0,
+                            "allocating activations");
+    if (!st && g->prec == CUDA_PREC_BF16)
+        st = grow2((void **)&g->c16a, 0, 2, (void **)&g->c16b, 0, 2, &g->c16_cap, c16, "allocating BF16 scratch");
+    if (!st)
+        st = grow2((void **)&g->ibuf, 0, sizeof(int), (void **)&g->ibuf_host, 1, sizeof(int), &g->ibuf_cap, n_ints,
+                   "allocating batch buffers");
+    if (!st)
+        st = grow2((void **)&g->loss_host, 1, sizeof(float), (void **)&g->best_host, 1, sizeof(int), &g->out_cap,
+                   (size_t)d->N + (size_t)d->B, "allocating pinned buffers");
+    if (st) {
+        free_step_buffers(g);
+        return st;
+    }
+    tacts_carve(a, d, g->block);
+    return PARLEY_OK;
+}
+
+/* ---- the batch on the host ----------------------------------------------------------- */
+
+/* Sorts tokens[0..n) into order by key[token], keeping the tokens' order within a key (a
+ * counting sort over keys in [0, n_keys)); start (segments + 1) and row (segments) receive
+ * where each non-empty key's tokens begin and the key. Returns the number of segments.
+ * count is n_keys + 1 ints of scratch. */
+static int group_by(const int *key, const int *tokens, int n, int n_keys, int *order, int *start,
+                    int *row, int *count)
+{
+    memset(count, 0, ((size_t)n_keys + 1) * sizeof *count);
+    for (int i = 0; i < n; i++)
+        count[key[tokens[i]] + 1]++;
+    for (int k = 0; k < n_keys; k++)
+        count[k + 1] += count[k];
+    int segs = 0;
+    for (int k = 0; k < n_keys; k++)
+        if (count[k + 1] > count[k]) {
+            start[segs] = count[k];
+            row[segs++] = k;
+        }
+    start[segs] = n;
+    for (int i = 0; i < n; i++)
+        order[count[key[tokens[i]]]++] = tokens[i];
+    return segs;
+}
+
+/* Host scratch build_ints needs for a batch of N tokens: ints. */
+static size_t ints_scratch(const bert_config *c, int N)
+{
+    const size_t keys = (size_t)(c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions);
+    return 2 * (keys + 1) + (size_t)N;
+}
+
+/* An upper bound of build_ints' count for N tokens of B sequences: ids, positions, slots
+ * (3N), intents, sequence triples and first rows (5B), the id groups (at most 3N + 1), the
+ * position groups (at most 3N + 1), all tokens (N + 3). */
+static size_t ints_bound(int N, int B)
+{
+    return 10 * (size_t)N + 5 * (size_t)B + 8;
+}
+
+/* The ints of a checked batch of dimensions d into h (ints_bound): fills t with their
+ * places in the device buffer and returns how many there are. */
+static size_t build_ints(const cuda_trainer *g, const bert_batch *b, const bert_labels *y, const tdims *d,
+                         tints *t, int *h, int *scratch)
+{
+    const int N = d->N, B = d->B, V = g->cfg.vocab_size, P = g->cfg.max_positions;
+    const int keys = V > P ? V : P;
+    int *count = scratch, *rows = count + keys + 1, *tok = rows + keys + 1;
+    int *ids = h, *pos = ids + N, *slot = pos + N, *intent = slot + N, *seq = intent + B;
+    int *cls = seq + 3 * B;
+    memcpy(ids, b->ids, (size_t)N * sizeof *ids);
+    memcpy(slot, y->slot, (size_t)N * sizeof *slot);
+    memcpy(intent, y->intent, (size_t)B * sizeof *intent);
+    size_t probs = 0;
+    for (int s = 0, first = 0; s < B; s++) {
+        const int T = b->len[s];
+        for (int i = 0; i < T; i++)
+            pos[first + i] = i;
+        seq[s] = first;
+        seq[B + s] = T;
+        seq[2 * B + s] = (int)probs;
+        cls[s] = first;
+        probs += (size_t)d->NH * T * T;
+        first += T;
+    }
+    /* word rows: every token but [PAD]'s, grouped by id */
+    int n_tok = 0;
+    for (int i = 0; i < N; i++)
+        if (ids[i] != g->pad_id)
+            tok[n_tok++] = i;
+    int *id_order = cls + B, *id_start = id_order + n_tok;
+    const int n_id = group_by(ids, tok, n_tok, V, id_order, id_start, rows, count);
+    int *id_row = id_start + n_id + 1;
+    memcpy(id_row, rows, (size_t)n_id * sizeof *rows);
+    /* position rows: every token, grouped by position; the type row: every token */
+    for (int i = 0; i < N; i++)
+        tok[i] = i;
+    int *pos_order = id_row + n_id, *pos_start = pos_order + N;
+    const int n_pos = group_by(pos, tok, N, P, pos_order, pos_start, rows, count);
+    int *pos_row = pos_start + n_pos + 1;
+    memcpy(pos_row, rows, (size_t)n_pos * sizeof *rows);
+    int *all_order = pos_row + n_pos, *all_start = all_order + N, *all_row = all_start + 2;
+    memcpy(all_order, tok, (size_t)N * sizeof *all_order);
+    all_start[0] = 0;
+    all_start[1] = N;
+    all_row[0] = 0;
+    int *dev = g->ibuf;
+    *t = tints{ dev + (ids - h), dev + (pos - h), dev + (slot - h), dev + (intent - h),
+                dev + (seq - h), dev + (cls - h), dev + (id_order - h), dev + (id_start - h),
+                dev + (id_row - h), n_id, dev + (pos_order - h), dev + (pos_start - h),
+                dev + (pos_row - h), n_pos, dev + (all_order - h), dev + (all_start - h),
+                dev + (all_row - h) };
+    return (size_t)(all_row + 1 - h);
+}
+
+/* ---- GEMMs ------------------------------------------------------------------------- */
+
+/* The BF16 twin of a device FP32 array in scratch (converted), or the array itself in
+ * FP32 mode. */
+static const void *operand(cuda_trainer *g, __nv_bfloat16 *scratch, const float *x, size_t n)
+{
+    if (g->prec == CUDA_PREC_FP32)
+        return x;
+    cu_convert<__nv_bfloat16>(scratch, x, n, g->stream);
+    return scratch;
+}
+
+/* The GEMM operand of weight w (an FP32 pointer into p). */
+static const void *weight(const cuda_trainer *g, const float *w)
+{
+    return g->prec == CUDA_PREC_FP32 ? (const void *)w : (const void *)(g->p16 + (w - g->p));
+}
+
+/* Column-major C (m, n) = op(A) op(B) + beta C, FP32 accumulation and output. */
+static parley_status gemm(cuda_trainer *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                          int k, const void *A, int lda, const void *B, int ldb, float *C, int ldc,
+                          float beta)
+{
+    const float alpha = 1.0f;
+    const int f32 = g->prec == CUDA_PREC_FP32;
+    const cudaDataType_t t = f32 ? CUDA_R_32F : CUDA_R_16BF;
+    return cublas_check(cublasGemmEx(g->blas, ta, tb, m, n, k, &alpha, A, t, lda, B, t, ldb, &beta,
+                                     C, CUDA_R_32F, ldc,
+                                     f32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT),
+                        "cublasGemmEx");
+}
+
+/* y (M, OC) = x (M, IC) w^T + bias, as cpu_matmul. */
+static parley_status linear(cuda_trainer *g, float *y, const float *x, const float *w,
+                            const float *bias, int M, int IC, int OC)
+{
+    const void *xa = operand(g, g->c16a, x, (size_t)M * IC);
+    /* row-major y (M, OC) is column-major y^T (OC, M) = w x^T */
+    parley_status st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, weight(g, w), IC, xa, IC, y, OC, 0.0f);
+    if (!st)
+        cu_bias_add<float>(y, bias, M, OC, g->stream);
+    return st;
+}
+
+/* The backward of linear, as cpu_matmul_backward: dinp (M, IC) = dout w (added when
+ * accumulate), dw (OC, IC) += dout^T x, dbias (OC) += column sums of dout. */
+static parley_status linear_backward(cuda_trainer *g, tacts *a, float *dinp, float *dw,
+                                     float *dbias, const float *dout, const float *x,
+                                     const float *w, int M, int IC, int OC, int accumulate)
+{
+    const void *da = operand(g, g->c16a, dout, (size_t)M * OC);
+    const void *xb = operand(g, g->c16b, x, (size_t)M * IC);
+    parley_status st = PARLEY_OK;
+    if (dinp) /* column-major dinp^T (IC, M) = w^T (IC, OC) dout^T (OC, M) */
+        st = gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, IC, M, OC, weight(g, w), IC, da, OC, dinp, IC,
+                  accumulate ? 1.0f : 0.0f);
+    if (!st) /* column-major dw^T (IC, OC) += x^T (IC, M) dout (M, OC) */
+        st = gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, M, xb, IC, da, OC, dw, IC, 1.0f);
+    if (!st && dbias)
+        ct_col_sum_add(dbias, dout, M, OC, a->scratch, g->stream);
+    return st;
+}
+
+/* ---- the step ------------------------------------------------------------------------ */
+
+static parley_status layer_forward(cuda_trainer *g, const tdims *d, const tints *t, tacts *a, int l,
+                                   float p, uint64_t seed)
+{
+    const bert_weights *w = &g->wp;
+    const int N = d->N, H = d->H, I = d->I;
+    const size_t NH = (size_t)N * H, NI = (size_t)N * I, lH = (size_t)l * H;
+    const float eps = g->cfg.ln_eps;
+    const float *x = a->x + l * NH;
+    float *qkv = a->qkv + l * 3 * NH, *att = a->att + l * NH, *u1 = a->u1 + l * NH;
+    float *h1 = a->h1 + l * NH, *pre = a->pre + l * NI, *act = a->act + l * NI, *u2 = a->u2 + l * NH;
+    parley_status st;
+    cudaStream_t s = g->stream;
+    if ((st = linear(g, qkv, x, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, N, H, 3 * H)) != PARLEY_OK)
+        return st;
+    ct_attention_train(att, a->probs + l * d->PS, qkv, t->seq, d->B, d->NH, d->D, p,
+                       bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
+    if ((st = linear(g, a->d1, att, w->attn_out_w + lH * H, w->attn_out_b + lH, N, H, H)) != PARLEY_OK)
+        return st;
+    ct_dropout(u1, a->d1, x, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
+    ct_layernorm(h1, u1, w->ln1_w + lH, w->ln1_b + lH, N, H, eps, s);
+    if ((st = linear(g, pre, h1, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, N, H, I)) != PARLEY_OK)
+        return st;
+    ct_gelu(act, pre, NI, s);
+    if ((st = linear(g, a->d1, act, w->ffn_out_w + lH * I, w->ffn_out_b + lH, N, I, H)) != PARLEY_OK)
+        return st;
+    ct_dropout(u2, a->d1, h1, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
+    ct_layernorm(a->x + (l + 1) * NH, u2, w->ln2_w + lH, w->ln2_b + lH, N, H, eps, s);
+    return PARLEY_OK;
+}
+
+static parley_status layer_backward(cuda_trainer *g, const tdims *d, const tints *t, tacts *a, int l,
+                                    float p, uint64_t seed)
+{
+    const bert_weights *w = &g->wp, *gw = &g->wg;
+    const int N = d->N, H = d->H, I = d->I;
+    const size_t NH = (size_t)N * H, NI = (size_t)N * I, lH = (size_t)l * H;
+    const float eps = g->cfg.ln_eps;
+    const float *x = a->x + l * NH, *qkv = a->qkv + l * 3 * NH, *att = a->att + l * NH;
+    const float *u1 = a->u1 + l * NH, *h1 = a->h1 + l * NH, *pre = a->pre + l * NI;
+    const float *act = a->act + l * NI, *u2 = a->u2 + l * NH;
+    parley_status st;
+    cudaStream_t s = g->stream;
+    ct_layernorm_backward(a->dx, gw->ln2_w + lH, gw->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H, eps,
+                          a->scratch, s);
+    ct_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
+    if ((st = linear_backward(g, a, a->dwide, gw->ffn_out_w + lH * I, gw->ffn_out_b + lH, a->d1, act,
+                              w->ffn_out_w + lH * I, N, I, H, 0)) != PARLEY_OK)
+        return st;
+    ct_gelu_backward(a->dwide, pre, a->dwide, NI, s);
+    if ((st = linear_backward(g, a, a->dx, gw->ffn_in_w + lH * I, gw->ffn_in_b + (size_t)l * I, a->dwide,
+                              h1, w->ffn_in_w + lH * I, N, H, I, 1)) != PARLEY_OK)
+        return st;
+    ct_layernorm_backward(a->dx, gw->ln1_w + lH, gw->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H, eps,
+                          a->scratch, s);
+    ct_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
+    if ((st = linear_backward(g, a, a->d2, gw->attn_out_w + lH * H, gw->attn_out_b + lH, a->d1, att,
+                              w->attn_out_w + lH * H, N, H, H, 0)) != PARLEY_OK)
+        return st;
+    ct_attention_backward(a->dwide, a->ds, a->d2, qkv, a->probs + l * d->PS, t->seq, d->B, d->NH, d->D,
+                          p, bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
+    return linear_backward(g, a, a->dx, gw->qkv_w + lH * 3 * H, gw->qkv_b + lH * 3, a->dwide, x,
+                           w->qkv_w + lH * 3 * H, N, H, 3 * H, 1);
+}
+
+/* Forward, loss and backward of a checked batch; the loss terms come back to *loss. */
+static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, tacts *a,
+                               const bert_labels *y, float p, uint64_t seed, bert_loss *loss)
+{
+    const bert_weights *w = &g->wp, *gw = &g->wg;
+    const int B = d->B, N = d->N, H = d->H, NI = d->NI, NS = d->NS;
+    const size_t NH = (size_t)N * H, BH = (size_t)B * H;
+    const float eps = g->cfg.ln_eps;
+    cudaStream_t s = g->stream;
+    parley_status st;
+
+    ct_embedding_sum(a->emb_sum, t->ids, t->pos, w->word_emb, w->pos_emb, w->type_emb, N, H, s);
+    ct_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, N, H, eps, s);
+    ct_dropout(a->x, a->x, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
+    for (int l = 0; l < d->L; l++)
+        if ((st = layer_forward(g, d, t, a, l, p, seed)) != PARLEY_OK)
+            return st;
+    const float *last = a->x + (size_t)d->L * NH;
+    ct_dropout(a->hd, last, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
+    if ((st = linear(g, a->slot_logits, a->hd, w->slot_w, w->slot_b, N, H, NS)) != PARLEY_OK)
+        return st;
+    ct_gather_rows(a->cls, last, t->cls_rows, B, H, s);
+    const void *ca = operand(g, g->c16a, a->cls, BH);
+    if ((st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, H, B, H, weight(g, w->pool_w), H, ca, H, a->pooled, H,
+                   0.0f)) != PARLEY_OK)
+        return st;
+    cu_bias_tanh<float>(a->pooled, w->pool_b, B, H, s);
+    ct_dropout(a->pd, a->pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
+    if ((st = linear(g, a->intent_logits, a->pd, w->intent_w, w->intent_b, B, H, NI)) != PARLEY_OK)
+        return st;
+
+    int scored = 0;
+    for (int i = 0; i < N; i++)
+        scored += y->slot[i] >= 0;
+    const float slot_scale = scored ? y->slot_weight / (float)scored : 0.0f;
+    ct_softmax_xent(a->dslot, a->row_loss, a->best, a->slot_logits, t->slot, N, NS, slot_scale, s);
+    ct_softmax_xent(a->dintent, a->row_loss + N, a->best + N, a->intent_logits, t->intent, B, NI,
+                    1.0f / (float)B, s);
+
+    if ((st = linear_backward(g, a, a->dx, gw->slot_w, gw->slot_b, a->dslot, a->hd, w->slot_w, N, H, NS, 0)) !=
+        PARLEY_OK)
+        return st;
+    ct_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
+    if ((st = linear_backward(g, a, a->dpool, gw->intent_w, gw->intent_b, a->dintent, a->pd, w->intent_w, B,
+                              H, NI, 0)) != PARLEY_OK)
+        return st;
+    ct_dropout(a->dpool, a->dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
+    ct_tanh_backward(a->dpool, a->pooled, BH, s);
+    if ((st = linear_backward(g, a, a->dcls, gw->pool_w, gw->pool_b, a->dpool, a->cls, w->pool_w, B, H, H,
+                              0)) != PARLEY_OK)
+        return st;
+    ct_scatter_add_rows(a->dx, a->dcls, t->cls_rows, B, H, s);
+    for (int l = d->L - 1; l >= 0; l--)
+        if ((st = layer_backward(g, d, t, a, l, p, seed)) != PARLEY_OK)
+            return st;
+    ct_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
+    ct_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H, eps,
+                          a->scratch, s);
+    ct_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H, s);
+    ct_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg, H, s);
+    ct_segment_sum_add(gw->type_emb, a->dx, t->all_order, t->all_start, t->all_row, 1, H, s);
+
+    /* The loss, as joint_loss sums it on the CPU. */
+    const size_t outs = (size_t)N + (size_t)B;
+    if ((st = cu_check(cudaMemcpyAsync(g->loss_host, a->row_loss, outs * sizeof(float),
+                                       cudaMemcpyDeviceToHost, s), "copying the loss")) != PARLEY_OK ||
+        (st = cu_check(cudaMemcpyAsync(g->best_host, a->best, outs * sizeof(int), cudaMemcpyDeviceToHost, s),
+                       "copying the predictions")) != PARLEY_OK ||
+        (st = cu_check(cudaStreamSynchronize(s), "training step")) != PARLEY_OK)
+        return st;
+    double intent = 0, slot = 0;
+    int slot_correct = 0, intent_correct = 0;
+    for (int i = 0; i < N; i++) {
+        slot += g->loss_host[i];
+        slot_correct += y->slot[i] >= 0 && g->best_host[i] == y->slot[i];
+    }
+    for (int b = 0; b < B; b++) {
+        intent += g->loss_host[N + b];
+        intent_correct += g->best_host[N + b] == y->intent[b];
+    }
+    intent /= B;
+    slot = scored ? slot / scored : 0.0;
+    *loss = bert_loss{ (float)(intent + (double)y->slot_weight * slot), (float)intent, (float)slot,
+                       intent_correct, scored, slot_correct };
+    return PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
+                                            float dropout, uint64_t seed, bert_loss *loss, float *grads)
+{
+    parley_status st;
+    if (!g || !loss)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda_trainer_grads: NULL trainer or loss");
+    if ((st = bert_train_check(&g->cfg, b, y, dropout)) != PARLEY_OK)
+        return st;
+    tdims d = { b->n_seq, 0, g->cfg.hidden, g->cfg.intermediate, g->cfg.heads,
+                g->cfg.hidden / g->cfg.heads, g->cfg.layers, g->cfg.n_slots, g->cfg.n_intents, 0, 0 };
+    for (int s = 0; s < b->n_seq; s++) {
+        d.N += b->len[s];
+        d.PS += (size_t)b->len[s] * (size_t)b->len[s];
+        d.t_max = b->len[s] > d.t_max ? b->len[s] : d.t_max;
+    }
+    d.PS *= (size_t)d.NH;
+    if (d.PS > INT32_MAX)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: a batch of %zu attention scores per layer is too large",
+                       d.PS);
+    int *scratch = (int *)pl_malloc(ints_scratch(&g->cfg, d.N) * sizeof(int));
+    if (!scratch)
+        return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory for a batch of %d tokens", d.N);
+    tacts a;
+    tints t;
+    cudaSetDevice(g->device);
+    st = reserve(g, &d, ints_bound(d.N, d.B), &a);
+    if (!st) {
+        size_t n_ints = build_ints(g, b, y, &d, &t, g->ibuf_host, scratch);
+        st = cu_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, n_ints * sizeof(int), cudaMemcpyHostToDevice,
+                                      g->stream), "copying the batch");
+    }
+    pl_free(scratch);
+    if (!st)
+        st = cu_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream), "zeroing the gradients");
+    if (!st)
+        st = step_math(g, &d, &t, &a, y, dropout, seed, loss);
+    if (!st && grads)
+        st = cu_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
+                      "copying the gradients");
+    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
+                                           float dropout, uint64_t seed, float clip, const adamw_params *p,
+                                           long t, bert_loss *loss)
+{
+    parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
+    if (st)
+        return st;
+    /* The global norm as tr_clip_grads takes it: partial sums on the device, their sum in
+     * double here. */
+    ct_sumsq_partials(g->norm_part, g->g, g->n, g->stream);
+    if ((st = cu_check(cudaMemcpyAsync(g->norm_host, g->norm_part, CT_NORM_BLOCKS * sizeof(float),
+                                       cudaMemcpyDeviceToHost, g->stream), "copying the norm")) ||
+        (st = cu_check(cudaStreamSynchronize(g->stream), "gradient norm")))
+        return pl_wrap(st, "cuda:%d", g->device);
+    double sum = 0;
+    for (int i = 0; i < CT_NORM_BLOCKS; i++)
+        sum += g->norm_host[i];
+    const float coef = (float)((double)clip / (sqrt(sum) + 1e-6));
+    const double b1 = p->beta1, b2 = p->beta2;
+    const ct_adamw_coef k = {
+        clip > 0 && coef < 1 ? coef : 1.0f, p->beta1, p->beta2, (float)(1.0 - b1), (float)(1.0 - b2),
+        (float)(1.0 - (double)p->lr * p->weight_decay), (float)(p->lr / (1.0 - pow(b1, (double)t))),
+        (float)sqrt(1.0 - pow(b2, (double)t)), p->eps,
+    };
+    ct_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->n, k, g->stream);
+    st = cu_check(cudaGetLastError(), "AdamW");
+    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+/* ---- life cycle ---------------------------------------------------------------------- */
+
+extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay, int device,
+                                           cuda_precision prec, cuda_trainer **out)
+{
+    *out = NULL;
+    if (prec == CUDA_PREC_FP16)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda:%d: training takes bf16 or fp32 (fp16 would need loss "
+                       "scaling)", device);
+    int count = cuda_device_count();
+    if (device < 0 || device >= count)
+        return pl_fail(PARLEY_ERR_DEVICE, "cuda:%d: %d CUDA device%s usable here", device, count,
+                       count == 1 ? " is" : "s are");
+    cuda_trainer *g = (cuda_trainer *)pl_calloc(1, sizeof *g);
+    if (!g)
+        return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory");
+    g->device = device;
+    g->prec = prec;
+    g->cfg = m->cfg;
+    g->cfg.intent_labels = g->cfg.slot_labels = NULL; /* not ours */
+    g->pad_id = m->vocab ? wp_vocab_pad(m->vocab) : -1;
+    g->n = m->n_params;
+    const size_t bytes = g->n * sizeof(float);
+    cudaDeviceProp prop;
+    parley_status st = cu_check(cudaSetDevice(device), "selecting the device");
+    if (!st)
+        st = cu_check(cudaGetDeviceProperties(&prop, device), "reading device properties");
+    if (!st)
+        st = cu_check(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "creating a stream");
+    if (!st)
+        st = cublas_check(cublasCreate(&g->blas), "cublasCreate");
+    if (!st)
+        st = cublas_check(cublasSetStream(g->blas, g->stream), "cublasSetStream");
+    if (!st)
+        st = cu_check(cudaMalloc(&g->blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
+    if (!st)
+        st = cublas_check(cublasSetWorkspace(g->blas, g->blas_ws, BLAS_WORKSPACE), "cublasSetWorkspace");
+    float **bufs[] = { &g->p, &g->g, &g->m, &g->v };
+    for (float **b : bufs)
+        if (!st)
+            st = cu_check(cudaMalloc((void **)b, bytes), "allocating the parameters and their state");
+    if (!st)
+        st = cu_check(cudaMalloc((void **)&g->decay, g->n), "allocating the decay mask");
+    if (!st)
+        st = cu_check(cudaMalloc((void **)&g->norm_part, CT_NORM_BLOCKS * sizeof(float)), "allocating");
+    if (!st)
+        st = cu_check(cudaMallocHost((void **)&g->norm_host, CT_NORM_BLOCKS * sizeof(float)), "allocating");
+    if (!st)
+        st = cu_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice), "uploading the weights");
+    if (!st)
+        st = cu_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice), "uploading the decay mask");
+    if (!st)
+        st = cu_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
+    if (!st)
+        st = cu_check(cudaMemset(g->v, 0, bytes), "zeroing the moments");
+    if (!st && prec == CUDA_PREC_BF16) {
+        st = cu_check(cudaMalloc((void **)&g->p16, g->n * 2), "allocating the BF16 weights");
+        if (!st) {
+            cu_convert<__nv_bfloat16>(g->p16, g->p, g->n, g->stream);
+            st = cu_check(cudaStreamSynchronize(g->stream), "converting the weights");
+        }
+    }
+    if (st) {
+        cuda_trainer_close(g);
+        return pl_wrap(st, "cuda:%d", device);
+    }
+    bert_weights_point(&g->wp, &g->cfg, g->p);
+    bert_weights_point(&g->wg, &g->cfg, g->g);
+    snprintf(g->desc, sizeof g->desc, "%s (cuda:%d), %s", prop.name, device, cuda_precision_name(prec));
+    *out = g;
+    return PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *adam_m, const float *adam_v)
+{
+    const size_t bytes = g->n * sizeof(float);
+    cudaSetDevice(g->device);
+    parley_status st = cu_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice), "uploading moments");
+    if (!st)
+        st = cu_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice), "uploading moments");
+    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, float *adam_m, float *adam_v)
+{
+    const size_t bytes = g->n * sizeof(float);
+    cudaSetDevice(g->device);
+    parley_status st = cu_check(cudaStreamSynchronize(g->stream), "finishing the step");
+    if (!st)
+        st = cu_check(cudaMemcpy(params, g->p, bytes, cudaMemcpyDeviceToHost), "copying the weights");
+    if (!st && adam_m)
+        st = cu_check(cudaMemcpy(adam_m, g->m, bytes, cudaMemcpyDeviceToHost), "copying the moments");
+    if (!st && adam_v)
+        st = cu_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost), "copying the moments");
+    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+extern "C" const char *cuda_trainer_describe(const cuda_trainer *g)
+{
+    return g->desc;
+}
+
+extern "C" void cuda_trainer_close(cuda_trainer *g)
+{
+    if (!g)
+        return;
+    cudaSetDevice(g->device);
+    free_step_buffers(g);
+    void *dev[] = { g->p, g->g, g->m, g->v, g->decay, g->p16, g->norm_part, g->blas_ws };
+    for (void *p : dev)
+        cudaFree(p);
+    cudaFreeHost(g->norm_host);
+    if (g->blas)
+        cublasDestroy(g->blas);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
+    pl_free(g);
+}
