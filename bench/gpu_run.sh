@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # gpu_run.sh — everything the GPU figures need, in one go on a machine with a CUDA GPU:
-# the gpu test suite (kernels and whole model against the CPU path), compute-sanitizer
-# memcheck of the model test, and bench/gpu_vs_torch.py. Logs go to $OUT (or ./gpu-out).
+# the gpu test suite (kernels, whole model and trainer against the CPU path),
+# compute-sanitizer memcheck of the model and trainer tests, bench/gpu_vs_torch.py, and
+# bench/train_vs_torch.py on the GPU (BERT-mini and BERT-base shapes, bf16). Logs go to
+# $OUT (or ./gpu-out).
 #
 #   bash bench/gpu_run.sh BIN_DIR [LIB_DIR]
-# BIN_DIR holds parley, test_cuda_ops and test_cuda_bert built with CUDA; LIB_DIR, if given,
-# holds shared libraries the machine lacks (libopenblas, libcjson, ...).
+# BIN_DIR holds parley, test_cuda_ops, test_cuda_bert and test_cuda_train built with CUDA;
+# LIB_DIR, if given, holds shared libraries the machine lacks (libopenblas, libcjson, ...).
 set -uo pipefail
 bin=$1 lib=${2:-}
 out=${OUT:-gpu-out}
@@ -15,9 +17,16 @@ cublas=$(ls /usr/local/cuda/lib64/libcublas.so.13 2>/dev/null ||
          find / -name 'libcublas.so.13' 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=${lib:+$lib:}$(dirname "$cublas"):${LD_LIBRARY_PATH:-}
 { nvidia-smi; nvcc --version | tail -2; echo "cublas: $cublas"; } 2>&1 | tee "$out/device.txt"
-for t in test_cuda_ops test_cuda_bert; do
-    echo "== $t"; "$bin/$t"; echo "exit $?"
+tiny=tests/nlu/data/train_tiny
+for t in test_cuda_ops test_cuda_bert test_cuda_train; do
+    echo "== $t"; "$bin/$t" $tiny; echo "exit $?"
 done 2>&1 | tee "$out/tests.txt"
-echo "== compute-sanitizer memcheck test_cuda_bert" | tee "$out/sanitizer.txt"
-compute-sanitizer --tool memcheck --leak-check full "$bin/test_cuda_bert" 2>&1 | tail -15 | tee -a "$out/sanitizer.txt"
+for t in test_cuda_bert test_cuda_train; do
+    echo "== compute-sanitizer memcheck $t"
+    compute-sanitizer --tool memcheck --leak-check full "$bin/$t" $tiny 2>&1 | tail -15
+done 2>&1 | tee "$out/sanitizer.txt"
 python3 bench/gpu_vs_torch.py --parley "$bin/parley" --json "$out/gpu_vs_torch.json" 2>&1 | tee "$out/bench.txt"
+for shape in mini base; do
+    python3 bench/train_vs_torch.py --parley "$bin/parley" --device cuda --precision bf16 --shape $shape \
+        --examples 4096 --epochs 1 --batch 32
+done 2>&1 | tee "$out/train_bench.txt"

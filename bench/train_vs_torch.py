@@ -15,8 +15,14 @@ It prints both throughputs and the ratio parley / torch (above 1: parley is fast
 with Debian's python3 (python3-torch):
 
     /usr/bin/python3 bench/train_vs_torch.py --parley build/sdk/cli/parley [--threads 2]
+
+With --device cuda both sides train on the GPU: parley with `--device cuda --precision P`,
+torch with the model on the GPU and, for bf16, torch.autocast(dtype=torch.bfloat16) around
+the forward pass (FP32 master weights, as parley keeps them); torch's steps are timed with
+a synchronize after each. --shape base is BERT-base's (L12 H768 A12 I3072).
 """
 import argparse
+import contextlib
 import os
 import random
 import re
@@ -39,6 +45,7 @@ SHARED = os.environ.get("PARLEY_SHARED_DATA", os.path.join(HERE, "..", "..", "sh
 SHAPES = {
     "mini": dict(layers=4, hidden=256, heads=4, intermediate=1024),
     "small": dict(layers=2, hidden=128, heads=2, intermediate=512),
+    "base": dict(layers=12, hidden=768, heads=12, intermediate=3072),
 }
 
 
@@ -70,7 +77,9 @@ def write_data(tmp, n):
 def run_parley(args, data, vocab, model_dir):
     cmd = [args.parley, "train", "--quiet", "--data", data, "--out", model_dir, "--vocab", vocab,
            "--epochs", str(args.epochs), "--batch", str(args.batch), "--lr", str(args.lr),
-           "--dropout", "0", "--threads", str(args.threads), "--seed", "1"]
+           "--dropout", "0", "--threads", str(args.threads), "--seed", "1", "--device", args.device]
+    if args.device == "cuda":
+        cmd += ["--precision", args.precision]
     shape = SHAPES[args.shape]
     for k in ("layers", "hidden", "heads", "intermediate"):
         cmd += [f"--{k}", str(shape[k])]
@@ -111,8 +120,12 @@ def encode(data, model):
 
 
 def run_torch(args, ex, model_dir):
-    model = bert_ref.load(model_dir, dtype=torch.float32)
+    dev = torch.device(args.device)
+    model = bert_ref.load(model_dir, dtype=torch.float32).to(dev)
     model.train()
+    cuda = args.device == "cuda"
+    bf16 = cuda and args.precision == "bf16"
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     decay = [p for n, p in model.named_parameters() if not (n.endswith(".bias") or "LayerNorm" in n)]
     no_decay = [p for n, p in model.named_parameters() if n.endswith(".bias") or "LayerNorm" in n]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
@@ -134,12 +147,15 @@ def run_torch(args, ex, model_dir):
             slot = [t for b in batch for t in b[1]]
             intent = [b[2] for b in batch]
             t0 = time.perf_counter()
-            out = bert_train_ref.joint_loss(model, lens, ids, intent, slot)
+            with autocast:
+                out = bert_train_ref.joint_loss(model, lens, ids, intent, slot, device=dev)
             opt.zero_grad()
             out["loss"].backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             sched.step()
+            if cuda:
+                torch.cuda.synchronize()
             t_steps += time.perf_counter() - t0
             n_done += len(batch)
     return n_done / t_steps
@@ -154,6 +170,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--precision", choices=("bf16", "fp32"), default="bf16", help="on cuda")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="parley-train-bench-") as tmp:
@@ -164,7 +182,8 @@ def main():
         t = run_torch(args, ex, model_dir)
     s = SHAPES[args.shape]
     print(f"data: {origin}; model L{s['layers']} H{s['hidden']} A{s['heads']} I{s['intermediate']}, "
-          f"vocab 30522, batch {args.batch}, {args.epochs} epochs, dropout 0, threads {args.threads}")
+          f"vocab 30522, batch {args.batch}, {args.epochs} epochs, dropout 0, threads {args.threads}, "
+          f"device {args.device}" + (f" ({args.precision})" if args.device == "cuda" else ""))
     print(f"parley: {cmd}")
     print(f"parley train  {p:9.1f} examples/s")
     print(f"torch         {t:9.1f} examples/s  (torch {torch.__version__}, "

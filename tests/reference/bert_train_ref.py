@@ -28,14 +28,15 @@ def split(lens, flat):
     return out
 
 
-def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0):
+def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None):
     """A dict of loss, intent_loss, slot_loss (tensors) and intent_logits (B, NI),
-    slot_logits (N, NS) in packed order."""
+    slot_logits (N, NS) in packed order. device: where the model is (None: the CPU)."""
     padded, mask = bert_ref.pad(split(lens, ids))
+    padded, mask = padded.to(device), mask.to(device)
     intent_logits, slot_logits = model(padded, mask)
     slot_logits = slot_logits[mask.bool()]  # (N, NS): row-major over (sequence, token)
-    intent_loss = F.cross_entropy(intent_logits, torch.tensor(intent))
-    labels = torch.tensor(slot)
+    intent_loss = F.cross_entropy(intent_logits, torch.tensor(intent, device=device))
+    labels = torch.tensor(slot, device=device)
     if (labels >= 0).any():
         slot_loss = F.cross_entropy(slot_logits, labels, ignore_index=-1)
     else:
