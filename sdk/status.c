@@ -59,6 +59,7 @@ parley_status pl_wrap(parley_status st, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, errmsg, sizeof old);
-    snprintf(errmsg, sizeof errmsg, "%s: %s", prefix, old);
+    if (snprintf(errmsg, sizeof errmsg, "%s: %s", prefix, old) >= (int)sizeof errmsg)
+        errmsg[sizeof errmsg - 1] = '\0'; /* too long: the head is kept, the tail lost */
     return st;
 }
