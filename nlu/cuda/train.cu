@@ -75,12 +75,21 @@ typedef struct tdims {
     size_t PS; /* per layer: NH * sum(T^2) */
 } tdims;
 
+/* The widest row a GEMM operand or a bias gradient has: 3H, I, NS or NI. */
+static size_t widest(const tdims *d)
+{
+    size_t w = 3 * (size_t)d->H;
+    const size_t others[] = { (size_t)d->I, (size_t)d->NS, (size_t)d->NI };
+    for (size_t i = 0; i < 3; i++)
+        w = others[i] > w ? others[i] : w;
+    return w;
+}
+
 /* Carves a from a block of `total` floats at base (base NULL: only counts). */
 static size_t tacts_carve(tacts *a, const tdims *d, float *base)
 {
     const size_t N = (size_t)d->N, B = (size_t)d->B, H = (size_t)d->H, I = (size_t)d->I;
-    const size_t L = (size_t)d->L, wide = 3 * H > I ? 3 * H : I;
-    const size_t cols = wide > (size_t)d->NS ? wide : (size_t)d->NS;
+    const size_t L = (size_t)d->L, wide = 3 * H > I ? 3 * H : I, cols = widest(d);
     struct { float **p; size_t n; } parts[] = {
         { &a->emb_sum, N * H }, { &a->x, (L + 1) * N * H }, { &a->qkv, L * N * 3 * H },
         { &a->probs, L * d->PS }, { &a->att, L * N * H }, { &a->u1, L * N * H },
@@ -150,8 +159,7 @@ static parley_status grow2(void **a, int a_host, size_t a_sz, void **b, int b_ho
 
 static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tacts *a)
 {
-    const size_t H = (size_t)d->H, wide = 3 * H > (size_t)d->I ? 3 * H : (size_t)d->I;
-    const size_t c16 = (size_t)d->N * (wide > (size_t)d->NS ? wide : (size_t)d->NS);
+    const size_t c16 = (size_t)d->N * widest(d);
     parley_status st = grow((void **)&g->block, &g->block_cap, tacts_carve(a, d, NULL), sizeof(float), 0,
                             "allocating activations");
     if (!st && g->prec == CUDA_PREC_BF16)
