@@ -50,8 +50,9 @@ parley_status dm_decide(dm_ctx *c);
 /* Appends a variation of response r (chosen from user, turn and position) to the reply. */
 parley_status dm_say(dm_ctx *c, int r);
 
-/* Sets slot k from `n` raw values (a list slot joins them, another keeps the last).
- * A value the slot refuses fails with PARLEY_ERR_INVALID_ARG and leaves the slot as it was. */
+/* Sets slot k from `n` raw values: a list slot joins them, and any value it refuses fails
+ * the fill; another slot keeps the last value it accepts, and fails only when it accepts
+ * none. A failed fill returns PARLEY_ERR_INVALID_ARG and leaves the slot as it was. */
 parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n);
 
 /* action.c: runs action a (its hook, or its domain reply); `form` is the form that just

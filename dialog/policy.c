@@ -62,9 +62,18 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     if (!vals)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
     parley_status st = PARLEY_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        st = dm_slot_normalize(s, raw[i], &vals[i]);
-    /* A list keeps each value once, in the order said; another slot keeps the last. */
+    if (s->list) {
+        for (size_t i = 0; i < n && !st; i++)
+            st = dm_slot_normalize(s, raw[i], &vals[i]);
+    } else {
+        /* One value: the last one said that the slot accepts ("large ... extra cheese" with
+         * "extra" tagged as a size too means large); refused only when none is accepted. */
+        size_t i = n;
+        do
+            st = dm_slot_normalize(s, raw[--i], &vals[n - 1]);
+        while (st == PARLEY_ERR_INVALID_ARG && i > 0);
+    }
+    /* A list keeps each value once, in the order said; another slot keeps the one above. */
     dm_text joined = {0};
     char *value = NULL;
     for (size_t i = 0; !st && s->list && i < n; i++) {
