@@ -22,7 +22,6 @@ extern "C" {
 }
 
 enum { MAX_GRAPHS = 16, T_ROUND = 8 };
-static const size_t BLAS_WORKSPACE = 32u << 20;
 
 typedef struct graph_entry {
     int B, T;
@@ -304,21 +303,7 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     g->NI = c->n_intents, g->NS = c->n_slots, g->V = c->vocab_size, g->P = c->max_positions;
     g->eps = c->ln_eps;
     cudaDeviceProp prop;
-    parley_status st = cu_check(cudaSetDevice(device), "selecting the device");
-    if (!st)
-        st = cu_check(cudaGetDeviceProperties(&prop, device), "reading device properties");
-    if (!st)
-        st = cu_check(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
-                      "creating a stream");
-    if (!st)
-        st = cublas_check(cublasCreate(&g->blas), "cublasCreate");
-    if (!st)
-        st = cublas_check(cublasSetStream(g->blas, g->stream), "cublasSetStream");
-    if (!st)
-        st = cu_check(cudaMalloc(&g->blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
-    if (!st)
-        st = cublas_check(cublasSetWorkspace(g->blas, g->blas_ws, BLAS_WORKSPACE),
-                          "cublasSetWorkspace");
+    parley_status st = cu_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     if (!st)
         st = cu_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
                       "allocating the weights");
@@ -419,10 +404,6 @@ extern "C" void cuda_bert_close(cuda_bert *g)
     if (g->ps != g->pf)
         cudaFree(g->ps);
     cudaFree(g->pf);
-    if (g->blas)
-        cublasDestroy(g->blas);
-    cudaFree(g->blas_ws);
-    if (g->stream)
-        cudaStreamDestroy(g->stream);
+    cu_context_close(g->stream, g->blas, g->blas_ws);
     pl_free(g);
 }

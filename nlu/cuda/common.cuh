@@ -1,6 +1,6 @@
 /* common.cuh — what every CUDA file of parley shares: the storage types and their
- * conversions, block-wide reductions, and the one place CUDA and cuBLAS errors become
- * parley_status (errors.cu).
+ * conversions, block-wide reductions, the one place CUDA and cuBLAS errors become
+ * parley_status (errors.cu), and the device, stream and cuBLAS set-up (context.cu).
  *
  * Kernels are templates on the storage type S (float, __half or __nv_bfloat16); they read
  * S, compute in float and write S. Biases, LayerNorm weights and embeddings stay in float.
@@ -21,6 +21,13 @@ extern "C" {
  * detail message naming `what` and the library's own error name. */
 parley_status cu_check(cudaError_t e, const char *what);
 parley_status cublas_check(cublasStatus_t s, const char *what);
+
+/* context.cu: makes `device` current, fills *prop, and creates *stream (non-blocking) and
+ * *blas on it with a workspace of its own (*blas_ws). On failure what was made is left in
+ * the out parameters for cu_context_close, which takes NULLs too. */
+parley_status cu_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
+                              cublasHandle_t *blas, void **blas_ws);
+void cu_context_close(cudaStream_t stream, cublasHandle_t blas, void *blas_ws);
 
 __device__ __forceinline__ float to_f(float x) { return x; }
 __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }

@@ -22,7 +22,6 @@ extern "C" {
 #include "sdk/pl_alloc.h"
 }
 
-static const size_t BLAS_WORKSPACE = 32u << 20;
 
 /* Activations and gradients of one step (device, FP32), as bert_train.c's acts. */
 typedef struct tacts {
@@ -586,19 +585,7 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     g->n = m->n_params;
     const size_t bytes = g->n * sizeof(float);
     cudaDeviceProp prop;
-    parley_status st = cu_check(cudaSetDevice(device), "selecting the device");
-    if (!st)
-        st = cu_check(cudaGetDeviceProperties(&prop, device), "reading device properties");
-    if (!st)
-        st = cu_check(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "creating a stream");
-    if (!st)
-        st = cublas_check(cublasCreate(&g->blas), "cublasCreate");
-    if (!st)
-        st = cublas_check(cublasSetStream(g->blas, g->stream), "cublasSetStream");
-    if (!st)
-        st = cu_check(cudaMalloc(&g->blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
-    if (!st)
-        st = cublas_check(cublasSetWorkspace(g->blas, g->blas_ws, BLAS_WORKSPACE), "cublasSetWorkspace");
+    parley_status st = cu_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     float **bufs[] = { &g->p, &g->g, &g->m, &g->v };
     for (float **b : bufs)
         if (!st)
@@ -670,13 +657,10 @@ extern "C" void cuda_trainer_close(cuda_trainer *g)
         return;
     cudaSetDevice(g->device);
     free_step_buffers(g);
-    void *dev[] = { g->p, g->g, g->m, g->v, g->decay, g->p16, g->norm_part, g->blas_ws };
+    void *dev[] = { g->p, g->g, g->m, g->v, g->decay, g->p16, g->norm_part };
     for (void *p : dev)
         cudaFree(p);
     cudaFreeHost(g->norm_host);
-    if (g->blas)
-        cublasDestroy(g->blas);
-    if (g->stream)
-        cudaStreamDestroy(g->stream);
+    cu_context_close(g->stream, g->blas, g->blas_ws);
     pl_free(g);
 }
