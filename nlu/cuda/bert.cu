@@ -310,6 +310,8 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     if (!st)
         st = cu_check(cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float),
                                  cudaMemcpyHostToDevice), "uploading the weights");
+    if (!st) /* the pageable upload may still be in flight: g->stream must not read early */
+        st = cu_check(cudaDeviceSynchronize(), "uploading the weights");
     if (!st && prec != CUDA_PREC_FP32) {
         st = cu_check(cudaMalloc(&g->ps, m->n_params * 2), "allocating the FP16/BF16 weights");
         if (!st && prec == CUDA_PREC_BF16)

@@ -604,6 +604,10 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
         st = cu_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
     if (!st)
         st = cu_check(cudaMemset(g->v, 0, bytes), "zeroing the moments");
+    /* The uploads ran on the legacy stream, whose pageable copies may still be in flight:
+     * the trainer's own stream must not read the weights before they land. */
+    if (!st)
+        st = cu_check(cudaDeviceSynchronize(), "uploading the weights");
     if (!st && prec == CUDA_PREC_BF16) {
         st = cu_check(cudaMalloc((void **)&g->p16, g->n * 2), "allocating the BF16 weights");
         if (!st) {
