@@ -633,6 +633,8 @@ extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *
     parley_status st = cu_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice), "uploading moments");
     if (!st)
         st = cu_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice), "uploading moments");
+    if (!st) /* as in cuda_trainer_open: the trainer's stream must not read them early */
+        st = cu_check(cudaDeviceSynchronize(), "uploading moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
