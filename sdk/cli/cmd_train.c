@@ -44,11 +44,12 @@ static void usage(FILE *f)
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
-            "  --precision P        on a GPU: bf16 (default; BF16 GEMMs, FP32 weights and sums) or\n"
-            "                       fp32 (to compare with the CPU)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
-            "                       --quiet apply)\n",
+            "                       --quiet apply)\n"
+            "gpu (--device cuda):\n"
+            "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
+            "                       (to compare with the CPU)\n",
             d.augment, (double)d.word_dropout, (double)d.slot_weight);
     cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
                           train_default_lr(1));
