@@ -2,8 +2,8 @@
  * train_ops.cuh launches and cuBLAS GEMMs in the order of bert_train.c, the gradient norm
  * and the fused clip + AdamW update.
  *
- * Per step the host builds one int buffer (ids, positions, labels, per-sequence offsets,
- * the tokens grouped by id and by position for the embedding backward) and copies it in
+ * Per step the host builds one int buffer (train_batch.h: ids, positions, labels,
+ * per-sequence offsets, the tokens grouped for the embedding backward) and copies it in
  * once; the row losses, argmaxes and gradient-norm partial sums come back in three small
  * copies, which the host adds in double as the CPU does. Activations live in one device
  * block carved like bert_train.c's arena and grown with a quarter to spare.
@@ -15,6 +15,7 @@
 
 #include "nlu/cuda/cuda_train.h"
 #include "nlu/cuda/ops.cuh"
+#include "nlu/cuda/train_batch.h"
 #include "nlu/cuda/train_ops.cuh"
 
 extern "C" {
@@ -177,100 +178,13 @@ static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tac
     return PARLEY_OK;
 }
 
-/* ---- the batch on the host ----------------------------------------------------------- */
-
-/* Sorts tokens[0..n) into order by key[token], keeping the tokens' order within a key (a
- * counting sort over keys in [0, n_keys)); start (segments + 1) and row (segments) receive
- * where each non-empty key's tokens begin and the key. Returns the number of segments.
- * count is n_keys + 1 ints of scratch. */
-static int group_by(const int *key, const int *tokens, int n, int n_keys, int *order, int *start,
-                    int *row, int *count)
+/* The device addresses of a batch's ints (train_batch.h) in the buffer at dev. */
+static tints device_ints(int *dev, const tb_layout *l)
 {
-    memset(count, 0, ((size_t)n_keys + 1) * sizeof *count);
-    for (int i = 0; i < n; i++)
-        count[key[tokens[i]] + 1]++;
-    for (int k = 0; k < n_keys; k++)
-        count[k + 1] += count[k];
-    int segs = 0;
-    for (int k = 0; k < n_keys; k++)
-        if (count[k + 1] > count[k]) {
-            start[segs] = count[k];
-            row[segs++] = k;
-        }
-    start[segs] = n;
-    for (int i = 0; i < n; i++)
-        order[count[key[tokens[i]]]++] = tokens[i];
-    return segs;
-}
-
-/* Host scratch build_ints needs for a batch of N tokens: ints. */
-static size_t ints_scratch(const bert_config *c, int N)
-{
-    const size_t keys = (size_t)(c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions);
-    return 2 * (keys + 1) + (size_t)N;
-}
-
-/* An upper bound of build_ints' count for N tokens of B sequences: ids, positions, slots
- * (3N), intents, sequence triples and first rows (5B), the id groups (at most 3N + 1), the
- * position groups (at most 3N + 1), all tokens (N + 3). */
-static size_t ints_bound(int N, int B)
-{
-    return 10 * (size_t)N + 5 * (size_t)B + 8;
-}
-
-/* The ints of a checked batch of dimensions d into h (ints_bound): fills t with their
- * places in the device buffer and returns how many there are. */
-static size_t build_ints(const cuda_trainer *g, const bert_batch *b, const bert_labels *y, const tdims *d,
-                         tints *t, int *h, int *scratch)
-{
-    const int N = d->N, B = d->B, V = g->cfg.vocab_size, P = g->cfg.max_positions;
-    const int keys = V > P ? V : P;
-    int *count = scratch, *rows = count + keys + 1, *tok = rows + keys + 1;
-    int *ids = h, *pos = ids + N, *slot = pos + N, *intent = slot + N, *seq = intent + B;
-    int *cls = seq + 3 * B;
-    memcpy(ids, b->ids, (size_t)N * sizeof *ids);
-    memcpy(slot, y->slot, (size_t)N * sizeof *slot);
-    memcpy(intent, y->intent, (size_t)B * sizeof *intent);
-    size_t probs = 0;
-    for (int s = 0, first = 0; s < B; s++) {
-        const int T = b->len[s];
-        for (int i = 0; i < T; i++)
-            pos[first + i] = i;
-        seq[s] = first;
-        seq[B + s] = T;
-        seq[2 * B + s] = (int)probs;
-        cls[s] = first;
-        probs += (size_t)d->NH * T * T;
-        first += T;
-    }
-    /* word rows: every token but [PAD]'s, grouped by id */
-    int n_tok = 0;
-    for (int i = 0; i < N; i++)
-        if (ids[i] != g->pad_id)
-            tok[n_tok++] = i;
-    int *id_order = cls + B, *id_start = id_order + n_tok;
-    const int n_id = group_by(ids, tok, n_tok, V, id_order, id_start, rows, count);
-    int *id_row = id_start + n_id + 1;
-    memcpy(id_row, rows, (size_t)n_id * sizeof *rows);
-    /* position rows: every token, grouped by position; the type row: every token */
-    for (int i = 0; i < N; i++)
-        tok[i] = i;
-    int *pos_order = id_row + n_id, *pos_start = pos_order + N;
-    const int n_pos = group_by(pos, tok, N, P, pos_order, pos_start, rows, count);
-    int *pos_row = pos_start + n_pos + 1;
-    memcpy(pos_row, rows, (size_t)n_pos * sizeof *rows);
-    int *all_order = pos_row + n_pos, *all_start = all_order + N, *all_row = all_start + 2;
-    memcpy(all_order, tok, (size_t)N * sizeof *all_order);
-    all_start[0] = 0;
-    all_start[1] = N;
-    all_row[0] = 0;
-    int *dev = g->ibuf;
-    *t = tints{ dev + (ids - h), dev + (pos - h), dev + (slot - h), dev + (intent - h),
-                dev + (seq - h), dev + (cls - h), dev + (id_order - h), dev + (id_start - h),
-                dev + (id_row - h), n_id, dev + (pos_order - h), dev + (pos_start - h),
-                dev + (pos_row - h), n_pos, dev + (all_order - h), dev + (all_start - h),
-                dev + (all_row - h) };
-    return (size_t)(all_row + 1 - h);
+    return tints{ dev + l->ids, dev + l->pos, dev + l->slot, dev + l->intent, dev + l->seq, dev + l->cls,
+                  dev + l->by_id.order, dev + l->by_id.start, dev + l->by_id.row, l->by_id.n,
+                  dev + l->by_pos.order, dev + l->by_pos.start, dev + l->by_pos.row, l->by_pos.n,
+                  dev + l->all.order, dev + l->all.start, dev + l->all.row };
 }
 
 /* ---- GEMMs ------------------------------------------------------------------------- */
@@ -509,16 +423,18 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     if (d.PS > INT32_MAX)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: a batch of %zu attention scores per layer is too large",
                        d.PS);
-    int *scratch = (int *)pl_malloc(ints_scratch(&g->cfg, d.N) * sizeof(int));
+    int *scratch = (int *)pl_malloc(tb_scratch(&g->cfg, d.N) * sizeof(int));
     if (!scratch)
         return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory for a batch of %d tokens", d.N);
     tacts a;
     tints t;
     cudaSetDevice(g->device);
-    st = reserve(g, &d, ints_bound(d.N, d.B), &a);
+    st = reserve(g, &d, tb_bound(d.N, d.B), &a);
     if (!st) {
-        size_t n_ints = build_ints(g, b, y, &d, &t, g->ibuf_host, scratch);
-        st = cu_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, n_ints * sizeof(int), cudaMemcpyHostToDevice,
+        tb_layout lay;
+        tb_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, scratch, &lay);
+        t = device_ints(g->ibuf, &lay);
+        st = cu_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int), cudaMemcpyHostToDevice,
                                       g->stream), "copying the batch");
     }
     pl_free(scratch);

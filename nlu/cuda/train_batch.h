@@ -1,0 +1,53 @@
+/* train_batch.h — the integers the GPU trainer copies to the device for one batch, laid
+ * out on the host in plain C (so the host tests check them in every build).
+ *
+ * One int buffer holds, one after another: the ids, positions and slot labels of the N
+ * packed tokens; the B intent labels; per sequence its first token, length and the offset
+ * of its attention probabilities (NH blocks of T x T, as cpu_attention_train lays them out);
+ * each sequence's first token again (the pooler's rows); and three groupings of tokens
+ * for the embedding backward, each as (order, start, row): the non-[PAD] tokens grouped by
+ * id, all tokens grouped by position, and all tokens as one group (the type row 0). A
+ * grouping lists tokens by key, in increasing token order within a key; group k holds
+ * order[start[k] .. start[k+1]) and adds into table row row[k]. So every table row is
+ * summed by one thread block, in token order, without atomics.
+ */
+#ifndef NLU_CUDA_TRAIN_BATCH_H
+#define NLU_CUDA_TRAIN_BATCH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include <stddef.h>
+
+#include "nlu/bert.h"
+#include "nlu/bert_train.h"
+
+/* Where each part starts in the buffer (offsets in ints), and the group counts. */
+typedef struct tb_grouping {
+    size_t order, start, row;
+    int n;                    /* groups */
+} tb_grouping;
+
+typedef struct tb_layout {
+    size_t ids, pos, slot, intent, seq, cls;
+    tb_grouping by_id, by_pos, all;
+    size_t used;              /* ints written */
+} tb_layout;
+
+/* Ints the buffer needs for N tokens of B sequences (an upper bound), and the ints of host
+ * scratch tb_build needs for a model of config c. */
+size_t tb_bound(int N, int B);
+size_t tb_scratch(const bert_config *c, int N);
+
+/* Fills buf (tb_bound ints) for a batch bert_train_check accepted: N tokens, NH heads,
+ * [PAD] id pad_id (-1: none), and writes where everything went to *out. scratch holds
+ * tb_scratch ints. */
+void tb_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y, int N,
+              int *buf, int *scratch, tb_layout *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
