@@ -458,9 +458,9 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
     parley_status st;
     acts a;
     dims d = { 0 };
-    if (!ws || !m || !head_params || !b || !target || !grads || !head_grads || !loss)
+    if (!ws || !m || !head_params || !b || !target || !grads != !head_grads || !loss)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_mlm_step: NULL workspace, model, head, "
-                       "batch, targets, gradients or loss");
+                       "batch, targets or loss, or only one of the gradients");
     const bert_config *c = &m->cfg;
     if ((st = check_batch(c, b, dropout, &d)) != PARLEY_OK)
         return st;
@@ -481,9 +481,6 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
         return st;
     bert_mlm_head hw, hg;
     bert_mlm_point(&hw, c, (float *)head_params);
-    bert_mlm_point(&hg, c, head_grads);
-    bert_weights g;
-    bert_weights_point(&g, c, grads);
     mlm_acts h;
     mlm_acts_carve(&h, a.head, M, H, V);
     const float *last = a.x + (size_t)d.L * d.N * H; // (N, H)
@@ -507,8 +504,13 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
     for (int k = 0; k < M; k++)
         sum += h.row_loss[k];
     *loss = (bert_mlm_loss){ .loss = (float)(sum / M), .masked = M, .correct = correct };
+    if (!grads)
+        return PARLEY_OK; /* scoring only */
 
     // backward through the head into dx = d last (zero where nothing was masked)
+    bert_weights g;
+    bert_weights_point(&g, c, grads);
+    bert_mlm_point(&hg, c, head_grads);
     cpu_matmul_backward(h.dt, g.word_emb, hg.bias, h.dlogits, h.t, m->w.word_emb, M, H, V, 0);
     cpu_layernorm_backward(h.dt, hg.ln_w, hg.ln_b, h.dt, h.act, hw.ln_w, M, H, c->ln_eps,
                            h.ln_work);

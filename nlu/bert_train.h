@@ -123,7 +123,8 @@ int bert_mlm_mask(int *ids, int *target, const int *len, int B, int mask_id, int
 /* One MLM step: forward with dropout as bert_train_step, the loss over the positions whose
  * target (N) is not -1, backward. Gradients are ADDED to grads (n_params, the model's
  * layout) and head_grads (bert_mlm_param_count); the [PAD] row of word_emb gets the
- * decoder's share only. A batch with no target gives loss 0 and no gradient. Errors as
+ * decoder's share only. With both gradient arrays NULL the step only scores (no backward).
+ * A batch with no target gives loss 0 and no gradient. Errors as
  * bert_train_step (a target outside the vocabulary names its position). */
 parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
                                const bert_batch *b, const int *target, float dropout,

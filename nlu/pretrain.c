@@ -388,8 +388,7 @@ static parley_status train_step(pt_run *r)
     return PARLEY_OK;
 }
 
-/* Scores the held-out lines: fixed masks, no dropout. The gradients are computed into
- * r->grads and dropped (the next step zeroes them). */
+/* Scores the held-out lines: fixed masks, no dropout, no backward. */
 static parley_status score_holdout(pt_run *r)
 {
     const int batch = r->p->t.batch;
@@ -400,8 +399,8 @@ static parley_status score_holdout(pt_run *r)
         fill_batch(r, NULL, first, nb, tr_mix(r->p->t.seed ^ EVAL_SALT, (uint64_t)chunk));
         bert_batch b = { nb, r->b_len, r->b_ids };
         bert_mlm_loss loss;
-        parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, r->grads,
-                                            r->grads + r->m->n_params, &loss);
+        parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL, NULL,
+                                            &loss);
         if (st != PARLEY_OK)
             return pl_wrap(st, "scoring the held-out lines");
         sum += (double)loss.loss * loss.masked;

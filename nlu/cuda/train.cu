@@ -62,6 +62,8 @@ struct cuda_trainer {
     size_t c16_cap;           // elements each
     int *ibuf, *ibuf_host;    // per-step ints, device and pinned
     size_t ibuf_cap;
+    int *tb_work;             // host scratch of tb_build (train_batch.h)
+    size_t tb_work_cap;       // ints
     float *loss_host;         // pinned (N + B)
     int *best_host;           // pinned (N + B)
     size_t out_cap;
@@ -120,6 +122,9 @@ static void free_step_buffers(cuda_trainer *g)
     cudaFreeHost(g->ibuf_host);
     cudaFreeHost(g->loss_host);
     cudaFreeHost(g->best_host);
+    pl_free(g->tb_work);
+    g->tb_work = NULL;
+    g->tb_work_cap = 0;
     g->block = NULL;
     g->c16a = g->c16b = NULL;
     g->ibuf = g->ibuf_host = g->best_host = NULL;
@@ -423,21 +428,25 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     if (d.PS > INT32_MAX)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: a batch of %zu attention scores per layer is too large",
                        d.PS);
-    int *scratch = (int *)pl_malloc(tb_scratch(&g->cfg, d.N) * sizeof(int));
-    if (!scratch)
-        return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory for a batch of %d tokens", d.N);
+    const size_t work = tb_scratch(&g->cfg, d.N);
+    if (work > g->tb_work_cap) {
+        int *w = (int *)pl_realloc(g->tb_work, work * sizeof(int));
+        if (!w)
+            return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory for a batch of %d tokens", d.N);
+        g->tb_work = w;
+        g->tb_work_cap = work;
+    }
     tacts a;
     tints t;
     cudaSetDevice(g->device);
     st = reserve(g, &d, tb_bound(d.N, d.B), &a);
     if (!st) {
         tb_layout lay;
-        tb_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, scratch, &lay);
+        tb_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->tb_work, &lay);
         t = device_ints(g->ibuf, &lay);
         st = cu_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int), cudaMemcpyHostToDevice,
                                       g->stream), "copying the batch");
     }
-    pl_free(scratch);
     if (!st)
         st = cu_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream), "zeroing the gradients");
     if (!st)

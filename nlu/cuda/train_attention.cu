@@ -18,16 +18,20 @@ extern "C" {
 
 enum { ATT_WARPS = 8 };
 
-/* The item of this block: sequence b = blockIdx.x / NH, head h. */
+/* The item of this block (sequence b = blockIdx.x / NH, head h) and this thread's place. */
 struct item {
     int first, T, h;
-    size_t probs; /* this head's (T, T) block */
+    size_t probs;    /* this head's (T, T) block */
+    int lane, warp;
+    int H;           /* NH * D: the width of out, dout and each third of a qkv row */
+    size_t ld;       /* 3H: the width of a qkv row */
 };
 
-static __device__ item item_of(const int *seq, int B, int NH)
+static __device__ item item_of(const int *seq, int B, int NH, int D)
 {
     const int b = blockIdx.x / NH, h = blockIdx.x % NH, T = seq[B + b];
-    return item{ seq[b], T, h, (size_t)seq[2 * B + b] + (size_t)h * T * T };
+    return item{ seq[b], T, h, (size_t)seq[2 * B + b] + (size_t)h * T * T, (int)(threadIdx.x & 31),
+                 (int)(threadIdx.x >> 5), NH * D, 3 * (size_t)NH * D };
 }
 
 /* The dropout factor of probability element e: 0 or 1 / (1 - p), 1 without dropout. */
@@ -41,16 +45,14 @@ static __global__ void attention_train_kernel(float *out, float *probs, const fl
                                               int NH, int D, const int *seq, uint32_t threshold,
                                               float drop_scale, uint64_t key, int masked)
 {
-    const item it = item_of(seq, B, NH);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, H = NH * D;
-    const size_t ld = 3 * (size_t)H;
+    const item it = item_of(seq, B, NH, D);
     const float scale = rsqrtf((float)D);
-    for (int i = warp; i < it.T; i += ATT_WARPS) {
-        const float *q = qkv + (size_t)(it.first + i) * ld + (size_t)it.h * D;
+    for (int i = it.warp; i < it.T; i += ATT_WARPS) {
+        const float *q = qkv + (size_t)(it.first + i) * it.ld + (size_t)it.h * D;
         float *prow = probs + it.probs + (size_t)i * it.T;
         float m = -INFINITY;
-        for (int j = lane; j < it.T; j += 32) {
-            const float *k = qkv + (size_t)(it.first + j) * ld + H + (size_t)it.h * D;
+        for (int j = it.lane; j < it.T; j += 32) {
+            const float *k = qkv + (size_t)(it.first + j) * it.ld + it.H + (size_t)it.h * D;
             float sdot = 0.0f;
             for (int d = 0; d < D; d++)
                 sdot += q[d] * k[d];
@@ -59,23 +61,23 @@ static __global__ void attention_train_kernel(float *out, float *probs, const fl
         }
         m = warp_max(m);
         float sum = 0.0f;
-        for (int j = lane; j < it.T; j += 32) {
+        for (int j = it.lane; j < it.T; j += 32) {
             const float e = expf(prow[j] - m);
             prow[j] = e;
             sum += e;
         }
         sum = warp_sum(sum);
-        for (int j = lane; j < it.T; j += 32)
+        for (int j = it.lane; j < it.T; j += 32)
             prow[j] /= sum;
         __syncwarp();
-        for (int d = lane; d < D; d += 32) {
+        for (int d = it.lane; d < D; d += 32) {
             float acc = 0.0f;
             for (int j = 0; j < it.T; j++) {
-                const float *v = qkv + (size_t)(it.first + j) * ld + 2 * H + (size_t)it.h * D;
+                const float *v = qkv + (size_t)(it.first + j) * it.ld + 2 * it.H + (size_t)it.h * D;
                 const size_t e = it.probs + (size_t)i * it.T + j;
                 acc += prow[j] * drop_factor(key, e, threshold, drop_scale, masked) * v[d];
             }
-            out[(size_t)(it.first + i) * H + (size_t)it.h * D + d] = acc;
+            out[(size_t)(it.first + i) * it.H + (size_t)it.h * D + d] = acc;
         }
     }
 }
@@ -94,17 +96,15 @@ static __global__ void attention_dq_kernel(float *dqkv, float *ds, const float *
                                            int D, const int *seq, uint32_t threshold,
                                            float drop_scale, uint64_t key, int masked)
 {
-    const item it = item_of(seq, B, NH);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, H = NH * D;
-    const size_t ld = 3 * (size_t)H;
+    const item it = item_of(seq, B, NH, D);
     const float scale = rsqrtf((float)D);
-    for (int i = warp; i < it.T; i += ATT_WARPS) {
-        const float *dO = dout + (size_t)(it.first + i) * H + (size_t)it.h * D;
+    for (int i = it.warp; i < it.T; i += ATT_WARPS) {
+        const float *dO = dout + (size_t)(it.first + i) * it.H + (size_t)it.h * D;
         const size_t row = it.probs + (size_t)i * it.T;
         float *dsrow = ds + row;
         float dot = 0.0f;
-        for (int j = lane; j < it.T; j += 32) {
-            const float *v = qkv + (size_t)(it.first + j) * ld + 2 * H + (size_t)it.h * D;
+        for (int j = it.lane; j < it.T; j += 32) {
+            const float *v = qkv + (size_t)(it.first + j) * it.ld + 2 * it.H + (size_t)it.h * D;
             float acc = 0.0f;
             for (int d = 0; d < D; d++)
                 acc += dO[d] * v[d];
@@ -113,14 +113,14 @@ static __global__ void attention_dq_kernel(float *dqkv, float *ds, const float *
             dot += acc * probs[row + j];
         }
         dot = warp_sum(dot);
-        for (int j = lane; j < it.T; j += 32)
+        for (int j = it.lane; j < it.T; j += 32)
             dsrow[j] = scale * probs[row + j] * (dsrow[j] - dot);
         __syncwarp();
-        for (int d = lane; d < D; d += 32) {
+        for (int d = it.lane; d < D; d += 32) {
             float acc = 0.0f;
             for (int j = 0; j < it.T; j++)
-                acc += dsrow[j] * qkv[(size_t)(it.first + j) * ld + H + (size_t)it.h * D + d];
-            dqkv[(size_t)(it.first + i) * ld + (size_t)it.h * D + d] = acc;
+                acc += dsrow[j] * qkv[(size_t)(it.first + j) * it.ld + it.H + (size_t)it.h * D + d];
+            dqkv[(size_t)(it.first + i) * it.ld + (size_t)it.h * D + d] = acc;
         }
     }
 }
@@ -131,22 +131,20 @@ static __global__ void attention_dkv_kernel(float *dqkv, const float *ds, const 
                                             int D, const int *seq, uint32_t threshold,
                                             float drop_scale, uint64_t key, int masked)
 {
-    const item it = item_of(seq, B, NH);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, H = NH * D;
-    const size_t ld = 3 * (size_t)H;
-    for (int j = warp; j < it.T; j += ATT_WARPS)
-        for (int d = lane; d < D; d += 32) {
+    const item it = item_of(seq, B, NH, D);
+    for (int j = it.warp; j < it.T; j += ATT_WARPS)
+        for (int d = it.lane; d < D; d += 32) {
             float dk = 0.0f, dv = 0.0f;
             for (int i = 0; i < it.T; i++) {
                 const size_t e = it.probs + (size_t)i * it.T + j;
                 const size_t tok = (size_t)(it.first + i);
-                dk += ds[e] * qkv[tok * ld + (size_t)it.h * D + d];
+                dk += ds[e] * qkv[tok * it.ld + (size_t)it.h * D + d];
                 dv += probs[e] * drop_factor(key, e, threshold, drop_scale, masked) *
-                      dout[tok * H + (size_t)it.h * D + d];
+                      dout[tok * it.H + (size_t)it.h * D + d];
             }
-            float *dst = dqkv + (size_t)(it.first + j) * ld + (size_t)it.h * D + d;
-            dst[H] = dk;
-            dst[2 * H] = dv;
+            float *dst = dqkv + (size_t)(it.first + j) * it.ld + (size_t)it.h * D + d;
+            dst[it.H] = dk;
+            dst[2 * it.H] = dv;
         }
 }
 

@@ -95,7 +95,8 @@ static train_seen test_fit(int n_lines)
     CHECK(s.starts == 1 && s.learned, "start event");
     CHECK(s.n_train + s.n_dev == n_lines && s.n_dev == (int)(0.2 * n_lines), "%d + %d lines of %d distinct",
           s.n_train, s.n_dev, n_lines);
-    CHECK(s.epochs == 30 && s.mlm_epochs == 30 && s.steps == s.steps_total && res.steps_done == s.steps_total && !res.stopped &&
+    CHECK(s.epochs == 30 && s.mlm_epochs == 30 && s.steps == s.steps_total &&
+              res.steps_done == s.steps_total && !res.stopped &&
               res.epochs_done == 30,
           "%d epochs, %d of %ld steps", s.epochs, s.steps, s.steps_total);
     CHECK(res.n_train == s.n_train && res.n_holdout == s.n_dev && res.mlm_accuracy == s.last_mlm_acc &&
@@ -104,7 +105,8 @@ static train_seen test_fit(int n_lines)
     CHECK(s.last_loss < s.first_loss / 2, "training loss %g -> %g", (double)s.first_loss, (double)s.last_loss);
     /* Half the held-out lines' pieces are template words, predictable from context. */
     printf("held-out masked-LM accuracy: %.3f after epoch 1, %.3f after 30\n", s.first_mlm_acc, s.last_mlm_acc);
-    CHECK(s.last_mlm_acc >= 0.5 && s.last_mlm_acc > s.first_mlm_acc + 0.2, "held-out masked-LM accuracy %g after epoch 1, %g "
+    CHECK(s.last_mlm_acc >= 0.5 && s.last_mlm_acc > s.first_mlm_acc + 0.2,
+          "held-out masked-LM accuracy %g after epoch 1, %g "
           "after 30", s.first_mlm_acc, s.last_mlm_acc);
 
     bert_model *m = NULL;
@@ -154,7 +156,8 @@ static void test_continue(const train_seen *fit)
     CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "continue: %s", parley_errmsg());
     CHECK(!s.learned && s.epochs == 1, "init's vocabulary is kept");
     CHECK(s.last_mlm_acc == fit->last_mlm_acc && fabs(s.last_mlm_loss - fit->last_mlm_loss) < 1e-6,
-          "held-out scores after continuing: %g / %g, before: %g / %g", s.last_mlm_acc, s.last_mlm_loss, fit->last_mlm_acc,
+          "held-out scores after continuing: %g / %g, before: %g / %g", s.last_mlm_acc, s.last_mlm_loss,
+          fit->last_mlm_acc,
           fit->last_mlm_loss);
 }
 
