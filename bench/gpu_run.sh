@@ -17,7 +17,7 @@ cublas=$(ls /usr/local/cuda/lib64/libcublas.so.13 2>/dev/null ||
          find / -name 'libcublas.so.13' 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=${lib:+$lib:}$(dirname "$cublas"):${LD_LIBRARY_PATH:-}
 { nvidia-smi; nvcc --version | tail -2; echo "cublas: $cublas"; } 2>&1 | tee "$out/device.txt"
-tiny=tests/nlu/data/train_tiny
+tiny=tests/nlu/train/tiny
 for t in test_cuda_ops test_cuda_bert test_cuda_train; do
     echo "== $t"; "$bin/$t" $tiny; echo "exit $?"
 done 2>&1 | tee "$out/tests.txt"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dialog/dialog_impl.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 struct parley_action_out {
     dm_ctx *c;

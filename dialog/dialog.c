@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "dialog/dialog_impl.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 enum { DEFAULT_BUSY_MS = 5000 };
 

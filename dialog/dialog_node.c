@@ -13,7 +13,7 @@
 #include "dialog/dialog.h"
 #include "nlu/model.h"
 #include "pipeline/node.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 static const pl_port_spec ports[] = {
     { "nlu", PL_IN, PL_T_NLU, 1, "the user's text with its intent and slots" },

@@ -1,6 +1,6 @@
 /* domain.c — reads domain.yaml into a checked dm_domain.
  *
- * The file is parsed whole with pipeline/yaml_doc.h, then read section by section in an
+ * The file is parsed whole with sdk/base/yaml_doc.h, then read section by section in an
  * order where every section only refers to sections already read: intents, slots,
  * responses (their templates name slots), actions, forms, rules, and the small settings.
  * Each complaint names the YAML node it is about. This file decides nothing about a
@@ -13,8 +13,8 @@
 #include "dialog/domain.h"
 #include "dialog/slot_value.h"
 #include "dialog/template.h"
-#include "pipeline/yaml_doc.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/yaml_doc.h"
+#include "sdk/base/alloc.h"
 
 typedef struct loader {
     dm_domain *d;

@@ -17,7 +17,7 @@
 
 #include "dialog/dialog_impl.h"
 #include "dialog/slot_value.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 /* FNV-1a, to pick a variation from (user, turn, part) reproducibly. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)

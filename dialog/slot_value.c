@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "dialog/slot_value.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 static int is_space(char c)
 {

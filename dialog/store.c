@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "dialog/store.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 struct dm_store {
     sqlite3 *db;

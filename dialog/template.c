@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dialog/template.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 parley_status dm_text_append(dm_text *t, const char *s, size_t n)
 {

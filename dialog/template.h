@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "dialog/domain.h"
-#include "pipeline/yaml_doc.h"
+#include "sdk/base/yaml_doc.h"
 
 /* A NUL-terminated string that grows; zero-initialize it. Once an append fails with
  * PARLEY_ERR_NOMEM the text keeps what it had and later appends fail too. */

@@ -13,8 +13,8 @@
 #include "parley_config.h"
 #include "nlu/bert.h"
 #include "nlu/cpu/ops.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 #if PARLEY_HAVE_OPENMP
 #include <omp.h>

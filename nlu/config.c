@@ -18,8 +18,8 @@
 
 #include "nlu/model.h"
 #include "nlu/safetensors.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 /* Far above any BERT, low enough that parameter counts cannot overflow. */
 enum { MAX_DIM = 1 << 20, MAX_LAYERS = 1024, MAX_CONFIG_BYTES = 16 << 20 };

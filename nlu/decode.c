@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "nlu/decode.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 void nlu_tagset_clear(nlu_tagset *ts)
 {

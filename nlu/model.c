@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 
 #include "nlu/model.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 enum fill { FILL_NORMAL, FILL_ZERO, FILL_ONE };
 

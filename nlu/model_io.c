@@ -15,8 +15,8 @@
 
 #include "nlu/model.h"
 #include "nlu/safetensors.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 #define FIELD(name) offsetof(bert_weights, name)
 static const struct hf_name {

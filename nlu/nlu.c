@@ -17,8 +17,8 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/decode.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 /* Sequences per pass through the model: bounds scratch memory for big batches on the CPU;
  * the GPU takes bigger ones, as its throughput keeps growing with the batch. */

@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 
 #include "pipeline/node.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 enum { MAX_INSTANCES = 16 };
 

@@ -18,8 +18,8 @@
 #include <cjson/cJSON.h>
 
 #include "nlu/safetensors.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; parley reads and writes it as host memory"

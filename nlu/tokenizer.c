@@ -36,8 +36,8 @@
 #include <utf8proc.h>
 
 #include "nlu/tokenizer.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 enum { RUN_CAP = WP_MAX_WORD_CHARS + WP_DECOMP_CAP };
 

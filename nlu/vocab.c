@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "nlu/vocab.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 enum { SP_PAD, SP_UNK, SP_CLS, SP_SEP, SP_MASK, SP_COUNT };
 static const char *const special_names[SP_COUNT] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]" };

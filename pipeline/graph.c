@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "pipeline/graph_impl.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 parley_status pl_graph_load(const char *path, const pl_graph_opts *opts, pl_graph **out)
 {

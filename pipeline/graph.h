@@ -67,7 +67,7 @@ void *pl_node_state(const pl_node *node);
 /* Posts an event to every subscriber. */
 void pl_graph_post(pl_graph *g, const pl_event *ev);
 
-/* ---- The registry of node kinds (pipeline/registry.c) ---- */
+/* ---- The registry of node kinds (sdk/api/kinds.c) ---- */
 const pl_kind *pl_kind_find(const char *name);
 /* The i-th kind, or NULL past the end. */
 const pl_kind *pl_kind_at(size_t i);

@@ -1,7 +1,7 @@
 /* graph_load.c — the pipeline graph YAML loader: from a file to checked, linked nodes.
  *
  * It checks everything a graph can get wrong before any thread starts, and names the
- * place with FILE:LINE:COL (through pipeline/yaml_doc.h): unknown keys, duplicate node
+ * place with FILE:LINE:COL (through sdk/base/yaml_doc.h): unknown keys, duplicate node
  * names, unknown kinds, unknown/ill-typed/out-of-range/missing params, unknown ports,
  * links between ports of different types, required inputs left unlinked, and cycles.
  * Then it orders the nodes so every link goes forward and calls each kind's create().
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "pipeline/graph_impl.h"
-#include "pipeline/yaml_doc.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/yaml_doc.h"
+#include "sdk/base/alloc.h"
 
 typedef struct edge {
     size_t from, to;        /* node indices */

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "pipeline/graph_impl.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 const char *pl_type_name(unsigned types)
 {

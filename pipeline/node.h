@@ -3,7 +3,7 @@
  * A node kind (text.stdin, nlu.bert, dialog.frames, ...) is one static pl_kind: its ports
  * and params as static tables (they drive YAML validation, defaults and `parley inspect`)
  * and a few callbacks. Concrete kinds live in their own modules (services/, nlu/, dialog/);
- * pipeline/registry.c lists them by extern name, `<module prefix>_kind_<what>`:
+ * sdk/api/kinds.c lists them by extern name, `<module prefix>_kind_<what>`:
  * `dm_kind_frames` (dialog/dialog_node.c, "dialog.frames"), `nlu_kind_bert` ("nlu.bert"),
  * `svc_kind_stdin`, ... pipeline/ itself holds no concrete node.
  *
@@ -37,7 +37,7 @@
 
 #include "parley/nlu.h"
 #include "parley/status.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/error.h"
 
 /* ---- Port and message types -------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "pipeline/queue.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 struct pl_queue {
     pthread_mutex_t mu;

@@ -13,7 +13,7 @@
 
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 typedef struct reply_box {
     parley_reply r;          /* first, so a parley_reply * is a reply_box * */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "pipeline/node.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 typedef struct asr_state {
     char **lines;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "pipeline/node.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 typedef struct stdin_state {
     int fd;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "pipeline/node.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 #include "services/reply_json.h"
 
 typedef struct stdout_state {

@@ -5,7 +5,7 @@
  * may take the elements in any order. The key names one tensor of one step (the seed and
  * the tensor's number hashed together with SplitMix64's finalizer, Steele, Lea and Flood
  * 2014); the per-element hash is in ops_backward.h so attention can inline it. This file
- * does not choose where dropout goes (nlu/bert_train.c does).
+ * does not choose where dropout goes (nlu/train/bert_train.c does).
  */
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/ops_backward.h"

@@ -4,7 +4,7 @@
  * libm's expf and erff are scalar calls: inside a loop they stop vectorization, and erff costs
  * about as much as the GEMM it follows in a BERT FFN. These inline versions use only
  * arithmetic, selects and integer bit moves, so a loop over them becomes SIMD code. They are
- * accurate to a few float ulps (tests/nlu/test_ops.c measures them against double libm); they
+ * accurate to a few float ulps (tests/nlu/cpu/test_ops.c measures them against double libm); they
  * are not general replacements: inputs are clamped to the range the CPU ops need.
  *
  * CPU_SIMD marks a function that should also be compiled for AVX2+FMA and AVX-512 and chosen

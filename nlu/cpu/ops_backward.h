@@ -7,7 +7,7 @@
  * failure. Parameter gradients (dw, db, dword...) are ADDED to, because the caller
  * accumulates them over micro-batches; activation gradients (dinp) are overwritten unless
  * the op says otherwise. A plain reference cpu_<op>_ref (naive loops, double) stands beside
- * each op whose fast version differs from it; tests/nlu/test_ops_backward.c holds both to
+ * each op whose fast version differs from it; tests/nlu/cpu/test_ops_backward.c holds both to
  * finite differences.
  *
  * Determinism: no op depends on thread scheduling. Sums across rows are cut into fixed

@@ -4,7 +4,7 @@
  * loss = log(sum exp(x - max)) + max - x[label], computed with the row maximum subtracted
  * so no exponential overflows. The per-row losses are returned, not summed, so the caller
  * adds them in a fixed order. Rows run in parallel. This file does not pick the scale (the
- * mean over rows and the slot weight are nlu/bert_train.c's business).
+ * mean over rows and the slot weight are nlu/train/bert_train.c's business).
  */
 #include <math.h>
 

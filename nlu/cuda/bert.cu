@@ -18,7 +18,7 @@
 #include "nlu/cuda/ops.cuh"
 
 extern "C" {
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 }
 
 enum { MAX_GRAPHS = 16, T_ROUND = 8 };

@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "sdk/pl_error.h"
+#include "sdk/base/error.h"
 }
 
 /* The errors.cu boundary: each returns PARLEY_OK for success, else PARLEY_ERR_DEVICE with a

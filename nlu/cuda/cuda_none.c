@@ -3,7 +3,7 @@
  */
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/cuda/cuda_train.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/error.h"
 
 int cuda_device_count(void)
 {

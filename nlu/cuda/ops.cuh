@@ -1,5 +1,5 @@
 /* ops.cuh — the CUDA kernels of the BERT forward pass, one launcher per op, each the GPU
- * twin of an op in nlu/cpu/ops.h (and checked against it by tests/gpu).
+ * twin of an op in nlu/cpu/ops.h (and checked against it by tests/nlu/cuda).
  *
  * Activations are padded: B sequences of T rows each, M = B * T rows, row b * T + t holding
  * token t of sequence b; len (B, on the device) gives each sequence's real length. Rows

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "nlu/cuda/cuda_bert.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/error.h"
 
 static const char *const names[] = { [CUDA_PREC_FP16] = "fp16", [CUDA_PREC_BF16] = "bf16",
                                      [CUDA_PREC_FP32] = "fp32" };

@@ -20,7 +20,7 @@
 
 extern "C" {
 #include "nlu/vocab.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 }
 
 

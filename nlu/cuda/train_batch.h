@@ -21,7 +21,7 @@ extern "C" {
 #include <stddef.h>
 
 #include "nlu/bert.h"
-#include "nlu/bert_train.h"
+#include "nlu/train/bert_train.h"
 
 /* Where each part starts in the buffer (offsets in ints), and the group counts. */
 typedef struct tb_grouping {

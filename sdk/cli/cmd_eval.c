@@ -1,8 +1,8 @@
 /* cmd_eval.c — `parley eval`: scores a model on an annotated dataset.
  *
- * Loads the dataset (a Rasa nlu.yaml or a JointBERT folder, nlu/dataset.h), parses every
+ * Loads the dataset (a Rasa nlu.yaml or a JointBERT folder, nlu/data/dataset.h), parses every
  * example's text through the public parley_nlu API in batches, and scores the predicted
- * intent and per-word tags against the gold ones with nlu/metrics.h. It prints the report as
+ * intent and per-word tags against the gold ones with nlu/data/metrics.h. It prints the report as
  * a table or as JSON, and can write each prediction as a JSON line. The scoring itself is a
  * library function; this file only moves data between the pieces and prints.
  */
@@ -12,10 +12,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/dataset.h"
-#include "nlu/metrics.h"
+#include "nlu/data/dataset.h"
+#include "nlu/data/metrics.h"
 #include "sdk/cli/cli.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 
 typedef struct eval_opts {
     const char *model, *data, *predictions;

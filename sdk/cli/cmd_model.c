@@ -11,8 +11,8 @@
 
 #include "nlu/model.h"
 #include "sdk/cli/cli.h"
-#include "sdk/pl_alloc.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
 
 static void usage(FILE *f)
 {

@@ -1,7 +1,7 @@
 /* cmd_pretrain.c — `parley pretrain`: masked-language-model pretraining of an encoder on
  * plain text, for `parley train --init` to fine-tune.
  *
- * A shell over pretrain_run() (nlu/pretrain.h): it parses and cross-checks the options
+ * A shell over pretrain_run() (nlu/train/pretrain.h): it parses and cross-checks the options
  * (most are train's, train_cli.c), prints progress and a summary, and turns the first
  * Ctrl-C into a clean stop that keeps the model so far. All the work, and every file
  * written, belongs to the library.
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "nlu/pretrain.h"
+#include "nlu/train/pretrain.h"
 #include "sdk/cli/cli.h"
 #include "sdk/cli/train_cli.h"
 

@@ -1,6 +1,6 @@
 /* cmd_train.c — `parley train`: train a joint intent/slot model from annotated examples.
  *
- * A shell over train_run() (nlu/train.h): it parses and cross-checks the options, prints
+ * A shell over train_run() (nlu/train/train.h): it parses and cross-checks the options, prints
  * progress (a live \r-updated line on a terminal, plain log lines otherwise) and a
  * summary, and turns the first Ctrl-C into a clean stop that keeps the training state for
  * --resume. All training logic, and every file written, belongs to the library.
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nlu/train.h"
-#include "nlu/wp_learn.h"
+#include "nlu/train/train.h"
+#include "nlu/train/wp_learn.h"
 #include "sdk/cli/cli.h"
 #include "sdk/cli/train_cli.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nlu/wp_learn.h"
+#include "nlu/train/wp_learn.h"
 #include "sdk/cli/cli.h"
 #include "sdk/cli/train_cli.h"
 

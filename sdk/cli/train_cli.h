@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "nlu/train.h"
+#include "nlu/train/train.h"
 
 typedef enum opt_kind {
     OPT_STR, OPT_INT, OPT_U64, OPT_FLOAT, OPT_FLAG,

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "dialog/dialog.h"
-#include "pipeline/yaml_doc.h"
+#include "sdk/base/yaml_doc.h"
 #include "tests/check.h"
 #include "tests/dialog/tmp_store.h"
 

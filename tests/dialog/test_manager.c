@@ -11,7 +11,7 @@
 #include "dialog/dialog.h"
 #include "dialog/domain.h"
 #include "dialog/store.h"
-#include "sdk/pl_alloc.h"
+#include "sdk/base/alloc.h"
 #include "tests/check.h"
 #include "tests/dialog/tmp_store.h"
 #include "tests/fault.h"

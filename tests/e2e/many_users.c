@@ -16,7 +16,7 @@
 
 #include "parley/pipeline.h"
 #include "tests/check.h"
-#include "tests/pipeline/users.h"
+#include "tests/users.h"
 
 enum { USERS = 100, TURNS = 3, THREADS = 4 };
 

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "parley/pipeline.h"
-#include "pipeline/yaml_doc.h"
+#include "sdk/base/yaml_doc.h"
 #include "tests/check.h"
 
 typedef struct conv {

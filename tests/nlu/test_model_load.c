@@ -20,7 +20,7 @@
 
 #include "nlu/model.h"
 #include "nlu/safetensors.h"
-#include "sdk/pl_error.h"
+#include "sdk/base/error.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 

@@ -2,7 +2,7 @@
 
 Python writes model directories (F32, F16 and BF16; with and without the "bert." prefix;
 with an int64 position_ids buffer), the C loader reads each and saves it again as F32
-(tests/nlu/model_dump.c), and every value must equal numpy's widening bit for bit.
+(tests/tools/model_dump.c), and every value must equal numpy's widening bit for bit.
 It also drives `parley model init` and checks the directory it writes: names, shapes,
 BERT's initialization, labels, determinism, and its errors.
 

@@ -1,6 +1,6 @@
 /* test_tokenizer.c — the WordPiece vocabulary and tokenizer (nlu/vocab.c, nlu/tokenizer.c).
  *
- * Hand cases with exact pieces and byte offsets on tests/nlu/data/vocab_small.txt (argv[1]),
+ * Hand cases with exact pieces and byte offsets on tests/nlu/vocab_small.txt (argv[1]),
  * vocabulary errors naming path:line, invalid UTF-8 naming the byte, random bytes checked
  * against utf8proc's validator and the output invariants, and allocation failure injection
  * (the Nth allocation fails, N = 1, 2, ... until the call succeeds). The comparison with
@@ -491,7 +491,7 @@ static void test_standard_vocab(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: test_tokenizer tests/nlu/data/vocab_small.txt\n");
+        fprintf(stderr, "usage: test_tokenizer tests/nlu/vocab_small.txt\n");
         return 2;
     }
     if (wp_vocab_load(argv[1], &V) != PARLEY_OK) {

@@ -5,7 +5,7 @@ CJK, Hangul, punctuation, emoji, controls, odd whitespace, long words, mixed scr
 random strings drawn from many Unicode blocks (fixed seed); invalid UTF-8 (hand cases and
 random bytes, where the error must name the byte Python's decoder names); and, when
 $PARLEY_SHARED_DATA is there, every line of the SNIPS and ATIS train and dev seq.in files.
-The committed tests/nlu/data/vocab_small.txt is always used, the standard
+The committed tests/nlu/vocab_small.txt is always used, the standard
 bert-base-uncased vocabulary when present. Tokens, ids, word indexes, piece byte ranges
 and word byte ranges must all match; any mismatch fails the test.
 
@@ -192,7 +192,7 @@ def main():
     rand_text = random_texts(rng, 3000)
     rand_bytes = random_bytes(rng, 1000)
 
-    vocabs = [("small", os.path.join(HERE, "data", "vocab_small.txt"))]
+    vocabs = [("small", os.path.join(HERE, "vocab_small.txt"))]
     shared = os.environ.get("PARLEY_SHARED_DATA", "")
     std = os.path.join(shared, "vocab", "bert-base-uncased-vocab.txt")
     if shared and os.path.exists(std):

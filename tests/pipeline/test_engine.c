@@ -14,7 +14,7 @@
 #include "parley/pipeline.h"
 #include "tests/check.h"
 #include "tests/fault.h"
-#include "tests/pipeline/users.h"
+#include "tests/users.h"
 
 enum { USERS = 100, TURNS = 30, THREADS = 8 };
 

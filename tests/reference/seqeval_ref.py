@@ -1,6 +1,6 @@
 """seqeval_ref.py — an independent scorer for joint intent/slot predictions, in plain Python.
 
-It is the reference nlu/metrics.c is checked against (tests/nlu/test_metrics_ref.py), so it
+It is the reference nlu/data/metrics.c is checked against (tests/nlu/data/test_metrics_ref.py), so it
 is written from the definitions, not from the C code:
 
 - Chunks follow conlleval, as seqeval computes them in its default (non-strict) mode. The

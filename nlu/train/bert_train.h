@@ -1,0 +1,148 @@
+/* bert_train.h — one training step's math for the joint model: forward with saved
+ * activations, the joint loss, and the backward pass into parameter gradients; plus AdamW.
+ *
+ * The batch is packed as in bert.h (no padding). Labels: an intent per sequence and a slot
+ * tag per token, where -1 means "not scored" ([CLS], [SEP] and every piece after a word's
+ * first). Loss = mean intent cross-entropy + slot_weight * mean slot cross-entropy over the
+ * scored tokens. Dropout (on embeddings, attention probabilities, attention output and FFN
+ * output, and before the heads, as in BERT) draws from a counter-based RNG keyed by `seed`,
+ * so a step is reproducible for a given seed and thread count.
+ */
+#ifndef NLU_TRAIN_BERT_TRAIN_H
+#define NLU_TRAIN_BERT_TRAIN_H
+
+#include <stdint.h>
+
+#include "nlu/bert.h"
+
+typedef struct bert_labels {
+    const int *intent;  /* (B) intent ids */
+    const int *slot;    /* (N) slot tag ids, -1 = not scored */
+    float slot_weight;  /* weight of the slot loss (1.0 in JointBERT) */
+} bert_labels;
+
+typedef struct bert_loss {
+    float total;        /* what the gradients are of */
+    float intent;       /* mean intent cross-entropy */
+    float slot;         /* mean slot cross-entropy over scored tokens (0 when none) */
+    int intent_correct; /* sequences whose argmax intent is right */
+    int slot_scored, slot_correct;
+} bert_loss;
+
+/* The dropout sites of a step. A site's mask is keyed by bert_dropout_key(seed, layer,
+ * site) (layer -1 for the sites outside the layers), so the GPU trainer (nlu/cuda/) draws
+ * the CPU's masks. */
+typedef enum bert_drop_site {
+    BERT_DROP_EMB, BERT_DROP_SLOT_HEAD, BERT_DROP_INTENT_HEAD, /* outside the layers */
+    BERT_DROP_ATTN_PROBS, BERT_DROP_ATTN_OUT, BERT_DROP_FFN_OUT, /* in each layer */
+} bert_drop_site;
+uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site);
+
+/* PARLEY_OK when b, y and dropout are a valid step for a model of config c; otherwise
+ * PARLEY_ERR_INVALID_ARG naming the sequence, token and value at fault. bert_train_step
+ * checks this itself; other backends call it first. */
+parley_status bert_train_check(const bert_config *c, const bert_batch *b, const bert_labels *y,
+                               float dropout);
+
+/* Forward + backward of one batch. grads (n_params, laid out like params) are ADDED to, so
+ * callers zero them first or accumulate several micro-batches; only the word embedding rows
+ * of the batch's ids are touched, and the [PAD] row gets nothing (as nn.Embedding with
+ * padding_idx). intent_logits (B, NI) and slot_logits (N, NS) may be NULL; if given they
+ * receive the logits. dropout is in [0, 1). Fails with PARLEY_ERR_INVALID_ARG on a bad
+ * batch or label (the detail names the sequence, token and value; grads are untouched) and
+ * PARLEY_ERR_NOMEM. The model is only read: threads may run steps on one model into their
+ * own gradients. Scratch memory is allocated and freed in the call; a loop of steps should
+ * use bert_train_step_ws. */
+parley_status bert_train_step(const bert_model *m, const bert_batch *b, const bert_labels *y,
+                              float dropout, uint64_t seed, float *grads, bert_loss *loss,
+                              float *intent_logits, float *slot_logits);
+
+/* Memory kept from one step to the next: the activation arena, grown when a batch needs more
+ * (with a quarter to spare, so batches of varying length settle on one size). Zero-initialize
+ * it, pass it to the steps of one thread (it is not synchronized), release it with
+ * bert_train_ws_free. Reuse matters for speed: an arena of tens of MiB freed and allocated
+ * anew every step is a fresh mapping whose page faults cost as much as the math (glibc maps
+ * blocks above its 32 MiB dynamic threshold afresh each time). */
+typedef struct bert_train_ws {
+    float *block; /* owned */
+    size_t cap;   /* floats in block */
+} bert_train_ws;
+
+/* bert_train_step with its arena taken from ws (allocated or grown there if needed). On
+ * failure ws stays valid (possibly emptied). */
+parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
+                                 const bert_labels *y, float dropout, uint64_t seed,
+                                 float *grads, bert_loss *loss, float *intent_logits,
+                                 float *slot_logits);
+/* Frees the arena and empties ws. NULL or an empty ws is a no-op. */
+void bert_train_ws_free(bert_train_ws *ws);
+
+/* Masked-language-model pretraining (BERT's MLM objective, without next-sentence
+ * prediction). The head is Hugging Face's cls.predictions: t = LayerNorm(GELU(dense(h)))
+ * on the last hidden state h of each masked position, logits = t · word_emb^T + bias (the
+ * decoder shares the word embedding table, so its gradient adds to word_emb's). The head's
+ * parameters live in their own flat array (bert_mlm.c lays it out); the model's pooler and
+ * joint heads take no part and get no gradient. */
+typedef struct bert_mlm_head {
+    float *dense_w;     /* (H, H) cls.predictions.transform.dense */
+    float *dense_b;     /* (H) */
+    float *ln_w;        /* (H) cls.predictions.transform.LayerNorm */
+    float *ln_b;        /* (H) */
+    float *bias;        /* (V) cls.predictions.bias, the decoder's */
+} bert_mlm_head;
+
+typedef struct bert_mlm_loss {
+    float loss;         /* mean cross-entropy over the masked positions (0 when none) */
+    int masked;         /* positions predicted */
+    int correct;        /* of them, those whose argmax is the original piece */
+} bert_mlm_loss;
+
+/* Floats in a head's array, and the pointer layout over it. */
+size_t bert_mlm_param_count(const bert_config *c);
+void bert_mlm_point(bert_mlm_head *h, const bert_config *c, float *params);
+/* BERT's initialization of the head: normal(0, 0.02) dense weight (from seed), zero biases,
+ * LayerNorm weight 1. */
+void bert_mlm_init(const bert_config *c, float *params, uint64_t seed);
+/* decay (bert_mlm_param_count) as bert_decay_mask: 1 on the dense weight only. */
+void bert_mlm_decay_mask(const bert_config *c, unsigned char *decay);
+/* The head as a safetensors file with Hugging Face's names (cls.predictions.*, F32), written
+ * atomically; and read back, every tensor checked for presence, shape and dtype, none
+ * unexpected. params holds bert_mlm_param_count(c) floats. */
+parley_status bert_mlm_save(const bert_config *c, const float *params, const char *path);
+parley_status bert_mlm_load(const bert_config *c, const char *path, float *params);
+
+/* BERT's masking of a packed batch (ids (N), lengths len (B)): every piece but each
+ * sequence's first and last ([CLS], [SEP]) is chosen with chance prob; a chosen piece
+ * becomes [MASK] (80%), a piece drawn uniformly from the vocabulary (10%) or stays (10%),
+ * and its target is the original id. target (N) is -1 where nothing is predicted. Every
+ * draw is a hash of (key, position), so a step's masking is reproducible. Returns how many
+ * positions were chosen. */
+int bert_mlm_mask(int *ids, int *target, const int *len, int B, int mask_id, int vocab_size,
+                  float prob, uint64_t key);
+
+/* One MLM step: forward with dropout as bert_train_step, the loss over the positions whose
+ * target (N) is not -1, backward. Gradients are ADDED to grads (n_params, the model's
+ * layout) and head_grads (bert_mlm_param_count); the [PAD] row of word_emb gets the
+ * decoder's share only. With both gradient arrays NULL the step only scores (no backward).
+ * A batch with no target gives loss 0 and no gradient. Errors as
+ * bert_train_step (a target outside the vocabulary names its position). */
+parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
+                               const bert_batch *b, const int *target, float dropout,
+                               uint64_t seed, float *grads, float *head_grads,
+                               bert_mlm_loss *loss);
+
+typedef struct adamw_params {
+    float lr, beta1, beta2, eps, weight_decay;
+} adamw_params;
+
+/* One AdamW step (decoupled weight decay, bias-corrected moments, as torch.optim.AdamW) over
+ * n parameters; t is the 1-based step number; m and v are the moment buffers (n each, zero
+ * at t = 1); decay (n) is 1 where weight decay applies, 0 for biases and LayerNorm. */
+void adamw_step(float *params, const float *grads, float *m, float *v, const unsigned char *decay,
+                size_t n, long t, const adamw_params *p);
+
+/* Fills decay (n_params) for a model's layout: 1 on weight matrices and embeddings, 0 on
+ * biases and LayerNorm parameters. */
+void bert_decay_mask(const bert_config *c, unsigned char *decay);
+
+#endif

@@ -1,0 +1,497 @@
+/* pretrain.c — the masked-language-model pretraining loop (see pretrain.h): text lines ->
+ * pieces -> masked mini-batches -> bert_mlm_step_ws -> clipping -> AdamW, with held-out
+ * scoring and an atomic save after every epoch.
+ *
+ * The step's math is nlu/train/bert_train.c, the head's layout and the masking nlu/train/bert_mlm.c,
+ * the schedule and clipping nlu/train/train_util.c. Everything random is a function of (seed,
+ * something counted): the held-out split of the seed, the shuffle of (seed, epoch), the
+ * masks and the dropout of (seed, step), the held-out masks of (seed, chunk). This file
+ * never prints: progress goes to the callback.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nlu/train/bert_train.h"
+#include "nlu/cuda/cuda_bert.h"
+#include "nlu/train/pretrain.h"
+#include "nlu/safetensors.h"
+#include "nlu/tokenizer.h"
+#include "nlu/train/train_util.h"
+#include "nlu/vocab.h"
+#include "nlu/train/wp_learn.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
+
+enum { TEXT_MAX_BYTES = 1 << 30 };
+static const char HEAD_FILE[] = "mlm_head.safetensors";
+static const uint64_t SPLIT_SALT = 0x53504c4954ull, SHUFFLE_SALT = 0x53485546464c45ull,
+                      MASK_SALT = 0x4d41534bull, DROPOUT_SALT = 0x44524f504f5554ull,
+                      EVAL_SALT = 0x4556414cull, HEAD_SALT = 0x48454144ull;
+
+pretrain_params pretrain_params_default(void)
+{
+    pretrain_params p = { .t = train_params_default(), .mask_prob = 0.15f, .holdout = 0.02f };
+    p.t.epochs = 10;
+    p.t.batch = 64;
+    return p;
+}
+
+/* ---- text ------------------------------------------------------------------------------ */
+
+typedef struct line {
+    char *text;     /* owned */
+    int file, no;   /* where it came from: p->text[file], line no (1-based) */
+} line;
+
+typedef struct corpus {
+    line *lines;
+    int n, cap;
+} corpus;
+
+static void corpus_free(corpus *c)
+{
+    for (int i = 0; i < c->n; i++)
+        pl_free(c->lines[i].text);
+    pl_free(c->lines);
+    *c = (corpus){ 0 };
+}
+
+static parley_status corpus_add(corpus *c, const char *s, size_t len, int file, int no)
+{
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 1024;
+        line *l = cap > c->cap ? pl_realloc(c->lines, (size_t)cap * sizeof *l) : NULL;
+        if (!l)
+            return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", c->n);
+        c->lines = l;
+        c->cap = cap;
+    }
+    char *t = pl_strndup(s, len);
+    if (!t)
+        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", c->n);
+    c->lines[c->n++] = (line){ t, file, no };
+    return PARLEY_OK;
+}
+
+/* PARLEY_OK when s[0..n) is valid UTF-8; otherwise an error naming file:line:col. */
+static parley_status check_utf8(const char *s, size_t n, const char *file, int no)
+{
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        const char *why;
+        int k = wp_utf8_next((const unsigned char *)s + i, n - i, &cp, &why);
+        if (!k)
+            return pl_fail(PARLEY_ERR_UTF8, "%s:%d:%zu: invalid UTF-8: %s", file, no, i + 1, why);
+        i += (size_t)k;
+    }
+    return PARLEY_OK;
+}
+
+/* Every non-blank line of every file, without its line end and outer blanks; invalid
+ * UTF-8 is an error naming the file, line and byte column. */
+static parley_status read_text(corpus *c, const char *const *files, int n_files)
+{
+    for (int f = 0; f < n_files; f++) {
+        char *text = NULL;
+        size_t len = 0;
+        parley_status st = st_read_file(files[f], TEXT_MAX_BYTES, &text, &len);
+        if (st != PARLEY_OK)
+            return pl_wrap(st, "pretrain: --text");
+        int no = 0;
+        for (size_t at = 0; at < len && st == PARLEY_OK;) {
+            const char *nl = memchr(text + at, '\n', len - at);
+            size_t end = nl ? (size_t)(nl - text) : len, a = at, b = end;
+            no++;
+            while (a < b && (text[a] == ' ' || text[a] == '\t'))
+                a++;
+            while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r'))
+                b--;
+            if (b > a && (st = check_utf8(text + a, b - a, files[f], no)) == PARLEY_OK)
+                st = corpus_add(c, text + a, b - a, f, no);
+            at = end + 1;
+        }
+        pl_free(text);
+        if (st != PARLEY_OK)
+            return st;
+    }
+    return PARLEY_OK;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    const line *x = a, *y = b;
+    int d = strcmp(x->text, y->text);
+    return d ? d : (x->file != y->file ? x->file - y->file : x->no - y->no);
+}
+
+static int by_origin(const void *a, const void *b)
+{
+    const line *x = a, *y = b;
+    return x->file != y->file ? x->file - y->file : x->no - y->no;
+}
+
+/* Drops exact repeats (the first stays), keeping the order of the files. */
+static void dedupe(corpus *c)
+{
+    if (c->n < 2)
+        return;
+    qsort(c->lines, (size_t)c->n, sizeof *c->lines, by_text);
+    int k = 1;
+    for (int i = 1; i < c->n; i++) {
+        if (!strcmp(c->lines[i].text, c->lines[k - 1].text))
+            pl_free(c->lines[i].text);
+        else
+            c->lines[k++] = c->lines[i];
+    }
+    c->n = k;
+    qsort(c->lines, (size_t)c->n, sizeof *c->lines, by_origin);
+}
+
+/* ---- the run --------------------------------------------------------------------------- */
+
+typedef struct pt_run {
+    const pretrain_params *p;
+    corpus text;
+    int *order;                  // (n) the held-out lines first, then the training lines
+    int n_hold, n_train;
+    bert_model *m;
+    size_t *off;                 // (n + 1) where each line's pieces start in ids, by order
+    int *ids;
+    float *head;                 // (n_head) the MLM head
+    size_t n_head, n_enc;        /* the head's floats; the model's encoder prefix */
+    float *grads, *adam_m, *adam_v; // (n_params + n_head) the model's layout, then the head
+    unsigned char *decay;        // (n_params + n_head)
+    bert_train_ws ws;
+    int *perm, perm_epoch;       // (n_train)
+    int *b_ids, *b_target, *b_len;
+    float lr;
+    long warmup, step, steps, epoch_steps;
+    train_progress pr;
+    double t_train, loss_sum;
+    long steps_done, ex_done, loss_steps;
+} pt_run;
+
+static void run_clear(pt_run *r)
+{
+    corpus_free(&r->text);
+    bert_model_free(r->m);
+    bert_train_ws_free(&r->ws);
+    void *owned[] = { r->order, r->off, r->ids, r->head, r->grads, r->adam_m, r->adam_v,
+                      r->decay, r->perm, r->b_ids, r->b_target, r->b_len };
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        pl_free(owned[i]);
+}
+
+static parley_status check_params(const pretrain_params *p)
+{
+    const train_params *t = &p->t;
+    parley_status st;
+    if (!p->text || p->n_text < 1 || !t->out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: text files and the output directory are required");
+    int gpu;
+    if ((st = tr_parse_device(t->device, &gpu)) != PARLEY_OK)
+        return st;
+    if (gpu != CUDA_DEVICE_CPU)
+        return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": this version pretrains on the CPU only", t->device);
+    if (t->epochs < 1 || t->batch < 1 || t->lr < 0 || t->threads < 0 || t->vocab_size < 0 ||
+        !(t->warmup_fraction >= 0 && t->warmup_fraction <= 1) || t->weight_decay < 0 ||
+        !(t->dropout >= 0 && t->dropout < 1) || t->clip < 0 || !(p->mask_prob > 0 && p->mask_prob < 1) ||
+        !(p->holdout >= 0 && p->holdout <= 0.5f))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: a setting is out of range (epochs and batch >= 1; lr, weight "
+                                               "decay, clip >= 0; warmup in [0, 1]; dropout in [0, 1); mask "
+                                               "probability in (0, 1); holdout in [0, 0.5])");
+    if (!t->init && t->max_positions < 3)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: max positions must be >= 3 ([CLS], a piece, [SEP])");
+    return PARLEY_OK;
+}
+
+/* The held-out split: a seeded shuffle of the lines, the first n_hold held out. */
+static parley_status split(pt_run *r)
+{
+    int n = r->text.n;
+    if (!(r->order = pl_malloc((size_t)(n ? n : 1) * sizeof *r->order)))
+        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", n);
+    tr_shuffle(r->order, n, tr_mix(r->p->t.seed ^ SPLIT_SALT, 0));
+    r->n_hold = (int)floor((double)r->p->holdout * n);
+    r->n_train = n - r->n_hold;
+    if (r->n_train < 1)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: the text has no lines to train on");
+    return PARLEY_OK;
+}
+
+/* A new model of the requested shape, or the init model, and the head. */
+static parley_status model_prepare(pt_run *r)
+{
+    const train_params *p = &r->p->t;
+    parley_status st;
+    char path[PATH_MAX];
+    if (p->init) {
+        if ((st = bert_model_load(p->init, &r->m)) != PARLEY_OK)
+            return pl_wrap(st, "--init");
+    } else {
+        static const char *const intents[] = { "none" }, *const tags[] = { "O" };
+        wp_vocab *v = NULL;
+        bert_config cfg = { .hidden = p->hidden, .layers = p->layers, .heads = p->heads,
+                            .intermediate = p->intermediate, .max_positions = p->max_positions,
+                            .type_vocab = 2, .ln_eps = 1e-12f };
+        if (p->vocab) {
+            st = wp_vocab_load(p->vocab, &v);
+        } else {
+            const char **texts = pl_malloc((size_t)r->n_train * sizeof *texts);
+            for (int i = 0; texts && i < r->n_train; i++)
+                texts[i] = r->text.lines[r->order[r->n_hold + i]].text;
+            wp_learn_params lp = { .vocab_size = p->vocab_size };
+            st = texts ? wp_learn(texts, r->n_train, &lp, &v) : pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory");
+            pl_free(texts);
+            r->pr.vocab_learned = 1;
+        }
+        if (st == PARLEY_OK) {
+            cfg.vocab_size = wp_vocab_size(v);
+            if ((st = bert_config_set_labels(&cfg, intents, 1, tags, 1)) == PARLEY_OK)
+                st = bert_model_alloc(&cfg, v, &r->m);
+            else
+                wp_vocab_free(v);
+        }
+        bert_config_clear(&cfg);
+        if (st != PARLEY_OK)
+            return st;
+        bert_model_init_random(r->m, p->seed);
+    }
+    const bert_config *c = &r->m->cfg;
+    r->n_head = bert_mlm_param_count(c);
+    r->n_enc = (size_t)(r->m->w.pool_w - r->m->params);
+    size_t n = r->m->n_params + r->n_head;
+    r->head = pl_malloc(r->n_head * sizeof *r->head);
+    r->grads = pl_calloc(n, sizeof *r->grads);
+    r->adam_m = pl_calloc(n, sizeof *r->adam_m);
+    r->adam_v = pl_calloc(n, sizeof *r->adam_v);
+    r->decay = pl_malloc(n);
+    if (!r->head || !r->grads || !r->adam_m || !r->adam_v || !r->decay)
+        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %zu parameters", n);
+    bert_decay_mask(c, r->decay);
+    bert_mlm_decay_mask(c, r->decay + r->m->n_params);
+    if (p->init && snprintf(path, sizeof path, "%s/%s", p->init, HEAD_FILE) < (int)sizeof path &&
+        access(path, F_OK) == 0)
+        return (st = bert_mlm_load(c, path, r->head)) == PARLEY_OK ? st : pl_wrap(st, "--init");
+    bert_mlm_init(c, r->head, tr_mix(p->seed ^ HEAD_SALT, 0));
+    return PARLEY_OK;
+}
+
+/* Every line as [CLS] pieces [SEP], in r->order, cut to the model's max positions. */
+static parley_status encode(pt_run *r)
+{
+    const int n = r->text.n, room = r->m->cfg.max_positions - 2;
+    const wp_vocab *v = r->m->vocab;
+    size_t cap = 0, at = 0;
+    if (!(r->off = pl_malloc(((size_t)n + 1) * sizeof *r->off)))
+        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory");
+    for (int k = 0; k < n; k++) {
+        const line *l = &r->text.lines[r->order[k]];
+        wp_tokens tk;
+        parley_status st = wp_tokenize(v, l->text, strlen(l->text), &tk);
+        if (st != PARLEY_OK)
+            return pl_wrap(st, "%s:%d", r->p->text[l->file], l->no);
+        int used = tk.n_pieces < room ? tk.n_pieces : room;
+        r->pr.n_truncated += used < tk.n_pieces;
+        if (at + (size_t)used + 2 > cap) {
+            size_t c2 = 2 * cap + (size_t)used + 2 + 4096;
+            int *ids = pl_realloc(r->ids, c2 * sizeof *ids);
+            if (!ids) {
+                wp_tokens_free(&tk);
+                return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for the encoded text");
+            }
+            r->ids = ids;
+            cap = c2;
+        }
+        r->off[k] = at;
+        r->ids[at++] = wp_vocab_cls(v);
+        for (int i = 0; i < used; i++)
+            r->ids[at++] = tk.pieces[i].id;
+        r->ids[at++] = wp_vocab_sep(v);
+        wp_tokens_free(&tk);
+    }
+    r->off[n] = at;
+    return PARLEY_OK;
+}
+
+/* Copies lines order[first .. first + nb) (indices into r->order via map, or direct when
+ * map is NULL) into the batch buffers and masks them with key; returns the token count. */
+static size_t fill_batch(pt_run *r, const int *map, int first, int nb, uint64_t key)
+{
+    size_t n_tok = 0;
+    for (int j = 0; j < nb; j++) {
+        int k = map ? r->n_hold + map[first + j] : first + j;
+        size_t len = r->off[k + 1] - r->off[k];
+        memcpy(r->b_ids + n_tok, r->ids + r->off[k], len * sizeof *r->b_ids);
+        r->b_len[j] = (int)len;
+        n_tok += len;
+    }
+    bert_mlm_mask(r->b_ids, r->b_target, r->b_len, nb, wp_vocab_mask(r->m->vocab), r->m->cfg.vocab_size,
+                  r->p->mask_prob, key);
+    return n_tok;
+}
+
+static int report(pt_run *r, train_event ev)
+{
+    train_progress *pr = &r->pr;
+    const train_params *p = &r->p->t;
+    pr->event = ev;
+    pr->step = r->step;
+    pr->steps = r->steps;
+    pr->epochs = p->epochs;
+    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1 : r->step / r->epoch_steps;
+    pr->epoch = e < 1 ? 1 : (int)e;
+    pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
+    pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
+    pr->eta_s = r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
+    return p->progress ? p->progress(pr, p->user_data) : 0;
+}
+
+static parley_status train_step(pt_run *r)
+{
+    const train_params *p = &r->p->t;
+    int e = (int)(r->step / r->epoch_steps), k = (int)(r->step % r->epoch_steps);
+    if (r->perm_epoch != e) {
+        tr_shuffle(r->perm, r->n_train, tr_mix(p->seed ^ SHUFFLE_SALT, (uint64_t)e));
+        r->perm_epoch = e;
+    }
+    int first = k * p->batch, nb = r->n_train - first < p->batch ? r->n_train - first : p->batch;
+    fill_batch(r, r->perm, first, nb, tr_mix(p->seed ^ MASK_SALT, (uint64_t)r->step));
+    bert_batch b = { nb, r->b_len, r->b_ids };
+    bert_mlm_loss loss;
+    const size_t np = r->m->n_params;
+    double t0 = tr_now_s();
+    memset(r->grads, 0, (np + r->n_head) * sizeof *r->grads);
+    parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, p->dropout,
+                                        tr_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads,
+                                        r->grads + np, &loss);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "pretraining step %ld", r->step + 1);
+    if (!isfinite(loss.loss))
+        return pl_fail(PARLEY_ERR_CONFIG, "pretraining step %ld: the loss is %g; try a lower --lr", r->step + 1,
+                       (double)loss.loss);
+    tr_clip_grads(r->grads, np + r->n_head, p->clip);
+    adamw_params ap = { tr_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, p->weight_decay };
+    adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, r->n_enc, r->step + 1, &ap);
+    adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head, r->step + 1, &ap);
+    r->t_train += tr_now_s() - t0;
+    r->pr.lr = ap.lr;
+    r->step++;
+    r->steps_done++;
+    r->ex_done += nb;
+    r->loss_sum += loss.loss;
+    r->loss_steps++;
+    return PARLEY_OK;
+}
+
+/* Scores the held-out lines: fixed masks, no dropout, no backward. */
+static parley_status score_holdout(pt_run *r)
+{
+    const int batch = r->p->t.batch;
+    double sum = 0;
+    long masked = 0, correct = 0;
+    for (int first = 0, chunk = 0; first < r->n_hold; first += batch, chunk++) {
+        int nb = r->n_hold - first < batch ? r->n_hold - first : batch;
+        fill_batch(r, NULL, first, nb, tr_mix(r->p->t.seed ^ EVAL_SALT, (uint64_t)chunk));
+        bert_batch b = { nb, r->b_len, r->b_ids };
+        bert_mlm_loss loss;
+        parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL, NULL,
+                                            &loss);
+        if (st != PARLEY_OK)
+            return pl_wrap(st, "scoring the held-out lines");
+        sum += (double)loss.loss * loss.masked;
+        masked += loss.masked;
+        correct += loss.correct;
+    }
+    r->pr.has_mlm = masked > 0;
+    r->pr.mlm_loss = masked ? sum / (double)masked : 0;
+    r->pr.mlm_accuracy = masked ? (double)correct / (double)masked : 0;
+    return PARLEY_OK;
+}
+
+static parley_status save(pt_run *r)
+{
+    char path[PATH_MAX];
+    const char *out = r->p->t.out;
+    parley_status st;
+    if (snprintf(path, sizeof path, "%s/%s", out, HEAD_FILE) >= (int)sizeof path)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", out);
+    if ((st = tr_make_dirs(out)) != PARLEY_OK || (st = bert_model_save(r->m, out)) != PARLEY_OK ||
+        (st = bert_mlm_save(&r->m->cfg, r->head, path)) != PARLEY_OK)
+        return pl_wrap(st, "pretrain: saving the model");
+    return PARLEY_OK;
+}
+
+/* Text, split, model, encoding, buffers: everything before the first step. */
+static parley_status run_prepare(pt_run *r)
+{
+    const train_params *p = &r->p->t;
+    parley_status st;
+    if ((st = read_text(&r->text, r->p->text, r->p->n_text)) != PARLEY_OK)
+        return st;
+    dedupe(&r->text);
+    if ((st = split(r)) != PARLEY_OK || (st = model_prepare(r)) != PARLEY_OK || (st = encode(r)) != PARLEY_OK)
+        return st;
+    size_t max_tok = (size_t)p->batch * (size_t)r->m->cfg.max_positions;
+    r->perm = pl_malloc((size_t)r->n_train * sizeof *r->perm);
+    r->b_ids = pl_malloc(max_tok * sizeof *r->b_ids);
+    r->b_target = pl_malloc(max_tok * sizeof *r->b_target);
+    r->b_len = pl_malloc((size_t)p->batch * sizeof *r->b_len);
+    if (!r->perm || !r->b_ids || !r->b_target || !r->b_len)
+        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for the batches");
+    r->perm_epoch = -1;
+    r->epoch_steps = (r->n_train + p->batch - 1) / p->batch;
+    r->steps = r->epoch_steps * p->epochs;
+    r->warmup = p->warmup_steps >= 0 ? p->warmup_steps : (long)((double)p->warmup_fraction * (double)r->steps);
+    r->lr = p->lr > 0 ? p->lr : train_default_lr(0);
+    r->pr.n_train = r->n_train;
+    r->pr.n_dev = r->n_hold;
+    r->pr.vocab_size = r->m->cfg.vocab_size;
+    r->pr.n_params = r->n_enc + r->n_head;
+    r->pr.config = &r->m->cfg;
+    return PARLEY_OK;
+}
+
+parley_status pretrain_run(const pretrain_params *p, pretrain_result *result)
+{
+    pt_run r = { .p = p };
+    parley_status st;
+    int stop = 0;
+    if (!p)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: no params");
+    if ((st = check_params(p)) != PARLEY_OK)
+        return st;
+    double t0 = tr_now_s();
+    bert_set_threads(p->t.threads);
+    if ((st = run_prepare(&r)) != PARLEY_OK)
+        goto done;
+    stop = report(&r, TRAIN_START);
+    while (!stop && r.step < r.steps) {
+        if ((st = train_step(&r)) != PARLEY_OK)
+            goto done;
+        stop = report(&r, TRAIN_STEP);
+        if (r.step % r.epoch_steps == 0) {
+            if ((st = score_holdout(&r)) != PARLEY_OK || (st = save(&r)) != PARLEY_OK)
+                goto done;
+            r.pr.best = 1;
+            stop |= report(&r, TRAIN_EPOCH);
+            r.loss_sum = 0;
+            r.loss_steps = 0;
+        }
+    }
+    if (r.step % r.epoch_steps && (st = save(&r)) != PARLEY_OK) /* stopped mid-epoch */
+        goto done;
+    if (result)
+        *result = (pretrain_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
+                                     .stopped = r.step < r.steps, .wall_s = tr_now_s() - t0,
+                                     .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
+                                     .n_train = r.n_train, .n_holdout = r.n_hold, .mlm_loss = r.pr.mlm_loss,
+                                     .mlm_accuracy = r.pr.mlm_accuracy };
+done:
+    run_clear(&r);
+    return st;
+}

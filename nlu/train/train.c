@@ -1,0 +1,1069 @@
+/* train.c — the training driver (see train.h): data -> labelled pieces -> mini-batches ->
+ * bert_train_step -> clipping -> AdamW, with dev scoring, checkpoints and resume.
+ *
+ * The math of a step (forward, loss, backward) is nlu/train/bert_train.c and AdamW nlu/train/adamw.c;
+ * this file owns the schedule, the order of examples, what is saved where, and the
+ * evaluation through the inference path. It never prints: progress goes to a callback.
+ *
+ * Reproducibility rests on one rule: everything random is a pure function of (seed,
+ * something counted) — the shuffle of epoch e of (seed, e), the dropout of step s of
+ * (seed, s) — so a run resumed at any step replays exactly what an uninterrupted run does,
+ * given the same thread count (the math's reductions depend on it).
+ *
+ * The training state, OUT/train_state/:
+ *   latest              the name of the current checkpoint directory, one line
+ *   step-NNNNNNNNN/     config.json, model.safetensors, vocab.txt: the weights after step N
+ *                       (a model directory in its own right); optim.safetensors: the AdamW
+ *                       moments "adam_m" and "adam_v" (n_params each); state.json: the step,
+ *                       the settings, the data fingerprints and the best dev score so far.
+ * A checkpoint directory is written in full before `latest` is renamed to point to it,
+ * then the older ones are removed, so a crash at any moment leaves a complete checkpoint
+ * (or none yet) and the output directory's model as it was.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "nlu/train/bert_train.h"
+#include "nlu/cuda/cuda_train.h"
+#include "nlu/decode.h"
+#include "nlu/safetensors.h"
+#include "nlu/tokenizer.h"
+#include "nlu/train/train.h"
+#include "nlu/train/train_util.h"
+#include "nlu/train/wp_learn.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
+
+enum {
+    EVAL_CHUNK = 64,        /* sequences per bert_forward when scoring */
+    STATE_VERSION = 1,
+    STATE_MAX_BYTES = 1 << 20,
+};
+static const char STATE_FORMAT[] = "parley-train-state";
+
+train_params train_params_default(void)
+{
+    return (train_params){
+        .layers = 4, .hidden = 256, .heads = 4, .intermediate = 1024, .max_positions = 128,
+        .epochs = 30, .batch = 32, .lr = 0, .warmup_fraction = 0.1f, .warmup_steps = -1,
+        .weight_decay = 0.01f, .dropout = 0.1f, .slot_weight = 1.0f, .clip = 1.0f, .seed = 42,
+        .augment = 2, .word_dropout = 0.1f,
+    };
+}
+
+float train_default_lr(int from_init)
+{
+    /* Fine-tuning a pretrained encoder wants BERT's usual small rate; a small model from
+     * scratch learns far faster with a larger one. */
+    return from_init ? 5e-5f : 1e-3f;
+}
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    return fnv1a(h, s, strlen(s) + 1); /* the NUL separates fields */
+}
+
+/* A fingerprint of a dataset's examples and labels, so a resumed run can tell that its
+ * data changed under it. */
+static uint64_t data_hash(const ds_dataset *ds)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    if (!ds)
+        return 0;
+    for (int i = 0; i < ds->n_examples; i++) {
+        const ds_example *e = &ds->examples[i];
+        h = fnv1a_str(fnv1a_str(h, e->text), ds->intents[e->intent]);
+        for (int w = 0; w < e->n_words; w++)
+            h = fnv1a_str(h, ds->tags[e->tags[w]]);
+    }
+    return h;
+}
+
+static parley_status path_join(char *buf, const char *dir, const char *name)
+{
+    if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
+    return PARLEY_OK;
+}
+
+/* Removes what `dir` holds except the entries named keep[0..n_keep), one level of
+ * subdirectories deep (the training state has no deeper ones). Best effort: what cannot
+ * be removed stays and is logged. */
+static void remove_entries(const char *dir, const char *const *keep, int n_keep, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[PATH_MAX];
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        int skip = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+        for (int k = 0; k < n_keep && !skip; k++)
+            skip = keep[k] && !strcmp(de->d_name, keep[k]);
+        if (skip || snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
+            continue;
+        struct stat sb;
+        if (depth > 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            remove_entries(path, NULL, 0, depth - 1);
+            if (rmdir(path) != 0)
+                pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
+        } else if (unlink(path) != 0) {
+            pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
+        }
+    }
+    closedir(d);
+}
+
+static parley_status write_file(const char *path, const char *text)
+{
+    st_atomic a;
+    parley_status st = st_atomic_begin(&a, path);
+    if (st == PARLEY_OK && (st = st_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
+        st = st_atomic_commit(&a);
+    st_atomic_abort(&a);
+    return st;
+}
+
+/* ---- examples as labelled pieces ------------------------------------------------------- */
+
+/* Tokenizes example i of ds with the model's vocabulary; *n_used is how many pieces fit
+ * between [CLS] and [SEP]. The tokenizer must see the dataset's words (both split at the
+ * same whitespace), or the tags would go to the wrong pieces. */
+static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds, int i, wp_tokens *tk, int *n_used)
+{
+    const ds_example *e = &ds->examples[i];
+    parley_status st = wp_tokenize(m->vocab, e->text, strlen(e->text), tk);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "%s: example %d", ds->source, i + 1);
+    if (tk->n_words != e->n_words) {
+        wp_tokens_free(tk);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: example %d (\"%s\"): the tokenizer sees %d words, the data %d",
+                       ds->source, i + 1, e->text, tk->n_words, e->n_words);
+    }
+    int room = m->cfg.max_positions - 2;
+    *n_used = tk->n_pieces < room ? tk->n_pieces : room;
+    return PARLEY_OK;
+}
+
+/* The training set as model inputs. */
+typedef struct tr_set {
+    int n;
+    size_t *off;        /* (n + 1) where each example starts in ids and slot */
+    int *ids;           /* [CLS] pieces [SEP] of every example, one after another */
+    int *slot;          /* tag of a word's first piece, -1 on every other token */
+    int *intent;        /* (n) */
+    int max_len;        /* longest example in tokens */
+    int truncated;      /* examples cut to max_positions */
+} tr_set;
+
+static void set_clear(tr_set *s)
+{
+    pl_free(s->off);
+    pl_free(s->ids);
+    pl_free(s->slot);
+    pl_free(s->intent);
+    memset(s, 0, sizeof *s);
+}
+
+/* Encodes ds for model m, whose label lists are ds's own. */
+static parley_status set_encode(tr_set *s, const bert_model *m, const ds_dataset *ds)
+{
+    parley_status st = PARLEY_OK;
+    wp_tokens tk = { 0 };
+    size_t cap = 0, n_tok = 0;
+    memset(s, 0, sizeof *s);
+    s->n = ds->n_examples;
+    s->off = pl_malloc(((size_t)s->n + 1) * sizeof *s->off);
+    s->intent = pl_malloc(((size_t)s->n + 1) * sizeof *s->intent);
+    if (!s->off || !s->intent)
+        goto nomem;
+    for (int i = 0; i < s->n; i++) {
+        const ds_example *e = &ds->examples[i];
+        int used;
+        if ((st = tokenize_example(m, ds, i, &tk, &used)) != PARLEY_OK)
+            goto fail;
+        if (n_tok + (size_t)used + 2 > cap) {
+            size_t c = cap ? cap : 4096;
+            while (c < n_tok + (size_t)used + 2)
+                c *= 2;
+            int *ids = pl_realloc(s->ids, c * sizeof *ids);
+            if (ids)
+                s->ids = ids;
+            int *slot = ids ? pl_realloc(s->slot, c * sizeof *slot) : NULL;
+            if (!slot)
+                goto nomem;
+            s->slot = slot;
+            cap = c;
+        }
+        s->off[i] = n_tok;
+        s->intent[i] = e->intent;
+        s->ids[n_tok] = wp_vocab_cls(m->vocab);
+        s->slot[n_tok++] = -1;
+        for (int p = 0; p < used; p++) {
+            int w = tk.pieces[p].word, first = p == 0 || tk.pieces[p - 1].word != w;
+            s->ids[n_tok] = tk.pieces[p].id;
+            s->slot[n_tok++] = first ? e->tags[w] : -1;
+        }
+        s->ids[n_tok] = wp_vocab_sep(m->vocab);
+        s->slot[n_tok++] = -1;
+        s->truncated += used < tk.n_pieces;
+        if (used + 2 > s->max_len)
+            s->max_len = used + 2;
+        wp_tokens_free(&tk);
+    }
+    s->off[s->n] = n_tok;
+    return PARLEY_OK;
+nomem:
+    st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory encoding the examples", ds->source);
+fail:
+    wp_tokens_free(&tk);
+    set_clear(s);
+    return st;
+}
+
+/* ---- evaluation through the inference path --------------------------------------------- */
+
+/* For each repaired (kind, type), the model's tag id: bi[(kind - 1) * n_types + type]. */
+static parley_status tag_table(const nlu_tagset *ts, int **out)
+{
+    int *bi = pl_malloc(((size_t)ts->n_types * 2 + 1) * sizeof *bi);
+    if (!bi)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for the tag table");
+    for (int k = 0; k < 2 * ts->n_types; k++)
+        bi[k] = -1;
+    for (int t = 0; t < ts->n_tags; t++)
+        if (ts->kind[t] != NLU_TAG_O)
+            bi[(ts->kind[t] - 1) * ts->n_types + ts->type[t]] = t;
+    *out = bi;
+    return PARLEY_OK;
+}
+
+typedef struct tr_eval {
+    const bert_model *m;
+    const ds_dataset *ds;
+    nlu_tagset ts;
+    int *bi;
+    mt_scorer *sc;
+    int max_words;
+    int *word_tag, *type;   /* (max_words) */
+    void *viterbi;          /* nlu_word_tags_scratch(max_words, NS) */
+    signed char *kind;
+    nlu_span *spans;
+    const char **gold, **pred;
+} tr_eval;
+
+/* Scores one example from its logits: intent (NI), slots (n_used, NS) after [CLS]. */
+static parley_status eval_one(tr_eval *ev, int i, const wp_tokens *tk, int n_used, const float *intent_logits,
+                              const float *slot_logits)
+{
+    const bert_config *c = &ev->m->cfg;
+    const ds_example *e = &ev->ds->examples[i];
+    int best;
+    float prob;
+    nlu_top_k(intent_logits, c->n_intents, 1, &best, &prob);
+    nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag,
+                  ev->viterbi);
+    nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
+    for (int w = 0; w < e->n_words; w++) {
+        int t = ev->kind[w] == NLU_TAG_O ? ev->ts.o_tag : ev->bi[(ev->kind[w] - 1) * ev->ts.n_types + ev->type[w]];
+        ev->pred[w] = c->slot_labels[t >= 0 ? t : ev->word_tag[w]];
+        ev->gold[w] = ev->ds->tags[e->tags[w]];
+    }
+    parley_status st = mt_scorer_add(ev->sc, ev->ds->intents[e->intent], c->intent_labels[best], e->n_words,
+                                     ev->gold, ev->pred);
+    return st == PARLEY_OK ? st : pl_wrap(st, "%s: example %d", ev->ds->source, i + 1);
+}
+
+/* Runs examples [first, first + n) (n <= EVAL_CHUNK) through the model and scores them. */
+static parley_status eval_chunk(tr_eval *ev, int first, int n)
+{
+    const bert_config *c = &ev->m->cfg;
+    wp_tokens tk[EVAL_CHUNK];
+    int len[EVAL_CHUNK], i, *ids = NULL;
+    float *intent_logits = NULL, *slot_logits = NULL;
+    size_t n_tok = 0, at = 0;
+    parley_status st = PARLEY_OK;
+    memset(tk, 0, sizeof tk);
+    for (i = 0; i < n; i++) {
+        int used;
+        if ((st = tokenize_example(ev->m, ev->ds, first + i, &tk[i], &used)) != PARLEY_OK)
+            goto fail;
+        len[i] = used + 2;
+        n_tok += (size_t)len[i];
+    }
+    ids = pl_malloc(n_tok * sizeof *ids);                                          // (N)
+    intent_logits = pl_malloc((size_t)n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
+    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);     // (N, NS)
+    if (!ids || !intent_logits || !slot_logits) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ev->ds->source);
+        goto fail;
+    }
+    for (i = 0; i < n; i++) {
+        ids[at++] = wp_vocab_cls(ev->m->vocab);
+        for (int p = 0; p < len[i] - 2; p++)
+            ids[at++] = tk[i].pieces[p].id;
+        ids[at++] = wp_vocab_sep(ev->m->vocab);
+    }
+    bert_batch b = { n, len, ids };
+    if ((st = bert_forward(ev->m, &b, intent_logits, slot_logits)) != PARLEY_OK)
+        goto fail;
+    at = 0;
+    for (i = 0; i < n; i++) {
+        const float *sl = slot_logits + (at + 1) * (size_t)c->n_slots; /* after [CLS] */
+        if ((st = eval_one(ev, first + i, &tk[i], len[i] - 2, intent_logits + (size_t)i * (size_t)c->n_intents, sl)) !=
+            PARLEY_OK)
+            goto fail;
+        at += (size_t)len[i];
+    }
+fail:
+    for (i = 0; i < n; i++)
+        wp_tokens_free(&tk[i]);
+    pl_free(ids);
+    pl_free(intent_logits);
+    pl_free(slot_logits);
+    return st;
+}
+
+parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out)
+{
+    parley_status st;
+    tr_eval ev = { .m = m, .ds = ds };
+    if (!out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train_evaluate: out is NULL");
+    *out = NULL;
+    if (!m || !ds)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train_evaluate: model or dataset is NULL");
+    for (int i = 0; i < ds->n_examples; i++)
+        if (ds->examples[i].n_words > ev.max_words)
+            ev.max_words = ds->examples[i].n_words;
+    size_t w = (size_t)ev.max_words + 1;
+    if ((st = nlu_tagset_init(&ev.ts, m->cfg.slot_labels, m->cfg.n_slots)) != PARLEY_OK ||
+        (st = tag_table(&ev.ts, &ev.bi)) != PARLEY_OK || (st = mt_scorer_new(&ev.sc)) != PARLEY_OK)
+        goto fail;
+    ev.word_tag = pl_malloc(w * sizeof *ev.word_tag);
+    ev.type = pl_malloc(w * sizeof *ev.type);
+    ev.kind = pl_malloc(w);
+    ev.spans = pl_malloc(w * sizeof *ev.spans);
+    ev.gold = pl_malloc(w * sizeof *ev.gold);
+    ev.pred = pl_malloc(w * sizeof *ev.pred);
+    ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
+    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred ||
+        !ev.viterbi) {
+        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ds->source);
+        goto fail;
+    }
+    for (int i = 0; i < ds->n_examples; i += EVAL_CHUNK) {
+        int n = ds->n_examples - i < EVAL_CHUNK ? ds->n_examples - i : EVAL_CHUNK;
+        if ((st = eval_chunk(&ev, i, n)) != PARLEY_OK)
+            goto fail;
+    }
+    st = mt_scorer_report(ev.sc, out);
+fail:
+    nlu_tagset_clear(&ev.ts);
+    pl_free(ev.bi);
+    mt_scorer_free(ev.sc);
+    pl_free(ev.word_tag);
+    pl_free(ev.viterbi);
+    pl_free(ev.type);
+    pl_free(ev.kind);
+    pl_free(ev.spans);
+    pl_free(ev.gold);
+    pl_free(ev.pred);
+    return st;
+}
+
+/* ---- the run --------------------------------------------------------------------------- */
+
+/* What a run is: fixed at its start and saved with its state. */
+typedef struct tr_settings {
+    int epochs, batch;
+    int augment;            /* lookup-table variants per example (ds_augment_lookups) */
+    float lr, weight_decay, dropout, slot_weight, clip;
+    float word_dropout;     /* chance that a training piece is shown as [UNK] */
+    long warmup;            /* steps */
+    uint64_t seed;
+} tr_settings;
+
+typedef struct tr_run {
+    const train_params *p;
+    tr_settings s;
+    ds_dataset *train, *dev;
+    uint64_t train_hash, dev_hash;
+    uint64_t state_hash[2];             /* the fingerprints a resumed state was made with */
+    bert_model *m;
+    tr_set set;
+    float *grads, *adam_m, *adam_v;     // (n_params) each
+    bert_train_ws ws;                   /* the step's activation arena, kept between steps */
+    int device;                         /* CUDA_DEVICE_CPU or a GPU's index */
+    cuda_precision prec;                /* on the GPU */
+    cuda_trainer *gpu;                  /* NULL: the CPU trains; else params, grads and
+                                           moments live on the GPU between syncs */
+    unsigned char *decay;               // (n_params)
+    long step, steps, epoch_steps;
+    int has_best, best_epoch;
+    train_scores best;
+    char state_dir[PATH_MAX];           /* OUT/train_state */
+    long saved_step;                    /* the step of the checkpoint written last, or -1 */
+    int *perm, perm_epoch;              // (n) the order of epoch perm_epoch
+    int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
+    train_progress pr;
+    double t_train;                     /* seconds spent in steps in this call */
+    long steps_done, ex_done;           /* steps and examples trained in this call */
+    double loss_sum;                    /* this epoch's losses in this call */
+    long loss_steps;
+} tr_run;
+
+static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
+                      UNK_SALT = 0x554e4b4e4f4953ull;
+
+/* Word dropout: each piece between [CLS] and [SEP] of the batch (n_tok tokens, b_len
+ * lengths) becomes [UNK] with chance p, drawn from (seed, step, position). Slot names
+ * and values the training set never shows are common at test time; a model that has
+ * sometimes seen [UNK] in a slot learns to tag from the context too. */
+static void word_dropout(tr_run *r, int nb)
+{
+    uint64_t key = tr_mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
+    int unk = wp_vocab_unk(r->m->vocab);
+    size_t at = 0;
+    for (int j = 0; j < nb; j++) {
+        for (int t = 1; t + 1 < r->b_len[j]; t++)
+            if (tr_mix(key, at + (size_t)t) < cut)
+                r->b_ids[at + (size_t)t] = unk;
+        at += (size_t)r->b_len[j];
+    }
+}
+
+/* Fills the progress record for event ev and calls back; nonzero asks to stop. */
+static int report(tr_run *r, train_event ev)
+{
+    train_progress *pr = &r->pr;
+    pr->event = ev;
+    pr->step = r->step;
+    pr->steps = r->steps;
+    pr->epochs = r->s.epochs;
+    /* During an epoch the one running; at its end (and at a start on a boundary) the one
+     * just done, or the first. */
+    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1 : r->step / r->epoch_steps;
+    pr->epoch = e < 1 ? 1 : (int)e;
+    pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
+    pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
+    pr->eta_s = r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
+    return r->p->progress ? r->p->progress(pr, r->p->user_data) : 0;
+}
+
+/* The order of epoch e (0-based): a function of (seed, e). */
+static void shuffle(tr_run *r, int e)
+{
+    tr_shuffle(r->perm, r->set.n, tr_mix(r->s.seed ^ SHUFFLE_SALT, (uint64_t)e));
+    r->perm_epoch = e;
+}
+
+/* One optimizer step: the next batch of the current epoch. */
+static parley_status train_step(tr_run *r)
+{
+    const tr_set *set = &r->set;
+    int e = (int)(r->step / r->epoch_steps), k = (int)(r->step % r->epoch_steps);
+    if (r->perm_epoch != e)
+        shuffle(r, e);
+    int first = k * r->s.batch, nb = set->n - first < r->s.batch ? set->n - first : r->s.batch;
+    size_t n_tok = 0;
+    for (int j = 0; j < nb; j++) {
+        int ex = r->perm[first + j];
+        size_t len = set->off[ex + 1] - set->off[ex];
+        memcpy(r->b_ids + n_tok, set->ids + set->off[ex], len * sizeof *r->b_ids);
+        memcpy(r->b_slot + n_tok, set->slot + set->off[ex], len * sizeof *r->b_slot);
+        r->b_len[j] = (int)len;
+        r->b_intent[j] = set->intent[ex];
+        n_tok += len;
+    }
+    if (r->s.word_dropout > 0)
+        word_dropout(r, nb);
+    bert_batch b = { nb, r->b_len, r->b_ids };
+    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
+    bert_loss loss;
+    size_t n = r->m->n_params;
+    uint64_t seed = tr_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
+    adamw_params ap = { tr_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
+    double t0 = tr_now_s();
+    parley_status st;
+    if (r->gpu) {
+        /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
+        st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1, &loss);
+    } else {
+        memset(r->grads, 0, n * sizeof *r->grads);
+        st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout, seed, r->grads, &loss, NULL, NULL);
+    }
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "training step %ld", r->step + 1);
+    if (!isfinite(loss.total))
+        return pl_fail(PARLEY_ERR_CONFIG, "training step %ld: the loss is %g; try a lower --lr", r->step + 1,
+                       (double)loss.total);
+    if (!r->gpu) {
+        tr_clip_grads(r->grads, n, r->s.clip);
+        adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
+    }
+    r->t_train += tr_now_s() - t0;
+    r->pr.lr = ap.lr;
+    r->step++;
+    r->steps_done++;
+    r->ex_done += nb;
+    r->loss_sum += loss.total;
+    r->loss_steps++;
+    return PARLEY_OK;
+}
+
+/* ---- the model ------------------------------------------------------------------------- */
+
+static parley_status set_labels(bert_config *c, const ds_dataset *ds)
+{
+    return bert_config_set_labels(c, (const char *const *)ds->intents, ds->n_intents, (const char *const *)ds->tags,
+                                  ds->n_tags);
+}
+
+static int same_labels(const bert_config *c, const ds_dataset *ds)
+{
+    if (c->n_intents != ds->n_intents || c->n_slots != ds->n_tags)
+        return 0;
+    for (int i = 0; i < c->n_intents; i++)
+        if (strcmp(c->intent_labels[i], ds->intents[i]))
+            return 0;
+    for (int i = 0; i < c->n_slots; i++)
+        if (strcmp(c->slot_labels[i], ds->tags[i]))
+            return 0;
+    return 1;
+}
+
+/* A new model of the requested shape, its vocabulary loaded or learned. */
+static parley_status model_scratch(tr_run *r)
+{
+    const train_params *p = r->p;
+    parley_status st;
+    wp_vocab *v = NULL;
+    const char **texts = NULL;
+    bert_config cfg = { .hidden = p->hidden, .layers = p->layers, .heads = p->heads, .intermediate = p->intermediate,
+                        .max_positions = p->max_positions, .type_vocab = 2, .ln_eps = 1e-12f };
+    if (p->vocab) {
+        if ((st = wp_vocab_load(p->vocab, &v)) != PARLEY_OK)
+            goto fail;
+    } else {
+        if (!(texts = pl_malloc(((size_t)r->train->n_examples + 1) * sizeof *texts))) {
+            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory learning a vocabulary");
+            goto fail;
+        }
+        for (int i = 0; i < r->train->n_examples; i++)
+            texts[i] = r->train->examples[i].text;
+        wp_learn_params lp = { .vocab_size = p->vocab_size };
+        if ((st = wp_learn(texts, r->train->n_examples, &lp, &v)) != PARLEY_OK) {
+            pl_wrap(st, "%s: learning a vocabulary", r->train->source);
+            goto fail;
+        }
+        r->pr.vocab_learned = 1;
+    }
+    cfg.vocab_size = wp_vocab_size(v);
+    if ((st = set_labels(&cfg, r->train)) != PARLEY_OK)
+        goto fail;
+    st = bert_model_alloc(&cfg, v, &r->m);
+    v = NULL; /* the model owns it, or freed it */
+    if (st != PARLEY_OK)
+        goto fail;
+    bert_model_init_random(r->m, r->s.seed);
+fail:
+    wp_vocab_free(v);
+    pl_free(texts);
+    bert_config_clear(&cfg);
+    return st;
+}
+
+/* The model of p->init; new heads when its labels are not the training set's. */
+static parley_status model_from_init(tr_run *r)
+{
+    parley_status st;
+    bert_model *old = NULL;
+    bert_config cfg = { 0 };
+    if ((st = bert_model_load(r->p->init, &old)) != PARLEY_OK) {
+        pl_wrap(st, "--init");
+        goto fail;
+    }
+    if (same_labels(&old->cfg, r->train)) {
+        r->m = old;
+        return PARLEY_OK;
+    }
+    if ((st = bert_config_copy(&cfg, &old->cfg)) != PARLEY_OK || (st = set_labels(&cfg, r->train)) != PARLEY_OK)
+        goto fail;
+    wp_vocab *v = old->vocab;
+    old->vocab = NULL;
+    if ((st = bert_model_alloc(&cfg, v, &r->m)) != PARLEY_OK)
+        goto fail;
+    /* Fresh BERT initialization for everything, then the encoder copied over it: the heads
+     * are the last parameters (model.h's layout), so the encoder is a common prefix. */
+    bert_model_init_random(r->m, r->s.seed);
+    size_t encoder = (size_t)(old->w.intent_w - old->params);
+    if (encoder != (size_t)(r->m->w.intent_w - r->m->params)) {
+        st = pl_fail(PARLEY_ERR_INTERNAL, "--init: the encoder layouts differ");
+        goto fail;
+    }
+    memcpy(r->m->params, old->params, encoder * sizeof *old->params);
+    r->pr.heads_replaced = 1;
+fail:
+    bert_model_free(old);
+    bert_config_clear(&cfg);
+    return st;
+}
+
+/* ---- the training state ---------------------------------------------------------------- */
+
+static parley_status state_json(const tr_run *r, char **out)
+{
+    char hex[2][20], seed[24];
+    cJSON *root = cJSON_CreateObject(), *best = NULL;
+    snprintf(hex[0], sizeof hex[0], "%016llx", (unsigned long long)r->train_hash);
+    snprintf(hex[1], sizeof hex[1], "%016llx", (unsigned long long)r->dev_hash);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->s.seed);
+    int ok = root && cJSON_AddStringToObject(root, "format", STATE_FORMAT) &&
+             cJSON_AddNumberToObject(root, "version", STATE_VERSION) &&
+             cJSON_AddNumberToObject(root, "step", (double)r->step) &&
+             cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
+             cJSON_AddNumberToObject(root, "epochs", r->s.epochs) &&
+             cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
+             cJSON_AddNumberToObject(root, "batch", r->s.batch) && cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
+             cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
+             cJSON_AddNumberToObject(root, "weight_decay", r->s.weight_decay) &&
+             cJSON_AddNumberToObject(root, "dropout", r->s.dropout) &&
+             cJSON_AddNumberToObject(root, "word_dropout", r->s.word_dropout) &&
+             cJSON_AddNumberToObject(root, "slot_weight", r->s.slot_weight) &&
+             cJSON_AddNumberToObject(root, "clip", r->s.clip) && cJSON_AddStringToObject(root, "seed", seed) &&
+             cJSON_AddStringToObject(root, "data", r->p->data) && cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
+             cJSON_AddStringToObject(root, "dev_hash", hex[1]);
+    if (ok && r->has_best) {
+        ok = (best = cJSON_AddObjectToObject(root, "best")) && cJSON_AddNumberToObject(best, "epoch", r->best_epoch) &&
+             cJSON_AddNumberToObject(best, "intent_accuracy", r->best.intent_accuracy) &&
+             cJSON_AddNumberToObject(best, "slot_f1", r->best.slot_f1) &&
+             cJSON_AddNumberToObject(best, "sentence_accuracy", r->best.sentence_accuracy);
+    }
+    char *text = ok ? cJSON_Print(root) : NULL, *copy = text ? pl_malloc(strlen(text) + 2) : NULL;
+    if (copy)
+        sprintf(copy, "%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(root);
+    *out = copy;
+    return copy ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory writing the training state");
+}
+
+/* Writes checkpoint step-<step> and makes it the latest. */
+static parley_status state_save(tr_run *r)
+{
+    parley_status st;
+    char name[32], dir[PATH_MAX], path[PATH_MAX], *json = NULL;
+    st_atomic a = { .fd = -1 };
+    size_t n = r->m->n_params;
+    st_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m }, { "adam_v", 1, { (int64_t)n }, r->adam_v } };
+    snprintf(name, sizeof name, "step-%09ld", r->step);
+    if ((st = st_make_dir(r->p->out)) != PARLEY_OK || (st = st_make_dir(r->state_dir)) != PARLEY_OK ||
+        (st = path_join(dir, r->state_dir, name)) != PARLEY_OK || (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
+        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = st_atomic_begin(&a, path)) != PARLEY_OK ||
+        (st = st_write_f32(&a, t, 2)) != PARLEY_OK || (st = st_atomic_commit(&a)) != PARLEY_OK ||
+        (st = state_json(r, &json)) != PARLEY_OK || (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
+        (st = write_file(path, json)) != PARLEY_OK)
+        goto fail;
+    /* The switch: until this rename the previous checkpoint stays the latest. */
+    snprintf(dir, sizeof dir, "%s\n", name);
+    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK || (st = write_file(path, dir)) != PARLEY_OK)
+        goto fail;
+    const char *keep[2] = { "latest", name };
+    remove_entries(r->state_dir, keep, 2, 1);
+    r->saved_step = r->step;
+fail:
+    st_atomic_abort(&a);
+    pl_free(json);
+    return st == PARLEY_OK ? st : pl_wrap(st, "saving the training state");
+}
+
+static parley_status json_num(const cJSON *o, const char *key, const char *where, double lo, double hi, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or out of range", where, key);
+    *out = v->valuedouble;
+    return PARLEY_OK;
+}
+
+static parley_status json_hex(const cJSON *o, const char *key, const char *where, int base, uint64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char *end;
+    errno = 0;
+    unsigned long long x = cJSON_IsString(v) ? strtoull(v->valuestring, &end, base) : 0;
+    if (!cJSON_IsString(v) || errno || end == v->valuestring || *end)
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or not a number in a string", where, key);
+    *out = (uint64_t)x;
+    return PARLEY_OK;
+}
+
+/* Reads state.json of checkpoint dir into r (settings, step, best, fingerprints). */
+static parley_status state_parse(tr_run *r, const char *dir)
+{
+    parley_status st;
+    char path[PATH_MAX], *text = NULL;
+    size_t len;
+    cJSON *root = NULL;
+    double v[12];
+    if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
+        (st = st_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
+        (st = st_json_parse(text, len, path, &root)) != PARLEY_OK)
+        goto fail;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, STATE_FORMAT)) {
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s: not a parley training state (\"format\")", path);
+        goto fail;
+    }
+    if ((st = json_num(root, "version", path, STATE_VERSION, STATE_VERSION, &v[0])) != PARLEY_OK ||
+        (st = json_num(root, "step", path, 0, 1e15, &v[1])) != PARLEY_OK ||
+        (st = json_num(root, "epochs", path, 1, INT_MAX, &v[2])) != PARLEY_OK ||
+        (st = json_num(root, "augment", path, 0, INT_MAX, &v[10])) != PARLEY_OK ||
+        (st = json_num(root, "batch", path, 1, INT_MAX, &v[3])) != PARLEY_OK ||
+        (st = json_num(root, "lr", path, 0, 1e3, &v[4])) != PARLEY_OK ||
+        (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[5])) != PARLEY_OK ||
+        (st = json_num(root, "weight_decay", path, 0, 1e3, &v[6])) != PARLEY_OK ||
+        (st = json_num(root, "dropout", path, 0, 1, &v[7])) != PARLEY_OK ||
+        (st = json_num(root, "word_dropout", path, 0, 1, &v[11])) != PARLEY_OK ||
+        (st = json_num(root, "slot_weight", path, 0, 1e6, &v[8])) != PARLEY_OK ||
+        (st = json_num(root, "clip", path, 0, 1e30, &v[9])) != PARLEY_OK ||
+        (st = json_hex(root, "seed", path, 10, &r->s.seed)) != PARLEY_OK ||
+        (st = json_hex(root, "data_hash", path, 16, &r->state_hash[0])) != PARLEY_OK ||
+        (st = json_hex(root, "dev_hash", path, 16, &r->state_hash[1])) != PARLEY_OK)
+        goto fail;
+    r->step = (long)v[1];
+    r->s.epochs = (int)v[2];
+    r->s.augment = (int)v[10];
+    r->s.batch = (int)v[3];
+    r->s.lr = (float)v[4];
+    r->s.warmup = (long)v[5];
+    r->s.weight_decay = (float)v[6];
+    r->s.dropout = (float)v[7];
+    r->s.word_dropout = (float)v[11];
+    r->s.slot_weight = (float)v[8];
+    r->s.clip = (float)v[9];
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
+    if (best) {
+        if ((st = json_num(best, "epoch", path, 1, INT_MAX, &v[0])) != PARLEY_OK ||
+            (st = json_num(best, "intent_accuracy", path, 0, 1, &r->best.intent_accuracy)) != PARLEY_OK ||
+            (st = json_num(best, "slot_f1", path, 0, 1, &r->best.slot_f1)) != PARLEY_OK ||
+            (st = json_num(best, "sentence_accuracy", path, 0, 1, &r->best.sentence_accuracy)) != PARLEY_OK)
+            goto fail;
+        r->has_best = 1;
+        r->best_epoch = (int)v[0];
+    }
+fail:
+    cJSON_Delete(root);
+    pl_free(text);
+    return st;
+}
+
+/* The directory of the latest checkpoint, from OUT/train_state/latest. */
+static parley_status state_latest(const tr_run *r, char *dir)
+{
+    parley_status st;
+    char path[PATH_MAX], *text = NULL;
+    size_t len;
+    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK)
+        return st;
+    if (access(path, F_OK) != 0)
+        return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: no training state to resume (is this the --out of a stopped run?)",
+                       path);
+    if ((st = st_read_file(path, 256, &text, &len)) != PARLEY_OK)
+        return st;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    if (strncmp(text, "step-", 5) || strchr(text, '/') || (st = path_join(dir, r->state_dir, text)) != PARLEY_OK)
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" does not name a checkpoint", path, text);
+    pl_free(text);
+    return st;
+}
+
+/* Checks the data against checkpoint dir's fingerprints (state_parse read them) and loads
+ * its weights (the moments come later, once the buffers exist: state_load_moments). */
+static parley_status state_load(tr_run *r, const char *dir)
+{
+    parley_status st;
+    if (r->state_hash[0] != r->train_hash || r->state_hash[1] != r->dev_hash)
+        return pl_fail(PARLEY_ERR_CONFIG, "--resume: %s: the %s set is not the one this training state was made with",
+                       dir, r->state_hash[0] != r->train_hash ? "training" : "dev");
+    if ((st = bert_model_load(dir, &r->m)) != PARLEY_OK)
+        return pl_wrap(st, "--resume");
+    if (!same_labels(&r->m->cfg, r->train))
+        return pl_fail(PARLEY_ERR_CONFIG, "--resume: %s: the model's labels are not the training set's", dir);
+    return PARLEY_OK;
+}
+
+static parley_status state_load_moments(tr_run *r, const char *dir)
+{
+    parley_status st;
+    char path[PATH_MAX];
+    st_file *f = NULL;
+    float *dst[2] = { r->adam_m, r->adam_v };
+    const char *names[2] = { "adam_m", "adam_v" };
+    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = st_open(path, &f)) != PARLEY_OK)
+        goto fail;
+    for (int i = 0; i < 2; i++) {
+        const st_tensor *t = st_find(f, names[i]);
+        if (!t || t->ndim != 1 || t->shape[0] != (int64_t)r->m->n_params) {
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing or not of shape [%zu]", path, names[i],
+                         r->m->n_params);
+            goto fail;
+        }
+        if ((st = st_read_f32(f, t, dst[i])) != PARLEY_OK)
+            goto fail;
+    }
+fail:
+    st_close(f);
+    return st == PARLEY_OK ? st : pl_wrap(st, "--resume");
+}
+
+/* ---- the loop -------------------------------------------------------------------------- */
+
+static int better(const train_scores *a, const train_scores *b)
+{
+    if (a->sentence_accuracy != b->sentence_accuracy)
+        return a->sentence_accuracy > b->sentence_accuracy;
+    if (a->slot_f1 != b->slot_f1)
+        return a->slot_f1 > b->slot_f1;
+    return a->intent_accuracy > b->intent_accuracy;
+}
+
+/* After the last step of an epoch: score dev, keep the best (or last) model in OUT, save
+ * the state, tell the callback. */
+/* Brings the GPU's weights and moments to the host, before scoring or saving. */
+static parley_status sync_host(tr_run *r)
+{
+    return r->gpu ? cuda_trainer_download(r->gpu, r->m->params, r->adam_m, r->adam_v) : PARLEY_OK;
+}
+
+static parley_status epoch_end(tr_run *r, int *stop)
+{
+    parley_status st;
+    int epoch = (int)(r->step / r->epoch_steps), keep = 1;
+    r->pr.has_dev = 0;
+    if ((st = sync_host(r)) != PARLEY_OK)
+        return st;
+    if (r->dev) {
+        mt_report *rep = NULL;
+        if ((st = train_evaluate(r->m, r->dev, &rep)) != PARLEY_OK)
+            return pl_wrap(st, "scoring epoch %d", epoch);
+        r->pr.dev = (train_scores){ rep->intent_accuracy, rep->slots.f1, rep->sentence_accuracy };
+        r->pr.has_dev = 1;
+        mt_report_free(rep);
+        keep = !r->has_best || better(&r->pr.dev, &r->best);
+        if (keep) {
+            r->best = r->pr.dev;
+            r->has_best = 1;
+        }
+    }
+    if (keep) {
+        if ((st = bert_model_save(r->m, r->p->out)) != PARLEY_OK)
+            return pl_wrap(st, "saving epoch %d", epoch);
+        r->best_epoch = epoch;
+    }
+    r->pr.best = keep;
+    if ((st = state_save(r)) != PARLEY_OK)
+        return st;
+    *stop |= report(r, TRAIN_EPOCH);
+    r->loss_sum = 0;
+    r->loss_steps = 0;
+    return PARLEY_OK;
+}
+
+/* Checks p, and parses its device and precision into r. */
+static parley_status check_params(const train_params *p, tr_run *r)
+{
+    parley_status st;
+    if (!p->data || !p->out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: the training data and the output directory are required");
+    if ((st = tr_parse_device(p->device, &r->device)) != PARLEY_OK ||
+        (st = cuda_precision_parse(p->precision ? p->precision : "bf16", &r->prec)) != PARLEY_OK)
+        return st;
+    if (r->prec == CUDA_PREC_FP16)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: precision fp16 is not offered (it would need loss scaling): "
+                                               "use bf16 or fp32");
+    if (p->threads < 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
+    if (p->resume)
+        return PARLEY_OK;
+    if (p->epochs < 1 || p->batch < 1 || p->augment < 0 || p->lr < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
+        p->weight_decay < 0 || !(p->dropout >= 0 && p->dropout < 1) ||
+        !(p->word_dropout >= 0 && p->word_dropout < 1) || p->slot_weight < 0 || p->clip < 0 ||
+        p->vocab_size < 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: a setting is out of range (epochs and batch >= 1; lr, weight "
+                                               "decay, slot weight, clip, augment >= 0; warmup fraction in [0, 1]; dropouts in [0, 1))");
+    if (!p->init && p->max_positions < 3)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: max positions must be >= 3 ([CLS], a piece, [SEP])");
+    return PARLEY_OK;
+}
+
+static void run_clear(tr_run *r)
+{
+    ds_free(r->train);
+    ds_free(r->dev);
+    bert_model_free(r->m);
+    set_clear(&r->set);
+    bert_train_ws_free(&r->ws);
+    cuda_trainer_close(r->gpu);
+    pl_free(r->grads);
+    pl_free(r->adam_m);
+    pl_free(r->adam_v);
+    pl_free(r->decay);
+    pl_free(r->perm);
+    pl_free(r->b_ids);
+    pl_free(r->b_slot);
+    pl_free(r->b_len);
+    pl_free(r->b_intent);
+}
+
+/* Puts the training on the GPU when the device says so. */
+static parley_status open_device(tr_run *r)
+{
+    r->pr.device = "cpu";
+    if (r->device == CUDA_DEVICE_CPU)
+        return PARLEY_OK;
+    parley_status st = cuda_trainer_open(r->m, r->decay, r->device, r->prec, &r->gpu);
+    if (st == PARLEY_OK && r->p->resume)
+        st = cuda_trainer_set_moments(r->gpu, r->adam_m, r->adam_v);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "train: device \"%s\"", r->p->device);
+    r->pr.device = cuda_trainer_describe(r->gpu);
+    return PARLEY_OK;
+}
+
+/* Data, model, settings and buffers: everything before the first step. */
+static parley_status run_prepare(tr_run *r)
+{
+    const train_params *p = r->p;
+    parley_status st;
+    char dir[PATH_MAX];
+    if ((st = ds_load(p->data, &r->train)) != PARLEY_OK || (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
+        return st;
+    if (r->train->n_examples == 0)
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: no training examples", p->data);
+    if ((st = path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK)
+        return st;
+    if (p->resume) {
+        if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
+            return pl_wrap(st, "--resume");
+    } else {
+        r->s = (tr_settings){ .epochs = p->epochs, .batch = p->batch, .augment = p->augment,
+                              .lr = p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
+                              .weight_decay = p->weight_decay, .dropout = p->dropout, .slot_weight = p->slot_weight,
+                              .clip = p->clip, .word_dropout = p->word_dropout, .seed = p->seed };
+    }
+    /* The variants are a function of the seed, so a resumed run makes the same ones. */
+    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
+        return st;
+    r->train_hash = data_hash(r->train);
+    r->dev_hash = data_hash(r->dev);
+    if (p->resume) {
+        if ((st = state_load(r, dir)) != PARLEY_OK)
+            return st;
+    } else {
+        if ((st = tr_make_dirs(p->out)) != PARLEY_OK)
+            return st;
+        /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
+        remove_entries(r->state_dir, NULL, 0, 1);
+        rmdir(r->state_dir);
+        if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK)
+            return st;
+    }
+    if ((st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
+        return st;
+    r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
+    r->steps = r->epoch_steps * r->s.epochs;
+    if (!p->resume)
+        r->s.warmup = p->warmup_steps >= 0 ? p->warmup_steps : lround(p->warmup_fraction * (double)r->steps);
+    size_t n = r->m->n_params, batch_tok = (size_t)r->s.batch * (size_t)r->set.max_len;
+    r->grads = pl_malloc(n * sizeof *r->grads);
+    r->adam_m = pl_calloc(n, sizeof *r->adam_m);
+    r->adam_v = pl_calloc(n, sizeof *r->adam_v);
+    r->decay = pl_malloc(n);
+    r->perm = pl_malloc(((size_t)r->set.n + 1) * sizeof *r->perm);
+    r->b_ids = pl_malloc(batch_tok * sizeof *r->b_ids);
+    r->b_slot = pl_malloc(batch_tok * sizeof *r->b_slot);
+    r->b_len = pl_malloc((size_t)r->s.batch * sizeof *r->b_len);
+    r->b_intent = pl_malloc((size_t)r->s.batch * sizeof *r->b_intent);
+    if (!r->grads || !r->adam_m || !r->adam_v || !r->decay || !r->perm || !r->b_ids || !r->b_slot || !r->b_len ||
+        !r->b_intent)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for training buffers (%zu parameters)", n);
+    bert_decay_mask(&r->m->cfg, r->decay);
+    if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
+        return st;
+    if ((st = open_device(r)) != PARLEY_OK)
+        return st;
+    r->perm_epoch = -1;
+    r->saved_step = p->resume ? r->step : -1;
+    return PARLEY_OK;
+}
+
+parley_status train_run(const train_params *p, train_result *result)
+{
+    parley_status st;
+    tr_run r = { .p = p };
+    double t0 = tr_now_s();
+    int stop = 0;
+    if (!p)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train_run: params is NULL");
+    if ((st = check_params(p, &r)) != PARLEY_OK)
+        return st;
+    bert_set_threads(p->threads);
+    if ((st = run_prepare(&r)) != PARLEY_OK)
+        goto fail;
+    r.pr.n_train = r.train->n_examples;
+    r.pr.n_dev = r.dev ? r.dev->n_examples : 0;
+    r.pr.n_intents = r.m->cfg.n_intents;
+    r.pr.n_tags = r.m->cfg.n_slots;
+    r.pr.vocab_size = r.m->cfg.vocab_size;
+    r.pr.n_truncated = r.set.truncated;
+    r.pr.n_params = r.m->n_params;
+    r.pr.config = &r.m->cfg;
+    stop = report(&r, TRAIN_START);
+    while (r.step < r.steps && !stop) {
+        if ((st = train_step(&r)) != PARLEY_OK)
+            goto fail;
+        stop = report(&r, TRAIN_STEP);
+        if (r.step % r.epoch_steps == 0 && (st = epoch_end(&r, &stop)) != PARLEY_OK)
+            goto fail;
+    }
+    if (r.step < r.steps) {
+        /* Stopped: keep what is needed to go on. */
+        if (r.saved_step != r.step && ((st = sync_host(&r)) != PARLEY_OK || (st = state_save(&r)) != PARLEY_OK))
+            goto fail;
+    } else {
+        remove_entries(r.state_dir, NULL, 0, 1);
+        rmdir(r.state_dir);
+    }
+    if (result) {
+        *result = (train_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
+                                  .stopped = r.step < r.steps, .wall_s = tr_now_s() - t0,
+                                  .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
+                                  .has_dev = r.dev != NULL, .best_epoch = r.best_epoch, .best = r.best };
+    }
+    st = PARLEY_OK;
+fail:
+    run_clear(&r);
+    return st;
+}

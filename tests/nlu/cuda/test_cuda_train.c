@@ -1,0 +1,209 @@
+/* test_cuda_train.c — the GPU trainer (nlu/cuda/cuda_train.h) against the CPU trainer.
+ *
+ * On small random models (head sizes 16 and 48) and batches of mixed lengths: the loss and
+ * every parameter gradient of one step, without and with dropout (the GPU draws the CPU's
+ * masks), in FP32 (within 1e-3 of the largest gradient) and BF16 (within 5e-2); then three
+ * full steps (clipping and AdamW) in FP32, whose losses and weights must follow the CPU's.
+ * A training run with --device cuda on the tiny synthetic set (argv[1]) must learn it
+ * perfectly, as the CPU does. Bad batches and FP16 get clear errors. Exits 77 without a GPU.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nlu/train/bert_train.h"
+#include "nlu/cuda/cuda_train.h"
+#include "nlu/train/train.h"
+#include "nlu/train/train_util.h"
+#include "tests/check.h"
+#include "tests/nlu/cuda/model.h"
+
+static float max_abs(const float *x, size_t n)
+{
+    float m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
+    return m;
+}
+
+typedef struct batch {
+    int B, N, *len, *ids, *intent, *slot;
+} batch;
+
+/* A random batch of B sequences with lengths len; every third piece is not scored. */
+static batch make_batch(const bert_config *c, int B, const int *len, unsigned seed)
+{
+    batch b = { B, 0, malloc((size_t)B * sizeof(int)), NULL, malloc((size_t)B * sizeof(int)), NULL };
+    for (int i = 0; i < B; i++)
+        b.N += len[i];
+    memcpy(b.len, len, (size_t)B * sizeof(int));
+    b.ids = malloc((size_t)b.N * sizeof(int));
+    b.slot = malloc((size_t)b.N * sizeof(int));
+    srand(seed);
+    for (int i = 0; i < B; i++)
+        b.intent[i] = rand() % c->n_intents;
+    for (int i = 0; i < b.N; i++) {
+        b.ids[i] = rand() % c->vocab_size;
+        b.slot[i] = i % 3 == 2 ? -1 : rand() % c->n_slots;
+    }
+    return b;
+}
+
+static void free_batch(batch *b)
+{
+    free(b->len), free(b->ids), free(b->intent), free(b->slot);
+}
+
+/* One step's loss and gradients, CPU against GPU. */
+static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision prec, const batch *bt,
+                          float dropout, const char *what)
+{
+    const size_t n = m->n_params;
+    float *gc = calloc(n, sizeof *gc), *gg = malloc(n * sizeof *gg);
+    bert_batch b = { bt->B, bt->len, bt->ids };
+    bert_labels y = { bt->intent, bt->slot, 1.5f };
+    bert_loss lc, lg;
+    CHECK(bert_train_step(m, &b, &y, dropout, 7, gc, &lc, NULL, NULL) == PARLEY_OK, "%s: cpu: %s", what,
+          parley_errmsg());
+    parley_status st = cuda_trainer_grads(g, &b, &y, dropout, 7, &lg, gg);
+    CHECK(st == PARLEY_OK, "%s: gpu: %s", what, parley_errmsg());
+    if (st == PARLEY_OK) {
+        const double rtol = prec == CUDA_PREC_FP32 ? 1e-3 : 5e-2;
+        size_t at = 0;
+        CHECK(fabs(lg.total - lc.total) <= rtol * fabs(lc.total) + 1e-6 && lg.slot_scored == lc.slot_scored,
+              "%s %s: loss gpu %g cpu %g", what, cuda_precision_name(prec), lg.total, lc.total);
+        double worst = check_close(gg, gc, n, 0, rtol * max_abs(gc, n), &at);
+        CHECK(worst <= 1, "%s %s: gradient %zu: gpu %g cpu %g", what, cuda_precision_name(prec), at, gg[at],
+              gc[at]);
+    }
+    free(gc), free(gg);
+}
+
+/* Three steps with clipping and AdamW, FP32: the losses and the weights follow the CPU's. */
+static void compare_steps(bert_model *m, const batch *bt)
+{
+    const size_t n = m->n_params;
+    float *start = malloc(n * sizeof *start), *gc = malloc(n * sizeof *gc);
+    float *mc = calloc(n, sizeof *mc), *vc = calloc(n, sizeof *vc), *pg = malloc(n * sizeof *pg);
+    unsigned char *decay = malloc(n);
+    memcpy(start, m->params, n * sizeof *start);
+    bert_decay_mask(&m->cfg, decay);
+    cuda_trainer *g = NULL;
+    CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK, "open: %s", parley_errmsg());
+    bert_batch b = { bt->B, bt->len, bt->ids };
+    bert_labels y = { bt->intent, bt->slot, 1.0f };
+    adamw_params ap = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
+    for (long t = 1; g && t <= 3; t++) {
+        bert_loss lc, lg;
+        memset(gc, 0, n * sizeof *gc);
+        CHECK(bert_train_step(m, &b, &y, 0.1f, (uint64_t)t, gc, &lc, NULL, NULL) == PARLEY_OK, "cpu step");
+        tr_clip_grads(gc, n, 0.5f);
+        adamw_step(m->params, gc, mc, vc, decay, n, t, &ap);
+        CHECK(cuda_trainer_step(g, &b, &y, 0.1f, (uint64_t)t, 0.5f, &ap, t, &lg) == PARLEY_OK, "gpu step: %s",
+              parley_errmsg());
+        CHECK(fabs(lg.total - lc.total) <= 1e-3 * fabs(lc.total), "step %ld: loss gpu %g cpu %g", t, lg.total,
+              lc.total);
+    }
+    if (g && cuda_trainer_download(g, pg, NULL, NULL) == PARLEY_OK) {
+        size_t at = 0;
+        /* AdamW moves a weight by about lr a step whatever its gradient's size, so a tiny
+         * gradient rounded differently may move it differently: 3 steps of lr bound that. */
+        double worst = check_close(pg, m->params, n, 0, 3e-3 * 0.1, &at);
+        CHECK(worst <= 1, "weights after 3 steps: %zu: gpu %g cpu %g (start %g)", at, pg[at], m->params[at],
+              start[at]);
+    }
+    cuda_trainer_close(g);
+    memcpy(m->params, start, n * sizeof *start);
+    free(start), free(gc), free(mc), free(vc), free(pg), free(decay);
+}
+
+static void test_model(int H, int NH, int P, float scale)
+{
+    bert_model *m = gpu_test_model(97, H, 2, NH, 2 * H + 8, P, 5, 7, scale, 42);
+    CHECK(m != NULL, "model");
+    if (!m)
+        return;
+    unsigned char *decay = malloc(m->n_params);
+    bert_decay_mask(&m->cfg, decay);
+    int one[] = { 9 }, mixed[] = { 7, 1, 20, 3, 13 }, full[] = { P, P - 1, 2 };
+    for (int p = CUDA_PREC_BF16; p <= CUDA_PREC_FP32; p++) {
+        cuda_trainer *g = NULL;
+        if (cuda_trainer_open(m, decay, 0, (cuda_precision)p, &g) != PARLEY_OK) {
+            CHECK(0, "open %s: %s", cuda_precision_name((cuda_precision)p), parley_errmsg());
+            continue;
+        }
+        char what[64];
+        for (int k = 0; k < 3; k++) {
+            const int *len = k == 0 ? one : k == 1 ? mixed : full, B = k == 0 ? 1 : k == 1 ? 5 : 3;
+            batch bt = make_batch(&m->cfg, B, len, 10u + (unsigned)k);
+            snprintf(what, sizeof what, "H%d NH%d batch %d", H, NH, k);
+            compare_grads(m, g, (cuda_precision)p, &bt, 0.0f, what);
+            snprintf(what, sizeof what, "H%d NH%d batch %d dropout", H, NH, k);
+            compare_grads(m, g, (cuda_precision)p, &bt, 0.2f, what);
+            free_batch(&bt);
+        }
+        int bad_len[] = { 3, P + 1 }, ids[256] = { 0 }, intent[2] = { 0 }, slot[256] = { 0 };
+        bert_batch b = { 2, bad_len, ids };
+        bert_labels y = { intent, slot, 1.0f };
+        bert_loss l;
+        CHECK(cuda_trainer_grads(g, &b, &y, 0, 1, &l, NULL) == PARLEY_ERR_INVALID_ARG &&
+                  strstr(parley_errmsg(), "sequence 1"),
+              "too long a sequence: %s", parley_errmsg());
+        cuda_trainer_close(g);
+    }
+    batch bt = make_batch(&m->cfg, 5, mixed, 99);
+    compare_steps(m, &bt);
+    free_batch(&bt);
+    cuda_trainer *g = NULL;
+    CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP16, &g) == PARLEY_ERR_INVALID_ARG, "fp16 is refused");
+    free(decay);
+    bert_model_free(m);
+}
+
+/* The whole loop on the GPU learns the tiny set perfectly. */
+static void test_train_run(const char *data_dir)
+{
+    char data[512], out[] = "/tmp/parley-test-cuda-train-XXXXXX";
+    snprintf(data, sizeof data, "%s/nlu.yaml", data_dir);
+    if (!mkdtemp(out)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    train_params p = train_params_default();
+    p.data = data;
+    p.out = out;
+    p.layers = 2, p.hidden = 64, p.heads = 2, p.intermediate = 128, p.max_positions = 32;
+    p.epochs = 40, p.batch = 8, p.lr = 3e-3f, p.device = "cuda:0";
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "train on cuda:0: %s", parley_errmsg());
+    bert_model *m = NULL;
+    ds_dataset *ds = NULL;
+    mt_report *r = NULL;
+    if (bert_model_load(out, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK &&
+        train_evaluate(m, ds, &r) == PARLEY_OK)
+        CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1, "training set after GPU training: intent %g, "
+              "sentence %g", r->intent_accuracy, r->sentence_accuracy);
+    else
+        CHECK(0, "scoring the GPU-trained model: %s", parley_errmsg());
+    mt_report_free(r);
+    ds_free(ds);
+    bert_model_free(m);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+    CHECK(system(cmd) == 0, "cleaning up");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_cuda_train DATA_DIR (tests/nlu/train/tiny)\n");
+        return 2;
+    }
+    if (cuda_device_count() == 0) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    test_model(64, 4, 64, 0.08f);  /* D = 16 */
+    test_model(96, 2, 128, 0.05f); /* D = 48 */
+    test_train_run(argv[1]);
+    return check_done();
+}

@@ -1,0 +1,435 @@
+/* test_train_loop.c — the training driver (nlu/train/train.c) on the tiny synthetic set in
+ * tests/nlu/train/tiny/ (argv[1]).
+ *
+ * A tiny model must learn the training set perfectly (intent and every tag: sentence
+ * accuracy 1), and the saved directory must work through the public API. A seed gives
+ * byte-identical files; a run stopped mid-epoch or at an epoch's end and resumed ends with
+ * exactly the files of an uninterrupted run. Debris of a crashed checkpoint write does not
+ * break a resume. --init keeps or replaces the heads as the labels demand. Dev labels the
+ * training set lacks count as wrong. Bad settings and bad data fail with clear errors, and
+ * every allocation failure during a run fails cleanly, leaving loadable files behind.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "parley/parley.h"
+#include "nlu/cuda/cuda_bert.h"
+#include "nlu/train/train.h"
+#include "tests/check.h"
+#include "tests/nlu/train/train_test.h"
+
+static char data[512], dev[512], bad[512], lookup[512], tmp[64];
+
+/* A tiny model: trains in well under a second on one thread. */
+static train_params tiny(const char *out, int epochs)
+{
+    train_params p = train_params_default();
+    p.data = data;
+    p.out = out;
+    p.layers = 2;
+    p.hidden = 64;
+    p.heads = 2;
+    p.intermediate = 128;
+    p.max_positions = 32;
+    p.epochs = epochs;
+    p.batch = 8;
+    p.lr = 3e-3f;
+    p.threads = 1;
+    return p;
+}
+
+static train_scores score(const char *model_dir, const char *set)
+{
+    train_scores s = { -1, -1, -1 };
+    bert_model *m = NULL;
+    ds_dataset *ds = NULL;
+    mt_report *r = NULL;
+    CHECK(bert_model_load(model_dir, &m) == PARLEY_OK, "load %s: %s", model_dir, parley_errmsg());
+    CHECK(ds_load(set, &ds) == PARLEY_OK, "load %s: %s", set, parley_errmsg());
+    if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
+        s = (train_scores){ r->intent_accuracy, r->slots.f1, r->sentence_accuracy };
+    mt_report_free(r);
+    ds_free(ds);
+    bert_model_free(m);
+    return s;
+}
+
+/* ---- learning ---------------------------------------------------------------------------- */
+
+static void test_fit(void)
+{
+    path o = path_in(tmp, "fit");
+    const char *out = o.s;
+    train_params p = tiny(out, 40);
+    train_result res;
+    train_seen s = { 0 };
+    p.progress = train_watch;
+    p.user_data = &s;
+    parley_status st = train_run(&p, &res);
+    CHECK(st == PARLEY_OK, "train: %s", parley_errmsg());
+    CHECK(s.starts == 1 && s.learned && !s.replaced, "start event");
+    CHECK(s.epochs == 40 && s.last_epoch == 40 && s.steps == s.steps_total && s.steps_total == 40 * 5,
+          "%d epochs, %d of %ld steps", s.epochs, s.steps, s.steps_total);
+    CHECK(s.last_loss < s.first_loss / 10, "loss %g -> %g", (double)s.first_loss, (double)s.last_loss);
+    CHECK(s.last_eta == 0, "ETA at the end: %g", s.last_eta);
+    CHECK(!res.stopped && res.epochs_done == 40 && res.best_epoch == 40 && !res.has_dev, "result");
+    CHECK(!exists(path_in(out, "train_state").s), "the state is removed when the run completes");
+    train_scores sc = score(out, data);
+    CHECK(sc.intent_accuracy == 1 && sc.slot_f1 == 1 && sc.sentence_accuracy == 1,
+          "training set: intent %g, slot F1 %g, sentence %g", sc.intent_accuracy, sc.slot_f1, sc.sentence_accuracy);
+
+    /* The directory works through the public API and agrees with the scoring. */
+    parley_nlu *nlu = NULL;
+    parley_nlu_result *r = NULL;
+    CHECK(parley_nlu_open(out, NULL, &nlu) == PARLEY_OK, "open: %s", parley_errmsg());
+    if (nlu && parley_nlu_parse(nlu, "weather in new york tomorrow", &r) == PARLEY_OK) {
+        CHECK(!strcmp(r->intent, "get_weather"), "intent %s", r->intent);
+        CHECK(r->n_slots == 2 && !strcmp(r->slots[0].slot, "city") && !strcmp(r->slots[0].value, "new york") &&
+                  !strcmp(r->slots[1].slot, "date"),
+              "slots: %d", r->n_slots);
+    }
+    parley_nlu_result_free(r);
+    parley_nlu_close(nlu);
+
+    /* Dev: the "greet" example has a label the training set lacks: always wrong. */
+    score(out, dev);
+    train_scores d = score(out, dev);
+    CHECK(d.intent_accuracy <= 5.0 / 6 + 1e-9 && d.sentence_accuracy <= 5.0 / 6 + 1e-9, "unknown dev intent: %g",
+          d.intent_accuracy);
+}
+
+static void test_dev_and_best(void)
+{
+    path o = path_in(tmp, "dev");
+    const char *out = o.s;
+    train_params p = tiny(out, 6);
+    train_result res;
+    train_seen s = { 0 };
+    p.dev = dev;
+    p.progress = train_watch;
+    p.user_data = &s;
+    CHECK(train_run(&p, &res) == PARLEY_OK, "train: %s", parley_errmsg());
+    CHECK(s.dev_epochs == 6 && res.has_dev && res.best_epoch >= 1 && res.best_epoch <= 6, "dev each epoch");
+    /* The directory holds the best epoch: scoring it again gives the best scores. */
+    train_scores d = score(out, dev);
+    CHECK(d.sentence_accuracy == res.best.sentence_accuracy && d.slot_f1 == res.best.slot_f1 &&
+              d.intent_accuracy == res.best.intent_accuracy,
+          "saved model scores %g, best %g", d.sentence_accuracy, res.best.sentence_accuracy);
+}
+
+/* ---- reproducibility --------------------------------------------------------------------- */
+
+static void test_determinism(void)
+{
+    path pa = path_in(tmp, "det_a"), pb = path_in(tmp, "det_b"), pc = path_in(tmp, "det_c");
+    const char *a = pa.s, *b = pb.s, *c = pc.s;
+    train_params p = tiny(a, 2); /* no dev: the last epoch is saved */
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
+    p.out = b;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
+    CHECK(same_model_files(a, b), "same seed, different files");
+    p.out = c;
+    p.seed = 7;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
+    CHECK(!same_model_files(a, c), "another seed, same files");
+}
+
+/* Runs 3 epochs straight into `whole`, then again into `parts`, stopped after step
+ * `stop_at` and resumed; the files must be identical. Without dev the last epoch is
+ * compared, so every step counts; with dev, the best epoch's bookkeeping. */
+static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev, const char *set)
+{
+    train_params p = tiny(whole, 3);
+    train_result res;
+    p.data = set;
+    p.dev = with_dev ? dev : NULL;
+    p.dropout = 0.2f;
+    p.word_dropout = 0.15f;
+    p.augment = 2;
+    p.warmup_steps = 4;
+    CHECK(train_run(&p, &res) == PARLEY_OK, "whole: %s", parley_errmsg());
+    long total = res.steps_done;
+
+    train_seen s = { .stop_at_step = stop_at };
+    p.out = parts;
+    p.progress = train_watch;
+    p.user_data = &s;
+    CHECK(train_run(&p, &res) == PARLEY_OK, "part 1: %s", parley_errmsg());
+    CHECK(res.stopped && res.steps_done == stop_at, "stopped at %ld, wanted %d", res.steps_done, stop_at);
+    path ps = path_in(parts, "train_state");
+    const char *state = ps.s;
+    CHECK(exists(path_in(state, "latest").s), "no training state after a stop");
+    /* The checkpoint is a model directory in its own right. */
+    char name[32];
+    snprintf(name, sizeof name, "step-%09d", stop_at);
+    path pc = path_in(state, name);
+    const char *ckpt = pc.s;
+    bert_model *m = NULL;
+    CHECK(bert_model_load(ckpt, &m) == PARLEY_OK, "checkpoint %s: %s", ckpt, parley_errmsg());
+    bert_model_free(m);
+
+    /* Debris of a crashed later save must not matter: a half-written checkpoint directory
+     * and a temporary file. */
+    snprintf(name, sizeof name, "step-%09d", stop_at + 1);
+    path pj = path_in(state, name);
+    const char *junk = pj.s;
+    mkdir(junk, 0777);
+    FILE *f = fopen(path_in(junk, "model.safetensors").s, "wb");
+    if (f) {
+        fputs("garbage", f);
+        fclose(f);
+    }
+    f = fopen(path_in(state, ".latest.tmp-abc123").s, "wb");
+    if (f)
+        fclose(f);
+
+    /* Resume takes the stored settings; different ones here must be ignored. */
+    train_params r = train_params_default();
+    r.data = set;
+    r.dev = p.dev;
+    r.out = parts;
+    r.resume = 1;
+    r.threads = 1;
+    r.lr = 0.5f;
+    r.augment = 0;
+    r.word_dropout = 0;
+    train_seen s2 = { 0 };
+    r.progress = train_watch;
+    r.user_data = &s2;
+    CHECK(train_run(&r, &res) == PARLEY_OK, "resume: %s", parley_errmsg());
+    CHECK(!res.stopped && res.steps_done == total && s2.steps == total - stop_at, "resumed %d steps", s2.steps);
+    CHECK(same_model_files(whole, parts), "stopped at %d and resumed: files differ from an uninterrupted run",
+          stop_at);
+    CHECK(!exists(state), "the state is removed when the run completes");
+}
+
+static void test_resume(void)
+{
+    /* 40 examples in batches of 8: 5 steps an epoch. */
+    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7, 0, data);
+    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10, 0, data);
+    check_resume(path_in(tmp, "res_whole3").s, path_in(tmp, "res_dev").s, 7, 1, data);
+    /* With lookup variants, which a resumed run must make again from its stored setting. */
+    check_resume(path_in(tmp, "res_whole4").s, path_in(tmp, "res_aug").s, 2, 0, lookup);
+}
+
+/* ---- augmentation -------------------------------------------------------------------------- */
+
+/* Lookup variants join the training set (the five city examples get up to 3 each); none
+ * are made without --augment or without a lookup table; a word dropout changes the model. */
+static void test_augment(void)
+{
+    path o = path_in(tmp, "aug/missing/parents");
+    const char *out = o.s;
+    train_params p = tiny(out, 1);
+    train_seen s = { 0 };
+    p.data = lookup;
+    p.augment = 3;
+    p.progress = train_watch;
+    p.user_data = &s;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
+    CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented, "%d examples, %d variants",
+          s.n_train, s.n_augmented);
+    CHECK(exists(path_in(out, "model.safetensors").s), "the output directory's parents are created");
+    p.augment = 0;
+    s = (train_seen){ 0 };
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
+    CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment", s.n_train,
+          s.n_augmented);
+    p.data = data;
+    p.augment = 3;
+    s = (train_seen){ 0 };
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
+    CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables", s.n_augmented);
+
+    path w0 = path_in(tmp, "wd0"), w1 = path_in(tmp, "wd1");
+    p = tiny(w0.s, 1);
+    p.word_dropout = 0;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0: %s", parley_errmsg());
+    p.out = w1.s;
+    p.word_dropout = 0.3f;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0.3: %s", parley_errmsg());
+    CHECK(!same_model_files(w0.s, w1.s), "word dropout changed nothing");
+}
+
+/* ---- --init ------------------------------------------------------------------------------ */
+
+static void test_init(void)
+{
+    path pb = path_in(tmp, "fit"), ps = path_in(tmp, "init_same"), po = path_in(tmp, "init_other");
+    const char *base = pb.s, *same = ps.s, *other = po.s;
+    train_params p = tiny(same, 1);
+    train_seen s = { 0 };
+    p.init = base;
+    p.layers = p.hidden = p.heads = p.intermediate = 0; /* ignored with init */
+    p.progress = train_watch;
+    p.user_data = &s;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "init, same labels: %s", parley_errmsg());
+    CHECK(s.starts == 1 && !s.replaced && !s.learned, "heads kept");
+
+    /* Other labels (dev has "greet"): new heads, the encoder carried over. With a learning
+     * rate of almost nothing, the encoder must come out as it went in. */
+    p.data = dev;
+    p.out = other;
+    p.lr = 1e-12f;
+    memset(&s, 0, sizeof s);
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "init, other labels: %s", parley_errmsg());
+    CHECK(s.replaced, "heads replaced");
+    bert_model *a = NULL, *b = NULL;
+    CHECK(bert_model_load(base, &a) == PARLEY_OK && bert_model_load(other, &b) == PARLEY_OK, "load");
+    if (a && b) {
+        CHECK(b->cfg.n_intents == 5 && a->cfg.n_intents == 4, "labels %d, %d", a->cfg.n_intents, b->cfg.n_intents);
+        size_t enc = (size_t)(a->w.intent_w - a->params);
+        CHECK(enc == (size_t)(b->w.intent_w - b->params), "encoder sizes");
+        size_t worst = 0;
+        CHECK(check_close(b->params, a->params, enc, 0, 1e-6, &worst) <= 1, "encoder changed at %zu", worst);
+    }
+    bert_model_free(a);
+    bert_model_free(b);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void test_errors(void)
+{
+    path o = path_in(tmp, "err");
+    const char *out = o.s;
+    train_params p = tiny(out, 1);
+    p.epochs = 0;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
+    p = tiny(out, 1);
+    p.word_dropout = 1;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
+    p = tiny(out, 1);
+    p.augment = -1;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "augment -1");
+    p = tiny(out, 1);
+    p.device = "cuda:0";
+    if (cuda_device_count() == 0) { /* no CUDA in the build, or no device: a clear refusal */
+        parley_status st = train_run(&p, NULL);
+        CHECK((st == PARLEY_ERR_NOT_BUILT || st == PARLEY_ERR_DEVICE) && strstr(parley_errmsg(), "cuda:0"),
+              "cuda without a device: %s: %s", parley_status_str(st), parley_errmsg());
+    }
+    p = tiny(out, 1);
+    p.device = "tpu";
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "tpu"), "unknown device");
+    p = tiny(out, 1);
+    p.precision = "fp16";
+    CHECK(train_run(&p, NULL) != PARLEY_OK, "fp16 training");
+    p = tiny(out, 1);
+    p.precision = "int3";
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "unknown precision");
+    p = tiny(out, 1);
+    p.data = NULL;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "no data");
+    p = tiny(out, 1);
+    p.heads = 3;
+    CHECK(train_run(&p, NULL) != PARLEY_OK, "heads must divide hidden");
+    p = tiny(out, 1);
+    p.resume = 1;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_NOT_FOUND, "resume without a state: %s", parley_errmsg());
+    p = tiny(out, 1);
+    p.data = bad;
+    parley_status st = train_run(&p, NULL);
+    CHECK(st == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "bad.yaml:4:"), "bad data: %s: %s",
+          parley_status_str(st), parley_errmsg());
+    p = tiny(out, 1);
+    path none = path_in(tmp, "nothing-here");
+    p.init = none.s;
+    CHECK(train_run(&p, NULL) != PARLEY_OK && strstr(parley_errmsg(), "--init"), "missing init: %s",
+          parley_errmsg());
+
+    /* A resumed run must see the data it started with. */
+    train_seen s = { .stop_at_step = 2 };
+    p = tiny(out, 2);
+    p.progress = train_watch;
+    p.user_data = &s;
+    CHECK(train_run(&p, NULL) == PARLEY_OK, "stop: %s", parley_errmsg());
+    p.progress = NULL;
+    p.resume = 1;
+    p.data = dev;
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_CONFIG && strstr(parley_errmsg(), "training set"),
+          "resume on other data: %s", parley_errmsg());
+}
+
+/* ---- allocation failures ----------------------------------------------------------------- */
+
+static long fail_at, alloc_count;
+static void *t_malloc(size_t n, void *u)
+{
+    (void)u;
+    return ++alloc_count == fail_at ? NULL : malloc(n);
+}
+static void *t_realloc(void *p, size_t n, void *u)
+{
+    (void)u;
+    return ++alloc_count == fail_at ? NULL : realloc(p, n);
+}
+static void t_free(void *p, void *u)
+{
+    (void)u;
+    free(p);
+}
+
+/* Every allocation of a short run (2 epochs with dev, so saves and a state switch happen)
+ * fails in turn (every 11th; all with PARLEY_TEST_FULL=1, which is slow because each save
+ * syncs to disk): each failure must be clean, and what is on disk must stay loadable. */
+static void test_alloc_failures(void)
+{
+    path o = path_in(tmp, "alloc");
+    const char *out = o.s;
+    parley_allocator al = { t_malloc, t_realloc, t_free, NULL };
+    train_params p = tiny(out, 2);
+    p.dev = dev;
+    p.layers = 1;
+    p.hidden = 8;
+    p.intermediate = 16;
+    p.batch = 20;
+    int ok = 0, stride = getenv("PARLEY_TEST_FULL") ? 1 : 11;
+    for (fail_at = 1; fail_at < 1000000 && !ok; fail_at += stride) {
+        alloc_count = 0;
+        parley_set_allocator(&al);
+        parley_status st = train_run(&p, NULL);
+        parley_set_allocator(NULL);
+        if (st == PARLEY_OK) {
+            ok = 1;
+            break;
+        }
+        CHECK(st == PARLEY_ERR_NOMEM, "allocation %ld: %s: %s", fail_at, parley_status_str(st), parley_errmsg());
+        bert_model *m = NULL;
+        if (exists(path_in(out, "config.json").s))
+            CHECK(bert_model_load(out, &m) == PARLEY_OK, "allocation %ld: the model left is broken: %s", fail_at,
+                  parley_errmsg());
+        bert_model_free(m);
+        CHECK(count_tmp(out, 2) == 0, "allocation %ld: temporary files left behind", fail_at);
+    }
+    CHECK(ok, "never succeeded");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_train DATA_DIR (tests/nlu/train/tiny)\n");
+        return 2;
+    }
+    snprintf(data, sizeof data, "%s/nlu.yaml", argv[1]);
+    snprintf(dev, sizeof dev, "%s/dev.yaml", argv[1]);
+    snprintf(bad, sizeof bad, "%s/bad.yaml", argv[1]);
+    snprintf(lookup, sizeof lookup, "%s/lookup.yaml", argv[1]);
+    snprintf(tmp, sizeof tmp, "/tmp/parley-test-train-XXXXXX");
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_fit();
+    test_dev_and_best();
+    test_determinism();
+    test_resume();
+    test_augment();
+    test_init();
+    test_errors();
+    test_alloc_failures();
+    rm_tree(tmp);
+    return check_done();
+}

@@ -1,0 +1,176 @@
+/* train_test.h — what the tests of the training loops (test_train_loop.c,
+ * test_pretrain.c) share: a progress callback that records what a run reported, paths by
+ * value, whole-file reads, byte-for-byte comparison of model directories, and clean-up.
+ */
+#ifndef TESTS_NLU_TRAIN_TEST_H
+#define TESTS_NLU_TRAIN_TEST_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nlu/train/train.h"
+#include "tests/check.h"
+
+/* What a run reported through train_progress (train.h), for the train_params.progress
+ * callback train_watch with a train_seen as user_data. */
+typedef struct train_seen {
+    int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs, mlm_epochs;
+    int n_train, n_dev, n_augmented;
+    long last_step, steps_total;
+    float first_loss, last_loss;
+    double last_eta;
+    train_scores dev;                               /* the last epoch's, with a dev set */
+    double first_mlm_acc, last_mlm_acc, last_mlm_loss; /* pretraining's held-out scores */
+    long stop_at_step;      /* ask to stop after this step (0 = never) */
+} train_seen;
+
+/* Every test trains with a peak learning rate of at most this. */
+#define TRAIN_TEST_MAX_LR 3e-3f
+
+/* Records p into the train_seen u, checking that steps come in order and the learning
+ * rate stays in [0, TRAIN_TEST_MAX_LR]; asks to stop after step u->stop_at_step. */
+static inline int train_watch(const train_progress *p, void *u)
+{
+    train_seen *s = u;
+    switch (p->event) {
+    case TRAIN_START:
+        s->starts++;
+        s->learned = p->vocab_learned;
+        s->replaced = p->heads_replaced;
+        s->steps_total = p->steps;
+        s->n_train = p->n_train;
+        s->n_dev = p->n_dev;
+        s->n_augmented = p->n_augmented;
+        break;
+    case TRAIN_STEP:
+        CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld", p->step, s->last_step);
+        if (s->steps++ == 0)
+            s->first_loss = p->loss;
+        s->last_step = p->step;
+        s->last_eta = p->eta_s;
+        CHECK(p->lr >= 0 && p->lr <= TRAIN_TEST_MAX_LR * 1.0001f, "lr %g", (double)p->lr);
+        break;
+    case TRAIN_EPOCH:
+        s->epochs++;
+        s->last_epoch = p->epoch;
+        s->last_loss = p->loss;
+        if (p->has_dev) {
+            s->dev_epochs++;
+            s->dev = p->dev;
+        }
+        if (p->has_mlm) {
+            if (s->mlm_epochs++ == 0)
+                s->first_mlm_acc = p->mlm_accuracy;
+            s->last_mlm_acc = p->mlm_accuracy;
+            s->last_mlm_loss = p->mlm_loss;
+        }
+        break;
+    }
+    return s->stop_at_step && p->event == TRAIN_STEP && p->step == s->stop_at_step;
+}
+
+typedef struct path {
+    char s[1024];
+} path;
+
+/* dir/name, by value, so no buffer is shared between calls. */
+static inline path path_in(const char *dir, const char *name)
+{
+    path p;
+    snprintf(p.s, sizeof p.s, "%.500s/%.500s", dir, name);
+    return p;
+}
+
+/* The whole file, NUL-terminated (caller frees), its size in *len; NULL if unreadable. */
+static inline char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *s = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)n + 1)) &&
+        fread(s, 1, (size_t)n, f) == (size_t)n) {
+        *len = (size_t)n;
+        s[n] = '\0';
+    } else {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    return s;
+}
+
+/* True when files names[0..n) of directories a and b exist and are byte-identical. */
+static inline int same_files(const char *a, const char *b, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        size_t la = 0, lb = 0;
+        char *x = read_all(path_in(a, names[i]).s, &la), *y = read_all(path_in(b, names[i]).s, &lb);
+        int same = x && y && la == lb && !memcmp(x, y, la);
+        free(x);
+        free(y);
+        if (!same)
+            return 0;
+    }
+    return 1;
+}
+
+/* True when the model files (config.json, model.safetensors, vocab.txt) are identical. */
+static inline int same_model_files(const char *a, const char *b)
+{
+    static const char *const names[] = { "config.json", "model.safetensors", "vocab.txt" };
+    return same_files(a, b, names, 3);
+}
+
+static inline int exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* rm -r dir (best effort). */
+static inline void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        path p = path_in(dir, e->d_name);
+        struct stat sb;
+        if (lstat(p.s, &sb) == 0 && S_ISDIR(sb.st_mode))
+            rm_tree(p.s);
+        else
+            unlink(p.s);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Counts temporary files (".tmp-" in the name) under dir, `depth` levels of subdirectories
+ * deep. */
+static inline int count_tmp(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (!d)
+        return 0;
+    while ((e = readdir(d))) {
+        struct stat sb;
+        path p = path_in(dir, e->d_name);
+        n += strstr(e->d_name, ".tmp-") != NULL;
+        if (depth > 0 && e->d_name[0] != '.' && lstat(p.s, &sb) == 0 && S_ISDIR(sb.st_mode))
+            n += count_tmp(p.s, depth - 1);
+    }
+    closedir(d);
+    return n;
+}
+
+#endif
