@@ -15,18 +15,18 @@
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
 
-static const pl_port_spec ports[] = {
-    { "nlu", PL_IN, PL_T_NLU, 1, "the user's text with its intent and slots" },
-    { "reply", PL_OUT, PL_T_REPLY, 0, "the reply, with the intent acted on and the user's slots" },
+static const pipe_port_spec ports[] = {
+    { "nlu", PIPE_IN, PIPE_T_NLU, 1, "the user's text with its intent and slots" },
+    { "reply", PIPE_OUT, PIPE_T_REPLY, 0, "the reply, with the intent acted on and the user's slots" },
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pl_param_spec params[] = {
-    { "domain", PL_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules" },
-    { "store", PL_P_PATH, NULL, 0, 0, "SQLite file with every user's context (created if missing)" },
-    { "model", PL_P_PATH, "", 0, 0,
+static const pipe_param_spec params[] = {
+    { "domain", PIPE_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules" },
+    { "store", PIPE_P_PATH, NULL, 0, 0, "SQLite file with every user's context (created if missing)" },
+    { "model", PIPE_P_PATH, "", 0, 0,
       "NLU model directory to check the domain's intents and entities against; empty = no check" },
-    { "busy_timeout_ms", PL_P_INT, "5000", 0, 600000,
+    { "busy_timeout_ms", PIPE_P_INT, "5000", 0, 600000,
       "how long a turn waits for a store another process holds" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
@@ -48,16 +48,16 @@ static size_t entity_names(const bert_config *c, const char **out)
     return n;
 }
 
-static parley_status frames_create(pl_node *node, void **state)
+static parley_status frames_create(pipe_node *node, void **state)
 {
     dm_params p = {
-        .domain_path = pl_node_param_str(node, "domain"),
-        .store_path = pl_node_param_str(node, "store"),
-        .busy_timeout_ms = (int)pl_node_param_int(node, "busy_timeout_ms"),
+        .domain_path = pipe_node_param_str(node, "domain"),
+        .store_path = pipe_node_param_str(node, "store"),
+        .busy_timeout_ms = (int)pipe_node_param_int(node, "busy_timeout_ms"),
     };
     if (p.busy_timeout_ms == 0)
         p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
-    const char *model = pl_node_param_str(node, "model");
+    const char *model = pipe_node_param_str(node, "model");
     bert_config cfg = {0};
     const char **entities = NULL;
     parley_status st;
@@ -65,7 +65,7 @@ static parley_status frames_create(pl_node *node, void **state)
         char path[4096];
         snprintf(path, sizeof path, "%s/config.json", model);
         if ((st = bert_config_load(path, 0, &cfg)))
-            return pl_wrap(st, "node %s: checking the domain against model %s", pl_node_name(node), model);
+            return pl_wrap(st, "node %s: checking the domain against model %s", pipe_node_name(node), model);
         entities = pl_calloc(cfg.n_slots ? (size_t)cfg.n_slots : 1, sizeof *entities);
         if (!entities) {
             bert_config_clear(&cfg);
@@ -79,7 +79,7 @@ static parley_status frames_create(pl_node *node, void **state)
     st = dm_open(&p, (dm_manager **)state);
     pl_free(entities);
     bert_config_clear(&cfg);
-    return st ? pl_wrap(st, "node %s", pl_node_name(node)) : PARLEY_OK;
+    return st ? pl_wrap(st, "node %s", pipe_node_name(node)) : PARLEY_OK;
 }
 
 static void frames_destroy(void *state)
@@ -87,10 +87,10 @@ static void frames_destroy(void *state)
     dm_close(state);
 }
 
-/* Moves the turn's result into the message (pl_slot and dm_slot have the same fields). */
-static parley_status to_msg(pl_msg *m, dm_turn_out *o)
+/* Moves the turn's result into the message (pipe_slot and dm_slot have the same fields). */
+static parley_status to_msg(pipe_msg *m, dm_turn_out *o)
 {
-    pl_slot *slots = pl_calloc(o->n_slots ? o->n_slots : 1, sizeof *slots);
+    pipe_slot *slots = pl_calloc(o->n_slots ? o->n_slots : 1, sizeof *slots);
     if (!slots)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a reply");
     for (size_t i = 0; i < o->n_slots; i++) {
@@ -114,18 +114,18 @@ static parley_status to_msg(pl_msg *m, dm_turn_out *o)
     m->confidence = o->confidence;
     m->slots = slots;
     m->n_slots = o->n_slots;
-    m->type = PL_T_REPLY;
+    m->type = PIPE_T_REPLY;
     return PARLEY_OK;
 }
 
-static parley_status frames_process(pl_node *node, void *state, int port, pl_msg *msg)
+static parley_status frames_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
     const parley_nlu_result *r = msg->nlu;
     size_t n = r && r->n_slots > 0 ? (size_t)r->n_slots : 0;
     dm_entity *ents = pl_malloc((n ? n : 1) * sizeof *ents);
     if (!ents) {
-        pl_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn"));
+        pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn"));
         return PARLEY_OK;
     }
     for (size_t i = 0; i < n; i++)
@@ -139,28 +139,28 @@ static parley_status frames_process(pl_node *node, void *state, int port, pl_msg
         .entities = ents,
     };
     dm_turn_out out;
-    int64_t t0 = pl_now_ns();
+    int64_t t0 = pipe_now_ns();
     parley_status st = dm_turn(state, &in, &out);
     if (!st)
         st = to_msg(msg, &out);
     dm_turn_out_free(&out);
     pl_free(ents);
-    msg->dialog_ns = pl_now_ns() - t0;
+    msg->dialog_ns = pipe_now_ns() - t0;
     if (st) {
-        pl_node_fail_turn(node, msg, st);
+        pipe_node_fail_turn(node, msg, st);
         return PARLEY_OK;
     }
-    pl_node_emit(node, 1, msg); /* ports[1]: reply; on shutdown it frees the turn */
+    pipe_node_emit(node, 1, msg); /* ports[1]: reply; on shutdown it frees the turn */
     return PARLEY_OK;
 }
 
-static parley_status frames_action(pl_node *node, void *state, const char *name, pl_fn fn, void *user)
+static parley_status frames_action(pipe_node *node, void *state, const char *name, pipe_fn fn, void *user)
 {
     (void)node;
     return dm_register_action(state, name, (parley_action_fn)fn, user);
 }
 
-const pl_kind dm_kind_frames = {
+const pipe_kind dm_kind_frames = {
     .name = "dialog.frames",
     .doc = "dialog manager: slots, forms, rules and replies from domain.yaml; context in SQLite",
     .ports = ports,

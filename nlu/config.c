@@ -236,8 +236,8 @@ parley_status bert_config_load(const char *path, int shape_only, bert_config *ou
     size_t len;
     cJSON *root = NULL;
     memset(out, 0, sizeof *out);
-    if ((st = st_read_file(path, MAX_CONFIG_BYTES, &text, &len)) != PARLEY_OK ||
-        (st = st_json_parse(text, len, path, &root)) != PARLEY_OK ||
+    if ((st = sft_read_file(path, MAX_CONFIG_BYTES, &text, &len)) != PARLEY_OK ||
+        (st = sft_json_parse(text, len, path, &root)) != PARLEY_OK ||
         (st = from_json(root, path, shape_only, out)) != PARLEY_OK)
         goto fail;
     if (!shape_only && (st = bert_config_check(out, path)) != PARLEY_OK)
@@ -295,7 +295,7 @@ static cJSON *build_json(const bert_config *c)
     return root;
 }
 
-parley_status bert_config_write(const bert_config *c, st_atomic *a)
+parley_status bert_config_write(const bert_config *c, sft_atomic *a)
 {
     parley_status st;
     cJSON *root = build_json(c);
@@ -316,7 +316,7 @@ parley_status bert_config_write(const bert_config *c, st_atomic *a)
             n += (size_t)sprintf(out + n, "  ");
     }
     out[n++] = '\n';
-    st = st_atomic_write(a, out, n);
+    st = sft_atomic_write(a, out, n);
 done:
     pl_free(out);
     cJSON_free(text);

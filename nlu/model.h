@@ -88,8 +88,8 @@ parley_status bert_config_load(const char *path, int shape_only, bert_config *ou
 parley_status bert_config_set_labels(bert_config *c, const char *const *intents, int n_intents,
                                      const char *const *slots, int n_slots);
 /* Writes c as config.json text into a file being written (nlu/safetensors.h). */
-struct st_atomic;
-parley_status bert_config_write(const bert_config *c, struct st_atomic *a);
+struct sft_atomic;
+parley_status bert_config_write(const bert_config *c, struct sft_atomic *a);
 
 /* The dimension letters as values, for tables that describe tensors (BERT_DIM_1 is 1). */
 typedef enum bert_dim {

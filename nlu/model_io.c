@@ -129,9 +129,9 @@ static void list_add(char *buf, size_t cap, int *count, const char *name)
 
 /* Old checkpoints converted from TensorFlow name LayerNorm parameters gamma and beta;
  * Hugging Face renames them on load, and so do we. */
-static const st_tensor *find_tensor(const st_file *f, const char *name)
+static const sft_tensor *find_tensor(const sft_file *f, const char *name)
 {
-    const st_tensor *t = st_find(f, name);
+    const sft_tensor *t = sft_find(f, name);
     size_t len = strlen(name);
     char alt[NAME_CAP + 8];
     const char *tails[][2] = { { "LayerNorm.weight", "LayerNorm.gamma" }, { "LayerNorm.bias", "LayerNorm.beta" } };
@@ -139,7 +139,7 @@ static const st_tensor *find_tensor(const st_file *f, const char *name)
         size_t tl = strlen(tails[i][0]);
         if (len >= tl && !strcmp(name + len - tl, tails[i][0])) {
             snprintf(alt, sizeof alt, "%.*s%s", (int)(len - tl), name, tails[i][1]);
-            t = st_find(f, alt);
+            t = sft_find(f, alt);
         }
     }
     return t;
@@ -154,11 +154,11 @@ static int ignorable(const char *name)
 }
 
 /* Finds, checks and copies every tensor of m from f. */
-static parley_status fill_weights(bert_model *m, const st_file *f)
+static parley_status fill_weights(bert_model *m, const sft_file *f)
 {
     parley_status st;
     hf_tensor *want = NULL;
-    const st_tensor **src = NULL;
+    const sft_tensor **src = NULL;
     unsigned char *used = NULL;
     char list[600] = "";
     int n = 0, count = 0, prefixed = 0;
@@ -192,17 +192,17 @@ static parley_status fill_weights(bert_model *m, const st_file *f)
         goto fail;
     }
     for (int i = 0; i < n; i++) {
-        const st_tensor *t = src[i];
+        const sft_tensor *t = src[i];
         if (t->ndim != want[i].ndim || memcmp(t->shape, want[i].shape, (size_t)t->ndim * sizeof t->shape[0])) {
             char a[64], b[256];
             st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", f->path, t->name,
-                         st_shape_str(a, sizeof a, want[i].shape, want[i].ndim),
-                         st_shape_str(b, sizeof b, t->shape, t->ndim));
+                         sft_shape_str(a, sizeof a, want[i].shape, want[i].ndim),
+                         sft_shape_str(b, sizeof b, t->shape, t->ndim));
             goto fail;
         }
     }
     for (int i = 0; i < n; i++)
-        if ((st = st_read_f32(f, src[i], want[i].data)) != PARLEY_OK)
+        if ((st = sft_read_f32(f, src[i], want[i].data)) != PARLEY_OK)
             goto fail;
     st = PARLEY_OK;
 fail:
@@ -222,11 +222,11 @@ static parley_status join(char *buf, const char *dir, const char *file)
 parley_status bert_model_load(const char *dir, bert_model **out)
 {
     parley_status st;
-    char cfg_path[PATH_MAX], vocab_path[PATH_MAX], st_path[PATH_MAX];
+    char cfg_path[PATH_MAX], vocab_path[PATH_MAX], sft_path[PATH_MAX];
     bert_config cfg = { 0 };
     wp_vocab *vocab = NULL;
     bert_model *m = NULL;
-    st_file *f = NULL;
+    sft_file *f = NULL;
     *out = NULL;
     if (!dir) {
         st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_load: no directory");
@@ -234,7 +234,7 @@ parley_status bert_model_load(const char *dir, bert_model **out)
     }
     if ((st = join(cfg_path, dir, "config.json")) != PARLEY_OK ||
         (st = join(vocab_path, dir, "vocab.txt")) != PARLEY_OK ||
-        (st = join(st_path, dir, "model.safetensors")) != PARLEY_OK ||
+        (st = join(sft_path, dir, "model.safetensors")) != PARLEY_OK ||
         (st = bert_config_load(cfg_path, 0, &cfg)) != PARLEY_OK ||
         (st = wp_vocab_load(vocab_path, &vocab)) != PARLEY_OK)
         goto fail;
@@ -245,14 +245,14 @@ parley_status bert_model_load(const char *dir, bert_model **out)
     }
     st = bert_model_alloc_uninit(&cfg, vocab, &m);
     vocab = NULL; /* the model owns it now, or freed it */
-    if (st != PARLEY_OK || (st = st_open(st_path, &f)) != PARLEY_OK || (st = fill_weights(m, f)) != PARLEY_OK)
+    if (st != PARLEY_OK || (st = sft_open(sft_path, &f)) != PARLEY_OK || (st = fill_weights(m, f)) != PARLEY_OK)
         goto fail;
-    st_close(f);
+    sft_close(f);
     bert_config_clear(&cfg);
     *out = m;
     return PARLEY_OK;
 fail:
-    st_close(f);
+    sft_close(f);
     bert_model_free(m);
     wp_vocab_free(vocab);
     bert_config_clear(&cfg);
@@ -264,9 +264,9 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     parley_status st;
     char path[3][PATH_MAX];
     static const char *const names[3] = { "config.json", "model.safetensors", "vocab.txt" };
-    st_atomic files[3] = { { 0 } };
+    sft_atomic files[3] = { { 0 } };
     hf_tensor *t = NULL;
-    st_wtensor *wt = NULL;
+    sft_wtensor *wt = NULL;
     int n = 0;
     if (!m || !dir || !m->vocab) {
         st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_save: needs a model with a vocabulary and a directory");
@@ -275,7 +275,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     for (int i = 0; i < 3; i++)
         if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
             goto fail;
-    if ((st = st_make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
+    if ((st = sft_make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
         goto fail;
     wt = pl_calloc((size_t)n, sizeof *wt);
     if (!wt) {
@@ -290,23 +290,23 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     }
     /* All three are written in full before any replaces its old version, so a failure
      * leaves the directory as it was. */
-    if ((st = st_atomic_begin(&files[0], path[0])) != PARLEY_OK ||
+    if ((st = sft_atomic_begin(&files[0], path[0])) != PARLEY_OK ||
         (st = bert_config_write(&m->cfg, &files[0])) != PARLEY_OK ||
-        (st = st_atomic_begin(&files[1], path[1])) != PARLEY_OK ||
-        (st = st_write_f32(&files[1], wt, n)) != PARLEY_OK ||
-        (st = st_atomic_begin(&files[2], path[2])) != PARLEY_OK ||
+        (st = sft_atomic_begin(&files[1], path[1])) != PARLEY_OK ||
+        (st = sft_write_f32(&files[1], wt, n)) != PARLEY_OK ||
+        (st = sft_atomic_begin(&files[2], path[2])) != PARLEY_OK ||
         (st = wp_vocab_save(m->vocab, files[2].tmp_path)) != PARLEY_OK) {
         if (files[2].tmp_path)
             pl_wrap(st, "%s", path[2]); /* the vocabulary's error names the temporary file */
         goto fail;
     }
     for (int i = 0; i < 3; i++)
-        if ((st = st_atomic_commit(&files[i])) != PARLEY_OK)
+        if ((st = sft_atomic_commit(&files[i])) != PARLEY_OK)
             goto fail;
     st = PARLEY_OK;
 fail:
     for (int i = 0; i < 3; i++)
-        st_atomic_abort(&files[i]);
+        sft_atomic_abort(&files[i]);
     pl_free(wt);
     pl_free(t);
     return st;

@@ -24,39 +24,39 @@ typedef struct bert_state {
     atomic_uint next; /* the instance the next batch takes, modulo n */
 } bert_state;
 
-static const pl_port_spec ports[] = {
-    { "text", PL_IN, PL_T_TEXT, 1, "user text" },
-    { "result", PL_OUT, PL_T_NLU, 0, "the text with its intent and slots" },
+static const pipe_port_spec ports[] = {
+    { "text", PIPE_IN, PIPE_T_TEXT, 1, "user text" },
+    { "result", PIPE_OUT, PIPE_T_NLU, 0, "the text with its intent and slots" },
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pl_param_spec params[] = {
-    { "model", PL_P_PATH, NULL, 0, 0, "model directory (config.json, model.safetensors, vocab.txt)" },
-    { "device", PL_P_STRING, "auto", 0, 0, "auto, cpu or cuda:N" },
-    { "max_batch", PL_P_INT, "32", 1, 1024, "most turns parsed in one pass" },
-    { "max_queue_delay_us", PL_P_INT, "2000", 0, 1000000,
+static const pipe_param_spec params[] = {
+    { "model", PIPE_P_PATH, NULL, 0, 0, "model directory (config.json, model.safetensors, vocab.txt)" },
+    { "device", PIPE_P_STRING, "auto", 0, 0, "auto, cpu or cuda:N" },
+    { "max_batch", PIPE_P_INT, "32", 1, 1024, "most turns parsed in one pass" },
+    { "max_queue_delay_us", PIPE_P_INT, "2000", 0, 1000000,
       "longest wait after a turn arrives for others to batch with it (microseconds)" },
-    { "precision", PL_P_STRING, "fp16", 0, 0, "GPU storage: fp16, bf16 or fp32" },
-    { "instances", PL_P_INT, "1", 1, MAX_INSTANCES,
+    { "precision", PIPE_P_STRING, "fp16", 0, 0, "GPU storage: fp16, bf16 or fp32" },
+    { "instances", PIPE_P_INT, "1", 1, MAX_INSTANCES,
       "copies of the model; give the node as many workers to run them at once" },
-    { "threads", PL_P_INT, "0", 0, 256, "CPU threads for the math; 0 = all cores" },
+    { "threads", PIPE_P_INT, "0", 0, 256, "CPU threads for the math; 0 = all cores" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
-static parley_status bert_node_create(pl_node *node, void **out)
+static parley_status bert_node_create(pipe_node *node, void **out)
 {
     parley_nlu_params p = parley_nlu_params_default();
-    p.device = pl_node_param_str(node, "device");
-    p.precision = pl_node_param_str(node, "precision");
-    p.threads = (int)pl_node_param_int(node, "threads");
-    pl_node_set_batch(node, (int)pl_node_param_int(node, "max_batch"),
-                      (long)pl_node_param_int(node, "max_queue_delay_us"));
+    p.device = pipe_node_param_str(node, "device");
+    p.precision = pipe_node_param_str(node, "precision");
+    p.threads = (int)pipe_node_param_int(node, "threads");
+    pipe_node_set_batch(node, (int)pipe_node_param_int(node, "max_batch"),
+                      (long)pipe_node_param_int(node, "max_queue_delay_us"));
     bert_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
-    const int n = (int)pl_node_param_int(node, "instances");
+    const int n = (int)pipe_node_param_int(node, "instances");
     for (; s->n < n; s->n++) {
-        parley_status st = parley_nlu_open(pl_node_param_str(node, "model"), &p, &s->nlu[s->n]);
+        parley_status st = parley_nlu_open(pipe_node_param_str(node, "model"), &p, &s->nlu[s->n]);
         if (st != PARLEY_OK) {
             for (int i = 0; i < s->n; i++)
                 parley_nlu_close(s->nlu[i]);
@@ -76,7 +76,7 @@ static void bert_node_destroy(void *state)
     pl_free(s);
 }
 
-static parley_status bert_node_batch(pl_node *node, void *state, pl_msg **msgs, size_t n)
+static parley_status bert_node_batch(pipe_node *node, void *state, pipe_msg **msgs, size_t n)
 {
     bert_state *s = state;
     parley_nlu *nlu = s->nlu[atomic_fetch_add(&s->next, 1) % (unsigned)s->n];
@@ -84,32 +84,32 @@ static parley_status bert_node_batch(pl_node *node, void *state, pl_msg **msgs, 
     parley_nlu_result *res[1024];
     for (size_t i = 0; i < n; i++)
         texts[i] = msgs[i]->text;
-    int64_t t0 = pl_now_ns();
+    int64_t t0 = pipe_now_ns();
     parley_status st = parley_nlu_parse_batch(nlu, texts, n, res);
-    int64_t dt = pl_now_ns() - t0;
+    int64_t dt = pipe_now_ns() - t0;
     for (size_t i = 0; i < n; i++) {
-        pl_msg *m = msgs[i];
+        pipe_msg *m = msgs[i];
         parley_status one = st;
         if (st) {
-            int64_t t1 = pl_now_ns();
+            int64_t t1 = pipe_now_ns();
             one = parley_nlu_parse(nlu, texts[i], &res[i]);
-            m->nlu_ns = pl_now_ns() - t1;
+            m->nlu_ns = pipe_now_ns() - t1;
             m->nlu_batch = 1;
         } else {
             m->nlu_ns = dt;
             m->nlu_batch = (int)n;
         }
         if (one) {
-            pl_node_fail_turn(node, m, one);
+            pipe_node_fail_turn(node, m, one);
             continue;
         }
-        pl_msg_set_nlu(m, res[i]);
-        pl_node_emit(node, 1, m); /* ports[1]: result */
+        pipe_msg_set_nlu(m, res[i]);
+        pipe_node_emit(node, 1, m); /* ports[1]: result */
     }
     return PARLEY_OK;
 }
 
-const pl_kind nlu_kind_bert = {
+const pipe_kind nlu_kind_bert = {
     .name = "nlu.bert",
     .doc = "BERT intent classification and slot tagging, batched across users",
     .ports = ports,

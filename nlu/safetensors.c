@@ -33,14 +33,14 @@ static const struct {
     const char *name;
     size_t size;
 } dtypes[] = {
-    [ST_F32] = { "F32", 4 },   [ST_F16] = { "F16", 2 },   [ST_BF16] = { "BF16", 2 },
-    [ST_F64] = { "F64", 8 },   [ST_I64] = { "I64", 8 },   [ST_I32] = { "I32", 4 },
-    [ST_I16] = { "I16", 2 },   [ST_I8] = { "I8", 1 },     [ST_U64] = { "U64", 8 },
-    [ST_U32] = { "U32", 4 },   [ST_U16] = { "U16", 2 },   [ST_U8] = { "U8", 1 },
-    [ST_BOOL] = { "BOOL", 1 }, [ST_F8_E5M2] = { "F8_E5M2", 1 }, [ST_F8_E4M3] = { "F8_E4M3", 1 },
+    [SFT_F32] = { "F32", 4 },   [SFT_F16] = { "F16", 2 },   [SFT_BF16] = { "BF16", 2 },
+    [SFT_F64] = { "F64", 8 },   [SFT_I64] = { "I64", 8 },   [SFT_I32] = { "I32", 4 },
+    [SFT_I16] = { "I16", 2 },   [SFT_I8] = { "I8", 1 },     [SFT_U64] = { "U64", 8 },
+    [SFT_U32] = { "U32", 4 },   [SFT_U16] = { "U16", 2 },   [SFT_U8] = { "U8", 1 },
+    [SFT_BOOL] = { "BOOL", 1 }, [SFT_F8_E5M2] = { "F8_E5M2", 1 }, [SFT_F8_E4M3] = { "F8_E4M3", 1 },
 };
 
-const char *st_shape_str(char *buf, size_t cap, const int64_t *shape, int ndim)
+const char *sft_shape_str(char *buf, size_t cap, const int64_t *shape, int ndim)
 {
     size_t n = (size_t)snprintf(buf, cap, "[");
     for (int i = 0; i < ndim && n < cap; i++)
@@ -57,7 +57,7 @@ static parley_status open_error(const char *path, const char *what)
                    what, strerror(err));
 }
 
-parley_status st_make_dir(const char *dir)
+parley_status sft_make_dir(const char *dir)
 {
     struct stat sb;
     if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
@@ -66,7 +66,7 @@ parley_status st_make_dir(const char *dir)
                    errno == EEXIST ? "a file of that name exists" : strerror(errno));
 }
 
-parley_status st_read_file(const char *path, size_t max_size, char **out, size_t *len)
+parley_status sft_read_file(const char *path, size_t max_size, char **out, size_t *len)
 {
     parley_status st;
     char *buf = NULL;
@@ -135,7 +135,7 @@ static void text_position(const char *text, size_t off, int *line, int *col)
     }
 }
 
-parley_status st_json_parse(const char *text, size_t len, const char *where, cJSON **out)
+parley_status sft_json_parse(const char *text, size_t len, const char *where, cJSON **out)
 {
     const char *end = text;
     unsigned long failures = pl_alloc_failures();
@@ -175,7 +175,7 @@ static int json_u64(const cJSON *j, uint64_t *out)
 }
 
 /* Fills t (name, dtype, shape, numel, nbytes) and begin from one header entry. */
-static parley_status parse_entry(const char *path, const cJSON *e, st_tensor *t, uint64_t *begin)
+static parley_status parse_entry(const char *path, const cJSON *e, sft_tensor *t, uint64_t *begin)
 {
     const char *name = e->string;
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
@@ -194,11 +194,11 @@ static parley_status parse_entry(const char *path, const cJSON *e, st_tensor *t,
     if (d == sizeof dtypes / sizeof dtypes[0])
         return pl_fail(PARLEY_ERR_UNSUPPORTED, "%s: tensor \"%s\": dtype \"%s\" is not supported", path, name,
                        dt->valuestring);
-    t->dtype = (st_dtype)d;
+    t->dtype = (sft_dtype)d;
 
-    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > ST_MAX_DIMS)
+    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > SFT_MAX_DIMS)
         return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": \"shape\" must be an array of at most %d integers",
-                       path, name, ST_MAX_DIMS);
+                       path, name, SFT_MAX_DIMS);
     /* numel * size must fit the data area, which fits in a size_t: reject earlier overflow. */
     uint64_t numel = 1, limit = SIZE_MAX / 8;
     t->ndim = 0;
@@ -224,7 +224,7 @@ static parley_status parse_entry(const char *path, const cJSON *e, st_tensor *t,
         return pl_fail(PARLEY_ERR_FORMAT,
                        "%s: tensor \"%s\": data_offsets [%llu, %llu] hold %llu bytes, but shape %s of %s needs %zu",
                        path, name, (unsigned long long)b, (unsigned long long)end, (unsigned long long)(end - b),
-                       st_shape_str(sh, sizeof sh, t->shape, t->ndim), dtypes[d].name, t->nbytes);
+                       sft_shape_str(sh, sizeof sh, t->shape, t->ndim), dtypes[d].name, t->nbytes);
     }
     *begin = b;
     return PARLEY_OK;
@@ -232,17 +232,17 @@ static parley_status parse_entry(const char *path, const cJSON *e, st_tensor *t,
 
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const st_tensor *)a)->name, ((const st_tensor *)b)->name);
+    return strcmp(((const sft_tensor *)a)->name, ((const sft_tensor *)b)->name);
 }
 
 static int by_offset(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)((const st_tensor *)a)->data, y = (uintptr_t)((const st_tensor *)b)->data;
+    uintptr_t x = (uintptr_t)((const sft_tensor *)a)->data, y = (uintptr_t)((const sft_tensor *)b)->data;
     return (x > y) - (x < y);
 }
 
 /* Checks every entry of the parsed header against a data area of data_size bytes. */
-static parley_status index_header(st_file *f, const unsigned char *data, size_t data_size)
+static parley_status index_header(sft_file *f, const unsigned char *data, size_t data_size)
 {
     parley_status st;
     const cJSON *root = f->header;
@@ -263,7 +263,7 @@ static parley_status index_header(st_file *f, const unsigned char *data, size_t 
                 return pl_fail(PARLEY_ERR_FORMAT, "%s: \"__metadata__\" must be an object of strings", f->path);
             continue;
         }
-        st_tensor *t = &f->tensors[f->n_tensors];
+        sft_tensor *t = &f->tensors[f->n_tensors];
         uint64_t begin = 0;
         if ((st = parse_entry(f->path, e, t, &begin)) != PARLEY_OK)
             return st;
@@ -284,9 +284,9 @@ static parley_status index_header(st_file *f, const unsigned char *data, size_t 
                            f->tensors[i].name);
     /* In offset order, each non-empty tensor must start at or after the furthest end so far. */
     qsort(f->tensors, (size_t)n, sizeof *f->tensors, by_offset);
-    const st_tensor *furthest = NULL;
+    const sft_tensor *furthest = NULL;
     for (int i = 0; i < n; i++) {
-        const st_tensor *t = &f->tensors[i];
+        const sft_tensor *t = &f->tensors[i];
         if (!t->nbytes)
             continue;
         if (furthest && (const unsigned char *)t->data < (const unsigned char *)furthest->data + furthest->nbytes)
@@ -300,11 +300,11 @@ static parley_status index_header(st_file *f, const unsigned char *data, size_t 
     return PARLEY_OK;
 }
 
-parley_status st_open(const char *path, st_file **out)
+parley_status sft_open(const char *path, sft_file **out)
 {
     parley_status st;
     struct stat sb;
-    st_file *f = pl_calloc(1, sizeof *f);
+    sft_file *f = pl_calloc(1, sizeof *f);
     int fd = -1;
     *out = NULL;
     if (!f || !(f->path = pl_strdup(path))) {
@@ -348,7 +348,7 @@ parley_status st_open(const char *path, st_file **out)
     }
     char where[4096];
     snprintf(where, sizeof where, "%s: header", path);
-    if ((st = st_json_parse((const char *)p + 8, (size_t)hlen, where, &f->header)) != PARLEY_OK)
+    if ((st = sft_json_parse((const char *)p + 8, (size_t)hlen, where, &f->header)) != PARLEY_OK)
         goto fail;
     if ((st = index_header(f, p + 8 + hlen, size - 8 - (size_t)hlen)) != PARLEY_OK)
         goto fail;
@@ -357,11 +357,11 @@ parley_status st_open(const char *path, st_file **out)
 fail:
     if (fd >= 0)
         close(fd);
-    st_close(f);
+    sft_close(f);
     return st;
 }
 
-void st_close(st_file *f)
+void sft_close(sft_file *f)
 {
     if (!f)
         return;
@@ -373,9 +373,9 @@ void st_close(st_file *f)
     pl_free(f);
 }
 
-const st_tensor *st_find(const st_file *f, const char *name)
+const sft_tensor *sft_find(const sft_file *f, const char *name)
 {
-    st_tensor key = { .name = name };
+    sft_tensor key = { .name = name };
     return bsearch(&key, f->tensors, (size_t)f->n_tensors, sizeof key, by_name);
 }
 
@@ -397,22 +397,22 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-parley_status st_read_f32(const st_file *f, const st_tensor *t, float *dst)
+parley_status sft_read_f32(const sft_file *f, const sft_tensor *t, float *dst)
 {
     const unsigned char *src = t->data;
     uint16_t h;
     uint32_t bits;
     switch (t->dtype) {
-    case ST_F32:
+    case SFT_F32:
         memcpy(dst, src, t->nbytes);
         return PARLEY_OK;
-    case ST_F16:
+    case SFT_F16:
         for (size_t i = 0; i < t->numel; i++) {
             memcpy(&h, src + 2 * i, 2);
             dst[i] = half_to_float(h);
         }
         return PARLEY_OK;
-    case ST_BF16:
+    case SFT_BF16:
         /* bfloat16 is the top half of a float32. */
         for (size_t i = 0; i < t->numel; i++) {
             memcpy(&h, src + 2 * i, 2);
@@ -426,7 +426,7 @@ parley_status st_read_f32(const st_file *f, const st_tensor *t, float *dst)
     }
 }
 
-parley_status st_atomic_begin(st_atomic *a, const char *path)
+parley_status sft_atomic_begin(sft_atomic *a, const char *path)
 {
     parley_status st;
     const char *slash = strrchr(path, '/');
@@ -462,7 +462,7 @@ fail:
     return st;
 }
 
-parley_status st_atomic_write(st_atomic *a, const void *buf, size_t n)
+parley_status sft_atomic_write(sft_atomic *a, const void *buf, size_t n)
 {
     const char *p = buf;
     while (n) {
@@ -477,7 +477,7 @@ parley_status st_atomic_write(st_atomic *a, const void *buf, size_t n)
     return PARLEY_OK;
 }
 
-void st_atomic_abort(st_atomic *a)
+void sft_atomic_abort(sft_atomic *a)
 {
     if (!a->tmp_path)
         return;
@@ -488,7 +488,7 @@ void st_atomic_abort(st_atomic *a)
     memset(a, 0, sizeof *a);
 }
 
-parley_status st_atomic_commit(st_atomic *a)
+parley_status sft_atomic_commit(sft_atomic *a)
 {
     parley_status st = PARLEY_OK;
     int fd = a->fd;
@@ -509,7 +509,7 @@ parley_status st_atomic_commit(st_atomic *a)
     return st;
 }
 
-static size_t wnumel(const st_wtensor *t)
+static size_t wnumel(const sft_wtensor *t)
 {
     size_t numel = 1;
     for (int d = 0; d < t->ndim; d++)
@@ -533,7 +533,7 @@ static int add_u64_array(cJSON *obj, const char *key, const uint64_t *v, int n)
 }
 
 /* The header JSON for tensors laid out back to back in the given order. */
-static cJSON *build_header(const st_wtensor *t, int n)
+static cJSON *build_header(const sft_wtensor *t, int n)
 {
     cJSON *root = cJSON_CreateObject(), *meta;
     size_t offset = 0;
@@ -541,7 +541,7 @@ static cJSON *build_header(const st_wtensor *t, int n)
         !cJSON_AddStringToObject(meta, "format", "pt"))
         goto fail;
     for (int i = 0; i < n; i++) {
-        uint64_t shape[ST_MAX_DIMS], offs[2];
+        uint64_t shape[SFT_MAX_DIMS], offs[2];
         for (int d = 0; d < t[i].ndim; d++)
             shape[d] = (uint64_t)t[i].shape[d];
         offs[0] = offset;
@@ -557,7 +557,7 @@ fail:
     return NULL;
 }
 
-parley_status st_write_f32(st_atomic *a, const st_wtensor *t, int n)
+parley_status sft_write_f32(sft_atomic *a, const sft_wtensor *t, int n)
 {
     parley_status st;
     char *json = NULL;
@@ -577,10 +577,10 @@ parley_status st_write_f32(st_atomic *a, const st_wtensor *t, int n)
         head[i] = (unsigned char)((uint64_t)padded >> (8 * i));
     memcpy(head + 8, json, len);
     memset(head + 8 + len, ' ', padded - len);
-    if ((st = st_atomic_write(a, head, 8 + padded)) != PARLEY_OK)
+    if ((st = sft_atomic_write(a, head, 8 + padded)) != PARLEY_OK)
         goto fail;
     for (int i = 0; i < n; i++)
-        if ((st = st_atomic_write(a, t[i].data, wnumel(&t[i]) * sizeof(float))) != PARLEY_OK)
+        if ((st = sft_atomic_write(a, t[i].data, wnumel(&t[i]) * sizeof(float))) != PARLEY_OK)
             goto fail;
     st = PARLEY_OK;
 fail:

@@ -2,7 +2,7 @@
  *
  * Every node with inputs gets `workers` threads, each popping its own bounded queue; a
  * message goes to the queue picked by a hash of its user, so one user's turns stay in
- * order through every node while different users run in parallel. pl_node_emit() blocks
+ * order through every node while different users run in parallel. pipe_node_emit() blocks
  * on a full queue (backpressure). Sources run on threads of their own. Closing stops the
  * sources, waits until no message is in flight, then closes the queues and joins.
  * Loading and checking the YAML is pipeline/graph_load.c; node kinds live elsewhere.
@@ -12,100 +12,100 @@
 #include "pipeline/graph_impl.h"
 #include "sdk/base/alloc.h"
 
-parley_status pl_graph_load(const char *path, const pl_graph_opts *opts, pl_graph **out)
+parley_status pipe_graph_load(const char *path, const pipe_graph_opts *opts, pipe_graph **out)
 {
     if (!path || !out)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pl_graph_load: NULL argument");
-    return pl_graph_build(path, opts, 1, out);
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_load: NULL argument");
+    return pipe_graph_build(path, opts, 1, out);
 }
 
-parley_status pl_graph_check(const char *path)
+parley_status pipe_graph_check(const char *path)
 {
-    pl_graph *g = NULL;
+    pipe_graph *g = NULL;
     if (!path)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pl_graph_check: NULL path");
-    parley_status st = pl_graph_build(path, NULL, 0, &g);
-    pl_graph_free(g);
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_check: NULL path");
+    parley_status st = pipe_graph_build(path, NULL, 0, &g);
+    pipe_graph_free(g);
     return st;
 }
 
-parley_status pl_graph_subscribe(pl_graph *g, pl_event_fn fn, void *user)
+parley_status pipe_graph_subscribe(pipe_graph *g, pipe_event_fn fn, void *user)
 {
-    if (g->started || g->n_subs == PL_MAX_SUBSCRIBERS)
+    if (g->started || g->n_subs == PIPE_MAX_SUBSCRIBERS)
         return pl_fail(PARLEY_ERR_UNSUPPORTED, "event subscribers are set before start, at most %d",
-                       PL_MAX_SUBSCRIBERS);
+                       PIPE_MAX_SUBSCRIBERS);
     g->sub_fn[g->n_subs] = fn;
     g->sub_user[g->n_subs++] = user;
     return PARLEY_OK;
 }
 
-void pl_graph_post(pl_graph *g, const pl_event *ev)
+void pipe_graph_post(pipe_graph *g, const pipe_event *ev)
 {
     for (int i = 0; i < g->n_subs; i++)
         g->sub_fn[i](ev, g->sub_user[i]);
 }
 
-static int has_inputs(const pl_node *nd)
+static int has_inputs(const pipe_node *nd)
 {
     for (int p = 0; nd->kind->ports[p].name; p++)
-        if (nd->kind->ports[p].dir == PL_IN)
+        if (nd->kind->ports[p].dir == PIPE_IN)
             return 1;
     return 0;
 }
 
-void pl_node_error(pl_node *nd, parley_status st)
+void pipe_node_error(pipe_node *nd, parley_status st)
 {
-    pl_event ev = { PL_EV_NODE_ERROR, nd->name, NULL, st, parley_errmsg() };
-    pl_graph_post(nd->g, &ev);
+    pipe_event ev = { PIPE_EV_NODE_ERROR, nd->name, NULL, st, parley_errmsg() };
+    pipe_graph_post(nd->g, &ev);
 }
 
 /* Sinks see failed turns (to answer them); other nodes pass them through untouched. */
-static int is_sink(const pl_node *nd)
+static int is_sink(const pipe_node *nd)
 {
     if (nd->kind->ends_turns)
         return 1;
     for (int p = 0; nd->kind->ports[p].name; p++)
-        if (nd->kind->ports[p].dir == PL_OUT)
+        if (nd->kind->ports[p].dir == PIPE_OUT)
             return 0;
     return 1;
 }
 
-static int first_linked_out(const pl_node *nd)
+static int first_linked_out(const pipe_node *nd)
 {
     for (int p = 0; nd->kind->ports[p].name; p++)
-        if (nd->kind->ports[p].dir == PL_OUT && nd->outs[p].n)
+        if (nd->kind->ports[p].dir == PIPE_OUT && nd->outs[p].n)
             return p;
     return -1;
 }
 
 /* A failed turn on its way to the sink: through the first linked output, or ended here. */
-static void pass_failed(pl_node *nd, pl_msg *msg)
+static void pass_failed(pipe_node *nd, pipe_msg *msg)
 {
     int p = first_linked_out(nd);
     if (p >= 0)
-        pl_node_emit(nd, p, msg);
+        pipe_node_emit(nd, p, msg);
     else
-        pl_node_turn_done(nd, msg);
+        pipe_node_turn_done(nd, msg);
 }
 
-static void run_batch(pl_worker *w, size_t n)
+static void run_batch(pipe_worker *w, size_t n)
 {
-    pl_node *nd = w->nd;
+    pipe_node *nd = w->nd;
     parley_status st = nd->kind->process_batch(nd, nd->state, w->msgs, n);
     if (st)
-        pl_node_error(nd, st);
+        pipe_node_error(nd, st);
 }
 
 static void *worker_main(void *arg)
 {
-    pl_worker *w = arg;
-    pl_node *nd = w->nd;
+    pipe_worker *w = arg;
+    pipe_node *nd = w->nd;
     int sink = is_sink(nd);
     size_t n;
-    while ((n = pl_queue_pop(w->q, w->items, (size_t)nd->max_batch, nd->delay_us))) {
+    while ((n = pipe_queue_pop(w->q, w->items, (size_t)nd->max_batch, nd->delay_us))) {
         size_t batched = 0;
         for (size_t i = 0; i < n; i++) {
-            pl_msg *m = w->items[i].msg;
+            pipe_msg *m = w->items[i].msg;
             if (m->status && !sink) {
                 /* Keep the user's order: what came before it in the batch goes first. */
                 if (batched)
@@ -117,7 +117,7 @@ static void *worker_main(void *arg)
             } else {
                 parley_status st = nd->kind->process(nd, nd->state, w->items[i].port, m);
                 if (st)
-                    pl_node_error(nd, st);
+                    pipe_node_error(nd, st);
             }
         }
         if (batched)
@@ -128,23 +128,23 @@ static void *worker_main(void *arg)
 
 static void *source_main(void *arg)
 {
-    pl_node *nd = arg;
+    pipe_node *nd = arg;
     parley_status st = nd->kind->run(nd, nd->state);
     if (st)
-        pl_node_error(nd, st);
+        pipe_node_error(nd, st);
     return NULL;
 }
 
-static parley_status start_workers(pl_node *nd)
+static parley_status start_workers(pipe_node *nd)
 {
     size_t qcap = nd->g->queue_size;
     nd->w = pl_calloc((size_t)nd->workers, sizeof *nd->w);
     if (!nd->w)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     for (int i = 0; i < nd->workers; i++) {
-        pl_worker *w = &nd->w[i];
+        pipe_worker *w = &nd->w[i];
         w->nd = nd;
-        w->q = pl_queue_new(qcap);
+        w->q = pipe_queue_new(qcap);
         w->items = pl_calloc((size_t)nd->max_batch, sizeof *w->items);
         w->msgs = pl_calloc((size_t)nd->max_batch, sizeof *w->msgs);
         if (!w->q || !w->items || !w->msgs)
@@ -156,33 +156,33 @@ static parley_status start_workers(pl_node *nd)
     return PARLEY_OK;
 }
 
-static void stop_workers(pl_node *nd)
+static void stop_workers(pipe_node *nd)
 {
     for (int i = 0; nd->w && i < nd->workers; i++)
         if (nd->w[i].q)
-            pl_queue_close(nd->w[i].q);
+            pipe_queue_close(nd->w[i].q);
     for (int i = 0; nd->w && i < nd->workers; i++) {
-        pl_worker *w = &nd->w[i];
+        pipe_worker *w = &nd->w[i];
         if (w->running)
             pthread_join(w->t, NULL);
         w->running = 0;
     }
 }
 
-parley_status pl_graph_start(pl_graph *g)
+parley_status pipe_graph_start(pipe_graph *g)
 {
     if (g->started)
         return pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is already started");
     g->started = 1;
     /* Consumers first, so a source never feeds a node that is not listening yet. */
     for (size_t i = g->n_nodes; i-- > 0;) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         parley_status st;
         if (has_inputs(nd) && (st = start_workers(nd)))
             return st;
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         if (!nd->kind->run)
             continue;
         if (pthread_create(&nd->run_thread, NULL, source_main, nd))
@@ -192,27 +192,27 @@ parley_status pl_graph_start(pl_graph *g)
     return PARLEY_OK;
 }
 
-void pl_graph_wait_sources(pl_graph *g)
+void pipe_graph_wait_sources(pipe_graph *g)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         if (nd->has_run)
             pthread_join(nd->run_thread, NULL);
         nd->has_run = 0;
     }
 }
 
-void pl_graph_stop(pl_graph *g)
+void pipe_graph_stop(pipe_graph *g)
 {
     atomic_store(&g->stopping, 1);
     for (size_t i = 0; i < g->n_nodes; i++) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         if (nd->kind->stop && nd->created)
             nd->kind->stop(nd->state);
     }
 }
 
-void pl_graph_drain(pl_graph *g)
+void pipe_graph_drain(pipe_graph *g)
 {
     pthread_mutex_lock(&g->mu);
     while (g->live > 0)
@@ -220,33 +220,33 @@ void pl_graph_drain(pl_graph *g)
     pthread_mutex_unlock(&g->mu);
 }
 
-void pl_graph_close(pl_graph *g)
+void pipe_graph_close(pipe_graph *g)
 {
     if (!g)
         return;
     if (g->started) {
-        pl_graph_stop(g);
-        pl_graph_wait_sources(g);
-        pl_graph_drain(g);
+        pipe_graph_stop(g);
+        pipe_graph_wait_sources(g);
+        pipe_graph_drain(g);
         for (size_t i = 0; i < g->n_nodes; i++)
             stop_workers(g->nodes[i]);
     }
-    pl_graph_free(g);
+    pipe_graph_free(g);
 }
 
-void pl_graph_free(pl_graph *g)
+void pipe_graph_free(pipe_graph *g)
 {
     if (!g)
         return;
     for (size_t i = 0; g->nodes && i < g->n_nodes; i++) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         if (!nd)
             continue;
         stop_workers(nd); /* a start that failed halfway leaves some running */
         if (nd->created && nd->kind->destroy)
             nd->kind->destroy(nd->state);
         for (int k = 0; nd->w && k < nd->workers; k++) {
-            pl_queue_free(nd->w[k].q);
+            pipe_queue_free(nd->w[k].q);
             pl_free(nd->w[k].items);
             pl_free(nd->w[k].msgs);
         }
@@ -269,12 +269,12 @@ void pl_graph_free(pl_graph *g)
 
 /* ---- What nodes call ---- */
 
-const char *pl_node_name(const pl_node *nd) { return nd->name; }
-pl_graph *pl_node_graph(const pl_node *nd) { return nd->g; }
-void *pl_node_state(const pl_node *nd) { return nd->state; }
-int pl_node_stopping(const pl_node *nd) { return atomic_load(&nd->g->stopping); }
+const char *pipe_node_name(const pipe_node *nd) { return nd->name; }
+pipe_graph *pipe_node_graph(const pipe_node *nd) { return nd->g; }
+void *pipe_node_state(const pipe_node *nd) { return nd->state; }
+int pipe_node_stopping(const pipe_node *nd) { return atomic_load(&nd->g->stopping); }
 
-static const pl_pval *param(const pl_node *nd, const char *name)
+static const pipe_pval *param(const pipe_node *nd, const char *name)
 {
     for (size_t i = 0; i < nd->n_params; i++)
         if (!strcmp(nd->kind->params[i].name, name))
@@ -282,31 +282,31 @@ static const pl_pval *param(const pl_node *nd, const char *name)
     return NULL;
 }
 
-const char *pl_node_param_str(const pl_node *nd, const char *name)
+const char *pipe_node_param_str(const pipe_node *nd, const char *name)
 {
-    const pl_pval *v = param(nd, name);
+    const pipe_pval *v = param(nd, name);
     return v ? v->s : NULL;
 }
 
-long long pl_node_param_int(const pl_node *nd, const char *name)
+long long pipe_node_param_int(const pipe_node *nd, const char *name)
 {
-    const pl_pval *v = param(nd, name);
+    const pipe_pval *v = param(nd, name);
     return v ? v->i : 0;
 }
 
-double pl_node_param_double(const pl_node *nd, const char *name)
+double pipe_node_param_double(const pipe_node *nd, const char *name)
 {
-    const pl_pval *v = param(nd, name);
+    const pipe_pval *v = param(nd, name);
     return v ? v->d : 0;
 }
 
-int pl_node_param_bool(const pl_node *nd, const char *name)
+int pipe_node_param_bool(const pipe_node *nd, const char *name)
 {
-    const pl_pval *v = param(nd, name);
+    const pipe_pval *v = param(nd, name);
     return v ? v->b : 0;
 }
 
-void pl_node_set_batch(pl_node *nd, int max_batch, long max_delay_us)
+void pipe_node_set_batch(pipe_node *nd, int max_batch, long max_delay_us)
 {
     nd->max_batch = max_batch > 0 ? max_batch : 1;
     nd->delay_us = max_delay_us > 0 ? max_delay_us : 0;
@@ -320,59 +320,59 @@ static unsigned user_hash(const char *s)
     return h;
 }
 
-parley_status pl_node_emit(pl_node *nd, int port, pl_msg *msg)
+parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
 {
-    pl_out *o = &nd->outs[port];
+    pipe_out *o = &nd->outs[port];
     if (o->n == 0) {
         /* An output nobody listens to ends the turn where the graph's author put the end. */
-        pl_node_turn_done(nd, msg);
+        pipe_node_turn_done(nd, msg);
         return PARLEY_OK;
     }
     for (size_t i = 0; i < o->n; i++) {
-        pl_msg *m = i + 1 < o->n ? pl_msg_clone(msg) : msg;
+        pipe_msg *m = i + 1 < o->n ? pipe_msg_clone(msg) : msg;
         if (!m) {
             /* No memory for this branch's copy: it misses the turn, and the bus says so. */
             parley_status st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a copy of the turn "
                                        "for node '%s'", o->t[i].node->name);
-            pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
-            pl_graph_post(nd->g, &ev);
+            pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
+            pipe_graph_post(nd->g, &ev);
             continue;
         }
-        pl_node *dst = o->t[i].node;
-        pl_worker *w = &dst->w[user_hash(m->user_id) % (unsigned)dst->workers];
-        if (pl_queue_push(w->q, (pl_qitem){ m, o->t[i].port })) {
+        pipe_node *dst = o->t[i].node;
+        pipe_worker *w = &dst->w[user_hash(m->user_id) % (unsigned)dst->workers];
+        if (pipe_queue_push(w->q, (pipe_qitem){ m, o->t[i].port })) {
             if (m != msg)
-                pl_msg_free(m);
+                pipe_msg_free(m);
             /* Nowhere to go: the error event is all that is left of the turn. */
             parley_status st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is closing");
-            pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
-            pl_graph_post(nd->g, &ev);
-            pl_msg_free(msg);
+            pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
+            pipe_graph_post(nd->g, &ev);
+            pipe_msg_free(msg);
             return st;
         }
     }
     return PARLEY_OK;
 }
 
-void pl_node_turn_done(pl_node *nd, pl_msg *msg)
+void pipe_node_turn_done(pipe_node *nd, pipe_msg *msg)
 {
-    msg->t_out = pl_now_ns();
-    pl_event ev = { PL_EV_TURN_DONE, nd->name, msg, PARLEY_OK, "" };
-    pl_graph_post(nd->g, &ev);
-    pl_msg_free(msg);
+    msg->t_out = pipe_now_ns();
+    pipe_event ev = { PIPE_EV_TURN_DONE, nd->name, msg, PARLEY_OK, "" };
+    pipe_graph_post(nd->g, &ev);
+    pipe_msg_free(msg);
 }
 
-void pl_node_fail_turn(pl_node *nd, pl_msg *msg, parley_status st)
+void pipe_node_fail_turn(pipe_node *nd, pipe_msg *msg, parley_status st)
 {
     msg->status = st ? st : PARLEY_ERR_INTERNAL;
     pl_free(msg->error);
     msg->error = pl_strdup(parley_errmsg()); /* NULL when out of memory: the status stays */
-    pl_event ev = { PL_EV_TURN_ERROR, nd->name, msg, msg->status, parley_errmsg() };
-    pl_graph_post(nd->g, &ev);
+    pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, msg->status, parley_errmsg() };
+    pipe_graph_post(nd->g, &ev);
     pass_failed(nd, msg);
 }
 
-pl_node *pl_graph_find_kind(pl_graph *g, const char *kind)
+pipe_node *pipe_graph_find_kind(pipe_graph *g, const char *kind)
 {
     for (size_t i = 0; i < g->n_nodes; i++)
         if (!strcmp(g->nodes[i]->kind->name, kind))
@@ -380,11 +380,11 @@ pl_node *pl_graph_find_kind(pl_graph *g, const char *kind)
     return NULL;
 }
 
-parley_status pl_graph_register_action(pl_graph *g, const char *name, pl_fn fn, void *user)
+parley_status pipe_graph_register_action(pipe_graph *g, const char *name, pipe_fn fn, void *user)
 {
     int found = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         if (!nd->kind->action)
             continue;
         found = 1;

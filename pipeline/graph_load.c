@@ -27,7 +27,7 @@ typedef struct edge {
 } edge;
 
 typedef struct load {
-    pl_graph *g;
+    pipe_graph *g;
     const char *const *set; /* --set overrides, or NULL */
     unsigned char *used;    /* which of them matched a param */
     const yd_node **decl;   /* (n_nodes) each node's mapping */
@@ -35,7 +35,7 @@ typedef struct load {
     size_t n_edges;
 } load;
 
-static int port_index(const pl_kind *k, const char *name, size_t len, pl_dir dir)
+static int port_index(const pipe_kind *k, const char *name, size_t len, pipe_dir dir)
 {
     for (int i = 0; k->ports[i].name; i++)
         if (k->ports[i].dir == dir && strlen(k->ports[i].name) == len &&
@@ -44,7 +44,7 @@ static int port_index(const pl_kind *k, const char *name, size_t len, pl_dir dir
     return -1;
 }
 
-static size_t count_ports(const pl_kind *k)
+static size_t count_ports(const pipe_kind *k)
 {
     size_t n = 0;
     while (k->ports[n].name)
@@ -52,7 +52,7 @@ static size_t count_ports(const pl_kind *k)
     return n;
 }
 
-static size_t count_params(const pl_kind *k)
+static size_t count_params(const pipe_kind *k)
 {
     size_t n = 0;
     while (k->params && k->params[n].name)
@@ -61,7 +61,7 @@ static size_t count_params(const pl_kind *k)
 }
 
 /* "a, b, c" of the ports of direction dir (or of the params when params != 0). */
-static void name_list(const pl_kind *k, int params, pl_dir dir, char *buf, size_t cap)
+static void name_list(const pipe_kind *k, int params, pipe_dir dir, char *buf, size_t cap)
 {
     buf[0] = 0;
     size_t used = 0;
@@ -87,7 +87,7 @@ static void name_list(const pl_kind *k, int params, pl_dir dir, char *buf, size_
         snprintf(buf, cap, "none");
 }
 
-static parley_status resolve_path(const pl_graph *g, const char *v, char **out)
+static parley_status resolve_path(const pipe_graph *g, const char *v, char **out)
 {
     if (!v[0] || v[0] == '/' || !strcmp(v, "-") || !g->dir) {
         *out = pl_strdup(v);
@@ -103,45 +103,45 @@ static parley_status resolve_path(const pl_graph *g, const char *v, char **out)
 /* Sets one param value from YAML node v (checked) or, when v is NULL, from the default.
  * Relative paths are resolved from the graph's folder, except an override's (cli = 1),
  * which is relative to where the command runs. */
-static parley_status set_param(pl_node *nd, size_t i, const yd_node *v, int cli)
+static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cli)
 {
-    const pl_param_spec *ps = &nd->kind->params[i];
-    pl_pval *pv = &nd->params[i];
+    const pipe_param_spec *ps = &nd->kind->params[i];
+    pipe_pval *pv = &nd->params[i];
     parley_status st = PARLEY_OK;
     const char *text = ps->def;
     if (v) {
         switch (ps->type) {
-        case PL_P_STRING:
-        case PL_P_PATH:
+        case PIPE_P_STRING:
+        case PIPE_P_PATH:
             st = yd_str(v, &text);
             break;
-        case PL_P_INT:
+        case PIPE_P_INT:
             st = yd_int(v, (long long)ps->lo, (long long)ps->hi, &pv->i);
             pv->d = (double)pv->i;
             return st;
-        case PL_P_DOUBLE:
+        case PIPE_P_DOUBLE:
             return yd_double(v, ps->lo, ps->hi, &pv->d);
-        case PL_P_BOOL:
+        case PIPE_P_BOOL:
             return yd_bool(v, &pv->b);
         }
         if (st)
             return st;
     }
     switch (ps->type) {
-    case PL_P_STRING:
+    case PIPE_P_STRING:
         break;
-    case PL_P_PATH:
+    case PIPE_P_PATH:
         if (cli)
             break;
         return resolve_path(nd->g, text, &pv->s);
-    case PL_P_INT:
+    case PIPE_P_INT:
         pv->i = strtoll(text, NULL, 10);
         pv->d = (double)pv->i;
         return PARLEY_OK;
-    case PL_P_DOUBLE:
+    case PIPE_P_DOUBLE:
         pv->d = strtod(text, NULL);
         return PARLEY_OK;
-    case PL_P_BOOL:
+    case PIPE_P_BOOL:
         pv->b = !strcmp(text, "true");
         return PARLEY_OK;
     }
@@ -150,7 +150,7 @@ static parley_status set_param(pl_node *nd, size_t i, const yd_node *v, int cli)
 }
 
 /* The value of an override for param `pname` of nd, or NULL; marks it used. */
-static const char *find_override(load *L, const pl_node *nd, const char *pname)
+static const char *find_override(load *L, const pipe_node *nd, const char *pname)
 {
     for (size_t i = 0; L->set && L->set[i]; i++) {
         const char *eq = strchr(L->set[i], '='), *dot;
@@ -171,7 +171,7 @@ static const char *find_override(load *L, const pl_node *nd, const char *pname)
 }
 
 /* Sets param i from an override's text, checked like YAML (errors name the override). */
-static parley_status set_override(pl_node *nd, size_t i, const char *value)
+static parley_status set_override(pipe_node *nd, size_t i, const char *value)
 {
     char name[256];
     yd_doc *doc = NULL;
@@ -186,7 +186,7 @@ static parley_status set_override(pl_node *nd, size_t i, const char *value)
     return st;
 }
 
-static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
+static parley_status load_params(load *L, pipe_node *nd, const yd_node *decl)
 {
     const yd_node *pm = yd_get(decl, "params");
     parley_status st;
@@ -199,7 +199,7 @@ static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
                 i++;
             if (i == nd->n_params) {
                 char known[512];
-                name_list(nd->kind, 1, PL_IN, known, sizeof known);
+                name_list(nd->kind, 1, PIPE_IN, known, sizeof known);
                 return yd_fail(pm->keys[j], PARLEY_ERR_CONFIG,
                                "unknown param '%s' for node kind '%s' (params: %s)",
                                pm->keys[j]->str, nd->kind->name, known);
@@ -207,7 +207,7 @@ static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
         }
     }
     for (size_t i = 0; i < nd->n_params; i++) {
-        const pl_param_spec *ps = &nd->kind->params[i];
+        const pipe_param_spec *ps = &nd->kind->params[i];
         const yd_node *v = pm && pm->kind == YD_MAP ? yd_get(pm, ps->name) : NULL;
         const char *over = find_override(L, nd, ps->name);
         if (over) {
@@ -227,7 +227,7 @@ static parley_status load_params(load *L, pl_node *nd, const yd_node *decl)
 static parley_status add_node(load *L, size_t idx, const yd_node *decl)
 {
     static const char *const keys[] = { "name", "kind", "inputs", "params", "workers", NULL };
-    pl_graph *g = L->g;
+    pipe_graph *g = L->g;
     const yd_node *nn, *kn, *wn;
     const char *name, *kind;
     parley_status st;
@@ -243,11 +243,11 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
             return yd_fail(nn, PARLEY_ERR_CONFIG, "duplicate node name '%s' (first at line %d)",
                            name, first->line);
         }
-    const pl_kind *k = pl_kind_find(kind);
+    const pipe_kind *k = pipe_kind_find(kind);
     if (!k)
         return yd_fail(kn, PARLEY_ERR_NOT_FOUND,
                        "unknown node kind '%s' (`parley inspect` lists them)", kind);
-    pl_node *nd = pl_calloc(1, sizeof *nd);
+    pipe_node *nd = pl_calloc(1, sizeof *nd);
     if (!nd)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     g->nodes[idx] = nd;
@@ -272,22 +272,22 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
     return load_params(L, nd, decl);
 }
 
-static parley_status add_out(pl_node *from, int port, pl_node *to, int in_port)
+static parley_status add_out(pipe_node *from, int port, pipe_node *to, int in_port)
 {
-    pl_out *o = &from->outs[port];
-    pl_target *t = pl_realloc(o->t, (o->n + 1) * sizeof *t);
+    pipe_out *o = &from->outs[port];
+    pipe_target *t = pl_realloc(o->t, (o->n + 1) * sizeof *t);
     if (!t)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     o->t = t;
-    t[o->n++] = (pl_target){ to, in_port };
+    t[o->n++] = (pipe_target){ to, in_port };
     return PARLEY_OK;
 }
 
 /* One "node.port" reference feeding input `in_port` of node `to`. */
 static parley_status add_link(load *L, size_t to, int in_port, const yd_node *ref)
 {
-    pl_graph *g = L->g;
-    pl_node *dst = g->nodes[to];
+    pipe_graph *g = L->g;
+    pipe_node *dst = g->nodes[to];
     const char *s;
     parley_status st;
     if ((st = yd_str(ref, &s)))
@@ -303,20 +303,20 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
     if (from == g->n_nodes)
         return yd_fail(ref, PARLEY_ERR_NOT_FOUND, "link '%s': no node named '%.*s'", s,
                        (int)(dot - s), s);
-    pl_node *src = g->nodes[from];
-    int op = port_index(src->kind, dot + 1, strlen(dot + 1), PL_OUT);
+    pipe_node *src = g->nodes[from];
+    int op = port_index(src->kind, dot + 1, strlen(dot + 1), PIPE_OUT);
     if (op < 0) {
         char known[256];
-        name_list(src->kind, 0, PL_OUT, known, sizeof known);
+        name_list(src->kind, 0, PIPE_OUT, known, sizeof known);
         return yd_fail_at(ref, (size_t)(dot + 1 - s), PARLEY_ERR_NOT_FOUND,
                           "unknown output port '%s' of node '%s' (%s; outputs: %s)", dot + 1,
                           src->name, src->kind->name, known);
     }
-    const pl_port_spec *out = &src->kind->ports[op], *in = &dst->kind->ports[in_port];
+    const pipe_port_spec *out = &src->kind->ports[op], *in = &dst->kind->ports[in_port];
     if (!(out->types & in->types))
         return yd_fail(ref, PARLEY_ERR_CONFIG,
                        "type mismatch: %s.%s gives %s but %s.%s takes %s", src->name, out->name,
-                       pl_type_name(out->types), dst->name, in->name, pl_type_name(in->types));
+                       pipe_type_name(out->types), dst->name, in->name, pipe_type_name(in->types));
     edge *e = pl_realloc(L->edges, (L->n_edges + 1) * sizeof *e);
     if (!e)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
@@ -327,7 +327,7 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
 
 static parley_status link_inputs(load *L, size_t to)
 {
-    pl_node *nd = L->g->nodes[to];
+    pipe_node *nd = L->g->nodes[to];
     const yd_node *in = yd_get(L->decl[to], "inputs");
     parley_status st;
     int linked[64] = { 0 };
@@ -336,10 +336,10 @@ static parley_status link_inputs(load *L, size_t to)
             return st;
         for (size_t j = 0; j < in->n; j++) {
             const yd_node *key = in->keys[j], *v = in->items[j];
-            int p = port_index(nd->kind, key->str, key->len, PL_IN);
+            int p = port_index(nd->kind, key->str, key->len, PIPE_IN);
             if (p < 0) {
                 char known[256];
-                name_list(nd->kind, 0, PL_IN, known, sizeof known);
+                name_list(nd->kind, 0, PIPE_IN, known, sizeof known);
                 return yd_fail(key, PARLEY_ERR_NOT_FOUND,
                                "unknown input port '%s' of node '%s' (%s; inputs: %s)", key->str,
                                nd->name, nd->kind->name, known);
@@ -357,7 +357,7 @@ static parley_status link_inputs(load *L, size_t to)
         }
     }
     for (int p = 0; nd->kind->ports[p].name; p++)
-        if (nd->kind->ports[p].dir == PL_IN && nd->kind->ports[p].required && !linked[p])
+        if (nd->kind->ports[p].dir == PIPE_IN && nd->kind->ports[p].required && !linked[p])
             return yd_fail(L->decl[to], PARLEY_ERR_CONFIG,
                            "node '%s' (%s): required input '%s' is not linked", nd->name,
                            nd->kind->name, nd->kind->ports[p].name);
@@ -390,10 +390,10 @@ static parley_status visit(load *L, size_t v, int *color, size_t *order, size_t 
 /* Reorders g->nodes so that every link goes from an earlier node to a later one. */
 static parley_status order_nodes(load *L)
 {
-    pl_graph *g = L->g;
+    pipe_graph *g = L->g;
     int *color = pl_calloc(g->n_nodes, sizeof *color);
     size_t *order = pl_calloc(g->n_nodes, sizeof *order);
-    pl_node **sorted = pl_calloc(g->n_nodes, sizeof *sorted);
+    pipe_node **sorted = pl_calloc(g->n_nodes, sizeof *sorted);
     parley_status st = PARLEY_OK;
     size_t n = 0;
     if (!color || !order || !sorted) {
@@ -415,10 +415,10 @@ done:
     return st;
 }
 
-static parley_status create_nodes(pl_graph *g)
+static parley_status create_nodes(pipe_graph *g)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
-        pl_node *nd = g->nodes[i];
+        pipe_node *nd = g->nodes[i];
         parley_status st = nd->kind->create ? nd->kind->create(nd, &nd->state) : PARLEY_OK;
         if (st)
             return pl_wrap(st, "node '%s' (%s)", nd->name, nd->kind->name);
@@ -427,15 +427,15 @@ static parley_status create_nodes(pl_graph *g)
     return PARLEY_OK;
 }
 
-static parley_status set_dir(pl_graph *g, const char *path)
+static parley_status set_dir(pipe_graph *g, const char *path)
 {
     const char *slash = strrchr(path, '/');
     g->dir = slash ? pl_strndup(path, (size_t)(slash - path + (slash == path))) : pl_strdup(".");
     return g->dir ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
 }
 
-parley_status pl_graph_build(const char *path, const pl_graph_opts *opts, int create,
-                             pl_graph **out)
+parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, int create,
+                             pipe_graph **out)
 {
     static const char *const top_keys[] = { "name", "nodes", NULL };
     yd_doc *doc = NULL;
@@ -457,7 +457,7 @@ parley_status pl_graph_build(const char *path, const pl_graph_opts *opts, int cr
         st = yd_fail(nodes, PARLEY_ERR_CONFIG, "the graph has no nodes");
         goto fail;
     }
-    pl_graph *g = L.g = pl_calloc(1, sizeof *g);
+    pipe_graph *g = L.g = pl_calloc(1, sizeof *g);
     if (g) {
         pthread_mutex_init(&g->mu, NULL);
         pthread_cond_init(&g->idle, NULL);
@@ -508,7 +508,7 @@ fail:
         while (n < L.g->n_nodes && L.g->nodes && L.g->nodes[n])
             n++;
         L.g->n_nodes = n;
-        pl_graph_free(L.g);
+        pipe_graph_free(L.g);
     }
     pl_free(L.decl);
     pl_free(L.edges);

@@ -1,7 +1,7 @@
 /* msg.c — turn messages: creation, deep copy for fan-out, freeing, and the in-flight count.
  *
  * Every live message is counted by its graph, so shutdown can wait until the last turn has
- * left the graph (pl_graph_drain). An NLU result is shared by clones with a count, since a
+ * left the graph (pipe_graph_drain). An NLU result is shared by clones with a count, since a
  * parley_nlu_result cannot be copied; everything else is copied.
  */
 #include <string.h>
@@ -10,27 +10,27 @@
 #include "pipeline/graph_impl.h"
 #include "sdk/base/alloc.h"
 
-const char *pl_type_name(unsigned types)
+const char *pipe_type_name(unsigned types)
 {
-    if (types & PL_T_AUDIO)
+    if (types & PIPE_T_AUDIO)
         return "audio";
-    if (types & PL_T_TEXT)
+    if (types & PIPE_T_TEXT)
         return "text";
-    if (types & PL_T_NLU)
+    if (types & PIPE_T_NLU)
         return "nlu";
-    if (types & PL_T_REPLY)
+    if (types & PIPE_T_REPLY)
         return "reply";
     return "nothing";
 }
 
-int64_t pl_now_ns(void)
+int64_t pipe_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void pl_msg_live_add(pl_graph *g, long delta)
+void pipe_msg_live_add(pipe_graph *g, long delta)
 {
     pthread_mutex_lock(&g->mu);
     g->live += delta;
@@ -39,9 +39,9 @@ void pl_msg_live_add(pl_graph *g, long delta)
     pthread_mutex_unlock(&g->mu);
 }
 
-pl_msg *pl_msg_new(pl_graph *g, const char *user, const char *text)
+pipe_msg *pipe_msg_new(pipe_graph *g, const char *user, const char *text)
 {
-    pl_msg *m = pl_calloc(1, sizeof *m);
+    pipe_msg *m = pl_calloc(1, sizeof *m);
     if (!m)
         return NULL;
     m->user_id = pl_strdup(user);
@@ -52,21 +52,21 @@ pl_msg *pl_msg_new(pl_graph *g, const char *user, const char *text)
         pl_free(m);
         return NULL;
     }
-    m->type = PL_T_TEXT;
+    m->type = PIPE_T_TEXT;
     m->graph = g;
     m->seq = atomic_fetch_add(&g->seq, 1) + 1;
-    m->t_in = pl_now_ns();
-    pl_msg_live_add(g, 1);
+    m->t_in = pipe_now_ns();
+    pipe_msg_live_add(g, 1);
     return m;
 }
 
-void pl_msg_set_nlu(pl_msg *msg, parley_nlu_result *r)
+void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r)
 {
     msg->nlu = r;
-    msg->type = PL_T_NLU;
+    msg->type = PIPE_T_NLU;
 }
 
-static void free_slots(pl_slot *s, size_t n)
+static void free_slots(pipe_slot *s, size_t n)
 {
     for (size_t i = 0; s && i < n; i++) {
         pl_free(s[i].name);
@@ -75,7 +75,7 @@ static void free_slots(pl_slot *s, size_t n)
     pl_free(s);
 }
 
-void pl_msg_free(pl_msg *m)
+void pipe_msg_free(pipe_msg *m)
 {
     if (!m)
         return;
@@ -90,10 +90,10 @@ void pl_msg_free(pl_msg *m)
     pl_free(m->intent);
     pl_free(m->error);
     free_slots(m->slots, m->n_slots);
-    pl_graph *g = m->graph;
+    pipe_graph *g = m->graph;
     pl_free(m);
     if (g)
-        pl_msg_live_add(g, -1);
+        pipe_msg_live_add(g, -1);
 }
 
 static int dup_str(char **dst, const char *src)
@@ -102,9 +102,9 @@ static int dup_str(char **dst, const char *src)
     return !src || (*dst = pl_strdup(src));
 }
 
-pl_msg *pl_msg_clone(const pl_msg *m)
+pipe_msg *pipe_msg_clone(const pipe_msg *m)
 {
-    pl_msg *c = pl_calloc(1, sizeof *c);
+    pipe_msg *c = pl_calloc(1, sizeof *c);
     if (!c)
         return NULL;
     *c = *m;
@@ -125,7 +125,7 @@ pl_msg *pl_msg_clone(const pl_msg *m)
             c->n_slots++; /* the half-copied slot is freed too */
     }
     if (ok && m->nlu) {
-        pl_msg *mm = (pl_msg *)m; /* the shared count lives beside the const message */
+        pipe_msg *mm = (pipe_msg *)m; /* the shared count lives beside the const message */
         if (!mm->nlu_refs && (mm->nlu_refs = pl_malloc(sizeof *mm->nlu_refs)))
             *mm->nlu_refs = 1;
         ok = mm->nlu_refs != NULL;
@@ -136,11 +136,11 @@ pl_msg *pl_msg_clone(const pl_msg *m)
         }
     }
     if (!ok) {
-        pl_msg_free(c);
+        pipe_msg_free(c);
         return NULL;
     }
     c->graph = m->graph;
     if (c->graph)
-        pl_msg_live_add(c->graph, 1);
+        pipe_msg_live_add(c->graph, 1);
     return c;
 }

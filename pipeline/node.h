@@ -1,32 +1,32 @@
 /* node.h — what a node kind implements, and what the graph engine offers it.
  *
- * A node kind (text.stdin, nlu.bert, dialog.frames, ...) is one static pl_kind: its ports
+ * A node kind (text.stdin, nlu.bert, dialog.frames, ...) is one static pipe_kind: its ports
  * and params as static tables (they drive YAML validation, defaults and `parley inspect`)
  * and a few callbacks. Concrete kinds live in their own modules (services/, nlu/, dialog/);
  * sdk/api/kinds.c lists them by extern name, `<module prefix>_kind_<what>`:
  * `dm_kind_frames` (dialog/dialog_node.c, "dialog.frames"), `nlu_kind_bert` ("nlu.bert"),
  * `svc_kind_stdin`, ... pipeline/ itself holds no concrete node.
  *
- * Data flow. A turn travels through the graph as one pl_msg: a source creates it
- * (pl_msg_new), each node fills in its part (the NLU result, the reply) and hands the same
- * message on with pl_node_emit(). Ownership moves with it: process() owns the message it
- * gets and must either emit it or hand it to pl_node_fail_turn() — a turn is never dropped
+ * Data flow. A turn travels through the graph as one pipe_msg: a source creates it
+ * (pipe_msg_new), each node fills in its part (the NLU result, the reply) and hands the same
+ * message on with pipe_node_emit(). Ownership moves with it: process() owns the message it
+ * gets and must either emit it or hand it to pipe_node_fail_turn() — a turn is never dropped
  * silently. A failed turn still travels on to the sink, in its user's order: the engine
  * passes a message with status != OK straight through every node that has outputs, and
  * delivers it to process() only in sinks (no outputs, or ends_turns), which answer it as an
- * error. A sink (text.stdout, api) ends the turn with pl_node_turn_done(), which posts the
+ * error. A sink (text.stdout, api) ends the turn with pipe_node_turn_done(), which posts the
  * per-turn event and frees the message.
  *
  * Threading. Each node with inputs has `workers` threads (the kind's default, or the YAML
  * key `workers:`), each with its own bounded queue; a message goes to the queue chosen by
  * its user, so the turns of one user reach every node in order, and different users run in
  * parallel. process() may therefore run concurrently on the same state for DIFFERENT users
- * when workers > 1; it is never called concurrently for the same user. pl_node_emit()
+ * when workers > 1; it is never called concurrently for the same user. pipe_node_emit()
  * blocks while the next node's queue is full (backpressure); it never drops.
  * A source kind has run(): the engine calls it on a thread of its own until it returns
  * (end of input) or stop() asks it to return.
  *
- * Streaming: ports are typed (PL_T_AUDIO, PL_T_TEXT, PL_T_NLU, PL_T_REPLY) so audio frames
+ * Streaming: ports are typed (PIPE_T_AUDIO, PIPE_T_TEXT, PIPE_T_NLU, PIPE_T_REPLY) so audio frames
  * can travel as messages of their own type once audio nodes land.
  */
 #ifndef PIPELINE_NODE_H
@@ -42,162 +42,162 @@
 /* ---- Port and message types -------------------------------------------------------- */
 
 /* Bit flags: an output port has exactly one type; an input port accepts a set. */
-typedef enum pl_type {
-    PL_T_AUDIO = 1, /* audio frames (a later issue) */
-    PL_T_TEXT = 2,  /* user text: msg->text */
-    PL_T_NLU = 4,   /* msg->text + msg->nlu */
-    PL_T_REPLY = 8, /* msg->reply, msg->intent, msg->confidence, msg->slots (+ the above) */
-} pl_type;
+typedef enum pipe_type {
+    PIPE_T_AUDIO = 1, /* audio frames (a later issue) */
+    PIPE_T_TEXT = 2,  /* user text: msg->text */
+    PIPE_T_NLU = 4,   /* msg->text + msg->nlu */
+    PIPE_T_REPLY = 8, /* msg->reply, msg->intent, msg->confidence, msg->slots (+ the above) */
+} pipe_type;
 
 /* "audio", "text", "nlu", "reply"; for a set, the first bit's name. */
-const char *pl_type_name(unsigned types);
+const char *pipe_type_name(unsigned types);
 
-typedef enum pl_dir { PL_IN = 0, PL_OUT = 1 } pl_dir;
+typedef enum pipe_dir { PIPE_IN = 0, PIPE_OUT = 1 } pipe_dir;
 
-typedef struct pl_port_spec {
+typedef struct pipe_port_spec {
     const char *name;  /* NULL ends the table */
-    pl_dir dir;
-    unsigned types;    /* pl_type bits: one for outputs, a set for inputs */
+    pipe_dir dir;
+    unsigned types;    /* pipe_type bits: one for outputs, a set for inputs */
     int required;      /* inputs only: the graph must link it */
     const char *doc;
-} pl_port_spec;
+} pipe_port_spec;
 
-typedef enum pl_param_type {
-    PL_P_STRING = 0,
-    PL_P_PATH = 1,   /* a string; relative paths are resolved from the graph file's folder */
-    PL_P_INT = 2,    /* range [lo, hi] */
-    PL_P_DOUBLE = 3, /* range [lo, hi] */
-    PL_P_BOOL = 4,
-} pl_param_type;
+typedef enum pipe_param_type {
+    PIPE_P_STRING = 0,
+    PIPE_P_PATH = 1,   /* a string; relative paths are resolved from the graph file's folder */
+    PIPE_P_INT = 2,    /* range [lo, hi] */
+    PIPE_P_DOUBLE = 3, /* range [lo, hi] */
+    PIPE_P_BOOL = 4,
+} pipe_param_type;
 
-typedef struct pl_param_spec {
+typedef struct pipe_param_spec {
     const char *name; /* NULL ends the table */
-    pl_param_type type;
+    pipe_param_type type;
     const char *def;  /* default as YAML text; NULL = required param */
     double lo, hi;    /* numeric range (ignored for strings and bools) */
     const char *doc;
-} pl_param_spec;
+} pipe_param_spec;
 
 /* A slot name and value, both owned by the message that holds it. */
-typedef struct pl_slot {
+typedef struct pipe_slot {
     char *name;
     char *value;
-} pl_slot;
+} pipe_slot;
 
-typedef struct pl_graph pl_graph;
+typedef struct pipe_graph pipe_graph;
 
 /* One turn on its way through the graph. Every pointer is owned by the message. */
-typedef struct pl_msg {
-    pl_type type;          /* which payload is current */
+typedef struct pipe_msg {
+    pipe_type type;          /* which payload is current */
     /* correlation */
     char *user_id;         /* never NULL */
     char *session_id;      /* NULL until the dialog sets it */
     uint64_t turn_id;      /* the user's turn number as the dialog counts it; 0 before */
-    uint64_t seq;          /* unique in the graph, set by pl_msg_new (the API returns it) */
+    uint64_t seq;          /* unique in the graph, set by pipe_msg_new (the API returns it) */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;          /* when the source created the turn */
     int64_t t_out;         /* when the sink ended it */
     int64_t nlu_ns;        /* the NLU batch call this turn was part of */
     int nlu_batch;         /* how many turns that batch held */
     int64_t dialog_ns;     /* dialog manager + store */
-    pl_graph *graph;       /* internal: the graph that counts it in flight */
+    pipe_graph *graph;       /* internal: the graph that counts it in flight */
     int *nlu_refs;         /* internal: how many clones share msg->nlu */
-    parley_status status;  /* PARLEY_OK, or why the turn failed (pl_node_fail_turn) */
+    parley_status status;  /* PARLEY_OK, or why the turn failed (pipe_node_fail_turn) */
     char *error;           /* the failure's detail message, or NULL */
     /* payload */
-    char *text;            /* PL_T_TEXT and later: the user's words */
-    parley_nlu_result *nlu;/* PL_T_NLU and later; read-only (clones share it) */
-    char *reply;           /* PL_T_REPLY: the answer */
-    char *intent;          /* PL_T_REPLY: the intent the dialog acted on */
+    char *text;            /* PIPE_T_TEXT and later: the user's words */
+    parley_nlu_result *nlu;/* PIPE_T_NLU and later; read-only (clones share it) */
+    char *reply;           /* PIPE_T_REPLY: the answer */
+    char *intent;          /* PIPE_T_REPLY: the intent the dialog acted on */
     float confidence;
-    size_t n_slots;        /* PL_T_REPLY: the user's slot state after the turn */
-    pl_slot *slots;
-} pl_msg;
+    size_t n_slots;        /* PIPE_T_REPLY: the user's slot state after the turn */
+    pipe_slot *slots;
+} pipe_msg;
 
 /* ---- Node kinds ---------------------------------------------------------------------- */
 
-typedef struct pl_node pl_node;
+typedef struct pipe_node pipe_node;
 
 /* A generic function pointer: actions travel through the engine as this and are cast
  * back to parley_action_fn (parley/dialog.h) by the node that calls them. */
-typedef void (*pl_fn)(void);
+typedef void (*pipe_fn)(void);
 
-typedef struct pl_kind {
+typedef struct pipe_kind {
     const char *name;            /* "nlu.bert" */
     const char *doc;             /* one line for `parley inspect` */
-    const pl_port_spec *ports;   /* ended by a NULL name */
-    const pl_param_spec *params; /* ended by a NULL name; may be NULL */
+    const pipe_port_spec *ports;   /* ended by a NULL name */
+    const pipe_param_spec *params; /* ended by a NULL name; may be NULL */
     int workers;                 /* default worker threads for inputs; 0 = 1 */
     int ends_turns;              /* turns end at its inputs, so links into it never close a
                                     cycle (the api node is both where turns start and end) */
 
-    /* Reads params (pl_node_param_*), opens resources, sets *state. Runs on the thread
+    /* Reads params (pipe_node_param_*), opens resources, sets *state. Runs on the thread
      * that opens the graph. On failure it returns a status with pl_fail() detail. */
-    parley_status (*create)(pl_node *node, void **state);
+    parley_status (*create)(pipe_node *node, void **state);
     /* One message that arrived on input port `port` (index into ports). Owns msg. */
-    parley_status (*process)(pl_node *node, void *state, int port, pl_msg *msg);
+    parley_status (*process)(pipe_node *node, void *state, int port, pipe_msg *msg);
     /* Optional, replaces process: up to the node's batch size of messages at once (see
-     * pl_node_set_batch), all from one worker queue, oldest first. Owns them all. */
-    parley_status (*process_batch)(pl_node *node, void *state, pl_msg **msgs, size_t n);
+     * pipe_node_set_batch), all from one worker queue, oldest first. Owns them all. */
+    parley_status (*process_batch)(pipe_node *node, void *state, pipe_msg **msgs, size_t n);
     /* Sources: produce turns until end of input (return PARLEY_OK) or until stop(). */
-    parley_status (*run)(pl_node *node, void *state);
+    parley_status (*run)(pipe_node *node, void *state);
     /* Sources: make run() return soon. Called from another thread; may be NULL. */
     void (*stop)(void *state);
     /* Optional: an application action registered through the pipeline API. */
-    parley_status (*action)(pl_node *node, void *state, const char *name, pl_fn fn, void *user);
+    parley_status (*action)(pipe_node *node, void *state, const char *name, pipe_fn fn, void *user);
     /* Frees the state; after every worker has stopped. NULL state is possible. */
     void (*destroy)(void *state);
-} pl_kind;
+} pipe_kind;
 
 /* ---- What the engine offers a node ----------------------------------------------------- */
 
-const char *pl_node_name(const pl_node *node);
-pl_graph *pl_node_graph(const pl_node *node);
+const char *pipe_node_name(const pipe_node *node);
+pipe_graph *pipe_node_graph(const pipe_node *node);
 
 /* Params as validated and defaulted by the loader (call from create). Strings and paths
  * are borrowed for the graph's lifetime; a path is resolved against the graph file's folder. */
-const char *pl_node_param_str(const pl_node *node, const char *name);
-long long pl_node_param_int(const pl_node *node, const char *name);
-double pl_node_param_double(const pl_node *node, const char *name);
-int pl_node_param_bool(const pl_node *node, const char *name);
+const char *pipe_node_param_str(const pipe_node *node, const char *name);
+long long pipe_node_param_int(const pipe_node *node, const char *name);
+double pipe_node_param_double(const pipe_node *node, const char *name);
+int pipe_node_param_bool(const pipe_node *node, const char *name);
 
 /* For process_batch kinds, from create: at most max_batch messages per call, waiting up
  * to max_delay_us after the first one for more to arrive. */
-void pl_node_set_batch(pl_node *node, int max_batch, long max_delay_us);
+void pipe_node_set_batch(pipe_node *node, int max_batch, long max_delay_us);
 
 /* Hands msg (owned) to every input linked to output port `port`; blocks while a queue is
  * full. After the graph stops accepting work, fails with PARLEY_ERR_UNSUPPORTED and frees. */
-parley_status pl_node_emit(pl_node *node, int port, pl_msg *msg);
+parley_status pipe_node_emit(pipe_node *node, int port, pipe_msg *msg);
 
 /* Sinks: stamps t_out, posts the per-turn event on the bus, frees msg. */
-void pl_node_turn_done(pl_node *node, pl_msg *msg);
+void pipe_node_turn_done(pipe_node *node, pipe_msg *msg);
 
 /* Marks msg's turn as failed (status + this thread's parley_errmsg()), posts an error
- * event, and sends it on towards the sink like pl_node_emit() (through the first linked
+ * event, and sends it on towards the sink like pipe_node_emit() (through the first linked
  * output; a node without one ends the turn). Use it when process() cannot go on. */
-void pl_node_fail_turn(pl_node *node, pl_msg *msg, parley_status st);
+void pipe_node_fail_turn(pipe_node *node, pipe_msg *msg, parley_status st);
 
 /* Posts a node error (status + this thread's parley_errmsg()) on the bus: for trouble that
  * is not one turn's, such as an unreadable input line. */
-void pl_node_error(pl_node *node, parley_status st);
+void pipe_node_error(pipe_node *node, parley_status st);
 
 /* True once the graph is shutting down (sources should return). */
-int pl_node_stopping(const pl_node *node);
+int pipe_node_stopping(const pipe_node *node);
 
 /* ---- Messages ------------------------------------------------------------------------ */
 
-/* Attaches an NLU result (takes ownership) and makes the message PL_T_NLU. */
-void pl_msg_set_nlu(pl_msg *msg, parley_nlu_result *r);
+/* Attaches an NLU result (takes ownership) and makes the message PIPE_T_NLU. */
+void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r);
 
-/* A new PL_T_TEXT turn for `user` (copied) with a copy of `text`; stamps t_in and seq.
+/* A new PIPE_T_TEXT turn for `user` (copied) with a copy of `text`; stamps t_in and seq.
  * NULL when out of memory. */
-pl_msg *pl_msg_new(pl_graph *g, const char *user, const char *text);
+pipe_msg *pipe_msg_new(pipe_graph *g, const char *user, const char *text);
 /* NULL is a no-op. */
-void pl_msg_free(pl_msg *msg);
+void pipe_msg_free(pipe_msg *msg);
 /* A deep copy (fan-out to several inputs); NULL when out of memory. */
-pl_msg *pl_msg_clone(const pl_msg *msg);
+pipe_msg *pipe_msg_clone(const pipe_msg *msg);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
-int64_t pl_now_ns(void);
+int64_t pipe_now_ns(void);
 
 #endif

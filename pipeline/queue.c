@@ -10,17 +10,17 @@
 #include "pipeline/queue.h"
 #include "sdk/base/alloc.h"
 
-struct pl_queue {
+struct pipe_queue {
     pthread_mutex_t mu;
     pthread_cond_t not_empty, not_full;
-    pl_qitem *ring;
+    pipe_qitem *ring;
     size_t cap, head, len;
     int closed;
 };
 
-pl_queue *pl_queue_new(size_t capacity)
+pipe_queue *pipe_queue_new(size_t capacity)
 {
-    pl_queue *q = pl_calloc(1, sizeof *q);
+    pipe_queue *q = pl_calloc(1, sizeof *q);
     if (!q)
         return NULL;
     q->ring = pl_calloc(capacity ? capacity : 1, sizeof *q->ring);
@@ -39,7 +39,7 @@ pl_queue *pl_queue_new(size_t capacity)
     return q;
 }
 
-void pl_queue_free(pl_queue *q)
+void pipe_queue_free(pipe_queue *q)
 {
     if (!q)
         return;
@@ -50,7 +50,7 @@ void pl_queue_free(pl_queue *q)
     pl_free(q);
 }
 
-int pl_queue_push(pl_queue *q, pl_qitem item)
+int pipe_queue_push(pipe_queue *q, pipe_qitem item)
 {
     pthread_mutex_lock(&q->mu);
     while (q->len == q->cap && !q->closed)
@@ -66,7 +66,7 @@ int pl_queue_push(pl_queue *q, pl_qitem item)
     return 0;
 }
 
-size_t pl_queue_pop(pl_queue *q, pl_qitem *out, size_t max, long delay_us)
+size_t pipe_queue_pop(pipe_queue *q, pipe_qitem *out, size_t max, long delay_us)
 {
     pthread_mutex_lock(&q->mu);
     while (q->len == 0 && !q->closed)
@@ -93,7 +93,7 @@ size_t pl_queue_pop(pl_queue *q, pl_qitem *out, size_t max, long delay_us)
     return n;
 }
 
-void pl_queue_close(pl_queue *q)
+void pipe_queue_close(pipe_queue *q)
 {
     pthread_mutex_lock(&q->mu);
     q->closed = 1;
@@ -102,7 +102,7 @@ void pl_queue_close(pl_queue *q)
     pthread_mutex_unlock(&q->mu);
 }
 
-size_t pl_queue_len(pl_queue *q)
+size_t pipe_queue_len(pipe_queue *q)
 {
     pthread_mutex_lock(&q->mu);
     size_t n = q->len;

@@ -30,14 +30,14 @@ typedef struct api_state {
 } api_state;
 
 struct parley_pipeline {
-    pl_graph *g;
-    pl_node *api;
+    pipe_graph *g;
+    pipe_node *api;
     api_state *s;
 };
 
-static const pl_port_spec ports[] = {
-    { "text", PL_OUT, PL_T_TEXT, 0, "texts the application submits" },
-    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU | PL_T_TEXT, 1,
+static const pipe_port_spec ports[] = {
+    { "text", PIPE_OUT, PIPE_T_TEXT, 0, "texts the application submits" },
+    { "reply", PIPE_IN, PIPE_T_REPLY | PIPE_T_NLU | PIPE_T_TEXT, 1,
       "replies (or NLU results, or transcripts) handed back to the application" },
     { NULL, 0, 0, 0, NULL },
 };
@@ -69,14 +69,14 @@ static const char *dup_or_empty(const char *s, int *ok)
 }
 
 /* An owned reply for msg; NULL when out of memory. */
-static reply_box *make_reply(const pl_msg *m, parley_status st, const char *error)
+static reply_box *make_reply(const pipe_msg *m, parley_status st, const char *error)
 {
     reply_box *b = pl_calloc(1, sizeof *b);
     if (!b)
         return NULL;
     parley_reply *r = &b->r;
     int ok = 1;
-    int is_reply = m->type == PL_T_REPLY;
+    int is_reply = m->type == PIPE_T_REPLY;
     r->status = st;
     r->id = m->seq;
     r->turn = m->turn_id;
@@ -97,7 +97,7 @@ static reply_box *make_reply(const pl_msg *m, parley_status st, const char *erro
     if (!ok && n && b->slots && r->n_slots < n)
         r->n_slots++; /* free the half-made slot too */
     r->slots = b->slots;
-    int64_t end = m->t_out ? m->t_out : pl_now_ns();
+    int64_t end = m->t_out ? m->t_out : pipe_now_ns();
     r->latency_ms = (double)(end - m->t_in) / 1e6;
     r->nlu_ms = (double)m->nlu_ns / 1e6;
     r->nlu_batch = m->nlu_batch;
@@ -109,7 +109,7 @@ static reply_box *make_reply(const pl_msg *m, parley_status st, const char *erro
     return b;
 }
 
-static void deliver(api_state *s, const pl_msg *m, parley_status st, const char *error)
+static void deliver(api_state *s, const pipe_msg *m, parley_status st, const char *error)
 {
     reply_box *b = make_reply(m, st, error);
     if (!b) {
@@ -136,7 +136,7 @@ static void deliver(api_state *s, const pl_msg *m, parley_status st, const char 
     pthread_mutex_unlock(&s->mu);
 }
 
-static parley_status api_create(pl_node *node, void **out)
+static parley_status api_create(pipe_node *node, void **out)
 {
     (void)node;
     api_state *s = pl_calloc(1, sizeof *s);
@@ -152,13 +152,13 @@ static parley_status api_create(pl_node *node, void **out)
     return PARLEY_OK;
 }
 
-static parley_status api_process(pl_node *node, void *state, int port, pl_msg *msg)
+static parley_status api_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
-    msg->t_out = pl_now_ns();
+    msg->t_out = pipe_now_ns();
     deliver(state, msg, msg->status,
             msg->status ? (msg->error ? msg->error : parley_status_str(msg->status)) : NULL);
-    pl_node_turn_done(node, msg);
+    pipe_node_turn_done(node, msg);
     return PARLEY_OK;
 }
 
@@ -177,7 +177,7 @@ static void api_destroy(void *state)
     pl_free(s);
 }
 
-const pl_kind svc_kind_api = {
+const pipe_kind svc_kind_api = {
     .name = "api",
     .doc = "the embedding application's door: parley_pipeline_submit() in, replies out",
     .ports = ports,
@@ -202,26 +202,26 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_open: NULL argument");
     *out = NULL;
     parley_pipeline_params pp = params ? *params : parley_pipeline_params_default();
-    pl_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
+    pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
     parley_pipeline *p = pl_calloc(1, sizeof *p);
     if (!p)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
-    parley_status st = pl_graph_load(graph_path, &opts, &p->g);
+    parley_status st = pipe_graph_load(graph_path, &opts, &p->g);
     if (st)
         goto fail;
-    if (!(p->api = pl_graph_find_kind(p->g, "api"))) {
+    if (!(p->api = pipe_graph_find_kind(p->g, "api"))) {
         st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph has no node of kind 'api'", graph_path);
         goto fail;
     }
-    p->s = pl_node_state(p->api);
+    p->s = pipe_node_state(p->api);
     p->s->fn = pp.on_reply;
     p->s->user_data = pp.user_data;
-    if ((st = pl_graph_start(p->g)))
+    if ((st = pipe_graph_start(p->g)))
         goto fail;
     *out = p;
     return PARLEY_OK;
 fail:
-    pl_graph_close(p->g);
+    pipe_graph_close(p->g);
     pl_free(p);
     return st;
 }
@@ -231,7 +231,7 @@ parley_status parley_pipeline_register_action(parley_pipeline *p, const char *na
 {
     if (!p || !name)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_register_action: NULL argument");
-    return pl_graph_register_action(p->g, name, (pl_fn)fn, user_data);
+    return pipe_graph_register_action(p->g, name, (pipe_fn)fn, user_data);
 }
 
 parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,
@@ -239,13 +239,13 @@ parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const
 {
     if (!p || !user || !text)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
-    pl_msg *m = pl_msg_new(p->g, user, text);
+    pipe_msg *m = pipe_msg_new(p->g, user, text);
     if (!m)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     if (id)
         *id = m->seq;
     /* A turn that cannot enter the graph is failed, and so still gets its reply. */
-    return pl_node_emit(p->api, 0, m);
+    return pipe_node_emit(p->api, 0, m);
 }
 
 parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_reply **out)
@@ -289,6 +289,6 @@ void parley_pipeline_close(parley_pipeline *p)
 {
     if (!p)
         return;
-    pl_graph_close(p->g);
+    pipe_graph_close(p->g);
     pl_free(p);
 }

@@ -18,14 +18,14 @@ typedef struct asr_state {
     pthread_mutex_t mu;
 } asr_state;
 
-static const pl_port_spec ports[] = {
-    { "in", PL_IN, PL_T_AUDIO | PL_T_TEXT, 1, "audio (gets a scripted transcript) or text" },
-    { "text", PL_OUT, PL_T_TEXT, 0, "transcripts" },
+static const pipe_port_spec ports[] = {
+    { "in", PIPE_IN, PIPE_T_AUDIO | PIPE_T_TEXT, 1, "audio (gets a scripted transcript) or text" },
+    { "text", PIPE_OUT, PIPE_T_TEXT, 0, "transcripts" },
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pl_param_spec params[] = {
-    { "transcripts", PL_P_PATH, "", 0, 0, "file of transcripts, one per line, replayed for audio" },
+static const pipe_param_spec params[] = {
+    { "transcripts", PIPE_P_PATH, "", 0, 0, "file of transcripts, one per line, replayed for audio" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
@@ -64,13 +64,13 @@ static parley_status read_lines(asr_state *s, const char *path)
     return st;
 }
 
-static parley_status asr_create(pl_node *node, void **out)
+static parley_status asr_create(pipe_node *node, void **out)
 {
     asr_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&s->mu, NULL);
-    const char *path = pl_node_param_str(node, "transcripts");
+    const char *path = pipe_node_param_str(node, "transcripts");
     parley_status st = path[0] ? read_lines(s, path) : PARLEY_OK;
     if (st) {
         asr_destroy(s);
@@ -80,32 +80,32 @@ static parley_status asr_create(pl_node *node, void **out)
     return PARLEY_OK;
 }
 
-static parley_status asr_process(pl_node *node, void *state, int port, pl_msg *msg)
+static parley_status asr_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     asr_state *s = state;
     (void)port;
-    if (msg->type == PL_T_AUDIO) {
+    if (msg->type == PIPE_T_AUDIO) {
         pthread_mutex_lock(&s->mu);
         const char *line = s->next < s->n ? s->lines[s->next++] : NULL;
         pthread_mutex_unlock(&s->mu);
         if (!line) {
-            pl_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOT_FOUND,
+            pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOT_FOUND,
                                                  "asr.stub: no scripted transcript left"));
             return PARLEY_OK;
         }
         char *t = pl_strdup(line);
         if (!t) {
-            pl_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory"));
+            pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory"));
             return PARLEY_OK;
         }
         pl_free(msg->text);
         msg->text = t;
-        msg->type = PL_T_TEXT;
+        msg->type = PIPE_T_TEXT;
     }
-    return pl_node_emit(node, 1, msg); /* ports[1]: text */
+    return pipe_node_emit(node, 1, msg); /* ports[1]: text */
 }
 
-const pl_kind svc_kind_asr_stub = {
+const pipe_kind svc_kind_asr_stub = {
     .name = "asr.stub",
     .doc = "passes text through; replays scripted transcripts for audio (testing without ASR)",
     .ports = ports,

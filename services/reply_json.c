@@ -5,12 +5,12 @@
 
 #include "services/reply_json.h"
 
-static void add_slots(cJSON *o, const pl_msg *m)
+static void add_slots(cJSON *o, const pipe_msg *m)
 {
     cJSON *slots = cJSON_AddObjectToObject(o, "slots");
     if (!slots)
         return;
-    if (m->type == PL_T_REPLY) {
+    if (m->type == PIPE_T_REPLY) {
         for (size_t i = 0; i < m->n_slots; i++)
             cJSON_AddStringToObject(slots, m->slots[i].name, m->slots[i].value);
     } else if (m->nlu) {
@@ -19,7 +19,7 @@ static void add_slots(cJSON *o, const pl_msg *m)
     }
 }
 
-char *svc_reply_json(const pl_msg *m, const char *error)
+char *svc_reply_json(const pipe_msg *m, const char *error)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -29,12 +29,12 @@ char *svc_reply_json(const pl_msg *m, const char *error)
     if (error) {
         cJSON_AddStringToObject(o, "error", error);
     } else {
-        if (m->type == PL_T_REPLY && m->reply)
+        if (m->type == PIPE_T_REPLY && m->reply)
             cJSON_AddStringToObject(o, "reply", m->reply);
         else
             cJSON_AddNullToObject(o, "reply");
-        const char *intent = m->type == PL_T_REPLY ? m->intent : m->nlu ? m->nlu->intent : NULL;
-        float conf = m->type == PL_T_REPLY ? m->confidence : m->nlu ? m->nlu->confidence : 0;
+        const char *intent = m->type == PIPE_T_REPLY ? m->intent : m->nlu ? m->nlu->intent : NULL;
+        float conf = m->type == PIPE_T_REPLY ? m->confidence : m->nlu ? m->nlu->confidence : 0;
         if (intent)
             cJSON_AddStringToObject(o, "intent", intent);
         else

@@ -8,6 +8,6 @@
  * {"user","turn","error"} when error is not NULL. "turn" is the dialog's turn number, or
  * the graph's sequence number when no dialog counted it. Owned by the caller (cJSON_free);
  * NULL when out of memory. */
-char *svc_reply_json(const pl_msg *m, const char *error);
+char *svc_reply_json(const pipe_msg *m, const char *error);
 
 #endif

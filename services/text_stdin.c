@@ -22,20 +22,20 @@ typedef struct stdin_state {
     int own_fd;
 } stdin_state;
 
-static const pl_port_spec ports[] = {
-    { "text", PL_OUT, PL_T_TEXT, 0, "one message per input line" },
+static const pipe_port_spec ports[] = {
+    { "text", PIPE_OUT, PIPE_T_TEXT, 0, "one message per input line" },
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pl_param_spec params[] = {
-    { "path", PL_P_PATH, "-", 0, 0, "file to read; - is standard input" },
-    { "user", PL_P_STRING, "default", 0, 0, "user id of plain-text lines" },
+static const pipe_param_spec params[] = {
+    { "path", PIPE_P_PATH, "-", 0, 0, "file to read; - is standard input" },
+    { "user", PIPE_P_STRING, "default", 0, 0, "user id of plain-text lines" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
-static parley_status stdin_create(pl_node *node, void **out)
+static parley_status stdin_create(pipe_node *node, void **out)
 {
-    const char *path = pl_node_param_str(node, "path");
+    const char *path = pipe_node_param_str(node, "path");
     stdin_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
@@ -61,9 +61,9 @@ static void stdin_destroy(void *state)
 }
 
 /* One line (without its newline) into a turn, or an error on the bus. */
-static void submit_line(pl_node *node, char *line, long lineno)
+static void submit_line(pipe_node *node, char *line, long lineno)
 {
-    const char *user = pl_node_param_str(node, "user"), *text = line;
+    const char *user = pipe_node_param_str(node, "user"), *text = line;
     char idbuf[32];
     cJSON *j = NULL;
     size_t len = strlen(line);
@@ -76,7 +76,7 @@ static void submit_line(pl_node *node, char *line, long lineno)
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "user");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "text");
         if (!j || !cJSON_IsString(t) || !(cJSON_IsString(u) || cJSON_IsNumber(u) || !u)) {
-            pl_node_error(node, pl_fail(PARLEY_ERR_FORMAT,
+            pipe_node_error(node, pl_fail(PARLEY_ERR_FORMAT,
                                         "input line %ld: expected {\"user\": ID, \"text\": "
                                         "\"...\"}", lineno));
             cJSON_Delete(j);
@@ -90,16 +90,16 @@ static void submit_line(pl_node *node, char *line, long lineno)
             user = idbuf;
         }
     }
-    pl_msg *m = pl_msg_new(pl_node_graph(node), user, text);
+    pipe_msg *m = pipe_msg_new(pipe_node_graph(node), user, text);
     cJSON_Delete(j);
     if (!m) {
-        pl_node_error(node, pl_fail(PARLEY_ERR_NOMEM, "input line %ld: out of memory", lineno));
+        pipe_node_error(node, pl_fail(PARLEY_ERR_NOMEM, "input line %ld: out of memory", lineno));
         return;
     }
-    pl_node_emit(node, 0, m);
+    pipe_node_emit(node, 0, m);
 }
 
-static parley_status stdin_run(pl_node *node, void *state)
+static parley_status stdin_run(pipe_node *node, void *state)
 {
     stdin_state *s = state;
     size_t cap = 4096, len = 0;
@@ -116,7 +116,7 @@ static parley_status stdin_run(pl_node *node, void *state)
             len -= (size_t)(nl + 1 - buf);
             memmove(buf, nl + 1, len);
         }
-        if (pl_node_stopping(node))
+        if (pipe_node_stopping(node))
             break;
         struct pollfd p = { s->fd, POLLIN, 0 };
         int r = poll(&p, 1, 100);
@@ -150,7 +150,7 @@ static parley_status stdin_run(pl_node *node, void *state)
     return st;
 }
 
-const pl_kind svc_kind_stdin = {
+const pipe_kind svc_kind_stdin = {
     .name = "text.stdin",
     .doc = "reads turns from standard input or a file: plain text or {\"user\",\"text\"} JSON lines",
     .ports = ports,

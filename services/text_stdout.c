@@ -25,26 +25,26 @@ typedef struct stdout_state {
     pthread_mutex_t mu;
 } stdout_state;
 
-static const pl_port_spec ports[] = {
-    { "reply", PL_IN, PL_T_REPLY | PL_T_NLU | PL_T_TEXT, 1,
+static const pipe_port_spec ports[] = {
+    { "reply", PIPE_IN, PIPE_T_REPLY | PIPE_T_NLU | PIPE_T_TEXT, 1,
       "dialog replies (or bare NLU results, or transcripts)" },
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pl_param_spec params[] = {
-    { "path", PL_P_PATH, "-", 0, 0, "file to append to; - is standard output" },
-    { "format", PL_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)" },
-    { "verbose", PL_P_BOOL, "false", 0, 0, "chat format: show the intent and slots too" },
-    { "prompt", PL_P_STRING, "", 0, 0, "chat format: written after each reply" },
-    { "echo", PL_P_BOOL, "false", 0, 0,
+static const pipe_param_spec params[] = {
+    { "path", PIPE_P_PATH, "-", 0, 0, "file to append to; - is standard output" },
+    { "format", PIPE_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)" },
+    { "verbose", PIPE_P_BOOL, "false", 0, 0, "chat format: show the intent and slots too" },
+    { "prompt", PIPE_P_STRING, "", 0, 0, "chat format: written after each reply" },
+    { "echo", PIPE_P_BOOL, "false", 0, 0,
       "chat format: repeat the user's words before each reply (input from a file or pipe)" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
 /* The chat format: a reply for people (under s->mu). */
-static void write_chat(stdout_state *s, const pl_msg *m, const char *error)
+static void write_chat(stdout_state *s, const pipe_msg *m, const char *error)
 {
-    int reply = m->type == PL_T_REPLY;
+    int reply = m->type == PIPE_T_REPLY;
     if (s->echo)
         fprintf(s->f, "%s\n", m->text ? m->text : "");
     if (error)
@@ -64,7 +64,7 @@ static void write_chat(stdout_state *s, const pl_msg *m, const char *error)
     fputs(s->prompt, s->f);
 }
 
-static void write_line(stdout_state *s, const pl_msg *m, const char *error)
+static void write_line(stdout_state *s, const pipe_msg *m, const char *error)
 {
     if (s->chat) {
         pthread_mutex_lock(&s->mu);
@@ -84,19 +84,19 @@ static void write_line(stdout_state *s, const pl_msg *m, const char *error)
     cJSON_free(line);
 }
 
-static parley_status stdout_create(pl_node *node, void **out)
+static parley_status stdout_create(pipe_node *node, void **out)
 {
-    const char *path = pl_node_param_str(node, "path");
-    const char *format = pl_node_param_str(node, "format");
+    const char *path = pipe_node_param_str(node, "path");
+    const char *format = pipe_node_param_str(node, "format");
     if (strcmp(format, "json") && strcmp(format, "chat"))
         return pl_fail(PARLEY_ERR_CONFIG, "param format: expected json or chat, not '%s'", format);
     stdout_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
     s->chat = !strcmp(format, "chat");
-    s->verbose = pl_node_param_bool(node, "verbose");
-    s->echo = pl_node_param_bool(node, "echo");
-    s->prompt = pl_node_param_str(node, "prompt");
+    s->verbose = pipe_node_param_bool(node, "verbose");
+    s->echo = pipe_node_param_bool(node, "echo");
+    s->prompt = pipe_node_param_str(node, "prompt");
     s->f = stdout;
     if (strcmp(path, "-")) {
         if (!(s->f = fopen(path, "ae"))) {
@@ -110,12 +110,12 @@ static parley_status stdout_create(pl_node *node, void **out)
     return PARLEY_OK;
 }
 
-static parley_status stdout_process(pl_node *node, void *state, int port, pl_msg *msg)
+static parley_status stdout_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
     write_line(state, msg, msg->status ? (msg->error ? msg->error : parley_status_str(msg->status))
                                        : NULL);
-    pl_node_turn_done(node, msg);
+    pipe_node_turn_done(node, msg);
     return PARLEY_OK;
 }
 
@@ -130,7 +130,7 @@ static void stdout_destroy(void *state)
     pl_free(s);
 }
 
-const pl_kind svc_kind_stdout = {
+const pipe_kind svc_kind_stdout = {
     .name = "text.stdout",
     .doc = "writes one JSON line per reply: {user, turn, reply, intent, confidence, slots}",
     .ports = ports,

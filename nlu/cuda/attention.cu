@@ -7,7 +7,7 @@
  * time: lanes compute the scores of keys lane, lane + 32, ..., the warp reduces max and sum,
  * and lanes produce the output dimensions lane, lane + 32, .... Keys at or past the
  * sequence's length are never read; query rows past it are written as zeros. Sequences up
- * to what shared memory holds (cu_attention_smem) are supported; the caller checks.
+ * to what shared memory holds (cuda_attention_smem) are supported; the caller checks.
  */
 #include <math.h>
 
@@ -20,7 +20,7 @@ static __host__ __device__ size_t kv_bytes(int T, int D, size_t elem)
     return ((size_t)T * (2 * D + 1) * elem + 15) & ~(size_t)15;
 }
 
-template <typename S> size_t cu_attention_smem(int T, int D)
+template <typename S> size_t cuda_attention_smem(int T, int D)
 {
     return kv_bytes(T, D, sizeof(S)) + (size_t)ATT_WARPS * (D + T) * sizeof(float);
 }
@@ -89,27 +89,27 @@ attention_kernel(S *out, const S *qkv, const float *bias, const int *len, int T,
     }
 }
 
-template <typename S> parley_status cu_attention_prepare(size_t bytes)
+template <typename S> parley_status cuda_attention_prepare(size_t bytes)
 {
-    return cu_check(cudaFuncSetAttribute(attention_kernel<S>,
+    return cuda_check(cudaFuncSetAttribute(attention_kernel<S>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)bytes),
                     "attention: setting its shared memory size");
 }
 
 template <typename S>
-void cu_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
+void cuda_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
                   int NH, int D, cudaStream_t stream)
 {
     dim3 grid((unsigned)((T + ATT_ROWS - 1) / ATT_ROWS), (unsigned)NH, (unsigned)B);
-    attention_kernel<S><<<grid, ATT_THREADS, cu_attention_smem<S>(T, D), stream>>>(
+    attention_kernel<S><<<grid, ATT_THREADS, cuda_attention_smem<S>(T, D), stream>>>(
         out, qkv, qkv_bias, len, T, NH, D, 1.0f / sqrtf((float)D));
 }
 
 #define INSTANTIATE(S)                                                                     \
-    template size_t cu_attention_smem<S>(int, int);                                        \
-    template parley_status cu_attention_prepare<S>(size_t);                                \
-    template void cu_attention<S>(S *, const S *, const float *, const int *, int, int, int, \
+    template size_t cuda_attention_smem<S>(int, int);                                        \
+    template parley_status cuda_attention_prepare<S>(size_t);                                \
+    template void cuda_attention<S>(S *, const S *, const float *, const int *, int, int, int, \
                                   int, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

@@ -8,7 +8,7 @@
  * into its columns of out (M, H) through per-(sequence, head) pointer arrays, which a tiny
  * kernel fills on the device (once per batch: every layer uses the same buffers) so that a
  * captured graph needs no host work. The QKV bias must
- * already be added (cu_bias_add on qkv). Query rows past a sequence's length get zeros, as
+ * already be added (cuda_bias_add on qkv). Query rows past a sequence's length get zeros, as
  * in attention.cu.
  */
 #include <math.h>
@@ -64,7 +64,7 @@ __global__ void masked_softmax(S *probs, const float *scores, const int *len, in
 }
 
 template <typename S>
-void cu_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
+void cuda_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
                            int B, int T, int NH, int D, cudaStream_t stream)
 {
     const int n = B * NH;
@@ -73,11 +73,11 @@ void cu_attention_pointers(const void **ptrs, S *out, const S *qkv, float *score
 }
 
 template <typename S>
-parley_status cu_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
+parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
                                 const int *len, int B, int T, int NH, int D, cudaStream_t stream)
 {
     const int n = B * NH, H = NH * D;
-    const cudaDataType_t t = cu_type<S>::value;
+    const cudaDataType_t t = cuda_type<S>::value;
     const cublasComputeType_t ct =
         t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     const float one = 1.0f, zero = 0.0f;
@@ -102,9 +102,9 @@ parley_status cu_attention_gemm(cublasHandle_t blas, const void **ptrs, float *s
 }
 
 #define INSTANTIATE(S)                                                                       \
-    template void cu_attention_pointers<S>(const void **, S *, const S *, float *, S *, int, int, \
+    template void cuda_attention_pointers<S>(const void **, S *, const S *, float *, S *, int, int, \
                                            int, int, cudaStream_t);                          \
-    template parley_status cu_attention_gemm<S>(cublasHandle_t, const void **, float *, S *,  \
+    template parley_status cuda_attention_gemm<S>(cublasHandle_t, const void **, float *, S *,  \
                                                 const int *, int, int, int, int, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

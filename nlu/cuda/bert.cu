@@ -41,7 +41,7 @@ struct cuda_bert {
     void *ps;               // (n_params) in the storage type (== pf for FP32)
     bert_weights wf;        // pointers into pf
     size_t smem_ready;      // dynamic shared memory the attention kernel may use
-    cuda_attention attention;
+    cuda_attention_mode attention;
     int cap_rows, cap_seqs; // what the buffers below hold
     size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
     void *h, *qkv, *att, *proj, *ffn, *pooled; // (rows, H|3H|H|H|I), (seqs, H) of S
@@ -129,13 +129,13 @@ static parley_status reserve(cuda_bert *g, int rows, int seqs, size_t scores)
     parley_status st = PARLEY_OK;
     for (auto &d : dev)
         if (d.bytes &&
-            (st = cu_check(cudaMalloc(d.p, d.bytes), "allocating activations")) != PARLEY_OK)
+            (st = cuda_check(cudaMalloc(d.p, d.bytes), "allocating activations")) != PARLEY_OK)
             break;
     if (st == PARLEY_OK)
-        st = cu_check(cudaMallocHost((void **)&g->in_host, in_n * sizeof(int)),
+        st = cuda_check(cudaMallocHost((void **)&g->in_host, in_n * sizeof(int)),
                       "allocating pinned input");
     if (st == PARLEY_OK)
-        st = cu_check(cudaMallocHost((void **)&g->out_host, out_n * sizeof(float)),
+        st = cuda_check(cudaMallocHost((void **)&g->out_host, out_n * sizeof(float)),
                       "allocating pinned output");
     if (st != PARLEY_OK) {
         free_buffers(g);
@@ -164,53 +164,53 @@ template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
     float *intent = g->out, *slots = g->out + (size_t)B * g->NI;
     cudaStream_t s = g->stream;
     parley_status st;
-    if ((st = cu_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
+    if ((st = cuda_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
                                        cudaMemcpyHostToDevice, s), "copying ids in")))
         return st;
     if (gemm_attention(g))
-        cu_attention_pointers<S>(g->ptrs, att, qkv, g->scores, (S *)g->probs, B, T, g->NH, D, s);
-    cu_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w,
+        cuda_attention_pointers<S>(g->ptrs, att, qkv, g->scores, (S *)g->probs, B, T, g->NH, D, s);
+    cuda_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w,
                     w->emb_ln_b, H, g->eps, s);
     for (int l = 0; l < g->L; l++) {
         const size_t lH = (size_t)l * H;
-        if ((st = cu_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
+        if ((st = cuda_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
                                3 * H)))
             return st;
         if (!gemm_attention(g)) {
-            cu_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
+            cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
         } else {
-            cu_bias_add<S>(qkv, w->qkv_b + lH * 3, M, 3 * H, s);
-            if ((st = cu_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B, T,
+            cuda_bias_add<S>(qkv, w->qkv_b + lH * 3, M, 3 * H, s);
+            if ((st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B, T,
                                            g->NH, D, s)))
                 return st;
         }
-        if ((st = cu_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M,
+        if ((st = cuda_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M,
                                H, H)))
             return st;
-        cu_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH,
+        cuda_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH,
                                       w->ln1_b + lH, M, H, g->eps, s);
-        if ((st = cu_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)))
+        if ((st = cuda_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)))
             return st;
-        cu_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
-        if ((st = cu_linear<S>(g->blas, proj, 0, ffn, I, sw<S>(g, w->ffn_out_w + lH * I), M, I,
+        cuda_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
+        if ((st = cuda_linear<S>(g->blas, proj, 0, ffn, I, sw<S>(g, w->ffn_out_w + lH * I), M, I,
                                H)))
             return st;
-        cu_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH,
+        cuda_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH,
                                       M, H, g->eps, s);
     }
     // pooled (B, H) = tanh(pool_w · h[b * T] + pool_b): the first rows, T * H apart
-    if ((st = cu_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)))
+    if ((st = cuda_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)))
         return st;
-    cu_bias_tanh<S>(pooled, w->pool_b, B, H, s);
-    if ((st = cu_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)))
+    cuda_bias_tanh<S>(pooled, w->pool_b, B, H, s);
+    if ((st = cuda_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)))
         return st;
-    cu_bias_add<float>(intent, w->intent_b, B, g->NI, s);
-    if ((st = cu_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)))
+    cuda_bias_add<float>(intent, w->intent_b, B, g->NI, s);
+    if ((st = cuda_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)))
         return st;
-    cu_bias_add<float>(slots, w->slot_b, M, g->NS, s);
-    if ((st = cu_check(cudaGetLastError(), "launching the forward kernels")))
+    cuda_bias_add<float>(slots, w->slot_b, M, g->NS, s);
+    if ((st = cuda_check(cudaGetLastError(), "launching the forward kernels")))
         return st;
-    return cu_check(cudaMemcpyAsync(g->out_host, g->out,
+    return cuda_check(cudaMemcpyAsync(g->out_host, g->out,
                                     ((size_t)B * g->NI + (size_t)M * g->NS) * sizeof(float),
                                     cudaMemcpyDeviceToHost, s),
                     "copying logits out");
@@ -243,14 +243,14 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
         cudaGraphExecDestroy(slot->exec);
     *slot = graph_entry{};
     cudaGraph_t graph = NULL;
-    parley_status st = cu_check(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
+    parley_status st = cuda_check(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
                                 "starting graph capture");
     if (st)
         return st;
     parley_status enq = enqueue_any(g, B, T);
-    st = cu_check(cudaStreamEndCapture(g->stream, &graph), "ending graph capture");
+    st = cuda_check(cudaStreamEndCapture(g->stream, &graph), "ending graph capture");
     if (!enq && !st)
-        st = cu_check(cudaGraphInstantiate(&slot->exec, graph, 0), "instantiating the graph");
+        st = cuda_check(cudaGraphInstantiate(&slot->exec, graph, 0), "instantiating the graph");
     if (graph)
         cudaGraphDestroy(graph);
     if (enq || st) {
@@ -267,21 +267,21 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
 template <typename S> static parley_status prepare_attention(cuda_bert *g)
 {
     int optin = 0;
-    parley_status st = cu_check(cudaDeviceGetAttribute(&optin,
+    parley_status st = cuda_check(cudaDeviceGetAttribute(&optin,
                                                        cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                                        g->device), "reading shared memory size");
-    size_t want = cu_attention_smem<S>(g->P, g->H / g->NH);
+    size_t want = cuda_attention_smem<S>(g->P, g->H / g->NH);
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
-    return st ? st : cu_attention_prepare<S>(g->smem_ready);
+    return st ? st : cuda_attention_prepare<S>(g->smem_ready);
 }
 
 static size_t attention_need(const cuda_bert *g, int T)
 {
     const int D = g->H / g->NH;
     switch (g->prec) {
-    case CUDA_PREC_FP32: return cu_attention_smem<float>(T, D);
-    case CUDA_PREC_BF16: return cu_attention_smem<__nv_bfloat16>(T, D);
-    default: return cu_attention_smem<__half>(T, D);
+    case CUDA_PREC_FP32: return cuda_attention_smem<float>(T, D);
+    case CUDA_PREC_BF16: return cuda_attention_smem<__nv_bfloat16>(T, D);
+    default: return cuda_attention_smem<__half>(T, D);
     }
 }
 
@@ -303,23 +303,23 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     g->NI = c->n_intents, g->NS = c->n_slots, g->V = c->vocab_size, g->P = c->max_positions;
     g->eps = c->ln_eps;
     cudaDeviceProp prop;
-    parley_status st = cu_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
+    parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     if (!st)
-        st = cu_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
+        st = cuda_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
                       "allocating the weights");
     if (!st)
-        st = cu_check(cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float),
+        st = cuda_check(cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float),
                                  cudaMemcpyHostToDevice), "uploading the weights");
     if (!st) /* the pageable upload may still be in flight: g->stream must not read early */
-        st = cu_check(cudaDeviceSynchronize(), "uploading the weights");
+        st = cuda_check(cudaDeviceSynchronize(), "uploading the weights");
     if (!st && prec != CUDA_PREC_FP32) {
-        st = cu_check(cudaMalloc(&g->ps, m->n_params * 2), "allocating the FP16/BF16 weights");
+        st = cuda_check(cudaMalloc(&g->ps, m->n_params * 2), "allocating the FP16/BF16 weights");
         if (!st && prec == CUDA_PREC_BF16)
-            cu_convert<__nv_bfloat16>((__nv_bfloat16 *)g->ps, g->pf, m->n_params, g->stream);
+            cuda_convert<__nv_bfloat16>((__nv_bfloat16 *)g->ps, g->pf, m->n_params, g->stream);
         else if (!st)
-            cu_convert<__half>((__half *)g->ps, g->pf, m->n_params, g->stream);
+            cuda_convert<__half>((__half *)g->ps, g->pf, m->n_params, g->stream);
         if (!st)
-            st = cu_check(cudaStreamSynchronize(g->stream), "converting the weights");
+            st = cuda_check(cudaStreamSynchronize(g->stream), "converting the weights");
     } else {
         g->ps = g->pf;
     }
@@ -363,7 +363,7 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
                        attention_need(g, T), cuda_precision_name(g->prec), g->smem_ready);
     if ((size_t)B * T > (size_t)INT32_MAX / 4)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: batch of %d x %d pieces too big", B, T);
-    if ((st = cu_check(cudaSetDevice(g->device), "selecting the device")) ||
+    if ((st = cuda_check(cudaSetDevice(g->device), "selecting the device")) ||
         (st = reserve(g, B * T, B, gemm ? (size_t)B * g->NH * T * T : 0)))
         return st;
     int *len = g->in_host, *ids = g->in_host + B;
@@ -374,8 +374,8 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
     }
     cudaGraphExec_t exec;
     if ((st = graph_for(g, B, T, &exec)) ||
-        (st = cu_check(cudaGraphLaunch(exec, g->stream), "launching the graph")) ||
-        (st = cu_check(cudaStreamSynchronize(g->stream), "running the forward pass")))
+        (st = cuda_check(cudaGraphLaunch(exec, g->stream), "launching the graph")) ||
+        (st = cuda_check(cudaStreamSynchronize(g->stream), "running the forward pass")))
         return st;
     memcpy(intent_logits, g->out_host, (size_t)B * g->NI * sizeof(float));
     const float *slots = g->out_host + (size_t)B * g->NI;
@@ -385,7 +385,7 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
     return PARLEY_OK;
 }
 
-extern "C" void cuda_bert_set_attention(cuda_bert *g, cuda_attention mode)
+extern "C" void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode)
 {
     if (g->attention != mode)
         drop_graphs(g);
@@ -406,6 +406,6 @@ extern "C" void cuda_bert_close(cuda_bert *g)
     if (g->ps != g->pf)
         cudaFree(g->ps);
     cudaFree(g->pf);
-    cu_context_close(g->stream, g->blas, g->blas_ws);
+    cuda_context_close(g->stream, g->blas, g->blas_ws);
     pl_free(g);
 }

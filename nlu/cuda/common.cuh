@@ -19,15 +19,15 @@ extern "C" {
 
 /* The errors.cu boundary: each returns PARLEY_OK for success, else PARLEY_ERR_DEVICE with a
  * detail message naming `what` and the library's own error name. */
-parley_status cu_check(cudaError_t e, const char *what);
+parley_status cuda_check(cudaError_t e, const char *what);
 parley_status cublas_check(cublasStatus_t s, const char *what);
 
 /* context.cu: makes `device` current, fills *prop, and creates *stream (non-blocking) and
  * *blas on it with a workspace of its own (*blas_ws). On failure what was made is left in
- * the out parameters for cu_context_close, which takes NULLs too. */
-parley_status cu_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
+ * the out parameters for cuda_context_close, which takes NULLs too. */
+parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
                               cublasHandle_t *blas, void **blas_ws);
-void cu_context_close(cudaStream_t stream, cublasHandle_t blas, void *blas_ws);
+void cuda_context_close(cudaStream_t stream, cublasHandle_t blas, void *blas_ws);
 
 __device__ __forceinline__ float to_f(float x) { return x; }
 __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
@@ -42,10 +42,10 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 }
 
 /* The cuBLAS data type of a storage type. */
-template <typename S> struct cu_type;
-template <> struct cu_type<float> { static constexpr cudaDataType_t value = CUDA_R_32F; };
-template <> struct cu_type<__half> { static constexpr cudaDataType_t value = CUDA_R_16F; };
-template <> struct cu_type<__nv_bfloat16> { static constexpr cudaDataType_t value = CUDA_R_16BF; };
+template <typename S> struct cuda_type;
+template <> struct cuda_type<float> { static constexpr cudaDataType_t value = CUDA_R_32F; };
+template <> struct cuda_type<__half> { static constexpr cudaDataType_t value = CUDA_R_16F; };
+template <> struct cuda_type<__nv_bfloat16> { static constexpr cudaDataType_t value = CUDA_R_16BF; };
 
 __device__ __forceinline__ float warp_sum(float v)
 {

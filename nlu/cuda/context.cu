@@ -6,26 +6,26 @@
 
 static const size_t BLAS_WORKSPACE = 32u << 20;
 
-parley_status cu_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
+parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
                               cublasHandle_t *blas, void **blas_ws)
 {
-    parley_status st = cu_check(cudaSetDevice(device), "selecting the device");
+    parley_status st = cuda_check(cudaSetDevice(device), "selecting the device");
     if (!st)
-        st = cu_check(cudaGetDeviceProperties(prop, device), "reading device properties");
+        st = cuda_check(cudaGetDeviceProperties(prop, device), "reading device properties");
     if (!st)
-        st = cu_check(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "creating a stream");
+        st = cuda_check(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "creating a stream");
     if (!st)
         st = cublas_check(cublasCreate(blas), "cublasCreate");
     if (!st)
         st = cublas_check(cublasSetStream(*blas, *stream), "cublasSetStream");
     if (!st)
-        st = cu_check(cudaMalloc(blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
+        st = cuda_check(cudaMalloc(blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
     if (!st)
         st = cublas_check(cublasSetWorkspace(*blas, *blas_ws, BLAS_WORKSPACE), "cublasSetWorkspace");
     return st;
 }
 
-void cu_context_close(cudaStream_t stream, cublasHandle_t blas, void *blas_ws)
+void cuda_context_close(cudaStream_t stream, cublasHandle_t blas, void *blas_ws)
 {
     if (blas)
         cublasDestroy(blas);

@@ -54,8 +54,8 @@ parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, float *intent
  * (attention_gemm.cu; auto, the default), or the fused CUDA-core kernel (attention.cu), kept
  * as the simple reference path the GEMMs are compared with: on an H100 the GEMMs were faster
  * at every shape measured (bench/RESULTS.md), batch 1 included. For tests and benchmarks. */
-typedef enum cuda_attention { CUDA_ATT_AUTO, CUDA_ATT_FUSED, CUDA_ATT_GEMM } cuda_attention;
-void cuda_bert_set_attention(cuda_bert *g, cuda_attention mode);
+typedef enum cuda_attention_mode { CUDA_ATT_AUTO, CUDA_ATT_FUSED, CUDA_ATT_GEMM } cuda_attention_mode;
+void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode);
 
 /* A line naming the device and precision ("NVIDIA H100 80GB HBM3 (cuda:0), fp16"). */
 const char *cuda_bert_describe(const cuda_bert *g);

@@ -26,7 +26,7 @@ parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, float *intent
     return pl_fail(PARLEY_ERR_NOT_BUILT, "this build of parley has no CUDA backend");
 }
 
-void cuda_bert_set_attention(cuda_bert *g, cuda_attention mode)
+void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode)
 {
     (void)g, (void)mode;
 }

@@ -46,7 +46,7 @@ parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b, const ber
                                  float dropout, uint64_t seed, bert_loss *loss, float *grads);
 
 /* One training step: cuda_trainer_grads, then clipping to the global norm `clip` (0 = off,
- * as tr_clip_grads) and AdamW step t (1-based) with *p. */
+ * as train_clip_grads) and AdamW step t (1-based) with *p. */
 parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
                                 float dropout, uint64_t seed, float clip, const adamw_params *p,
                                 long t, bert_loss *loss);

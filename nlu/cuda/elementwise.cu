@@ -53,25 +53,25 @@ __global__ void convert_kernel(S *out, const float *in, size_t total)
 }
 
 template <typename S>
-void cu_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream)
+void cuda_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
     bias_map_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n, op_gelu());
 }
 
 template <typename S>
-void cu_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream)
+void cuda_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
     bias_map_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n, op_tanh());
 }
 
 template <typename S>
-void cu_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream)
+void cuda_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream)
 {
     bias_map_kernel<S><<<row_grid(M, n), EW_THREADS, 0, stream>>>(x, bias, M, n, op_none());
 }
 
 template <typename S>
-void cu_convert(S *out, const float *in, size_t n, cudaStream_t stream)
+void cuda_convert(S *out, const float *in, size_t n, cudaStream_t stream)
 {
     size_t blocks = (n + EW_THREADS - 1) / EW_THREADS;
     convert_kernel<S><<<(unsigned)(blocks < EW_MAX_BLOCKS * 8 ? (blocks ? blocks : 1)
@@ -80,10 +80,10 @@ void cu_convert(S *out, const float *in, size_t n, cudaStream_t stream)
 }
 
 #define INSTANTIATE(S)                                                            \
-    template void cu_bias_gelu<S>(S *, const float *, int, int, cudaStream_t);    \
-    template void cu_bias_tanh<S>(S *, const float *, int, int, cudaStream_t);    \
-    template void cu_bias_add<S>(S *, const float *, int, int, cudaStream_t);     \
-    template void cu_convert<S>(S *, const float *, size_t, cudaStream_t);
+    template void cuda_bias_gelu<S>(S *, const float *, int, int, cudaStream_t);    \
+    template void cuda_bias_tanh<S>(S *, const float *, int, int, cudaStream_t);    \
+    template void cuda_bias_add<S>(S *, const float *, int, int, cudaStream_t);     \
+    template void cuda_convert<S>(S *, const float *, size_t, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)

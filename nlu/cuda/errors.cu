@@ -1,11 +1,11 @@
 /* errors.cu — the one boundary where CUDA runtime and cuBLAS errors become parley_status.
  *
- * Every CUDA or cuBLAS call in nlu/cuda/ goes through cu_check or cublas_check; nothing
+ * Every CUDA or cuBLAS call in nlu/cuda/ goes through cuda_check or cublas_check; nothing
  * else looks at cudaError_t or cublasStatus_t.
  */
 #include "nlu/cuda/common.cuh"
 
-parley_status cu_check(cudaError_t e, const char *what)
+parley_status cuda_check(cudaError_t e, const char *what)
 {
     if (e == cudaSuccess)
         return PARLEY_OK;

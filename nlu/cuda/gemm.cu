@@ -8,11 +8,11 @@
 #include "nlu/cuda/ops.cuh"
 
 template <typename S>
-parley_status cu_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
+parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
                         int M, int IC, int OC)
 {
     const float alpha = 1.0f, beta = 0.0f;
-    const cudaDataType_t t = cu_type<S>::value, yt = y_f32 ? CUDA_R_32F : t;
+    const cudaDataType_t t = cuda_type<S>::value, yt = y_f32 ? CUDA_R_32F : t;
     const cublasComputeType_t ct =
         t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     return cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, &alpha, w, t, IC,
@@ -20,10 +20,10 @@ parley_status cu_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ld
                         "cublasGemmEx");
 }
 
-template parley_status cu_linear<float>(cublasHandle_t, void *, int, const float *, int,
+template parley_status cuda_linear<float>(cublasHandle_t, void *, int, const float *, int,
                                         const float *, int, int, int);
-template parley_status cu_linear<__half>(cublasHandle_t, void *, int, const __half *, int,
+template parley_status cuda_linear<__half>(cublasHandle_t, void *, int, const __half *, int,
                                          const __half *, int, int, int);
-template parley_status cu_linear<__nv_bfloat16>(cublasHandle_t, void *, int,
+template parley_status cuda_linear<__nv_bfloat16>(cublasHandle_t, void *, int,
                                                 const __nv_bfloat16 *, int,
                                                 const __nv_bfloat16 *, int, int, int);

@@ -57,7 +57,7 @@ __global__ void bias_residual_layernorm_kernel(S *h, const S *x, const float *bi
 }
 
 template <typename S>
-void cu_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
+void cuda_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
                   const float *type, const float *w, const float *b, int H, float eps,
                   cudaStream_t stream)
 {
@@ -66,7 +66,7 @@ void cu_embedding(S *out, const int *ids, int M, int T, const float *word, const
 }
 
 template <typename S>
-void cu_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
+void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
                                 const float *b, int M, int H, float eps, cudaStream_t stream)
 {
     bias_residual_layernorm_kernel<S><<<M, LN_THREADS, H * sizeof(float), stream>>>(
@@ -74,10 +74,10 @@ void cu_bias_residual_layernorm(S *h, const S *x, const float *bias, const float
 }
 
 #define INSTANTIATE(S)                                                                       \
-    template void cu_embedding<S>(S *, const int *, int, int, const float *, const float *,   \
+    template void cuda_embedding<S>(S *, const int *, int, int, const float *, const float *,   \
                                   const float *, const float *, const float *, int, float,    \
                                   cudaStream_t);                                              \
-    template void cu_bias_residual_layernorm<S>(S *, const S *, const float *, const float *, \
+    template void cuda_bias_residual_layernorm<S>(S *, const S *, const float *, const float *, \
                                                 const float *, int, int, float, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

@@ -14,60 +14,60 @@
 
 // out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H)
 template <typename S>
-void cu_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
+void cuda_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
                   const float *type, const float *w, const float *b, int H, float eps,
                   cudaStream_t stream);
 
 // h (M, H) = LayerNorm(h + x + bias) with w, b (H); bias may be NULL
 template <typename S>
-void cu_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
+void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
                                 const float *b, int M, int H, float eps, cudaStream_t stream);
 
 // x (M, n) = gelu(x + bias (n)), GELU with erf
 template <typename S>
-void cu_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream);
+void cuda_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
 // x (M, n) = tanh(x + bias (n))
 template <typename S>
-void cu_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream);
+void cuda_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
 // x (M, n) += bias (n) (the heads' logits in float; the QKV rows before attention_gemm)
 template <typename S>
-void cu_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream);
+void cuda_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
 /* Shared memory the attention kernel needs for sequences of T rows and heads of D; the
- * caller checks it against the device's limit (cu_attention_prepare). */
-template <typename S> size_t cu_attention_smem(int T, int D);
+ * caller checks it against the device's limit (cuda_attention_prepare). */
+template <typename S> size_t cuda_attention_smem(int T, int D);
 /* Lets the kernel use `bytes` of dynamic shared memory (once per device and type). */
-template <typename S> parley_status cu_attention_prepare(size_t bytes);
+template <typename S> parley_status cuda_attention_prepare(size_t bytes);
 
 // out (M, NH*D) = softmax(q k^T / sqrt(D), keys < len) v per sequence and head, with
 // q, k, v = qkv (M, 3H) + qkv_bias (3H): query, key and value blocks of H = NH * D
 template <typename S>
-void cu_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
+void cuda_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
                   int NH, int D, cudaStream_t stream);
 
 /* The same attention as two batched cuBLAS GEMMs around a masked softmax (attention_gemm.cu),
  * faster on the H100 at every batch measured. qkv must already hold its bias. scores holds
  * B * NH * T * T floats, probs as many S, ptrs 6 * B * NH pointers, all scratch;
- * cu_attention_pointers fills ptrs for out, qkv, scores and probs, once for any number of
- * cu_attention_gemm calls on those buffers. */
+ * cuda_attention_pointers fills ptrs for out, qkv, scores and probs, once for any number of
+ * cuda_attention_gemm calls on those buffers. */
 template <typename S>
-void cu_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
+void cuda_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
                            int B, int T, int NH, int D, cudaStream_t stream);
 template <typename S>
-parley_status cu_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
+parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
                                 const int *len, int B, int T, int NH, int D, cudaStream_t stream);
 
 // out (n) = (S) in (n): float parameters converted to the storage type
 template <typename S>
-void cu_convert(S *out, const float *in, size_t n, cudaStream_t stream);
+void cuda_convert(S *out, const float *in, size_t n, cudaStream_t stream);
 
 /* y (M, OC) = x (M, IC) · w (OC, IC)^T in cuBLAS with FP32 accumulation; x rows ldx apart
  * (IC for a dense matrix). x and w of type S; y of type S or float (y_f32). FP32 storage
  * uses the pedantic FP32 compute type (no TF32). */
 template <typename S>
-parley_status cu_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
+parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
                         int M, int IC, int OC);
 
 #endif

@@ -55,15 +55,15 @@ struct cuda_trainer {
     unsigned char *decay;     // (n)
     __nv_bfloat16 *p16;       // (n) BF16 weights for the GEMMs, NULL in FP32
     bert_weights wp, wg;      // pointers into p and g
-    float *norm_part, *norm_host; // (CT_NORM_BLOCKS) device, pinned
+    float *norm_part, *norm_host; // (CUDA_NORM_BLOCKS) device, pinned
     float *block;             // the activations
     size_t block_cap;         // floats
     __nv_bfloat16 *c16a, *c16b; // BF16 GEMM operand scratch
     size_t c16_cap;           // elements each
     int *ibuf, *ibuf_host;    // per-step ints, device and pinned
     size_t ibuf_cap;
-    int *tb_work;             // host scratch of tb_build (train_batch.h)
-    size_t tb_work_cap;       // ints
+    int *cuda_batch_work;             // host scratch of cuda_batch_build (train_batch.h)
+    size_t cuda_batch_work_cap;       // ints
     float *loss_host;         // pinned (N + B)
     int *best_host;           // pinned (N + B)
     size_t out_cap;
@@ -102,7 +102,7 @@ static size_t tacts_carve(tacts *a, const tdims *d, float *base)
         { &a->d2, N * H }, { &a->dwide, N * wide }, { &a->dslot, N * (size_t)d->NS },
         { &a->dintent, B * (size_t)d->NI }, { &a->dpool, B * H }, { &a->dcls, B * H },
         { &a->ds, d->PS }, { &a->row_loss, N + B },
-        { &a->scratch, N * H + ct_col_sum_scratch(d->N, (int)cols) },
+        { &a->scratch, N * H + cuda_col_sum_scratch(d->N, (int)cols) },
         { (float **)&a->best, N + B }, /* an int fits a float's room */
     };
     size_t at = 0;
@@ -122,9 +122,9 @@ static void free_step_buffers(cuda_trainer *g)
     cudaFreeHost(g->ibuf_host);
     cudaFreeHost(g->loss_host);
     cudaFreeHost(g->best_host);
-    pl_free(g->tb_work);
-    g->tb_work = NULL;
-    g->tb_work_cap = 0;
+    pl_free(g->cuda_batch_work);
+    g->cuda_batch_work = NULL;
+    g->cuda_batch_work_cap = 0;
     g->block = NULL;
     g->c16a = g->c16b = NULL;
     g->ibuf = g->ibuf_host = g->best_host = NULL;
@@ -145,7 +145,7 @@ static parley_status grow(void **buf, size_t *cap, size_t n, size_t sz, int host
         cudaFree(*buf);
     *buf = NULL;
     *cap = 0;
-    parley_status st = cu_check(host ? cudaMallocHost(buf, n * sz) : cudaMalloc(buf, n * sz), what);
+    parley_status st = cuda_check(host ? cudaMallocHost(buf, n * sz) : cudaMalloc(buf, n * sz), what);
     if (st == PARLEY_OK)
         *cap = n;
     return st;
@@ -184,7 +184,7 @@ static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tac
 }
 
 /* The device addresses of a batch's ints (train_batch.h) in the buffer at dev. */
-static tints device_ints(int *dev, const tb_layout *l)
+static tints device_ints(int *dev, const cuda_batch_layout *l)
 {
     return tints{ dev + l->ids, dev + l->pos, dev + l->slot, dev + l->intent, dev + l->seq, dev + l->cls,
                   dev + l->by_id.order, dev + l->by_id.start, dev + l->by_id.row, l->by_id.n,
@@ -200,7 +200,7 @@ static const void *operand(cuda_trainer *g, __nv_bfloat16 *scratch, const float 
 {
     if (g->prec == CUDA_PREC_FP32)
         return x;
-    cu_convert<__nv_bfloat16>(scratch, x, n, g->stream);
+    cuda_convert<__nv_bfloat16>(scratch, x, n, g->stream);
     return scratch;
 }
 
@@ -233,7 +233,7 @@ static parley_status linear(cuda_trainer *g, float *y, const float *x, const flo
     /* row-major y (M, OC) is column-major y^T (OC, M) = w x^T */
     parley_status st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, weight(g, w), IC, xa, IC, y, OC, 0.0f);
     if (!st)
-        cu_bias_add<float>(y, bias, M, OC, g->stream);
+        cuda_bias_add<float>(y, bias, M, OC, g->stream);
     return st;
 }
 
@@ -252,7 +252,7 @@ static parley_status linear_backward(cuda_trainer *g, tacts *a, float *dinp, flo
     if (!st) /* column-major dw^T (IC, OC) += x^T (IC, M) dout (M, OC) */
         st = gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, M, xb, IC, da, OC, dw, IC, 1.0f);
     if (!st && dbias)
-        ct_col_sum_add(dbias, dout, M, OC, a->scratch, g->stream);
+        cuda_col_sum_add(dbias, dout, M, OC, a->scratch, g->stream);
     return st;
 }
 
@@ -272,19 +272,19 @@ static parley_status layer_forward(cuda_trainer *g, const tdims *d, const tints 
     cudaStream_t s = g->stream;
     if ((st = linear(g, qkv, x, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, N, H, 3 * H)) != PARLEY_OK)
         return st;
-    ct_attention_train(att, a->probs + l * d->PS, qkv, t->seq, d->B, d->NH, d->D, p,
+    cuda_attention_train(att, a->probs + l * d->PS, qkv, t->seq, d->B, d->NH, d->D, p,
                        bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
     if ((st = linear(g, a->d1, att, w->attn_out_w + lH * H, w->attn_out_b + lH, N, H, H)) != PARLEY_OK)
         return st;
-    ct_dropout(u1, a->d1, x, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
-    ct_layernorm(h1, u1, w->ln1_w + lH, w->ln1_b + lH, N, H, eps, s);
+    cuda_dropout(u1, a->d1, x, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
+    cuda_layernorm(h1, u1, w->ln1_w + lH, w->ln1_b + lH, N, H, eps, s);
     if ((st = linear(g, pre, h1, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, N, H, I)) != PARLEY_OK)
         return st;
-    ct_gelu(act, pre, NI, s);
+    cuda_gelu(act, pre, NI, s);
     if ((st = linear(g, a->d1, act, w->ffn_out_w + lH * I, w->ffn_out_b + lH, N, I, H)) != PARLEY_OK)
         return st;
-    ct_dropout(u2, a->d1, h1, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
-    ct_layernorm(a->x + (l + 1) * NH, u2, w->ln2_w + lH, w->ln2_b + lH, N, H, eps, s);
+    cuda_dropout(u2, a->d1, h1, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
+    cuda_layernorm(a->x + (l + 1) * NH, u2, w->ln2_w + lH, w->ln2_b + lH, N, H, eps, s);
     return PARLEY_OK;
 }
 
@@ -300,23 +300,23 @@ static parley_status layer_backward(cuda_trainer *g, const tdims *d, const tints
     const float *act = a->act + l * NI, *u2 = a->u2 + l * NH;
     parley_status st;
     cudaStream_t s = g->stream;
-    ct_layernorm_backward(a->dx, gw->ln2_w + lH, gw->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H, eps,
+    cuda_layernorm_backward(a->dx, gw->ln2_w + lH, gw->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H, eps,
                           a->scratch, s);
-    ct_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
+    cuda_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
     if ((st = linear_backward(g, a, a->dwide, gw->ffn_out_w + lH * I, gw->ffn_out_b + lH, a->d1, act,
                               w->ffn_out_w + lH * I, N, I, H, 0)) != PARLEY_OK)
         return st;
-    ct_gelu_backward(a->dwide, pre, a->dwide, NI, s);
+    cuda_gelu_backward(a->dwide, pre, a->dwide, NI, s);
     if ((st = linear_backward(g, a, a->dx, gw->ffn_in_w + lH * I, gw->ffn_in_b + (size_t)l * I, a->dwide,
                               h1, w->ffn_in_w + lH * I, N, H, I, 1)) != PARLEY_OK)
         return st;
-    ct_layernorm_backward(a->dx, gw->ln1_w + lH, gw->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H, eps,
+    cuda_layernorm_backward(a->dx, gw->ln1_w + lH, gw->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H, eps,
                           a->scratch, s);
-    ct_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
+    cuda_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
     if ((st = linear_backward(g, a, a->d2, gw->attn_out_w + lH * H, gw->attn_out_b + lH, a->d1, att,
                               w->attn_out_w + lH * H, N, H, H, 0)) != PARLEY_OK)
         return st;
-    ct_attention_backward(a->dwide, a->ds, a->d2, qkv, a->probs + l * d->PS, t->seq, d->B, d->NH, d->D,
+    cuda_attention_backward(a->dwide, a->ds, a->d2, qkv, a->probs + l * d->PS, t->seq, d->B, d->NH, d->D,
                           p, bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
     return linear_backward(g, a, a->dx, gw->qkv_w + lH * 3 * H, gw->qkv_b + lH * 3, a->dwide, x,
                            w->qkv_w + lH * 3 * H, N, H, 3 * H, 1);
@@ -333,23 +333,23 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
     cudaStream_t s = g->stream;
     parley_status st;
 
-    ct_embedding_sum(a->emb_sum, t->ids, t->pos, w->word_emb, w->pos_emb, w->type_emb, N, H, s);
-    ct_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, N, H, eps, s);
-    ct_dropout(a->x, a->x, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
+    cuda_embedding_sum(a->emb_sum, t->ids, t->pos, w->word_emb, w->pos_emb, w->type_emb, N, H, s);
+    cuda_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, N, H, eps, s);
+    cuda_dropout(a->x, a->x, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
     for (int l = 0; l < d->L; l++)
         if ((st = layer_forward(g, d, t, a, l, p, seed)) != PARLEY_OK)
             return st;
     const float *last = a->x + (size_t)d->L * NH;
-    ct_dropout(a->hd, last, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
+    cuda_dropout(a->hd, last, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
     if ((st = linear(g, a->slot_logits, a->hd, w->slot_w, w->slot_b, N, H, NS)) != PARLEY_OK)
         return st;
-    ct_gather_rows(a->cls, last, t->cls_rows, B, H, s);
+    cuda_gather_rows(a->cls, last, t->cls_rows, B, H, s);
     const void *ca = operand(g, g->c16a, a->cls, BH);
     if ((st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, H, B, H, weight(g, w->pool_w), H, ca, H, a->pooled, H,
                    0.0f)) != PARLEY_OK)
         return st;
-    cu_bias_tanh<float>(a->pooled, w->pool_b, B, H, s);
-    ct_dropout(a->pd, a->pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
+    cuda_bias_tanh<float>(a->pooled, w->pool_b, B, H, s);
+    cuda_dropout(a->pd, a->pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
     if ((st = linear(g, a->intent_logits, a->pd, w->intent_w, w->intent_b, B, H, NI)) != PARLEY_OK)
         return st;
 
@@ -357,40 +357,40 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
     for (int i = 0; i < N; i++)
         scored += y->slot[i] >= 0;
     const float slot_scale = scored ? y->slot_weight / (float)scored : 0.0f;
-    ct_softmax_xent(a->dslot, a->row_loss, a->best, a->slot_logits, t->slot, N, NS, slot_scale, s);
-    ct_softmax_xent(a->dintent, a->row_loss + N, a->best + N, a->intent_logits, t->intent, B, NI,
+    cuda_softmax_xent(a->dslot, a->row_loss, a->best, a->slot_logits, t->slot, N, NS, slot_scale, s);
+    cuda_softmax_xent(a->dintent, a->row_loss + N, a->best + N, a->intent_logits, t->intent, B, NI,
                     1.0f / (float)B, s);
 
     if ((st = linear_backward(g, a, a->dx, gw->slot_w, gw->slot_b, a->dslot, a->hd, w->slot_w, N, H, NS, 0)) !=
         PARLEY_OK)
         return st;
-    ct_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
+    cuda_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
     if ((st = linear_backward(g, a, a->dpool, gw->intent_w, gw->intent_b, a->dintent, a->pd, w->intent_w, B,
                               H, NI, 0)) != PARLEY_OK)
         return st;
-    ct_dropout(a->dpool, a->dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
-    ct_tanh_backward(a->dpool, a->pooled, BH, s);
+    cuda_dropout(a->dpool, a->dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
+    cuda_tanh_backward(a->dpool, a->pooled, BH, s);
     if ((st = linear_backward(g, a, a->dcls, gw->pool_w, gw->pool_b, a->dpool, a->cls, w->pool_w, B, H, H,
                               0)) != PARLEY_OK)
         return st;
-    ct_scatter_add_rows(a->dx, a->dcls, t->cls_rows, B, H, s);
+    cuda_scatter_add_rows(a->dx, a->dcls, t->cls_rows, B, H, s);
     for (int l = d->L - 1; l >= 0; l--)
         if ((st = layer_backward(g, d, t, a, l, p, seed)) != PARLEY_OK)
             return st;
-    ct_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
-    ct_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H, eps,
+    cuda_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
+    cuda_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H, eps,
                           a->scratch, s);
-    ct_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H, s);
-    ct_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg, H, s);
-    ct_segment_sum_add(gw->type_emb, a->dx, t->all_order, t->all_start, t->all_row, 1, H, s);
+    cuda_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H, s);
+    cuda_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg, H, s);
+    cuda_segment_sum_add(gw->type_emb, a->dx, t->all_order, t->all_start, t->all_row, 1, H, s);
 
     /* The loss, as joint_loss sums it on the CPU. */
     const size_t outs = (size_t)N + (size_t)B;
-    if ((st = cu_check(cudaMemcpyAsync(g->loss_host, a->row_loss, outs * sizeof(float),
+    if ((st = cuda_check(cudaMemcpyAsync(g->loss_host, a->row_loss, outs * sizeof(float),
                                        cudaMemcpyDeviceToHost, s), "copying the loss")) != PARLEY_OK ||
-        (st = cu_check(cudaMemcpyAsync(g->best_host, a->best, outs * sizeof(int), cudaMemcpyDeviceToHost, s),
+        (st = cuda_check(cudaMemcpyAsync(g->best_host, a->best, outs * sizeof(int), cudaMemcpyDeviceToHost, s),
                        "copying the predictions")) != PARLEY_OK ||
-        (st = cu_check(cudaStreamSynchronize(s), "training step")) != PARLEY_OK)
+        (st = cuda_check(cudaStreamSynchronize(s), "training step")) != PARLEY_OK)
         return st;
     double intent = 0, slot = 0;
     int slot_correct = 0, intent_correct = 0;
@@ -428,31 +428,31 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     if (d.PS > INT32_MAX)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: a batch of %zu attention scores per layer is too large",
                        d.PS);
-    const size_t work = tb_scratch(&g->cfg, d.N);
-    if (work > g->tb_work_cap) {
-        int *w = (int *)pl_realloc(g->tb_work, work * sizeof(int));
+    const size_t work = cuda_batch_scratch(&g->cfg, d.N);
+    if (work > g->cuda_batch_work_cap) {
+        int *w = (int *)pl_realloc(g->cuda_batch_work, work * sizeof(int));
         if (!w)
             return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory for a batch of %d tokens", d.N);
-        g->tb_work = w;
-        g->tb_work_cap = work;
+        g->cuda_batch_work = w;
+        g->cuda_batch_work_cap = work;
     }
     tacts a;
     tints t;
     cudaSetDevice(g->device);
-    st = reserve(g, &d, tb_bound(d.N, d.B), &a);
+    st = reserve(g, &d, cuda_batch_bound(d.N, d.B), &a);
     if (!st) {
-        tb_layout lay;
-        tb_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->tb_work, &lay);
+        cuda_batch_layout lay;
+        cuda_batch_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->cuda_batch_work, &lay);
         t = device_ints(g->ibuf, &lay);
-        st = cu_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int), cudaMemcpyHostToDevice,
+        st = cuda_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int), cudaMemcpyHostToDevice,
                                       g->stream), "copying the batch");
     }
     if (!st)
-        st = cu_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream), "zeroing the gradients");
+        st = cuda_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream), "zeroing the gradients");
     if (!st)
         st = step_math(g, &d, &t, &a, y, dropout, seed, loss);
     if (!st && grads)
-        st = cu_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
+        st = cuda_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
                       "copying the gradients");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
@@ -464,25 +464,25 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
     parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
     if (st)
         return st;
-    /* The global norm as tr_clip_grads takes it: partial sums on the device, their sum in
+    /* The global norm as train_clip_grads takes it: partial sums on the device, their sum in
      * double here. */
-    ct_sumsq_partials(g->norm_part, g->g, g->n, g->stream);
-    if ((st = cu_check(cudaMemcpyAsync(g->norm_host, g->norm_part, CT_NORM_BLOCKS * sizeof(float),
+    cuda_sumsq_partials(g->norm_part, g->g, g->n, g->stream);
+    if ((st = cuda_check(cudaMemcpyAsync(g->norm_host, g->norm_part, CUDA_NORM_BLOCKS * sizeof(float),
                                        cudaMemcpyDeviceToHost, g->stream), "copying the norm")) ||
-        (st = cu_check(cudaStreamSynchronize(g->stream), "gradient norm")))
+        (st = cuda_check(cudaStreamSynchronize(g->stream), "gradient norm")))
         return pl_wrap(st, "cuda:%d", g->device);
     double sum = 0;
-    for (int i = 0; i < CT_NORM_BLOCKS; i++)
+    for (int i = 0; i < CUDA_NORM_BLOCKS; i++)
         sum += g->norm_host[i];
     const float coef = (float)((double)clip / (sqrt(sum) + 1e-6));
     const double b1 = p->beta1, b2 = p->beta2;
-    const ct_adamw_coef k = {
+    const cuda_adamw_coef k = {
         clip > 0 && coef < 1 ? coef : 1.0f, p->beta1, p->beta2, (float)(1.0 - b1), (float)(1.0 - b2),
         (float)(1.0 - (double)p->lr * p->weight_decay), (float)(p->lr / (1.0 - pow(b1, (double)t))),
         (float)sqrt(1.0 - pow(b2, (double)t)), p->eps,
     };
-    ct_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->n, k, g->stream);
-    st = cu_check(cudaGetLastError(), "AdamW");
+    cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->n, k, g->stream);
+    st = cuda_check(cudaGetLastError(), "AdamW");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
@@ -510,34 +510,34 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     g->n = m->n_params;
     const size_t bytes = g->n * sizeof(float);
     cudaDeviceProp prop;
-    parley_status st = cu_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
+    parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     float **bufs[] = { &g->p, &g->g, &g->m, &g->v };
     for (float **b : bufs)
         if (!st)
-            st = cu_check(cudaMalloc((void **)b, bytes), "allocating the parameters and their state");
+            st = cuda_check(cudaMalloc((void **)b, bytes), "allocating the parameters and their state");
     if (!st)
-        st = cu_check(cudaMalloc((void **)&g->decay, g->n), "allocating the decay mask");
+        st = cuda_check(cudaMalloc((void **)&g->decay, g->n), "allocating the decay mask");
     if (!st)
-        st = cu_check(cudaMalloc((void **)&g->norm_part, CT_NORM_BLOCKS * sizeof(float)), "allocating");
+        st = cuda_check(cudaMalloc((void **)&g->norm_part, CUDA_NORM_BLOCKS * sizeof(float)), "allocating");
     if (!st)
-        st = cu_check(cudaMallocHost((void **)&g->norm_host, CT_NORM_BLOCKS * sizeof(float)), "allocating");
+        st = cuda_check(cudaMallocHost((void **)&g->norm_host, CUDA_NORM_BLOCKS * sizeof(float)), "allocating");
     if (!st)
-        st = cu_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice), "uploading the weights");
+        st = cuda_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice), "uploading the weights");
     if (!st)
-        st = cu_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice), "uploading the decay mask");
+        st = cuda_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice), "uploading the decay mask");
     if (!st)
-        st = cu_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
+        st = cuda_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
     if (!st)
-        st = cu_check(cudaMemset(g->v, 0, bytes), "zeroing the moments");
+        st = cuda_check(cudaMemset(g->v, 0, bytes), "zeroing the moments");
     /* The uploads ran on the legacy stream, whose pageable copies may still be in flight:
      * the trainer's own stream must not read the weights before they land. */
     if (!st)
-        st = cu_check(cudaDeviceSynchronize(), "uploading the weights");
+        st = cuda_check(cudaDeviceSynchronize(), "uploading the weights");
     if (!st && prec == CUDA_PREC_BF16) {
-        st = cu_check(cudaMalloc((void **)&g->p16, g->n * 2), "allocating the BF16 weights");
+        st = cuda_check(cudaMalloc((void **)&g->p16, g->n * 2), "allocating the BF16 weights");
         if (!st) {
-            cu_convert<__nv_bfloat16>(g->p16, g->p, g->n, g->stream);
-            st = cu_check(cudaStreamSynchronize(g->stream), "converting the weights");
+            cuda_convert<__nv_bfloat16>(g->p16, g->p, g->n, g->stream);
+            st = cuda_check(cudaStreamSynchronize(g->stream), "converting the weights");
         }
     }
     if (st) {
@@ -555,11 +555,11 @@ extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *
 {
     const size_t bytes = g->n * sizeof(float);
     cudaSetDevice(g->device);
-    parley_status st = cu_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice), "uploading moments");
+    parley_status st = cuda_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice), "uploading moments");
     if (!st)
-        st = cu_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice), "uploading moments");
+        st = cuda_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice), "uploading moments");
     if (!st) /* as in cuda_trainer_open: the trainer's stream must not read them early */
-        st = cu_check(cudaDeviceSynchronize(), "uploading moments");
+        st = cuda_check(cudaDeviceSynchronize(), "uploading moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
@@ -567,13 +567,13 @@ extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, f
 {
     const size_t bytes = g->n * sizeof(float);
     cudaSetDevice(g->device);
-    parley_status st = cu_check(cudaStreamSynchronize(g->stream), "finishing the step");
+    parley_status st = cuda_check(cudaStreamSynchronize(g->stream), "finishing the step");
     if (!st)
-        st = cu_check(cudaMemcpy(params, g->p, bytes, cudaMemcpyDeviceToHost), "copying the weights");
+        st = cuda_check(cudaMemcpy(params, g->p, bytes, cudaMemcpyDeviceToHost), "copying the weights");
     if (!st && adam_m)
-        st = cu_check(cudaMemcpy(adam_m, g->m, bytes, cudaMemcpyDeviceToHost), "copying the moments");
+        st = cuda_check(cudaMemcpy(adam_m, g->m, bytes, cudaMemcpyDeviceToHost), "copying the moments");
     if (!st && adam_v)
-        st = cu_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost), "copying the moments");
+        st = cuda_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost), "copying the moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
@@ -592,6 +592,6 @@ extern "C" void cuda_trainer_close(cuda_trainer *g)
     for (void *p : dev)
         cudaFree(p);
     cudaFreeHost(g->norm_host);
-    cu_context_close(g->stream, g->blas, g->blas_ws);
+    cuda_context_close(g->stream, g->blas, g->blas_ws);
     pl_free(g);
 }

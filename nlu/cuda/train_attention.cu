@@ -82,7 +82,7 @@ static __global__ void attention_train_kernel(float *out, float *probs, const fl
     }
 }
 
-void ct_attention_train(float *out, float *probs, const float *qkv, const int *seq, int B,
+void cuda_attention_train(float *out, float *probs, const float *qkv, const int *seq, int B,
                         int NH, int D, float p, uint64_t key, cudaStream_t s)
 {
     attention_train_kernel<<<B * NH, 32 * ATT_WARPS, 0, s>>>(
@@ -148,7 +148,7 @@ static __global__ void attention_dkv_kernel(float *dqkv, const float *ds, const 
         }
 }
 
-void ct_attention_backward(float *dqkv, float *ds, const float *dout, const float *qkv,
+void cuda_attention_backward(float *dqkv, float *ds, const float *dout, const float *qkv,
                            const float *probs, const int *seq, int B, int NH, int D, float p,
                            uint64_t key, cudaStream_t s)
 {

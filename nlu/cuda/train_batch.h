@@ -24,27 +24,27 @@ extern "C" {
 #include "nlu/train/bert_train.h"
 
 /* Where each part starts in the buffer (offsets in ints), and the group counts. */
-typedef struct tb_grouping {
+typedef struct cuda_batch_grouping {
     size_t order, start, row;
     int n;                    /* groups */
-} tb_grouping;
+} cuda_batch_grouping;
 
-typedef struct tb_layout {
+typedef struct cuda_batch_layout {
     size_t ids, pos, slot, intent, seq, cls;
-    tb_grouping by_id, by_pos, all;
+    cuda_batch_grouping by_id, by_pos, all;
     size_t used;              /* ints written */
-} tb_layout;
+} cuda_batch_layout;
 
 /* Ints the buffer needs for N tokens of B sequences (an upper bound), and the ints of host
- * scratch tb_build needs for a model of config c. */
-size_t tb_bound(int N, int B);
-size_t tb_scratch(const bert_config *c, int N);
+ * scratch cuda_batch_build needs for a model of config c. */
+size_t cuda_batch_bound(int N, int B);
+size_t cuda_batch_scratch(const bert_config *c, int N);
 
-/* Fills buf (tb_bound ints) for a batch bert_train_check accepted: N tokens, NH heads,
+/* Fills buf (cuda_batch_bound ints) for a batch bert_train_check accepted: N tokens, NH heads,
  * [PAD] id pad_id (-1: none), and writes where everything went to *out. scratch holds
- * tb_scratch ints. */
-void tb_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y, int N,
-              int *buf, int *scratch, tb_layout *out);
+ * cuda_batch_scratch ints. */
+void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y, int N,
+              int *buf, int *scratch, cuda_batch_layout *out);
 
 #ifdef __cplusplus
 }

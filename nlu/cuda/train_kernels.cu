@@ -4,7 +4,7 @@
  * the fused clip + AdamW update. Attention is train_attention.cu.
  *
  * Rows get one block each (LN_THREADS threads striding over the columns); element-wise
- * kernels a grid-stride loop. Column sums go through fixed chunks of CT_COL_ROWS rows whose
+ * kernels a grid-stride loop. Column sums go through fixed chunks of CUDA_COL_ROWS rows whose
  * partial sums are then added in chunk order, so results never depend on scheduling.
  */
 #include <math.h>
@@ -30,20 +30,20 @@ static int ew_blocks(size_t n)
 
 /* ---- column sums --------------------------------------------------------------------- */
 
-size_t ct_col_sum_scratch(int M, int C)
+size_t cuda_col_sum_scratch(int M, int C)
 {
-    return (size_t)((M + CT_COL_ROWS - 1) / CT_COL_ROWS) * (size_t)C;
+    return (size_t)((M + CUDA_COL_ROWS - 1) / CUDA_COL_ROWS) * (size_t)C;
 }
 
-// part (chunks, C): chunk k's sum of rows k*CT_COL_ROWS ..
+// part (chunks, C): chunk k's sum of rows k*CUDA_COL_ROWS ..
 static __global__ void col_partial_kernel(float *part, const float *x, int M, int C)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
     if (c >= C)
         return;
-    const int r1 = min(M, (k + 1) * CT_COL_ROWS);
+    const int r1 = min(M, (k + 1) * CUDA_COL_ROWS);
     float acc = 0.0f;
-    for (int r = k * CT_COL_ROWS; r < r1; r++)
+    for (int r = k * CUDA_COL_ROWS; r < r1; r++)
         acc += x[(size_t)r * C + c];
     part[(size_t)k * C + c] = acc;
 }
@@ -59,9 +59,9 @@ static __global__ void col_finish_kernel(float *out, const float *part, int chun
     out[c] += acc;
 }
 
-void ct_col_sum_add(float *out, const float *x, int M, int C, float *scratch, cudaStream_t s)
+void cuda_col_sum_add(float *out, const float *x, int M, int C, float *scratch, cudaStream_t s)
 {
-    const int chunks = (M + CT_COL_ROWS - 1) / CT_COL_ROWS, cb = (C + COL_THREADS - 1) / COL_THREADS;
+    const int chunks = (M + CUDA_COL_ROWS - 1) / CUDA_COL_ROWS, cb = (C + COL_THREADS - 1) / COL_THREADS;
     if (M < 1)
         return;
     col_partial_kernel<<<dim3(cb, chunks), COL_THREADS, 0, s>>>(scratch, x, M, C);
@@ -80,7 +80,7 @@ static __global__ void embedding_sum_kernel(float *out, const int *ids, const in
         out[t * H + c] = w[c] + p[c] + type[c];
 }
 
-void ct_embedding_sum(float *out, const int *ids, const int *pos, const float *word,
+void cuda_embedding_sum(float *out, const int *ids, const int *pos, const float *word,
                       const float *pos_emb, const float *type, int N, int H, cudaStream_t s)
 {
     if (N > 0)
@@ -100,7 +100,7 @@ static __global__ void segment_sum_kernel(float *table, const float *rows, const
     }
 }
 
-void ct_segment_sum_add(float *table, const float *rows, const int *order, const int *seg_start,
+void cuda_segment_sum_add(float *table, const float *rows, const int *order, const int *seg_start,
                         const int *seg_row, int n_seg, int H, cudaStream_t s)
 {
     if (n_seg > 0)
@@ -139,7 +139,7 @@ static __global__ void layernorm_kernel(float *out, const float *inp, const floa
         out[r * C + c] = (x[c] - mean) * rstd * w[c] + b[c];
 }
 
-void ct_layernorm(float *out, const float *inp, const float *w, const float *b, int M, int C,
+void cuda_layernorm(float *out, const float *inp, const float *w, const float *b, int M, int C,
                   float eps, cudaStream_t s)
 {
     if (M > 0)
@@ -171,16 +171,16 @@ static __global__ void layernorm_backward_kernel(float *dinp, float *gx, const f
     }
 }
 
-void ct_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+void cuda_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
                            const float *inp, const float *w, int M, int C, float eps,
                            float *scratch, cudaStream_t s)
 {
     if (M < 1)
         return;
     float *gx = scratch, *col = scratch + (size_t)M * C;
-    ct_col_sum_add(db, dout, M, C, col, s); /* before dinp may overwrite dout */
+    cuda_col_sum_add(db, dout, M, C, col, s); /* before dinp may overwrite dout */
     layernorm_backward_kernel<<<M, LN_THREADS, 0, s>>>(dinp, gx, dout, inp, w, C, eps);
-    ct_col_sum_add(dw, gx, M, C, col, s);
+    cuda_col_sum_add(dw, gx, M, C, col, s);
 }
 
 /* ---- element-wise -------------------------------------------------------------------- */
@@ -206,13 +206,13 @@ static __global__ void gelu_backward_kernel(float *dinp, const float *inp, const
     }
 }
 
-void ct_gelu(float *out, const float *inp, size_t n, cudaStream_t s)
+void cuda_gelu(float *out, const float *inp, size_t n, cudaStream_t s)
 {
     if (n)
         gelu_kernel<<<ew_blocks(n), EW_THREADS, 0, s>>>(out, inp, n);
 }
 
-void ct_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n, cudaStream_t s)
+void cuda_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n, cudaStream_t s)
 {
     if (n)
         gelu_backward_kernel<<<ew_blocks(n), EW_THREADS, 0, s>>>(dinp, inp, dout, n);
@@ -224,7 +224,7 @@ static __global__ void tanh_backward_kernel(float *d, const float *y, size_t n)
     d[i] *= 1.0f - y[i] * y[i];
 }
 
-void ct_tanh_backward(float *d, const float *y, size_t n, cudaStream_t s)
+void cuda_tanh_backward(float *d, const float *y, size_t n, cudaStream_t s)
 {
     if (n)
         tanh_backward_kernel<<<ew_blocks(n), EW_THREADS, 0, s>>>(d, y, n);
@@ -240,7 +240,7 @@ static __global__ void dropout_kernel(float *out, const float *inp, const float 
     }
 }
 
-void ct_dropout(float *out, const float *inp, const float *res, size_t n, float p, uint64_t key,
+void cuda_dropout(float *out, const float *inp, const float *res, size_t n, float p, uint64_t key,
                 cudaStream_t s)
 {
     if (!n || (p <= 0.0f && !res && out == inp))
@@ -261,13 +261,13 @@ static __global__ void gather_rows_kernel(float *dst, const float *src, const in
     }
 }
 
-void ct_gather_rows(float *dst, const float *src, const int *rows, int n, int H, cudaStream_t s)
+void cuda_gather_rows(float *dst, const float *src, const int *rows, int n, int H, cudaStream_t s)
 {
     if (n > 0)
         gather_rows_kernel<<<n, LN_THREADS, 0, s>>>(dst, src, rows, H, 0);
 }
 
-void ct_scatter_add_rows(float *dst, const float *src, const int *rows, int n, int H,
+void cuda_scatter_add_rows(float *dst, const float *src, const int *rows, int n, int H,
                          cudaStream_t s)
 {
     if (n > 0)
@@ -327,7 +327,7 @@ static __global__ void softmax_xent_kernel(float *dlogits, float *loss, int *bes
             label >= 0 ? scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f)) : 0.0f;
 }
 
-void ct_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,
+void cuda_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,
                      const int *labels, int M, int C, float scale, cudaStream_t s)
 {
     if (M > 0)
@@ -347,14 +347,14 @@ static __global__ void sumsq_kernel(float *part, const float *g, size_t n)
         part[blockIdx.x] = acc;
 }
 
-void ct_sumsq_partials(float *part, const float *g, size_t n, cudaStream_t s)
+void cuda_sumsq_partials(float *part, const float *g, size_t n, cudaStream_t s)
 {
-    sumsq_kernel<<<CT_NORM_BLOCKS, EW_THREADS, 0, s>>>(part, g, n);
+    sumsq_kernel<<<CUDA_NORM_BLOCKS, EW_THREADS, 0, s>>>(part, g, n);
 }
 
 static __global__ void adamw_kernel(float *p, __nv_bfloat16 *p16, const float *g, float *m,
                                     float *v, const unsigned char *decay, size_t n,
-                                    ct_adamw_coef k)
+                                    cuda_adamw_coef k)
 {
     GRID_STRIDE(i, n)
     {
@@ -371,8 +371,8 @@ static __global__ void adamw_kernel(float *p, __nv_bfloat16 *p16, const float *g
     }
 }
 
-void ct_adamw(float *p, __nv_bfloat16 *p16, const float *g, float *m, float *v,
-              const unsigned char *decay, size_t n, ct_adamw_coef k, cudaStream_t s)
+void cuda_adamw(float *p, __nv_bfloat16 *p16, const float *g, float *m, float *v,
+              const unsigned char *decay, size_t n, cuda_adamw_coef k, cudaStream_t s)
 {
     if (n)
         adamw_kernel<<<ew_blocks(n), EW_THREADS, 0, s>>>(p, p16, g, m, v, decay, n, k);

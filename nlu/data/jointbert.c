@@ -58,7 +58,7 @@ static parley_status line_file_read(const char *dir, const char *name, line_file
     if (!(f->path = pl_malloc(dl + strlen(name) + 2)))
         return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory", dir);
     sprintf(f->path, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", name);
-    if ((st = st_read_file(f->path, MAX_FILE, &f->buf, &len)) != PARLEY_OK)
+    if ((st = sft_read_file(f->path, MAX_FILE, &f->buf, &len)) != PARLEY_OK)
         return st;
     size_t n = 0;
     for (size_t i = 0; i < len; i++)

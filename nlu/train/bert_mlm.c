@@ -83,24 +83,24 @@ void bert_mlm_decay_mask(const bert_config *c, unsigned char *decay)
 
 parley_status bert_mlm_save(const bert_config *c, const float *params, const char *path)
 {
-    st_wtensor t[N_MLM];
+    sft_wtensor t[N_MLM];
     for (int k = 0; k < N_MLM; k++) {
-        t[k] = (st_wtensor){ .name = mlm_fields[k].name, .data = params };
+        t[k] = (sft_wtensor){ .name = mlm_fields[k].name, .data = params };
         t[k].ndim = field_shape(c, k, t[k].shape);
         params += field_size(c, k);
     }
-    st_atomic a;
-    parley_status st = st_atomic_begin(&a, path);
-    if (st == PARLEY_OK && (st = st_write_f32(&a, t, N_MLM)) == PARLEY_OK)
-        st = st_atomic_commit(&a);
-    st_atomic_abort(&a);
+    sft_atomic a;
+    parley_status st = sft_atomic_begin(&a, path);
+    if (st == PARLEY_OK && (st = sft_write_f32(&a, t, N_MLM)) == PARLEY_OK)
+        st = sft_atomic_commit(&a);
+    sft_atomic_abort(&a);
     return st;
 }
 
 parley_status bert_mlm_load(const bert_config *c, const char *path, float *params)
 {
-    st_file *f = NULL;
-    parley_status st = st_open(path, &f);
+    sft_file *f = NULL;
+    parley_status st = sft_open(path, &f);
     if (st != PARLEY_OK)
         return st;
     if (f->n_tensors != N_MLM) {
@@ -109,7 +109,7 @@ parley_status bert_mlm_load(const bert_config *c, const char *path, float *param
         goto done;
     }
     for (int k = 0; k < N_MLM && st == PARLEY_OK; k++) {
-        const st_tensor *t = st_find(f, mlm_fields[k].name);
+        const sft_tensor *t = sft_find(f, mlm_fields[k].name);
         int64_t shape[2];
         int ndim = field_shape(c, k, shape);
         if (!t) {
@@ -117,14 +117,14 @@ parley_status bert_mlm_load(const bert_config *c, const char *path, float *param
         } else if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof shape[0])) {
             char want[64], got[256];
             st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", path, t->name,
-                         st_shape_str(want, sizeof want, shape, ndim), st_shape_str(got, sizeof got, t->shape, t->ndim));
+                         sft_shape_str(want, sizeof want, shape, ndim), sft_shape_str(got, sizeof got, t->shape, t->ndim));
         } else {
-            st = st_read_f32(f, t, params);
+            st = sft_read_f32(f, t, params);
         }
         params += field_size(c, k);
     }
 done:
-    st_close(f);
+    sft_close(f);
     return st;
 }
 

@@ -98,7 +98,7 @@ static parley_status read_text(corpus *c, const char *const *files, int n_files)
     for (int f = 0; f < n_files; f++) {
         char *text = NULL;
         size_t len = 0;
-        parley_status st = st_read_file(files[f], TEXT_MAX_BYTES, &text, &len);
+        parley_status st = sft_read_file(files[f], TEXT_MAX_BYTES, &text, &len);
         if (st != PARLEY_OK)
             return pl_wrap(st, "pretrain: --text");
         int no = 0;
@@ -193,7 +193,7 @@ static parley_status check_params(const pretrain_params *p)
     if (!p->text || p->n_text < 1 || !t->out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: text files and the output directory are required");
     int gpu;
-    if ((st = tr_parse_device(t->device, &gpu)) != PARLEY_OK)
+    if ((st = train_parse_device(t->device, &gpu)) != PARLEY_OK)
         return st;
     if (gpu != CUDA_DEVICE_CPU)
         return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": this version pretrains on the CPU only", t->device);
@@ -215,7 +215,7 @@ static parley_status split(pt_run *r)
     int n = r->text.n;
     if (!(r->order = pl_malloc((size_t)(n ? n : 1) * sizeof *r->order)))
         return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", n);
-    tr_shuffle(r->order, n, tr_mix(r->p->t.seed ^ SPLIT_SALT, 0));
+    train_shuffle(r->order, n, train_mix(r->p->t.seed ^ SPLIT_SALT, 0));
     r->n_hold = (int)floor((double)r->p->holdout * n);
     r->n_train = n - r->n_hold;
     if (r->n_train < 1)
@@ -277,7 +277,7 @@ static parley_status model_prepare(pt_run *r)
     if (p->init && snprintf(path, sizeof path, "%s/%s", p->init, HEAD_FILE) < (int)sizeof path &&
         access(path, F_OK) == 0)
         return (st = bert_mlm_load(c, path, r->head)) == PARLEY_OK ? st : pl_wrap(st, "--init");
-    bert_mlm_init(c, r->head, tr_mix(p->seed ^ HEAD_SALT, 0));
+    bert_mlm_init(c, r->head, train_mix(p->seed ^ HEAD_SALT, 0));
     return PARLEY_OK;
 }
 
@@ -356,29 +356,29 @@ static parley_status train_step(pt_run *r)
     const train_params *p = &r->p->t;
     int e = (int)(r->step / r->epoch_steps), k = (int)(r->step % r->epoch_steps);
     if (r->perm_epoch != e) {
-        tr_shuffle(r->perm, r->n_train, tr_mix(p->seed ^ SHUFFLE_SALT, (uint64_t)e));
+        train_shuffle(r->perm, r->n_train, train_mix(p->seed ^ SHUFFLE_SALT, (uint64_t)e));
         r->perm_epoch = e;
     }
     int first = k * p->batch, nb = r->n_train - first < p->batch ? r->n_train - first : p->batch;
-    fill_batch(r, r->perm, first, nb, tr_mix(p->seed ^ MASK_SALT, (uint64_t)r->step));
+    fill_batch(r, r->perm, first, nb, train_mix(p->seed ^ MASK_SALT, (uint64_t)r->step));
     bert_batch b = { nb, r->b_len, r->b_ids };
     bert_mlm_loss loss;
     const size_t np = r->m->n_params;
-    double t0 = tr_now_s();
+    double t0 = train_now_s();
     memset(r->grads, 0, (np + r->n_head) * sizeof *r->grads);
     parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, p->dropout,
-                                        tr_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads,
+                                        train_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads,
                                         r->grads + np, &loss);
     if (st != PARLEY_OK)
         return pl_wrap(st, "pretraining step %ld", r->step + 1);
     if (!isfinite(loss.loss))
         return pl_fail(PARLEY_ERR_CONFIG, "pretraining step %ld: the loss is %g; try a lower --lr", r->step + 1,
                        (double)loss.loss);
-    tr_clip_grads(r->grads, np + r->n_head, p->clip);
-    adamw_params ap = { tr_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, p->weight_decay };
+    train_clip_grads(r->grads, np + r->n_head, p->clip);
+    adamw_params ap = { train_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, p->weight_decay };
     adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, r->n_enc, r->step + 1, &ap);
     adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head, r->step + 1, &ap);
-    r->t_train += tr_now_s() - t0;
+    r->t_train += train_now_s() - t0;
     r->pr.lr = ap.lr;
     r->step++;
     r->steps_done++;
@@ -396,7 +396,7 @@ static parley_status score_holdout(pt_run *r)
     long masked = 0, correct = 0;
     for (int first = 0, chunk = 0; first < r->n_hold; first += batch, chunk++) {
         int nb = r->n_hold - first < batch ? r->n_hold - first : batch;
-        fill_batch(r, NULL, first, nb, tr_mix(r->p->t.seed ^ EVAL_SALT, (uint64_t)chunk));
+        fill_batch(r, NULL, first, nb, train_mix(r->p->t.seed ^ EVAL_SALT, (uint64_t)chunk));
         bert_batch b = { nb, r->b_len, r->b_ids };
         bert_mlm_loss loss;
         parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL, NULL,
@@ -420,7 +420,7 @@ static parley_status save(pt_run *r)
     parley_status st;
     if (snprintf(path, sizeof path, "%s/%s", out, HEAD_FILE) >= (int)sizeof path)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", out);
-    if ((st = tr_make_dirs(out)) != PARLEY_OK || (st = bert_model_save(r->m, out)) != PARLEY_OK ||
+    if ((st = train_make_dirs(out)) != PARLEY_OK || (st = bert_model_save(r->m, out)) != PARLEY_OK ||
         (st = bert_mlm_save(&r->m->cfg, r->head, path)) != PARLEY_OK)
         return pl_wrap(st, "pretrain: saving the model");
     return PARLEY_OK;
@@ -465,7 +465,7 @@ parley_status pretrain_run(const pretrain_params *p, pretrain_result *result)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: no params");
     if ((st = check_params(p)) != PARLEY_OK)
         return st;
-    double t0 = tr_now_s();
+    double t0 = train_now_s();
     bert_set_threads(p->t.threads);
     if ((st = run_prepare(&r)) != PARLEY_OK)
         goto done;
@@ -487,7 +487,7 @@ parley_status pretrain_run(const pretrain_params *p, pretrain_result *result)
         goto done;
     if (result)
         *result = (pretrain_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
-                                     .stopped = r.step < r.steps, .wall_s = tr_now_s() - t0,
+                                     .stopped = r.step < r.steps, .wall_s = train_now_s() - t0,
                                      .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
                                      .n_train = r.n_train, .n_holdout = r.n_hold, .mlm_loss = r.pr.mlm_loss,
                                      .mlm_accuracy = r.pr.mlm_accuracy };

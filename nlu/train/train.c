@@ -135,11 +135,11 @@ static void remove_entries(const char *dir, const char *const *keep, int n_keep,
 
 static parley_status write_file(const char *path, const char *text)
 {
-    st_atomic a;
-    parley_status st = st_atomic_begin(&a, path);
-    if (st == PARLEY_OK && (st = st_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
-        st = st_atomic_commit(&a);
-    st_atomic_abort(&a);
+    sft_atomic a;
+    parley_status st = sft_atomic_begin(&a, path);
+    if (st == PARLEY_OK && (st = sft_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
+        st = sft_atomic_commit(&a);
+    sft_atomic_abort(&a);
     return st;
 }
 
@@ -165,7 +165,7 @@ static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds,
 }
 
 /* The training set as model inputs. */
-typedef struct tr_set {
+typedef struct encoded_set {
     int n;
     size_t *off;        /* (n + 1) where each example starts in ids and slot */
     int *ids;           /* [CLS] pieces [SEP] of every example, one after another */
@@ -173,9 +173,9 @@ typedef struct tr_set {
     int *intent;        /* (n) */
     int max_len;        /* longest example in tokens */
     int truncated;      /* examples cut to max_positions */
-} tr_set;
+} encoded_set;
 
-static void set_clear(tr_set *s)
+static void set_clear(encoded_set *s)
 {
     pl_free(s->off);
     pl_free(s->ids);
@@ -185,7 +185,7 @@ static void set_clear(tr_set *s)
 }
 
 /* Encodes ds for model m, whose label lists are ds's own. */
-static parley_status set_encode(tr_set *s, const bert_model *m, const ds_dataset *ds)
+static parley_status set_encode(encoded_set *s, const bert_model *m, const ds_dataset *ds)
 {
     parley_status st = PARLEY_OK;
     wp_tokens tk = { 0 };
@@ -257,7 +257,7 @@ static parley_status tag_table(const nlu_tagset *ts, int **out)
     return PARLEY_OK;
 }
 
-typedef struct tr_eval {
+typedef struct eval_pass {
     const bert_model *m;
     const ds_dataset *ds;
     nlu_tagset ts;
@@ -269,10 +269,10 @@ typedef struct tr_eval {
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
-} tr_eval;
+} eval_pass;
 
 /* Scores one example from its logits: intent (NI), slots (n_used, NS) after [CLS]. */
-static parley_status eval_one(tr_eval *ev, int i, const wp_tokens *tk, int n_used, const float *intent_logits,
+static parley_status eval_one(eval_pass *ev, int i, const wp_tokens *tk, int n_used, const float *intent_logits,
                               const float *slot_logits)
 {
     const bert_config *c = &ev->m->cfg;
@@ -294,7 +294,7 @@ static parley_status eval_one(tr_eval *ev, int i, const wp_tokens *tk, int n_use
 }
 
 /* Runs examples [first, first + n) (n <= EVAL_CHUNK) through the model and scores them. */
-static parley_status eval_chunk(tr_eval *ev, int first, int n)
+static parley_status eval_chunk(eval_pass *ev, int first, int n)
 {
     const bert_config *c = &ev->m->cfg;
     wp_tokens tk[EVAL_CHUNK];
@@ -346,7 +346,7 @@ fail:
 parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out)
 {
     parley_status st;
-    tr_eval ev = { .m = m, .ds = ds };
+    eval_pass ev = { .m = m, .ds = ds };
     if (!out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train_evaluate: out is NULL");
     *out = NULL;
@@ -394,23 +394,23 @@ fail:
 /* ---- the run --------------------------------------------------------------------------- */
 
 /* What a run is: fixed at its start and saved with its state. */
-typedef struct tr_settings {
+typedef struct run_settings {
     int epochs, batch;
     int augment;            /* lookup-table variants per example (ds_augment_lookups) */
     float lr, weight_decay, dropout, slot_weight, clip;
     float word_dropout;     /* chance that a training piece is shown as [UNK] */
     long warmup;            /* steps */
     uint64_t seed;
-} tr_settings;
+} run_settings;
 
-typedef struct tr_run {
+typedef struct run_state {
     const train_params *p;
-    tr_settings s;
+    run_settings s;
     ds_dataset *train, *dev;
     uint64_t train_hash, dev_hash;
     uint64_t state_hash[2];             /* the fingerprints a resumed state was made with */
     bert_model *m;
-    tr_set set;
+    encoded_set set;
     float *grads, *adam_m, *adam_v;     // (n_params) each
     bert_train_ws ws;                   /* the step's activation arena, kept between steps */
     int device;                         /* CUDA_DEVICE_CPU or a GPU's index */
@@ -430,7 +430,7 @@ typedef struct tr_run {
     long steps_done, ex_done;           /* steps and examples trained in this call */
     double loss_sum;                    /* this epoch's losses in this call */
     long loss_steps;
-} tr_run;
+} run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
                       UNK_SALT = 0x554e4b4e4f4953ull;
@@ -439,21 +439,21 @@ static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524
  * lengths) becomes [UNK] with chance p, drawn from (seed, step, position). Slot names
  * and values the training set never shows are common at test time; a model that has
  * sometimes seen [UNK] in a slot learns to tag from the context too. */
-static void word_dropout(tr_run *r, int nb)
+static void word_dropout(run_state *r, int nb)
 {
-    uint64_t key = tr_mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
+    uint64_t key = train_mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
     int unk = wp_vocab_unk(r->m->vocab);
     size_t at = 0;
     for (int j = 0; j < nb; j++) {
         for (int t = 1; t + 1 < r->b_len[j]; t++)
-            if (tr_mix(key, at + (size_t)t) < cut)
+            if (train_mix(key, at + (size_t)t) < cut)
                 r->b_ids[at + (size_t)t] = unk;
         at += (size_t)r->b_len[j];
     }
 }
 
 /* Fills the progress record for event ev and calls back; nonzero asks to stop. */
-static int report(tr_run *r, train_event ev)
+static int report(run_state *r, train_event ev)
 {
     train_progress *pr = &r->pr;
     pr->event = ev;
@@ -471,16 +471,16 @@ static int report(tr_run *r, train_event ev)
 }
 
 /* The order of epoch e (0-based): a function of (seed, e). */
-static void shuffle(tr_run *r, int e)
+static void shuffle(run_state *r, int e)
 {
-    tr_shuffle(r->perm, r->set.n, tr_mix(r->s.seed ^ SHUFFLE_SALT, (uint64_t)e));
+    train_shuffle(r->perm, r->set.n, train_mix(r->s.seed ^ SHUFFLE_SALT, (uint64_t)e));
     r->perm_epoch = e;
 }
 
 /* One optimizer step: the next batch of the current epoch. */
-static parley_status train_step(tr_run *r)
+static parley_status train_step(run_state *r)
 {
-    const tr_set *set = &r->set;
+    const encoded_set *set = &r->set;
     int e = (int)(r->step / r->epoch_steps), k = (int)(r->step % r->epoch_steps);
     if (r->perm_epoch != e)
         shuffle(r, e);
@@ -501,9 +501,9 @@ static parley_status train_step(tr_run *r)
     bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
     bert_loss loss;
     size_t n = r->m->n_params;
-    uint64_t seed = tr_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
-    adamw_params ap = { tr_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
-    double t0 = tr_now_s();
+    uint64_t seed = train_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
+    adamw_params ap = { train_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
+    double t0 = train_now_s();
     parley_status st;
     if (r->gpu) {
         /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
@@ -518,10 +518,10 @@ static parley_status train_step(tr_run *r)
         return pl_fail(PARLEY_ERR_CONFIG, "training step %ld: the loss is %g; try a lower --lr", r->step + 1,
                        (double)loss.total);
     if (!r->gpu) {
-        tr_clip_grads(r->grads, n, r->s.clip);
+        train_clip_grads(r->grads, n, r->s.clip);
         adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
     }
-    r->t_train += tr_now_s() - t0;
+    r->t_train += train_now_s() - t0;
     r->pr.lr = ap.lr;
     r->step++;
     r->steps_done++;
@@ -553,7 +553,7 @@ static int same_labels(const bert_config *c, const ds_dataset *ds)
 }
 
 /* A new model of the requested shape, its vocabulary loaded or learned. */
-static parley_status model_scratch(tr_run *r)
+static parley_status model_scratch(run_state *r)
 {
     const train_params *p = r->p;
     parley_status st;
@@ -594,7 +594,7 @@ fail:
 }
 
 /* The model of p->init; new heads when its labels are not the training set's. */
-static parley_status model_from_init(tr_run *r)
+static parley_status model_from_init(run_state *r)
 {
     parley_status st;
     bert_model *old = NULL;
@@ -631,7 +631,7 @@ fail:
 
 /* ---- the training state ---------------------------------------------------------------- */
 
-static parley_status state_json(const tr_run *r, char **out)
+static parley_status state_json(const run_state *r, char **out)
 {
     char hex[2][20], seed[24];
     cJSON *root = cJSON_CreateObject(), *best = NULL;
@@ -669,18 +669,18 @@ static parley_status state_json(const tr_run *r, char **out)
 }
 
 /* Writes checkpoint step-<step> and makes it the latest. */
-static parley_status state_save(tr_run *r)
+static parley_status state_save(run_state *r)
 {
     parley_status st;
     char name[32], dir[PATH_MAX], path[PATH_MAX], *json = NULL;
-    st_atomic a = { .fd = -1 };
+    sft_atomic a = { .fd = -1 };
     size_t n = r->m->n_params;
-    st_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m }, { "adam_v", 1, { (int64_t)n }, r->adam_v } };
+    sft_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m }, { "adam_v", 1, { (int64_t)n }, r->adam_v } };
     snprintf(name, sizeof name, "step-%09ld", r->step);
-    if ((st = st_make_dir(r->p->out)) != PARLEY_OK || (st = st_make_dir(r->state_dir)) != PARLEY_OK ||
+    if ((st = sft_make_dir(r->p->out)) != PARLEY_OK || (st = sft_make_dir(r->state_dir)) != PARLEY_OK ||
         (st = path_join(dir, r->state_dir, name)) != PARLEY_OK || (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
-        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = st_atomic_begin(&a, path)) != PARLEY_OK ||
-        (st = st_write_f32(&a, t, 2)) != PARLEY_OK || (st = st_atomic_commit(&a)) != PARLEY_OK ||
+        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = sft_atomic_begin(&a, path)) != PARLEY_OK ||
+        (st = sft_write_f32(&a, t, 2)) != PARLEY_OK || (st = sft_atomic_commit(&a)) != PARLEY_OK ||
         (st = state_json(r, &json)) != PARLEY_OK || (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = write_file(path, json)) != PARLEY_OK)
         goto fail;
@@ -692,7 +692,7 @@ static parley_status state_save(tr_run *r)
     remove_entries(r->state_dir, keep, 2, 1);
     r->saved_step = r->step;
 fail:
-    st_atomic_abort(&a);
+    sft_atomic_abort(&a);
     pl_free(json);
     return st == PARLEY_OK ? st : pl_wrap(st, "saving the training state");
 }
@@ -719,7 +719,7 @@ static parley_status json_hex(const cJSON *o, const char *key, const char *where
 }
 
 /* Reads state.json of checkpoint dir into r (settings, step, best, fingerprints). */
-static parley_status state_parse(tr_run *r, const char *dir)
+static parley_status state_parse(run_state *r, const char *dir)
 {
     parley_status st;
     char path[PATH_MAX], *text = NULL;
@@ -727,8 +727,8 @@ static parley_status state_parse(tr_run *r, const char *dir)
     cJSON *root = NULL;
     double v[12];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
-        (st = st_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
-        (st = st_json_parse(text, len, path, &root)) != PARLEY_OK)
+        (st = sft_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
+        (st = sft_json_parse(text, len, path, &root)) != PARLEY_OK)
         goto fail;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, STATE_FORMAT)) {
@@ -779,7 +779,7 @@ fail:
 }
 
 /* The directory of the latest checkpoint, from OUT/train_state/latest. */
-static parley_status state_latest(const tr_run *r, char *dir)
+static parley_status state_latest(const run_state *r, char *dir)
 {
     parley_status st;
     char path[PATH_MAX], *text = NULL;
@@ -789,7 +789,7 @@ static parley_status state_latest(const tr_run *r, char *dir)
     if (access(path, F_OK) != 0)
         return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: no training state to resume (is this the --out of a stopped run?)",
                        path);
-    if ((st = st_read_file(path, 256, &text, &len)) != PARLEY_OK)
+    if ((st = sft_read_file(path, 256, &text, &len)) != PARLEY_OK)
         return st;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         text[--len] = '\0';
@@ -801,7 +801,7 @@ static parley_status state_latest(const tr_run *r, char *dir)
 
 /* Checks the data against checkpoint dir's fingerprints (state_parse read them) and loads
  * its weights (the moments come later, once the buffers exist: state_load_moments). */
-static parley_status state_load(tr_run *r, const char *dir)
+static parley_status state_load(run_state *r, const char *dir)
 {
     parley_status st;
     if (r->state_hash[0] != r->train_hash || r->state_hash[1] != r->dev_hash)
@@ -814,27 +814,27 @@ static parley_status state_load(tr_run *r, const char *dir)
     return PARLEY_OK;
 }
 
-static parley_status state_load_moments(tr_run *r, const char *dir)
+static parley_status state_load_moments(run_state *r, const char *dir)
 {
     parley_status st;
     char path[PATH_MAX];
-    st_file *f = NULL;
+    sft_file *f = NULL;
     float *dst[2] = { r->adam_m, r->adam_v };
     const char *names[2] = { "adam_m", "adam_v" };
-    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = st_open(path, &f)) != PARLEY_OK)
+    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = sft_open(path, &f)) != PARLEY_OK)
         goto fail;
     for (int i = 0; i < 2; i++) {
-        const st_tensor *t = st_find(f, names[i]);
+        const sft_tensor *t = sft_find(f, names[i]);
         if (!t || t->ndim != 1 || t->shape[0] != (int64_t)r->m->n_params) {
             st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing or not of shape [%zu]", path, names[i],
                          r->m->n_params);
             goto fail;
         }
-        if ((st = st_read_f32(f, t, dst[i])) != PARLEY_OK)
+        if ((st = sft_read_f32(f, t, dst[i])) != PARLEY_OK)
             goto fail;
     }
 fail:
-    st_close(f);
+    sft_close(f);
     return st == PARLEY_OK ? st : pl_wrap(st, "--resume");
 }
 
@@ -852,12 +852,12 @@ static int better(const train_scores *a, const train_scores *b)
 /* After the last step of an epoch: score dev, keep the best (or last) model in OUT, save
  * the state, tell the callback. */
 /* Brings the GPU's weights and moments to the host, before scoring or saving. */
-static parley_status sync_host(tr_run *r)
+static parley_status sync_host(run_state *r)
 {
     return r->gpu ? cuda_trainer_download(r->gpu, r->m->params, r->adam_m, r->adam_v) : PARLEY_OK;
 }
 
-static parley_status epoch_end(tr_run *r, int *stop)
+static parley_status epoch_end(run_state *r, int *stop)
 {
     parley_status st;
     int epoch = (int)(r->step / r->epoch_steps), keep = 1;
@@ -892,12 +892,12 @@ static parley_status epoch_end(tr_run *r, int *stop)
 }
 
 /* Checks p, and parses its device and precision into r. */
-static parley_status check_params(const train_params *p, tr_run *r)
+static parley_status check_params(const train_params *p, run_state *r)
 {
     parley_status st;
     if (!p->data || !p->out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: the training data and the output directory are required");
-    if ((st = tr_parse_device(p->device, &r->device)) != PARLEY_OK ||
+    if ((st = train_parse_device(p->device, &r->device)) != PARLEY_OK ||
         (st = cuda_precision_parse(p->precision ? p->precision : "bf16", &r->prec)) != PARLEY_OK)
         return st;
     if (r->prec == CUDA_PREC_FP16)
@@ -918,7 +918,7 @@ static parley_status check_params(const train_params *p, tr_run *r)
     return PARLEY_OK;
 }
 
-static void run_clear(tr_run *r)
+static void run_clear(run_state *r)
 {
     ds_free(r->train);
     ds_free(r->dev);
@@ -938,7 +938,7 @@ static void run_clear(tr_run *r)
 }
 
 /* Puts the training on the GPU when the device says so. */
-static parley_status open_device(tr_run *r)
+static parley_status open_device(run_state *r)
 {
     r->pr.device = "cpu";
     if (r->device == CUDA_DEVICE_CPU)
@@ -953,7 +953,7 @@ static parley_status open_device(tr_run *r)
 }
 
 /* Data, model, settings and buffers: everything before the first step. */
-static parley_status run_prepare(tr_run *r)
+static parley_status run_prepare(run_state *r)
 {
     const train_params *p = r->p;
     parley_status st;
@@ -968,7 +968,7 @@ static parley_status run_prepare(tr_run *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
-        r->s = (tr_settings){ .epochs = p->epochs, .batch = p->batch, .augment = p->augment,
+        r->s = (run_settings){ .epochs = p->epochs, .batch = p->batch, .augment = p->augment,
                               .lr = p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
                               .weight_decay = p->weight_decay, .dropout = p->dropout, .slot_weight = p->slot_weight,
                               .clip = p->clip, .word_dropout = p->word_dropout, .seed = p->seed };
@@ -982,7 +982,7 @@ static parley_status run_prepare(tr_run *r)
         if ((st = state_load(r, dir)) != PARLEY_OK)
             return st;
     } else {
-        if ((st = tr_make_dirs(p->out)) != PARLEY_OK)
+        if ((st = train_make_dirs(p->out)) != PARLEY_OK)
             return st;
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
@@ -1022,8 +1022,8 @@ static parley_status run_prepare(tr_run *r)
 parley_status train_run(const train_params *p, train_result *result)
 {
     parley_status st;
-    tr_run r = { .p = p };
-    double t0 = tr_now_s();
+    run_state r = { .p = p };
+    double t0 = train_now_s();
     int stop = 0;
     if (!p)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train_run: params is NULL");
@@ -1058,7 +1058,7 @@ parley_status train_run(const train_params *p, train_result *result)
     }
     if (result) {
         *result = (train_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
-                                  .stopped = r.step < r.steps, .wall_s = tr_now_s() - t0,
+                                  .stopped = r.step < r.steps, .wall_s = train_now_s() - t0,
                                   .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
                                   .has_dev = r.dev != NULL, .best_epoch = r.best_epoch, .best = r.best };
     }

@@ -10,14 +10,14 @@
 #include "nlu/train/train_util.h"
 #include "sdk/base/error.h"
 
-double tr_now_s(void)
+double train_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-uint64_t tr_mix(uint64_t a, uint64_t b)
+uint64_t train_mix(uint64_t a, uint64_t b)
 {
     uint64_t z = a + 0x9e3779b97f4a7c15ull * (b + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -25,7 +25,7 @@ uint64_t tr_mix(uint64_t a, uint64_t b)
     return z ^ (z >> 31);
 }
 
-float tr_lr_at(float peak, long warmup, long steps, long s)
+float train_lr_at(float peak, long warmup, long steps, long s)
 {
     if (s < warmup)
         return peak * (float)((double)s / (double)(warmup > 1 ? warmup : 1));
@@ -33,7 +33,7 @@ float tr_lr_at(float peak, long warmup, long steps, long s)
     return peak * (float)(left > 0 ? left : 0);
 }
 
-void tr_clip_grads(float *g, size_t n, float clip)
+void train_clip_grads(float *g, size_t n, float clip)
 {
     /* Sixteen float lanes the compiler can vectorize, folded into a double every block of
      * 1024: exact enough for a norm and several times faster than a double loop. */
@@ -56,34 +56,34 @@ void tr_clip_grads(float *g, size_t n, float clip)
             g[i] *= coef;
 }
 
-void tr_shuffle(int *perm, int n, uint64_t key)
+void train_shuffle(int *perm, int n, uint64_t key)
 {
     for (int i = 0; i < n; i++)
         perm[i] = i;
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)(tr_mix(key, (uint64_t)i) % (uint64_t)(i + 1));
+        int j = (int)(train_mix(key, (uint64_t)i) % (uint64_t)(i + 1));
         int t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;
     }
 }
 
-parley_status tr_make_dirs(const char *dir)
+parley_status train_make_dirs(const char *dir)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
     for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
         *s = '\0';
-        parley_status st = st_make_dir(path);
+        parley_status st = sft_make_dir(path);
         *s = '/';
         if (st != PARLEY_OK)
             return st;
     }
-    return st_make_dir(path);
+    return sft_make_dir(path);
 }
 
-parley_status tr_parse_device(const char *device, int *gpu)
+parley_status train_parse_device(const char *device, int *gpu)
 {
     if (!device || !*device) {
         *gpu = CUDA_DEVICE_CPU;

@@ -3,7 +3,7 @@
  * draw of a run comes from, the learning-rate schedule, gradient clipping, the epoch
  * shuffle, the device and creating the output directory.
  *
- * Reproducibility rests on tr_mix: a loop draws everything random as a pure function of
+ * Reproducibility rests on train_mix: a loop draws everything random as a pure function of
  * (seed, something counted), never from a stream, so a run can be replayed or resumed at
  * any step.
  */
@@ -16,29 +16,29 @@
 #include "parley/status.h"
 
 /* Monotonic seconds. */
-double tr_now_s(void);
+double train_now_s(void);
 
 /* splitmix64's finalizer: a well-mixed 64-bit function of (a, b). */
-uint64_t tr_mix(uint64_t a, uint64_t b);
+uint64_t train_mix(uint64_t a, uint64_t b);
 
 /* The learning rate of step s (0-based) of `steps`: linear warmup from 0 over `warmup`
  * steps to `peak`, then linear decay to 0 at the last step (Hugging Face's
  * get_linear_schedule_with_warmup). */
-float tr_lr_at(float peak, long warmup, long steps, long s);
+float train_lr_at(float peak, long warmup, long steps, long s);
 
 /* Scales the n gradients so their global L2 norm is at most clip (torch's
  * clip_grad_norm_: factor clip / (norm + 1e-6), applied only when below 1); clip 0 = off. */
-void tr_clip_grads(float *g, size_t n, float clip);
+void train_clip_grads(float *g, size_t n, float clip);
 
 /* perm (n) = a permutation of 0..n-1, Fisher-Yates driven by key. */
-void tr_shuffle(int *perm, int n, uint64_t key);
+void train_shuffle(int *perm, int n, uint64_t key);
 
 /* The training device: *gpu = CUDA_DEVICE_CPU (cuda_bert.h) for NULL, "" and "cpu", the
  * index for "cuda" and "cuda:N", and for "auto" GPU 0 when one is usable, else the CPU.
  * Anything else is PARLEY_ERR_INVALID_ARG. Whether the GPU works shows when it is opened. */
-parley_status tr_parse_device(const char *device, int *gpu);
+parley_status train_parse_device(const char *device, int *gpu);
 
 /* Creates dir and every missing parent (as mkdir -p); errors name the path. */
-parley_status tr_make_dirs(const char *dir);
+parley_status train_make_dirs(const char *dir);
 
 #endif

@@ -8,24 +8,24 @@
 
 #include "pipeline/graph.h"
 
-extern const pl_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
-extern const pl_kind nlu_kind_bert;
-extern const pl_kind dm_kind_frames;
+extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
+extern const pipe_kind nlu_kind_bert;
+extern const pipe_kind dm_kind_frames;
 
-static const pl_kind *const kinds[] = {
+static const pipe_kind *const kinds[] = {
     &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api, &svc_kind_asr_stub, &nlu_kind_bert,
     &dm_kind_frames,
 };
 
-const pl_kind *pl_kind_at(size_t i)
+const pipe_kind *pipe_kind_at(size_t i)
 {
     return i < sizeof kinds / sizeof *kinds ? kinds[i] : NULL;
 }
 
-const pl_kind *pl_kind_find(const char *name)
+const pipe_kind *pipe_kind_find(const char *name)
 {
-    const pl_kind *k;
-    for (size_t i = 0; (k = pl_kind_at(i)); i++)
+    const pipe_kind *k;
+    for (size_t i = 0; (k = pipe_kind_at(i)); i++)
         if (!strcmp(k->name, name))
             return k;
     return NULL;

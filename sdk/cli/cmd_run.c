@@ -17,13 +17,13 @@
 
 enum { MAX_SETS = 32 };
 
-static void print_event(const pl_event *ev, void *user)
+static void print_event(const pipe_event *ev, void *user)
 {
     (void)user;
-    if (ev->type == PL_EV_NODE_ERROR)
+    if (ev->type == PIPE_EV_NODE_ERROR)
         fprintf(stderr, "parley: node '%s': %s: %s\n", ev->node, parley_status_str(ev->status),
                 ev->message);
-    else if (ev->type == PL_EV_TURN_ERROR)
+    else if (ev->type == PIPE_EV_TURN_ERROR)
         fprintf(stderr, "parley: node '%s': user %s turn %llu failed: %s\n", ev->node,
                 ev->msg->user_id, (unsigned long long)ev->msg->seq, ev->message);
 }
@@ -48,20 +48,20 @@ static void *wait_signal(void *arg)
     while (read(sig_pipe[0], &c, 1) < 0) {
     }
     if (c == 's')
-        pl_graph_stop(arg);
+        pipe_graph_stop(arg);
     return NULL;
 }
 
 /* Loads, runs to the end of input or a signal, drains, closes. */
 static int run_graph(const char *path, const char *const *sets, const char *banner)
 {
-    pl_graph_opts opts = { .set = sets };
-    pl_graph *g = NULL;
-    parley_status st = pl_graph_load(path, &opts, &g);
+    pipe_graph_opts opts = { .set = sets };
+    pipe_graph *g = NULL;
+    parley_status st = pipe_graph_load(path, &opts, &g);
     if (st)
         return cli_fail("run", st);
-    if ((st = pl_graph_subscribe(g, print_event, NULL))) {
-        pl_graph_close(g);
+    if ((st = pipe_graph_subscribe(g, print_event, NULL))) {
+        pipe_graph_close(g);
         return cli_fail("run", st);
     }
     pthread_t waiter;
@@ -76,9 +76,9 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
         fputs(banner, stdout);
         fflush(stdout);
     }
-    st = pl_graph_start(g);
+    st = pipe_graph_start(g);
     if (!st)
-        pl_graph_wait_sources(g);
+        pipe_graph_wait_sources(g);
     if (have_waiter) {
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
@@ -88,7 +88,7 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
         close(sig_pipe[0]);
         close(sig_pipe[1]);
     }
-    pl_graph_close(g);
+    pipe_graph_close(g);
     return st ? cli_fail("run", st) : 0;
 }
 
@@ -178,31 +178,31 @@ int cmd_chat(int argc, char **argv)
     return run_graph(argv[1], sets, "you> ");
 }
 
-static const char *param_type_name(pl_param_type t)
+static const char *param_type_name(pipe_param_type t)
 {
     static const char *names[] = { "string", "path", "int", "number", "bool" };
     return names[t];
 }
 
-static void print_kind(const pl_kind *k)
+static void print_kind(const pipe_kind *k)
 {
     printf("%s — %s\n", k->name, k->doc);
     printf("  ports:\n");
     for (int p = 0; k->ports[p].name; p++) {
-        const pl_port_spec *ps = &k->ports[p];
+        const pipe_port_spec *ps = &k->ports[p];
         char types[64] = "";
-        for (unsigned b = 1; b <= PL_T_REPLY; b <<= 1)
+        for (unsigned b = 1; b <= PIPE_T_REPLY; b <<= 1)
             if (ps->types & b)
                 snprintf(types + strlen(types), sizeof types - strlen(types), "%s%s",
-                         types[0] ? "|" : "", pl_type_name(b));
-        printf("    %-8s %-3s %-12s%s %s\n", ps->name, ps->dir == PL_IN ? "in" : "out", types,
+                         types[0] ? "|" : "", pipe_type_name(b));
+        printf("    %-8s %-3s %-12s%s %s\n", ps->name, ps->dir == PIPE_IN ? "in" : "out", types,
                ps->required ? " (required)" : "", ps->doc);
     }
     printf("  params:%s\n", k->params && k->params[0].name ? "" : " none");
     for (int p = 0; k->params && k->params[p].name; p++) {
-        const pl_param_spec *ps = &k->params[p];
+        const pipe_param_spec *ps = &k->params[p];
         char range[64] = "";
-        if (ps->type == PL_P_INT || ps->type == PL_P_DOUBLE)
+        if (ps->type == PIPE_P_INT || ps->type == PIPE_P_DOUBLE)
             snprintf(range, sizeof range, " [%g, %g]", ps->lo, ps->hi);
         printf("    %-20s %s%s, %s%s — %s\n", ps->name, param_type_name(ps->type), range,
                ps->def ? "default " : "required", ps->def ? (ps->def[0] ? ps->def : "\"\"") : "",
@@ -218,9 +218,9 @@ int cmd_inspect(int argc, char **argv)
                    "kind's ports and params.\n");
         return f == stdout ? 0 : 2;
     }
-    const pl_kind *k;
+    const pipe_kind *k;
     if (argc == 2) {
-        if (!(k = pl_kind_find(argv[1]))) {
+        if (!(k = pipe_kind_find(argv[1]))) {
             fprintf(stderr, "parley: inspect: no node kind '%s' (`parley inspect` lists them)\n",
                     argv[1]);
             return 1;
@@ -228,7 +228,7 @@ int cmd_inspect(int argc, char **argv)
         print_kind(k);
         return 0;
     }
-    for (size_t i = 0; (k = pl_kind_at(i)); i++)
+    for (size_t i = 0; (k = pipe_kind_at(i)); i++)
         printf("%-14s %s\n", k->name, k->doc);
     return 0;
 }

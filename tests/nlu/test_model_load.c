@@ -291,8 +291,8 @@ static void test_round_trip(const bert_model *m, const char *good)
           "saving is deterministic");
     CHECK(no_temp_files(good), "no temporary files left");
 
-    st_file *f = NULL;
-    CHECK(st_open(in(good, "model.safetensors"), &f) == PARLEY_OK, "st_open: %s", parley_errmsg());
+    sft_file *f = NULL;
+    CHECK(sft_open(in(good, "model.safetensors"), &f) == PARLEY_OK, "sft_open: %s", parley_errmsg());
     if (f) {
         uint64_t hl;
         memcpy(&hl, f->map, 8);
@@ -301,13 +301,13 @@ static void test_round_trip(const bert_model *m, const char *good)
               "header padded with spaces to a multiple of 8");
         CHECK(strstr(h, "\"__metadata__\":{\"format\":\"pt\"}") != NULL, "metadata format pt");
         CHECK(f->n_tensors == 5 + 16 * L + 2 + 4, "%d tensors", f->n_tensors);
-        const st_tensor *q = st_find(f, "bert.encoder.layer.1.attention.self.key.weight");
-        CHECK(q && q->dtype == ST_F32 && q->ndim == 2 && q->shape[0] == H && q->shape[1] == H &&
+        const sft_tensor *q = sft_find(f, "bert.encoder.layer.1.attention.self.key.weight");
+        CHECK(q && q->dtype == SFT_F32 && q->ndim == 2 && q->shape[0] == H && q->shape[1] == H &&
                   !memcmp(q->data, m->w.qkv_w + (3 + 1) * H * H, H * H * sizeof(float)),
               "key of layer 1 is rows [H, 2H) of the fused block");
-        CHECK(st_find(f, "intent_classifier.weight") && !st_find(f, "bert.intent_classifier.weight"),
+        CHECK(sft_find(f, "intent_classifier.weight") && !sft_find(f, "bert.intent_classifier.weight"),
               "heads unprefixed");
-        st_close(f);
+        sft_close(f);
     }
 
     /* Without the prefix, with unaligned data, with TensorFlow-style LayerNorm names. */

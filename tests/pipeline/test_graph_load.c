@@ -31,7 +31,7 @@ static void check_file(const char *name)
         return;
     char *want = line + 10;
     want[strcspn(want, "\n")] = 0;
-    parley_status st = pl_graph_check(path);
+    parley_status st = pipe_graph_check(path);
     if (!strcmp(want, "ok")) {
         CHECK(st == PARLEY_OK, "%s: %s", name, parley_errmsg());
         return;
@@ -53,23 +53,23 @@ static void test_sets(void)
     char path[2048];
     snprintf(path, sizeof path, "%s/good.yaml", dir);
     const char *good[] = { "out.format=chat", "text.stdin.user=bob", NULL };
-    pl_graph_opts o = { .set = good };
-    pl_graph *g = NULL;
-    CHECK(pl_graph_load(path, &o, &g) == PARLEY_OK, "--set good: %s", parley_errmsg());
-    pl_node *in = g ? pl_graph_find_kind(g, "text.stdin") : NULL;
-    CHECK(in && !strcmp(pl_node_param_str(in, "user"), "bob"), "--set by kind took");
-    pl_node *out = g ? pl_graph_find_kind(g, "text.stdout") : NULL;
-    CHECK(out && !strcmp(pl_node_param_str(out, "format"), "chat"), "--set by name took");
-    CHECK(out && !pl_node_param_bool(out, "verbose"), "bool from YAML");
-    pl_graph_close(g);
+    pipe_graph_opts o = { .set = good };
+    pipe_graph *g = NULL;
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_OK, "--set good: %s", parley_errmsg());
+    pipe_node *in = g ? pipe_graph_find_kind(g, "text.stdin") : NULL;
+    CHECK(in && !strcmp(pipe_node_param_str(in, "user"), "bob"), "--set by kind took");
+    pipe_node *out = g ? pipe_graph_find_kind(g, "text.stdout") : NULL;
+    CHECK(out && !strcmp(pipe_node_param_str(out, "format"), "chat"), "--set by name took");
+    CHECK(out && !pipe_node_param_bool(out, "verbose"), "bool from YAML");
+    pipe_graph_close(g);
 
     const char *unknown[] = { "nosuch.format=chat", NULL };
     o.set = unknown;
-    CHECK(pl_graph_load(path, &o, &g) == PARLEY_ERR_NOT_FOUND && !g, "--set unknown target");
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_NOT_FOUND && !g, "--set unknown target");
     CHECK(strstr(parley_errmsg(), "--set nosuch.format=chat") != NULL, "%s", parley_errmsg());
     const char *badval[] = { "out.verbose=maybe", NULL };
     o.set = badval;
-    CHECK(pl_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set ill-typed");
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set ill-typed");
     CHECK(strstr(parley_errmsg(), "--set out.verbose:1:1:") != NULL, "%s", parley_errmsg());
 }
 
@@ -77,19 +77,19 @@ static void test_relative(void)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/relative_path.yaml", dir);
-    pl_graph *g = NULL;
-    CHECK(pl_graph_load(path, NULL, &g) == PARLEY_OK, "relative: %s", parley_errmsg());
-    pl_node *asr = g ? pl_graph_find_kind(g, "asr.stub") : NULL;
-    const char *t = asr ? pl_node_param_str(asr, "transcripts") : "";
+    pipe_graph *g = NULL;
+    CHECK(pipe_graph_load(path, NULL, &g) == PARLEY_OK, "relative: %s", parley_errmsg());
+    pipe_node *asr = g ? pipe_graph_find_kind(g, "asr.stub") : NULL;
+    const char *t = asr ? pipe_node_param_str(asr, "transcripts") : "";
     CHECK(strstr(t, "/graphs/transcripts.txt") != NULL, "resolved to %s", t);
-    pl_graph_close(g);
+    pipe_graph_close(g);
 }
 
 static parley_status load_good(void *ctx)
 {
-    pl_graph *g = NULL;
-    parley_status st = pl_graph_load(ctx, NULL, &g);
-    pl_graph_close(g);
+    pipe_graph *g = NULL;
+    parley_status st = pipe_graph_load(ctx, NULL, &g);
+    pipe_graph_close(g);
     return st;
 }
 

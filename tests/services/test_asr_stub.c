@@ -15,10 +15,10 @@ static char seen[8][64];
 static parley_status status[8];
 static int n_seen;
 
-static void on_event(const pl_event *ev, void *user)
+static void on_event(const pipe_event *ev, void *user)
 {
     (void)user;
-    if (ev->type != PL_EV_TURN_DONE)
+    if (ev->type != PIPE_EV_TURN_DONE)
         return;
     pthread_mutex_lock(&mu);
     if (n_seen < 8) {
@@ -32,21 +32,21 @@ int main(int argc, char **argv)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/relative_path.yaml", argc > 1 ? argv[1] : "tests/pipeline/graphs");
-    pl_graph *g = NULL;
-    CHECK(pl_graph_load(path, NULL, &g) == PARLEY_OK, "load: %s", parley_errmsg());
+    pipe_graph *g = NULL;
+    CHECK(pipe_graph_load(path, NULL, &g) == PARLEY_OK, "load: %s", parley_errmsg());
     if (!g)
         return check_done();
-    pl_graph_subscribe(g, on_event, NULL);
-    CHECK(pl_graph_start(g) == PARLEY_OK, "start");
-    pl_node *api = pl_graph_find_kind(g, "api");
+    pipe_graph_subscribe(g, on_event, NULL);
+    CHECK(pipe_graph_start(g) == PARLEY_OK, "start");
+    pipe_node *api = pipe_graph_find_kind(g, "api");
     const int audio[4] = { 1, 0, 1, 1 }; /* the 4th audio turn finds the script empty */
     for (int i = 0; i < 4; i++) {
-        pl_msg *m = pl_msg_new(g, "mic", audio[i] ? "" : "typed words");
+        pipe_msg *m = pipe_msg_new(g, "mic", audio[i] ? "" : "typed words");
         if (audio[i])
-            m->type = PL_T_AUDIO;
-        pl_node_emit(api, 0, m);
+            m->type = PIPE_T_AUDIO;
+        pipe_node_emit(api, 0, m);
     }
-    pl_graph_close(g); /* drains */
+    pipe_graph_close(g); /* drains */
     CHECK(n_seen == 4, "%d turns reached the sink", n_seen);
     CHECK(!strcmp(seen[0], "first transcript") && !status[0], "audio 1: '%s'", seen[0]);
     CHECK(!strcmp(seen[1], "typed words") && !status[1], "text: '%s'", seen[1]);

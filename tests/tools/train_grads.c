@@ -112,8 +112,8 @@ int main(int argc, char **argv)
     cJSON *root = NULL;
     parley_status st;
     if ((st = bert_model_load(argv[1], &m)) != PARLEY_OK ||
-        (st = st_read_file(argv[2], 1 << 26, &text, &text_len)) != PARLEY_OK ||
-        (st = st_json_parse(text, text_len, argv[2], &root)) != PARLEY_OK) {
+        (st = sft_read_file(argv[2], 1 << 26, &text, &text_len)) != PARLEY_OK ||
+        (st = sft_json_parse(text, text_len, argv[2], &root)) != PARLEY_OK) {
         fprintf(stderr, "%s: %s\n", parley_status_str(st), parley_errmsg());
         return 1;
     }

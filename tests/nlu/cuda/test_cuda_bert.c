@@ -66,7 +66,7 @@ static void test_model(int H, int NH, int P, float scale)
         return;
     for (int k = 0; k < 6; k++) {
         int p = k % 3;
-        cuda_attention att = k < 3 ? CUDA_ATT_FUSED : CUDA_ATT_GEMM;
+        cuda_attention_mode att = k < 3 ? CUDA_ATT_FUSED : CUDA_ATT_GEMM;
         cuda_bert *g;
         if (cuda_bert_open(m, 0, (cuda_precision)p, &g) != PARLEY_OK) {
             CHECK(0, "open %s: %s", cuda_precision_name((cuda_precision)p), parley_errmsg());

@@ -70,12 +70,12 @@ template <typename S> static vec down(const S *d, size_t n)
 
 template <typename S> static double tol()
 {
-    return sizeof(S) == 4 ? 1e-4 : sizeof(S) == 2 && cu_type<S>::value == CUDA_R_16F ? 1e-2 : 3e-2;
+    return sizeof(S) == 4 ? 1e-4 : sizeof(S) == 2 && cuda_type<S>::value == CUDA_R_16F ? 1e-2 : 3e-2;
 }
 
 template <typename S> static const char *name()
 {
-    return sizeof(S) == 4 ? "fp32" : cu_type<S>::value == CUDA_R_16F ? "fp16" : "bf16";
+    return sizeof(S) == 4 ? "fp32" : cuda_type<S>::value == CUDA_R_16F ? "fp16" : "bf16";
 }
 
 /* got vs want, relative to each value for FP32 and to the largest for the 16-bit types. */
@@ -116,7 +116,7 @@ template <typename S> static void test_embedding(int H, std::vector<int> len, in
     cpu_embedding_ref(want.data(), ids.data(), len.data(), B, word.data(), pos.data(),
                       type.data(), w.data(), b.data(), H, 1e-12f);
     S *out = up<S>(vec(rows.size() * H));
-    cu_embedding<S>(out, up_int(ids_pad), B * T, T, up<float>(word), up<float>(pos),
+    cuda_embedding<S>(out, up_int(ids_pad), B * T, T, up<float>(word), up<float>(pos),
                     up<float>(type), up<float>(w), up<float>(b), H, 1e-12f, 0);
     vec all = down(out, rows.size() * H), got(want.size());
     for (size_t r = 0; r < rows.size(); r++)
@@ -133,7 +133,7 @@ template <typename S> static void test_residual_layernorm(int M, int H)
         xb[i] += bias[i % H];
     cpu_layernorm_ref(want.data(), xb.data(), h.data(), w.data(), b.data(), M, H, 1e-12f);
     S *dh = up<S>(h);
-    cu_bias_residual_layernorm<S>(dh, up<S>(x), up<float>(bias), up<float>(w), up<float>(b), M,
+    cuda_bias_residual_layernorm<S>(dh, up<S>(x), up<float>(bias), up<float>(w), up<float>(b), M,
                                   H, 1e-12f, 0);
     same<S>(down(dh, want.size()), want, "bias_residual_layernorm", H);
 }
@@ -147,10 +147,10 @@ template <typename S> static void test_pointwise(int M, int n)
     }
     cpu_gelu_ref(gelu.data(), xb.data(), xb.size());
     S *d = up<S>(x);
-    cu_bias_gelu<S>(d, up<float>(bias), M, n, 0);
+    cuda_bias_gelu<S>(d, up<float>(bias), M, n, 0);
     same<S>(down(d, x.size()), gelu, "bias_gelu", n);
     d = up<S>(x);
-    cu_bias_tanh<S>(d, up<float>(bias), M, n, 0);
+    cuda_bias_tanh<S>(d, up<float>(bias), M, n, 0);
     same<S>(down(d, x.size()), th, "bias_tanh", n);
 }
 
@@ -160,7 +160,7 @@ template <typename S> static void test_bias_add(int M, int n)
     for (size_t i = 0; i < want.size(); i++)
         want[i] += bias[i % n];
     S *d = up<S>(x);
-    cu_bias_add<S>(d, up<float>(bias), M, n, 0);
+    cuda_bias_add<S>(d, up<float>(bias), M, n, 0);
     same<S>(down(d, x.size()), want, "bias_add", n);
 }
 
@@ -181,21 +181,21 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
     cpu_attention_ref(want.data(), packed.data(), len.data(), B, NH, D);
     S *out = up<S>(vec(rows.size() * H, 7.0f));
     if (!gemm) {
-        size_t smem = cu_attention_smem<S>(T, D);
-        CHECK(cu_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
-        cu_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
+        size_t smem = cuda_attention_smem<S>(T, D);
+        CHECK(cuda_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
+        cuda_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
     } else {
         cublasHandle_t h;
         cublasCreate(&h);
         S *dq = up<S>(qkv);
-        cu_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
+        cuda_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
         const size_t sc = (size_t)B * NH * T * T;
         const void **ptrs = NULL;
         cudaMalloc((void **)&ptrs, 6 * (size_t)B * NH * sizeof(void *));
         float *scores = up<float>(vec(sc));
         S *probs = up<S>(vec(sc));
-        cu_attention_pointers<S>(ptrs, out, dq, scores, probs, B, T, NH, D, 0);
-        CHECK(cu_attention_gemm<S>(h, ptrs, scores, probs, up_int(len), B, T, NH, D, 0) ==
+        cuda_attention_pointers<S>(ptrs, out, dq, scores, probs, B, T, NH, D, 0);
+        CHECK(cuda_attention_gemm<S>(h, ptrs, scores, probs, up_int(len), B, T, NH, D, 0) ==
                   PARLEY_OK,
               "attention_gemm: %s", parley_errmsg());
         down(out, 1); /* finish before the handle goes */
@@ -220,7 +220,7 @@ template <typename S> static void test_linear(int M, int IC, int OC, int f32_out
     cublasHandle_t h;
     cublasCreate(&h);
     void *y = f32_out ? (void *)up<float>(want) : (void *)up<S>(want);
-    CHECK(cu_linear<S>(h, y, f32_out, up<S>(x), IC, up<S>(w), M, IC, OC) == PARLEY_OK,
+    CHECK(cuda_linear<S>(h, y, f32_out, up<S>(x), IC, up<S>(w), M, IC, OC) == PARLEY_OK,
           "linear: %s", parley_errmsg());
     same<S>(f32_out ? down((float *)y, want.size()) : down((S *)y, want.size()), want, "linear",
             IC);

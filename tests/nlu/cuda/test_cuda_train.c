@@ -97,7 +97,7 @@ static void compare_steps(bert_model *m, const batch *bt)
         bert_loss lc, lg;
         memset(gc, 0, n * sizeof *gc);
         CHECK(bert_train_step(m, &b, &y, 0.1f, (uint64_t)t, gc, &lc, NULL, NULL) == PARLEY_OK, "cpu step");
-        tr_clip_grads(gc, n, 0.5f);
+        train_clip_grads(gc, n, 0.5f);
         adamw_step(m->params, gc, mc, vc, decay, n, t, &ap);
         CHECK(cuda_trainer_step(g, &b, &y, 0.1f, (uint64_t)t, 0.5f, &ap, t, &lg) == PARLEY_OK, "gpu step: %s",
               parley_errmsg());

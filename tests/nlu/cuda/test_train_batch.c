@@ -5,7 +5,7 @@
  * them): the copies of ids, positions and labels; each sequence's first token, length and
  * attention-probabilities offset; the pooler's rows; each grouping lists every token it
  * should exactly once (no [PAD] in the id grouping), by increasing key, in token order within
- * a key; nothing is written past tb_bound. Then the groupings used the way the GPU's
+ * a key; nothing is written past cuda_batch_bound. Then the groupings used the way the GPU's
  * segment-sum kernel uses them give the CPU embedding backward's gradients.
  */
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 enum { V = 50, P = 16, NH = 2, H = 8, PAD = 0, GUARD = 64 };
 
 /* Checks grouping g of the tokens whose key (n_keys possible) passes `want`. */
-static void check_grouping(const int *buf, const tb_grouping *g, const int *key, int N, const int *want,
+static void check_grouping(const int *buf, const cuda_batch_grouping *g, const int *key, int N, const int *want,
                            const char *what)
 {
     const int *order = buf + g->order, *start = buf + g->start, *row = buf + g->row;
@@ -43,7 +43,7 @@ static void check_grouping(const int *buf, const tb_grouping *g, const int *key,
 }
 
 /* table rows row[k] += the sum of rows[order[start[k] .. start[k+1])] (the GPU kernel's work). */
-static void segment_sum(float *table, const float *rows, const int *buf, const tb_grouping *g)
+static void segment_sum(float *table, const float *rows, const int *buf, const cuda_batch_grouping *g)
 {
     const int *order = buf + g->order, *start = buf + g->start, *row = buf + g->row;
     for (int k = 0; k < g->n; k++)
@@ -71,12 +71,12 @@ static void one_batch(const bert_config *c, unsigned seed)
         intent[s] = rand() % 3;
     bert_batch b = { B, len, ids };
     bert_labels y = { intent, slot, 1.0f };
-    const size_t bound = tb_bound(N, B);
-    int *buf = malloc((bound + GUARD) * sizeof *buf), *scratch = malloc(tb_scratch(c, N) * sizeof *scratch);
+    const size_t bound = cuda_batch_bound(N, B);
+    int *buf = malloc((bound + GUARD) * sizeof *buf), *scratch = malloc(cuda_batch_scratch(c, N) * sizeof *scratch);
     for (size_t i = 0; i < bound + GUARD; i++)
         buf[i] = -7777;
-    tb_layout l;
-    tb_build(c, PAD, &b, &y, N, buf, scratch, &l);
+    cuda_batch_layout l;
+    cuda_batch_build(c, PAD, &b, &y, N, buf, scratch, &l);
     CHECK(l.used <= bound, "seed %u: %zu ints used, bound %zu", seed, l.used, bound);
     for (size_t i = bound; i < bound + GUARD; i++)
         CHECK(buf[i] == -7777, "seed %u: written past the bound at %zu", seed, i);
