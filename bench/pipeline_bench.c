@@ -17,9 +17,15 @@
 #include "parley/pipeline.h"
 
 static const char *const utterances[] = {
-    "i want a large pizza with mushrooms", "deliver to 5 main street",
-    "a small pepperoni pizza please", "make it two pizzas", "hello", "thanks",
-    "add olives", "can i get a medium pizza with ham and pineapple", "cancel my order",
+    "i want a large pizza with mushrooms",
+    "deliver to 5 main street",
+    "a small pepperoni pizza please",
+    "make it two pizzas",
+    "hello",
+    "thanks",
+    "add olives",
+    "can i get a medium pizza with ham and pineapple",
+    "cancel my order",
 };
 
 static double now_s(void)
@@ -39,7 +45,8 @@ static int submit(parley_pipeline *p, int user, unsigned long n)
 {
     char id[32];
     snprintf(id, sizeof id, "bench-%d", user);
-    const char *text = utterances[(n * 7 + (unsigned long)user) % (sizeof utterances / sizeof *utterances)];
+    const char *text =
+            utterances[(n * 7 + (unsigned long)user) % (sizeof utterances / sizeof *utterances)];
     if (parley_pipeline_submit(p, id, text, NULL) == PARLEY_OK)
         return 0;
     fprintf(stderr, "pipeline_bench: submit: %s\n", parley_errmsg());
@@ -86,9 +93,11 @@ static int level(parley_pipeline *p, int users, double seconds, int print)
     double dt = now_s() - t0;
     qsort(lat, n, sizeof *lat, cmp_double);
     if (print)
-        printf("| %5d | %7zu | %8.1f | %7.2f | %7.2f | %5.1f | %4.0f%% | %4.0f%% | %4.0f%% | %ld |\n",
-           users, n, (double)n / dt, lat[n / 2], lat[(size_t)((double)n * 0.99)], batch / (double)n,
-           100 * nlu / total, 100 * dialog / total, 100 * (total - nlu - dialog) / total, errors);
+        printf("| %5d | %7zu | %8.1f | %7.2f | %7.2f | %5.1f | %4.0f%% | %4.0f%% | %4.0f%% | %ld "
+               "|\n",
+               users, n, (double)n / dt, lat[n / 2], lat[(size_t)((double)n * 0.99)],
+               batch / (double)n, 100 * nlu / total, 100 * dialog / total,
+               100 * (total - nlu - dialog) / total, errors);
     fflush(stdout);
     free(lat);
     free(sent);
@@ -98,7 +107,8 @@ static int level(parley_pipeline *p, int users, double seconds, int print)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: pipeline_bench GRAPH.yaml MODEL_DIR [SECONDS_PER_LEVEL] [--set X=Y]...\n");
+        fprintf(stderr,
+                "usage: pipeline_bench GRAPH.yaml MODEL_DIR [SECONDS_PER_LEVEL] [--set X=Y]...\n");
         return 2;
     }
     double seconds = argc > 3 && argv[3][0] != '-' ? atof(argv[3]) : 3;
@@ -122,7 +132,8 @@ int main(int argc, char **argv)
     /* Warm up: the first passes allocate scratch memory. */
     if (level(p, 4, 0.3, 0) < 0)
         return 1;
-    printf("\n| users | turns | turns/s | p50 ms | p99 ms | batch | NLU | dialog | queues | errors |\n"
+    printf("\n| users | turns | turns/s | p50 ms | p99 ms | batch | NLU | dialog | queues | errors "
+           "|\n"
            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     int users[] = { 1, 10, 100, 1000 };
     for (size_t i = 0; i < sizeof users / sizeof *users; i++)

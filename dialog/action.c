@@ -11,7 +11,7 @@
 
 struct parley_action_out {
     dm_ctx *c;
-    char *reply;   /* owned; NULL = the action set none */
+    char *reply; /* owned; NULL = the action set none */
 };
 
 parley_status parley_action_reply(parley_action_out *out, const char *text)
@@ -81,7 +81,8 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
         if (def->reply < 0)
             return pl_fail(PARLEY_ERR_NOT_FOUND,
                            "action '%s' is not registered by the application and has no reply: "
-                           "in %s", def->name, c->d->file);
+                           "in %s",
+                           def->name, c->d->file);
         return dm_say(c, def->reply);
     }
     size_t n;

@@ -72,7 +72,7 @@ void dm_turn_out_free(dm_turn_out *out)
     pl_free(out->requested_slot);
     pl_free(out->action);
     dm_slots_free(out->slots, out->n_slots);
-    *out = (dm_turn_out){0};
+    *out = (dm_turn_out){ 0 };
 }
 
 void dm_slots_free(dm_slot *slots, size_t n)
@@ -217,7 +217,8 @@ static parley_status fill_out(dm_turn_out *out, const dm_ctx *c, const dm_user *
     out->intent = dup_or_null(c->intent, &failed);
     out->confidence = c->in->confidence;
     out->active_form = dup_or_null(c->form >= 0 ? d->forms[c->form].name : NULL, &failed);
-    out->requested_slot = dup_or_null(c->requested >= 0 ? d->slots[c->requested].name : NULL, &failed);
+    out->requested_slot =
+            dup_or_null(c->requested >= 0 ? d->slots[c->requested].name : NULL, &failed);
     out->action = dup_or_null(c->action >= 0 ? d->actions[c->action].name : NULL, &failed);
     out->slots = pl_calloc(d->n_slots ? d->n_slots : 1, sizeof *out->slots);
     failed |= !out->slots;
@@ -235,7 +236,7 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
 {
     if (!out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "dm_turn: NULL out");
-    *out = (dm_turn_out){0};
+    *out = (dm_turn_out){ 0 };
     if (!dm)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "dm_turn: NULL manager");
     parley_status st = check_input(in);
@@ -255,7 +256,8 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     }
     if ((st = dm_store_load(dm->store, in->user_id, &u)))
         goto done;
-    int expired = u.exists && d->session_expire_ms > 0 && now - u.last_active_ms > d->session_expire_ms;
+    int expired =
+            u.exists && d->session_expire_ms > 0 && now - u.last_active_ms > d->session_expire_ms;
     int new_sess = !u.exists || expired;
     if (!new_sess || (expired && d->carry_over_slots)) {
         if ((st = ctx_from_user(&c, &u)))

@@ -27,10 +27,10 @@
 typedef struct dm_manager dm_manager;
 
 typedef struct dm_params {
-    const char *domain_path;   /* domain.yaml; required */
-    const char *store_path;    /* SQLite file, created when missing; required */
-    int busy_timeout_ms;       /* how long to wait for a store another process holds;
-                                  0 = 5000, negative = do not wait */
+    const char *domain_path; /* domain.yaml; required */
+    const char *store_path;  /* SQLite file, created when missing; required */
+    int busy_timeout_ms;     /* how long to wait for a store another process holds;
+                                0 = 5000, negative = do not wait */
     /* The NLU model's labels, to check the domain against (NULL = no check). Intents are
      * intent labels; slots are slot names without the B-/I- prefix. Every intent the
      * domain names must be one of known_intents, and every slot filled from an entity
@@ -49,10 +49,10 @@ typedef struct dm_entity {
 
 /* One user turn. Every pointer is borrowed for the call. */
 typedef struct dm_turn_in {
-    const char *user_id;       /* required, any non-empty UTF-8 string */
-    const char *text;          /* the user's words (stored in the history); may be NULL */
-    const char *intent;        /* the NLU's best intent; NULL or "" counts as no intent */
-    float confidence;          /* its probability; under the domain's threshold → fallback */
+    const char *user_id; /* required, any non-empty UTF-8 string */
+    const char *text;    /* the user's words (stored in the history); may be NULL */
+    const char *intent;  /* the NLU's best intent; NULL or "" counts as no intent */
+    float confidence;    /* its probability; under the domain's threshold → fallback */
     size_t n_entities;
     const dm_entity *entities; /* in text order */
     int64_t now_ms;            /* 0 = the clock */
@@ -66,16 +66,16 @@ typedef struct dm_slot {
 
 /* What a turn decided. Every pointer is owned by the struct (dm_turn_out_free). */
 typedef struct dm_turn_out {
-    char *reply;               /* the text for the user; never NULL after success */
-    char *session_id;          /* the user's current session */
-    uint64_t turn_id;          /* the user's turn number, from 1, across sessions */
-    int new_session;           /* 1 when this turn started a session (first or expired) */
-    char *intent;              /* the intent acted on: the NLU's, or "fallback" */
+    char *reply;      /* the text for the user; never NULL after success */
+    char *session_id; /* the user's current session */
+    uint64_t turn_id; /* the user's turn number, from 1, across sessions */
+    int new_session;  /* 1 when this turn started a session (first or expired) */
+    char *intent;     /* the intent acted on: the NLU's, or "fallback" */
     float confidence;
-    char *active_form;         /* the form still running after the turn, or NULL */
-    char *requested_slot;      /* the slot that form asked for, or NULL */
-    char *action;              /* the action that ran this turn, or NULL */
-    size_t n_slots;            /* every slot with a value after the turn, in domain order */
+    char *active_form;    /* the form still running after the turn, or NULL */
+    char *requested_slot; /* the slot that form asked for, or NULL */
+    char *action;         /* the action that ran this turn, or NULL */
+    size_t n_slots;       /* every slot with a value after the turn, in domain order */
     dm_slot *slots;
 } dm_turn_out;
 

@@ -23,7 +23,7 @@ struct dm_manager {
     dm_domain *domain;
     dm_store *store;
     pthread_mutex_t hooks_mu;
-    dm_hook *hooks;           /* (domain->n_actions) registered actions; fn NULL = none */
+    dm_hook *hooks; /* (domain->n_actions) registered actions; fn NULL = none */
 };
 
 typedef struct dm_ctx {
@@ -32,15 +32,15 @@ typedef struct dm_ctx {
     const dm_turn_in *in;
     const char *session_id;
     uint64_t turn_id;
-    char **values;            /* (n_slots) owned canonical values, NULL = unset */
-    unsigned char *rejected;  /* (n_slots) 1 when this turn's entity for it was refused */
-    int changed;              /* this turn's entities changed a slot's value */
-    int form;                 /* active form index, or -1 */
-    int requested;            /* slot index the form asked for, or -1 */
+    char **values;           /* (n_slots) owned canonical values, NULL = unset */
+    unsigned char *rejected; /* (n_slots) 1 when this turn's entity for it was refused */
+    int changed;             /* this turn's entities changed a slot's value */
+    int form;                /* active form index, or -1 */
+    int requested;           /* slot index the form asked for, or -1 */
     int confirming;
-    const char *intent;       /* the intent acted on (borrowed: the input's or "fallback") */
-    int action;               /* the action that ran, or -1 */
-    unsigned parts;           /* responses said so far this turn */
+    const char *intent; /* the intent acted on (borrowed: the input's or "fallback") */
+    int action;         /* the action that ran, or -1 */
+    unsigned parts;     /* responses said so far this turn */
     dm_text reply;
 } dm_ctx;
 

@@ -17,13 +17,15 @@
 
 static const pipe_port_spec ports[] = {
     { "nlu", PIPE_IN, PIPE_T_NLU, 1, "the user's text with its intent and slots" },
-    { "reply", PIPE_OUT, PIPE_T_REPLY, 0, "the reply, with the intent acted on and the user's slots" },
+    { "reply", PIPE_OUT, PIPE_T_REPLY, 0,
+      "the reply, with the intent acted on and the user's slots" },
     { NULL, 0, 0, 0, NULL },
 };
 
 static const pipe_param_spec params[] = {
     { "domain", PIPE_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules" },
-    { "store", PIPE_P_PATH, NULL, 0, 0, "SQLite file with every user's context (created if missing)" },
+    { "store", PIPE_P_PATH, NULL, 0, 0,
+      "SQLite file with every user's context (created if missing)" },
     { "model", PIPE_P_PATH, "", 0, 0,
       "NLU model directory to check the domain's intents and entities against; empty = no check" },
     { "busy_timeout_ms", PIPE_P_INT, "5000", 0, 600000,
@@ -58,14 +60,15 @@ static parley_status frames_create(pipe_node *node, void **state)
     if (p.busy_timeout_ms == 0)
         p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
     const char *model = pipe_node_param_str(node, "model");
-    bert_config cfg = {0};
+    bert_config cfg = { 0 };
     const char **entities = NULL;
     parley_status st;
     if (model && *model) {
         char path[4096];
         snprintf(path, sizeof path, "%s/config.json", model);
         if ((st = bert_config_load(path, 0, &cfg)))
-            return pl_wrap(st, "node %s: checking the domain against model %s", pipe_node_name(node), model);
+            return pl_wrap(st, "node %s: checking the domain against model %s",
+                           pipe_node_name(node), model);
         entities = pl_calloc(cfg.n_slots ? (size_t)cfg.n_slots : 1, sizeof *entities);
         if (!entities) {
             bert_config_clear(&cfg);
@@ -154,7 +157,8 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
     return PARLEY_OK;
 }
 
-static parley_status frames_action(pipe_node *node, void *state, const char *name, pipe_fn fn, void *user)
+static parley_status frames_action(pipe_node *node, void *state, const char *name, pipe_fn fn,
+                                   void *user)
 {
     (void)node;
     return dm_register_action(state, name, (parley_action_fn)fn, user);

@@ -215,8 +215,9 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
 static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, const yd_node *n,
                                const yd_node *entities)
 {
-    static const char *const keys[] = { "type", "values", "synonyms", "entity", "filled_by", "list",
-                                        "min", "max", "integer", "pattern", NULL };
+    static const char *const keys[] = { "type",      "values",  "synonyms", "entity",
+                                        "filled_by", "list",    "min",      "max",
+                                        "integer",   "pattern", NULL };
     parley_status st;
     if (yd_is_null(n))
         n = NULL;
@@ -275,7 +276,8 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         static const char *const number_only[] = { "min", "max", "integer" };
         for (size_t i = 0; i < 3; i++)
             if ((v = yd_get(n, number_only[i])))
-                return yd_fail(v, PARLEY_ERR_CONFIG, "%s: is only for number slots", number_only[i]);
+                return yd_fail(v, PARLEY_ERR_CONFIG, "%s: is only for number slots",
+                               number_only[i]);
     }
     if ((v = yd_get(n, "pattern"))) {
         if (s->type != DM_SLOT_TEXT)
@@ -306,7 +308,8 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         if ((st = yd_str(v, &str)))
             return st;
         if (strcmp(str, "entity") && strcmp(str, "action"))
-            return yd_fail(v, PARLEY_ERR_CONFIG, "filled_by: must be entity or action, not '%s'", str);
+            return yd_fail(v, PARLEY_ERR_CONFIG, "filled_by: must be entity or action, not '%s'",
+                           str);
         by_action = !strcmp(str, "action");
     }
     const yd_node *ent = yd_get(n, "entity");
@@ -322,7 +325,8 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     if (entities) {
         int listed = 0;
         for (size_t i = 0; i < entities->n; i++)
-            listed |= entities->items[i]->kind == YD_SCALAR && !strcmp(entities->items[i]->str, entity);
+            listed |= entities->items[i]->kind == YD_SCALAR &&
+                      !strcmp(entities->items[i]->str, entity);
         if (!listed)
             return yd_fail(where, PARLEY_ERR_CONFIG,
                            "slot '%s' is filled from entity '%s', which is not under entities:",
@@ -334,7 +338,8 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         return yd_fail(where, PARLEY_ERR_CONFIG,
                        "slot '%s' is filled from entity '%s', which the NLU model does not tag "
                        "(its slots: %s); say filled_by: action if only actions set it",
-                       s->name, entity, join(buf, sizeof buf, L->known->entities, L->known->n_entities));
+                       s->name, entity,
+                       join(buf, sizeof buf, L->known->entities, L->known->n_entities));
     }
     return dup_str(entity, &s->entity);
 }
@@ -451,8 +456,8 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
 /* {reply: RESPONSE} or {action: ACTION}: what a completed form does. */
 static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_do *out)
 {
-    static const char *const rule_keys[] = { "rule", "intent", "reply", "action", "form",
-                                             "last_entity_wins", "in_forms", NULL };
+    static const char *const rule_keys[] = { "rule", "intent",           "reply",    "action",
+                                             "form", "last_entity_wins", "in_forms", NULL };
     static const char *const done_keys[] = { "reply", "action", NULL };
     static const char *const what[] = { "reply", "action", "form" };
     const find_fn finds[] = { find_response, dm_domain_action, dm_domain_form };
@@ -476,8 +481,9 @@ static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_
             return st;
     }
     if (out->kind == DM_DO_NONE)
-        return yd_fail(n, PARLEY_ERR_CONFIG, allow_form ? "the rule needs reply:, action: or form:"
-                                                        : "on_complete needs reply: or action:");
+        return yd_fail(n, PARLEY_ERR_CONFIG,
+                       allow_form ? "the rule needs reply:, action: or form:"
+                                  : "on_complete needs reply: or action:");
     return PARLEY_OK;
 }
 
@@ -496,9 +502,10 @@ static parley_status form_prompt(dm_domain *d, const dm_form *f, const yd_node *
     snprintf(name, sizeof name, "utter_ask_%s", slot);
     if ((*out = find_response(d, name)) >= 0)
         return PARLEY_OK;
-    return yd_fail(slot_node, PARLEY_ERR_CONFIG,
-                   "form '%s' has no prompt for slot '%s': add the response %s or ask: {%s: RESPONSE}",
-                   f->name, slot, name, slot);
+    return yd_fail(
+            slot_node, PARLEY_ERR_CONFIG,
+            "form '%s' has no prompt for slot '%s': add the response %s or ask: {%s: RESPONSE}",
+            f->name, slot, name, slot);
 }
 
 static parley_status check_slot_keys(const dm_domain *d, const dm_form *f, const yd_node *map,
@@ -512,8 +519,8 @@ static parley_status check_slot_keys(const dm_domain *d, const dm_form *f, const
         for (size_t j = 0; j < f->n_required; j++)
             listed |= f->required[j] == s;
         if (!listed)
-            return yd_fail(map->keys[i], PARLEY_ERR_CONFIG, "'%s' is not a required slot of form '%s'",
-                           map->keys[i]->str, f->name);
+            return yd_fail(map->keys[i], PARLEY_ERR_CONFIG,
+                           "'%s' is not a required slot of form '%s'", map->keys[i]->str, f->name);
     }
     return PARLEY_OK;
 }
@@ -566,8 +573,8 @@ static parley_status load_cancel(dm_domain *d, dm_form *f, const yd_node *n)
 
 static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
 {
-    static const char *const keys[] = { "required_slots", "ask", "invalid", "on_complete",
-                                        "keep_slots", "confirm", "cancel", NULL };
+    static const char *const keys[] = { "required_slots", "ask",     "invalid", "on_complete",
+                                        "keep_slots",     "confirm", "cancel",  NULL };
     const yd_node *req, *v;
     parley_status st = yd_expect(n, YD_MAP, "a form");
     if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "required_slots", &req)) ||
@@ -627,7 +634,8 @@ static parley_status load_forms(dm_domain *d, const yd_node *n)
     /* Names first, so forms may be listed in any order. */
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->keys[i], "a form name", &name)) || (st = dup_str(name, &d->forms[i].name)))
+        if ((st = name_of(n->keys[i], "a form name", &name)) ||
+            (st = dup_str(name, &d->forms[i].name)))
             return st;
         d->n_forms++;
     }
@@ -655,7 +663,8 @@ static parley_status load_rules(dm_domain *d, const yd_node *n)
             return st;
         dm_rule *rule = &d->rule_of_intent[intent];
         if (rule->act.kind != DM_DO_NONE)
-            return yd_fail(r, PARLEY_ERR_CONFIG, "a second rule for intent '%s'", d->intents[intent]);
+            return yd_fail(r, PARLEY_ERR_CONFIG, "a second rule for intent '%s'",
+                           d->intents[intent]);
         rule->act = act;
         rule->in_forms = 1;
         if ((v = yd_get(r, "last_entity_wins")) && (st = yd_bool(v, &rule->last_entity_wins)))
@@ -683,15 +692,16 @@ static parley_status load_fallback(dm_domain *d, const yd_node *root)
             return st;
     }
     if (d->fallback < 0)
-        return yd_fail(n ? n : root, PARLEY_ERR_CONFIG,
-                       "no fallback reply: add the response utter_default or fallback: {reply: RESPONSE}");
+        return yd_fail(
+                n ? n : root, PARLEY_ERR_CONFIG,
+                "no fallback reply: add the response utter_default or fallback: {reply: RESPONSE}");
     return PARLEY_OK;
 }
 
 static parley_status load_settings(dm_domain *d, const yd_node *root)
 {
-    static const char *const keys[] = { "session_expiration_time", "carry_over_slots_to_new_session",
-                                        NULL };
+    static const char *const keys[] = { "session_expiration_time",
+                                        "carry_over_slots_to_new_session", NULL };
     const yd_node *n = yd_get(root, "session_config"), *v;
     parley_status st;
     d->carry_over_slots = 1;
@@ -704,7 +714,8 @@ static parley_status load_settings(dm_domain *d, const yd_node *root)
             (st = yd_double(v, 0, 60.0 * 24 * 365 * 100, &minutes)))
             return st;
         d->session_expire_ms = (int64_t)(minutes * 60000.0 + 0.5);
-        if ((v = yd_get(n, "carry_over_slots_to_new_session")) && (st = yd_bool(v, &d->carry_over_slots)))
+        if ((v = yd_get(n, "carry_over_slots_to_new_session")) &&
+            (st = yd_bool(v, &d->carry_over_slots)))
             return st;
     }
     if ((v = yd_get(root, "history_limit"))) {
@@ -720,9 +731,9 @@ static parley_status load_settings(dm_domain *d, const yd_node *root)
 
 static parley_status load_root(loader *L)
 {
-    static const char *const keys[] = { "version", "intents", "entities", "slots", "responses",
-                                        "actions", "forms", "rules", "fallback", "session_config",
-                                        "history_limit", NULL };
+    static const char *const keys[] = { "version",   "intents",        "entities",      "slots",
+                                        "responses", "actions",        "forms",         "rules",
+                                        "fallback",  "session_config", "history_limit", NULL };
     dm_domain *d = L->d;
     const yd_node *root = L->root, *n;
     parley_status st;

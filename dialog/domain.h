@@ -31,15 +31,15 @@ typedef struct dm_synonym {
 typedef struct dm_slot_def {
     char *name;
     dm_slot_type type;
-    int list;            /* several values, stored joined with ", " */
-    char *entity;        /* the NLU entity that fills it; NULL = only actions set it */
-    char **values;       /* categorical: the allowed values, as written */
+    int list;      /* several values, stored joined with ", " */
+    char *entity;  /* the NLU entity that fills it; NULL = only actions set it */
+    char **values; /* categorical: the allowed values, as written */
     size_t n_values;
     dm_synonym *synonyms;
     size_t n_synonyms;
-    double min, max;     /* number: the accepted range */
-    int integer;         /* number: whole numbers only */
-    void *pattern;       /* text: a compiled regex_t the value must match, or NULL */
+    double min, max; /* number: the accepted range */
+    int integer;     /* number: whole numbers only */
+    void *pattern;   /* text: a compiled regex_t the value must match, or NULL */
 } dm_slot_def;
 
 /* A response: its variations, each a template with {slot} references. */
@@ -73,23 +73,23 @@ typedef struct dm_rule {
 typedef struct dm_form {
     char *name;
     size_t n_required;
-    int *required;        /* (n_required) slot indices, in asking order */
-    int *ask;             /* (n_required) the response that asks for each */
-    int *invalid;         /* (n_required) the response for a rejected value, or -1 */
-    dm_do on_complete;    /* DM_DO_REPLY or DM_DO_ACTION */
-    int keep_slots;       /* 0: the required slots are cleared after completion */
-    int confirm;          /* a response asking to confirm the filled form, or -1 */
+    int *required;                 /* (n_required) slot indices, in asking order */
+    int *ask;                      /* (n_required) the response that asks for each */
+    int *invalid;                  /* (n_required) the response for a rejected value, or -1 */
+    dm_do on_complete;             /* DM_DO_REPLY or DM_DO_ACTION */
+    int keep_slots;                /* 0: the required slots are cleared after completion */
+    int confirm;                   /* a response asking to confirm the filled form, or -1 */
     int *yes_intents, *no_intents; /* confirmation answers (intent indices) */
     size_t n_yes, n_no;
-    int on_no;            /* the response after a "no", or -1 (then: confirm again) */
-    int *cancel_intents;  /* intents that abandon the form */
+    int on_no;           /* the response after a "no", or -1 (then: confirm again) */
+    int *cancel_intents; /* intents that abandon the form */
     size_t n_cancel;
-    int on_cancel;        /* the response after cancelling, or -1 (then: the fallback) */
+    int on_cancel; /* the response after cancelling, or -1 (then: the fallback) */
 } dm_form;
 
 typedef struct dm_action_def {
     char *name;
-    int reply;            /* the response when no hook is registered or it sets no reply; -1 */
+    int reply; /* the response when no hook is registered or it sets no reply; -1 */
 } dm_action_def;
 
 typedef struct dm_domain {
@@ -104,12 +104,12 @@ typedef struct dm_domain {
     size_t n_forms;
     dm_action_def *actions;
     size_t n_actions;
-    dm_rule *rule_of_intent; /* (n_intents) the rule of each intent; DM_DO_NONE = none */
-    double threshold;       /* fallback under this confidence */
-    int fallback;           /* the fallback response */
+    dm_rule *rule_of_intent;   /* (n_intents) the rule of each intent; DM_DO_NONE = none */
+    double threshold;          /* fallback under this confidence */
+    int fallback;              /* the fallback response */
     int64_t session_expire_ms; /* 0 = sessions never expire */
-    int carry_over_slots;   /* keep slots in a new session */
-    long history_limit;     /* turns kept per user; 0 = all */
+    int carry_over_slots;      /* keep slots in a new session */
+    long history_limit;        /* turns kept per user; 0 = all */
 } dm_domain;
 
 /* The NLU model's labels to check against; either list may be NULL (no check). */

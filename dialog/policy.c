@@ -74,7 +74,7 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
         while (st == PARLEY_ERR_INVALID_ARG && i > 0);
     }
     /* A list keeps each value once, in the order said; another slot keeps the one above. */
-    dm_text joined = {0};
+    dm_text joined = { 0 };
     char *value = NULL;
     for (size_t i = 0; !st && s->list && i < n; i++) {
         int seen = 0;
@@ -143,8 +143,9 @@ static parley_status complete(dm_ctx *c)
     int form = c->form;
     c->form = c->requested = -1;
     c->confirming = 0;
-    parley_status st = f->on_complete.kind == DM_DO_ACTION ? dm_run_action(c, f->on_complete.index, form)
-                                                           : dm_say(c, f->on_complete.index);
+    parley_status st = f->on_complete.kind == DM_DO_ACTION
+                               ? dm_run_action(c, f->on_complete.index, form)
+                               : dm_say(c, f->on_complete.index);
     if (!st && !f->keep_slots)
         for (size_t i = 0; i < f->n_required; i++)
             clear_slot(c, f->required[i]);
@@ -223,16 +224,13 @@ parley_status dm_decide(dm_ctx *c)
         return form_turn(c, intent);
     dm_do rule = intent >= 0 ? d->rule_of_intent[intent].act : (dm_do){ DM_DO_NONE, 0 };
     switch (rule.kind) {
-    case DM_DO_REPLY:
-        return dm_say(c, rule.index);
-    case DM_DO_ACTION:
-        return dm_run_action(c, rule.index, -1);
+    case DM_DO_REPLY: return dm_say(c, rule.index);
+    case DM_DO_ACTION: return dm_run_action(c, rule.index, -1);
     case DM_DO_FORM:
         c->form = rule.index;
         c->confirming = 0;
         return form_step(c);
-    case DM_DO_NONE:
-        break;
+    case DM_DO_NONE: break;
     }
     return dm_say(c, d->fallback);
 }

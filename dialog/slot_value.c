@@ -40,9 +40,9 @@ char *dm_words(const char *raw, int fold)
 
 /* English number words a user may type or an ASR may write for a count. */
 static const char *const number_words[] = {
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-    "nineteen", "twenty",
+    "zero",     "one",     "two",     "three",     "four",     "five",     "six",
+    "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",   "thirteen",
+    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
 };
 
 static int parse_number(const char *key, double *out)
@@ -132,9 +132,7 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
         }
         st = list_values(s, raw);
         break;
-    case DM_SLOT_NUMBER:
-        st = check_number(s, raw, key, out);
-        break;
+    case DM_SLOT_NUMBER: st = check_number(s, raw, key, out); break;
     case DM_SLOT_TEXT:
         if (s->pattern && regexec((const regex_t *)s->pattern, said, 0, NULL, 0) != 0) {
             st = pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' does not have the expected form", raw);

@@ -89,17 +89,21 @@ static parley_status sqlite_fail(dm_store *s, int rc, const char *doing)
                        "parley needs to write the store and its -wal and -shm files beside it",
                        path, doing, detail);
     case SQLITE_CANTOPEN:
-        return pl_fail(PARLEY_ERR_IO, "store %s: cannot open it while %s (%s): check that the folder "
-                       "exists and is writable", path, doing, detail);
+        return pl_fail(PARLEY_ERR_IO,
+                       "store %s: cannot open it while %s (%s): check that the folder "
+                       "exists and is writable",
+                       path, doing, detail);
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
-        return pl_fail(PARLEY_ERR_FORMAT,
-                       "store %s: not a SQLite database, or corrupt (%s, while %s); parley left the "
-                       "file as it was: restore a backup or move it away to start afresh",
-                       path, detail, doing);
+        return pl_fail(
+                PARLEY_ERR_FORMAT,
+                "store %s: not a SQLite database, or corrupt (%s, while %s); parley left the "
+                "file as it was: restore a backup or move it away to start afresh",
+                path, detail, doing);
     case SQLITE_FULL:
     case SQLITE_IOERR:
-        return pl_fail(PARLEY_ERR_IO, "store %s: input/output error while %s (%s)", path, doing, detail);
+        return pl_fail(PARLEY_ERR_IO, "store %s: input/output error while %s (%s)", path, doing,
+                       detail);
     default:
         return pl_fail(PARLEY_ERR_IO, "store %s: SQLite error while %s: %s", path, doing, detail);
     }
@@ -146,7 +150,8 @@ static parley_status column_dup(sqlite3_stmt *st, int i, char **out)
 /* ---- open and migrate ---------------------------------------------------------------- */
 
 /* Runs a statement that answers one row (a PRAGMA) and copies its first column's text. */
-static parley_status one_text(dm_store *s, const char *sql, const char *doing, char *buf, size_t cap)
+static parley_status one_text(dm_store *s, const char *sql, const char *doing, char *buf,
+                              size_t cap)
 {
     sqlite3_stmt *st;
     parley_status ps = prepare(s, sql, &st, doing);
@@ -162,7 +167,8 @@ static parley_status one_text(dm_store *s, const char *sql, const char *doing, c
 static parley_status user_version(dm_store *s, int *out)
 {
     char v[32];
-    parley_status ps = one_text(s, "PRAGMA user_version", "reading the schema version", v, sizeof v);
+    parley_status ps =
+            one_text(s, "PRAGMA user_version", "reading the schema version", v, sizeof v);
     *out = ps ? 0 : atoi(v);
     return ps;
 }
@@ -174,7 +180,8 @@ static parley_status quick_check(dm_store *s)
     if (!ps && strcmp(r, "ok") != 0)
         ps = pl_fail(PARLEY_ERR_FORMAT,
                      "store %s: corrupt (%s); parley left the file as it was: restore a backup or "
-                     "move it away to start afresh", s->path, r);
+                     "move it away to start afresh",
+                     s->path, r);
     return ps;
 }
 
@@ -189,9 +196,11 @@ static parley_status migrate(dm_store *s)
     if ((ps = user_version(s, &v)))
         goto fail;
     if (v > DM_STORE_SCHEMA) {
-        ps = pl_fail(PARLEY_ERR_UNSUPPORTED,
-                     "store %s: schema version %d is newer than this parley knows (%d); use a newer "
-                     "parley, or another store file", s->path, v, DM_STORE_SCHEMA);
+        ps = pl_fail(
+                PARLEY_ERR_UNSUPPORTED,
+                "store %s: schema version %d is newer than this parley knows (%d); use a newer "
+                "parley, or another store file",
+                s->path, v, DM_STORE_SCHEMA);
         goto fail;
     }
     for (; v < DM_STORE_SCHEMA; v++) {
@@ -213,10 +222,13 @@ fail:
 static parley_status set_wal(dm_store *s)
 {
     char mode[32];
-    parley_status ps = one_text(s, "PRAGMA journal_mode = WAL", "switching to WAL mode", mode, sizeof mode);
+    parley_status ps =
+            one_text(s, "PRAGMA journal_mode = WAL", "switching to WAL mode", mode, sizeof mode);
     if (!ps && strcmp(mode, "wal") != 0)
-        ps = pl_fail(PARLEY_ERR_IO, "store %s: cannot use WAL mode (journal mode stays '%s'); "
-                     "is the file on a file system without shared memory?", s->path, mode);
+        ps = pl_fail(PARLEY_ERR_IO,
+                     "store %s: cannot use WAL mode (journal mode stays '%s'); "
+                     "is the file on a file system without shared memory?",
+                     s->path, mode);
     return ps;
 }
 
@@ -234,8 +246,8 @@ parley_status dm_store_open(const char *path, int busy_ms, dm_store **out)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the store");
     }
     parley_status ps;
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                               SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(
+            path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         ps = sqlite_fail(s, rc, "opening");
         goto fail;
@@ -275,7 +287,7 @@ void dm_user_clear(dm_user *u)
     pl_free(u->form);
     pl_free(u->requested_slot);
     dm_slots_free(u->slots, u->n_slots);
-    *u = (dm_user){0};
+    *u = (dm_user){ 0 };
 }
 
 static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
@@ -300,7 +312,7 @@ static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
             cap = nc;
         }
         dm_slot *sl = &u->slots[u->n_slots];
-        *sl = (dm_slot){0};
+        *sl = (dm_slot){ 0 };
         u->n_slots++;
         if ((ps = column_dup(st, 0, &sl->name)) || (ps = column_dup(st, 1, &sl->value)))
             break;
@@ -314,10 +326,11 @@ static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
 static parley_status load_user(dm_store *s, const char *user_id, dm_user *u)
 {
     sqlite3_stmt *st;
-    parley_status ps = prepare(s,
-                               "SELECT session_id, session_no, session_start, last_active, turns, form, "
-                               "requested_slot, confirming FROM users WHERE user_id = ?",
-                               &st, "reading a user");
+    parley_status ps =
+            prepare(s,
+                    "SELECT session_id, session_no, session_start, last_active, turns, form, "
+                    "requested_slot, confirming FROM users WHERE user_id = ?",
+                    &st, "reading a user");
     if (ps)
         return ps;
     bind_text(st, 1, user_id);
@@ -342,7 +355,7 @@ static parley_status load_user(dm_store *s, const char *user_id, dm_user *u)
 
 parley_status dm_store_load(dm_store *s, const char *user_id, dm_user *out)
 {
-    *out = (dm_user){0};
+    *out = (dm_user){ 0 };
     pthread_mutex_lock(&s->mu);
     /* One read transaction, so the user row and the slots are one snapshot. */
     parley_status ps = exec(s, "BEGIN", "reading a user");
@@ -359,11 +372,12 @@ parley_status dm_store_load(dm_store *s, const char *user_id, dm_user *out)
 static parley_status save_user(dm_store *s, const char *user_id, const dm_user *u)
 {
     sqlite3_stmt *st;
-    parley_status ps = prepare(s,
-                               "INSERT OR REPLACE INTO users (user_id, session_id, session_no, "
-                               "session_start, last_active, turns, form, requested_slot, confirming) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               &st, "saving a user");
+    parley_status ps =
+            prepare(s,
+                    "INSERT OR REPLACE INTO users (user_id, session_id, session_no, "
+                    "session_start, last_active, turns, form, requested_slot, confirming) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    &st, "saving a user");
     if (ps)
         return ps;
     bind_text(st, 1, user_id);
@@ -399,11 +413,12 @@ static parley_status save_user(dm_store *s, const char *user_id, const dm_user *
 static parley_status save_turn(dm_store *s, const char *user_id, const dm_turn_row *r, long limit)
 {
     sqlite3_stmt *st;
-    parley_status ps = prepare(s,
-                               "INSERT OR REPLACE INTO turns (user_id, turn_id, session_id, text, "
-                               "nlu_intent, confidence, entities, intent, action, reply, t_in, t_reply, "
-                               "form) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               &st, "saving the turn");
+    parley_status ps =
+            prepare(s,
+                    "INSERT OR REPLACE INTO turns (user_id, turn_id, session_id, text, "
+                    "nlu_intent, confidence, entities, intent, action, reply, t_in, t_reply, "
+                    "form) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    &st, "saving the turn");
     if (ps)
         return ps;
     bind_text(st, 1, user_id);

@@ -25,15 +25,15 @@ typedef struct dm_store dm_store;
 
 /* A user's context between turns. Every pointer is owned by the struct. */
 typedef struct dm_user {
-    int exists;              /* 0: the user has never been seen (the rest is zero) */
+    int exists; /* 0: the user has never been seen (the rest is zero) */
     char *session_id;
-    int64_t session_no;      /* sessions this user has had, the current one included */
+    int64_t session_no; /* sessions this user has had, the current one included */
     int64_t session_start_ms;
     int64_t last_active_ms;
-    uint64_t turns;          /* turns this user has had */
-    char *form;              /* the active form, or NULL */
-    char *requested_slot;    /* the slot that form last asked for, or NULL */
-    int confirming;          /* 1 while the form waits for a yes or no */
+    uint64_t turns;       /* turns this user has had */
+    char *form;           /* the active form, or NULL */
+    char *requested_slot; /* the slot that form last asked for, or NULL */
+    int confirming;       /* 1 while the form waits for a yes or no */
     size_t n_slots;
     dm_slot *slots;
 } dm_user;
@@ -49,7 +49,7 @@ typedef struct dm_turn_row {
     const char *intent;        /* the intent acted on */
     const char *action;
     const char *reply;
-    const char *form;          /* the active form after the turn */
+    const char *form; /* the active form after the turn */
     int64_t t_in_ms, t_reply_ms;
 } dm_turn_row;
 

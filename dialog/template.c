@@ -43,14 +43,14 @@ char *dm_text_take(dm_text *t)
         pl_free(t->s);
     else
         s = t->s ? t->s : pl_strdup("");
-    *t = (dm_text){0};
+    *t = (dm_text){ 0 };
     return s;
 }
 
 void dm_text_free(dm_text *t)
 {
     pl_free(t->s);
-    *t = (dm_text){0};
+    *t = (dm_text){ 0 };
 }
 
 /* One piece of a template from position *i: literal text [*start, *start + *len), or a
@@ -117,8 +117,8 @@ parley_status dm_template_check(const dm_domain *d, const yd_node *n)
                               "literal brace, {slot} for a slot's value)");
         if (is_ref && find_slot(d, s + start, len) < 0)
             return yd_fail_at(n, start, PARLEY_ERR_CONFIG,
-                              "the template names slot '%.*s', which is not under slots:",
-                              (int)len, s + start);
+                              "the template names slot '%.*s', which is not under slots:", (int)len,
+                              s + start);
     }
     return PARLEY_OK;
 }

@@ -45,13 +45,15 @@ parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n
         if (len < 1 || len > c->max_positions)
             return pl_fail(PARLEY_ERR_INVALID_ARG,
                            "bert_forward: sequence %d has %d tokens; the model takes 1 to %d "
-                           "(max_position_embeddings)", s, len, c->max_positions);
+                           "(max_position_embeddings)",
+                           s, len, c->max_positions);
         for (int t = 0; t < len; t++) {
             int id = b->ids[n + (size_t)t];
             if (id < 0 || id >= c->vocab_size)
                 return pl_fail(PARLEY_ERR_INVALID_ARG,
                                "bert_forward: token %d of sequence %d has id %d; the vocabulary "
-                               "has ids 0 to %d", t, s, id, c->vocab_size - 1);
+                               "has ids 0 to %d",
+                               t, s, id, c->vocab_size - 1);
         }
         n += (size_t)len;
         if (n > INT32_MAX)
@@ -65,13 +67,13 @@ parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n
 /* Scratch buffers of one call, carved from one allocation that starts at h. The QKV and FFN
  * activations are never live at the same time, so they share `wide`. */
 typedef struct scratch {
-    float *h;         // (N, H) the residual stream
-    float *wide;      // (N, 3H) qkv, later (N, I) ffn activations
-    float *att;       // (N, H) attention output
-    float *proj;      // (N, H) attn_out and ffn_out results before the residual LayerNorm
-    float *cls;       // (B, H) first token of each sequence
-    float *pooled;    // (B, H)
-    float *att_work;  // per-thread attention scratch
+    float *h;        // (N, H) the residual stream
+    float *wide;     // (N, 3H) qkv, later (N, I) ffn activations
+    float *att;      // (N, H) attention output
+    float *proj;     // (N, H) attn_out and ffn_out results before the residual LayerNorm
+    float *cls;      // (B, H) first token of each sequence
+    float *pooled;   // (B, H)
+    float *att_work; // per-thread attention scratch
 } scratch;
 
 static parley_status scratch_alloc(scratch *s, const bert_config *c, int N, int B, int t_max,
@@ -79,7 +81,12 @@ static parley_status scratch_alloc(scratch *s, const bert_config *c, int N, int 
 {
     const size_t H = (size_t)c->hidden, I = (size_t)c->intermediate;
     const size_t wide = 3 * H > I ? 3 * H : I;
-    const size_t sizes[] = { N * H, N * wide, N * H, N * H, B * H, B * H,
+    const size_t sizes[] = { N * H,
+                             N * wide,
+                             N * H,
+                             N * H,
+                             B * H,
+                             B * H,
                              cpu_attention_scratch(t_max, c->hidden / c->heads, threads) };
     float **ptrs[] = { &s->h, &s->wide, &s->att, &s->proj, &s->cls, &s->pooled, &s->att_work };
     size_t total = 0;
@@ -87,8 +94,10 @@ static parley_status scratch_alloc(scratch *s, const bert_config *c, int N, int 
         total += sizes[i];
     float *p = pl_malloc(total * sizeof *p);
     if (!p)
-        return pl_fail(PARLEY_ERR_NOMEM, "bert_forward: no memory for %zu MiB of activations "
-                       "(%d tokens)", (total * sizeof *p) >> 20, N);
+        return pl_fail(PARLEY_ERR_NOMEM,
+                       "bert_forward: no memory for %zu MiB of activations "
+                       "(%d tokens)",
+                       (total * sizeof *p) >> 20, N);
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *ptrs[i] = p;
         p += sizes[i];

@@ -11,9 +11,9 @@
 #include "nlu/model.h"
 
 typedef struct bert_batch {
-    int n_seq;        /* B */
-    const int *len;   /* (B) tokens per sequence, [CLS] and [SEP] included, 1..P */
-    const int *ids;   /* (N) token ids, sequences one after another */
+    int n_seq;      /* B */
+    const int *len; /* (B) tokens per sequence, [CLS] and [SEP] included, 1..P */
+    const int *ids; /* (N) token ids, sequences one after another */
 } bert_batch;
 
 /* Runs the model. intent_logits: (B, NI); slot_logits: (N, NS). Thread-safe for a shared

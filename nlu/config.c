@@ -50,27 +50,32 @@ static int int_value(const bert_config *c, int k)
 }
 
 /* A label list: non-empty, each label non-empty and unique; slot tags also BIO-shaped. */
-static parley_status check_labels(const char *where, const char *key, char *const *labels, int n, int bio)
+static parley_status check_labels(const char *where, const char *key, char *const *labels, int n,
+                                  int bio)
 {
     int has_o = 0;
     if (n <= 0 || !labels)
-        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a non-empty list of labels", where, key);
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a non-empty list of labels",
+                       where, key);
     for (int i = 0; i < n; i++) {
         const char *l = labels[i];
         if (!l || !*l)
             return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label %d is empty", where, key, i);
         for (int j = 0; j < i; j++)
             if (!strcmp(labels[j], l))
-                return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" appears twice", where, key, l);
+                return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" appears twice",
+                               where, key, l);
         if (!bio)
             continue;
         has_o |= !strcmp(l, "O");
         if (strcmp(l, "O") && !((l[0] == 'B' || l[0] == 'I') && l[1] == '-' && l[2]))
-            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" is not a BIO tag (O, B-name or I-name)",
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"%s\": label \"%s\" is not a BIO tag (O, B-name or I-name)",
                            where, key, l);
     }
     if (bio && !has_o)
-        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": the labels must include \"O\"", where, key);
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": the labels must include \"O\"", where,
+                       key);
     return PARLEY_OK;
 }
 
@@ -80,16 +85,20 @@ parley_status bert_config_check(const bert_config *c, const char *where)
     for (int k = 0; k < N_INT_KEYS; k++) {
         int v = int_value(c, k);
         if (v <= 0)
-            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a positive integer", where, int_keys[k].key);
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a positive integer", where,
+                           int_keys[k].key);
         if (v > int_keys[k].max)
-            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": %d is more than parley supports (%d)", where,
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"%s\": %d is more than parley supports (%d)", where,
                            int_keys[k].key, v, int_keys[k].max);
     }
     if (c->hidden % c->heads)
-        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"num_attention_heads\": %d does not divide hidden_size %d", where,
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s: key \"num_attention_heads\": %d does not divide hidden_size %d", where,
                        c->heads, c->hidden);
     if (!(c->ln_eps > 0 && c->ln_eps <= FLT_MAX))
-        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number", where);
+        return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number",
+                       where);
     if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) != PARLEY_OK)
         return st;
     return check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1);
@@ -145,15 +154,17 @@ parley_status bert_config_copy(bert_config *dst, const bert_config *src)
     *dst = *src;
     dst->intent_labels = dst->slot_labels = NULL;
     dst->n_intents = dst->n_slots = 0;
-    parley_status st = bert_config_set_labels(dst, (const char *const *)src->intent_labels, src->n_intents,
-                                              (const char *const *)src->slot_labels, src->n_slots);
+    parley_status st =
+            bert_config_set_labels(dst, (const char *const *)src->intent_labels, src->n_intents,
+                                   (const char *const *)src->slot_labels, src->n_slots);
     if (st != PARLEY_OK)
         memset(dst, 0, sizeof *dst);
     return st;
 }
 
 /* Reads a string list into freshly allocated labels. */
-static parley_status read_labels(const cJSON *root, const char *key, const char *where, char ***out, int *n)
+static parley_status read_labels(const cJSON *root, const char *key, const char *where, char ***out,
+                                 int *n)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!arr)
@@ -171,7 +182,8 @@ static parley_status read_labels(const cJSON *root, const char *key, const char 
     } else {
         for (int k = 0; k < count && st == PARLEY_OK; k++)
             if (!tmp[k])
-                st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": item %d is not a string", where, key, k);
+                st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": item %d is not a string", where,
+                             key, k);
     }
     if (st == PARLEY_OK) {
         *out = copy_labels(tmp, count);
@@ -199,14 +211,16 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
         }
         double v = cJSON_IsNumber(j) ? j->valuedouble : 0;
         if (!(v >= 1 && v <= INT_MAX) || v != (double)(int)v)
-            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a positive integer", where, int_keys[k].key);
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a positive integer", where,
+                           int_keys[k].key);
         *int_field(c, k) = (int)v;
     }
     /* Hugging Face's defaults for the keys that may be absent. */
     c->ln_eps = 1e-12f;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps"))) {
         if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= FLT_MAX))
-            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number", where);
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"layer_norm_eps\": expected a positive number", where);
         c->ln_eps = (float)j->valuedouble;
     }
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "hidden_act"))) {
@@ -214,17 +228,20 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
             return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"hidden_act\": expected a string", where);
         if (strcmp(j->valuestring, "gelu"))
             return pl_fail(PARLEY_ERR_UNSUPPORTED,
-                           "%s: key \"hidden_act\": \"%s\" is not supported (only \"gelu\", the exact erf GELU)",
+                           "%s: key \"hidden_act\": \"%s\" is not supported (only \"gelu\", the "
+                           "exact erf GELU)",
                            where, j->valuestring);
     }
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type")) &&
         !(cJSON_IsString(j) && !strcmp(j->valuestring, "absolute")))
         return pl_fail(PARLEY_ERR_UNSUPPORTED,
-                       "%s: key \"position_embedding_type\": only \"absolute\" position embeddings are supported",
+                       "%s: key \"position_embedding_type\": only \"absolute\" position embeddings "
+                       "are supported",
                        where);
     if (shape_only)
         return PARLEY_OK;
-    if ((st = read_labels(root, "intent_labels", where, &c->intent_labels, &c->n_intents)) != PARLEY_OK)
+    if ((st = read_labels(root, "intent_labels", where, &c->intent_labels, &c->n_intents)) !=
+        PARLEY_OK)
         return st;
     return read_labels(root, "slot_labels", where, &c->slot_labels, &c->n_slots);
 }
@@ -281,11 +298,14 @@ static cJSON *build_json(const bert_config *c)
          cJSON_AddNumberToObject(root, "hidden_dropout_prob", 0.1) &&
          cJSON_AddNumberToObject(root, "attention_probs_dropout_prob", 0.1) &&
          cJSON_AddNumberToObject(root, "initializer_range", 0.02);
-    cJSON *intents = ok ? cJSON_CreateStringArray((const char *const *)c->intent_labels, c->n_intents) : NULL;
+    cJSON *intents =
+            ok ? cJSON_CreateStringArray((const char *const *)c->intent_labels, c->n_intents)
+               : NULL;
     ok = intents && cJSON_AddItemToObject(root, "intent_labels", intents);
     if (!ok)
         cJSON_Delete(intents);
-    cJSON *slots = ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
+    cJSON *slots =
+            ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
     ok = slots && cJSON_AddItemToObject(root, "slot_labels", slots);
     if (!ok) {
         cJSON_Delete(slots);

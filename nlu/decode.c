@@ -122,7 +122,7 @@ void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piec
     const int NS = ts->n_tags;
     if (n_words <= 0)
         return;
-    float *emit = scratch;                         // (W, NS) log-probabilities
+    float *emit = scratch;                            // (W, NS) log-probabilities
     int *back = (int *)(emit + (size_t)n_words * NS); // (W, NS) best previous tag
     float *score = (float *)(back + (size_t)n_words * NS), *next = score + NS; // (NS) each
     for (int w = 0; w < n_words; w++) /* a word without pieces is O */

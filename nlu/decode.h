@@ -16,12 +16,12 @@ enum { NLU_TAG_O = 0, NLU_TAG_B = 1, NLU_TAG_I = 2 };
 /* The slot tag set of a model, split into BIO kind and slot type. */
 typedef struct nlu_tagset {
     int n_tags;
-    signed char *kind;  /* (n_tags) NLU_TAG_O/B/I */
-    int *type;          /* (n_tags) index into type_names; -1 for O */
+    signed char *kind; /* (n_tags) NLU_TAG_O/B/I */
+    int *type;         /* (n_tags) index into type_names; -1 for O */
     int n_types;
-    char **type_names;  /* (n_types) slot names without prefix; owned */
-    int o_tag;          /* tag id of "O" */
-    size_t max_name;    /* longest type name, in bytes */
+    char **type_names; /* (n_types) slot names without prefix; owned */
+    int o_tag;         /* tag id of "O" */
+    size_t max_name;   /* longest type name, in bytes */
 } nlu_tagset;
 
 /* Parses tags ("O", "B-x", "I-x"). Anything else, or no "O", is PARLEY_ERR_CONFIG. */

@@ -17,8 +17,8 @@ enum fill { FILL_NORMAL, FILL_ZERO, FILL_ONE };
 
 #define FIELD(name) offsetof(bert_weights, name)
 static const struct field {
-    size_t off;      /* of the pointer in bert_weights */
-    int per_layer;   /* repeated L times */
+    size_t off;    /* of the pointer in bert_weights */
+    int per_layer; /* repeated L times */
     bert_dim rows, cols;
     enum fill fill;
 } fields[] = {
@@ -48,7 +48,8 @@ static const struct field {
 };
 #undef FIELD
 enum { N_FIELDS = sizeof fields / sizeof fields[0] };
-_Static_assert(N_FIELDS * sizeof(float *) == sizeof(bert_weights), "every weight has a row in fields[]");
+_Static_assert(N_FIELDS * sizeof(float *) == sizeof(bert_weights),
+               "every weight has a row in fields[]");
 
 size_t bert_dim_size(const bert_config *c, bert_dim d)
 {
@@ -68,7 +69,8 @@ size_t bert_dim_size(const bert_config *c, bert_dim d)
 
 static size_t field_size(const bert_config *c, const struct field *f)
 {
-    return (f->per_layer ? (size_t)c->layers : 1) * bert_dim_size(c, f->rows) * bert_dim_size(c, f->cols);
+    return (f->per_layer ? (size_t)c->layers : 1) * bert_dim_size(c, f->rows) *
+           bert_dim_size(c, f->cols);
 }
 
 static float **field_ptr(bert_weights *w, const struct field *f)
@@ -99,7 +101,8 @@ static void advise_huge(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
     const uintptr_t huge = 2u << 20;
-    uintptr_t begin = ((uintptr_t)p + huge - 1) & ~(huge - 1), end = ((uintptr_t)p + bytes) & ~(huge - 1);
+    uintptr_t begin = ((uintptr_t)p + huge - 1) & ~(huge - 1),
+              end = ((uintptr_t)p + bytes) & ~(huge - 1);
     if (end > begin)
         madvise((void *)begin, end - begin, MADV_HUGEPAGE);
 #else
@@ -116,7 +119,8 @@ static parley_status model_new(const bert_config *cfg, wp_vocab *vocab, int zero
     if ((st = bert_config_check(cfg, "model config")) != PARLEY_OK)
         goto fail;
     if (vocab && wp_vocab_size(vocab) != cfg->vocab_size) {
-        st = pl_fail(PARLEY_ERR_CONFIG, "model config: vocab_size is %d but the vocabulary has %d tokens",
+        st = pl_fail(PARLEY_ERR_CONFIG,
+                     "model config: vocab_size is %d but the vocabulary has %d tokens",
                      cfg->vocab_size, wp_vocab_size(vocab));
         goto fail;
     }
@@ -214,10 +218,13 @@ void bert_model_init_random(bert_model *m, unsigned long long seed)
         float *p = *field_ptr(&m->w, f);
         size_t n = field_size(&m->cfg, f);
         for (size_t k = 0; k < n; k++)
-            p[k] = f->fill == FILL_NORMAL ? (float)(std * rng_normal(&r)) : f->fill == FILL_ONE ? 1.0f : 0.0f;
+            p[k] = f->fill == FILL_NORMAL ? (float)(std * rng_normal(&r))
+                   : f->fill == FILL_ONE  ? 1.0f
+                                          : 0.0f;
     }
     /* Like torch.nn.Embedding(padding_idx=pad): the [PAD] row starts at zero. */
     int pad = m->vocab ? wp_vocab_pad(m->vocab) : -1;
     if (pad >= 0 && pad < m->cfg.vocab_size)
-        memset(m->w.word_emb + (size_t)pad * (size_t)m->cfg.hidden, 0, (size_t)m->cfg.hidden * sizeof(float));
+        memset(m->w.word_emb + (size_t)pad * (size_t)m->cfg.hidden, 0,
+               (size_t)m->cfg.hidden * sizeof(float));
 }

@@ -23,52 +23,52 @@
 #include "nlu/vocab.h"
 
 typedef struct bert_config {
-    int vocab_size;     /* V */
-    int hidden;         /* H */
-    int layers;         /* L */
-    int heads;          /* NH */
-    int intermediate;   /* I */
-    int max_positions;  /* P */
-    int type_vocab;     /* TT */
+    int vocab_size;    /* V */
+    int hidden;        /* H */
+    int layers;        /* L */
+    int heads;         /* NH */
+    int intermediate;  /* I */
+    int max_positions; /* P */
+    int type_vocab;    /* TT */
     float ln_eps;
-    int n_intents;      /* NI */
+    int n_intents; /* NI */
     char **intent_labels;
-    int n_slots;        /* NS, slot tags including "O" */
+    int n_slots; /* NS, slot tags including "O" */
     char **slot_labels;
 } bert_config;
 
 typedef struct bert_weights {
-    float *word_emb;    /* (V, H) */
-    float *pos_emb;     /* (P, H) */
-    float *type_emb;    /* (TT, H) */
-    float *emb_ln_w;    /* (H) */
-    float *emb_ln_b;    /* (H) */
-    float *qkv_w;       /* (L, 3H, H) rows: query, then key, then value */
-    float *qkv_b;       /* (L, 3H) */
-    float *attn_out_w;  /* (L, H, H) */
-    float *attn_out_b;  /* (L, H) */
-    float *ln1_w;       /* (L, H) attention.output.LayerNorm */
-    float *ln1_b;       /* (L, H) */
-    float *ffn_in_w;    /* (L, I, H) intermediate.dense */
-    float *ffn_in_b;    /* (L, I) */
-    float *ffn_out_w;   /* (L, H, I) output.dense */
-    float *ffn_out_b;   /* (L, H) */
-    float *ln2_w;       /* (L, H) output.LayerNorm */
-    float *ln2_b;       /* (L, H) */
-    float *pool_w;      /* (H, H) pooler.dense */
-    float *pool_b;      /* (H) */
-    float *intent_w;    /* (NI, H) intent_classifier */
-    float *intent_b;    /* (NI) */
-    float *slot_w;      /* (NS, H) slot_classifier */
-    float *slot_b;      /* (NS) */
+    float *word_emb;   /* (V, H) */
+    float *pos_emb;    /* (P, H) */
+    float *type_emb;   /* (TT, H) */
+    float *emb_ln_w;   /* (H) */
+    float *emb_ln_b;   /* (H) */
+    float *qkv_w;      /* (L, 3H, H) rows: query, then key, then value */
+    float *qkv_b;      /* (L, 3H) */
+    float *attn_out_w; /* (L, H, H) */
+    float *attn_out_b; /* (L, H) */
+    float *ln1_w;      /* (L, H) attention.output.LayerNorm */
+    float *ln1_b;      /* (L, H) */
+    float *ffn_in_w;   /* (L, I, H) intermediate.dense */
+    float *ffn_in_b;   /* (L, I) */
+    float *ffn_out_w;  /* (L, H, I) output.dense */
+    float *ffn_out_b;  /* (L, H) */
+    float *ln2_w;      /* (L, H) output.LayerNorm */
+    float *ln2_b;      /* (L, H) */
+    float *pool_w;     /* (H, H) pooler.dense */
+    float *pool_b;     /* (H) */
+    float *intent_w;   /* (NI, H) intent_classifier */
+    float *intent_b;   /* (NI) */
+    float *slot_w;     /* (NS, H) slot_classifier */
+    float *slot_b;     /* (NS) */
 } bert_weights;
 
 typedef struct bert_model {
     bert_config cfg;
-    bert_weights w;     /* pointers into params */
-    float *params;      /* (n_params) owned */
+    bert_weights w; /* pointers into params */
+    float *params;  /* (n_params) owned */
     size_t n_params;
-    wp_vocab *vocab;    /* owned */
+    wp_vocab *vocab; /* owned */
 } bert_model;
 
 /* Checks that a config is usable (positive sizes, heads divide hidden, labels present);
@@ -93,8 +93,15 @@ parley_status bert_config_write(const bert_config *c, struct sft_atomic *a);
 
 /* The dimension letters as values, for tables that describe tensors (BERT_DIM_1 is 1). */
 typedef enum bert_dim {
-    BERT_DIM_1, BERT_DIM_V, BERT_DIM_P, BERT_DIM_TT, BERT_DIM_H, BERT_DIM_3H, BERT_DIM_I,
-    BERT_DIM_NI, BERT_DIM_NS,
+    BERT_DIM_1,
+    BERT_DIM_V,
+    BERT_DIM_P,
+    BERT_DIM_TT,
+    BERT_DIM_H,
+    BERT_DIM_3H,
+    BERT_DIM_I,
+    BERT_DIM_NI,
+    BERT_DIM_NS,
 } bert_dim;
 size_t bert_dim_size(const bert_config *c, bert_dim d);
 

@@ -20,16 +20,17 @@
 
 #define FIELD(name) offsetof(bert_weights, name)
 static const struct hf_name {
-    const char *name;   /* after the "bert." prefix and, per layer, after "encoder.layer.<i>." */
-    size_t field;       /* offsetof(bert_weights, x) */
-    int part;           /* -1: the whole field; 0, 1, 2: that third of a fused q/k/v field */
+    const char *name; /* after the "bert." prefix and, per layer, after "encoder.layer.<i>." */
+    size_t field;     /* offsetof(bert_weights, x) */
+    int part;         /* -1: the whole field; 0, 1, 2: that third of a fused q/k/v field */
     int per_layer;
-    int head;           /* a joint head: never carries the "bert." prefix */
-    bert_dim rows, cols;/* rows BERT_DIM_1: a vector of cols */
+    int head;            /* a joint head: never carries the "bert." prefix */
+    bert_dim rows, cols; /* rows BERT_DIM_1: a vector of cols */
 } hf_names[] = {
     { "embeddings.word_embeddings.weight", FIELD(word_emb), -1, 0, 0, BERT_DIM_V, BERT_DIM_H },
     { "embeddings.position_embeddings.weight", FIELD(pos_emb), -1, 0, 0, BERT_DIM_P, BERT_DIM_H },
-    { "embeddings.token_type_embeddings.weight", FIELD(type_emb), -1, 0, 0, BERT_DIM_TT, BERT_DIM_H },
+    { "embeddings.token_type_embeddings.weight", FIELD(type_emb), -1, 0, 0, BERT_DIM_TT,
+      BERT_DIM_H },
     { "embeddings.LayerNorm.weight", FIELD(emb_ln_w), -1, 0, 0, BERT_DIM_1, BERT_DIM_H },
     { "embeddings.LayerNorm.bias", FIELD(emb_ln_b), -1, 0, 0, BERT_DIM_1, BERT_DIM_H },
     { "attention.self.query.weight", FIELD(qkv_w), 0, 1, 0, BERT_DIM_H, BERT_DIM_H },
@@ -92,7 +93,9 @@ static parley_status expand(const bert_model *m, int prefixed, hf_tensor **out, 
     int n = 0, per_layer = 0;
     for (int k = 0; k < N_HF_NAMES; k++)
         per_layer += hf_names[k].per_layer;
-    hf_tensor *t = pl_calloc((size_t)(N_HF_NAMES - per_layer) + (size_t)per_layer * (size_t)m->cfg.layers, sizeof *t);
+    hf_tensor *t =
+            pl_calloc((size_t)(N_HF_NAMES - per_layer) + (size_t)per_layer * (size_t)m->cfg.layers,
+                      sizeof *t);
     if (!t)
         return pl_fail(PARLEY_ERR_NOMEM, "no memory for the tensor list");
     for (int k = 0; k < N_HF_NAMES; k++) {
@@ -134,7 +137,8 @@ static const sft_tensor *find_tensor(const sft_file *f, const char *name)
     const sft_tensor *t = sft_find(f, name);
     size_t len = strlen(name);
     char alt[NAME_CAP + 8];
-    const char *tails[][2] = { { "LayerNorm.weight", "LayerNorm.gamma" }, { "LayerNorm.bias", "LayerNorm.beta" } };
+    const char *tails[][2] = { { "LayerNorm.weight", "LayerNorm.gamma" },
+                               { "LayerNorm.bias", "LayerNorm.beta" } };
     for (int i = 0; !t && i < 2; i++) {
         size_t tl = strlen(tails[i][0]);
         if (len >= tl && !strcmp(name + len - tl, tails[i][0])) {
@@ -163,7 +167,8 @@ static parley_status fill_weights(bert_model *m, const sft_file *f)
     char list[600] = "";
     int n = 0, count = 0, prefixed = 0;
     for (int i = 0; i < f->n_tensors && !prefixed; i++)
-        prefixed = !strncmp(f->tensors[i].name, PREFIX, sizeof PREFIX - 1) && !ignorable(f->tensors[i].name);
+        prefixed = !strncmp(f->tensors[i].name, PREFIX, sizeof PREFIX - 1) &&
+                   !ignorable(f->tensors[i].name);
     if ((st = expand(m, prefixed, &want, &n)) != PARLEY_OK)
         goto fail;
     src = pl_calloc((size_t)n, sizeof *src);
@@ -179,24 +184,26 @@ static parley_status fill_weights(bert_model *m, const sft_file *f)
             list_add(list, sizeof list, &count, want[i].name);
     }
     if (count) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d tensor%s missing: %s", f->path, count, count > 1 ? "s are" : " is",
-                     list);
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d tensor%s missing: %s", f->path, count,
+                     count > 1 ? "s are" : " is", list);
         goto fail;
     }
     for (int i = 0; i < f->n_tensors; i++)
         if (!used[i] && !ignorable(f->tensors[i].name))
             list_add(list, sizeof list, &count, f->tensors[i].name);
     if (count) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d unexpected tensor%s (not part of this %s model): %s", f->path, count,
+        st = pl_fail(PARLEY_ERR_FORMAT,
+                     "%s: %d unexpected tensor%s (not part of this %s model): %s", f->path, count,
                      count > 1 ? "s" : "", prefixed ? "\"bert.\"-prefixed" : "unprefixed", list);
         goto fail;
     }
     for (int i = 0; i < n; i++) {
         const sft_tensor *t = src[i];
-        if (t->ndim != want[i].ndim || memcmp(t->shape, want[i].shape, (size_t)t->ndim * sizeof t->shape[0])) {
+        if (t->ndim != want[i].ndim ||
+            memcmp(t->shape, want[i].shape, (size_t)t->ndim * sizeof t->shape[0])) {
             char a[64], b[256];
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", f->path, t->name,
-                         sft_shape_str(a, sizeof a, want[i].shape, want[i].ndim),
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", f->path,
+                         t->name, sft_shape_str(a, sizeof a, want[i].shape, want[i].ndim),
                          sft_shape_str(b, sizeof b, t->shape, t->ndim));
             goto fail;
         }
@@ -239,13 +246,14 @@ parley_status bert_model_load(const char *dir, bert_model **out)
         (st = wp_vocab_load(vocab_path, &vocab)) != PARLEY_OK)
         goto fail;
     if (wp_vocab_size(vocab) != cfg.vocab_size) {
-        st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"vocab_size\" is %d, but %s has %d tokens", cfg_path, cfg.vocab_size,
-                     vocab_path, wp_vocab_size(vocab));
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: key \"vocab_size\" is %d, but %s has %d tokens",
+                     cfg_path, cfg.vocab_size, vocab_path, wp_vocab_size(vocab));
         goto fail;
     }
     st = bert_model_alloc_uninit(&cfg, vocab, &m);
     vocab = NULL; /* the model owns it now, or freed it */
-    if (st != PARLEY_OK || (st = sft_open(sft_path, &f)) != PARLEY_OK || (st = fill_weights(m, f)) != PARLEY_OK)
+    if (st != PARLEY_OK || (st = sft_open(sft_path, &f)) != PARLEY_OK ||
+        (st = fill_weights(m, f)) != PARLEY_OK)
         goto fail;
     sft_close(f);
     bert_config_clear(&cfg);
@@ -269,7 +277,8 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     sft_wtensor *wt = NULL;
     int n = 0;
     if (!m || !dir || !m->vocab) {
-        st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_save: needs a model with a vocabulary and a directory");
+        st = pl_fail(PARLEY_ERR_INVALID_ARG,
+                     "bert_model_save: needs a model with a vocabulary and a directory");
         goto fail;
     }
     for (int i = 0; i < 3; i++)

@@ -35,8 +35,9 @@ struct parley_nlu {
 
 parley_nlu_params parley_nlu_params_default(void)
 {
-    return (parley_nlu_params){ .threads = 0, .top_k = NLU_DEFAULT_TOP_K, .device = "auto",
-                                .precision = "fp16" };
+    return (parley_nlu_params){
+        .threads = 0, .top_k = NLU_DEFAULT_TOP_K, .device = "auto", .precision = "fp16"
+    };
 }
 
 /* Puts the model on GPU `gpu` (cuda_device_parse's codes). With auto, a GPU that fails to
@@ -80,8 +81,10 @@ static void warn_slow_blas(void)
     static atomic_flag warned = ATOMIC_FLAG_INIT;
     const char *core = cpu_blas_better_core();
     if (core && !atomic_flag_test_and_set(&warned))
-        pl_log(PARLEY_LOG_WARN, "nlu: OpenBLAS did not recognize this CPU and uses slow generic "
-               "kernels; start the process with OPENBLAS_CORETYPE=%s for 2-3x faster GEMMs", core);
+        pl_log(PARLEY_LOG_WARN,
+               "nlu: OpenBLAS did not recognize this CPU and uses slow generic "
+               "kernels; start the process with OPENBLAS_CORETYPE=%s for 2-3x faster GEMMs",
+               core);
 }
 
 parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *params,
@@ -147,8 +150,14 @@ void parley_nlu_close(parley_nlu *nlu)
     pl_free(nlu);
 }
 
-int parley_nlu_intent_count(const parley_nlu *nlu) { return nlu->model->cfg.n_intents; }
-int parley_nlu_slot_tag_count(const parley_nlu *nlu) { return nlu->model->cfg.n_slots; }
+int parley_nlu_intent_count(const parley_nlu *nlu)
+{
+    return nlu->model->cfg.n_intents;
+}
+int parley_nlu_slot_tag_count(const parley_nlu *nlu)
+{
+    return nlu->model->cfg.n_slots;
+}
 
 const char *parley_nlu_intent_label(const parley_nlu *nlu, int i)
 {
@@ -237,9 +246,10 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
     size_t W = (size_t)tk->n_words, K = (size_t)nlu->top_k;
     size_t cap = sizeof(parley_nlu_result) + K * sizeof(parley_nlu_intent) +
                  W * (sizeof(parley_nlu_slot) + sizeof(char *) + 2 * sizeof(size_t)) +
-                 W * (sizeof(int) * 2 + sizeof(nlu_span) + 1) /* scratch */ +
-                 len + 1 + K * (nlu->max_intent + 1) + W * (ts->max_name + 3) /* tags */ +
-                 W * (ts->max_name + 1) + len + W /* slot names and values */ + 16 * alignof(max_align_t);
+                 W * (sizeof(int) * 2 + sizeof(nlu_span) + 1) /* scratch */ + len + 1 +
+                 K * (nlu->max_intent + 1) + W * (ts->max_name + 3) /* tags */ +
+                 W * (ts->max_name + 1) + len + W /* slot names and values */ +
+                 16 * alignof(max_align_t);
     arena a = { pl_malloc(cap), 0, cap };
     if (!a.base)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory building an NLU result");
@@ -279,8 +289,12 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
         size_t b, e;
         trim_span(text, tk, n_used, &spans[s], &b, &e);
         const char *name = ts->type_names[spans[s].type];
-        slots[s] = (parley_nlu_slot){ arena_str(&a, name, strlen(name)), arena_str(&a, text + b, e - b),
-                                      b, e, spans[s].w0, spans[s].w1 };
+        slots[s] = (parley_nlu_slot){ arena_str(&a, name, strlen(name)),
+                                      arena_str(&a, text + b, e - b),
+                                      b,
+                                      e,
+                                      spans[s].w0,
+                                      spans[s].w1 };
     }
     r->text = arena_str(&a, text, len);
     r->intent = top[0].label;
@@ -326,9 +340,9 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
         len[i] = (tk[i].n_pieces < max_pieces ? tk[i].n_pieces : max_pieces) + 2;
         n_tok += (size_t)len[i];
     }
-    ids = pl_malloc(n_tok * sizeof *ids);                                       // (N)
+    ids = pl_malloc(n_tok * sizeof *ids);                                        // (N)
     intent_logits = pl_malloc(n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
-    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);  // (N, NS)
+    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);   // (N, NS)
     if (!ids || !intent_logits || !slot_logits) {
         st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a batch of %zu texts", n);
         goto fail;

@@ -31,7 +31,8 @@ static const pipe_port_spec ports[] = {
 };
 
 static const pipe_param_spec params[] = {
-    { "model", PIPE_P_PATH, NULL, 0, 0, "model directory (config.json, model.safetensors, vocab.txt)" },
+    { "model", PIPE_P_PATH, NULL, 0, 0,
+      "model directory (config.json, model.safetensors, vocab.txt)" },
     { "device", PIPE_P_STRING, "auto", 0, 0, "auto, cpu or cuda:N" },
     { "max_batch", PIPE_P_INT, "32", 1, 1024, "most turns parsed in one pass" },
     { "max_queue_delay_us", PIPE_P_INT, "2000", 0, 1000000,
@@ -50,7 +51,7 @@ static parley_status bert_node_create(pipe_node *node, void **out)
     p.precision = pipe_node_param_str(node, "precision");
     p.threads = (int)pipe_node_param_int(node, "threads");
     pipe_node_set_batch(node, (int)pipe_node_param_int(node, "max_batch"),
-                      (long)pipe_node_param_int(node, "max_queue_delay_us"));
+                        (long)pipe_node_param_int(node, "max_queue_delay_us"));
     bert_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");

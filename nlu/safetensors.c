@@ -33,10 +33,10 @@ static const struct {
     const char *name;
     size_t size;
 } dtypes[] = {
-    [SFT_F32] = { "F32", 4 },   [SFT_F16] = { "F16", 2 },   [SFT_BF16] = { "BF16", 2 },
-    [SFT_F64] = { "F64", 8 },   [SFT_I64] = { "I64", 8 },   [SFT_I32] = { "I32", 4 },
-    [SFT_I16] = { "I16", 2 },   [SFT_I8] = { "I8", 1 },     [SFT_U64] = { "U64", 8 },
-    [SFT_U32] = { "U32", 4 },   [SFT_U16] = { "U16", 2 },   [SFT_U8] = { "U8", 1 },
+    [SFT_F32] = { "F32", 4 },   [SFT_F16] = { "F16", 2 },         [SFT_BF16] = { "BF16", 2 },
+    [SFT_F64] = { "F64", 8 },   [SFT_I64] = { "I64", 8 },         [SFT_I32] = { "I32", 4 },
+    [SFT_I16] = { "I16", 2 },   [SFT_I8] = { "I8", 1 },           [SFT_U64] = { "U64", 8 },
+    [SFT_U32] = { "U32", 4 },   [SFT_U16] = { "U16", 2 },         [SFT_U8] = { "U8", 1 },
     [SFT_BOOL] = { "BOOL", 1 }, [SFT_F8_E5M2] = { "F8_E5M2", 1 }, [SFT_F8_E4M3] = { "F8_E4M3", 1 },
 };
 
@@ -85,8 +85,8 @@ parley_status sft_read_file(const char *path, size_t max_size, char **out, size_
         goto fail;
     }
     if ((unsigned long long)sb.st_size > max_size) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %lld bytes, more than the %zu this file may have", path,
-                     (long long)sb.st_size, max_size);
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %lld bytes, more than the %zu this file may have",
+                     path, (long long)sb.st_size, max_size);
         goto fail;
     }
     buf = pl_malloc((size_t)sb.st_size + 1);
@@ -99,7 +99,8 @@ parley_status sft_read_file(const char *path, size_t max_size, char **out, size_
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
-            st = r < 0 ? open_error(path, "read") : pl_fail(PARLEY_ERR_IO, "%s: shrank while being read", path);
+            st = r < 0 ? open_error(path, "read")
+                       : pl_fail(PARLEY_ERR_IO, "%s: shrank while being read", path);
             goto fail;
         }
         got += (size_t)r;
@@ -155,7 +156,8 @@ parley_status sft_json_parse(const char *text, size_t len, const char *where, cJ
     if (end < text + len) {
         cJSON_Delete(j);
         text_position(text, (size_t)(end - text), &line, &col);
-        return pl_fail(PARLEY_ERR_FORMAT, "%s:%d:%d: unexpected text after the JSON value", where, line, col);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s:%d:%d: unexpected text after the JSON value", where,
+                       line, col);
     }
     *out = j;
     return PARLEY_OK;
@@ -184,29 +186,33 @@ static parley_status parse_entry(const char *path, const cJSON *e, sft_tensor *t
     uint64_t b, end;
     t->name = name;
     if (!cJSON_IsObject(e))
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected an object with dtype, shape and data_offsets",
+        return pl_fail(PARLEY_ERR_FORMAT,
+                       "%s: tensor \"%s\": expected an object with dtype, shape and data_offsets",
                        path, name);
     if (!cJSON_IsString(dt))
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": \"dtype\" is missing or not a string", path, name);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": \"dtype\" is missing or not a string",
+                       path, name);
     size_t d = 0;
     while (d < sizeof dtypes / sizeof dtypes[0] && strcmp(dtypes[d].name, dt->valuestring))
         d++;
     if (d == sizeof dtypes / sizeof dtypes[0])
-        return pl_fail(PARLEY_ERR_UNSUPPORTED, "%s: tensor \"%s\": dtype \"%s\" is not supported", path, name,
-                       dt->valuestring);
+        return pl_fail(PARLEY_ERR_UNSUPPORTED, "%s: tensor \"%s\": dtype \"%s\" is not supported",
+                       path, name, dt->valuestring);
     t->dtype = (sft_dtype)d;
 
     if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > SFT_MAX_DIMS)
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": \"shape\" must be an array of at most %d integers",
-                       path, name, SFT_MAX_DIMS);
+        return pl_fail(PARLEY_ERR_FORMAT,
+                       "%s: tensor \"%s\": \"shape\" must be an array of at most %d integers", path,
+                       name, SFT_MAX_DIMS);
     /* numel * size must fit the data area, which fits in a size_t: reject earlier overflow. */
     uint64_t numel = 1, limit = SIZE_MAX / 8;
     t->ndim = 0;
     for (const cJSON *s = shape->child; s; s = s->next) {
         uint64_t v;
         if (!json_u64(s, &v))
-            return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": \"shape\" must hold non-negative integers",
-                           path, name);
+            return pl_fail(PARLEY_ERR_FORMAT,
+                           "%s: tensor \"%s\": \"shape\" must hold non-negative integers", path,
+                           name);
         if (v && numel > limit / v)
             return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": shape is too large", path, name);
         numel *= v;
@@ -217,13 +223,17 @@ static parley_status parse_entry(const char *path, const cJSON *e, sft_tensor *t
 
     if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !json_u64(offs->child, &b) ||
         !json_u64(offs->child->next, &end) || b > end)
-        return pl_fail(PARLEY_ERR_FORMAT,
-                       "%s: tensor \"%s\": \"data_offsets\" must be [begin, end] with 0 <= begin <= end", path, name);
+        return pl_fail(
+                PARLEY_ERR_FORMAT,
+                "%s: tensor \"%s\": \"data_offsets\" must be [begin, end] with 0 <= begin <= end",
+                path, name);
     if (end - b != t->nbytes) {
         char sh[256];
         return pl_fail(PARLEY_ERR_FORMAT,
-                       "%s: tensor \"%s\": data_offsets [%llu, %llu] hold %llu bytes, but shape %s of %s needs %zu",
-                       path, name, (unsigned long long)b, (unsigned long long)end, (unsigned long long)(end - b),
+                       "%s: tensor \"%s\": data_offsets [%llu, %llu] hold %llu bytes, but shape %s "
+                       "of %s needs %zu",
+                       path, name, (unsigned long long)b, (unsigned long long)end,
+                       (unsigned long long)(end - b),
                        sft_shape_str(sh, sizeof sh, t->shape, t->ndim), dtypes[d].name, t->nbytes);
     }
     *begin = b;
@@ -237,7 +247,8 @@ static int by_name(const void *a, const void *b)
 
 static int by_offset(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)((const sft_tensor *)a)->data, y = (uintptr_t)((const sft_tensor *)b)->data;
+    uintptr_t x = (uintptr_t)((const sft_tensor *)a)->data,
+              y = (uintptr_t)((const sft_tensor *)b)->data;
     return (x > y) - (x < y);
 }
 
@@ -260,7 +271,8 @@ static parley_status index_header(sft_file *f, const unsigned char *data, size_t
             for (const cJSON *m = e->child; ok && m; m = m->next)
                 ok = cJSON_IsString(m);
             if (!ok)
-                return pl_fail(PARLEY_ERR_FORMAT, "%s: \"__metadata__\" must be an object of strings", f->path);
+                return pl_fail(PARLEY_ERR_FORMAT,
+                               "%s: \"__metadata__\" must be an object of strings", f->path);
             continue;
         }
         sft_tensor *t = &f->tensors[f->n_tensors];
@@ -269,10 +281,11 @@ static parley_status index_header(sft_file *f, const unsigned char *data, size_t
             return st;
         if (begin + t->nbytes > data_size)
             return pl_fail(PARLEY_ERR_FORMAT,
-                           "%s: tensor \"%s\": data_offsets [%llu, %llu] run past the end of the data (%zu bytes): "
+                           "%s: tensor \"%s\": data_offsets [%llu, %llu] run past the end of the "
+                           "data (%zu bytes): "
                            "the file is truncated or its header is wrong",
-                           f->path, t->name, (unsigned long long)begin, (unsigned long long)(begin + t->nbytes),
-                           data_size);
+                           f->path, t->name, (unsigned long long)begin,
+                           (unsigned long long)(begin + t->nbytes), data_size);
         t->data = data + begin;
         f->n_tensors++;
     }
@@ -280,8 +293,8 @@ static parley_status index_header(sft_file *f, const unsigned char *data, size_t
     qsort(f->tensors, (size_t)n, sizeof *f->tensors, by_name);
     for (int i = 1; i < n; i++)
         if (!strcmp(f->tensors[i - 1].name, f->tensors[i].name))
-            return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" appears twice in the header", f->path,
-                           f->tensors[i].name);
+            return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" appears twice in the header",
+                           f->path, f->tensors[i].name);
     /* In offset order, each non-empty tensor must start at or after the furthest end so far. */
     qsort(f->tensors, (size_t)n, sizeof *f->tensors, by_offset);
     const sft_tensor *furthest = NULL;
@@ -289,11 +302,13 @@ static parley_status index_header(sft_file *f, const unsigned char *data, size_t
         const sft_tensor *t = &f->tensors[i];
         if (!t->nbytes)
             continue;
-        if (furthest && (const unsigned char *)t->data < (const unsigned char *)furthest->data + furthest->nbytes)
-            return pl_fail(PARLEY_ERR_FORMAT, "%s: tensors \"%s\" and \"%s\" overlap in the data area", f->path,
+        if (furthest && (const unsigned char *)t->data <
+                                (const unsigned char *)furthest->data + furthest->nbytes)
+            return pl_fail(PARLEY_ERR_FORMAT,
+                           "%s: tensors \"%s\" and \"%s\" overlap in the data area", f->path,
                            furthest->name, t->name);
         if (!furthest || (const unsigned char *)t->data + t->nbytes >
-                             (const unsigned char *)furthest->data + furthest->nbytes)
+                                 (const unsigned char *)furthest->data + furthest->nbytes)
             furthest = t;
     }
     qsort(f->tensors, (size_t)n, sizeof *f->tensors, by_name);
@@ -322,7 +337,8 @@ parley_status sft_open(const char *path, sft_file **out)
     }
     size_t size = (size_t)sb.st_size;
     if (size < 8) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %zu bytes, too short for a safetensors file (truncated?)", path, size);
+        st = pl_fail(PARLEY_ERR_FORMAT,
+                     "%s: %zu bytes, too short for a safetensors file (truncated?)", path, size);
         goto fail;
     }
     /* MAP_POPULATE reads the file in one sweep instead of one page fault at a time. */
@@ -342,7 +358,8 @@ parley_status sft_open(const char *path, sft_file **out)
         hlen = hlen << 8 | p[i];
     if (hlen < 2 || hlen > MAX_HEADER || hlen > size - 8) {
         st = pl_fail(PARLEY_ERR_FORMAT,
-                     "%s: header length %llu is impossible for a file of %zu bytes (not safetensors, or truncated)",
+                     "%s: header length %llu is impossible for a file of %zu bytes (not "
+                     "safetensors, or truncated)",
                      path, (unsigned long long)hlen, size);
         goto fail;
     }
@@ -389,7 +406,7 @@ static float half_to_float(uint16_t h)
     } else if (em >= 0x0400) {
         bits = sign | ((em << 13) + ((127 - 15) << 23)); /* rebias the exponent */
     } else {
-        f = (float)em * 0x1p-24f;                        /* subnormal or zero: em * 2^-24 */
+        f = (float)em * 0x1p-24f; /* subnormal or zero: em * 2^-24 */
         memcpy(&bits, &f, 4);
         bits |= sign;
     }
@@ -403,9 +420,7 @@ parley_status sft_read_f32(const sft_file *f, const sft_tensor *t, float *dst)
     uint16_t h;
     uint32_t bits;
     switch (t->dtype) {
-    case SFT_F32:
-        memcpy(dst, src, t->nbytes);
-        return PARLEY_OK;
+    case SFT_F32: memcpy(dst, src, t->nbytes); return PARLEY_OK;
     case SFT_F16:
         for (size_t i = 0; i < t->numel; i++) {
             memcpy(&h, src + 2 * i, 2);
@@ -421,7 +436,8 @@ parley_status sft_read_f32(const sft_file *f, const sft_tensor *t, float *dst)
         }
         return PARLEY_OK;
     default:
-        return pl_fail(PARLEY_ERR_UNSUPPORTED, "%s: tensor \"%s\": dtype %s is not supported (F32, F16 or BF16 only)",
+        return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                       "%s: tensor \"%s\": dtype %s is not supported (F32, F16 or BF16 only)",
                        f->path, t->name, dtypes[t->dtype].name);
     }
 }
@@ -443,7 +459,8 @@ parley_status sft_atomic_begin(sft_atomic *a, const char *path)
     sprintf(a->tmp_path, "%.*s.%s.tmp-XXXXXX", (int)dir_len, path, path + dir_len);
     a->fd = mkstemp(a->tmp_path);
     if (a->fd < 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        st = pl_fail(PARLEY_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
+                     strerror(errno));
         goto fail;
     }
     if (fchmod(a->fd, 0644) != 0) {
@@ -470,7 +487,8 @@ parley_status sft_atomic_write(sft_atomic *a, const void *buf, size_t n)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return pl_fail(PARLEY_ERR_IO, "%s: write failed: %s", a->path, strerror(w < 0 ? errno : ENOSPC));
+            return pl_fail(PARLEY_ERR_IO, "%s: write failed: %s", a->path,
+                           strerror(w < 0 ? errno : ENOSPC));
         p += w;
         n -= (size_t)w;
     }
@@ -499,7 +517,8 @@ parley_status sft_atomic_commit(sft_atomic *a)
     } else if (close(fd) != 0) {
         st = pl_fail(PARLEY_ERR_IO, "%s: cannot close: %s", a->path, strerror(errno));
     } else if (rename(a->tmp_path, a->path) != 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot rename the temporary file over it: %s", a->path, strerror(errno));
+        st = pl_fail(PARLEY_ERR_IO, "%s: cannot rename the temporary file over it: %s", a->path,
+                     strerror(errno));
     }
     if (st != PARLEY_OK)
         unlink(a->tmp_path);
@@ -547,7 +566,8 @@ static cJSON *build_header(const sft_wtensor *t, int n)
         offs[0] = offset;
         offs[1] = offset += wnumel(&t[i]) * sizeof(float);
         cJSON *e = cJSON_AddObjectToObject(root, t[i].name);
-        if (!e || !cJSON_AddStringToObject(e, "dtype", "F32") || !add_u64_array(e, "shape", shape, t[i].ndim) ||
+        if (!e || !cJSON_AddStringToObject(e, "dtype", "F32") ||
+            !add_u64_array(e, "shape", shape, t[i].ndim) ||
             !add_u64_array(e, "data_offsets", offs, 2))
             goto fail;
     }

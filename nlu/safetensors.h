@@ -24,29 +24,41 @@ struct cJSON;
 enum { SFT_MAX_DIMS = 8 };
 
 typedef enum sft_dtype {
-    SFT_F32, SFT_F16, SFT_BF16, /* the ones sft_read_f32 widens */
-    SFT_F64, SFT_I64, SFT_I32, SFT_I16, SFT_I8, SFT_U64, SFT_U32, SFT_U16, SFT_U8, SFT_BOOL,
-    SFT_F8_E5M2, SFT_F8_E4M3,
+    SFT_F32,
+    SFT_F16,
+    SFT_BF16, /* the ones sft_read_f32 widens */
+    SFT_F64,
+    SFT_I64,
+    SFT_I32,
+    SFT_I16,
+    SFT_I8,
+    SFT_U64,
+    SFT_U32,
+    SFT_U16,
+    SFT_U8,
+    SFT_BOOL,
+    SFT_F8_E5M2,
+    SFT_F8_E4M3,
 } sft_dtype;
 
 typedef struct sft_tensor {
-    const char *name;       /* borrowed from the sft_file */
+    const char *name; /* borrowed from the sft_file */
     sft_dtype dtype;
     int ndim;
     int64_t shape[SFT_MAX_DIMS];
     size_t numel;
-    const void *data;       /* (numel) elements of dtype, into the mapping, maybe unaligned */
+    const void *data; /* (numel) elements of dtype, into the mapping, maybe unaligned */
     size_t nbytes;
 } sft_tensor;
 
 typedef struct sft_file {
-    char *path;             /* owned copy, for error messages */
+    char *path; /* owned copy, for error messages */
     int n_tensors;
-    sft_tensor *tensors;     /* (n_tensors) sorted by name */
+    sft_tensor *tensors; /* (n_tensors) sorted by name */
     /* private */
     void *map;
     size_t map_size;
-    struct cJSON *header;   /* owns the names */
+    struct cJSON *header; /* owns the names */
 } sft_file;
 
 /* Writes a shape as "[2, 3]" into buf (cap bytes) and returns buf. */
@@ -70,8 +82,8 @@ parley_status sft_read_f32(const sft_file *f, const sft_tensor *t, float *dst);
 /* A file written under a temporary name in the final directory and renamed over `path` by
  * sft_atomic_commit, so readers see the old file or the whole new one, never a part. */
 typedef struct sft_atomic {
-    char *path;             /* owned copy of the final path */
-    char *tmp_path;         /* owned; another writer may fill it by name (wp_vocab_save) */
+    char *path;     /* owned copy of the final path */
+    char *tmp_path; /* owned; another writer may fill it by name (wp_vocab_save) */
     int fd;
 } sft_atomic;
 
@@ -89,7 +101,7 @@ typedef struct sft_wtensor {
     const char *name;
     int ndim;
     int64_t shape[SFT_MAX_DIMS];
-    const float *data;      /* (numel) */
+    const float *data; /* (numel) */
 } sft_wtensor;
 
 /* Writes n F32 tensors, in the given order, with __metadata__ {"format": "pt"} and the

@@ -48,15 +48,15 @@ typedef struct wp_run {
     uint16_t at[RUN_CAP + 1]; /* byte offset of each character in bytes */
     char bytes[RUN_CAP * 4];
     size_t src_start[RUN_CAP], src_end[RUN_CAP]; /* source bytes of each character */
-    size_t start, end;        /* source bytes of the whole run */
+    size_t start, end;                           /* source bytes of the whole run */
 } wp_run;
 
 typedef struct wp_state {
     const wp_vocab *v;
     wp_tokens *out;
-    size_t cap;      /* capacity of out->pieces */
-    int word;        /* index of the current word */
-    int word_first;  /* index of the current word's first piece */
+    size_t cap;     /* capacity of out->pieces */
+    int word;       /* index of the current word */
+    int word_first; /* index of the current word's first piece */
     wp_run run;
 } wp_state;
 
@@ -65,7 +65,8 @@ int wp_is_space(uint32_t c)
     if (c < 0x80)
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
     utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
-    return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
+    return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL ||
+           cat == UTF8PROC_CATEGORY_ZP;
 }
 
 int wp_is_removed(uint32_t c)
@@ -77,17 +78,16 @@ int wp_is_removed(uint32_t c)
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CS:
     case UTF8PROC_CATEGORY_CO:
-    case UTF8PROC_CATEGORY_CN:
-        return 1;
-    default:
-        return c == 0xFFFD;
+    case UTF8PROC_CATEGORY_CN: return 1;
+    default: return c == 0xFFFD;
     }
 }
 
 int wp_is_punct(uint32_t c)
 {
     if (c < 0x80)
-        return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+        return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+               (c >= 123 && c <= 126);
     switch (utf8proc_category((utf8proc_int32_t)c)) {
     case UTF8PROC_CATEGORY_PC:
     case UTF8PROC_CATEGORY_PD:
@@ -95,17 +95,16 @@ int wp_is_punct(uint32_t c)
     case UTF8PROC_CATEGORY_PE:
     case UTF8PROC_CATEGORY_PI:
     case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-        return 1;
-    default:
-        return 0;
+    case UTF8PROC_CATEGORY_PO: return 1;
+    default: return 0;
     }
 }
 
 int wp_is_cjk(uint32_t c)
 {
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
@@ -150,7 +149,8 @@ static void run_add(wp_run *r, uint32_t c, size_t start, size_t end)
     r->end = end;
     if (r->n < RUN_CAP) {
         char *b = r->bytes + r->at[r->n];
-        int k = c < 0x80 ? (*b = (char)c, 1) : (int)utf8proc_encode_char((utf8proc_int32_t)c, (utf8proc_uint8_t *)b);
+        int k = c < 0x80 ? (*b = (char)c, 1)
+                         : (int)utf8proc_encode_char((utf8proc_int32_t)c, (utf8proc_uint8_t *)b);
         r->at[r->n + 1] = (uint16_t)(r->at[r->n] + k);
         r->src_start[r->n] = start;
         r->src_end[r->n] = end;
@@ -176,7 +176,8 @@ static parley_status flush(wp_state *st)
         while (b > a && (size_t)(r->at[b] - r->at[a]) > max_len) /* no token is that long */
             b--;
         for (; b > a; b--)
-            if ((id = wp_vocab_find_piece(v, a > 0, r->bytes + r->at[a], (size_t)(r->at[b] - r->at[a]))) >= 0)
+            if ((id = wp_vocab_find_piece(v, a > 0, r->bytes + r->at[a],
+                                          (size_t)(r->at[b] - r->at[a]))) >= 0)
                 break;
         if (id < 0) {
             st->out->n_pieces = first;

@@ -24,9 +24,9 @@
 #define WP_MAX_WORD_CHARS 100
 
 typedef struct wp_piece {
-    int id;           /* vocabulary id */
-    int word;         /* index of the whitespace-separated input word it belongs to */
-    size_t start, end;/* byte range in the input text */
+    int id;            /* vocabulary id */
+    int word;          /* index of the whitespace-separated input word it belongs to */
+    size_t start, end; /* byte range in the input text */
 } wp_piece;
 
 typedef struct wp_tokens {

@@ -23,12 +23,12 @@ typedef struct wp_slot {
 } wp_slot;
 
 struct wp_vocab {
-    char *text;      /* every token, NUL-terminated, in id order */
-    uint32_t *off;   /* (n + 1) offset of each token in text; off[n] = bytes used */
+    char *text;    /* every token, NUL-terminated, in id order */
+    uint32_t *off; /* (n + 1) offset of each token in text; off[n] = bytes used */
     int n;
-    wp_slot *table;  /* (mask + 1) */
+    wp_slot *table; /* (mask + 1) */
     size_t mask;
-    size_t max_len;  /* longest token in bytes, "##" prefix not counted */
+    size_t max_len; /* longest token in bytes, "##" prefix not counted */
     int special[SP_COUNT];
 };
 
@@ -150,8 +150,8 @@ static parley_status index_tokens(wp_vocab *v, const char *path)
             int k = wp_utf8_next((const unsigned char *)t + i, len - i, &cp, &why);
             if (!k) {
                 where(loc, sizeof loc, path, id);
-                return pl_fail(PARLEY_ERR_FORMAT, "%s: invalid UTF-8 at byte %zu of the token: %s", loc, i,
-                               why);
+                return pl_fail(PARLEY_ERR_FORMAT, "%s: invalid UTF-8 at byte %zu of the token: %s",
+                               loc, i, why);
             }
             /* A token with these could not be written back as one line of vocab.txt (and
              * Python reads a lone "\r" as a line end). */
@@ -180,8 +180,8 @@ static parley_status index_tokens(wp_vocab *v, const char *path)
     for (int s = 0; s < SP_COUNT; s++) {
         v->special[s] = wp_vocab_find(v, special_names[s], strlen(special_names[s]));
         if (v->special[s] < 0)
-            return pl_fail(PARLEY_ERR_FORMAT, "%s: missing special token %s", path ? path : "token list",
-                           special_names[s]);
+            return pl_fail(PARLEY_ERR_FORMAT, "%s: missing special token %s",
+                           path ? path : "token list", special_names[s]);
     }
     return PARLEY_OK;
 }
@@ -306,7 +306,8 @@ parley_status wp_vocab_from_tokens(const char *const *tokens, int n, wp_vocab **
             return pl_fail(PARLEY_ERR_FORMAT, "wp_vocab_from_tokens: tokens too large");
     }
     v = pl_calloc(1, sizeof *v);
-    if (!v || !(v->off = pl_malloc(((size_t)n + 1) * sizeof *v->off)) || !(v->text = pl_malloc(total))) {
+    if (!v || !(v->off = pl_malloc(((size_t)n + 1) * sizeof *v->off)) ||
+        !(v->text = pl_malloc(total))) {
         st = pl_fail(PARLEY_ERR_NOMEM, "vocabulary of %d tokens: out of memory", n);
         goto fail;
     }
@@ -384,8 +385,23 @@ parley_status wp_vocab_save(const wp_vocab *v, const char *path)
     return ok ? PARLEY_OK : pl_fail(PARLEY_ERR_IO, "%s: write error: %s", path, strerror(err));
 }
 
-int wp_vocab_pad(const wp_vocab *v) { return v->special[SP_PAD]; }
-int wp_vocab_unk(const wp_vocab *v) { return v->special[SP_UNK]; }
-int wp_vocab_cls(const wp_vocab *v) { return v->special[SP_CLS]; }
-int wp_vocab_sep(const wp_vocab *v) { return v->special[SP_SEP]; }
-int wp_vocab_mask(const wp_vocab *v) { return v->special[SP_MASK]; }
+int wp_vocab_pad(const wp_vocab *v)
+{
+    return v->special[SP_PAD];
+}
+int wp_vocab_unk(const wp_vocab *v)
+{
+    return v->special[SP_UNK];
+}
+int wp_vocab_cls(const wp_vocab *v)
+{
+    return v->special[SP_CLS];
+}
+int wp_vocab_sep(const wp_vocab *v)
+{
+    return v->special[SP_SEP];
+}
+int wp_vocab_mask(const wp_vocab *v)
+{
+    return v->special[SP_MASK];
+}

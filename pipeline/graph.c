@@ -269,10 +269,22 @@ void pipe_graph_free(pipe_graph *g)
 
 /* ---- What nodes call ---- */
 
-const char *pipe_node_name(const pipe_node *nd) { return nd->name; }
-pipe_graph *pipe_node_graph(const pipe_node *nd) { return nd->g; }
-void *pipe_node_state(const pipe_node *nd) { return nd->state; }
-int pipe_node_stopping(const pipe_node *nd) { return atomic_load(&nd->g->stopping); }
+const char *pipe_node_name(const pipe_node *nd)
+{
+    return nd->name;
+}
+pipe_graph *pipe_node_graph(const pipe_node *nd)
+{
+    return nd->g;
+}
+void *pipe_node_state(const pipe_node *nd)
+{
+    return nd->state;
+}
+int pipe_node_stopping(const pipe_node *nd)
+{
+    return atomic_load(&nd->g->stopping);
+}
 
 static const pipe_pval *param(const pipe_node *nd, const char *name)
 {
@@ -332,8 +344,10 @@ parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
         pipe_msg *m = i + 1 < o->n ? pipe_msg_clone(msg) : msg;
         if (!m) {
             /* No memory for this branch's copy: it misses the turn, and the bus says so. */
-            parley_status st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a copy of the turn "
-                                       "for node '%s'", o->t[i].node->name);
+            parley_status st = pl_fail(PARLEY_ERR_NOMEM,
+                                       "out of memory for a copy of the turn "
+                                       "for node '%s'",
+                                       o->t[i].node->name);
             pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
             pipe_graph_post(nd->g, &ev);
             continue;

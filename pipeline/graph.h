@@ -22,10 +22,10 @@ typedef enum pipe_event_type {
 
 typedef struct pipe_event {
     pipe_event_type type;
-    const char *node;      /* the node that posted it */
-    const pipe_msg *msg;     /* borrowed for the call; NULL for node errors */
+    const char *node;    /* the node that posted it */
+    const pipe_msg *msg; /* borrowed for the call; NULL for node errors */
     parley_status status;
-    const char *message;   /* borrowed for the call; "" when none */
+    const char *message; /* borrowed for the call; "" when none */
 } pipe_event;
 
 /* Called on the posting thread, concurrently from several: it must be thread-safe and
@@ -33,7 +33,7 @@ typedef struct pipe_event {
 typedef void (*pipe_event_fn)(const pipe_event *ev, void *user);
 
 typedef struct pipe_graph_opts {
-    size_t queue_size;  /* capacity of each worker queue; 0 = 64 */
+    size_t queue_size; /* capacity of each worker queue; 0 = 64 */
     /* NULL-terminated "TARGET.PARAM=VALUE" strings overriding the YAML (`--set`), where
      * TARGET is a node name or a node kind ("text.stdin.user=bob"); may be NULL. */
     const char *const *set;

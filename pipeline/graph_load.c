@@ -22,8 +22,8 @@
 #include "sdk/base/alloc.h"
 
 typedef struct edge {
-    size_t from, to;        /* node indices */
-    const yd_node *ref;     /* the "node.port" scalar that made it */
+    size_t from, to;    /* node indices */
+    const yd_node *ref; /* the "node.port" scalar that made it */
 } edge;
 
 typedef struct load {
@@ -112,24 +112,19 @@ static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cl
     if (v) {
         switch (ps->type) {
         case PIPE_P_STRING:
-        case PIPE_P_PATH:
-            st = yd_str(v, &text);
-            break;
+        case PIPE_P_PATH: st = yd_str(v, &text); break;
         case PIPE_P_INT:
             st = yd_int(v, (long long)ps->lo, (long long)ps->hi, &pv->i);
             pv->d = (double)pv->i;
             return st;
-        case PIPE_P_DOUBLE:
-            return yd_double(v, ps->lo, ps->hi, &pv->d);
-        case PIPE_P_BOOL:
-            return yd_bool(v, &pv->b);
+        case PIPE_P_DOUBLE: return yd_double(v, ps->lo, ps->hi, &pv->d);
+        case PIPE_P_BOOL: return yd_bool(v, &pv->b);
         }
         if (st)
             return st;
     }
     switch (ps->type) {
-    case PIPE_P_STRING:
-        break;
+    case PIPE_P_STRING: break;
     case PIPE_P_PATH:
         if (cli)
             break;
@@ -138,12 +133,8 @@ static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cl
         pv->i = strtoll(text, NULL, 10);
         pv->d = (double)pv->i;
         return PARLEY_OK;
-    case PIPE_P_DOUBLE:
-        pv->d = strtod(text, NULL);
-        return PARLEY_OK;
-    case PIPE_P_BOOL:
-        pv->b = !strcmp(text, "true");
-        return PARLEY_OK;
+    case PIPE_P_DOUBLE: pv->d = strtod(text, NULL); return PARLEY_OK;
+    case PIPE_P_BOOL: pv->b = !strcmp(text, "true"); return PARLEY_OK;
     }
     pv->s = pl_strdup(text);
     return pv->s ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
@@ -216,8 +207,8 @@ static parley_status load_params(load *L, pipe_node *nd, const yd_node *decl)
             continue;
         }
         if (!v && !ps->def)
-            return yd_fail(decl, PARLEY_ERR_CONFIG, "node '%s' (%s) needs param '%s': %s",
-                           nd->name, nd->kind->name, ps->name, ps->doc);
+            return yd_fail(decl, PARLEY_ERR_CONFIG, "node '%s' (%s) needs param '%s': %s", nd->name,
+                           nd->kind->name, ps->name, ps->doc);
         if ((st = set_param(nd, i, v, 0)))
             return st;
     }
@@ -296,9 +287,8 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
     if (!dot || dot == s || !dot[1])
         return yd_fail(ref, PARLEY_ERR_CONFIG, "a link is written NODE.PORT, not '%s'", s);
     size_t from = 0;
-    while (from < g->n_nodes &&
-           (strlen(g->nodes[from]->name) != (size_t)(dot - s) ||
-            memcmp(g->nodes[from]->name, s, (size_t)(dot - s))))
+    while (from < g->n_nodes && (strlen(g->nodes[from]->name) != (size_t)(dot - s) ||
+                                 memcmp(g->nodes[from]->name, s, (size_t)(dot - s))))
         from++;
     if (from == g->n_nodes)
         return yd_fail(ref, PARLEY_ERR_NOT_FOUND, "link '%s': no node named '%.*s'", s,
@@ -314,9 +304,9 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
     }
     const pipe_port_spec *out = &src->kind->ports[op], *in = &dst->kind->ports[in_port];
     if (!(out->types & in->types))
-        return yd_fail(ref, PARLEY_ERR_CONFIG,
-                       "type mismatch: %s.%s gives %s but %s.%s takes %s", src->name, out->name,
-                       pipe_type_name(out->types), dst->name, in->name, pipe_type_name(in->types));
+        return yd_fail(ref, PARLEY_ERR_CONFIG, "type mismatch: %s.%s gives %s but %s.%s takes %s",
+                       src->name, out->name, pipe_type_name(out->types), dst->name, in->name,
+                       pipe_type_name(in->types));
     edge *e = pl_realloc(L->edges, (L->n_edges + 1) * sizeof *e);
     if (!e)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
@@ -435,7 +425,7 @@ static parley_status set_dir(pipe_graph *g, const char *path)
 }
 
 parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, int create,
-                             pipe_graph **out)
+                               pipe_graph **out)
 {
     static const char *const top_keys[] = { "name", "nodes", NULL };
     yd_doc *doc = NULL;
@@ -450,8 +440,9 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
         st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph file is empty", path);
         goto fail;
     }
-    if ((st = yd_expect(root, YD_MAP, "a pipeline graph")) || (st = yd_check_keys(root, top_keys)) ||
-        (st = yd_require(root, "nodes", &nodes)) || (st = yd_expect(nodes, YD_SEQ, "nodes")))
+    if ((st = yd_expect(root, YD_MAP, "a pipeline graph")) ||
+        (st = yd_check_keys(root, top_keys)) || (st = yd_require(root, "nodes", &nodes)) ||
+        (st = yd_expect(nodes, YD_SEQ, "nodes")))
         goto fail;
     if (!nodes->n) {
         st = yd_fail(nodes, PARLEY_ERR_CONFIG, "the graph has no nodes");
@@ -467,8 +458,7 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
         n_set++;
     L.set = opts ? opts->set : NULL;
     if (!g || !(g->nodes = pl_calloc(nodes->n, sizeof *g->nodes)) ||
-        !(L.used = pl_calloc(n_set + 1, 1)) ||
-        !(L.decl = pl_calloc(nodes->n, sizeof *L.decl))) {
+        !(L.used = pl_calloc(n_set + 1, 1)) || !(L.decl = pl_calloc(nodes->n, sizeof *L.decl))) {
         st = pl_fail(PARLEY_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -485,7 +475,8 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
         if (!L.used[i]) {
             st = pl_fail(PARLEY_ERR_NOT_FOUND,
                          "--set %s: expected NODE.PARAM=VALUE or KIND.PARAM=VALUE naming a "
-                         "node (or kind) of the graph and one of its params", L.set[i]);
+                         "node (or kind) of the graph and one of its params",
+                         L.set[i]);
             goto fail;
         }
     for (size_t i = 0; i < g->n_nodes; i++)

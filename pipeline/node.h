@@ -55,10 +55,10 @@ const char *pipe_type_name(unsigned types);
 typedef enum pipe_dir { PIPE_IN = 0, PIPE_OUT = 1 } pipe_dir;
 
 typedef struct pipe_port_spec {
-    const char *name;  /* NULL ends the table */
+    const char *name; /* NULL ends the table */
     pipe_dir dir;
-    unsigned types;    /* pipe_type bits: one for outputs, a set for inputs */
-    int required;      /* inputs only: the graph must link it */
+    unsigned types; /* pipe_type bits: one for outputs, a set for inputs */
+    int required;   /* inputs only: the graph must link it */
     const char *doc;
 } pipe_port_spec;
 
@@ -73,8 +73,8 @@ typedef enum pipe_param_type {
 typedef struct pipe_param_spec {
     const char *name; /* NULL ends the table */
     pipe_param_type type;
-    const char *def;  /* default as YAML text; NULL = required param */
-    double lo, hi;    /* numeric range (ignored for strings and bools) */
+    const char *def; /* default as YAML text; NULL = required param */
+    double lo, hi;   /* numeric range (ignored for strings and bools) */
     const char *doc;
 } pipe_param_spec;
 
@@ -88,29 +88,29 @@ typedef struct pipe_graph pipe_graph;
 
 /* One turn on its way through the graph. Every pointer is owned by the message. */
 typedef struct pipe_msg {
-    pipe_type type;          /* which payload is current */
+    pipe_type type; /* which payload is current */
     /* correlation */
-    char *user_id;         /* never NULL */
-    char *session_id;      /* NULL until the dialog sets it */
-    uint64_t turn_id;      /* the user's turn number as the dialog counts it; 0 before */
-    uint64_t seq;          /* unique in the graph, set by pipe_msg_new (the API returns it) */
+    char *user_id;    /* never NULL */
+    char *session_id; /* NULL until the dialog sets it */
+    uint64_t turn_id; /* the user's turn number as the dialog counts it; 0 before */
+    uint64_t seq;     /* unique in the graph, set by pipe_msg_new (the API returns it) */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
-    int64_t t_in;          /* when the source created the turn */
-    int64_t t_out;         /* when the sink ended it */
-    int64_t nlu_ns;        /* the NLU batch call this turn was part of */
-    int nlu_batch;         /* how many turns that batch held */
-    int64_t dialog_ns;     /* dialog manager + store */
-    pipe_graph *graph;       /* internal: the graph that counts it in flight */
-    int *nlu_refs;         /* internal: how many clones share msg->nlu */
-    parley_status status;  /* PARLEY_OK, or why the turn failed (pipe_node_fail_turn) */
-    char *error;           /* the failure's detail message, or NULL */
+    int64_t t_in;         /* when the source created the turn */
+    int64_t t_out;        /* when the sink ended it */
+    int64_t nlu_ns;       /* the NLU batch call this turn was part of */
+    int nlu_batch;        /* how many turns that batch held */
+    int64_t dialog_ns;    /* dialog manager + store */
+    pipe_graph *graph;    /* internal: the graph that counts it in flight */
+    int *nlu_refs;        /* internal: how many clones share msg->nlu */
+    parley_status status; /* PARLEY_OK, or why the turn failed (pipe_node_fail_turn) */
+    char *error;          /* the failure's detail message, or NULL */
     /* payload */
-    char *text;            /* PIPE_T_TEXT and later: the user's words */
-    parley_nlu_result *nlu;/* PIPE_T_NLU and later; read-only (clones share it) */
-    char *reply;           /* PIPE_T_REPLY: the answer */
-    char *intent;          /* PIPE_T_REPLY: the intent the dialog acted on */
+    char *text;             /* PIPE_T_TEXT and later: the user's words */
+    parley_nlu_result *nlu; /* PIPE_T_NLU and later; read-only (clones share it) */
+    char *reply;            /* PIPE_T_REPLY: the answer */
+    char *intent;           /* PIPE_T_REPLY: the intent the dialog acted on */
     float confidence;
-    size_t n_slots;        /* PIPE_T_REPLY: the user's slot state after the turn */
+    size_t n_slots; /* PIPE_T_REPLY: the user's slot state after the turn */
     pipe_slot *slots;
 } pipe_msg;
 
@@ -123,13 +123,13 @@ typedef struct pipe_node pipe_node;
 typedef void (*pipe_fn)(void);
 
 typedef struct pipe_kind {
-    const char *name;            /* "nlu.bert" */
-    const char *doc;             /* one line for `parley inspect` */
+    const char *name;              /* "nlu.bert" */
+    const char *doc;               /* one line for `parley inspect` */
     const pipe_port_spec *ports;   /* ended by a NULL name */
     const pipe_param_spec *params; /* ended by a NULL name; may be NULL */
-    int workers;                 /* default worker threads for inputs; 0 = 1 */
-    int ends_turns;              /* turns end at its inputs, so links into it never close a
-                                    cycle (the api node is both where turns start and end) */
+    int workers;                   /* default worker threads for inputs; 0 = 1 */
+    int ends_turns;                /* turns end at its inputs, so links into it never close a
+                                      cycle (the api node is both where turns start and end) */
 
     /* Reads params (pipe_node_param_*), opens resources, sets *state. Runs on the thread
      * that opens the graph. On failure it returns a status with pl_fail() detail. */

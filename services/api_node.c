@@ -16,7 +16,7 @@
 #include "sdk/base/alloc.h"
 
 typedef struct reply_box {
-    parley_reply r;          /* first, so a parley_reply * is a reply_box * */
+    parley_reply r; /* first, so a parley_reply * is a reply_box * */
     struct reply_box *next;
     parley_reply_slot *slots;
 } reply_box;
@@ -92,7 +92,8 @@ static reply_box *make_reply(const pipe_msg *m, parley_status st, const char *er
         ok = 0;
     for (size_t i = 0; ok && i < n; i++, r->n_slots++) {
         b->slots[i].name = dup_or_empty(is_reply ? m->slots[i].name : m->nlu->slots[i].slot, &ok);
-        b->slots[i].value = dup_or_empty(is_reply ? m->slots[i].value : m->nlu->slots[i].value, &ok);
+        b->slots[i].value =
+                dup_or_empty(is_reply ? m->slots[i].value : m->nlu->slots[i].value, &ok);
     }
     if (!ok && n && b->slots && r->n_slots < n)
         r->n_slots++; /* free the half-made slot too */
@@ -115,8 +116,8 @@ static void deliver(api_state *s, const pipe_msg *m, parley_status st, const cha
     if (!b) {
         /* Out of memory: a bare reply still tells the application the turn is over. */
         static const char oom[] = "out of memory";
-        reply_box bare = { .r = { PARLEY_ERR_NOMEM, oom, m->user_id, m->seq, m->turn_id, "",
-                                  "", "", "", 0, 0, NULL, 0, 0, 0, 0 } };
+        reply_box bare = { .r = { PARLEY_ERR_NOMEM, oom, m->user_id, m->seq, m->turn_id, "", "", "",
+                                  "", 0, 0, NULL, 0, 0, 0, 0 } };
         if (s->fn)
             s->fn(&bare.r, s->user_data);
         return;
@@ -227,7 +228,7 @@ fail:
 }
 
 parley_status parley_pipeline_register_action(parley_pipeline *p, const char *name,
-                                             parley_action_fn fn, void *user_data)
+                                              parley_action_fn fn, void *user_data)
 {
     if (!p || !name)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_register_action: NULL argument");

@@ -25,7 +25,8 @@ static const pipe_port_spec ports[] = {
 };
 
 static const pipe_param_spec params[] = {
-    { "transcripts", PIPE_P_PATH, "", 0, 0, "file of transcripts, one per line, replayed for audio" },
+    { "transcripts", PIPE_P_PATH, "", 0, 0,
+      "file of transcripts, one per line, replayed for audio" },
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
@@ -89,8 +90,9 @@ static parley_status asr_process(pipe_node *node, void *state, int port, pipe_ms
         const char *line = s->next < s->n ? s->lines[s->next++] : NULL;
         pthread_mutex_unlock(&s->mu);
         if (!line) {
-            pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOT_FOUND,
-                                                 "asr.stub: no scripted transcript left"));
+            pipe_node_fail_turn(
+                    node, msg,
+                    pl_fail(PARLEY_ERR_NOT_FOUND, "asr.stub: no scripted transcript left"));
             return PARLEY_OK;
         }
         char *t = pl_strdup(line);

@@ -77,8 +77,9 @@ static void submit_line(pipe_node *node, char *line, long lineno)
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "text");
         if (!j || !cJSON_IsString(t) || !(cJSON_IsString(u) || cJSON_IsNumber(u) || !u)) {
             pipe_node_error(node, pl_fail(PARLEY_ERR_FORMAT,
-                                        "input line %ld: expected {\"user\": ID, \"text\": "
-                                        "\"...\"}", lineno));
+                                          "input line %ld: expected {\"user\": ID, \"text\": "
+                                          "\"...\"}",
+                                          lineno));
             cJSON_Delete(j);
             return;
         }
@@ -152,7 +153,8 @@ static parley_status stdin_run(pipe_node *node, void *state)
 
 const pipe_kind svc_kind_stdin = {
     .name = "text.stdin",
-    .doc = "reads turns from standard input or a file: plain text or {\"user\",\"text\"} JSON lines",
+    .doc = "reads turns from standard input or a file: plain text or {\"user\",\"text\"} JSON "
+           "lines",
     .ports = ports,
     .params = params,
     .create = stdin_create,

@@ -54,7 +54,9 @@ static void write_chat(stdout_state *s, const pipe_msg *m, const char *error)
     if (s->verbose && !error) {
         const char *intent = reply ? m->intent : m->nlu ? m->nlu->intent : NULL;
         fprintf(s->f, "         intent: %s (%.2f)  slots:", intent ? intent : "-",
-                reply ? m->confidence : m->nlu ? m->nlu->confidence : 0);
+                reply    ? m->confidence
+                : m->nlu ? m->nlu->confidence
+                         : 0);
         size_t n = reply ? m->n_slots : m->nlu ? (size_t)m->nlu->n_slots : 0;
         for (size_t i = 0; i < n; i++)
             fprintf(s->f, " %s=%s", reply ? m->slots[i].name : m->nlu->slots[i].slot,
@@ -113,8 +115,8 @@ static parley_status stdout_create(pipe_node *node, void **out)
 static parley_status stdout_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
-    write_line(state, msg, msg->status ? (msg->error ? msg->error : parley_status_str(msg->status))
-                                       : NULL);
+    write_line(state, msg,
+               msg->status ? (msg->error ? msg->error : parley_status_str(msg->status)) : NULL);
     pipe_node_turn_done(node, msg);
     return PARLEY_OK;
 }

@@ -12,15 +12,15 @@
 
 static int check_failures, check_count;
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        check_count++;                                                         \
-        if (!(cond)) {                                                         \
-            check_failures++;                                                  \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        check_count++;                                                               \
+        if (!(cond)) {                                                               \
+            check_failures++;                                                        \
             fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+        }                                                                            \
     } while (0)
 
 /* |a - b| <= atol + rtol * |b| for every element; returns the worst excess ratio. */

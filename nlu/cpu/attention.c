@@ -26,7 +26,10 @@ enum { QB = 8, TW = 16 };
 /* Multiply-adds worth a thread of their own (some 30 us of work). */
 enum { ATTENTION_GRAIN = 1 << 19 };
 
-static int round_up(int n, int to) { return (n + to - 1) / to * to; }
+static int round_up(int n, int to)
+{
+    return (n + to - 1) / to * to;
+}
 
 size_t cpu_attention_scratch(int t_max, int D, int threads)
 {
@@ -54,8 +57,8 @@ CPU_INLINE void scores_tile(float *s, const float *q, const float *kt, int D, in
 }
 
 // out rows (nq, D), stride H = s (QB, Tp) vp (T, Dp), row r scaled by inv[r]
-CPU_INLINE void values_tile(float *out, size_t H, int nq, const float *s, const float *vp,
-                               int T, int D, int tp, int dp, const float *inv)
+CPU_INLINE void values_tile(float *out, size_t H, int nq, const float *s, const float *vp, int T,
+                            int D, int tp, int dp, const float *inv)
 {
     for (int d0 = 0; d0 < dp; d0 += TW) {
         vtile acc[QB] = { 0 };

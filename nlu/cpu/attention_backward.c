@@ -29,7 +29,10 @@ enum { QB = 4, TW = 16, ATTENTION_GRAIN = 1 << 19 };
 
 typedef float vtile __attribute__((vector_size(TW * sizeof(float))));
 
-static int round_up(int n, int to) { return (n + to - 1) / to * to; }
+static int round_up(int n, int to)
+{
+    return (n + to - 1) / to * to;
+}
 
 size_t cpu_attention_probs_size(const int *len, int B, int NH)
 {
@@ -125,8 +128,8 @@ CPU_INLINE void drop_row(float *dst, const float *src, int T, uint64_t key, uint
 }
 
 // out (T, H) head h columns, P (T, T) <- qkv (T, 3H) of one sequence
-CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, int H, int D,
-                                int h, float p, uint64_t key, uint64_t first, float *work)
+CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, int H, int D, int h,
+                                float p, uint64_t key, uint64_t first, float *work)
 {
     const size_t H3 = 3 * (size_t)H;
     const int tp = round_up(T, TW), dp = round_up(D, TW);
@@ -161,8 +164,8 @@ CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, i
     }
 }
 
-void cpu_attention_train(float *out, float *probs, const float *qkv, const int *len, int B,
-                         int NH, int D, float p, uint64_t key, float *scratch, int threads)
+void cpu_attention_train(float *out, float *probs, const float *qkv, const int *len, int B, int NH,
+                         int D, float p, uint64_t key, float *scratch, int threads)
 {
     const int H = NH * D, items = B * NH;
     const size_t per_thread = cpu_attention_train_scratch(max_len(len, B), D, 1);
@@ -171,15 +174,15 @@ void cpu_attention_train(float *out, float *probs, const float *qkv, const int *
     for (int it = 0; it < items; it++) {
         size_t tok, prob;
         item_offsets(len, NH, it / NH, it % NH, &tok, &prob);
-        train_head(out + tok * H, probs + prob, qkv + tok * 3 * H, len[it / NH], H, D, it % NH,
-                   p, key, prob, scratch + (size_t)cpu_thread_id() * per_thread);
+        train_head(out + tok * H, probs + prob, qkv + tok * 3 * H, len[it / NH], H, D, it % NH, p,
+                   key, prob, scratch + (size_t)cpu_thread_id() * per_thread);
     }
 }
 
 // dqkv (T, 3H) head h columns <- dout (T, H), qkv (T, 3H), P (T, T) of one sequence
-CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *qkv,
-                                   const float *P, int T, int H, int D, int h, float p,
-                                   uint64_t key, uint64_t first, float *work)
+CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *qkv, const float *P,
+                                   int T, int H, int D, int h, float p, uint64_t key,
+                                   uint64_t first, float *work)
 {
     const size_t H3 = 3 * (size_t)H;
     const int tp = round_up(T, TW), tq = round_up(T, QB), dp = round_up(D, TW);
@@ -246,9 +249,9 @@ CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *
     }
 }
 
-void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv,
-                            const float *probs, const int *len, int B, int NH, int D, float p,
-                            uint64_t key, float *scratch, int threads)
+void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *probs,
+                            const int *len, int B, int NH, int D, float p, uint64_t key,
+                            float *scratch, int threads)
 {
     const int H = NH * D, items = B * NH;
     const size_t per_thread = cpu_attention_train_scratch(max_len(len, B), D, 1);
@@ -294,8 +297,8 @@ static double ref_mask(uint64_t key, uint64_t i, float p)
     return cpu_dropout_bits(key, i) >= cpu_dropout_threshold(p) ? 1.0 / (1.0 - p) : 0.0;
 }
 
-void cpu_attention_train_ref(float *out, const float *qkv, const int *len, int B, int NH,
-                             int D, float p, uint64_t key)
+void cpu_attention_train_ref(float *out, const float *qkv, const int *len, int B, int NH, int D,
+                             float p, uint64_t key)
 {
     const size_t H = (size_t)NH * D, H3 = 3 * H;
     for (int b = 0; b < B; b++)
@@ -316,8 +319,8 @@ void cpu_attention_train_ref(float *out, const float *qkv, const int *len, int B
         }
 }
 
-void cpu_attention_backward_ref(float *dqkv, const float *dout, const float *qkv,
-                                const int *len, int B, int NH, int D, float p, uint64_t key)
+void cpu_attention_backward_ref(float *dqkv, const float *dout, const float *qkv, const int *len,
+                                int B, int NH, int D, float p, uint64_t key)
 {
     const size_t H = (size_t)NH * D, H3 = 3 * H;
     for (int b = 0; b < B; b++)

@@ -22,8 +22,8 @@ void cpu_embedding(float *out, const int *ids, const int *len, int B, const floa
 }
 
 void cpu_embedding_ref(float *out, const int *ids, const int *len, int B, const float *word,
-                       const float *pos, const float *type, const float *ln_w,
-                       const float *ln_b, int H, float eps)
+                       const float *pos, const float *type, const float *ln_w, const float *ln_b,
+                       int H, float eps)
 {
     size_t n = 0;
     for (int b = 0; b < B; b++)

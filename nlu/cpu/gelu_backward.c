@@ -14,8 +14,7 @@
 /* Elements per parallel work item, and elements worth a thread of their own, as in gelu.c. */
 enum { GELU_BLOCK = 4096, GELU_GRAIN = 32768 };
 
-CPU_SIMD static void gelu_backward_block(float *dinp, const float *inp, const float *dout,
-                                         size_t n)
+CPU_SIMD static void gelu_backward_block(float *dinp, const float *inp, const float *dout, size_t n)
 {
     const float inv_sqrt_2pi = 0.39894228040143268f;
     for (size_t i = 0; i < n; i++) {

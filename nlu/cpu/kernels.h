@@ -31,13 +31,19 @@
 #include <omp.h>
 #define CPU_PRAGMA(x) _Pragma(#x)
 #define CPU_PARALLEL_FOR(threads) CPU_PRAGMA(omp parallel for num_threads(threads) schedule(static))
-#define CPU_PARALLEL_FOR_DYNAMIC(threads)                                                    \
+#define CPU_PARALLEL_FOR_DYNAMIC(threads) \
     CPU_PRAGMA(omp parallel for num_threads(threads) schedule(dynamic, 1))
-static inline int cpu_thread_id(void) { return omp_get_thread_num(); }
+static inline int cpu_thread_id(void)
+{
+    return omp_get_thread_num();
+}
 #else
-#define CPU_PARALLEL_FOR(threads) (void)(threads);
+#define CPU_PARALLEL_FOR(threads)         (void)(threads);
 #define CPU_PARALLEL_FOR_DYNAMIC(threads) (void)(threads);
-static inline int cpu_thread_id(void) { return 0; }
+static inline int cpu_thread_id(void)
+{
+    return 0;
+}
 #endif
 
 /* Helpers called from CPU_SIMD functions must be CPU_INLINE (forced inline): GCC does not
@@ -50,8 +56,8 @@ static inline int cpu_thread_id(void) { return 0; }
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define CPU_SIMD                                                                             \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),            \
+#define CPU_SIMD                                                                 \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
                    optimize("no-trapping-math")))
 #else
 #define CPU_SIMD

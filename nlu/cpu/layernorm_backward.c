@@ -72,9 +72,8 @@ CPU_SIMD static void add_partials(float *dw, float *db, const float *part, int c
 }
 
 // dinp (M, C) <- dout (M, C), inp (M, C), w (C); dw, db (C) +=
-void cpu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-                            const float *inp, const float *w, int M, int C, float eps,
-                            float *scratch)
+void cpu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                            const float *w, int M, int C, float eps, float *scratch)
 {
     if (M <= 0)
         return;

@@ -22,8 +22,8 @@ void cpu_matmul(float *out, const float *inp, const float *w, const float *bias,
                 bias ? 1.0f : 0.0f, out, OC);
 }
 
-void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *bias, int M,
-                    int IC, int OC)
+void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *bias, int M, int IC,
+                    int OC)
 {
     for (int i = 0; i < M; i++)
         for (int o = 0; o < OC; o++) {
@@ -41,9 +41,9 @@ void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *b
  * variable OPENBLAS_CORETYPE, read at load time, so this names what to set it to. */
 const char *cpu_blas_better_core(void)
 {
-    static const char *const avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
-    static const char *const avx2[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
-                                       "SapphireRapids"};
+    static const char *const avx512[] = { "SkylakeX", "Cooperlake", "SapphireRapids" };
+    static const char *const avx2[] = { "Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                        "SapphireRapids" };
     const char *core = openblas_get_corename();
     if (!core)
         return NULL;

@@ -31,8 +31,8 @@ CPU_SIMD static void column_sums(float *db, const float *dout, int M, int OC, in
         db[c] += acc[c];
 }
 
-void cpu_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
-                         const float *inp, const float *w, int M, int IC, int OC, int accumulate)
+void cpu_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                         const float *w, int M, int IC, int OC, int accumulate)
 {
     if (M == 0)
         return;

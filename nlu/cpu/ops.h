@@ -30,8 +30,8 @@ int cpu_threads_for(size_t work, size_t grain);
  * out (M, OC) = inp (M, IC) · w (OC, IC)^T + bias (OC). bias may be NULL. */
 void cpu_matmul(float *out, const float *inp, const float *w, const float *bias, int M, int IC,
                 int OC);
-void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *bias, int M,
-                    int IC, int OC);
+void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *bias, int M, int IC,
+                    int OC);
 /* The OPENBLAS_CORETYPE value that would give this CPU faster GEMM kernels than the ones
  * OpenBLAS chose at load time (it falls back to SSE3 kernels on CPUs newer than itself), or
  * NULL when its choice is already right. Thread-safe. */
@@ -70,7 +70,7 @@ void cpu_embedding(float *out, const int *ids, const int *len, int B, const floa
                    const float *pos, const float *type, const float *ln_w, const float *ln_b, int H,
                    float eps);
 void cpu_embedding_ref(float *out, const int *ids, const int *len, int B, const float *word,
-                       const float *pos, const float *type, const float *ln_w,
-                       const float *ln_b, int H, float eps);
+                       const float *pos, const float *type, const float *ln_w, const float *ln_b,
+                       int H, float eps);
 
 #endif

@@ -25,8 +25,8 @@
  * dinp (M, IC) = dout (M, OC) · w (OC, IC), added to dinp when accumulate is nonzero (a
  * residual branch meets another there); dw (OC, IC) += dout^T · inp (M, IC);
  * dbias (OC) += the column sums of dout. dinp and dbias may be NULL. */
-void cpu_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
-                         const float *inp, const float *w, int M, int IC, int OC, int accumulate);
+void cpu_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                         const float *w, int M, int IC, int OC, int accumulate);
 void cpu_matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout,
                              const float *inp, const float *w, int M, int IC, int OC,
                              int accumulate);
@@ -38,9 +38,8 @@ void cpu_matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *
  * dw (C) += sum over rows of dout * xhat; db (C) += sum over rows of dout.
  * scratch holds cpu_layernorm_backward_scratch(M, C) floats. */
 size_t cpu_layernorm_backward_scratch(int M, int C);
-void cpu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-                            const float *inp, const float *w, int M, int C, float eps,
-                            float *scratch);
+void cpu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                            const float *w, int M, int C, float eps, float *scratch);
 void cpu_layernorm_backward_ref(float *dinp, float *dw, float *db, const float *dout,
                                 const float *inp, const float *w, int M, int C, float eps);
 
@@ -109,18 +108,18 @@ void cpu_softmax_xent_ref(float *dlogits, float *loss, const float *logits, cons
  * floats, for the forward and for the backward. */
 size_t cpu_attention_probs_size(const int *len, int B, int NH);
 size_t cpu_attention_train_scratch(int t_max, int D, int threads);
-void cpu_attention_train(float *out, float *probs, const float *qkv, const int *len, int B,
-                         int NH, int D, float p, uint64_t key, float *scratch, int threads);
-void cpu_attention_train_ref(float *out, const float *qkv, const int *len, int B, int NH,
-                             int D, float p, uint64_t key);
+void cpu_attention_train(float *out, float *probs, const float *qkv, const int *len, int B, int NH,
+                         int D, float p, uint64_t key, float *scratch, int threads);
+void cpu_attention_train_ref(float *out, const float *qkv, const int *len, int B, int NH, int D,
+                             float p, uint64_t key);
 /* dqkv (N, 3H) = the gradient of the forward above with respect to qkv, given dout (N, H)
  * and the forward's qkv and probs; overwritten. */
-void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv,
-                            const float *probs, const int *len, int B, int NH, int D, float p,
-                            uint64_t key, float *scratch, int threads);
+void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *probs,
+                            const int *len, int B, int NH, int D, float p, uint64_t key,
+                            float *scratch, int threads);
 /* The reference recomputes the probabilities in double. */
-void cpu_attention_backward_ref(float *dqkv, const float *dout, const float *qkv,
-                                const int *len, int B, int NH, int D, float p, uint64_t key);
+void cpu_attention_backward_ref(float *dqkv, const float *dout, const float *qkv, const int *len,
+                                int B, int NH, int D, float p, uint64_t key);
 
 /* embedding_backward.c — out (N, H) = word (V, H)[ids] + pos (P, H)[position] + type (TT, H)[0],
  * the sum cpu_embedding normalizes; training keeps it as the LayerNorm's input. */

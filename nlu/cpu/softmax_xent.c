@@ -16,8 +16,7 @@
  * logits worth a thread of their own. */
 enum { XENT_ROWS = 64, XENT_GRAIN = 16384 };
 
-CPU_SIMD static void xent_row(float *dx, float *loss, const float *x, int label, int C,
-                              float scale)
+CPU_SIMD static void xent_row(float *dx, float *loss, const float *x, int label, int C, float scale)
 {
     if (label < 0) {
         *loss = 0.0f;

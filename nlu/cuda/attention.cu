@@ -20,22 +20,23 @@ static __host__ __device__ size_t kv_bytes(int T, int D, size_t elem)
     return ((size_t)T * (2 * D + 1) * elem + 15) & ~(size_t)15;
 }
 
-template <typename S> size_t cuda_attention_smem(int T, int D)
+template <typename S>
+size_t cuda_attention_smem(int T, int D)
 {
     return kv_bytes(T, D, sizeof(S)) + (size_t)ATT_WARPS * (D + T) * sizeof(float);
 }
 
 template <typename S>
 __global__ void __launch_bounds__(ATT_THREADS)
-attention_kernel(S *out, const S *qkv, const float *bias, const int *len, int T, int NH, int D,
-                 float scale)
+        attention_kernel(S *out, const S *qkv, const float *bias, const int *len, int T, int NH,
+                         int D, float scale)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const int b = blockIdx.z, h = blockIdx.y, r0 = blockIdx.x * ATT_ROWS;
     const int L = len[b], H = NH * D, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    S *K = (S *)smem;                          // (L, D + 1)
-    S *V = K + (size_t)T * (D + 1);            // (L, D)
-    float *q = (float *)(smem + kv_bytes(T, D, sizeof(S))) + warp * D;  // (D) per warp
+    S *K = (S *)smem;                                                  // (L, D + 1)
+    S *V = K + (size_t)T * (D + 1);                                    // (L, D)
+    float *q = (float *)(smem + kv_bytes(T, D, sizeof(S))) + warp * D; // (D) per warp
     float *p = (float *)(smem + kv_bytes(T, D, sizeof(S))) + ATT_WARPS * D + warp * T;
     const S *seq = qkv + (size_t)b * T * 3 * H;
     const float *bq = bias + h * D, *bk = bias + H + h * D, *bv = bias + 2 * H + h * D;
@@ -89,28 +90,28 @@ attention_kernel(S *out, const S *qkv, const float *bias, const int *len, int T,
     }
 }
 
-template <typename S> parley_status cuda_attention_prepare(size_t bytes)
+template <typename S>
+parley_status cuda_attention_prepare(size_t bytes)
 {
     return cuda_check(cudaFuncSetAttribute(attention_kernel<S>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)bytes),
-                    "attention: setting its shared memory size");
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+                      "attention: setting its shared memory size");
 }
 
 template <typename S>
 void cuda_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
-                  int NH, int D, cudaStream_t stream)
+                    int NH, int D, cudaStream_t stream)
 {
     dim3 grid((unsigned)((T + ATT_ROWS - 1) / ATT_ROWS), (unsigned)NH, (unsigned)B);
     attention_kernel<S><<<grid, ATT_THREADS, cuda_attention_smem<S>(T, D), stream>>>(
-        out, qkv, qkv_bias, len, T, NH, D, 1.0f / sqrtf((float)D));
+            out, qkv, qkv_bias, len, T, NH, D, 1.0f / sqrtf((float)D));
 }
 
-#define INSTANTIATE(S)                                                                     \
-    template size_t cuda_attention_smem<S>(int, int);                                        \
-    template parley_status cuda_attention_prepare<S>(size_t);                                \
+#define INSTANTIATE(S)                                                                         \
+    template size_t cuda_attention_smem<S>(int, int);                                          \
+    template parley_status cuda_attention_prepare<S>(size_t);                                  \
     template void cuda_attention<S>(S *, const S *, const float *, const int *, int, int, int, \
-                                  int, cudaStream_t);
+                                    int, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)

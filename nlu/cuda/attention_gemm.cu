@@ -19,8 +19,8 @@ enum { SOFTMAX_WARPS = 4 };
 
 // ptrs (6, B*NH): q, k, v, scores, probs and out of (b, h) at row b * NH + h
 template <typename S>
-__global__ void attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores,
-                                   S *probs, int B, int T, int NH, int D)
+__global__ void attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
+                                   int B, int T, int NH, int D)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x, n = B * NH;
     if (i >= n)
@@ -65,47 +65,46 @@ __global__ void masked_softmax(S *probs, const float *scores, const int *len, in
 
 template <typename S>
 void cuda_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
-                           int B, int T, int NH, int D, cudaStream_t stream)
+                             int B, int T, int NH, int D, cudaStream_t stream)
 {
     const int n = B * NH;
-    attention_pointers<S><<<(n + 127) / 128, 128, 0, stream>>>(ptrs, out, qkv, scores, probs, B,
-                                                               T, NH, D);
+    attention_pointers<S>
+            <<<(n + 127) / 128, 128, 0, stream>>>(ptrs, out, qkv, scores, probs, B, T, NH, D);
 }
 
 template <typename S>
 parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
-                                const int *len, int B, int T, int NH, int D, cudaStream_t stream)
+                                  const int *len, int B, int T, int NH, int D, cudaStream_t stream)
 {
     const int n = B * NH, H = NH * D;
     const cudaDataType_t t = cuda_type<S>::value;
     const cublasComputeType_t ct =
-        t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+            t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     const float one = 1.0f, zero = 0.0f;
     // scores (T_q, T_k) row-major = Q K^T: column-major (T_k, T_q) = K^T-as-stored^T · Q^T
-    parley_status st = cublas_check(
-        cublasGemmBatchedEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, D, &one, ptrs + n, t, 3 * H,
-                            ptrs, t, 3 * H, &zero, (void *const *)(ptrs + 3 * n), CUDA_R_32F, T,
-                            n, ct, CUBLAS_GEMM_DEFAULT),
-        "attention scores (cublasGemmBatchedEx)");
+    parley_status st = cublas_check(cublasGemmBatchedEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, D,
+                                                        &one, ptrs + n, t, 3 * H, ptrs, t, 3 * H,
+                                                        &zero, (void *const *)(ptrs + 3 * n),
+                                                        CUDA_R_32F, T, n, ct, CUBLAS_GEMM_DEFAULT),
+                                    "attention scores (cublasGemmBatchedEx)");
     if (st)
         return st;
     const size_t rows = (size_t)n * T;
-    masked_softmax<S><<<(unsigned)((rows + SOFTMAX_WARPS - 1) / SOFTMAX_WARPS),
-                        SOFTMAX_WARPS * 32, 0, stream>>>(probs, scores, len, NH, T,
-                                                         1.0f / sqrtf((float)D), rows);
+    masked_softmax<S><<<(unsigned)((rows + SOFTMAX_WARPS - 1) / SOFTMAX_WARPS), SOFTMAX_WARPS * 32,
+                        0, stream>>>(probs, scores, len, NH, T, 1.0f / sqrtf((float)D), rows);
     // out (T_q, D) row-major, rows H apart = probs V: column-major (D, T_q) = V^T · probs^T
-    return cublas_check(
-        cublasGemmBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, D, T, T, &one, ptrs + 2 * n, t,
-                            3 * H, ptrs + 4 * n, t, T, &zero, (void *const *)(ptrs + 5 * n), t,
-                            H, n, ct, CUBLAS_GEMM_DEFAULT),
-        "attention output (cublasGemmBatchedEx)");
+    return cublas_check(cublasGemmBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, D, T, T, &one,
+                                            ptrs + 2 * n, t, 3 * H, ptrs + 4 * n, t, T, &zero,
+                                            (void *const *)(ptrs + 5 * n), t, H, n, ct,
+                                            CUBLAS_GEMM_DEFAULT),
+                        "attention output (cublasGemmBatchedEx)");
 }
 
-#define INSTANTIATE(S)                                                                       \
-    template void cuda_attention_pointers<S>(const void **, S *, const S *, float *, S *, int, int, \
-                                           int, int, cudaStream_t);                          \
-    template parley_status cuda_attention_gemm<S>(cublasHandle_t, const void **, float *, S *,  \
-                                                const int *, int, int, int, int, cudaStream_t);
+#define INSTANTIATE(S)                                                                         \
+    template void cuda_attention_pointers<S>(const void **, S *, const S *, float *, S *, int, \
+                                             int, int, int, cudaStream_t);                     \
+    template parley_status cuda_attention_gemm<S>(cublasHandle_t, const void **, float *, S *, \
+                                                  const int *, int, int, int, int, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)

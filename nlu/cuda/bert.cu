@@ -37,21 +37,21 @@ struct cuda_bert {
     cudaStream_t stream;
     cublasHandle_t blas;
     void *blas_ws;
-    float *pf;              // (n_params) FP32 parameters, laid out as bert_weights says
-    void *ps;               // (n_params) in the storage type (== pf for FP32)
-    bert_weights wf;        // pointers into pf
-    size_t smem_ready;      // dynamic shared memory the attention kernel may use
+    float *pf;         // (n_params) FP32 parameters, laid out as bert_weights says
+    void *ps;          // (n_params) in the storage type (== pf for FP32)
+    bert_weights wf;   // pointers into pf
+    size_t smem_ready; // dynamic shared memory the attention kernel may use
     cuda_attention_mode attention;
     int cap_rows, cap_seqs; // what the buffers below hold
     size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
     void *h, *qkv, *att, *proj, *ffn, *pooled; // (rows, H|3H|H|H|I), (seqs, H) of S
-    float *out;             // (seqs, NI) then (rows, NS)
-    float *scores;          // (cap_scores) attention_gemm scratch
-    void *probs;            // (cap_scores) of S
-    const void **ptrs;      // (6, seqs * NH) attention_gemm pointers
-    int *in;                // (seqs) lengths then (rows) ids
-    int *in_host;           // pinned twin of in
-    float *out_host;        // pinned twin of out
+    float *out;                                // (seqs, NI) then (rows, NS)
+    float *scores;                             // (cap_scores) attention_gemm scratch
+    void *probs;                               // (cap_scores) of S
+    const void **ptrs;                         // (6, seqs * NH) attention_gemm pointers
+    int *in;                                   // (seqs) lengths then (rows) ids
+    int *in_host;                              // pinned twin of in
+    float *out_host;                           // pinned twin of out
     graph_entry graphs[MAX_GRAPHS];
     unsigned long long tick;
     char desc[320];
@@ -73,7 +73,8 @@ static size_t storage_size(cuda_precision p)
 }
 
 /* The storage-type twin of a parameter pointer into pf. */
-template <typename S> static const S *sw(const cuda_bert *g, const float *f)
+template <typename S>
+static const S *sw(const cuda_bert *g, const float *f)
 {
     return (const S *)g->ps + (f - g->pf);
 }
@@ -90,8 +91,8 @@ static void drop_graphs(cuda_bert *g)
 static void free_buffers(cuda_bert *g)
 {
     drop_graphs(g);
-    void *dev[] = { g->h,   g->qkv,    g->att,   g->proj,         g->ffn,
-                    g->pooled, g->out, g->in, g->scores, g->probs, (void *)g->ptrs };
+    void *dev[] = { g->h,   g->qkv, g->att,    g->proj,  g->ffn,         g->pooled,
+                    g->out, g->in,  g->scores, g->probs, (void *)g->ptrs };
     for (void *p : dev)
         cudaFree(p);
     cudaFreeHost(g->in_host);
@@ -114,16 +115,26 @@ static parley_status reserve(cuda_bert *g, int rows, int seqs, size_t scores)
         return PARLEY_OK;
     int r = rows > 2 * g->cap_rows ? rows : 2 * g->cap_rows;
     int s = seqs > 2 * g->cap_seqs ? seqs : 2 * g->cap_seqs;
-    size_t sc = scores <= g->cap_scores ? g->cap_scores
-                : scores > 2 * g->cap_scores ? scores : 2 * g->cap_scores;
+    size_t sc = scores <= g->cap_scores      ? g->cap_scores
+                : scores > 2 * g->cap_scores ? scores
+                                             : 2 * g->cap_scores;
     free_buffers(g);
     const size_t e = storage_size(g->prec), R = (size_t)r, Sq = (size_t)s;
     const size_t out_n = Sq * g->NI + R * g->NS, in_n = Sq + R;
-    struct { void **p; size_t bytes; } dev[] = {
-        { &g->h, R * g->H * e },   { &g->qkv, R * 3 * g->H * e }, { &g->att, R * g->H * e },
-        { &g->proj, R * g->H * e }, { &g->ffn, R * g->I * e },    { &g->pooled, Sq * g->H * e },
-        { (void **)&g->out, out_n * sizeof(float) }, { (void **)&g->in, in_n * sizeof(int) },
-        { (void **)&g->scores, sc * sizeof(float) }, { &g->probs, sc * e },
+    struct {
+        void **p;
+        size_t bytes;
+    } dev[] = {
+        { &g->h, R * g->H * e },
+        { &g->qkv, R * 3 * g->H * e },
+        { &g->att, R * g->H * e },
+        { &g->proj, R * g->H * e },
+        { &g->ffn, R * g->I * e },
+        { &g->pooled, Sq * g->H * e },
+        { (void **)&g->out, out_n * sizeof(float) },
+        { (void **)&g->in, in_n * sizeof(int) },
+        { (void **)&g->scores, sc * sizeof(float) },
+        { &g->probs, sc * e },
         { (void **)&g->ptrs, sc ? 6 * Sq * g->NH * sizeof(void *) : 0 },
     };
     parley_status st = PARLEY_OK;
@@ -133,10 +144,10 @@ static parley_status reserve(cuda_bert *g, int rows, int seqs, size_t scores)
             break;
     if (st == PARLEY_OK)
         st = cuda_check(cudaMallocHost((void **)&g->in_host, in_n * sizeof(int)),
-                      "allocating pinned input");
+                        "allocating pinned input");
     if (st == PARLEY_OK)
         st = cuda_check(cudaMallocHost((void **)&g->out_host, out_n * sizeof(float)),
-                      "allocating pinned output");
+                        "allocating pinned output");
     if (st != PARLEY_OK) {
         free_buffers(g);
         return pl_wrap(st, "cuda: buffers for %d rows of %d sequences", r, s);
@@ -154,7 +165,8 @@ static int gemm_attention(const cuda_bert *g)
 }
 
 /* Enqueues one whole batch on the stream: copy in, forward, copy out. */
-template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
+template <typename S>
+static parley_status enqueue(cuda_bert *g, int B, int T)
 {
     const int M = B * T, H = g->H, I = g->I, D = H / g->NH;
     const bert_weights *w = &g->wf;
@@ -165,38 +177,39 @@ template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
     cudaStream_t s = g->stream;
     parley_status st;
     if ((st = cuda_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
-                                       cudaMemcpyHostToDevice, s), "copying ids in")))
+                                         cudaMemcpyHostToDevice, s),
+                         "copying ids in")))
         return st;
     if (gemm_attention(g))
         cuda_attention_pointers<S>(g->ptrs, att, qkv, g->scores, (S *)g->probs, B, T, g->NH, D, s);
-    cuda_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w,
-                    w->emb_ln_b, H, g->eps, s);
+    cuda_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w, w->emb_ln_b,
+                      H, g->eps, s);
     for (int l = 0; l < g->L; l++) {
         const size_t lH = (size_t)l * H;
         if ((st = cuda_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
-                               3 * H)))
+                                 3 * H)))
             return st;
         if (!gemm_attention(g)) {
             cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
         } else {
             cuda_bias_add<S>(qkv, w->qkv_b + lH * 3, M, 3 * H, s);
             if ((st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B, T,
-                                           g->NH, D, s)))
+                                             g->NH, D, s)))
                 return st;
         }
-        if ((st = cuda_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M,
-                               H, H)))
+        if ((st = cuda_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M, H,
+                                 H)))
             return st;
-        cuda_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH,
-                                      w->ln1_b + lH, M, H, g->eps, s);
+        cuda_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH, w->ln1_b + lH,
+                                        M, H, g->eps, s);
         if ((st = cuda_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)))
             return st;
         cuda_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
         if ((st = cuda_linear<S>(g->blas, proj, 0, ffn, I, sw<S>(g, w->ffn_out_w + lH * I), M, I,
-                               H)))
+                                 H)))
             return st;
-        cuda_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH,
-                                      M, H, g->eps, s);
+        cuda_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH, M,
+                                        H, g->eps, s);
     }
     // pooled (B, H) = tanh(pool_w · h[b * T] + pool_b): the first rows, T * H apart
     if ((st = cuda_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)))
@@ -211,9 +224,9 @@ template <typename S> static parley_status enqueue(cuda_bert *g, int B, int T)
     if ((st = cuda_check(cudaGetLastError(), "launching the forward kernels")))
         return st;
     return cuda_check(cudaMemcpyAsync(g->out_host, g->out,
-                                    ((size_t)B * g->NI + (size_t)M * g->NS) * sizeof(float),
-                                    cudaMemcpyDeviceToHost, s),
-                    "copying logits out");
+                                      ((size_t)B * g->NI + (size_t)M * g->NS) * sizeof(float),
+                                      cudaMemcpyDeviceToHost, s),
+                      "copying logits out");
 }
 
 static parley_status enqueue_any(cuda_bert *g, int B, int T)
@@ -243,8 +256,9 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
         cudaGraphExecDestroy(slot->exec);
     *slot = graph_entry{};
     cudaGraph_t graph = NULL;
-    parley_status st = cuda_check(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
-                                "starting graph capture");
+    parley_status st =
+            cuda_check(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
+                       "starting graph capture");
     if (st)
         return st;
     parley_status enq = enqueue_any(g, B, T);
@@ -264,12 +278,13 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
     return PARLEY_OK;
 }
 
-template <typename S> static parley_status prepare_attention(cuda_bert *g)
+template <typename S>
+static parley_status prepare_attention(cuda_bert *g)
 {
     int optin = 0;
-    parley_status st = cuda_check(cudaDeviceGetAttribute(&optin,
-                                                       cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                                       g->device), "reading shared memory size");
+    parley_status st = cuda_check(
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->device),
+            "reading shared memory size");
     size_t want = cuda_attention_smem<S>(g->P, g->H / g->NH);
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
     return st ? st : cuda_attention_prepare<S>(g->smem_ready);
@@ -306,10 +321,11 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     if (!st)
         st = cuda_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
-                      "allocating the weights");
+                        "allocating the weights");
     if (!st)
-        st = cuda_check(cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float),
-                                 cudaMemcpyHostToDevice), "uploading the weights");
+        st = cuda_check(
+                cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float), cudaMemcpyHostToDevice),
+                "uploading the weights");
     if (!st) /* the pageable upload may still be in flight: g->stream must not read early */
         st = cuda_check(cudaDeviceSynchronize(), "uploading the weights");
     if (!st && prec != CUDA_PREC_FP32) {
@@ -338,8 +354,8 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     return PARLEY_OK;
 }
 
-extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
-                                           float *intent_logits, float *slot_logits)
+extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, float *intent_logits,
+                                           float *slot_logits)
 {
     parley_status st;
     int N = 0;
@@ -358,9 +374,10 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b,
     T = T < g->P ? T : g->P;
     const int gemm = gemm_attention(g);
     if (!gemm && attention_need(g, T) > g->smem_ready)
-        return pl_fail(PARLEY_ERR_UNSUPPORTED, "cuda: sequences of %d pieces need %zu bytes of "
-                       "shared memory in %s attention; this device gives %zu", T,
-                       attention_need(g, T), cuda_precision_name(g->prec), g->smem_ready);
+        return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                       "cuda: sequences of %d pieces need %zu bytes of "
+                       "shared memory in %s attention; this device gives %zu",
+                       T, attention_need(g, T), cuda_precision_name(g->prec), g->smem_ready);
     if ((size_t)B * T > (size_t)INT32_MAX / 4)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: batch of %d x %d pieces too big", B, T);
     if ((st = cuda_check(cudaSetDevice(g->device), "selecting the device")) ||

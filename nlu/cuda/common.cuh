@@ -26,26 +26,55 @@ parley_status cublas_check(cublasStatus_t s, const char *what);
  * *blas on it with a workspace of its own (*blas_ws). On failure what was made is left in
  * the out parameters for cuda_context_close, which takes NULLs too. */
 parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
-                              cublasHandle_t *blas, void **blas_ws);
+                                cublasHandle_t *blas, void **blas_ws);
 void cuda_context_close(cudaStream_t stream, cublasHandle_t blas, void *blas_ws);
 
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_f(float x)
+{
+    return x;
+}
+__device__ __forceinline__ float to_f(__half x)
+{
+    return __half2float(x);
+}
+__device__ __forceinline__ float to_f(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
+}
 
-template <typename S> __device__ __forceinline__ S from_f(float x);
-template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x)
+template <typename S>
+__device__ __forceinline__ S from_f(float x);
+template <>
+__device__ __forceinline__ float from_f<float>(float x)
+{
+    return x;
+}
+template <>
+__device__ __forceinline__ __half from_f<__half>(float x)
+{
+    return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x)
 {
     return __float2bfloat16_rn(x);
 }
 
 /* The cuBLAS data type of a storage type. */
-template <typename S> struct cuda_type;
-template <> struct cuda_type<float> { static constexpr cudaDataType_t value = CUDA_R_32F; };
-template <> struct cuda_type<__half> { static constexpr cudaDataType_t value = CUDA_R_16F; };
-template <> struct cuda_type<__nv_bfloat16> { static constexpr cudaDataType_t value = CUDA_R_16BF; };
+template <typename S>
+struct cuda_type;
+template <>
+struct cuda_type<float> {
+    static constexpr cudaDataType_t value = CUDA_R_32F;
+};
+template <>
+struct cuda_type<__half> {
+    static constexpr cudaDataType_t value = CUDA_R_16F;
+};
+template <>
+struct cuda_type<__nv_bfloat16> {
+    static constexpr cudaDataType_t value = CUDA_R_16BF;
+};
 
 __device__ __forceinline__ float warp_sum(float v)
 {

@@ -7,13 +7,14 @@
 static const size_t BLAS_WORKSPACE = 32u << 20;
 
 parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
-                              cublasHandle_t *blas, void **blas_ws)
+                                cublasHandle_t *blas, void **blas_ws)
 {
     parley_status st = cuda_check(cudaSetDevice(device), "selecting the device");
     if (!st)
         st = cuda_check(cudaGetDeviceProperties(prop, device), "reading device properties");
     if (!st)
-        st = cuda_check(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "creating a stream");
+        st = cuda_check(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
+                        "creating a stream");
     if (!st)
         st = cublas_check(cublasCreate(blas), "cublasCreate");
     if (!st)
@@ -21,7 +22,8 @@ parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *
     if (!st)
         st = cuda_check(cudaMalloc(blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
     if (!st)
-        st = cublas_check(cublasSetWorkspace(*blas, *blas_ws, BLAS_WORKSPACE), "cublasSetWorkspace");
+        st = cublas_check(cublasSetWorkspace(*blas, *blas_ws, BLAS_WORKSPACE),
+                          "cublasSetWorkspace");
     return st;
 }
 

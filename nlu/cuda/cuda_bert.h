@@ -42,8 +42,7 @@ typedef struct cuda_bert cuda_bert;
 
 /* Uploads m's weights to device `device` (0-based). m must outlive nothing: the instance
  * keeps its own copies of what it needs. On success *out belongs to the caller. */
-parley_status cuda_bert_open(const bert_model *m, int device, cuda_precision prec,
-                             cuda_bert **out);
+parley_status cuda_bert_open(const bert_model *m, int device, cuda_precision prec, cuda_bert **out);
 
 /* The same contract as bert_forward (packed batch in, intent_logits (B, NI) and slot_logits
  * (N, NS) out, FP32), run on the GPU. */
@@ -54,7 +53,11 @@ parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, float *intent
  * (attention_gemm.cu; auto, the default), or the fused CUDA-core kernel (attention.cu), kept
  * as the simple reference path the GEMMs are compared with: on an H100 the GEMMs were faster
  * at every shape measured (bench/RESULTS.md), batch 1 included. For tests and benchmarks. */
-typedef enum cuda_attention_mode { CUDA_ATT_AUTO, CUDA_ATT_FUSED, CUDA_ATT_GEMM } cuda_attention_mode;
+typedef enum cuda_attention_mode {
+    CUDA_ATT_AUTO,
+    CUDA_ATT_FUSED,
+    CUDA_ATT_GEMM
+} cuda_attention_mode;
 void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode);
 
 /* A line naming the device and precision ("NVIDIA H100 80GB HBM3 (cuda:0), fp16"). */

@@ -10,8 +10,7 @@ int cuda_device_count(void)
     return 0;
 }
 
-parley_status cuda_bert_open(const bert_model *m, int device, cuda_precision prec,
-                             cuda_bert **out)
+parley_status cuda_bert_open(const bert_model *m, int device, cuda_precision prec, cuda_bert **out)
 {
     (void)m, (void)prec;
     *out = NULL;

@@ -1,5 +1,6 @@
 /* cuda_train.h — training the joint model on an NVIDIA GPU, seen from C: the GPU twin of
- * bert_train_step + gradient clipping + adamw_step (nlu/train/bert_train.h, nlu/train/train_util.h).
+ * bert_train_step + gradient clipping + adamw_step (nlu/train/bert_train.h,
+ * nlu/train/train_util.h).
  *
  * A trainer holds on the device the FP32 master weights, their gradients, the AdamW moments
  * and the weight-decay mask, and in BF16 mode a BF16 copy of the weights that the GEMMs

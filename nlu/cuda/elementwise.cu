@@ -74,15 +74,15 @@ template <typename S>
 void cuda_convert(S *out, const float *in, size_t n, cudaStream_t stream)
 {
     size_t blocks = (n + EW_THREADS - 1) / EW_THREADS;
-    convert_kernel<S><<<(unsigned)(blocks < EW_MAX_BLOCKS * 8 ? (blocks ? blocks : 1)
-                                                             : EW_MAX_BLOCKS * 8),
-                        EW_THREADS, 0, stream>>>(out, in, n);
+    convert_kernel<S>
+            <<<(unsigned)(blocks < EW_MAX_BLOCKS * 8 ? (blocks ? blocks : 1) : EW_MAX_BLOCKS * 8),
+               EW_THREADS, 0, stream>>>(out, in, n);
 }
 
-#define INSTANTIATE(S)                                                            \
-    template void cuda_bias_gelu<S>(S *, const float *, int, int, cudaStream_t);    \
-    template void cuda_bias_tanh<S>(S *, const float *, int, int, cudaStream_t);    \
-    template void cuda_bias_add<S>(S *, const float *, int, int, cudaStream_t);     \
+#define INSTANTIATE(S)                                                           \
+    template void cuda_bias_gelu<S>(S *, const float *, int, int, cudaStream_t); \
+    template void cuda_bias_tanh<S>(S *, const float *, int, int, cudaStream_t); \
+    template void cuda_bias_add<S>(S *, const float *, int, int, cudaStream_t);  \
     template void cuda_convert<S>(S *, const float *, size_t, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

@@ -9,21 +9,21 @@
 
 template <typename S>
 parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
-                        int M, int IC, int OC)
+                          int M, int IC, int OC)
 {
     const float alpha = 1.0f, beta = 0.0f;
     const cudaDataType_t t = cuda_type<S>::value, yt = y_f32 ? CUDA_R_32F : t;
     const cublasComputeType_t ct =
-        t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
-    return cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, &alpha, w, t, IC,
-                                     x, t, ldx, &beta, y, yt, OC, ct, CUBLAS_GEMM_DEFAULT),
+            t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+    return cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, &alpha, w, t, IC, x, t,
+                                     ldx, &beta, y, yt, OC, ct, CUBLAS_GEMM_DEFAULT),
                         "cublasGemmEx");
 }
 
 template parley_status cuda_linear<float>(cublasHandle_t, void *, int, const float *, int,
-                                        const float *, int, int, int);
+                                          const float *, int, int, int);
 template parley_status cuda_linear<__half>(cublasHandle_t, void *, int, const __half *, int,
-                                         const __half *, int, int, int);
+                                           const __half *, int, int, int);
 template parley_status cuda_linear<__nv_bfloat16>(cublasHandle_t, void *, int,
-                                                const __nv_bfloat16 *, int,
-                                                const __nv_bfloat16 *, int, int, int);
+                                                  const __nv_bfloat16 *, int, const __nv_bfloat16 *,
+                                                  int, int, int);

@@ -29,9 +29,9 @@ __device__ void normalize_row(S *out, const float *x, const float *w, const floa
 }
 
 template <typename S>
-__global__ void embedding_kernel(S *out, const int *ids, int T, const float *word,
-                                 const float *pos, const float *type, const float *w,
-                                 const float *b, int H, float eps)
+__global__ void embedding_kernel(S *out, const int *ids, int T, const float *word, const float *pos,
+                                 const float *type, const float *w, const float *b, int H,
+                                 float eps)
 {
     extern __shared__ float row[];
     __shared__ float red[32];
@@ -44,8 +44,8 @@ __global__ void embedding_kernel(S *out, const int *ids, int T, const float *wor
 }
 
 template <typename S>
-__global__ void bias_residual_layernorm_kernel(S *h, const S *x, const float *bias,
-                                               const float *w, const float *b, int H, float eps)
+__global__ void bias_residual_layernorm_kernel(S *h, const S *x, const float *bias, const float *w,
+                                               const float *b, int H, float eps)
 {
     extern __shared__ float row[];
     __shared__ float red[32];
@@ -58,27 +58,27 @@ __global__ void bias_residual_layernorm_kernel(S *h, const S *x, const float *bi
 
 template <typename S>
 void cuda_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
-                  const float *type, const float *w, const float *b, int H, float eps,
-                  cudaStream_t stream)
+                    const float *type, const float *w, const float *b, int H, float eps,
+                    cudaStream_t stream)
 {
-    embedding_kernel<S><<<M, LN_THREADS, H * sizeof(float), stream>>>(out, ids, T, word, pos,
-                                                                      type, w, b, H, eps);
+    embedding_kernel<S><<<M, LN_THREADS, H * sizeof(float), stream>>>(out, ids, T, word, pos, type,
+                                                                      w, b, H, eps);
 }
 
 template <typename S>
 void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
-                                const float *b, int M, int H, float eps, cudaStream_t stream)
+                                  const float *b, int M, int H, float eps, cudaStream_t stream)
 {
-    bias_residual_layernorm_kernel<S><<<M, LN_THREADS, H * sizeof(float), stream>>>(
-        h, x, bias, w, b, H, eps);
+    bias_residual_layernorm_kernel<S>
+            <<<M, LN_THREADS, H * sizeof(float), stream>>>(h, x, bias, w, b, H, eps);
 }
 
-#define INSTANTIATE(S)                                                                       \
+#define INSTANTIATE(S)                                                                          \
     template void cuda_embedding<S>(S *, const int *, int, int, const float *, const float *,   \
-                                  const float *, const float *, const float *, int, float,    \
-                                  cudaStream_t);                                              \
+                                    const float *, const float *, const float *, int, float,    \
+                                    cudaStream_t);                                              \
     template void cuda_bias_residual_layernorm<S>(S *, const S *, const float *, const float *, \
-                                                const float *, int, int, float, cudaStream_t);
+                                                  const float *, int, int, float, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)

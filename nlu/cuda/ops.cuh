@@ -15,13 +15,13 @@
 // out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H)
 template <typename S>
 void cuda_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
-                  const float *type, const float *w, const float *b, int H, float eps,
-                  cudaStream_t stream);
+                    const float *type, const float *w, const float *b, int H, float eps,
+                    cudaStream_t stream);
 
 // h (M, H) = LayerNorm(h + x + bias) with w, b (H); bias may be NULL
 template <typename S>
 void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
-                                const float *b, int M, int H, float eps, cudaStream_t stream);
+                                  const float *b, int M, int H, float eps, cudaStream_t stream);
 
 // x (M, n) = gelu(x + bias (n)), GELU with erf
 template <typename S>
@@ -37,15 +37,17 @@ void cuda_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
 /* Shared memory the attention kernel needs for sequences of T rows and heads of D; the
  * caller checks it against the device's limit (cuda_attention_prepare). */
-template <typename S> size_t cuda_attention_smem(int T, int D);
+template <typename S>
+size_t cuda_attention_smem(int T, int D);
 /* Lets the kernel use `bytes` of dynamic shared memory (once per device and type). */
-template <typename S> parley_status cuda_attention_prepare(size_t bytes);
+template <typename S>
+parley_status cuda_attention_prepare(size_t bytes);
 
 // out (M, NH*D) = softmax(q k^T / sqrt(D), keys < len) v per sequence and head, with
 // q, k, v = qkv (M, 3H) + qkv_bias (3H): query, key and value blocks of H = NH * D
 template <typename S>
 void cuda_attention(S *out, const S *qkv, const float *qkv_bias, const int *len, int B, int T,
-                  int NH, int D, cudaStream_t stream);
+                    int NH, int D, cudaStream_t stream);
 
 /* The same attention as two batched cuBLAS GEMMs around a masked softmax (attention_gemm.cu),
  * faster on the H100 at every batch measured. qkv must already hold its bias. scores holds
@@ -54,10 +56,10 @@ void cuda_attention(S *out, const S *qkv, const float *qkv_bias, const int *len,
  * cuda_attention_gemm calls on those buffers. */
 template <typename S>
 void cuda_attention_pointers(const void **ptrs, S *out, const S *qkv, float *scores, S *probs,
-                           int B, int T, int NH, int D, cudaStream_t stream);
+                             int B, int T, int NH, int D, cudaStream_t stream);
 template <typename S>
 parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
-                                const int *len, int B, int T, int NH, int D, cudaStream_t stream);
+                                  const int *len, int B, int T, int NH, int D, cudaStream_t stream);
 
 // out (n) = (S) in (n): float parameters converted to the storage type
 template <typename S>
@@ -68,6 +70,6 @@ void cuda_convert(S *out, const float *in, size_t n, cudaStream_t stream);
  * uses the pedantic FP32 compute type (no TF32). */
 template <typename S>
 parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
-                        int M, int IC, int OC);
+                          int M, int IC, int OC);
 
 #endif

@@ -7,8 +7,9 @@
 #include "nlu/cuda/cuda_bert.h"
 #include "sdk/base/error.h"
 
-static const char *const names[] = { [CUDA_PREC_FP16] = "fp16", [CUDA_PREC_BF16] = "bf16",
-                                     [CUDA_PREC_FP32] = "fp32" };
+static const char *const names[] = {
+    [CUDA_PREC_FP16] = "fp16", [CUDA_PREC_BF16] = "bf16", [CUDA_PREC_FP32] = "fp32"
+};
 
 parley_status cuda_precision_parse(const char *s, cuda_precision *out)
 {

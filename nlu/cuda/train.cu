@@ -23,7 +23,6 @@ extern "C" {
 #include "sdk/base/alloc.h"
 }
 
-
 /* Activations and gradients of one step (device, FP32), as bert_train.c's acts. */
 typedef struct tacts {
     float *emb_sum, *x, *qkv, *probs, *att, *u1, *h1, *pre, *act, *u2;
@@ -45,27 +44,27 @@ typedef struct tints {
 struct cuda_trainer {
     int device;
     cuda_precision prec;
-    bert_config cfg;          /* the sizes only: labels are not copied */
+    bert_config cfg; /* the sizes only: labels are not copied */
     int pad_id;
-    size_t n;                 /* parameters */
+    size_t n; /* parameters */
     cudaStream_t stream;
     cublasHandle_t blas;
     void *blas_ws;
-    float *p, *g, *m, *v;     // (n) each
-    unsigned char *decay;     // (n)
-    __nv_bfloat16 *p16;       // (n) BF16 weights for the GEMMs, NULL in FP32
-    bert_weights wp, wg;      // pointers into p and g
+    float *p, *g, *m, *v;         // (n) each
+    unsigned char *decay;         // (n)
+    __nv_bfloat16 *p16;           // (n) BF16 weights for the GEMMs, NULL in FP32
+    bert_weights wp, wg;          // pointers into p and g
     float *norm_part, *norm_host; // (CUDA_NORM_BLOCKS) device, pinned
-    float *block;             // the activations
-    size_t block_cap;         // floats
-    __nv_bfloat16 *c16a, *c16b; // BF16 GEMM operand scratch
-    size_t c16_cap;           // elements each
-    int *ibuf, *ibuf_host;    // per-step ints, device and pinned
+    float *block;                 // the activations
+    size_t block_cap;             // floats
+    __nv_bfloat16 *c16a, *c16b;   // BF16 GEMM operand scratch
+    size_t c16_cap;               // elements each
+    int *ibuf, *ibuf_host;        // per-step ints, device and pinned
     size_t ibuf_cap;
-    int *cuda_batch_work;             // host scratch of cuda_batch_build (train_batch.h)
-    size_t cuda_batch_work_cap;       // ints
-    float *loss_host;         // pinned (N + B)
-    int *best_host;           // pinned (N + B)
+    int *cuda_batch_work;       // host scratch of cuda_batch_build (train_batch.h)
+    size_t cuda_batch_work_cap; // ints
+    float *loss_host;           // pinned (N + B)
+    int *best_host;             // pinned (N + B)
     size_t out_cap;
     char desc[320];
 };
@@ -92,16 +91,36 @@ static size_t tacts_carve(tacts *a, const tdims *d, float *base)
 {
     const size_t N = (size_t)d->N, B = (size_t)d->B, H = (size_t)d->H, I = (size_t)d->I;
     const size_t L = (size_t)d->L, wide = 3 * H > I ? 3 * H : I, cols = widest(d);
-    struct { float **p; size_t n; } parts[] = {
-        { &a->emb_sum, N * H }, { &a->x, (L + 1) * N * H }, { &a->qkv, L * N * 3 * H },
-        { &a->probs, L * d->PS }, { &a->att, L * N * H }, { &a->u1, L * N * H },
-        { &a->h1, L * N * H }, { &a->pre, L * N * I }, { &a->act, L * N * I },
-        { &a->u2, L * N * H }, { &a->hd, N * H }, { &a->cls, B * H }, { &a->pooled, B * H },
-        { &a->pd, B * H }, { &a->slot_logits, N * (size_t)d->NS },
-        { &a->intent_logits, B * (size_t)d->NI }, { &a->dx, N * H }, { &a->d1, N * H },
-        { &a->d2, N * H }, { &a->dwide, N * wide }, { &a->dslot, N * (size_t)d->NS },
-        { &a->dintent, B * (size_t)d->NI }, { &a->dpool, B * H }, { &a->dcls, B * H },
-        { &a->ds, d->PS }, { &a->row_loss, N + B },
+    struct {
+        float **p;
+        size_t n;
+    } parts[] = {
+        { &a->emb_sum, N * H },
+        { &a->x, (L + 1) * N * H },
+        { &a->qkv, L * N * 3 * H },
+        { &a->probs, L * d->PS },
+        { &a->att, L * N * H },
+        { &a->u1, L * N * H },
+        { &a->h1, L * N * H },
+        { &a->pre, L * N * I },
+        { &a->act, L * N * I },
+        { &a->u2, L * N * H },
+        { &a->hd, N * H },
+        { &a->cls, B * H },
+        { &a->pooled, B * H },
+        { &a->pd, B * H },
+        { &a->slot_logits, N * (size_t)d->NS },
+        { &a->intent_logits, B * (size_t)d->NI },
+        { &a->dx, N * H },
+        { &a->d1, N * H },
+        { &a->d2, N * H },
+        { &a->dwide, N * wide },
+        { &a->dslot, N * (size_t)d->NS },
+        { &a->dintent, B * (size_t)d->NI },
+        { &a->dpool, B * H },
+        { &a->dcls, B * H },
+        { &a->ds, d->PS },
+        { &a->row_loss, N + B },
         { &a->scratch, N * H + cuda_col_sum_scratch(d->N, (int)cols) },
         { (float **)&a->best, N + B }, /* an int fits a float's room */
     };
@@ -145,7 +164,8 @@ static parley_status grow(void **buf, size_t *cap, size_t n, size_t sz, int host
         cudaFree(*buf);
     *buf = NULL;
     *cap = 0;
-    parley_status st = cuda_check(host ? cudaMallocHost(buf, n * sz) : cudaMalloc(buf, n * sz), what);
+    parley_status st =
+            cuda_check(host ? cudaMallocHost(buf, n * sz) : cudaMalloc(buf, n * sz), what);
     if (st == PARLEY_OK)
         *cap = n;
     return st;
@@ -165,16 +185,17 @@ static parley_status grow2(void **a, int a_host, size_t a_sz, void **b, int b_ho
 static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tacts *a)
 {
     const size_t c16 = (size_t)d->N * widest(d);
-    parley_status st = grow((void **)&g->block, &g->block_cap, tacts_carve(a, d, NULL), sizeof(float), 0,
-                            "allocating activations");
+    parley_status st = grow((void **)&g->block, &g->block_cap, tacts_carve(a, d, NULL),
+                            sizeof(float), 0, "allocating activations");
     if (!st && g->prec == CUDA_PREC_BF16)
-        st = grow2((void **)&g->c16a, 0, 2, (void **)&g->c16b, 0, 2, &g->c16_cap, c16, "allocating BF16 scratch");
+        st = grow2((void **)&g->c16a, 0, 2, (void **)&g->c16b, 0, 2, &g->c16_cap, c16,
+                   "allocating BF16 scratch");
     if (!st)
-        st = grow2((void **)&g->ibuf, 0, sizeof(int), (void **)&g->ibuf_host, 1, sizeof(int), &g->ibuf_cap, n_ints,
-                   "allocating batch buffers");
+        st = grow2((void **)&g->ibuf, 0, sizeof(int), (void **)&g->ibuf_host, 1, sizeof(int),
+                   &g->ibuf_cap, n_ints, "allocating batch buffers");
     if (!st)
-        st = grow2((void **)&g->loss_host, 1, sizeof(float), (void **)&g->best_host, 1, sizeof(int), &g->out_cap,
-                   (size_t)d->N + (size_t)d->B, "allocating pinned buffers");
+        st = grow2((void **)&g->loss_host, 1, sizeof(float), (void **)&g->best_host, 1, sizeof(int),
+                   &g->out_cap, (size_t)d->N + (size_t)d->B, "allocating pinned buffers");
     if (st) {
         free_step_buffers(g);
         return st;
@@ -186,10 +207,11 @@ static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tac
 /* The device addresses of a batch's ints (train_batch.h) in the buffer at dev. */
 static tints device_ints(int *dev, const cuda_batch_layout *l)
 {
-    return tints{ dev + l->ids, dev + l->pos, dev + l->slot, dev + l->intent, dev + l->seq, dev + l->cls,
-                  dev + l->by_id.order, dev + l->by_id.start, dev + l->by_id.row, l->by_id.n,
-                  dev + l->by_pos.order, dev + l->by_pos.start, dev + l->by_pos.row, l->by_pos.n,
-                  dev + l->all.order, dev + l->all.start, dev + l->all.row };
+    return tints{ dev + l->ids,        dev + l->pos, dev + l->slot,         dev + l->intent,
+                  dev + l->seq,        dev + l->cls, dev + l->by_id.order,  dev + l->by_id.start,
+                  dev + l->by_id.row,  l->by_id.n,   dev + l->by_pos.order, dev + l->by_pos.start,
+                  dev + l->by_pos.row, l->by_pos.n,  dev + l->all.order,    dev + l->all.start,
+                  dev + l->all.row };
 }
 
 /* ---- GEMMs ------------------------------------------------------------------------- */
@@ -231,7 +253,8 @@ static parley_status linear(cuda_trainer *g, float *y, const float *x, const flo
 {
     const void *xa = operand(g, g->c16a, x, (size_t)M * IC);
     /* row-major y (M, OC) is column-major y^T (OC, M) = w x^T */
-    parley_status st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, weight(g, w), IC, xa, IC, y, OC, 0.0f);
+    parley_status st =
+            gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, weight(g, w), IC, xa, IC, y, OC, 0.0f);
     if (!st)
         cuda_bias_add<float>(y, bias, M, OC, g->stream);
     return st;
@@ -267,29 +290,34 @@ static parley_status layer_forward(cuda_trainer *g, const tdims *d, const tints 
     const float eps = g->cfg.ln_eps;
     const float *x = a->x + l * NH;
     float *qkv = a->qkv + l * 3 * NH, *att = a->att + l * NH, *u1 = a->u1 + l * NH;
-    float *h1 = a->h1 + l * NH, *pre = a->pre + l * NI, *act = a->act + l * NI, *u2 = a->u2 + l * NH;
+    float *h1 = a->h1 + l * NH, *pre = a->pre + l * NI, *act = a->act + l * NI,
+          *u2 = a->u2 + l * NH;
     parley_status st;
     cudaStream_t s = g->stream;
-    if ((st = linear(g, qkv, x, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, N, H, 3 * H)) != PARLEY_OK)
+    if ((st = linear(g, qkv, x, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, N, H, 3 * H)) !=
+        PARLEY_OK)
         return st;
     cuda_attention_train(att, a->probs + l * d->PS, qkv, t->seq, d->B, d->NH, d->D, p,
-                       bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
-    if ((st = linear(g, a->d1, att, w->attn_out_w + lH * H, w->attn_out_b + lH, N, H, H)) != PARLEY_OK)
+                         bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
+    if ((st = linear(g, a->d1, att, w->attn_out_w + lH * H, w->attn_out_b + lH, N, H, H)) !=
+        PARLEY_OK)
         return st;
     cuda_dropout(u1, a->d1, x, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
     cuda_layernorm(h1, u1, w->ln1_w + lH, w->ln1_b + lH, N, H, eps, s);
-    if ((st = linear(g, pre, h1, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, N, H, I)) != PARLEY_OK)
+    if ((st = linear(g, pre, h1, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, N, H, I)) !=
+        PARLEY_OK)
         return st;
     cuda_gelu(act, pre, NI, s);
-    if ((st = linear(g, a->d1, act, w->ffn_out_w + lH * I, w->ffn_out_b + lH, N, I, H)) != PARLEY_OK)
+    if ((st = linear(g, a->d1, act, w->ffn_out_w + lH * I, w->ffn_out_b + lH, N, I, H)) !=
+        PARLEY_OK)
         return st;
     cuda_dropout(u2, a->d1, h1, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
     cuda_layernorm(a->x + (l + 1) * NH, u2, w->ln2_w + lH, w->ln2_b + lH, N, H, eps, s);
     return PARLEY_OK;
 }
 
-static parley_status layer_backward(cuda_trainer *g, const tdims *d, const tints *t, tacts *a, int l,
-                                    float p, uint64_t seed)
+static parley_status layer_backward(cuda_trainer *g, const tdims *d, const tints *t, tacts *a,
+                                    int l, float p, uint64_t seed)
 {
     const bert_weights *w = &g->wp, *gw = &g->wg;
     const int N = d->N, H = d->H, I = d->I;
@@ -300,24 +328,24 @@ static parley_status layer_backward(cuda_trainer *g, const tdims *d, const tints
     const float *act = a->act + l * NI, *u2 = a->u2 + l * NH;
     parley_status st;
     cudaStream_t s = g->stream;
-    cuda_layernorm_backward(a->dx, gw->ln2_w + lH, gw->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H, eps,
-                          a->scratch, s);
+    cuda_layernorm_backward(a->dx, gw->ln2_w + lH, gw->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H,
+                            eps, a->scratch, s);
     cuda_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), s);
-    if ((st = linear_backward(g, a, a->dwide, gw->ffn_out_w + lH * I, gw->ffn_out_b + lH, a->d1, act,
-                              w->ffn_out_w + lH * I, N, I, H, 0)) != PARLEY_OK)
+    if ((st = linear_backward(g, a, a->dwide, gw->ffn_out_w + lH * I, gw->ffn_out_b + lH, a->d1,
+                              act, w->ffn_out_w + lH * I, N, I, H, 0)) != PARLEY_OK)
         return st;
     cuda_gelu_backward(a->dwide, pre, a->dwide, NI, s);
-    if ((st = linear_backward(g, a, a->dx, gw->ffn_in_w + lH * I, gw->ffn_in_b + (size_t)l * I, a->dwide,
-                              h1, w->ffn_in_w + lH * I, N, H, I, 1)) != PARLEY_OK)
+    if ((st = linear_backward(g, a, a->dx, gw->ffn_in_w + lH * I, gw->ffn_in_b + (size_t)l * I,
+                              a->dwide, h1, w->ffn_in_w + lH * I, N, H, I, 1)) != PARLEY_OK)
         return st;
-    cuda_layernorm_backward(a->dx, gw->ln1_w + lH, gw->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H, eps,
-                          a->scratch, s);
+    cuda_layernorm_backward(a->dx, gw->ln1_w + lH, gw->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H,
+                            eps, a->scratch, s);
     cuda_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), s);
     if ((st = linear_backward(g, a, a->d2, gw->attn_out_w + lH * H, gw->attn_out_b + lH, a->d1, att,
                               w->attn_out_w + lH * H, N, H, H, 0)) != PARLEY_OK)
         return st;
-    cuda_attention_backward(a->dwide, a->ds, a->d2, qkv, a->probs + l * d->PS, t->seq, d->B, d->NH, d->D,
-                          p, bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
+    cuda_attention_backward(a->dwide, a->ds, a->d2, qkv, a->probs + l * d->PS, t->seq, d->B, d->NH,
+                            d->D, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), s);
     return linear_backward(g, a, a->dx, gw->qkv_w + lH * 3 * H, gw->qkv_b + lH * 3, a->dwide, x,
                            w->qkv_w + lH * 3 * H, N, H, 3 * H, 1);
 }
@@ -345,11 +373,12 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
         return st;
     cuda_gather_rows(a->cls, last, t->cls_rows, B, H, s);
     const void *ca = operand(g, g->c16a, a->cls, BH);
-    if ((st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, H, B, H, weight(g, w->pool_w), H, ca, H, a->pooled, H,
-                   0.0f)) != PARLEY_OK)
+    if ((st = gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, H, B, H, weight(g, w->pool_w), H, ca, H, a->pooled,
+                   H, 0.0f)) != PARLEY_OK)
         return st;
     cuda_bias_tanh<float>(a->pooled, w->pool_b, B, H, s);
-    cuda_dropout(a->pd, a->pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
+    cuda_dropout(a->pd, a->pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD),
+                 s);
     if ((st = linear(g, a->intent_logits, a->pd, w->intent_w, w->intent_b, B, H, NI)) != PARLEY_OK)
         return st;
 
@@ -357,39 +386,45 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
     for (int i = 0; i < N; i++)
         scored += y->slot[i] >= 0;
     const float slot_scale = scored ? y->slot_weight / (float)scored : 0.0f;
-    cuda_softmax_xent(a->dslot, a->row_loss, a->best, a->slot_logits, t->slot, N, NS, slot_scale, s);
+    cuda_softmax_xent(a->dslot, a->row_loss, a->best, a->slot_logits, t->slot, N, NS, slot_scale,
+                      s);
     cuda_softmax_xent(a->dintent, a->row_loss + N, a->best + N, a->intent_logits, t->intent, B, NI,
-                    1.0f / (float)B, s);
+                      1.0f / (float)B, s);
 
-    if ((st = linear_backward(g, a, a->dx, gw->slot_w, gw->slot_b, a->dslot, a->hd, w->slot_w, N, H, NS, 0)) !=
-        PARLEY_OK)
+    if ((st = linear_backward(g, a, a->dx, gw->slot_w, gw->slot_b, a->dslot, a->hd, w->slot_w, N, H,
+                              NS, 0)) != PARLEY_OK)
         return st;
     cuda_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
-    if ((st = linear_backward(g, a, a->dpool, gw->intent_w, gw->intent_b, a->dintent, a->pd, w->intent_w, B,
-                              H, NI, 0)) != PARLEY_OK)
+    if ((st = linear_backward(g, a, a->dpool, gw->intent_w, gw->intent_b, a->dintent, a->pd,
+                              w->intent_w, B, H, NI, 0)) != PARLEY_OK)
         return st;
-    cuda_dropout(a->dpool, a->dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), s);
+    cuda_dropout(a->dpool, a->dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD),
+                 s);
     cuda_tanh_backward(a->dpool, a->pooled, BH, s);
-    if ((st = linear_backward(g, a, a->dcls, gw->pool_w, gw->pool_b, a->dpool, a->cls, w->pool_w, B, H, H,
-                              0)) != PARLEY_OK)
+    if ((st = linear_backward(g, a, a->dcls, gw->pool_w, gw->pool_b, a->dpool, a->cls, w->pool_w, B,
+                              H, H, 0)) != PARLEY_OK)
         return st;
     cuda_scatter_add_rows(a->dx, a->dcls, t->cls_rows, B, H, s);
     for (int l = d->L - 1; l >= 0; l--)
         if ((st = layer_backward(g, d, t, a, l, p, seed)) != PARLEY_OK)
             return st;
     cuda_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
-    cuda_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H, eps,
-                          a->scratch, s);
-    cuda_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H, s);
-    cuda_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg, H, s);
+    cuda_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H,
+                            eps, a->scratch, s);
+    cuda_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H,
+                         s);
+    cuda_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg,
+                         H, s);
     cuda_segment_sum_add(gw->type_emb, a->dx, t->all_order, t->all_start, t->all_row, 1, H, s);
 
     /* The loss, as joint_loss sums it on the CPU. */
     const size_t outs = (size_t)N + (size_t)B;
     if ((st = cuda_check(cudaMemcpyAsync(g->loss_host, a->row_loss, outs * sizeof(float),
-                                       cudaMemcpyDeviceToHost, s), "copying the loss")) != PARLEY_OK ||
-        (st = cuda_check(cudaMemcpyAsync(g->best_host, a->best, outs * sizeof(int), cudaMemcpyDeviceToHost, s),
-                       "copying the predictions")) != PARLEY_OK ||
+                                         cudaMemcpyDeviceToHost, s),
+                         "copying the loss")) != PARLEY_OK ||
+        (st = cuda_check(cudaMemcpyAsync(g->best_host, a->best, outs * sizeof(int),
+                                         cudaMemcpyDeviceToHost, s),
+                         "copying the predictions")) != PARLEY_OK ||
         (st = cuda_check(cudaStreamSynchronize(s), "training step")) != PARLEY_OK)
         return st;
     double intent = 0, slot = 0;
@@ -404,21 +439,35 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
     }
     intent /= B;
     slot = scored ? slot / scored : 0.0;
-    *loss = bert_loss{ (float)(intent + (double)y->slot_weight * slot), (float)intent, (float)slot,
-                       intent_correct, scored, slot_correct };
+    *loss = bert_loss{ (float)(intent + (double)y->slot_weight * slot),
+                       (float)intent,
+                       (float)slot,
+                       intent_correct,
+                       scored,
+                       slot_correct };
     return PARLEY_OK;
 }
 
-extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
-                                            float dropout, uint64_t seed, bert_loss *loss, float *grads)
+extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b,
+                                            const bert_labels *y, float dropout, uint64_t seed,
+                                            bert_loss *loss, float *grads)
 {
     parley_status st;
     if (!g || !loss)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda_trainer_grads: NULL trainer or loss");
     if ((st = bert_train_check(&g->cfg, b, y, dropout)) != PARLEY_OK)
         return st;
-    tdims d = { b->n_seq, 0, g->cfg.hidden, g->cfg.intermediate, g->cfg.heads,
-                g->cfg.hidden / g->cfg.heads, g->cfg.layers, g->cfg.n_slots, g->cfg.n_intents, 0, 0 };
+    tdims d = { b->n_seq,
+                0,
+                g->cfg.hidden,
+                g->cfg.intermediate,
+                g->cfg.heads,
+                g->cfg.hidden / g->cfg.heads,
+                g->cfg.layers,
+                g->cfg.n_slots,
+                g->cfg.n_intents,
+                0,
+                0 };
     for (int s = 0; s < b->n_seq; s++) {
         d.N += b->len[s];
         d.PS += (size_t)b->len[s] * (size_t)b->len[s];
@@ -426,8 +475,8 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     }
     d.PS *= (size_t)d.NH;
     if (d.PS > INT32_MAX)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: a batch of %zu attention scores per layer is too large",
-                       d.PS);
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "cuda: a batch of %zu attention scores per layer is too large", d.PS);
     const size_t work = cuda_batch_scratch(&g->cfg, d.N);
     if (work > g->cuda_batch_work_cap) {
         int *w = (int *)pl_realloc(g->cuda_batch_work, work * sizeof(int));
@@ -444,22 +493,25 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
         cuda_batch_layout lay;
         cuda_batch_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->cuda_batch_work, &lay);
         t = device_ints(g->ibuf, &lay);
-        st = cuda_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int), cudaMemcpyHostToDevice,
-                                      g->stream), "copying the batch");
+        st = cuda_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int),
+                                        cudaMemcpyHostToDevice, g->stream),
+                        "copying the batch");
     }
     if (!st)
-        st = cuda_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream), "zeroing the gradients");
+        st = cuda_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream),
+                        "zeroing the gradients");
     if (!st)
         st = step_math(g, &d, &t, &a, y, dropout, seed, loss);
     if (!st && grads)
         st = cuda_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
-                      "copying the gradients");
+                        "copying the gradients");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
-extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
-                                           float dropout, uint64_t seed, float clip, const adamw_params *p,
-                                           long t, bert_loss *loss)
+extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
+                                           const bert_labels *y, float dropout, uint64_t seed,
+                                           float clip, const adamw_params *p, long t,
+                                           bert_loss *loss)
 {
     parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
     if (st)
@@ -467,8 +519,10 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
     /* The global norm as train_clip_grads takes it: partial sums on the device, their sum in
      * double here. */
     cuda_sumsq_partials(g->norm_part, g->g, g->n, g->stream);
-    if ((st = cuda_check(cudaMemcpyAsync(g->norm_host, g->norm_part, CUDA_NORM_BLOCKS * sizeof(float),
-                                       cudaMemcpyDeviceToHost, g->stream), "copying the norm")) ||
+    if ((st = cuda_check(cudaMemcpyAsync(g->norm_host, g->norm_part,
+                                         CUDA_NORM_BLOCKS * sizeof(float), cudaMemcpyDeviceToHost,
+                                         g->stream),
+                         "copying the norm")) ||
         (st = cuda_check(cudaStreamSynchronize(g->stream), "gradient norm")))
         return pl_wrap(st, "cuda:%d", g->device);
     double sum = 0;
@@ -477,9 +531,15 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
     const float coef = (float)((double)clip / (sqrt(sum) + 1e-6));
     const double b1 = p->beta1, b2 = p->beta2;
     const cuda_adamw_coef k = {
-        clip > 0 && coef < 1 ? coef : 1.0f, p->beta1, p->beta2, (float)(1.0 - b1), (float)(1.0 - b2),
-        (float)(1.0 - (double)p->lr * p->weight_decay), (float)(p->lr / (1.0 - pow(b1, (double)t))),
-        (float)sqrt(1.0 - pow(b2, (double)t)), p->eps,
+        clip > 0 && coef < 1 ? coef : 1.0f,
+        p->beta1,
+        p->beta2,
+        (float)(1.0 - b1),
+        (float)(1.0 - b2),
+        (float)(1.0 - (double)p->lr * p->weight_decay),
+        (float)(p->lr / (1.0 - pow(b1, (double)t))),
+        (float)sqrt(1.0 - pow(b2, (double)t)),
+        p->eps,
     };
     cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->n, k, g->stream);
     st = cuda_check(cudaGetLastError(), "AdamW");
@@ -488,13 +548,15 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
 
 /* ---- life cycle ---------------------------------------------------------------------- */
 
-extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay, int device,
-                                           cuda_precision prec, cuda_trainer **out)
+extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay,
+                                           int device, cuda_precision prec, cuda_trainer **out)
 {
     *out = NULL;
     if (prec == CUDA_PREC_FP16)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda:%d: training takes bf16 or fp32 (fp16 would need loss "
-                       "scaling)", device);
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "cuda:%d: training takes bf16 or fp32 (fp16 would need loss "
+                       "scaling)",
+                       device);
     int count = cuda_device_count();
     if (device < 0 || device >= count)
         return pl_fail(PARLEY_ERR_DEVICE, "cuda:%d: %d CUDA device%s usable here", device, count,
@@ -514,17 +576,22 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     float **bufs[] = { &g->p, &g->g, &g->m, &g->v };
     for (float **b : bufs)
         if (!st)
-            st = cuda_check(cudaMalloc((void **)b, bytes), "allocating the parameters and their state");
+            st = cuda_check(cudaMalloc((void **)b, bytes),
+                            "allocating the parameters and their state");
     if (!st)
         st = cuda_check(cudaMalloc((void **)&g->decay, g->n), "allocating the decay mask");
     if (!st)
-        st = cuda_check(cudaMalloc((void **)&g->norm_part, CUDA_NORM_BLOCKS * sizeof(float)), "allocating");
+        st = cuda_check(cudaMalloc((void **)&g->norm_part, CUDA_NORM_BLOCKS * sizeof(float)),
+                        "allocating");
     if (!st)
-        st = cuda_check(cudaMallocHost((void **)&g->norm_host, CUDA_NORM_BLOCKS * sizeof(float)), "allocating");
+        st = cuda_check(cudaMallocHost((void **)&g->norm_host, CUDA_NORM_BLOCKS * sizeof(float)),
+                        "allocating");
     if (!st)
-        st = cuda_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice), "uploading the weights");
+        st = cuda_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice),
+                        "uploading the weights");
     if (!st)
-        st = cuda_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice), "uploading the decay mask");
+        st = cuda_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice),
+                        "uploading the decay mask");
     if (!st)
         st = cuda_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
     if (!st)
@@ -546,34 +613,42 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     }
     bert_weights_point(&g->wp, &g->cfg, g->p);
     bert_weights_point(&g->wg, &g->cfg, g->g);
-    snprintf(g->desc, sizeof g->desc, "%s (cuda:%d), %s", prop.name, device, cuda_precision_name(prec));
+    snprintf(g->desc, sizeof g->desc, "%s (cuda:%d), %s", prop.name, device,
+             cuda_precision_name(prec));
     *out = g;
     return PARLEY_OK;
 }
 
-extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *adam_m, const float *adam_v)
+extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *adam_m,
+                                                  const float *adam_v)
 {
     const size_t bytes = g->n * sizeof(float);
     cudaSetDevice(g->device);
-    parley_status st = cuda_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice), "uploading moments");
+    parley_status st = cuda_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice),
+                                  "uploading moments");
     if (!st)
-        st = cuda_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice), "uploading moments");
+        st = cuda_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice),
+                        "uploading moments");
     if (!st) /* as in cuda_trainer_open: the trainer's stream must not read them early */
         st = cuda_check(cudaDeviceSynchronize(), "uploading moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
-extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, float *adam_m, float *adam_v)
+extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, float *adam_m,
+                                               float *adam_v)
 {
     const size_t bytes = g->n * sizeof(float);
     cudaSetDevice(g->device);
     parley_status st = cuda_check(cudaStreamSynchronize(g->stream), "finishing the step");
     if (!st)
-        st = cuda_check(cudaMemcpy(params, g->p, bytes, cudaMemcpyDeviceToHost), "copying the weights");
+        st = cuda_check(cudaMemcpy(params, g->p, bytes, cudaMemcpyDeviceToHost),
+                        "copying the weights");
     if (!st && adam_m)
-        st = cuda_check(cudaMemcpy(adam_m, g->m, bytes, cudaMemcpyDeviceToHost), "copying the moments");
+        st = cuda_check(cudaMemcpy(adam_m, g->m, bytes, cudaMemcpyDeviceToHost),
+                        "copying the moments");
     if (!st && adam_v)
-        st = cuda_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost), "copying the moments");
+        st = cuda_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost),
+                        "copying the moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 

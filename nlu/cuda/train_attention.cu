@@ -21,17 +21,23 @@ enum { ATT_WARPS = 8 };
 /* The item of this block (sequence b = blockIdx.x / NH, head h) and this thread's place. */
 struct item {
     int first, T, h;
-    size_t probs;    /* this head's (T, T) block */
+    size_t probs; /* this head's (T, T) block */
     int lane, warp;
-    int H;           /* NH * D: the width of out, dout and each third of a qkv row */
-    size_t ld;       /* 3H: the width of a qkv row */
+    int H;     /* NH * D: the width of out, dout and each third of a qkv row */
+    size_t ld; /* 3H: the width of a qkv row */
 };
 
 static __device__ item item_of(const int *seq, int B, int NH, int D)
 {
     const int b = blockIdx.x / NH, h = blockIdx.x % NH, T = seq[B + b];
-    return item{ seq[b], T, h, (size_t)seq[2 * B + b] + (size_t)h * T * T, (int)(threadIdx.x & 31),
-                 (int)(threadIdx.x >> 5), NH * D, 3 * (size_t)NH * D };
+    return item{ seq[b],
+                 T,
+                 h,
+                 (size_t)seq[2 * B + b] + (size_t)h * T * T,
+                 (int)(threadIdx.x & 31),
+                 (int)(threadIdx.x >> 5),
+                 NH * D,
+                 3 * (size_t)NH * D };
 }
 
 /* The dropout factor of probability element e: 0 or 1 / (1 - p), 1 without dropout. */
@@ -82,11 +88,12 @@ static __global__ void attention_train_kernel(float *out, float *probs, const fl
     }
 }
 
-void cuda_attention_train(float *out, float *probs, const float *qkv, const int *seq, int B,
-                        int NH, int D, float p, uint64_t key, cudaStream_t s)
+void cuda_attention_train(float *out, float *probs, const float *qkv, const int *seq, int B, int NH,
+                          int D, float p, uint64_t key, cudaStream_t s)
 {
-    attention_train_kernel<<<B * NH, 32 * ATT_WARPS, 0, s>>>(
-        out, probs, qkv, B, NH, D, seq, cpu_dropout_threshold(p), 1.0f / (1.0f - p), key, p > 0.0f);
+    attention_train_kernel<<<B * NH, 32 * ATT_WARPS, 0, s>>>(out, probs, qkv, B, NH, D, seq,
+                                                             cpu_dropout_threshold(p),
+                                                             1.0f / (1.0f - p), key, p > 0.0f);
 }
 
 /* Per query row i: ds row = scale P (dP - rowsum(dP P)) with dP = (dO V^T) * M, and
@@ -149,13 +156,13 @@ static __global__ void attention_dkv_kernel(float *dqkv, const float *ds, const 
 }
 
 void cuda_attention_backward(float *dqkv, float *ds, const float *dout, const float *qkv,
-                           const float *probs, const int *seq, int B, int NH, int D, float p,
-                           uint64_t key, cudaStream_t s)
+                             const float *probs, const int *seq, int B, int NH, int D, float p,
+                             uint64_t key, cudaStream_t s)
 {
     const uint32_t threshold = cpu_dropout_threshold(p);
     const float drop_scale = 1.0f / (1.0f - p);
     attention_dq_kernel<<<B * NH, 32 * ATT_WARPS, 0, s>>>(dqkv, ds, dout, qkv, probs, B, NH, D, seq,
-                                                           threshold, drop_scale, key, p > 0.0f);
-    attention_dkv_kernel<<<B * NH, 32 * ATT_WARPS, 0, s>>>(dqkv, ds, dout, qkv, probs, B, NH, D,
-                                                            seq, threshold, drop_scale, key, p > 0.0f);
+                                                          threshold, drop_scale, key, p > 0.0f);
+    attention_dkv_kernel<<<B * NH, 32 * ATT_WARPS, 0, s>>>(
+            dqkv, ds, dout, qkv, probs, B, NH, D, seq, threshold, drop_scale, key, p > 0.0f);
 }

@@ -39,14 +39,15 @@ size_t cuda_batch_bound(int N, int B)
 
 size_t cuda_batch_scratch(const bert_config *c, int N)
 {
-    const size_t keys = (size_t)(c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions);
+    const size_t keys =
+            (size_t)(c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions);
     return 2 * (keys + 1) + (size_t)N;
 }
 
 /* Groups tokens (n of them) by key into buf at *at, moving the rows from scratch into
  * place; advances *at. */
-static cuda_batch_grouping group_into(int *buf, size_t *at, const int *key, const int *tokens, int n, int n_keys,
-                              int *rows, int *count)
+static cuda_batch_grouping group_into(int *buf, size_t *at, const int *key, const int *tokens,
+                                      int n, int n_keys, int *rows, int *count)
 {
     cuda_batch_grouping g = { .order = *at, .start = *at + (size_t)n };
     g.n = group_by(key, tokens, n, n_keys, buf + g.order, buf + g.start, rows, count);
@@ -56,12 +57,14 @@ static cuda_batch_grouping group_into(int *buf, size_t *at, const int *key, cons
     return g;
 }
 
-void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y, int N,
-              int *buf, int *scratch, cuda_batch_layout *out)
+void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y,
+                      int N, int *buf, int *scratch, cuda_batch_layout *out)
 {
     const int B = b->n_seq, V = c->vocab_size, P = c->max_positions, keys = V > P ? V : P;
     int *count = scratch, *rows = count + keys + 1, *tok = rows + keys + 1;
-    cuda_batch_layout l = { .ids = 0, .pos = (size_t)N, .slot = 2 * (size_t)N, .intent = 3 * (size_t)N };
+    cuda_batch_layout l = {
+        .ids = 0, .pos = (size_t)N, .slot = 2 * (size_t)N, .intent = 3 * (size_t)N
+    };
     l.seq = l.intent + (size_t)B;
     l.cls = l.seq + 3 * (size_t)B;
     int *ids = buf + l.ids, *pos = buf + l.pos, *seq = buf + l.seq, *cls = buf + l.cls;
@@ -89,7 +92,9 @@ void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, con
     for (int i = 0; i < N; i++)
         tok[i] = i;
     l.by_pos = group_into(buf, &at, pos, tok, N, P, rows, count);
-    l.all = (cuda_batch_grouping){ .order = at, .start = at + (size_t)N, .row = at + (size_t)N + 2, .n = 1 };
+    l.all = (cuda_batch_grouping){
+        .order = at, .start = at + (size_t)N, .row = at + (size_t)N + 2, .n = 1
+    };
     memcpy(buf + l.all.order, tok, (size_t)N * sizeof *tok);
     buf[l.all.start] = 0;
     buf[l.all.start + 1] = N;

@@ -26,13 +26,13 @@ extern "C" {
 /* Where each part starts in the buffer (offsets in ints), and the group counts. */
 typedef struct cuda_batch_grouping {
     size_t order, start, row;
-    int n;                    /* groups */
+    int n; /* groups */
 } cuda_batch_grouping;
 
 typedef struct cuda_batch_layout {
     size_t ids, pos, slot, intent, seq, cls;
     cuda_batch_grouping by_id, by_pos, all;
-    size_t used;              /* ints written */
+    size_t used; /* ints written */
 } cuda_batch_layout;
 
 /* Ints the buffer needs for N tokens of B sequences (an upper bound), and the ints of host
@@ -43,8 +43,8 @@ size_t cuda_batch_scratch(const bert_config *c, int N);
 /* Fills buf (cuda_batch_bound ints) for a batch bert_train_check accepted: N tokens, NH heads,
  * [PAD] id pad_id (-1: none), and writes where everything went to *out. scratch holds
  * cuda_batch_scratch ints. */
-void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y, int N,
-              int *buf, int *scratch, cuda_batch_layout *out);
+void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y,
+                      int N, int *buf, int *scratch, cuda_batch_layout *out);
 
 #ifdef __cplusplus
 }

@@ -24,8 +24,8 @@ static int ew_blocks(size_t n)
     return (int)(b < 1 ? 1 : b > most ? most : b);
 }
 
-#define GRID_STRIDE(i, n)                                                                      \
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                    \
+#define GRID_STRIDE(i, n)                                                   \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (size_t)gridDim.x * blockDim.x)
 
 /* ---- column sums --------------------------------------------------------------------- */
@@ -61,7 +61,8 @@ static __global__ void col_finish_kernel(float *out, const float *part, int chun
 
 void cuda_col_sum_add(float *out, const float *x, int M, int C, float *scratch, cudaStream_t s)
 {
-    const int chunks = (M + CUDA_COL_ROWS - 1) / CUDA_COL_ROWS, cb = (C + COL_THREADS - 1) / COL_THREADS;
+    const int chunks = (M + CUDA_COL_ROWS - 1) / CUDA_COL_ROWS,
+              cb = (C + COL_THREADS - 1) / COL_THREADS;
     if (M < 1)
         return;
     col_partial_kernel<<<dim3(cb, chunks), COL_THREADS, 0, s>>>(scratch, x, M, C);
@@ -81,7 +82,7 @@ static __global__ void embedding_sum_kernel(float *out, const int *ids, const in
 }
 
 void cuda_embedding_sum(float *out, const int *ids, const int *pos, const float *word,
-                      const float *pos_emb, const float *type, int N, int H, cudaStream_t s)
+                        const float *pos_emb, const float *type, int N, int H, cudaStream_t s)
 {
     if (N > 0)
         embedding_sum_kernel<<<N, LN_THREADS, 0, s>>>(out, ids, pos, word, pos_emb, type, H);
@@ -101,7 +102,7 @@ static __global__ void segment_sum_kernel(float *table, const float *rows, const
 }
 
 void cuda_segment_sum_add(float *table, const float *rows, const int *order, const int *seg_start,
-                        const int *seg_row, int n_seg, int H, cudaStream_t s)
+                          const int *seg_row, int n_seg, int H, cudaStream_t s)
 {
     if (n_seg > 0)
         segment_sum_kernel<<<n_seg, LN_THREADS, 0, s>>>(table, rows, order, seg_start, seg_row, H);
@@ -140,7 +141,7 @@ static __global__ void layernorm_kernel(float *out, const float *inp, const floa
 }
 
 void cuda_layernorm(float *out, const float *inp, const float *w, const float *b, int M, int C,
-                  float eps, cudaStream_t s)
+                    float eps, cudaStream_t s)
 {
     if (M > 0)
         layernorm_kernel<<<M, LN_THREADS, 0, s>>>(out, inp, w, b, C, eps);
@@ -149,8 +150,7 @@ void cuda_layernorm(float *out, const float *inp, const float *w, const float *b
 /* dinp = rstd (g - mean(g) - xhat mean(g xhat)) with g = dout w; gx (M, C) = dout xhat for
  * the dw sum. Each thread reads dout[c] before it writes dinp[c], so they may alias. */
 static __global__ void layernorm_backward_kernel(float *dinp, float *gx, const float *dout,
-                                                 const float *inp, const float *w, int C,
-                                                 float eps)
+                                                 const float *inp, const float *w, int C, float eps)
 {
     __shared__ float red[32];
     const size_t r = blockIdx.x;
@@ -171,9 +171,9 @@ static __global__ void layernorm_backward_kernel(float *dinp, float *gx, const f
     }
 }
 
-void cuda_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-                           const float *inp, const float *w, int M, int C, float eps,
-                           float *scratch, cudaStream_t s)
+void cuda_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                             const float *w, int M, int C, float eps, float *scratch,
+                             cudaStream_t s)
 {
     if (M < 1)
         return;
@@ -241,12 +241,12 @@ static __global__ void dropout_kernel(float *out, const float *inp, const float 
 }
 
 void cuda_dropout(float *out, const float *inp, const float *res, size_t n, float p, uint64_t key,
-                cudaStream_t s)
+                  cudaStream_t s)
 {
     if (!n || (p <= 0.0f && !res && out == inp))
         return;
     dropout_kernel<<<ew_blocks(n), EW_THREADS, 0, s>>>(out, inp, res, n, cpu_dropout_threshold(p),
-                                                        1.0f / (1.0f - p), key, p > 0.0f);
+                                                       1.0f / (1.0f - p), key, p > 0.0f);
 }
 
 static __global__ void gather_rows_kernel(float *dst, const float *src, const int *rows, int H,
@@ -268,7 +268,7 @@ void cuda_gather_rows(float *dst, const float *src, const int *rows, int n, int 
 }
 
 void cuda_scatter_add_rows(float *dst, const float *src, const int *rows, int n, int H,
-                         cudaStream_t s)
+                           cudaStream_t s)
 {
     if (n > 0)
         gather_rows_kernel<<<n, LN_THREADS, 0, s>>>(dst, src, rows, H, 1);
@@ -324,11 +324,11 @@ static __global__ void softmax_xent_kernel(float *dlogits, float *loss, int *bes
     }
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         dlogits[r * C + c] =
-            label >= 0 ? scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f)) : 0.0f;
+                label >= 0 ? scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f)) : 0.0f;
 }
 
 void cuda_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,
-                     const int *labels, int M, int C, float scale, cudaStream_t s)
+                       const int *labels, int M, int C, float scale, cudaStream_t s)
 {
     if (M > 0)
         softmax_xent_kernel<<<M, 128, 0, s>>>(dlogits, loss, best, logits, labels, C, scale);
@@ -372,7 +372,7 @@ static __global__ void adamw_kernel(float *p, __nv_bfloat16 *p16, const float *g
 }
 
 void cuda_adamw(float *p, __nv_bfloat16 *p16, const float *g, float *m, float *v,
-              const unsigned char *decay, size_t n, cuda_adamw_coef k, cudaStream_t s)
+                const unsigned char *decay, size_t n, cuda_adamw_coef k, cudaStream_t s)
 {
     if (n)
         adamw_kernel<<<ew_blocks(n), EW_THREADS, 0, s>>>(p, p16, g, m, v, decay, n, k);

@@ -25,29 +25,28 @@ void cuda_col_sum_add(float *out, const float *x, int M, int C, float *scratch, 
 
 // out (N, H) = word[ids] + pos_emb[pos] + type[0] (pos (N): each token's position)
 void cuda_embedding_sum(float *out, const int *ids, const int *pos, const float *word,
-                      const float *pos_emb, const float *type, int N, int H, cudaStream_t s);
+                        const float *pos_emb, const float *type, int N, int H, cudaStream_t s);
 
 /* table rows seg_row[k] (H each) += the sum, in order, of rows[order[seg_start[k] ..
  * seg_start[k+1])] for k < n_seg: the embedding backward, with the tokens grouped by id
  * (or by position) on the host, so every table row is one thread block's and the order of
  * the terms is fixed. */
 void cuda_segment_sum_add(float *table, const float *rows, const int *order, const int *seg_start,
-                        const int *seg_row, int n_seg, int H, cudaStream_t s);
+                          const int *seg_row, int n_seg, int H, cudaStream_t s);
 
 // out (M, C) = LayerNorm(inp) * w + b, per row
 void cuda_layernorm(float *out, const float *inp, const float *w, const float *b, int M, int C,
-                  float eps, cudaStream_t s);
+                    float eps, cudaStream_t s);
 
 /* The backward of cuda_layernorm: dinp (M, C) overwritten (may be dout); dw, db (C) added to.
  * scratch holds M * C + cuda_col_sum_scratch(M, C) floats. */
-void cuda_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-                           const float *inp, const float *w, int M, int C, float eps,
-                           float *scratch, cudaStream_t s);
+void cuda_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                             const float *w, int M, int C, float eps, float *scratch,
+                             cudaStream_t s);
 
 // out (n) = gelu(inp) with erf; dinp (n) = dout * gelu'(inp) (dinp may be dout)
 void cuda_gelu(float *out, const float *inp, size_t n, cudaStream_t s);
-void cuda_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n,
-                      cudaStream_t s);
+void cuda_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n, cudaStream_t s);
 
 // d (n) *= 1 - y^2 where y is tanh's output (the forward is cuda_bias_tanh of ops.cuh)
 void cuda_tanh_backward(float *d, const float *y, size_t n, cudaStream_t s);
@@ -55,29 +54,29 @@ void cuda_tanh_backward(float *d, const float *y, size_t n, cudaStream_t s);
 /* out (n) = res + mask(key, i) * inp / (1 - p), the mask as cpu_dropout's (res may be NULL,
  * out may alias inp or res); p = 0 copies or adds unmasked. */
 void cuda_dropout(float *out, const float *inp, const float *res, size_t n, float p, uint64_t key,
-                cudaStream_t s);
+                  cudaStream_t s);
 
 // dst (n, H) = src rows rows[0..n); add: dst rows rows[i] += src (n, H) row i instead
 void cuda_gather_rows(float *dst, const float *src, const int *rows, int n, int H, cudaStream_t s);
 void cuda_scatter_add_rows(float *dst, const float *src, const int *rows, int n, int H,
-                         cudaStream_t s);
+                           cudaStream_t s);
 
 /* Per row of logits (M, C) with label (M; -1 = not scored): loss (M) = -log softmax[label]
  * (0 unscored), dlogits = scale * (softmax - onehot) (0 unscored), best (M) = the argmax
  * (first on ties). */
 void cuda_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,
-                     const int *labels, int M, int C, float scale, cudaStream_t s);
+                       const int *labels, int M, int C, float scale, cudaStream_t s);
 
 /* Attention over packed sequences (see cpu_attention_train): seq (3B on the device) holds
  * each sequence's first token, length, and the offset of its probabilities block (NH
  * blocks of T x T, heads in order); probs keeps the undropped softmax, dropout p on the
  * probabilities with key, element index = offset into probs. */
-void cuda_attention_train(float *out, float *probs, const float *qkv, const int *seq, int B,
-                        int NH, int D, float p, uint64_t key, cudaStream_t s);
+void cuda_attention_train(float *out, float *probs, const float *qkv, const int *seq, int B, int NH,
+                          int D, float p, uint64_t key, cudaStream_t s);
 /* dqkv (N, 3H) overwritten; ds is scratch of probs' size. */
 void cuda_attention_backward(float *dqkv, float *ds, const float *dout, const float *qkv,
-                           const float *probs, const int *seq, int B, int NH, int D, float p,
-                           uint64_t key, cudaStream_t s);
+                             const float *probs, const int *seq, int B, int NH, int D, float p,
+                             uint64_t key, cudaStream_t s);
 
 /* Sum of squares of g (n) as CUDA_NORM_BLOCKS partial sums in part, each over a fixed
  * stride of elements. */
@@ -90,6 +89,6 @@ typedef struct cuda_adamw_coef {
     float gscale, b1, b2, one_minus_b1, one_minus_b2, decay, step_size, bc2_sqrt, eps;
 } cuda_adamw_coef;
 void cuda_adamw(float *p, __nv_bfloat16 *p16, const float *g, float *m, float *v,
-              const unsigned char *decay, size_t n, cuda_adamw_coef k, cudaStream_t s);
+                const unsigned char *decay, size_t n, cuda_adamw_coef k, cudaStream_t s);
 
 #endif

@@ -19,8 +19,8 @@
 
 /* Open-addressing set of example indices keyed by their text, for duplicate detection. */
 struct ds_seen {
-    int *slot;    /* (cap) example index + 1, 0 = empty */
-    size_t cap;   /* a power of two */
+    int *slot;  /* (cap) example index + 1, 0 = empty */
+    size_t cap; /* a power of two */
     size_t used;
 };
 
@@ -34,11 +34,14 @@ size_t ds_space_len(const char *s, size_t i, size_t len)
     if (c < 0x80)
         return 0;
     utf8proc_int32_t cp;
-    utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
+    utf8proc_ssize_t n =
+            utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
     if (n <= 0)
         return 0;
     utf8proc_category_t cat = utf8proc_category(cp);
-    return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP ? (size_t)n : 0;
+    return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP
+                   ? (size_t)n
+                   : 0;
 }
 
 /* ---- building ----------------------------------------------------------------------- */
@@ -105,8 +108,8 @@ void ds_free(ds_dataset *ds)
 }
 
 /* Finds name[0..len) in names, or adds it (unless the list is closed). */
-static parley_status intern(ds_dataset *ds, char ***names, int *n, const char *what, const char *name,
-                            size_t len, int *id)
+static parley_status intern(ds_dataset *ds, char ***names, int *n, const char *what,
+                            const char *name, size_t len, int *id)
 {
     for (int i = 0; i < *n; i++)
         if (strlen((*names)[i]) == len && !memcmp((*names)[i], name, len)) {
@@ -114,7 +117,8 @@ static parley_status intern(ds_dataset *ds, char ***names, int *n, const char *w
             return PARLEY_OK;
         }
     if (ds->finished)
-        return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: unknown %s '%.*s'", ds->source, what, (int)len, name);
+        return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: unknown %s '%.*s'", ds->source, what, (int)len,
+                       name);
     char **grown = pl_realloc(*names, (size_t)(*n + 1) * sizeof *grown);
     if (!grown)
         return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for %s names", ds->source, what);
@@ -150,7 +154,8 @@ static parley_status seen_insert(ds_dataset *ds, int index)
         size_t cap = s->cap ? 2 * s->cap : 1024;
         int *slot = pl_calloc(cap, sizeof *slot);
         if (!slot)
-            return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for the duplicate index", ds->source);
+            return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for the duplicate index",
+                           ds->source);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slot[i]) {
                 size_t j = text_hash(ds->examples[s->slot[i] - 1].text) & (cap - 1);
@@ -181,7 +186,8 @@ static ds_add_result seen_classify(const ds_dataset *ds, const ds_example *e)
         const ds_example *o = &ds->examples[s->slot[j] - 1];
         if (strcmp(o->text, e->text) != 0)
             continue;
-        if (o->intent == e->intent && !memcmp(o->tags, e->tags, (size_t)e->n_words * sizeof *e->tags))
+        if (o->intent == e->intent &&
+            !memcmp(o->tags, e->tags, (size_t)e->n_words * sizeof *e->tags))
             return DS_DUPLICATE;
         r = DS_CONFLICT;
     }
@@ -189,8 +195,9 @@ static ds_add_result seen_classify(const ds_dataset *ds, const ds_example *e)
 }
 
 /* Fills e from the words, tags and spans (deep copies). */
-static parley_status example_build(ds_example *e, int n_words, const char *const *words, const size_t *lens,
-                                   const int *tags, int intent, int n_spans, const ds_span *spans)
+static parley_status example_build(ds_example *e, int n_words, const char *const *words,
+                                   const size_t *lens, const int *tags, int intent, int n_spans,
+                                   const ds_span *spans)
 {
     size_t total = 0;
     for (int i = 0; i < n_words; i++)
@@ -227,8 +234,8 @@ static parley_status example_build(ds_example *e, int n_words, const char *const
 }
 
 parley_status ds_add(ds_dataset *ds, int n_words, const char *const *words, const size_t *lens,
-                     const int *tags, int intent, int n_spans, const ds_span *spans, ds_dup_policy policy,
-                     ds_add_result *result, int *appended)
+                     const int *tags, int intent, int n_spans, const ds_span *spans,
+                     ds_dup_policy policy, ds_add_result *result, int *appended)
 {
     ds_example e = { 0 };
     ds_add_result r;
@@ -252,7 +259,8 @@ parley_status ds_add(ds_dataset *ds, int n_words, const char *const *words, cons
     /* Synthetic examples (DS_DROP_SAME_TEXT) that repeat one are not duplicates in the data. */
     int counted = r == DS_DUPLICATE && policy != DS_DROP_SAME_TEXT;
     ds->n_duplicates += counted;
-    if ((r == DS_DUPLICATE && policy != DS_KEEP_ALL) || (r != DS_ADDED && policy == DS_DROP_SAME_TEXT)) {
+    if ((r == DS_DUPLICATE && policy != DS_KEEP_ALL) ||
+        (r != DS_ADDED && policy == DS_DROP_SAME_TEXT)) {
         example_clear(&e);
         return PARLEY_OK;
     }
@@ -268,10 +276,12 @@ parley_status ds_add(ds_dataset *ds, int n_words, const char *const *words, cons
     return PARLEY_OK;
 nomem:
     example_clear(&e);
-    return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory adding example %d", ds->source, ds->n_examples + 1);
+    return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory adding example %d", ds->source,
+                   ds->n_examples + 1);
 }
 
-parley_status ds_values_add(ds_values **list, int *n, const char *name, const char *value, int dedupe)
+parley_status ds_values_add(ds_values **list, int *n, const char *name, const char *value,
+                            int dedupe)
 {
     ds_values *v = NULL;
     for (int i = 0; i < *n && !v; i++)
@@ -454,7 +464,8 @@ static int aug_push(aug_buf *b, const char *w, size_t len, int tag)
 
 /* Builds one variant of e into b: spans whose slot has a table (tables[slot] != NULL) get a
  * random value of it. Values are stored with single spaces between words. */
-static int aug_variant(aug_buf *b, const ds_example *e, const ds_values *const *tables, uint64_t *rng)
+static int aug_variant(aug_buf *b, const ds_example *e, const ds_values *const *tables,
+                       uint64_t *rng)
 {
     b->n = b->n_spans = 0;
     int s = 0;
@@ -500,8 +511,8 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
     if (added)
         *added = 0;
     if (per_example_max < 0 || !ds->finished)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "ds_augment_lookups: %s", per_example_max < 0 ?
-                       "negative per_example_max" : "dataset not finished");
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "ds_augment_lookups: %s",
+                       per_example_max < 0 ? "negative per_example_max" : "dataset not finished");
     if (!(tables = pl_calloc((size_t)(ds->n_slots ? ds->n_slots : 1), sizeof *tables))) {
         st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for augmentation", ds->source);
         goto done;
@@ -517,14 +528,15 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
         int usable = 0;
         for (int s = 0; s < e.n_spans; s++)
             usable |= tables[e.spans[s].slot] != NULL;
-        for (int tries = 0, made = 0; usable && made < per_example_max && tries < 4 * per_example_max; tries++) {
+        for (int tries = 0, made = 0;
+             usable && made < per_example_max && tries < 4 * per_example_max; tries++) {
             int appended;
             if (!aug_variant(&b, &e, tables, &rng)) {
                 st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for augmentation", ds->source);
                 goto done;
             }
-            if ((st = ds_add(ds, b.n, b.words, b.lens, b.tags, e.intent, b.n_spans, b.spans, DS_DROP_SAME_TEXT,
-                             NULL, &appended)) != PARLEY_OK)
+            if ((st = ds_add(ds, b.n, b.words, b.lens, b.tags, e.intent, b.n_spans, b.spans,
+                             DS_DROP_SAME_TEXT, NULL, &appended)) != PARLEY_OK)
                 goto done;
             made += appended;
             count += appended;
@@ -562,5 +574,7 @@ parley_status ds_load(const char *path, ds_dataset **out)
     if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
         return ds_load_rasa(path, out);
     return pl_fail(PARLEY_ERR_UNSUPPORTED,
-                   "%s: not a dataset (expected a .yaml/.yml file or a folder with seq.in, seq.out, label)", path);
+                   "%s: not a dataset (expected a .yaml/.yml file or a folder with seq.in, "
+                   "seq.out, label)",
+                   path);
 }

@@ -38,19 +38,19 @@
 #include "parley/status.h"
 
 typedef struct ds_span {
-    int start, end;   /* words [start, end) */
-    int slot;         /* index into ds_dataset.slots */
-    char *value;      /* canonical value from {"value": ...}, or NULL; owned */
+    int start, end; /* words [start, end) */
+    int slot;       /* index into ds_dataset.slots */
+    char *value;    /* canonical value from {"value": ...}, or NULL; owned */
 } ds_span;
 
 typedef struct ds_example {
-    char *text;        /* words joined by single spaces; owned */
+    char *text; /* words joined by single spaces; owned */
     int n_words;
-    char **words;      /* (n_words) NUL-terminated, pointing into one owned block */
-    int *tags;         /* (n_words) index into ds_dataset.tags */
-    int intent;        /* index into ds_dataset.intents */
+    char **words; /* (n_words) NUL-terminated, pointing into one owned block */
+    int *tags;    /* (n_words) index into ds_dataset.tags */
+    int intent;   /* index into ds_dataset.intents */
     int n_spans;
-    ds_span *spans;    /* annotated slot values in word order (JointBERT: the tag chunks) */
+    ds_span *spans; /* annotated slot values in word order (JointBERT: the tag chunks) */
 } ds_example;
 
 /* A named list of strings: a synonym (name = canonical value, values = what maps to it), a
@@ -64,18 +64,18 @@ typedef struct ds_values {
 struct ds_seen;
 
 typedef struct ds_dataset {
-    char *source;          /* the path it was loaded from */
+    char *source; /* the path it was loaded from */
     int n_examples;
-    ds_example *examples;  /* (n_examples) */
+    ds_example *examples; /* (n_examples) */
     int n_intents;
-    char **intents;        /* (n_intents) sorted */
+    char **intents; /* (n_intents) sorted */
     int n_slots;
-    char **slots;          /* (n_slots) slot types without prefix, sorted */
+    char **slots; /* (n_slots) slot types without prefix, sorted */
     int n_tags;
-    char **tags;           /* (n_tags = 1 + 2 * n_slots) "O", "B-s0", "I-s0", "B-s1", ... */
+    char **tags; /* (n_tags = 1 + 2 * n_slots) "O", "B-s0", "I-s0", "B-s1", ... */
     int n_synonyms, n_lookups, n_regexes;
     ds_values *synonyms, *lookups, *regexes;
-    int n_duplicates;      /* see above: dropped (Rasa) or kept (JointBERT) */
+    int n_duplicates; /* see above: dropped (Rasa) or kept (JointBERT) */
     /* private */
     int cap_examples;
     int finished;
@@ -125,9 +125,9 @@ typedef enum ds_add_result {
 } ds_add_result;
 
 typedef enum ds_dup_policy {
-    DS_KEEP_ALL = 0,           /* append duplicates too (they are still counted) */
-    DS_DROP_DUPLICATES = 1,    /* skip exact duplicates */
-    DS_DROP_SAME_TEXT = 2,     /* skip any text already present (augmentation) */
+    DS_KEEP_ALL = 0,        /* append duplicates too (they are still counted) */
+    DS_DROP_DUPLICATES = 1, /* skip exact duplicates */
+    DS_DROP_SAME_TEXT = 2,  /* skip any text already present (augmentation) */
 } ds_dup_policy;
 
 /* Appends an example made of words[i][0..lens[i]) (copied; each a non-empty run without
@@ -136,12 +136,13 @@ typedef enum ds_dup_policy {
  * examples). *result (may be NULL) tells what the
  * example was; *appended (may be NULL) whether it was appended. */
 parley_status ds_add(ds_dataset *ds, int n_words, const char *const *words, const size_t *lens,
-                     const int *tags, int intent, int n_spans, const ds_span *spans, ds_dup_policy policy,
-                     ds_add_result *result, int *appended);
+                     const int *tags, int intent, int n_spans, const ds_span *spans,
+                     ds_dup_policy policy, ds_add_result *result, int *appended);
 
 /* Appends `value` to the list named `name` in *list (creating it). With dedupe set, a value
  * already in that list is not added again. */
-parley_status ds_values_add(ds_values **list, int *n, const char *name, const char *value, int dedupe);
+parley_status ds_values_add(ds_values **list, int *n, const char *name, const char *value,
+                            int dedupe);
 
 /* Sorts the labels, renumbers every example, builds the tag names. Call once, after the
  * last ds_intern_*; ds_add stays usable afterwards with final ids. */

@@ -23,8 +23,8 @@ static const size_t MAX_FILE = (size_t)1 << 30;
 
 typedef struct line_file {
     char *path;
-    char *buf;     /* the file, lines NUL-terminated in place */
-    char **lines;  /* (n) */
+    char *buf;    /* the file, lines NUL-terminated in place */
+    char **lines; /* (n) */
     size_t n;
 } line_file;
 
@@ -41,7 +41,8 @@ static size_t utf8_check(const char *s, size_t len)
     size_t i = 0;
     while (i < len) {
         utf8proc_int32_t cp;
-        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
+        utf8proc_ssize_t n =
+                utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
         if (n <= 0)
             return i;
         i += (size_t)n;
@@ -75,8 +76,8 @@ static parley_status line_file_read(const char *dir, const char *name, line_file
         f->buf[end] = '\0';
         size_t bad = utf8_check(f->buf + start, end - start);
         if (bad != end - start)
-            return pl_fail(PARLEY_ERR_UTF8, "%s:%zu: invalid UTF-8 at byte %zu of the line", f->path, f->n + 1,
-                           bad + 1);
+            return pl_fail(PARLEY_ERR_UTF8, "%s:%zu: invalid UTF-8 at byte %zu of the line",
+                           f->path, f->n + 1, bad + 1);
         f->lines[f->n++] = f->buf + start;
         start = i + 1;
     }
@@ -148,8 +149,8 @@ static parley_status add_line(ds_dataset *ds, line_file *f, size_t ln, line_scra
     if (nw == 0)
         return pl_fail(PARLEY_ERR_FORMAT, "%s:%zu: empty utterance", f[0].path, ln + 1);
     if (nt != nw)
-        return pl_fail(PARLEY_ERR_FORMAT, "%s:%zu: %d tags for the %d words of %s:%zu", f[1].path, ln + 1, nt, nw,
-                       f[0].path, ln + 1);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s:%zu: %d tags for the %d words of %s:%zu", f[1].path,
+                       ln + 1, nt, nw, f[0].path, ln + 1);
     if (nw > s->id_cap) {
         int c = nw < 64 ? 64 : nw;
         int *ids = pl_realloc(s->tag_ids, (size_t)c * sizeof *ids);
@@ -170,7 +171,8 @@ static parley_status add_line(ds_dataset *ds, line_file *f, size_t ln, line_scra
         const char *type;
         int slot;
         if (!mt_tag_split(s->tags[w], &prefix, &type))
-            return pl_fail(PARLEY_ERR_FORMAT, "%s:%zu: word %d: '%s' is not a BIO tag (O, B-x or I-x)", f[1].path,
+            return pl_fail(PARLEY_ERR_FORMAT,
+                           "%s:%zu: word %d: '%s' is not a BIO tag (O, B-x or I-x)", f[1].path,
                            ln + 1, w + 1, s->tags[w]);
         s->tag_ids[w] = 0;
         if (prefix != 'O') {
@@ -186,7 +188,8 @@ static parley_status add_line(ds_dataset *ds, line_file *f, size_t ln, line_scra
             return st;
         s->spans[c] = (ds_span){ s->chunks[c].start, s->chunks[c].end, slot, NULL };
     }
-    return ds_add(ds, nw, s->words, s->word_lens, s->tag_ids, intent, nc, s->spans, DS_KEEP_ALL, NULL, NULL);
+    return ds_add(ds, nw, s->words, s->word_lens, s->tag_ids, intent, nc, s->spans, DS_KEEP_ALL,
+                  NULL, NULL);
 nomem:
     return pl_fail(PARLEY_ERR_NOMEM, "%s:%zu: out of memory", f[0].path, ln + 1);
 }
@@ -211,8 +214,9 @@ parley_status ds_load_jointbert(const char *dir, ds_dataset **out)
     for (int i = 1; i < 3; i++)
         if (f[i].n != f[0].n) {
             size_t ln = (f[i].n < f[0].n ? f[i].n : f[0].n) + 1;
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s:%zu: %s (%s has %zu lines, %s has %zu)", f[i].path, ln,
-                         f[i].n < f[0].n ? "missing line" : "extra line", f[0].path, f[0].n, f[i].path, f[i].n);
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s:%zu: %s (%s has %zu lines, %s has %zu)", f[i].path,
+                         ln, f[i].n < f[0].n ? "missing line" : "extra line", f[0].path, f[0].n,
+                         f[i].path, f[i].n);
             goto fail;
         }
     if ((st = ds_new(dir, &ds)) != PARLEY_OK)

@@ -44,7 +44,8 @@ int mt_chunks(const char *const *tags, int n, mt_chunk *out)
         mt_tag_split(tags[i], &p, &type);
         size_t len = strlen(type);
         /* An open chunk ends at O, at B-, and where the type changes. */
-        if (open && (p != 'I' || len != out[k - 1].type_len || memcmp(type, out[k - 1].type, len) != 0)) {
+        if (open &&
+            (p != 'I' || len != out[k - 1].type_len || memcmp(type, out[k - 1].type, len) != 0)) {
             out[k - 1].end = i;
             open = 0;
         }
@@ -227,18 +228,21 @@ static void count_chunks(mt_scorer *s, int ng, int np)
     }
 }
 
-parley_status mt_scorer_add(mt_scorer *s, const char *gold_intent, const char *pred_intent, int n_words,
-                            const char *const *gold_tags, const char *const *pred_tags)
+parley_status mt_scorer_add(mt_scorer *s, const char *gold_intent, const char *pred_intent,
+                            int n_words, const char *const *gold_tags, const char *const *pred_tags)
 {
     char prefix;
     const char *type;
-    if (!s || !gold_intent || !pred_intent || n_words < 0 || (n_words && (!gold_tags || !pred_tags)))
+    if (!s || !gold_intent || !pred_intent || n_words < 0 ||
+        (n_words && (!gold_tags || !pred_tags)))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "mt_scorer_add: NULL or negative argument");
     for (int w = 0; w < n_words; w++)
-        if (!mt_tag_split(gold_tags[w], &prefix, &type) || !mt_tag_split(pred_tags[w], &prefix, &type))
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "example %ld, word %d: tag '%s' is not O, B-x or I-x",
-                           s->n_examples + 1, w,
-                           mt_tag_split(gold_tags[w], &prefix, &type) ? pred_tags[w] : gold_tags[w]);
+        if (!mt_tag_split(gold_tags[w], &prefix, &type) ||
+            !mt_tag_split(pred_tags[w], &prefix, &type))
+            return pl_fail(
+                    PARLEY_ERR_INVALID_ARG, "example %ld, word %d: tag '%s' is not O, B-x or I-x",
+                    s->n_examples + 1, w,
+                    mt_tag_split(gold_tags[w], &prefix, &type) ? pred_tags[w] : gold_tags[w]);
     /* Every allocation happens before any count changes, so a failure leaves the counts
      * consistent. */
     if (!scratch_reserve(s, n_words))
@@ -246,10 +250,12 @@ parley_status mt_scorer_add(mt_scorer *s, const char *gold_intent, const char *p
     int ng = mt_chunks(gold_tags, n_words, s->gold_chunks);
     int np = mt_chunks(pred_tags, n_words, s->pred_chunks);
     for (int k = 0; k < ng; k++)
-        if ((s->gold_ids[k] = label_id(&s->slots, s->gold_chunks[k].type, s->gold_chunks[k].type_len)) < 0)
+        if ((s->gold_ids[k] =
+                     label_id(&s->slots, s->gold_chunks[k].type, s->gold_chunks[k].type_len)) < 0)
             goto nomem;
     for (int k = 0; k < np; k++)
-        if ((s->pred_ids[k] = label_id(&s->slots, s->pred_chunks[k].type, s->pred_chunks[k].type_len)) < 0)
+        if ((s->pred_ids[k] =
+                     label_id(&s->slots, s->pred_chunks[k].type, s->pred_chunks[k].type_len)) < 0)
             goto nomem;
     int gi = label_id(&s->intents, gold_intent, strlen(gold_intent));
     int pi = gi < 0 ? -1 : label_id(&s->intents, pred_intent, strlen(pred_intent));
@@ -288,7 +294,9 @@ static double ratio(long num, long den)
 
 static mt_prf prf(long support, long predicted, long correct)
 {
-    mt_prf r = { support, predicted, correct, ratio(correct, predicted), ratio(correct, support), 0 };
+    mt_prf r = {
+        support, predicted, correct, ratio(correct, predicted), ratio(correct, support), 0
+    };
     if (r.precision + r.recall > 0)
         r.f1 = 2 * r.precision * r.recall / (r.precision + r.recall);
     return r;
@@ -323,7 +331,8 @@ static parley_status copy_labels(const label_table *t, mt_label **out, int *n)
     return PARLEY_OK;
 }
 
-static parley_status copy_confusions(const pair_table *t, const label_table *labels, mt_confusion **out, int *n)
+static parley_status copy_confusions(const pair_table *t, const label_table *labels,
+                                     mt_confusion **out, int *n)
 {
     *out = pl_calloc((size_t)(t->n ? t->n : 1), sizeof **out);
     if (!*out)
@@ -358,8 +367,10 @@ parley_status mt_scorer_report(const mt_scorer *s, mt_report **out)
     r->slots = prf(s->chunk_gold, s->chunk_pred, s->chunk_correct);
     if (copy_labels(&s->intents, &r->intents, &r->n_intents) != PARLEY_OK ||
         copy_labels(&s->slots, &r->slot_types, &r->n_slot_types) != PARLEY_OK ||
-        copy_confusions(&s->intent_conf, &s->intents, &r->intent_confusions, &r->n_intent_confusions) != PARLEY_OK ||
-        copy_confusions(&s->slot_conf, &s->slots, &r->slot_confusions, &r->n_slot_confusions) != PARLEY_OK)
+        copy_confusions(&s->intent_conf, &s->intents, &r->intent_confusions,
+                        &r->n_intent_confusions) != PARLEY_OK ||
+        copy_confusions(&s->slot_conf, &s->slots, &r->slot_confusions, &r->n_slot_confusions) !=
+                PARLEY_OK)
         goto nomem;
     *out = r;
     return PARLEY_OK;
@@ -401,7 +412,8 @@ static int json_prf(cJSON *parent, const char *key, const mt_prf *p)
 {
     cJSON *o = cJSON_AddObjectToObject(parent, key);
     return o && cJSON_AddNumberToObject(o, "precision", p->precision) &&
-           cJSON_AddNumberToObject(o, "recall", p->recall) && cJSON_AddNumberToObject(o, "f1", p->f1) &&
+           cJSON_AddNumberToObject(o, "recall", p->recall) &&
+           cJSON_AddNumberToObject(o, "f1", p->f1) &&
            cJSON_AddNumberToObject(o, "support", (double)p->support) &&
            cJSON_AddNumberToObject(o, "predicted", (double)p->predicted) &&
            cJSON_AddNumberToObject(o, "correct", (double)p->correct);
@@ -426,7 +438,8 @@ static int json_confusions(cJSON *root, const char *key, const mt_confusion *c, 
             cJSON_Delete(o);
             return 0;
         }
-        ok = cJSON_AddStringToObject(o, "gold", c[i].gold) && cJSON_AddStringToObject(o, "pred", c[i].pred) &&
+        ok = cJSON_AddStringToObject(o, "gold", c[i].gold) &&
+             cJSON_AddStringToObject(o, "pred", c[i].pred) &&
              cJSON_AddNumberToObject(o, "count", (double)c[i].count);
     }
     return ok;
@@ -447,9 +460,10 @@ parley_status mt_report_json(const mt_report *r, int max_confusions, cJSON **out
              cJSON_AddNumberToObject(root, "tags_correct", (double)r->tags_correct) &&
              json_labels(root, "intents", r->intents, r->n_intents) &&
              json_labels(root, "slot_types", r->slot_types, r->n_slot_types) &&
-             json_confusions(root, "intent_confusions", r->intent_confusions, r->n_intent_confusions,
-                             max_confusions) &&
-             json_confusions(root, "slot_confusions", r->slot_confusions, r->n_slot_confusions, max_confusions);
+             json_confusions(root, "intent_confusions", r->intent_confusions,
+                             r->n_intent_confusions, max_confusions) &&
+             json_confusions(root, "slot_confusions", r->slot_confusions, r->n_slot_confusions,
+                             max_confusions);
     if (!ok) {
         cJSON_Delete(root);
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory rendering the scores as JSON");
@@ -521,20 +535,24 @@ parley_status mt_report_table(const mt_report *r, int max_confusions, char **out
     strbuf b = { 0 };
     *out = NULL;
     sb_printf(&b, "examples           %ld\n", r->n_examples);
-    sb_printf(&b, "intent accuracy    %6.2f%%  (%ld/%ld)\n", 100 * r->intent_accuracy, r->intent_correct,
-              r->n_examples);
-    sb_printf(&b, "slot F1 (chunks)   %6.2f%%  precision %.2f%%, recall %.2f%% (%ld correct, %ld predicted, %ld gold)\n",
+    sb_printf(&b, "intent accuracy    %6.2f%%  (%ld/%ld)\n", 100 * r->intent_accuracy,
+              r->intent_correct, r->n_examples);
+    sb_printf(&b,
+              "slot F1 (chunks)   %6.2f%%  precision %.2f%%, recall %.2f%% (%ld correct, %ld "
+              "predicted, %ld gold)\n",
               100 * r->slots.f1, 100 * r->slots.precision, 100 * r->slots.recall, r->slots.correct,
               r->slots.predicted, r->slots.support);
-    sb_printf(&b, "sentence accuracy  %6.2f%%  (%ld/%ld: intent and every tag right)\n", 100 * r->sentence_accuracy,
-              r->sentence_correct, r->n_examples);
-    sb_printf(&b, "tag accuracy       %6.2f%%  (%ld/%ld words)\n", 100 * r->tag_accuracy, r->tags_correct, r->n_tags);
+    sb_printf(&b, "sentence accuracy  %6.2f%%  (%ld/%ld: intent and every tag right)\n",
+              100 * r->sentence_accuracy, r->sentence_correct, r->n_examples);
+    sb_printf(&b, "tag accuracy       %6.2f%%  (%ld/%ld words)\n", 100 * r->tag_accuracy,
+              r->tags_correct, r->n_tags);
     table_labels(&b, "intent", r->intents, r->n_intents);
     table_labels(&b, "slot type", r->slot_types, r->n_slot_types);
-    table_confusions(&b, "most frequent intent confusions (count  gold -> predicted)", r->intent_confusions,
-                     r->n_intent_confusions, max_confusions);
-    table_confusions(&b, "most frequent slot confusions (count  gold -> predicted, same words; O = no slot)",
-                     r->slot_confusions, r->n_slot_confusions, max_confusions);
+    table_confusions(&b, "most frequent intent confusions (count  gold -> predicted)",
+                     r->intent_confusions, r->n_intent_confusions, max_confusions);
+    table_confusions(
+            &b, "most frequent slot confusions (count  gold -> predicted, same words; O = no slot)",
+            r->slot_confusions, r->n_slot_confusions, max_confusions);
     if (b.failed || !b.s) {
         pl_free(b.s);
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory rendering the scores table");

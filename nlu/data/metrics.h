@@ -46,7 +46,7 @@ int mt_tag_split(const char *tag, char *prefix, const char **type);
 int mt_chunks(const char *const *tags, int n, mt_chunk *out);
 
 typedef struct mt_prf {
-    long support;      /* gold count */
+    long support; /* gold count */
     long predicted;
     long correct;
     double precision, recall, f1;
@@ -70,15 +70,15 @@ typedef struct mt_report {
     double sentence_accuracy;
     long n_tags, tags_correct;
     double tag_accuracy;
-    mt_prf slots;                     /* chunk-level, micro-averaged */
+    mt_prf slots; /* chunk-level, micro-averaged */
     int n_intents;
-    mt_label *intents;                /* every intent in gold or predictions, by name */
+    mt_label *intents; /* every intent in gold or predictions, by name */
     int n_slot_types;
-    mt_label *slot_types;             /* every slot type in gold or predictions, by name */
+    mt_label *slot_types; /* every slot type in gold or predictions, by name */
     int n_intent_confusions;
-    mt_confusion *intent_confusions;  /* count descending, then gold, then predicted */
+    mt_confusion *intent_confusions; /* count descending, then gold, then predicted */
     int n_slot_confusions;
-    mt_confusion *slot_confusions;    /* same order */
+    mt_confusion *slot_confusions; /* same order */
 } mt_report;
 
 typedef struct mt_scorer mt_scorer;
@@ -88,8 +88,9 @@ parley_status mt_scorer_new(mt_scorer **out);
 void mt_scorer_free(mt_scorer *s);
 /* Adds one example. Tags are borrowed for the call. A tag that is not "O", "B-x" or "I-x"
  * fails with PARLEY_ERR_INVALID_ARG and leaves the scorer as it was. */
-parley_status mt_scorer_add(mt_scorer *s, const char *gold_intent, const char *pred_intent, int n_words,
-                            const char *const *gold_tags, const char *const *pred_tags);
+parley_status mt_scorer_add(mt_scorer *s, const char *gold_intent, const char *pred_intent,
+                            int n_words, const char *const *gold_tags,
+                            const char *const *pred_tags);
 /* The scores so far; *out is owned by the caller (mt_report_free). */
 parley_status mt_scorer_report(const mt_scorer *s, mt_report **out);
 void mt_report_free(mt_report *r);

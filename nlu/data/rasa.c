@@ -71,7 +71,7 @@ typedef struct ann {
 
 typedef struct rasa_ctx {
     ds_dataset *ds;
-    sbuf plain;          /* the example's text without annotation markup */
+    sbuf plain; /* the example's text without annotation markup */
     ann *anns;
     int n_anns, cap_anns;
     /* per word of the plain text */
@@ -82,7 +82,8 @@ typedef struct rasa_ctx {
     int cap_words;
 } rasa_ctx;
 
-typedef parley_status (*example_fn)(rasa_ctx *c, const yd_node *n, size_t off, size_t len, const char *name);
+typedef parley_status (*example_fn)(rasa_ctx *c, const yd_node *n, size_t off, size_t len,
+                                    const char *name);
 
 static void anns_clear(rasa_ctx *c)
 {
@@ -111,14 +112,16 @@ static parley_status nomem(const yd_node *n)
 /* ---- names and JSON ------------------------------------------------------------------- */
 
 /* A slot or intent name: non-empty, no whitespace, no annotation syntax. */
-static parley_status check_name(const yd_node *n, const char *s, size_t len, size_t off, const char *what)
+static parley_status check_name(const yd_node *n, const char *s, size_t len, size_t off,
+                                const char *what)
 {
     if (len == 0)
         return yd_fail_at(n, off, PARLEY_ERR_FORMAT, "empty %s name", what);
     for (size_t i = 0; i < len; i++)
         if (ds_space_len(s, i, len) || strchr("[](){}\"", s[i]))
             return yd_fail_at(n, off + i, PARLEY_ERR_FORMAT,
-                              "%s name '%.*s' contains whitespace or one of []{}()\"", what, (int)len, s);
+                              "%s name '%.*s' contains whitespace or one of []{}()\"", what,
+                              (int)len, s);
     return PARLEY_OK;
 }
 
@@ -136,8 +139,10 @@ static int hex4(const char *s, size_t i, size_t end, unsigned *v)
         if (i + k >= end)
             return 0;
         char ch = s[i + k];
-        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
-                ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+        int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                         : -1;
         if (d < 0)
             return 0;
         *v = *v * 16 + (unsigned)d;
@@ -179,8 +184,8 @@ static parley_status json_string(const yd_node *n, size_t *i, size_t end, char *
         size_t esc = k;
         k += 6;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (k + 1 >= end || s[k] != '\\' || s[k + 1] != 'u' || !hex4(s, k + 2, end, &lo) || lo < 0xDC00 ||
-                lo > 0xDFFF) {
+            if (k + 1 >= end || s[k] != '\\' || s[k + 1] != 'u' || !hex4(s, k + 2, end, &lo) ||
+                lo < 0xDC00 || lo > 0xDFFF) {
                 st = yd_fail_at(n, esc, PARLEY_ERR_FORMAT, "unpaired surrogate in a JSON string");
                 goto fail;
             }
@@ -216,8 +221,8 @@ fail:
 }
 
 /* {"entity": "slot", "value": "canonical"} at s[k] == '{'. *after is past the '}'. */
-static parley_status json_entity(const yd_node *n, size_t k, size_t end, size_t *after, char **entity,
-                                 char **value)
+static parley_status json_entity(const yd_node *n, size_t k, size_t end, size_t *after,
+                                 char **entity, char **value)
 {
     const char *s = n->str;
     parley_status st;
@@ -247,7 +252,8 @@ static parley_status json_entity(const yd_node *n, size_t k, size_t end, size_t 
             goto fail;
         char **slot = !strcmp(key, "entity") ? entity : !strcmp(key, "value") ? value : NULL;
         if (!slot || *slot) {
-            st = yd_fail_at(n, key_off, PARLEY_ERR_FORMAT, "%s key \"%s\" in {...} (allowed: \"entity\", \"value\")",
+            st = yd_fail_at(n, key_off, PARLEY_ERR_FORMAT,
+                            "%s key \"%s\" in {...} (allowed: \"entity\", \"value\")",
                             slot ? "duplicate" : "unknown", key);
             goto fail;
         }
@@ -293,7 +299,8 @@ fail:
 /* ---- one annotated example ------------------------------------------------------------ */
 
 /* Reads the annotation at s[open] == '[' into a new ann; *next is where the text resumes. */
-static parley_status read_annotation(rasa_ctx *c, const yd_node *n, size_t open, size_t end, size_t *next)
+static parley_status read_annotation(rasa_ctx *c, const yd_node *n, size_t open, size_t end,
+                                     size_t *next)
 {
     const char *s = n->str;
     parley_status st;
@@ -326,7 +333,8 @@ static parley_status read_annotation(rasa_ctx *c, const yd_node *n, size_t open,
         if ((st = json_entity(n, k, end, &after, &entity, &value)) != PARLEY_OK)
             return st;
     } else {
-        return yd_fail_at(n, close, PARLEY_ERR_FORMAT, "']' must be followed by (slot) or {\"entity\": \"slot\"}");
+        return yd_fail_at(n, close, PARLEY_ERR_FORMAT,
+                          "']' must be followed by (slot) or {\"entity\": \"slot\"}");
     }
     if (c->n_anns == c->cap_anns) {
         int cap = c->cap_anns ? 2 * c->cap_anns : 8;
@@ -353,7 +361,8 @@ static parley_status read_annotation(rasa_ctx *c, const yd_node *n, size_t open,
     if (a->value) {
         /* Rasa records an inline canonical value as a synonym of the annotated text. */
         char *surface = pl_strndup(s + open + 1, close - open - 1);
-        st = surface ? ds_values_add(&c->ds->synonyms, &c->ds->n_synonyms, a->value, surface, 1) : nomem(n);
+        st = surface ? ds_values_add(&c->ds->synonyms, &c->ds->n_synonyms, a->value, surface, 1)
+                     : nomem(n);
         pl_free(surface);
         if (st != PARLEY_OK)
             goto fail;
@@ -425,7 +434,8 @@ static int all_punct(const char *p, size_t a, size_t b)
 {
     while (a < b) {
         utf8proc_int32_t cp;
-        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)p + a, (utf8proc_ssize_t)(b - a), &cp);
+        utf8proc_ssize_t n =
+                utf8proc_iterate((const utf8proc_uint8_t *)p + a, (utf8proc_ssize_t)(b - a), &cp);
         if (n <= 0 || !wp_is_punct((uint32_t)cp))
             return 0;
         a += (size_t)n;
@@ -464,7 +474,8 @@ static parley_status tag_words(rasa_ctx *c, const yd_node *n, int nw)
         size_t wend = c->wstart[we] + c->lens[we];
         if (i + 1 < c->n_anns && word_at(c, nw, c->anns[i + 1].pstart) == we &&
             !ds_space_len(p, c->anns[i + 1].pstart, c->plain.len))
-            return yd_fail_at(n, c->anns[i + 1].open_off, PARLEY_ERR_FORMAT, "two annotations in one word");
+            return yd_fail_at(n, c->anns[i + 1].open_off, PARLEY_ERR_FORMAT,
+                              "two annotations in one word");
         if (!all_punct(p, c->wstart[ws], s))
             return yd_fail_at(n, a->open_off, PARLEY_ERR_FORMAT,
                               "the annotation starts inside a word (annotate whole words)");
@@ -478,7 +489,8 @@ static parley_status tag_words(rasa_ctx *c, const yd_node *n, int nw)
     return PARLEY_OK;
 }
 
-static parley_status add_example(rasa_ctx *c, const yd_node *n, size_t off, size_t len, const char *intent_name)
+static parley_status add_example(rasa_ctx *c, const yd_node *n, size_t off, size_t len,
+                                 const char *intent_name)
 {
     const char *s = n->str;
     size_t end = off + len, i = off;
@@ -504,14 +516,14 @@ static parley_status add_example(rasa_ctx *c, const yd_node *n, size_t off, size
         return nomem(n);
     if ((st = tag_words(c, n, nw)) != PARLEY_OK)
         return st;
-    if ((st = ds_add(c->ds, nw, c->words, c->lens, c->tags, intent, c->n_anns, c->spans, DS_DROP_DUPLICATES,
-                     &result, NULL)) != PARLEY_OK)
+    if ((st = ds_add(c->ds, nw, c->words, c->lens, c->tags, intent, c->n_anns, c->spans,
+                     DS_DROP_DUPLICATES, &result, NULL)) != PARLEY_OK)
         return st;
     if (result == DS_CONFLICT) {
         int line, col;
         yd_scalar_pos(n, off, &line, &col);
-        pl_log(PARLEY_LOG_WARN, "%s:%d:%d: '%s' appears earlier with another intent or other slots", n->file, line,
-               col, c->ds->examples[c->ds->n_examples - 1].text);
+        pl_log(PARLEY_LOG_WARN, "%s:%d:%d: '%s' appears earlier with another intent or other slots",
+               n->file, line, col, c->ds->examples[c->ds->n_examples - 1].text);
     }
     return PARLEY_OK;
 }
@@ -519,8 +531,9 @@ static parley_status add_example(rasa_ctx *c, const yd_node *n, size_t off, size
 /* ---- synonyms, lookups, regexes -------------------------------------------------------- */
 
 /* Lookup and synonym values: words joined by single spaces, like example texts. */
-static parley_status add_value(rasa_ctx *c, const yd_node *n, size_t off, size_t len, ds_values **list, int *count,
-                               const char *name, int normalize, int dedupe)
+static parley_status add_value(rasa_ctx *c, const yd_node *n, size_t off, size_t len,
+                               ds_values **list, int *count, const char *name, int normalize,
+                               int dedupe)
 {
     c->plain.len = 0;
     if (!sb_put(&c->plain, n->str + off, len))
@@ -540,17 +553,20 @@ static parley_status add_value(rasa_ctx *c, const yd_node *n, size_t off, size_t
     return ds_values_add(list, count, name, c->plain.s, dedupe);
 }
 
-static parley_status add_synonym(rasa_ctx *c, const yd_node *n, size_t off, size_t len, const char *name)
+static parley_status add_synonym(rasa_ctx *c, const yd_node *n, size_t off, size_t len,
+                                 const char *name)
 {
     return add_value(c, n, off, len, &c->ds->synonyms, &c->ds->n_synonyms, name, 1, 1);
 }
 
-static parley_status add_lookup(rasa_ctx *c, const yd_node *n, size_t off, size_t len, const char *name)
+static parley_status add_lookup(rasa_ctx *c, const yd_node *n, size_t off, size_t len,
+                                const char *name)
 {
     return add_value(c, n, off, len, &c->ds->lookups, &c->ds->n_lookups, name, 1, 0);
 }
 
-static parley_status add_regex(rasa_ctx *c, const yd_node *n, size_t off, size_t len, const char *name)
+static parley_status add_regex(rasa_ctx *c, const yd_node *n, size_t off, size_t len,
+                               const char *name)
 {
     return add_value(c, n, off, len, &c->ds->regexes, &c->ds->n_regexes, name, 0, 0);
 }
@@ -566,7 +582,8 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
         for (size_t i = 0; i < ex->n; i++) {
             const yd_node *it = ex->items[i];
             if (it->kind != YD_SCALAR)
-                return yd_fail(it, PARLEY_ERR_CONFIG, "an example must be a string, not a %s", yd_kind_name(it->kind));
+                return yd_fail(it, PARLEY_ERR_CONFIG, "an example must be a string, not a %s",
+                               yd_kind_name(it->kind));
             size_t a = skip_ws(it->str, 0, it->len), b = it->len;
             while (b > a && (it->str[b - 1] == ' ' || it->str[b - 1] == '\t'))
                 b--;
@@ -590,7 +607,8 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
                 b--;
             if (a < b) {
                 if (s[a] != '-' || (a + 1 < b && s[a + 1] != ' ' && s[a + 1] != '\t'))
-                    return yd_fail_at(ex, a, PARLEY_ERR_FORMAT, "an example line must start with '- '");
+                    return yd_fail_at(ex, a, PARLEY_ERR_FORMAT,
+                                      "an example line must start with '- '");
                 size_t t = skip_ws(s, a + 1, b);
                 if (t == b)
                     return yd_fail_at(ex, a, PARLEY_ERR_FORMAT, "empty example");
@@ -601,7 +619,8 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
             ls = le + 1;
         }
     } else {
-        return yd_fail(ex, PARLEY_ERR_CONFIG, "examples must be a block of '- ' lines or a list of strings");
+        return yd_fail(ex, PARLEY_ERR_CONFIG,
+                       "examples must be a block of '- ' lines or a list of strings");
     }
     if (count == 0)
         return yd_fail(ex, PARLEY_ERR_CONFIG, "no examples");
@@ -629,16 +648,19 @@ static parley_status read_item(rasa_ctx *c, const yd_node *item)
     for (; k < sizeof kinds / sizeof kinds[0] && !name_node; k++)
         name_node = yd_get(item, kinds[k].key);
     if (!name_node)
-        return yd_fail(item, PARLEY_ERR_CONFIG, "an nlu item needs one of: intent, synonym, lookup, regex");
+        return yd_fail(item, PARLEY_ERR_CONFIG,
+                       "an nlu item needs one of: intent, synonym, lookup, regex");
     k--;
     const char *const allowed[] = { kinds[k].key, "examples", NULL };
-    if ((st = yd_check_keys(item, allowed)) != PARLEY_OK || (st = yd_str(name_node, &name)) != PARLEY_OK ||
+    if ((st = yd_check_keys(item, allowed)) != PARLEY_OK ||
+        (st = yd_str(name_node, &name)) != PARLEY_OK ||
         (st = yd_require(item, "examples", &examples)) != PARLEY_OK)
         return st;
     size_t len = strlen(name);
     if (len == 0 || name_node->len != len)
         return yd_fail(name_node, PARLEY_ERR_CONFIG, "empty or invalid %s name", kinds[k].key);
-    if (kinds[k].name_kind && (st = check_name(name_node, name, len, 0, kinds[k].name_kind)) != PARLEY_OK)
+    if (kinds[k].name_kind &&
+        (st = check_name(name_node, name, len, 0, kinds[k].name_kind)) != PARLEY_OK)
         return st;
     return each_example(c, examples, kinds[k].fn, name);
 }
@@ -650,12 +672,15 @@ static parley_status read_doc(rasa_ctx *c, const yd_doc *doc)
     const yd_node *root = yd_root(doc), *nlu, *version;
     const char *unused;
     if (!root)
-        return pl_fail(PARLEY_ERR_CONFIG, "%s:1:1: empty file; expected 'nlu:' with a list of intents", yd_file(doc));
-    if ((st = yd_expect(root, YD_MAP, "an nlu file")) != PARLEY_OK || (st = yd_check_keys(root, top_keys)) != PARLEY_OK)
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s:1:1: empty file; expected 'nlu:' with a list of intents", yd_file(doc));
+    if ((st = yd_expect(root, YD_MAP, "an nlu file")) != PARLEY_OK ||
+        (st = yd_check_keys(root, top_keys)) != PARLEY_OK)
         return st;
     if ((version = yd_get(root, "version")) && (st = yd_str(version, &unused)) != PARLEY_OK)
         return st;
-    if ((st = yd_require(root, "nlu", &nlu)) != PARLEY_OK || (st = yd_expect(nlu, YD_SEQ, "'nlu'")) != PARLEY_OK)
+    if ((st = yd_require(root, "nlu", &nlu)) != PARLEY_OK ||
+        (st = yd_expect(nlu, YD_SEQ, "'nlu'")) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < nlu->n; i++)
         if ((st = read_item(c, nlu->items[i])) != PARLEY_OK)
@@ -671,7 +696,8 @@ static parley_status load_doc(yd_doc *doc, ds_dataset **out)
         (st = ds_finish(c.ds)) != PARLEY_OK)
         goto fail;
     if (c.ds->n_duplicates)
-        pl_log(PARLEY_LOG_INFO, "%s: dropped %d duplicate examples", c.ds->source, c.ds->n_duplicates);
+        pl_log(PARLEY_LOG_INFO, "%s: dropped %d duplicate examples", c.ds->source,
+               c.ds->n_duplicates);
     *out = c.ds;
     c.ds = NULL;
 fail:

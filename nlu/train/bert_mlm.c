@@ -32,7 +32,9 @@ _Static_assert(N_MLM * sizeof(float *) == sizeof(bert_mlm_head), "one entry per 
 static size_t field_size(const bert_config *c, int k)
 {
     const size_t H = (size_t)c->hidden;
-    return mlm_fields[k].shape == MLM_HH ? H * H : mlm_fields[k].shape == MLM_H ? H : (size_t)c->vocab_size;
+    return mlm_fields[k].shape == MLM_HH  ? H * H
+           : mlm_fields[k].shape == MLM_H ? H
+                                          : (size_t)c->vocab_size;
 }
 
 /* The tensor's shape as the file holds it. */
@@ -104,7 +106,8 @@ parley_status bert_mlm_load(const bert_config *c, const char *path, float *param
     if (st != PARLEY_OK)
         return st;
     if (f->n_tensors != N_MLM) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d tensors; a masked-LM head has %d (cls.predictions.*)", path,
+        st = pl_fail(PARLEY_ERR_FORMAT,
+                     "%s: %d tensors; a masked-LM head has %d (cls.predictions.*)", path,
                      f->n_tensors, N_MLM);
         goto done;
     }
@@ -113,11 +116,13 @@ parley_status bert_mlm_load(const bert_config *c, const char *path, float *param
         int64_t shape[2];
         int ndim = field_shape(c, k, shape);
         if (!t) {
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, mlm_fields[k].name);
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing", path,
+                         mlm_fields[k].name);
         } else if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof shape[0])) {
             char want[64], got[256];
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", path, t->name,
-                         sft_shape_str(want, sizeof want, shape, ndim), sft_shape_str(got, sizeof got, t->shape, t->ndim));
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", path,
+                         t->name, sft_shape_str(want, sizeof want, shape, ndim),
+                         sft_shape_str(got, sizeof got, t->shape, t->ndim));
         } else {
             st = sft_read_f32(f, t, params);
         }

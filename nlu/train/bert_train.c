@@ -33,40 +33,40 @@ uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site)
     if (layer < 0)
         return cpu_dropout_key(seed, (uint64_t)site);
     return cpu_dropout_key(seed, DROP_LAYER0 + (uint64_t)layer * DROP_PER_LAYER +
-                                     (uint64_t)(site - BERT_DROP_ATTN_PROBS));
+                                         (uint64_t)(site - BERT_DROP_ATTN_PROBS));
 }
 
 /* Saved activations and backward scratch of one step, carved from the workspace block.
  * Per-layer arrays hold L blocks one after another. */
 typedef struct acts {
-    float *emb_sum;   // (N, H) embedding sum, the embedding LayerNorm's input
-    float *x;         // (L+1, N, H) layer inputs after dropout; x[L] the last hidden state
-    float *qkv;       // (L, N, 3H)
-    float *probs;     // (L, PS) attention probabilities, PS = NH * sum(T^2)
-    float *att;       // (L, N, H) attention output, the input of attention.output.dense
-    float *u1;        // (L, N, H) x + dropout(attention.output.dense), LayerNorm 1's input
-    float *h1;        // (L, N, H) LayerNorm 1's output
-    float *pre;       // (L, N, I) intermediate.dense output, GELU's input
-    float *act;       // (L, N, I) GELU output
-    float *u2;        // (L, N, H) h1 + dropout(output.dense), LayerNorm 2's input
-    float *hd;        // (N, H) dropout(x[L]), the slot classifier's input
-    float *cls;       // (B, H) x[L] at each sequence's first token
-    float *pooled;    // (B, H)
-    float *pd;        // (B, H) dropout(pooled), the intent classifier's input
+    float *emb_sum;       // (N, H) embedding sum, the embedding LayerNorm's input
+    float *x;             // (L+1, N, H) layer inputs after dropout; x[L] the last hidden state
+    float *qkv;           // (L, N, 3H)
+    float *probs;         // (L, PS) attention probabilities, PS = NH * sum(T^2)
+    float *att;           // (L, N, H) attention output, the input of attention.output.dense
+    float *u1;            // (L, N, H) x + dropout(attention.output.dense), LayerNorm 1's input
+    float *h1;            // (L, N, H) LayerNorm 1's output
+    float *pre;           // (L, N, I) intermediate.dense output, GELU's input
+    float *act;           // (L, N, I) GELU output
+    float *u2;            // (L, N, H) h1 + dropout(output.dense), LayerNorm 2's input
+    float *hd;            // (N, H) dropout(x[L]), the slot classifier's input
+    float *cls;           // (B, H) x[L] at each sequence's first token
+    float *pooled;        // (B, H)
+    float *pd;            // (B, H) dropout(pooled), the intent classifier's input
     float *slot_logits;   // (N, NS)
     float *intent_logits; // (B, NI)
-    float *dx;        // (N, H) gradient of the residual stream
-    float *d1;        // (N, H) a sublayer's output gradient; in the forward, its output
-    float *d2;        // (N, H) attention output gradient
-    float *dwide;     // (N, max(3H, I)) qkv or FFN gradient
-    float *dslot;     // (N, NS)
-    float *dintent;   // (B, NI)
-    float *dpool;     // (B, H) pooled, then pre-tanh gradient
-    float *dcls;      // (B, H)
-    float *row_loss;  // (max(N, B))
-    float *att_work;  // per-thread attention scratch
-    float *ln_work;   // LayerNorm backward partial sums
-    float *head;      // the masked-LM head's scratch (bert_mlm_step), else empty
+    float *dx;            // (N, H) gradient of the residual stream
+    float *d1;            // (N, H) a sublayer's output gradient; in the forward, its output
+    float *d2;            // (N, H) attention output gradient
+    float *dwide;         // (N, max(3H, I)) qkv or FFN gradient
+    float *dslot;         // (N, NS)
+    float *dintent;       // (B, NI)
+    float *dpool;         // (B, H) pooled, then pre-tanh gradient
+    float *dcls;          // (B, H)
+    float *row_loss;      // (max(N, B))
+    float *att_work;      // per-thread attention scratch
+    float *ln_work;       // LayerNorm backward partial sums
+    float *head;          // the masked-LM head's scratch (bert_mlm_step), else empty
 } acts;
 
 /* Sizes of one step. */
@@ -90,14 +90,34 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, si
     const size_t N = (size_t)d->N, B = (size_t)d->B, H = (size_t)d->H, I = (size_t)d->I;
     const size_t L = (size_t)d->L, NS = (size_t)c->n_slots, NI = (size_t)c->n_intents;
     const size_t wide = 3 * H > I ? 3 * H : I;
-    struct { float **p; size_t n, m; } parts[] = {
-        { &a->emb_sum, N, H }, { &a->x, (L + 1) * N, H }, { &a->qkv, L * N, 3 * H },
-        { &a->probs, L, d->PS }, { &a->att, L * N, H }, { &a->u1, L * N, H },
-        { &a->h1, L * N, H }, { &a->pre, L * N, I }, { &a->act, L * N, I },
-        { &a->u2, L * N, H }, { &a->hd, N, H }, { &a->cls, B, H }, { &a->pooled, B, H },
-        { &a->pd, B, H }, { &a->slot_logits, N, NS }, { &a->intent_logits, B, NI },
-        { &a->dx, N, H }, { &a->d1, N, H }, { &a->d2, N, H }, { &a->dwide, N, wide },
-        { &a->dslot, N, NS }, { &a->dintent, B, NI }, { &a->dpool, B, H }, { &a->dcls, B, H },
+    struct {
+        float **p;
+        size_t n, m;
+    } parts[] = {
+        { &a->emb_sum, N, H },
+        { &a->x, (L + 1) * N, H },
+        { &a->qkv, L * N, 3 * H },
+        { &a->probs, L, d->PS },
+        { &a->att, L * N, H },
+        { &a->u1, L * N, H },
+        { &a->h1, L * N, H },
+        { &a->pre, L * N, I },
+        { &a->act, L * N, I },
+        { &a->u2, L * N, H },
+        { &a->hd, N, H },
+        { &a->cls, B, H },
+        { &a->pooled, B, H },
+        { &a->pd, B, H },
+        { &a->slot_logits, N, NS },
+        { &a->intent_logits, B, NI },
+        { &a->dx, N, H },
+        { &a->d1, N, H },
+        { &a->d2, N, H },
+        { &a->dwide, N, wide },
+        { &a->dslot, N, NS },
+        { &a->dintent, B, NI },
+        { &a->dpool, B, H },
+        { &a->dcls, B, H },
         { &a->row_loss, N > B ? N : B, 1 },
         { &a->att_work, cpu_attention_train_scratch(d->t_max, d->D, d->threads), 1 },
         { &a->ln_work, cpu_layernorm_backward_scratch(d->N, d->H), 1 },
@@ -113,7 +133,8 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, si
         bert_train_ws_free(ws);
         ws->block = cap ? pl_malloc(cap * sizeof(float)) : NULL;
         if (!ws->block)
-            return pl_fail(PARLEY_ERR_NOMEM, "bert_train_step: no memory for %zu MiB of "
+            return pl_fail(PARLEY_ERR_NOMEM,
+                           "bert_train_step: no memory for %zu MiB of "
                            "activations (%d tokens, %d layers)",
                            ok ? (total * sizeof(float)) >> 20 : SIZE_MAX >> 20, d->N, d->L);
         ws->cap = cap;
@@ -130,8 +151,10 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, si
 static parley_status check_batch(const bert_config *c, const bert_batch *b, float dropout, dims *d)
 {
     if (b->n_seq < 1 || !b->len || !b->ids)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: a batch needs at least one "
-                       "sequence, its lengths and ids (%d sequences)", b->n_seq);
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "bert_train_step: a batch needs at least one "
+                       "sequence, its lengths and ids (%d sequences)",
+                       b->n_seq);
     if (!(dropout >= 0.0f && dropout < 1.0f))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: dropout %g must be in [0, 1)",
                        dropout);
@@ -140,26 +163,37 @@ static parley_status check_batch(const bert_config *c, const bert_batch *b, floa
     for (int s = 0; s < b->n_seq; s++) {
         const int len = b->len[s];
         if (len < 1 || len > c->max_positions)
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: sequence %d has %d tokens; "
-                           "the model takes 1 to %d (max_position_embeddings)", s, len,
-                           c->max_positions);
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "bert_train_step: sequence %d has %d tokens; "
+                           "the model takes 1 to %d (max_position_embeddings)",
+                           s, len, c->max_positions);
         for (int t = 0; t < len; t++) {
             const int id = b->ids[n + (size_t)t];
             if (id < 0 || id >= c->vocab_size)
-                return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: token %d of sequence %d "
-                               "has id %d; the vocabulary has ids 0 to %d", t, s, id,
-                               c->vocab_size - 1);
+                return pl_fail(PARLEY_ERR_INVALID_ARG,
+                               "bert_train_step: token %d of sequence %d "
+                               "has id %d; the vocabulary has ids 0 to %d",
+                               t, s, id, c->vocab_size - 1);
         }
         n += (size_t)len;
         ps += (size_t)len * (size_t)len;
         t_max = len > t_max ? len : t_max;
         if (n > INT32_MAX)
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: more than %d tokens in a "
-                           "batch", INT32_MAX);
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "bert_train_step: more than %d tokens in a "
+                           "batch",
+                           INT32_MAX);
     }
-    *d = (dims){ .B = b->n_seq, .N = (int)n, .t_max = t_max, .H = c->hidden,
-                 .I = c->intermediate, .NH = c->heads, .D = c->hidden / c->heads,
-                 .L = c->layers, .threads = cpu_threads(), .PS = ps * (size_t)c->heads };
+    *d = (dims){ .B = b->n_seq,
+                 .N = (int)n,
+                 .t_max = t_max,
+                 .H = c->hidden,
+                 .I = c->intermediate,
+                 .NH = c->heads,
+                 .D = c->hidden / c->heads,
+                 .L = c->layers,
+                 .threads = cpu_threads(),
+                 .PS = ps * (size_t)c->heads };
     return PARLEY_OK;
 }
 
@@ -167,18 +201,22 @@ static parley_status check_batch(const bert_config *c, const bert_batch *b, floa
 static parley_status check_labels(const bert_config *c, const bert_batch *b, const bert_labels *y)
 {
     if (!y->intent || !y->slot || !isfinite(y->slot_weight))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: the labels need intents, slot "
-                       "tags and a finite slot weight (%g)", y->slot_weight);
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "bert_train_step: the labels need intents, slot "
+                       "tags and a finite slot weight (%g)",
+                       y->slot_weight);
     size_t n = 0;
     for (int s = 0; s < b->n_seq; s++) {
         if (y->intent[s] < 0 || y->intent[s] >= c->n_intents)
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: sequence %d has intent "
-                           "label %d; the model has intents 0 to %d", s, y->intent[s],
-                           c->n_intents - 1);
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "bert_train_step: sequence %d has intent "
+                           "label %d; the model has intents 0 to %d",
+                           s, y->intent[s], c->n_intents - 1);
         for (int t = 0; t < b->len[s]; t++) {
             const int tag = y->slot[n + (size_t)t];
             if (tag < -1 || tag >= c->n_slots)
-                return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: token %d of sequence %d "
+                return pl_fail(PARLEY_ERR_INVALID_ARG,
+                               "bert_train_step: token %d of sequence %d "
                                "has slot label %d; the model has tags 0 to %d (-1: not scored)",
                                t, s, tag, c->n_slots - 1);
         }
@@ -188,8 +226,8 @@ static parley_status check_labels(const bert_config *c, const bert_batch *b, con
 }
 
 /* One encoder layer l forward: x[l + 1] from x[l], keeping its activations. */
-static void layer_forward(const bert_model *m, const bert_batch *b, const dims *d, acts *a,
-                          int l, float p, uint64_t seed)
+static void layer_forward(const bert_model *m, const bert_batch *b, const dims *d, acts *a, int l,
+                          float p, uint64_t seed)
 {
     const bert_weights *w = &m->w;
     const int N = d->N, H = d->H, I = d->I;
@@ -224,8 +262,8 @@ static void layer_backward(const bert_model *m, const bert_batch *b, const dims 
     const float *u1 = a->u1 + l * NH, *h1 = a->h1 + l * NH, *pre = a->pre + l * NI;
     const float *act = a->act + l * NI, *u2 = a->u2 + l * NH;
     // LayerNorm 2: dx becomes d u2 = d h1 through the residual; d1 = d output.dense
-    cpu_layernorm_backward(a->dx, g->ln2_w + lH, g->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H,
-                           eps, a->ln_work);
+    cpu_layernorm_backward(a->dx, g->ln2_w + lH, g->ln2_b + lH, a->dx, u2, w->ln2_w + lH, N, H, eps,
+                           a->ln_work);
     cpu_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_FFN_OUT), 0);
     // FFN: dwide (N, I) = d act, then d pre; d h1 += d pre · ffn_in_w
     cpu_matmul_backward(a->dwide, g->ffn_out_w + lH * I, g->ffn_out_b + lH, a->d1, act,
@@ -234,14 +272,14 @@ static void layer_backward(const bert_model *m, const bert_batch *b, const dims 
     cpu_matmul_backward(a->dx, g->ffn_in_w + lH * I, g->ffn_in_b + (size_t)l * I, a->dwide, h1,
                         w->ffn_in_w + lH * I, N, H, I, 1);
     // LayerNorm 1: dx becomes d u1 = d x through the residual; d1 = d attention.output.dense
-    cpu_layernorm_backward(a->dx, g->ln1_w + lH, g->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H,
-                           eps, a->ln_work);
+    cpu_layernorm_backward(a->dx, g->ln1_w + lH, g->ln1_b + lH, a->dx, u1, w->ln1_w + lH, N, H, eps,
+                           a->ln_work);
     cpu_dropout(a->d1, a->dx, NULL, NH, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_OUT), 0);
     cpu_matmul_backward(a->d2, g->attn_out_w + lH * H, g->attn_out_b + lH, a->d1, att,
                         w->attn_out_w + lH * H, N, H, H, 0);
     // attention: dwide (N, 3H) = d qkv; d x += d qkv · qkv_w
-    cpu_attention_backward(a->dwide, a->d2, qkv, a->probs + l * d->PS, b->len, d->B, d->NH,
-                           d->D, p, bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), a->att_work,
+    cpu_attention_backward(a->dwide, a->d2, qkv, a->probs + l * d->PS, b->len, d->B, d->NH, d->D, p,
+                           bert_dropout_key(seed, l, BERT_DROP_ATTN_PROBS), a->att_work,
                            d->threads);
     cpu_matmul_backward(a->dx, g->qkv_w + lH * 3 * H, g->qkv_b + lH * 3, a->dwide, x,
                         w->qkv_w + lH * 3 * H, N, H, 3 * H, 1);
@@ -281,8 +319,10 @@ static void joint_loss(const bert_config *c, const bert_labels *y, const dims *d
     intent /= B;
     slot = scored ? slot / scored : 0.0;
     *loss = (bert_loss){ .total = (float)(intent + (double)y->slot_weight * slot),
-                         .intent = (float)intent, .slot = (float)slot,
-                         .intent_correct = intent_correct, .slot_scored = scored,
+                         .intent = (float)intent,
+                         .slot = (float)slot,
+                         .intent_correct = intent_correct,
+                         .slot_scored = scored,
                          .slot_correct = slot_correct };
 }
 
@@ -312,8 +352,8 @@ parley_status bert_train_step(const bert_model *m, const bert_batch *b, const be
                               float *intent_logits, float *slot_logits)
 {
     bert_train_ws ws = { 0 };
-    parley_status st = bert_train_step_ws(&ws, m, b, y, dropout, seed, grads, loss,
-                                          intent_logits, slot_logits);
+    parley_status st = bert_train_step_ws(&ws, m, b, y, dropout, seed, grads, loss, intent_logits,
+                                          slot_logits);
     bert_train_ws_free(&ws);
     return st;
 }
@@ -330,8 +370,7 @@ static parley_status encoder_forward(bert_train_ws *ws, const bert_model *m, con
     if ((st = acts_alloc(a, c, d, head_floats, ws)) != PARLEY_OK)
         return st;
     const size_t NH = (size_t)d->N * d->H;
-    cpu_embedding_sum(a->emb_sum, b->ids, b->len, d->B, w->word_emb, w->pos_emb, w->type_emb,
-                      d->H);
+    cpu_embedding_sum(a->emb_sum, b->ids, b->len, d->B, w->word_emb, w->pos_emb, w->type_emb, d->H);
     cpu_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, d->N, d->H, c->ln_eps);
     cpu_dropout(a->x, a->x, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), 0);
     for (int l = 0; l < d->L; l++)
@@ -347,24 +386,24 @@ static void encoder_backward(const bert_model *m, const bert_batch *b, const dim
     const bert_config *c = &m->cfg;
     for (int l = d->L - 1; l >= 0; l--)
         layer_backward(m, b, d, a, g, l, p, seed);
-    cpu_dropout(a->dx, a->dx, NULL, (size_t)d->N * d->H, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), 0);
-    cpu_layernorm_backward(a->dx, g->emb_ln_w, g->emb_ln_b, a->dx, a->emb_sum, m->w.emb_ln_w,
-                           d->N, d->H, c->ln_eps, a->ln_work);
-    cpu_embedding_backward(g->word_emb, g->pos_emb, g->type_emb, a->dx, b->ids, b->len, d->B,
-                           d->H, m->vocab ? wp_vocab_pad(m->vocab) : -1);
+    cpu_dropout(a->dx, a->dx, NULL, (size_t)d->N * d->H, p,
+                bert_dropout_key(seed, -1, BERT_DROP_EMB), 0);
+    cpu_layernorm_backward(a->dx, g->emb_ln_w, g->emb_ln_b, a->dx, a->emb_sum, m->w.emb_ln_w, d->N,
+                           d->H, c->ln_eps, a->ln_work);
+    cpu_embedding_backward(g->word_emb, g->pos_emb, g->type_emb, a->dx, b->ids, b->len, d->B, d->H,
+                           m->vocab ? wp_vocab_pad(m->vocab) : -1);
 }
 
 parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
-                                 const bert_labels *y, float dropout, uint64_t seed,
-                                 float *grads, bert_loss *loss, float *intent_logits,
-                                 float *slot_logits)
+                                 const bert_labels *y, float dropout, uint64_t seed, float *grads,
+                                 bert_loss *loss, float *intent_logits, float *slot_logits)
 {
     parley_status st;
     acts a;
     dims d = { 0 };
     if (!ws || !m || !b || !y || !grads || !loss)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: NULL workspace, model, batch, "
-                       "labels, gradients or loss");
+                                               "labels, gradients or loss");
     if ((st = check_batch(&m->cfg, b, dropout, &d)) != PARLEY_OK ||
         (st = check_labels(&m->cfg, b, y)) != PARLEY_OK ||
         (st = encoder_forward(ws, m, b, dropout, seed, 0, &d, &a)) != PARLEY_OK)
@@ -400,9 +439,9 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     // backward through the heads into dx = d last
     cpu_matmul_backward(a.dx, g.slot_w, g.slot_b, a.dslot, a.hd, w->slot_w, N, H, NS, 0);
     cpu_dropout(a.dx, a.dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), 0);
-    cpu_matmul_backward(a.dpool, g.intent_w, g.intent_b, a.dintent, a.pd, w->intent_w, B, H, NI,
-                        0);
-    cpu_dropout(a.dpool, a.dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), 0);
+    cpu_matmul_backward(a.dpool, g.intent_w, g.intent_b, a.dintent, a.pd, w->intent_w, B, H, NI, 0);
+    cpu_dropout(a.dpool, a.dpool, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD),
+                0);
     for (size_t i = 0; i < BH; i++)
         a.dpool[i] *= 1.0f - a.pooled[i] * a.pooled[i];
     cpu_matmul_backward(a.dcls, g.pool_w, g.pool_b, a.dpool, a.cls, w->pool_w, B, H, H, 0);
@@ -420,22 +459,23 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
 
 /* The masked-LM head's scratch, carved from acts.head: M masked rows. */
 typedef struct mlm_acts {
-    float *in;        // (M, H) the last hidden state at the masked positions
-    float *pre;       // (M, H) transform.dense output, GELU's input
-    float *act;       // (M, H) GELU output, the LayerNorm's input
-    float *t;         // (M, H) transform output, the decoder's input
-    float *dt;        // (M, H) gradients of t, then act, then pre
-    float *din;       // (M, H)
-    float *logits;    // (M, V)
-    float *dlogits;   // (M, V)
-    float *row_loss;  // (M)
-    int *label;       // (M) the original pieces
-    float *ln_work;   // LayerNorm backward scratch for M rows
+    float *in;       // (M, H) the last hidden state at the masked positions
+    float *pre;      // (M, H) transform.dense output, GELU's input
+    float *act;      // (M, H) GELU output, the LayerNorm's input
+    float *t;        // (M, H) transform output, the decoder's input
+    float *dt;       // (M, H) gradients of t, then act, then pre
+    float *din;      // (M, H)
+    float *logits;   // (M, V)
+    float *dlogits;  // (M, V)
+    float *row_loss; // (M)
+    int *label;      // (M) the original pieces
+    float *ln_work;  // LayerNorm backward scratch for M rows
 } mlm_acts;
 
 static size_t mlm_acts_size(int M, int H, int V)
 {
-    return (size_t)M * H * 6 + (size_t)M * V * 2 + (size_t)M * 2 + cpu_layernorm_backward_scratch(M, H);
+    return (size_t)M * H * 6 + (size_t)M * V * 2 + (size_t)M * 2 +
+           cpu_layernorm_backward_scratch(M, H);
 }
 
 static void mlm_acts_carve(mlm_acts *h, float *p, int M, int H, int V)
@@ -451,15 +491,15 @@ static void mlm_acts_carve(mlm_acts *h, float *p, int M, int H, int V)
 }
 
 parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
-                               const bert_batch *b, const int *target, float dropout,
-                               uint64_t seed, float *grads, float *head_grads,
-                               bert_mlm_loss *loss)
+                               const bert_batch *b, const int *target, float dropout, uint64_t seed,
+                               float *grads, float *head_grads, bert_mlm_loss *loss)
 {
     parley_status st;
     acts a;
     dims d = { 0 };
     if (!ws || !m || !head_params || !b || !target || !grads != !head_grads || !loss)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_mlm_step: NULL workspace, model, head, "
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "bert_mlm_step: NULL workspace, model, head, "
                        "batch, targets or loss, or only one of the gradients");
     const bert_config *c = &m->cfg;
     if ((st = check_batch(c, b, dropout, &d)) != PARLEY_OK)
@@ -467,9 +507,10 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
     int M = 0;
     for (int i = 0; i < d.N; i++) {
         if (target[i] < -1 || target[i] >= c->vocab_size)
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_mlm_step: token %d of the batch has "
-                           "target %d; the vocabulary has ids 0 to %d (-1: not masked)", i,
-                           target[i], c->vocab_size - 1);
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "bert_mlm_step: token %d of the batch has "
+                           "target %d; the vocabulary has ids 0 to %d (-1: not masked)",
+                           i, target[i], c->vocab_size - 1);
         M += target[i] >= 0;
     }
     *loss = (bert_mlm_loss){ 0 };
@@ -529,14 +570,33 @@ void bert_decay_mask(const bert_config *c, unsigned char *decay)
     /* The layout's fields in order (nlu/model.h), each with its shape and whether it
      * decays: the matrices and embedding tables do, biases and LayerNorm do not. */
     const size_t L = (size_t)c->layers, H = (size_t)c->hidden, I = (size_t)c->intermediate;
-    const struct { size_t n; int decays; } fields[] = {
-        { (size_t)c->vocab_size * H, 1 }, { (size_t)c->max_positions * H, 1 },
-        { (size_t)c->type_vocab * H, 1 }, { H, 0 }, { H, 0 },
-        { L * 3 * H * H, 1 }, { L * 3 * H, 0 }, { L * H * H, 1 }, { L * H, 0 },
-        { L * H, 0 }, { L * H, 0 }, { L * I * H, 1 }, { L * I, 0 }, { L * H * I, 1 },
-        { L * H, 0 }, { L * H, 0 }, { L * H, 0 },
-        { H * H, 1 }, { H, 0 }, { (size_t)c->n_intents * H, 1 }, { (size_t)c->n_intents, 0 },
-        { (size_t)c->n_slots * H, 1 }, { (size_t)c->n_slots, 0 },
+    const struct {
+        size_t n;
+        int decays;
+    } fields[] = {
+        { (size_t)c->vocab_size * H, 1 },
+        { (size_t)c->max_positions * H, 1 },
+        { (size_t)c->type_vocab * H, 1 },
+        { H, 0 },
+        { H, 0 },
+        { L * 3 * H * H, 1 },
+        { L * 3 * H, 0 },
+        { L * H * H, 1 },
+        { L * H, 0 },
+        { L * H, 0 },
+        { L * H, 0 },
+        { L * I * H, 1 },
+        { L * I, 0 },
+        { L * H * I, 1 },
+        { L * H, 0 },
+        { L * H, 0 },
+        { L * H, 0 },
+        { H * H, 1 },
+        { H, 0 },
+        { (size_t)c->n_intents * H, 1 },
+        { (size_t)c->n_intents, 0 },
+        { (size_t)c->n_slots * H, 1 },
+        { (size_t)c->n_slots, 0 },
     };
     _Static_assert(sizeof fields / sizeof fields[0] * sizeof(float *) == sizeof(bert_weights),
                    "one entry per field of bert_weights");

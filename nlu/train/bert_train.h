@@ -16,9 +16,9 @@
 #include "nlu/bert.h"
 
 typedef struct bert_labels {
-    const int *intent;  /* (B) intent ids */
-    const int *slot;    /* (N) slot tag ids, -1 = not scored */
-    float slot_weight;  /* weight of the slot loss (1.0 in JointBERT) */
+    const int *intent; /* (B) intent ids */
+    const int *slot;   /* (N) slot tag ids, -1 = not scored */
+    float slot_weight; /* weight of the slot loss (1.0 in JointBERT) */
 } bert_labels;
 
 typedef struct bert_loss {
@@ -33,8 +33,12 @@ typedef struct bert_loss {
  * site) (layer -1 for the sites outside the layers), so the GPU trainer (nlu/cuda/) draws
  * the CPU's masks. */
 typedef enum bert_drop_site {
-    BERT_DROP_EMB, BERT_DROP_SLOT_HEAD, BERT_DROP_INTENT_HEAD, /* outside the layers */
-    BERT_DROP_ATTN_PROBS, BERT_DROP_ATTN_OUT, BERT_DROP_FFN_OUT, /* in each layer */
+    BERT_DROP_EMB,
+    BERT_DROP_SLOT_HEAD,
+    BERT_DROP_INTENT_HEAD, /* outside the layers */
+    BERT_DROP_ATTN_PROBS,
+    BERT_DROP_ATTN_OUT,
+    BERT_DROP_FFN_OUT, /* in each layer */
 } bert_drop_site;
 uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site);
 
@@ -71,9 +75,8 @@ typedef struct bert_train_ws {
 /* bert_train_step with its arena taken from ws (allocated or grown there if needed). On
  * failure ws stays valid (possibly emptied). */
 parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
-                                 const bert_labels *y, float dropout, uint64_t seed,
-                                 float *grads, bert_loss *loss, float *intent_logits,
-                                 float *slot_logits);
+                                 const bert_labels *y, float dropout, uint64_t seed, float *grads,
+                                 bert_loss *loss, float *intent_logits, float *slot_logits);
 /* Frees the arena and empties ws. NULL or an empty ws is a no-op. */
 void bert_train_ws_free(bert_train_ws *ws);
 
@@ -84,17 +87,17 @@ void bert_train_ws_free(bert_train_ws *ws);
  * parameters live in their own flat array (bert_mlm.c lays it out); the model's pooler and
  * joint heads take no part and get no gradient. */
 typedef struct bert_mlm_head {
-    float *dense_w;     /* (H, H) cls.predictions.transform.dense */
-    float *dense_b;     /* (H) */
-    float *ln_w;        /* (H) cls.predictions.transform.LayerNorm */
-    float *ln_b;        /* (H) */
-    float *bias;        /* (V) cls.predictions.bias, the decoder's */
+    float *dense_w; /* (H, H) cls.predictions.transform.dense */
+    float *dense_b; /* (H) */
+    float *ln_w;    /* (H) cls.predictions.transform.LayerNorm */
+    float *ln_b;    /* (H) */
+    float *bias;    /* (V) cls.predictions.bias, the decoder's */
 } bert_mlm_head;
 
 typedef struct bert_mlm_loss {
-    float loss;         /* mean cross-entropy over the masked positions (0 when none) */
-    int masked;         /* positions predicted */
-    int correct;        /* of them, those whose argmax is the original piece */
+    float loss;  /* mean cross-entropy over the masked positions (0 when none) */
+    int masked;  /* positions predicted */
+    int correct; /* of them, those whose argmax is the original piece */
 } bert_mlm_loss;
 
 /* Floats in a head's array, and the pointer layout over it. */
@@ -127,9 +130,8 @@ int bert_mlm_mask(int *ids, int *target, const int *len, int B, int mask_id, int
  * A batch with no target gives loss 0 and no gradient. Errors as
  * bert_train_step (a target outside the vocabulary names its position). */
 parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
-                               const bert_batch *b, const int *target, float dropout,
-                               uint64_t seed, float *grads, float *head_grads,
-                               bert_mlm_loss *loss);
+                               const bert_batch *b, const int *target, float dropout, uint64_t seed,
+                               float *grads, float *head_grads, bert_mlm_loss *loss);
 
 typedef struct adamw_params {
     float lr, beta1, beta2, eps, weight_decay;

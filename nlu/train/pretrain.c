@@ -2,10 +2,10 @@
  * pieces -> masked mini-batches -> bert_mlm_step_ws -> clipping -> AdamW, with held-out
  * scoring and an atomic save after every epoch.
  *
- * The step's math is nlu/train/bert_train.c, the head's layout and the masking nlu/train/bert_mlm.c,
- * the schedule and clipping nlu/train/train_util.c. Everything random is a function of (seed,
- * something counted): the held-out split of the seed, the shuffle of (seed, epoch), the
- * masks and the dropout of (seed, step), the held-out masks of (seed, chunk). This file
+ * The step's math is nlu/train/bert_train.c, the head's layout and the masking
+ * nlu/train/bert_mlm.c, the schedule and clipping nlu/train/train_util.c. Everything random is a
+ * function of (seed, something counted): the held-out split of the seed, the shuffle of (seed,
+ * epoch), the masks and the dropout of (seed, step), the held-out masks of (seed, chunk). This file
  * never prints: progress goes to the callback.
  */
 #include <limits.h>
@@ -43,8 +43,8 @@ pretrain_params pretrain_params_default(void)
 /* ---- text ------------------------------------------------------------------------------ */
 
 typedef struct line {
-    char *text;     /* owned */
-    int file, no;   /* where it came from: p->text[file], line no (1-based) */
+    char *text;   /* owned */
+    int file, no; /* where it came from: p->text[file], line no (1-based) */
 } line;
 
 typedef struct corpus {
@@ -156,17 +156,17 @@ static void dedupe(corpus *c)
 typedef struct pt_run {
     const pretrain_params *p;
     corpus text;
-    int *order;                  // (n) the held-out lines first, then the training lines
+    int *order; // (n) the held-out lines first, then the training lines
     int n_hold, n_train;
     bert_model *m;
-    size_t *off;                 // (n + 1) where each line's pieces start in ids, by order
+    size_t *off; // (n + 1) where each line's pieces start in ids, by order
     int *ids;
-    float *head;                 // (n_head) the MLM head
-    size_t n_head, n_enc;        /* the head's floats; the model's encoder prefix */
+    float *head;                    // (n_head) the MLM head
+    size_t n_head, n_enc;           /* the head's floats; the model's encoder prefix */
     float *grads, *adam_m, *adam_v; // (n_params + n_head) the model's layout, then the head
-    unsigned char *decay;        // (n_params + n_head)
+    unsigned char *decay;           // (n_params + n_head)
     bert_train_ws ws;
-    int *perm, perm_epoch;       // (n_train)
+    int *perm, perm_epoch; // (n_train)
     int *b_ids, *b_target, *b_len;
     float lr;
     long warmup, step, steps, epoch_steps;
@@ -180,8 +180,8 @@ static void run_clear(pt_run *r)
     corpus_free(&r->text);
     bert_model_free(r->m);
     bert_train_ws_free(&r->ws);
-    void *owned[] = { r->order, r->off, r->ids, r->head, r->grads, r->adam_m, r->adam_v,
-                      r->decay, r->perm, r->b_ids, r->b_target, r->b_len };
+    void *owned[] = { r->order,  r->off,   r->ids,  r->head,  r->grads,    r->adam_m,
+                      r->adam_v, r->decay, r->perm, r->b_ids, r->b_target, r->b_len };
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         pl_free(owned[i]);
 }
@@ -191,21 +191,25 @@ static parley_status check_params(const pretrain_params *p)
     const train_params *t = &p->t;
     parley_status st;
     if (!p->text || p->n_text < 1 || !t->out)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: text files and the output directory are required");
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "pretrain: text files and the output directory are required");
     int gpu;
     if ((st = train_parse_device(t->device, &gpu)) != PARLEY_OK)
         return st;
     if (gpu != CUDA_DEVICE_CPU)
-        return pl_fail(PARLEY_ERR_NOT_BUILT, "device \"%s\": this version pretrains on the CPU only", t->device);
+        return pl_fail(PARLEY_ERR_NOT_BUILT,
+                       "device \"%s\": this version pretrains on the CPU only", t->device);
     if (t->epochs < 1 || t->batch < 1 || t->lr < 0 || t->threads < 0 || t->vocab_size < 0 ||
         !(t->warmup_fraction >= 0 && t->warmup_fraction <= 1) || t->weight_decay < 0 ||
-        !(t->dropout >= 0 && t->dropout < 1) || t->clip < 0 || !(p->mask_prob > 0 && p->mask_prob < 1) ||
-        !(p->holdout >= 0 && p->holdout <= 0.5f))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: a setting is out of range (epochs and batch >= 1; lr, weight "
-                                               "decay, clip >= 0; warmup in [0, 1]; dropout in [0, 1); mask "
-                                               "probability in (0, 1); holdout in [0, 0.5])");
+        !(t->dropout >= 0 && t->dropout < 1) || t->clip < 0 ||
+        !(p->mask_prob > 0 && p->mask_prob < 1) || !(p->holdout >= 0 && p->holdout <= 0.5f))
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "pretrain: a setting is out of range (epochs and batch >= 1; lr, weight "
+                       "decay, clip >= 0; warmup in [0, 1]; dropout in [0, 1); mask "
+                       "probability in (0, 1); holdout in [0, 0.5])");
     if (!t->init && t->max_positions < 3)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: max positions must be >= 3 ([CLS], a piece, [SEP])");
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "pretrain: max positions must be >= 3 ([CLS], a piece, [SEP])");
     return PARLEY_OK;
 }
 
@@ -235,9 +239,13 @@ static parley_status model_prepare(pt_run *r)
     } else {
         static const char *const intents[] = { "none" }, *const tags[] = { "O" };
         wp_vocab *v = NULL;
-        bert_config cfg = { .hidden = p->hidden, .layers = p->layers, .heads = p->heads,
-                            .intermediate = p->intermediate, .max_positions = p->max_positions,
-                            .type_vocab = 2, .ln_eps = 1e-12f };
+        bert_config cfg = { .hidden = p->hidden,
+                            .layers = p->layers,
+                            .heads = p->heads,
+                            .intermediate = p->intermediate,
+                            .max_positions = p->max_positions,
+                            .type_vocab = 2,
+                            .ln_eps = 1e-12f };
         if (p->vocab) {
             st = wp_vocab_load(p->vocab, &v);
         } else {
@@ -245,7 +253,8 @@ static parley_status model_prepare(pt_run *r)
             for (int i = 0; texts && i < r->n_train; i++)
                 texts[i] = r->text.lines[r->order[r->n_hold + i]].text;
             wp_learn_params lp = { .vocab_size = p->vocab_size };
-            st = texts ? wp_learn(texts, r->n_train, &lp, &v) : pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory");
+            st = texts ? wp_learn(texts, r->n_train, &lp, &v)
+                       : pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory");
             pl_free(texts);
             r->pr.vocab_learned = 1;
         }
@@ -330,8 +339,8 @@ static size_t fill_batch(pt_run *r, const int *map, int first, int nb, uint64_t 
         r->b_len[j] = (int)len;
         n_tok += len;
     }
-    bert_mlm_mask(r->b_ids, r->b_target, r->b_len, nb, wp_vocab_mask(r->m->vocab), r->m->cfg.vocab_size,
-                  r->p->mask_prob, key);
+    bert_mlm_mask(r->b_ids, r->b_target, r->b_len, nb, wp_vocab_mask(r->m->vocab),
+                  r->m->cfg.vocab_size, r->p->mask_prob, key);
     return n_tok;
 }
 
@@ -343,11 +352,13 @@ static int report(pt_run *r, train_event ev)
     pr->step = r->step;
     pr->steps = r->steps;
     pr->epochs = p->epochs;
-    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1 : r->step / r->epoch_steps;
+    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
+                                                          : r->step / r->epoch_steps;
     pr->epoch = e < 1 ? 1 : (int)e;
     pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
     pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
-    pr->eta_s = r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
+    pr->eta_s =
+            r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
     return p->progress ? p->progress(pr, p->user_data) : 0;
 }
 
@@ -367,17 +378,19 @@ static parley_status train_step(pt_run *r)
     double t0 = train_now_s();
     memset(r->grads, 0, (np + r->n_head) * sizeof *r->grads);
     parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, p->dropout,
-                                        train_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step), r->grads,
-                                        r->grads + np, &loss);
+                                        train_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step),
+                                        r->grads, r->grads + np, &loss);
     if (st != PARLEY_OK)
         return pl_wrap(st, "pretraining step %ld", r->step + 1);
     if (!isfinite(loss.loss))
-        return pl_fail(PARLEY_ERR_CONFIG, "pretraining step %ld: the loss is %g; try a lower --lr", r->step + 1,
-                       (double)loss.loss);
+        return pl_fail(PARLEY_ERR_CONFIG, "pretraining step %ld: the loss is %g; try a lower --lr",
+                       r->step + 1, (double)loss.loss);
     train_clip_grads(r->grads, np + r->n_head, p->clip);
-    adamw_params ap = { train_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, p->weight_decay };
+    adamw_params ap = { train_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
+                        p->weight_decay };
     adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, r->n_enc, r->step + 1, &ap);
-    adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head, r->step + 1, &ap);
+    adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head,
+               r->step + 1, &ap);
     r->t_train += train_now_s() - t0;
     r->pr.lr = ap.lr;
     r->step++;
@@ -399,8 +412,8 @@ static parley_status score_holdout(pt_run *r)
         fill_batch(r, NULL, first, nb, train_mix(r->p->t.seed ^ EVAL_SALT, (uint64_t)chunk));
         bert_batch b = { nb, r->b_len, r->b_ids };
         bert_mlm_loss loss;
-        parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL, NULL,
-                                            &loss);
+        parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL,
+                                            NULL, &loss);
         if (st != PARLEY_OK)
             return pl_wrap(st, "scoring the held-out lines");
         sum += (double)loss.loss * loss.masked;
@@ -420,7 +433,8 @@ static parley_status save(pt_run *r)
     parley_status st;
     if (snprintf(path, sizeof path, "%s/%s", out, HEAD_FILE) >= (int)sizeof path)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", out);
-    if ((st = train_make_dirs(out)) != PARLEY_OK || (st = bert_model_save(r->m, out)) != PARLEY_OK ||
+    if ((st = train_make_dirs(out)) != PARLEY_OK ||
+        (st = bert_model_save(r->m, out)) != PARLEY_OK ||
         (st = bert_mlm_save(&r->m->cfg, r->head, path)) != PARLEY_OK)
         return pl_wrap(st, "pretrain: saving the model");
     return PARLEY_OK;
@@ -434,7 +448,8 @@ static parley_status run_prepare(pt_run *r)
     if ((st = read_text(&r->text, r->p->text, r->p->n_text)) != PARLEY_OK)
         return st;
     dedupe(&r->text);
-    if ((st = split(r)) != PARLEY_OK || (st = model_prepare(r)) != PARLEY_OK || (st = encode(r)) != PARLEY_OK)
+    if ((st = split(r)) != PARLEY_OK || (st = model_prepare(r)) != PARLEY_OK ||
+        (st = encode(r)) != PARLEY_OK)
         return st;
     size_t max_tok = (size_t)p->batch * (size_t)r->m->cfg.max_positions;
     r->perm = pl_malloc((size_t)r->n_train * sizeof *r->perm);
@@ -446,7 +461,8 @@ static parley_status run_prepare(pt_run *r)
     r->perm_epoch = -1;
     r->epoch_steps = (r->n_train + p->batch - 1) / p->batch;
     r->steps = r->epoch_steps * p->epochs;
-    r->warmup = p->warmup_steps >= 0 ? p->warmup_steps : (long)((double)p->warmup_fraction * (double)r->steps);
+    r->warmup = p->warmup_steps >= 0 ? p->warmup_steps
+                                     : (long)((double)p->warmup_fraction * (double)r->steps);
     r->lr = p->lr > 0 ? p->lr : train_default_lr(0);
     r->pr.n_train = r->n_train;
     r->pr.n_dev = r->n_hold;
@@ -486,11 +502,17 @@ parley_status pretrain_run(const pretrain_params *p, pretrain_result *result)
     if (r.step % r.epoch_steps && (st = save(&r)) != PARLEY_OK) /* stopped mid-epoch */
         goto done;
     if (result)
-        *result = (pretrain_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
-                                     .stopped = r.step < r.steps, .wall_s = train_now_s() - t0,
-                                     .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
-                                     .n_train = r.n_train, .n_holdout = r.n_hold, .mlm_loss = r.pr.mlm_loss,
-                                     .mlm_accuracy = r.pr.mlm_accuracy };
+        *result = (pretrain_result){
+            .epochs_done = (int)(r.step / r.epoch_steps),
+            .steps_done = r.step,
+            .stopped = r.step<r.steps, .wall_s = train_now_s() - t0, .examples_per_s = r.t_train> 0
+                               ? (double)r.ex_done / r.t_train
+                               : 0,
+            .n_train = r.n_train,
+            .n_holdout = r.n_hold,
+            .mlm_loss = r.pr.mlm_loss,
+            .mlm_accuracy = r.pr.mlm_accuracy
+        };
 done:
     run_clear(&r);
     return st;

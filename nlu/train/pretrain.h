@@ -34,18 +34,18 @@ typedef struct pretrain_params {
      * weight_decay, dropout, clip, seed, threads, device, progress and user_data as in
      * train_params; data, dev, augment, word_dropout, slot_weight and resume are not used. */
     train_params t;
-    const char *const *text;  /* (n_text) plain-text files, one sentence per line */
+    const char *const *text; /* (n_text) plain-text files, one sentence per line */
     int n_text;
-    float mask_prob;          /* chance that a piece is chosen for prediction */
-    float holdout;            /* fraction of the lines held out for scoring, in [0, 0.5] */
+    float mask_prob; /* chance that a piece is chosen for prediction */
+    float holdout;   /* fraction of the lines held out for scoring, in [0, 0.5] */
 } pretrain_params;
 
 typedef struct pretrain_result {
     int epochs_done;
     long steps_done;
-    int stopped;              /* the callback asked to stop; the model so far is saved */
+    int stopped; /* the callback asked to stop; the model so far is saved */
     double wall_s, examples_per_s;
-    int n_train, n_holdout;   /* lines */
+    int n_train, n_holdout;        /* lines */
     double mlm_loss, mlm_accuracy; /* held-out scores after the last epoch (0 without) */
 } pretrain_result;
 

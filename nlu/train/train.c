@@ -1,9 +1,9 @@
 /* train.c — the training driver (see train.h): data -> labelled pieces -> mini-batches ->
  * bert_train_step -> clipping -> AdamW, with dev scoring, checkpoints and resume.
  *
- * The math of a step (forward, loss, backward) is nlu/train/bert_train.c and AdamW nlu/train/adamw.c;
- * this file owns the schedule, the order of examples, what is saved where, and the
- * evaluation through the inference path. It never prints: progress goes to a callback.
+ * The math of a step (forward, loss, backward) is nlu/train/bert_train.c and AdamW
+ * nlu/train/adamw.c; this file owns the schedule, the order of examples, what is saved where, and
+ * the evaluation through the inference path. It never prints: progress goes to a callback.
  *
  * Reproducibility rests on one rule: everything random is a pure function of (seed,
  * something counted) — the shuffle of epoch e of (seed, e), the dropout of step s of
@@ -45,7 +45,7 @@
 #include "sdk/base/error.h"
 
 enum {
-    EVAL_CHUNK = 64,        /* sequences per bert_forward when scoring */
+    EVAL_CHUNK = 64, /* sequences per bert_forward when scoring */
     STATE_VERSION = 1,
     STATE_MAX_BYTES = 1 << 20,
 };
@@ -54,10 +54,23 @@ static const char STATE_FORMAT[] = "parley-train-state";
 train_params train_params_default(void)
 {
     return (train_params){
-        .layers = 4, .hidden = 256, .heads = 4, .intermediate = 1024, .max_positions = 128,
-        .epochs = 30, .batch = 32, .lr = 0, .warmup_fraction = 0.1f, .warmup_steps = -1,
-        .weight_decay = 0.01f, .dropout = 0.1f, .slot_weight = 1.0f, .clip = 1.0f, .seed = 42,
-        .augment = 2, .word_dropout = 0.1f,
+        .layers = 4,
+        .hidden = 256,
+        .heads = 4,
+        .intermediate = 1024,
+        .max_positions = 128,
+        .epochs = 30,
+        .batch = 32,
+        .lr = 0,
+        .warmup_fraction = 0.1f,
+        .warmup_steps = -1,
+        .weight_decay = 0.01f,
+        .dropout = 0.1f,
+        .slot_weight = 1.0f,
+        .clip = 1.0f,
+        .seed = 42,
+        .augment = 2,
+        .word_dropout = 0.1f,
     };
 }
 
@@ -148,7 +161,8 @@ static parley_status write_file(const char *path, const char *text)
 /* Tokenizes example i of ds with the model's vocabulary; *n_used is how many pieces fit
  * between [CLS] and [SEP]. The tokenizer must see the dataset's words (both split at the
  * same whitespace), or the tags would go to the wrong pieces. */
-static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds, int i, wp_tokens *tk, int *n_used)
+static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds, int i,
+                                      wp_tokens *tk, int *n_used)
 {
     const ds_example *e = &ds->examples[i];
     parley_status st = wp_tokenize(m->vocab, e->text, strlen(e->text), tk);
@@ -156,7 +170,8 @@ static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds,
         return pl_wrap(st, "%s: example %d", ds->source, i + 1);
     if (tk->n_words != e->n_words) {
         wp_tokens_free(tk);
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: example %d (\"%s\"): the tokenizer sees %d words, the data %d",
+        return pl_fail(PARLEY_ERR_FORMAT,
+                       "%s: example %d (\"%s\"): the tokenizer sees %d words, the data %d",
                        ds->source, i + 1, e->text, tk->n_words, e->n_words);
     }
     int room = m->cfg.max_positions - 2;
@@ -167,12 +182,12 @@ static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds,
 /* The training set as model inputs. */
 typedef struct encoded_set {
     int n;
-    size_t *off;        /* (n + 1) where each example starts in ids and slot */
-    int *ids;           /* [CLS] pieces [SEP] of every example, one after another */
-    int *slot;          /* tag of a word's first piece, -1 on every other token */
-    int *intent;        /* (n) */
-    int max_len;        /* longest example in tokens */
-    int truncated;      /* examples cut to max_positions */
+    size_t *off;   /* (n + 1) where each example starts in ids and slot */
+    int *ids;      /* [CLS] pieces [SEP] of every example, one after another */
+    int *slot;     /* tag of a word's first piece, -1 on every other token */
+    int *intent;   /* (n) */
+    int max_len;   /* longest example in tokens */
+    int truncated; /* examples cut to max_positions */
 } encoded_set;
 
 static void set_clear(encoded_set *s)
@@ -264,32 +279,32 @@ typedef struct eval_pass {
     int *bi;
     mt_scorer *sc;
     int max_words;
-    int *word_tag, *type;   /* (max_words) */
-    void *viterbi;          /* nlu_word_tags_scratch(max_words, NS) */
+    int *word_tag, *type; /* (max_words) */
+    void *viterbi;        /* nlu_word_tags_scratch(max_words, NS) */
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
 } eval_pass;
 
 /* Scores one example from its logits: intent (NI), slots (n_used, NS) after [CLS]. */
-static parley_status eval_one(eval_pass *ev, int i, const wp_tokens *tk, int n_used, const float *intent_logits,
-                              const float *slot_logits)
+static parley_status eval_one(eval_pass *ev, int i, const wp_tokens *tk, int n_used,
+                              const float *intent_logits, const float *slot_logits)
 {
     const bert_config *c = &ev->m->cfg;
     const ds_example *e = &ev->ds->examples[i];
     int best;
     float prob;
     nlu_top_k(intent_logits, c->n_intents, 1, &best, &prob);
-    nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag,
-                  ev->viterbi);
+    nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag, ev->viterbi);
     nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
     for (int w = 0; w < e->n_words; w++) {
-        int t = ev->kind[w] == NLU_TAG_O ? ev->ts.o_tag : ev->bi[(ev->kind[w] - 1) * ev->ts.n_types + ev->type[w]];
+        int t = ev->kind[w] == NLU_TAG_O ? ev->ts.o_tag
+                                         : ev->bi[(ev->kind[w] - 1) * ev->ts.n_types + ev->type[w]];
         ev->pred[w] = c->slot_labels[t >= 0 ? t : ev->word_tag[w]];
         ev->gold[w] = ev->ds->tags[e->tags[w]];
     }
-    parley_status st = mt_scorer_add(ev->sc, ev->ds->intents[e->intent], c->intent_labels[best], e->n_words,
-                                     ev->gold, ev->pred);
+    parley_status st = mt_scorer_add(ev->sc, ev->ds->intents[e->intent], c->intent_labels[best],
+                                     e->n_words, ev->gold, ev->pred);
     return st == PARLEY_OK ? st : pl_wrap(st, "%s: example %d", ev->ds->source, i + 1);
 }
 
@@ -310,9 +325,9 @@ static parley_status eval_chunk(eval_pass *ev, int first, int n)
         len[i] = used + 2;
         n_tok += (size_t)len[i];
     }
-    ids = pl_malloc(n_tok * sizeof *ids);                                          // (N)
+    ids = pl_malloc(n_tok * sizeof *ids);                                                // (N)
     intent_logits = pl_malloc((size_t)n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
-    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);     // (N, NS)
+    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);           // (N, NS)
     if (!ids || !intent_logits || !slot_logits) {
         st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ev->ds->source);
         goto fail;
@@ -329,8 +344,8 @@ static parley_status eval_chunk(eval_pass *ev, int first, int n)
     at = 0;
     for (i = 0; i < n; i++) {
         const float *sl = slot_logits + (at + 1) * (size_t)c->n_slots; /* after [CLS] */
-        if ((st = eval_one(ev, first + i, &tk[i], len[i] - 2, intent_logits + (size_t)i * (size_t)c->n_intents, sl)) !=
-            PARLEY_OK)
+        if ((st = eval_one(ev, first + i, &tk[i], len[i] - 2,
+                           intent_logits + (size_t)i * (size_t)c->n_intents, sl)) != PARLEY_OK)
             goto fail;
         at += (size_t)len[i];
     }
@@ -366,8 +381,7 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.gold = pl_malloc(w * sizeof *ev.gold);
     ev.pred = pl_malloc(w * sizeof *ev.pred);
     ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
-    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred ||
-        !ev.viterbi) {
+    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi) {
         st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ds->source);
         goto fail;
     }
@@ -396,10 +410,10 @@ fail:
 /* What a run is: fixed at its start and saved with its state. */
 typedef struct run_settings {
     int epochs, batch;
-    int augment;            /* lookup-table variants per example (ds_augment_lookups) */
+    int augment; /* lookup-table variants per example (ds_augment_lookups) */
     float lr, weight_decay, dropout, slot_weight, clip;
-    float word_dropout;     /* chance that a training piece is shown as [UNK] */
-    long warmup;            /* steps */
+    float word_dropout; /* chance that a training piece is shown as [UNK] */
+    long warmup;        /* steps */
     uint64_t seed;
 } run_settings;
 
@@ -408,27 +422,27 @@ typedef struct run_state {
     run_settings s;
     ds_dataset *train, *dev;
     uint64_t train_hash, dev_hash;
-    uint64_t state_hash[2];             /* the fingerprints a resumed state was made with */
+    uint64_t state_hash[2]; /* the fingerprints a resumed state was made with */
     bert_model *m;
     encoded_set set;
-    float *grads, *adam_m, *adam_v;     // (n_params) each
-    bert_train_ws ws;                   /* the step's activation arena, kept between steps */
-    int device;                         /* CUDA_DEVICE_CPU or a GPU's index */
-    cuda_precision prec;                /* on the GPU */
-    cuda_trainer *gpu;                  /* NULL: the CPU trains; else params, grads and
-                                           moments live on the GPU between syncs */
-    unsigned char *decay;               // (n_params)
+    float *grads, *adam_m, *adam_v; // (n_params) each
+    bert_train_ws ws;               /* the step's activation arena, kept between steps */
+    int device;                     /* CUDA_DEVICE_CPU or a GPU's index */
+    cuda_precision prec;            /* on the GPU */
+    cuda_trainer *gpu;              /* NULL: the CPU trains; else params, grads and
+                                       moments live on the GPU between syncs */
+    unsigned char *decay;           // (n_params)
     long step, steps, epoch_steps;
     int has_best, best_epoch;
     train_scores best;
-    char state_dir[PATH_MAX];           /* OUT/train_state */
-    long saved_step;                    /* the step of the checkpoint written last, or -1 */
-    int *perm, perm_epoch;              // (n) the order of epoch perm_epoch
+    char state_dir[PATH_MAX];               /* OUT/train_state */
+    long saved_step;                        /* the step of the checkpoint written last, or -1 */
+    int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
     train_progress pr;
-    double t_train;                     /* seconds spent in steps in this call */
-    long steps_done, ex_done;           /* steps and examples trained in this call */
-    double loss_sum;                    /* this epoch's losses in this call */
+    double t_train;           /* seconds spent in steps in this call */
+    long steps_done, ex_done; /* steps and examples trained in this call */
+    double loss_sum;          /* this epoch's losses in this call */
     long loss_steps;
 } run_state;
 
@@ -441,7 +455,8 @@ static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524
  * sometimes seen [UNK] in a slot learns to tag from the context too. */
 static void word_dropout(run_state *r, int nb)
 {
-    uint64_t key = train_mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step), cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
+    uint64_t key = train_mix(r->s.seed ^ UNK_SALT, (uint64_t)r->step),
+             cut = (uint64_t)((double)r->s.word_dropout * 0x1p64);
     int unk = wp_vocab_unk(r->m->vocab);
     size_t at = 0;
     for (int j = 0; j < nb; j++) {
@@ -462,11 +477,13 @@ static int report(run_state *r, train_event ev)
     pr->epochs = r->s.epochs;
     /* During an epoch the one running; at its end (and at a start on a boundary) the one
      * just done, or the first. */
-    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1 : r->step / r->epoch_steps;
+    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
+                                                          : r->step / r->epoch_steps;
     pr->epoch = e < 1 ? 1 : (int)e;
     pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
     pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
-    pr->eta_s = r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
+    pr->eta_s =
+            r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
     return r->p->progress ? r->p->progress(pr, r->p->user_data) : 0;
 }
 
@@ -502,21 +519,24 @@ static parley_status train_step(run_state *r)
     bert_loss loss;
     size_t n = r->m->n_params;
     uint64_t seed = train_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
-    adamw_params ap = { train_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f, r->s.weight_decay };
+    adamw_params ap = { train_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
+                        r->s.weight_decay };
     double t0 = train_now_s();
     parley_status st;
     if (r->gpu) {
         /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
-        st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1, &loss);
+        st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1,
+                               &loss);
     } else {
         memset(r->grads, 0, n * sizeof *r->grads);
-        st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout, seed, r->grads, &loss, NULL, NULL);
+        st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout, seed, r->grads, &loss, NULL,
+                                NULL);
     }
     if (st != PARLEY_OK)
         return pl_wrap(st, "training step %ld", r->step + 1);
     if (!isfinite(loss.total))
-        return pl_fail(PARLEY_ERR_CONFIG, "training step %ld: the loss is %g; try a lower --lr", r->step + 1,
-                       (double)loss.total);
+        return pl_fail(PARLEY_ERR_CONFIG, "training step %ld: the loss is %g; try a lower --lr",
+                       r->step + 1, (double)loss.total);
     if (!r->gpu) {
         train_clip_grads(r->grads, n, r->s.clip);
         adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
@@ -535,8 +555,8 @@ static parley_status train_step(run_state *r)
 
 static parley_status set_labels(bert_config *c, const ds_dataset *ds)
 {
-    return bert_config_set_labels(c, (const char *const *)ds->intents, ds->n_intents, (const char *const *)ds->tags,
-                                  ds->n_tags);
+    return bert_config_set_labels(c, (const char *const *)ds->intents, ds->n_intents,
+                                  (const char *const *)ds->tags, ds->n_tags);
 }
 
 static int same_labels(const bert_config *c, const ds_dataset *ds)
@@ -559,8 +579,13 @@ static parley_status model_scratch(run_state *r)
     parley_status st;
     wp_vocab *v = NULL;
     const char **texts = NULL;
-    bert_config cfg = { .hidden = p->hidden, .layers = p->layers, .heads = p->heads, .intermediate = p->intermediate,
-                        .max_positions = p->max_positions, .type_vocab = 2, .ln_eps = 1e-12f };
+    bert_config cfg = { .hidden = p->hidden,
+                        .layers = p->layers,
+                        .heads = p->heads,
+                        .intermediate = p->intermediate,
+                        .max_positions = p->max_positions,
+                        .type_vocab = 2,
+                        .ln_eps = 1e-12f };
     if (p->vocab) {
         if ((st = wp_vocab_load(p->vocab, &v)) != PARLEY_OK)
             goto fail;
@@ -607,7 +632,8 @@ static parley_status model_from_init(run_state *r)
         r->m = old;
         return PARLEY_OK;
     }
-    if ((st = bert_config_copy(&cfg, &old->cfg)) != PARLEY_OK || (st = set_labels(&cfg, r->train)) != PARLEY_OK)
+    if ((st = bert_config_copy(&cfg, &old->cfg)) != PARLEY_OK ||
+        (st = set_labels(&cfg, r->train)) != PARLEY_OK)
         goto fail;
     wp_vocab *v = old->vocab;
     old->vocab = NULL;
@@ -644,17 +670,21 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
              cJSON_AddNumberToObject(root, "epochs", r->s.epochs) &&
              cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
-             cJSON_AddNumberToObject(root, "batch", r->s.batch) && cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
+             cJSON_AddNumberToObject(root, "batch", r->s.batch) &&
+             cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
              cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
              cJSON_AddNumberToObject(root, "weight_decay", r->s.weight_decay) &&
              cJSON_AddNumberToObject(root, "dropout", r->s.dropout) &&
              cJSON_AddNumberToObject(root, "word_dropout", r->s.word_dropout) &&
              cJSON_AddNumberToObject(root, "slot_weight", r->s.slot_weight) &&
-             cJSON_AddNumberToObject(root, "clip", r->s.clip) && cJSON_AddStringToObject(root, "seed", seed) &&
-             cJSON_AddStringToObject(root, "data", r->p->data) && cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
+             cJSON_AddNumberToObject(root, "clip", r->s.clip) &&
+             cJSON_AddStringToObject(root, "seed", seed) &&
+             cJSON_AddStringToObject(root, "data", r->p->data) &&
+             cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
              cJSON_AddStringToObject(root, "dev_hash", hex[1]);
     if (ok && r->has_best) {
-        ok = (best = cJSON_AddObjectToObject(root, "best")) && cJSON_AddNumberToObject(best, "epoch", r->best_epoch) &&
+        ok = (best = cJSON_AddObjectToObject(root, "best")) &&
+             cJSON_AddNumberToObject(best, "epoch", r->best_epoch) &&
              cJSON_AddNumberToObject(best, "intent_accuracy", r->best.intent_accuracy) &&
              cJSON_AddNumberToObject(best, "slot_f1", r->best.slot_f1) &&
              cJSON_AddNumberToObject(best, "sentence_accuracy", r->best.sentence_accuracy);
@@ -675,18 +705,24 @@ static parley_status state_save(run_state *r)
     char name[32], dir[PATH_MAX], path[PATH_MAX], *json = NULL;
     sft_atomic a = { .fd = -1 };
     size_t n = r->m->n_params;
-    sft_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m }, { "adam_v", 1, { (int64_t)n }, r->adam_v } };
+    sft_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m },
+                         { "adam_v", 1, { (int64_t)n }, r->adam_v } };
     snprintf(name, sizeof name, "step-%09ld", r->step);
-    if ((st = sft_make_dir(r->p->out)) != PARLEY_OK || (st = sft_make_dir(r->state_dir)) != PARLEY_OK ||
-        (st = path_join(dir, r->state_dir, name)) != PARLEY_OK || (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
-        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = sft_atomic_begin(&a, path)) != PARLEY_OK ||
+    if ((st = sft_make_dir(r->p->out)) != PARLEY_OK ||
+        (st = sft_make_dir(r->state_dir)) != PARLEY_OK ||
+        (st = path_join(dir, r->state_dir, name)) != PARLEY_OK ||
+        (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
+        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
+        (st = sft_atomic_begin(&a, path)) != PARLEY_OK ||
         (st = sft_write_f32(&a, t, 2)) != PARLEY_OK || (st = sft_atomic_commit(&a)) != PARLEY_OK ||
-        (st = state_json(r, &json)) != PARLEY_OK || (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
+        (st = state_json(r, &json)) != PARLEY_OK ||
+        (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = write_file(path, json)) != PARLEY_OK)
         goto fail;
     /* The switch: until this rename the previous checkpoint stays the latest. */
     snprintf(dir, sizeof dir, "%s\n", name);
-    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK || (st = write_file(path, dir)) != PARLEY_OK)
+    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK ||
+        (st = write_file(path, dir)) != PARLEY_OK)
         goto fail;
     const char *keep[2] = { "latest", name };
     remove_entries(r->state_dir, keep, 2, 1);
@@ -697,7 +733,8 @@ fail:
     return st == PARLEY_OK ? st : pl_wrap(st, "saving the training state");
 }
 
-static parley_status json_num(const cJSON *o, const char *key, const char *where, double lo, double hi, double *out)
+static parley_status json_num(const cJSON *o, const char *key, const char *where, double lo,
+                              double hi, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
@@ -706,14 +743,16 @@ static parley_status json_num(const cJSON *o, const char *key, const char *where
     return PARLEY_OK;
 }
 
-static parley_status json_hex(const cJSON *o, const char *key, const char *where, int base, uint64_t *out)
+static parley_status json_hex(const cJSON *o, const char *key, const char *where, int base,
+                              uint64_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     char *end;
     errno = 0;
     unsigned long long x = cJSON_IsString(v) ? strtoull(v->valuestring, &end, base) : 0;
     if (!cJSON_IsString(v) || errno || end == v->valuestring || *end)
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or not a number in a string", where, key);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or not a number in a string",
+                       where, key);
     *out = (uint64_t)x;
     return PARLEY_OK;
 }
@@ -765,9 +804,11 @@ static parley_status state_parse(run_state *r, const char *dir)
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
     if (best) {
         if ((st = json_num(best, "epoch", path, 1, INT_MAX, &v[0])) != PARLEY_OK ||
-            (st = json_num(best, "intent_accuracy", path, 0, 1, &r->best.intent_accuracy)) != PARLEY_OK ||
+            (st = json_num(best, "intent_accuracy", path, 0, 1, &r->best.intent_accuracy)) !=
+                    PARLEY_OK ||
             (st = json_num(best, "slot_f1", path, 0, 1, &r->best.slot_f1)) != PARLEY_OK ||
-            (st = json_num(best, "sentence_accuracy", path, 0, 1, &r->best.sentence_accuracy)) != PARLEY_OK)
+            (st = json_num(best, "sentence_accuracy", path, 0, 1, &r->best.sentence_accuracy)) !=
+                    PARLEY_OK)
             goto fail;
         r->has_best = 1;
         r->best_epoch = (int)v[0];
@@ -787,13 +828,15 @@ static parley_status state_latest(const run_state *r, char *dir)
     if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK)
         return st;
     if (access(path, F_OK) != 0)
-        return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: no training state to resume (is this the --out of a stopped run?)",
+        return pl_fail(PARLEY_ERR_NOT_FOUND,
+                       "%s: no training state to resume (is this the --out of a stopped run?)",
                        path);
     if ((st = sft_read_file(path, 256, &text, &len)) != PARLEY_OK)
         return st;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         text[--len] = '\0';
-    if (strncmp(text, "step-", 5) || strchr(text, '/') || (st = path_join(dir, r->state_dir, text)) != PARLEY_OK)
+    if (strncmp(text, "step-", 5) || strchr(text, '/') ||
+        (st = path_join(dir, r->state_dir, text)) != PARLEY_OK)
         st = pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" does not name a checkpoint", path, text);
     pl_free(text);
     return st;
@@ -805,12 +848,14 @@ static parley_status state_load(run_state *r, const char *dir)
 {
     parley_status st;
     if (r->state_hash[0] != r->train_hash || r->state_hash[1] != r->dev_hash)
-        return pl_fail(PARLEY_ERR_CONFIG, "--resume: %s: the %s set is not the one this training state was made with",
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "--resume: %s: the %s set is not the one this training state was made with",
                        dir, r->state_hash[0] != r->train_hash ? "training" : "dev");
     if ((st = bert_model_load(dir, &r->m)) != PARLEY_OK)
         return pl_wrap(st, "--resume");
     if (!same_labels(&r->m->cfg, r->train))
-        return pl_fail(PARLEY_ERR_CONFIG, "--resume: %s: the model's labels are not the training set's", dir);
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "--resume: %s: the model's labels are not the training set's", dir);
     return PARLEY_OK;
 }
 
@@ -821,13 +866,14 @@ static parley_status state_load_moments(run_state *r, const char *dir)
     sft_file *f = NULL;
     float *dst[2] = { r->adam_m, r->adam_v };
     const char *names[2] = { "adam_m", "adam_v" };
-    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK || (st = sft_open(path, &f)) != PARLEY_OK)
+    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
+        (st = sft_open(path, &f)) != PARLEY_OK)
         goto fail;
     for (int i = 0; i < 2; i++) {
         const sft_tensor *t = sft_find(f, names[i]);
         if (!t || t->ndim != 1 || t->shape[0] != (int64_t)r->m->n_params) {
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing or not of shape [%zu]", path, names[i],
-                         r->m->n_params);
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing or not of shape [%zu]",
+                         path, names[i], r->m->n_params);
             goto fail;
         }
         if ((st = sft_read_f32(f, t, dst[i])) != PARLEY_OK)
@@ -896,25 +942,30 @@ static parley_status check_params(const train_params *p, run_state *r)
 {
     parley_status st;
     if (!p->data || !p->out)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: the training data and the output directory are required");
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: the training data and the output directory are required");
     if ((st = train_parse_device(p->device, &r->device)) != PARLEY_OK ||
         (st = cuda_precision_parse(p->precision ? p->precision : "bf16", &r->prec)) != PARLEY_OK)
         return st;
     if (r->prec == CUDA_PREC_FP16)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: precision fp16 is not offered (it would need loss scaling): "
-                                               "use bf16 or fp32");
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: precision fp16 is not offered (it would need loss scaling): "
+                       "use bf16 or fp32");
     if (p->threads < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
         return PARLEY_OK;
-    if (p->epochs < 1 || p->batch < 1 || p->augment < 0 || p->lr < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
-        p->weight_decay < 0 || !(p->dropout >= 0 && p->dropout < 1) ||
-        !(p->word_dropout >= 0 && p->word_dropout < 1) || p->slot_weight < 0 || p->clip < 0 ||
-        p->vocab_size < 0)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: a setting is out of range (epochs and batch >= 1; lr, weight "
-                                               "decay, slot weight, clip, augment >= 0; warmup fraction in [0, 1]; dropouts in [0, 1))");
+    if (p->epochs < 1 || p->batch < 1 || p->augment < 0 || p->lr < 0 ||
+        !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) || p->weight_decay < 0 ||
+        !(p->dropout >= 0 && p->dropout < 1) || !(p->word_dropout >= 0 && p->word_dropout < 1) ||
+        p->slot_weight < 0 || p->clip < 0 || p->vocab_size < 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: a setting is out of range (epochs and batch >= 1; lr, weight "
+                       "decay, slot weight, clip, augment >= 0; warmup fraction in [0, 1]; "
+                       "dropouts in [0, 1))");
     if (!p->init && p->max_positions < 3)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: max positions must be >= 3 ([CLS], a piece, [SEP])");
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: max positions must be >= 3 ([CLS], a piece, [SEP])");
     return PARLEY_OK;
 }
 
@@ -958,7 +1009,8 @@ static parley_status run_prepare(run_state *r)
     const train_params *p = r->p;
     parley_status st;
     char dir[PATH_MAX];
-    if ((st = ds_load(p->data, &r->train)) != PARLEY_OK || (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
+    if ((st = ds_load(p->data, &r->train)) != PARLEY_OK ||
+        (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
         return st;
     if (r->train->n_examples == 0)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: no training examples", p->data);
@@ -968,13 +1020,20 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
-        r->s = (run_settings){ .epochs = p->epochs, .batch = p->batch, .augment = p->augment,
-                              .lr = p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
-                              .weight_decay = p->weight_decay, .dropout = p->dropout, .slot_weight = p->slot_weight,
-                              .clip = p->clip, .word_dropout = p->word_dropout, .seed = p->seed };
+        r->s = (run_settings){ .epochs = p->epochs,
+                               .batch = p->batch,
+                               .augment = p->augment,
+                               .lr = p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
+                               .weight_decay = p->weight_decay,
+                               .dropout = p->dropout,
+                               .slot_weight = p->slot_weight,
+                               .clip = p->clip,
+                               .word_dropout = p->word_dropout,
+                               .seed = p->seed };
     }
     /* The variants are a function of the seed, so a resumed run makes the same ones. */
-    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
+    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
+                                                 &r->pr.n_augmented)) != PARLEY_OK)
         return st;
     r->train_hash = data_hash(r->train);
     r->dev_hash = data_hash(r->dev);
@@ -995,7 +1054,8 @@ static parley_status run_prepare(run_state *r)
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
     if (!p->resume)
-        r->s.warmup = p->warmup_steps >= 0 ? p->warmup_steps : lround(p->warmup_fraction * (double)r->steps);
+        r->s.warmup = p->warmup_steps >= 0 ? p->warmup_steps
+                                           : lround(p->warmup_fraction * (double)r->steps);
     size_t n = r->m->n_params, batch_tok = (size_t)r->s.batch * (size_t)r->set.max_len;
     r->grads = pl_malloc(n * sizeof *r->grads);
     r->adam_m = pl_calloc(n, sizeof *r->adam_m);
@@ -1006,8 +1066,8 @@ static parley_status run_prepare(run_state *r)
     r->b_slot = pl_malloc(batch_tok * sizeof *r->b_slot);
     r->b_len = pl_malloc((size_t)r->s.batch * sizeof *r->b_len);
     r->b_intent = pl_malloc((size_t)r->s.batch * sizeof *r->b_intent);
-    if (!r->grads || !r->adam_m || !r->adam_v || !r->decay || !r->perm || !r->b_ids || !r->b_slot || !r->b_len ||
-        !r->b_intent)
+    if (!r->grads || !r->adam_m || !r->adam_v || !r->decay || !r->perm || !r->b_ids || !r->b_slot ||
+        !r->b_len || !r->b_intent)
         return pl_fail(PARLEY_ERR_NOMEM, "out of memory for training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
@@ -1050,17 +1110,24 @@ parley_status train_run(const train_params *p, train_result *result)
     }
     if (r.step < r.steps) {
         /* Stopped: keep what is needed to go on. */
-        if (r.saved_step != r.step && ((st = sync_host(&r)) != PARLEY_OK || (st = state_save(&r)) != PARLEY_OK))
+        if (r.saved_step != r.step &&
+            ((st = sync_host(&r)) != PARLEY_OK || (st = state_save(&r)) != PARLEY_OK))
             goto fail;
     } else {
         remove_entries(r.state_dir, NULL, 0, 1);
         rmdir(r.state_dir);
     }
     if (result) {
-        *result = (train_result){ .epochs_done = (int)(r.step / r.epoch_steps), .steps_done = r.step,
-                                  .stopped = r.step < r.steps, .wall_s = train_now_s() - t0,
-                                  .examples_per_s = r.t_train > 0 ? (double)r.ex_done / r.t_train : 0,
-                                  .has_dev = r.dev != NULL, .best_epoch = r.best_epoch, .best = r.best };
+        *result = (train_result){
+            .epochs_done = (int)(r.step / r.epoch_steps),
+            .steps_done = r.step,
+            .stopped = r.step<r.steps, .wall_s = train_now_s() - t0, .examples_per_s = r.t_train> 0
+                               ? (double)r.ex_done / r.t_train
+                               : 0,
+            .has_dev = r.dev != NULL,
+            .best_epoch = r.best_epoch,
+            .best = r.best
+        };
     }
     st = PARLEY_OK;
 fail:

@@ -50,43 +50,43 @@
 #include "nlu/model.h"
 
 typedef enum train_event {
-    TRAIN_START,  /* the data and model are ready; step > 0 when resuming */
-    TRAIN_STEP,   /* one optimizer step is done */
-    TRAIN_EPOCH,  /* an epoch is done, scored on dev (when there is one) and saved */
+    TRAIN_START, /* the data and model are ready; step > 0 when resuming */
+    TRAIN_STEP,  /* one optimizer step is done */
+    TRAIN_EPOCH, /* an epoch is done, scored on dev (when there is one) and saved */
 } train_event;
 
 typedef struct train_scores {
-    double intent_accuracy;   /* fractions in [0, 1] */
+    double intent_accuracy; /* fractions in [0, 1] */
     double slot_f1;
     double sentence_accuracy;
 } train_scores;
 
 typedef struct train_progress {
     train_event event;
-    int epoch, epochs;        /* the epoch running or just done (1-based), of all planned */
-    long step, steps;         /* optimizer steps done over the whole run, and planned */
-    float loss;               /* mean training loss over this epoch's steps so far */
-    float lr;                 /* the learning rate of the last step */
-    double examples_per_s;    /* training throughput in this call so far (0 at first) */
-    double eta_s;             /* estimated seconds to the end, dev scoring excluded */
-    int has_dev;              /* TRAIN_EPOCH with a dev set: dev holds its scores */
+    int epoch, epochs;     /* the epoch running or just done (1-based), of all planned */
+    long step, steps;      /* optimizer steps done over the whole run, and planned */
+    float loss;            /* mean training loss over this epoch's steps so far */
+    float lr;              /* the learning rate of the last step */
+    double examples_per_s; /* training throughput in this call so far (0 at first) */
+    double eta_s;          /* estimated seconds to the end, dev scoring excluded */
+    int has_dev;           /* TRAIN_EPOCH with a dev set: dev holds its scores */
     train_scores dev;
-    int best;                 /* TRAIN_EPOCH: this epoch is the best so far (or the last,
-                                 without dev) and was saved to the output directory */
+    int best; /* TRAIN_EPOCH: this epoch is the best so far (or the last,
+                 without dev) and was saved to the output directory */
     /* TRAIN_START: what is being trained. */
-    int n_train, n_dev;       /* examples */
+    int n_train, n_dev; /* examples */
     int n_intents, n_tags;
     int vocab_size;
-    int n_truncated;          /* training examples cut to max_positions */
-    int n_augmented;          /* of n_train, the variants made from lookup tables */
-    int vocab_learned;        /* the vocabulary was learned from the training text */
-    int heads_replaced;       /* init's heads were replaced (other labels) */
+    int n_truncated;    /* training examples cut to max_positions */
+    int n_augmented;    /* of n_train, the variants made from lookup tables */
+    int vocab_learned;  /* the vocabulary was learned from the training text */
+    int heads_replaced; /* init's heads were replaced (other labels) */
     /* TRAIN_EPOCH of pretraining (nlu/train/pretrain.h): the held-out lines' masked-LM scores. */
     int has_mlm;
     double mlm_loss, mlm_accuracy;
     size_t n_params;
-    const bert_config *config;/* borrowed for the call */
-    const char *device;       /* what trains: "cpu", or the GPU and precision (borrowed) */
+    const bert_config *config; /* borrowed for the call */
+    const char *device;        /* what trains: "cpu", or the GPU and precision (borrowed) */
 } train_progress;
 
 /* Called on the training thread. Return nonzero to stop: the loop saves the training state
@@ -94,32 +94,32 @@ typedef struct train_progress {
 typedef int (*train_progress_fn)(const train_progress *p, void *user_data);
 
 typedef struct train_params {
-    const char *data;         /* training set: nlu.yaml or a JointBERT folder (required) */
-    const char *dev;          /* dev set, or NULL */
-    const char *out;          /* model directory to write (required) */
-    const char *init;         /* model directory to start from, or NULL */
-    const char *vocab;        /* vocab.txt for a new model; NULL learns one */
-    int vocab_size;           /* size of a learned vocabulary; 0 = WP_LEARN_DEFAULT_SIZE */
+    const char *data;  /* training set: nlu.yaml or a JointBERT folder (required) */
+    const char *dev;   /* dev set, or NULL */
+    const char *out;   /* model directory to write (required) */
+    const char *init;  /* model directory to start from, or NULL */
+    const char *vocab; /* vocab.txt for a new model; NULL learns one */
+    int vocab_size;    /* size of a learned vocabulary; 0 = WP_LEARN_DEFAULT_SIZE */
     /* Shape of a new model (ignored with init). */
     int layers, hidden, heads, intermediate, max_positions;
     int epochs, batch;
-    int augment;              /* variants per example from lookup tables (0 = none) */
-    float lr;                 /* peak learning rate; 0 = train_default_lr(init != NULL) */
-    float warmup_fraction;    /* warmup steps as a fraction of all steps ... */
-    long warmup_steps;        /* ... or, when >= 0, this many steps */
-    float weight_decay;       /* AdamW's decoupled decay; never on biases and LayerNorm */
+    int augment;           /* variants per example from lookup tables (0 = none) */
+    float lr;              /* peak learning rate; 0 = train_default_lr(init != NULL) */
+    float warmup_fraction; /* warmup steps as a fraction of all steps ... */
+    long warmup_steps;     /* ... or, when >= 0, this many steps */
+    float weight_decay;    /* AdamW's decoupled decay; never on biases and LayerNorm */
     float dropout;
-    float word_dropout;       /* chance that a training piece is replaced by [UNK] */
-    float slot_weight;        /* loss = intent CE + slot_weight * slot CE */
-    float clip;               /* maximum global gradient norm; 0 = no clipping */
+    float word_dropout; /* chance that a training piece is replaced by [UNK] */
+    float slot_weight;  /* loss = intent CE + slot_weight * slot CE */
+    float clip;         /* maximum global gradient norm; 0 = no clipping */
     uint64_t seed;
-    int threads;              /* 0 = all cores */
-    const char *device;       /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
-                                 when one is usable); see nlu/cuda/cuda_train.h for the GPU */
-    const char *precision;    /* on a GPU: "bf16" (NULL: the default) or "fp32" */
-    int resume;               /* continue OUT/train_state; the settings above are then taken
-                                 from the state (data, dev, out, threads, device, precision
-                                 and the callback are still read from here) */
+    int threads;           /* 0 = all cores */
+    const char *device;    /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
+                              when one is usable); see nlu/cuda/cuda_train.h for the GPU */
+    const char *precision; /* on a GPU: "bf16" (NULL: the default) or "fp32" */
+    int resume;            /* continue OUT/train_state; the settings above are then taken
+                              from the state (data, dev, out, threads, device, precision
+                              and the callback are still read from here) */
     train_progress_fn progress;
     void *user_data;
 } train_params;
@@ -127,12 +127,12 @@ typedef struct train_params {
 typedef struct train_result {
     int epochs_done;
     long steps_done;
-    int stopped;              /* the callback asked to stop; the state is saved */
-    double wall_s;            /* this call, loading and scoring included */
-    double examples_per_s;    /* training throughput of this call */
+    int stopped;           /* the callback asked to stop; the state is saved */
+    double wall_s;         /* this call, loading and scoring included */
+    double examples_per_s; /* training throughput of this call */
     int has_dev;
-    int best_epoch;           /* the epoch in the output directory (the last without dev) */
-    train_scores best;        /* its dev scores (has_dev) */
+    int best_epoch;    /* the epoch in the output directory (the last without dev) */
+    train_scores best; /* its dev scores (has_dev) */
 } train_result;
 
 /* The defaults: a 4-layer, 256-wide model (BERT-mini's shape), 128 positions, a learned

@@ -57,13 +57,13 @@ static int grow(void *p, size_t *cap, size_t need, size_t elem)
 /* ---- a map from byte strings to dense ids 0, 1, 2, ... ---------------------------------- */
 
 typedef struct wl_map {
-    char *bytes;        /* every key back to back, each followed by a NUL */
+    char *bytes; /* every key back to back, each followed by a NUL */
     size_t used, cap;
-    size_t *off;        /* (n) where key id starts in bytes */
-    uint32_t *len;      /* (n) its length, NUL not counted */
+    size_t *off;   /* (n) where key id starts in bytes */
+    uint32_t *len; /* (n) its length, NUL not counted */
     size_t cap_off, cap_len;
     int n;
-    int *slot;          /* (mask + 1) ids, -1 = empty; at most half full */
+    int *slot; /* (mask + 1) ids, -1 = empty; at most half full */
     size_t mask;
 } wl_map;
 
@@ -126,7 +126,8 @@ static int map_id(wl_map *m, const void *key, size_t len, int *id, int *added)
         need_slots *= 2;
     if ((!m->slot || need_slots != m->mask + 1) && !map_rehash(m, need_slots))
         return 0;
-    if (!grow(&m->bytes, &m->cap, m->used + len + 1, 1) || !grow(&m->off, &m->cap_off, (size_t)m->n + 1, sizeof *m->off) ||
+    if (!grow(&m->bytes, &m->cap, m->used + len + 1, 1) ||
+        !grow(&m->off, &m->cap_off, (size_t)m->n + 1, sizeof *m->off) ||
         !grow(&m->len, &m->cap_len, (size_t)m->n + 1, sizeof *m->len))
         return 0;
     memcpy(m->bytes + m->used, key, len);
@@ -158,33 +159,36 @@ static const char *const specials[SP_TOKENS] = { "[PAD]", "[UNK]", "[CLS]", "[SE
 typedef struct wl_word {
     char bytes[WORD_BYTES];
     size_t len;
-    int chars;          /* may pass WP_MAX_WORD_CHARS: then only counted, and skipped */
+    int chars; /* may pass WP_MAX_WORD_CHARS: then only counted, and skipped */
 } wl_word;
 
 /* One pair of adjacent pieces: its count and the words it was seen in. */
 typedef struct wl_pair {
-    long count;         /* occurrences, each word's counted freq times */
-    int *words;         /* words it was seen in (may repeat, may be stale) */
+    long count; /* occurrences, each word's counted freq times */
+    int *words; /* words it was seen in (may repeat, may be stale) */
     int n_words;
     size_t cap_words;
-    int stamp;          /* the merge that last touched it */
+    int stamp; /* the merge that last touched it */
 } wl_pair;
 
 typedef struct wl_learner {
-    wl_map words;       /* distinct normalized words */
-    long *freq;         /* (words.n) occurrences */
+    wl_map words; /* distinct normalized words */
+    long *freq;   /* (words.n) occurrences */
     size_t cap_freq;
-    wl_map syms;        /* pieces: alphabet, then merges; "##" kept in the string */
-    size_t *wstart;     /* (words.n) first symbol of each word in sym */
-    int *wlen;          /* (words.n) symbols left in each word after merges */
-    int *sym;           /* every word's symbols back to back */
-    int *wstamp;        /* (words.n) the merge that last rewrote the word */
-    wl_map pairs;       /* (left, right) symbol ids as 8 bytes -> index into pair */
-    wl_pair *pair;      /* (pairs.n) */
+    wl_map syms;    /* pieces: alphabet, then merges; "##" kept in the string */
+    size_t *wstart; /* (words.n) first symbol of each word in sym */
+    int *wlen;      /* (words.n) symbols left in each word after merges */
+    int *sym;       /* every word's symbols back to back */
+    int *wstamp;    /* (words.n) the merge that last rewrote the word */
+    wl_map pairs;   /* (left, right) symbol ids as 8 bytes -> index into pair */
+    wl_pair *pair;  /* (pairs.n) */
     size_t cap_pair;
-    int *touched;       /* pairs touched by the current merge */
+    int *touched; /* pairs touched by the current merge */
     size_t n_touched, cap_touched;
-    struct wl_entry { long count; int pair; } *heap;
+    struct wl_entry {
+        long count;
+        int pair;
+    } * heap;
     size_t n_heap, cap_heap;
 } wl_learner;
 
@@ -209,7 +213,8 @@ static int word_flush(wl_learner *l, wl_word *w)
 static void word_add(wl_word *w, uint32_t c)
 {
     if (++w->chars <= WP_MAX_WORD_CHARS)
-        w->len += (size_t)utf8proc_encode_char((utf8proc_int32_t)c, (utf8proc_uint8_t *)w->bytes + w->len);
+        w->len += (size_t)utf8proc_encode_char((utf8proc_int32_t)c,
+                                               (utf8proc_uint8_t *)w->bytes + w->len);
 }
 
 /* Splits and counts the words of one text (text `index` in errors). */
@@ -223,7 +228,8 @@ static parley_status count_words(wl_learner *l, const char *text, int index)
         const char *why;
         int k = wp_utf8_next(s + i, len - i, &c, &why);
         if (!k)
-            return pl_fail(PARLEY_ERR_UTF8, "text %d: invalid UTF-8 at byte %zu: %s", index, i, why);
+            return pl_fail(PARLEY_ERR_UTF8, "text %d: invalid UTF-8 at byte %zu: %s", index, i,
+                           why);
         i += (size_t)k;
         int n = wp_is_space(c) || wp_is_removed(c) ? 0 : wp_normalize(c, ch), alone = wp_is_cjk(c);
         if ((wp_is_space(c) || alone) && !word_flush(l, &w))
@@ -305,7 +311,8 @@ static parley_status make_alphabet(wl_learner *l)
 fail:
     pl_free(sorted);
     map_clear(&chars);
-    return st == PARLEY_OK ? st : pl_fail(st, "learning a vocabulary: out of memory for the alphabet");
+    return st == PARLEY_OK ? st
+                           : pl_fail(st, "learning a vocabulary: out of memory for the alphabet");
 }
 
 /* ---- step 3: merging ------------------------------------------------------------------- */
@@ -518,7 +525,8 @@ parley_status wp_learn(const char *const *texts, int n, const wp_learn_params *p
     wl_learner l = { 0 };
     const char **tokens = NULL;
     int target = p && p->vocab_size > 0 ? p->vocab_size : WP_LEARN_DEFAULT_SIZE;
-    long min_frequency = p && p->min_frequency > 0 ? p->min_frequency : WP_LEARN_DEFAULT_MIN_FREQUENCY;
+    long min_frequency =
+            p && p->min_frequency > 0 ? p->min_frequency : WP_LEARN_DEFAULT_MIN_FREQUENCY;
     if (!out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "wp_learn: out is NULL");
     *out = NULL;
@@ -532,11 +540,13 @@ parley_status wp_learn(const char *const *texts, int n, const wp_learn_params *p
         if ((st = count_words(&l, texts[i], i)) != PARLEY_OK)
             goto fail;
     }
-    if ((st = make_alphabet(&l)) != PARLEY_OK || (st = learn_merges(&l, target, min_frequency)) != PARLEY_OK)
+    if ((st = make_alphabet(&l)) != PARLEY_OK ||
+        (st = learn_merges(&l, target, min_frequency)) != PARLEY_OK)
         goto fail;
     int n_tokens = SP_TOKENS + l.syms.n;
     if (!(tokens = pl_malloc((size_t)n_tokens * sizeof *tokens))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "learning a vocabulary: out of memory for %d tokens", n_tokens);
+        st = pl_fail(PARLEY_ERR_NOMEM, "learning a vocabulary: out of memory for %d tokens",
+                     n_tokens);
         goto fail;
     }
     for (int i = 0; i < SP_TOKENS; i++)

@@ -15,11 +15,11 @@
 enum { WP_LEARN_DEFAULT_SIZE = 8000, WP_LEARN_DEFAULT_MIN_FREQUENCY = 2 };
 
 typedef struct wp_learn_params {
-    int vocab_size;     /* tokens wanted, specials included; 0 = WP_LEARN_DEFAULT_SIZE. The
-                           specials and the characters are always kept, so a text with more
-                           distinct characters than this gives a larger vocabulary. */
-    int min_frequency;  /* a pair of pieces seen fewer times (counting word repeats) is never
-                           merged, so small data gives a small vocabulary; 0 = 2 */
+    int vocab_size;    /* tokens wanted, specials included; 0 = WP_LEARN_DEFAULT_SIZE. The
+                          specials and the characters are always kept, so a text with more
+                          distinct characters than this gives a larger vocabulary. */
+    int min_frequency; /* a pair of pieces seen fewer times (counting word repeats) is never
+                          merged, so small data gives a small vocabulary; 0 = 2 */
 } wp_learn_params;
 
 /* Learns a vocabulary from texts[0..n) (NUL-terminated UTF-8; NULL p = defaults). Invalid

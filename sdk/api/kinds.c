@@ -13,8 +13,8 @@ extern const pipe_kind nlu_kind_bert;
 extern const pipe_kind dm_kind_frames;
 
 static const pipe_kind *const kinds[] = {
-    &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api, &svc_kind_asr_stub, &nlu_kind_bert,
-    &dm_kind_frames,
+    &svc_kind_stdin,    &svc_kind_stdout, &svc_kind_api,
+    &svc_kind_asr_stub, &nlu_kind_bert,   &dm_kind_frames,
 };
 
 const pipe_kind *pipe_kind_at(size_t i)

@@ -83,7 +83,8 @@ static void *cjson_malloc(size_t n)
 parley_status parley_set_allocator(const parley_allocator *a)
 {
     if (a && (!a->malloc_fn || !a->realloc_fn || !a->free_fn))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_set_allocator: all three functions must be set");
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "parley_set_allocator: all three functions must be set");
     if (a) {
         current = *a;
         custom = 1;

@@ -28,9 +28,9 @@ enum { MAX_DEPTH = 256 };
 
 struct yd_doc {
     char *file;
-    char *src;           /* the source text after a UTF-8 byte-order mark, NUL-terminated */
+    char *src; /* the source text after a UTF-8 byte-order mark, NUL-terminated */
     size_t src_len;
-    size_t *line_start;  /* (n_lines) byte offset where each line starts */
+    size_t *line_start; /* (n_lines) byte offset where each line starts */
     size_t n_lines;
     yd_node *root;
 };
@@ -138,9 +138,11 @@ static size_t literal_byte(const yd_node *n, size_t off)
     size_t i = n->src_start;
     /* Skip an anchor or tag before the indicator. */
     while (i < d->src_len && (d->src[i] == '&' || d->src[i] == '!')) {
-        while (i < d->src_len && d->src[i] != ' ' && d->src[i] != '\t' && !break_len(d->src, i, d->src_len))
+        while (i < d->src_len && d->src[i] != ' ' && d->src[i] != '\t' &&
+               !break_len(d->src, i, d->src_len))
             i++;
-        while (i < d->src_len && (d->src[i] == ' ' || d->src[i] == '\t' || break_len(d->src, i, d->src_len)))
+        while (i < d->src_len &&
+               (d->src[i] == ' ' || d->src[i] == '\t' || break_len(d->src, i, d->src_len)))
             i++;
     }
     if (i >= d->src_len || d->src[i] != '|')
@@ -216,9 +218,10 @@ parley_status yd_fail_at(const yd_node *n, size_t offset, parley_status st, cons
     return st;
 }
 
-static parley_status fail_mark(const yd_doc *d, const yaml_mark_t *m, parley_status st, const char *fmt, ...)
-    PL_PRINTF(4, 5);
-static parley_status fail_mark(const yd_doc *d, const yaml_mark_t *m, parley_status st, const char *fmt, ...)
+static parley_status fail_mark(const yd_doc *d, const yaml_mark_t *m, parley_status st,
+                               const char *fmt, ...) PL_PRINTF(4, 5);
+static parley_status fail_mark(const yd_doc *d, const yaml_mark_t *m, parley_status st,
+                               const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -240,16 +243,18 @@ static parley_status parser_error(parse_state *ps)
     case YAML_READER_ERROR:
         /* Reader errors carry a byte offset, not a mark. */
         byte_linecol(d, p->problem_offset, &line, &col);
-        return pl_fail(PARLEY_ERR_UTF8, "%s:%d:%d: %s (byte offset %zu)", d->file, line, col, problem,
-                       p->problem_offset);
+        return pl_fail(PARLEY_ERR_UTF8, "%s:%d:%d: %s (byte offset %zu)", d->file, line, col,
+                       problem, p->problem_offset);
     case YAML_SCANNER_ERROR:
     case YAML_PARSER_ERROR:
         if (p->context)
-            return fail_mark(d, &p->problem_mark, PARLEY_ERR_FORMAT, "%s (%s started at line %zu, column %zu)",
-                             problem, p->context, p->context_mark.line + 1, p->context_mark.column + 1);
+            return fail_mark(d, &p->problem_mark, PARLEY_ERR_FORMAT,
+                             "%s (%s started at line %zu, column %zu)", problem, p->context,
+                             p->context_mark.line + 1, p->context_mark.column + 1);
         return fail_mark(d, &p->problem_mark, PARLEY_ERR_FORMAT, "%s", problem);
     default:
-        return pl_fail(PARLEY_ERR_INTERNAL, "%s: libyaml error %d: %s", d->file, (int)p->error, problem);
+        return pl_fail(PARLEY_ERR_INTERNAL, "%s: libyaml error %d: %s", d->file, (int)p->error,
+                       problem);
     }
 }
 
@@ -351,8 +356,9 @@ static parley_status build_children(parse_state *ps, yd_node *n, int depth)
             }
             for (size_t i = 0; i < n->n; i++)
                 if (n->keys[i]->len == key->len && !memcmp(n->keys[i]->str, key->str, key->len)) {
-                    st = yd_fail(key, PARLEY_ERR_FORMAT, "duplicate key '%s' (first at line %d, column %d)",
-                                 key->str, n->keys[i]->line, n->keys[i]->col);
+                    st = yd_fail(key, PARLEY_ERR_FORMAT,
+                                 "duplicate key '%s' (first at line %d, column %d)", key->str,
+                                 n->keys[i]->line, n->keys[i]->col);
                     goto fail;
                 }
             if ((st = next_event(ps, &ev)) != PARLEY_OK)
@@ -361,7 +367,8 @@ static parley_status build_children(parse_state *ps, yd_node *n, int depth)
         if ((st = build_node(ps, &ev, depth + 1, &value)) != PARLEY_OK)
             goto fail;
         if (!node_append(n, &cap, key, value)) {
-            st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory building the YAML tree", ps->doc->file);
+            st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory building the YAML tree",
+                         ps->doc->file);
             goto fail;
         }
         key = value = NULL;
@@ -380,7 +387,8 @@ static parley_status build_node(parse_state *ps, yaml_event_t *ev, int depth, yd
     yd_node *n = NULL;
     *out = NULL;
     if (depth > MAX_DEPTH) {
-        st = fail_mark(d, &ev->start_mark, PARLEY_ERR_FORMAT, "nesting deeper than %d levels", MAX_DEPTH);
+        st = fail_mark(d, &ev->start_mark, PARLEY_ERR_FORMAT, "nesting deeper than %d levels",
+                       MAX_DEPTH);
         goto fail;
     }
     switch (ev->type) {
@@ -395,17 +403,19 @@ static parley_status build_node(parse_state *ps, yaml_event_t *ev, int depth, yd
         break;
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT:
-        if (!(n = node_new(d, ev->type == YAML_MAPPING_START_EVENT ? YD_MAP : YD_SEQ, &ev->start_mark)))
+        if (!(n = node_new(d, ev->type == YAML_MAPPING_START_EVENT ? YD_MAP : YD_SEQ,
+                           &ev->start_mark)))
             goto nomem;
         if ((st = build_children(ps, n, depth)) != PARLEY_OK)
             goto fail;
         break;
     case YAML_ALIAS_EVENT:
-        st = fail_mark(d, &ev->start_mark, PARLEY_ERR_UNSUPPORTED, "aliases (*%s) are not supported",
-                       (const char *)ev->data.alias.anchor);
+        st = fail_mark(d, &ev->start_mark, PARLEY_ERR_UNSUPPORTED,
+                       "aliases (*%s) are not supported", (const char *)ev->data.alias.anchor);
         goto fail;
     default:
-        st = fail_mark(d, &ev->start_mark, PARLEY_ERR_INTERNAL, "unexpected YAML event %d", (int)ev->type);
+        st = fail_mark(d, &ev->start_mark, PARLEY_ERR_INTERNAL, "unexpected YAML event %d",
+                       (int)ev->type);
         goto fail;
     }
     yaml_event_delete(ev);
@@ -434,7 +444,8 @@ static parley_status build_doc(parse_state *ps)
         return PARLEY_OK;
     }
     yaml_event_delete(&ev); /* DOCUMENT-START */
-    if ((st = next_event(ps, &ev)) != PARLEY_OK || (st = build_node(ps, &ev, 0, &ps->doc->root)) != PARLEY_OK)
+    if ((st = next_event(ps, &ev)) != PARLEY_OK ||
+        (st = build_node(ps, &ev, 0, &ps->doc->root)) != PARLEY_OK)
         return st;
     if ((st = next_event(ps, &ev)) != PARLEY_OK)
         return st;
@@ -517,8 +528,8 @@ parley_status yd_parse_file(const char *path, yd_doc **out)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return pl_fail(errno == ENOENT ? PARLEY_ERR_NOT_FOUND : PARLEY_ERR_IO, "%s: cannot open: %s", path,
-                       strerror(errno));
+        return pl_fail(errno == ENOENT ? PARLEY_ERR_NOT_FOUND : PARLEY_ERR_IO,
+                       "%s: cannot open: %s", path, strerror(errno));
     for (;;) {
         if (cap - len < 2) {
             size_t c = cap ? 2 * cap : 16384;
@@ -631,14 +642,15 @@ parley_status yd_expect(const yd_node *n, yd_kind kind, const char *what)
 int yd_is_null(const yd_node *n)
 {
     return n && n->kind == YD_SCALAR && n->style == YD_PLAIN &&
-           (n->len == 0 || !strcmp(n->str, "~") || !strcmp(n->str, "null") || !strcmp(n->str, "Null") ||
-            !strcmp(n->str, "NULL"));
+           (n->len == 0 || !strcmp(n->str, "~") || !strcmp(n->str, "null") ||
+            !strcmp(n->str, "Null") || !strcmp(n->str, "NULL"));
 }
 
 parley_status yd_str(const yd_node *n, const char **out)
 {
     if (n->kind != YD_SCALAR)
-        return yd_fail(n, PARLEY_ERR_CONFIG, "expected a string, found a %s", yd_kind_name(n->kind));
+        return yd_fail(n, PARLEY_ERR_CONFIG, "expected a string, found a %s",
+                       yd_kind_name(n->kind));
     *out = n->str;
     return PARLEY_OK;
 }
@@ -646,7 +658,8 @@ parley_status yd_str(const yd_node *n, const char **out)
 parley_status yd_int(const yd_node *n, long long lo, long long hi, long long *out)
 {
     if (n->kind != YD_SCALAR)
-        return yd_fail(n, PARLEY_ERR_CONFIG, "expected an integer, found a %s", yd_kind_name(n->kind));
+        return yd_fail(n, PARLEY_ERR_CONFIG, "expected an integer, found a %s",
+                       yd_kind_name(n->kind));
     char *end;
     errno = 0;
     long long v = strtoll(n->str, &end, 10); /* decimal only: no surprise octal for "010" */
@@ -661,7 +674,8 @@ parley_status yd_int(const yd_node *n, long long lo, long long hi, long long *ou
 parley_status yd_double(const yd_node *n, double lo, double hi, double *out)
 {
     if (n->kind != YD_SCALAR)
-        return yd_fail(n, PARLEY_ERR_CONFIG, "expected a number, found a %s", yd_kind_name(n->kind));
+        return yd_fail(n, PARLEY_ERR_CONFIG, "expected a number, found a %s",
+                       yd_kind_name(n->kind));
     char *end;
     errno = 0;
     double v = strtod(n->str, &end);
@@ -675,7 +689,8 @@ parley_status yd_double(const yd_node *n, double lo, double hi, double *out)
 
 parley_status yd_bool(const yd_node *n, int *out)
 {
-    static const char *const names[2][3] = { { "false", "False", "FALSE" }, { "true", "True", "TRUE" } };
+    static const char *const names[2][3] = { { "false", "False", "FALSE" },
+                                             { "true", "True", "TRUE" } };
     if (n->kind == YD_SCALAR)
         for (int v = 0; v < 2; v++)
             for (int i = 0; i < 3; i++)
@@ -684,6 +699,7 @@ parley_status yd_bool(const yd_node *n, int *out)
                     return PARLEY_OK;
                 }
     return yd_fail(n, PARLEY_ERR_CONFIG, "expected true or false, found %s%s%s",
-                   n->kind == YD_SCALAR ? "'" : "a ", n->kind == YD_SCALAR ? n->str : yd_kind_name(n->kind),
+                   n->kind == YD_SCALAR ? "'" : "a ",
+                   n->kind == YD_SCALAR ? n->str : yd_kind_name(n->kind),
                    n->kind == YD_SCALAR ? "'" : "");
 }

@@ -41,11 +41,11 @@ typedef struct yd_node yd_node;
 
 struct yd_node {
     yd_kind kind;
-    const char *file;    /* borrowed from the document */
-    int line, col;       /* 1-based start; for block scalars, the `|` or `>` indicator */
+    const char *file; /* borrowed from the document */
+    int line, col;    /* 1-based start; for block scalars, the `|` or `>` indicator */
     const yd_doc *doc;
     /* YD_SCALAR */
-    char *str;           /* NUL-terminated value (a scalar may hold NUL bytes: use len) */
+    char *str; /* NUL-terminated value (a scalar may hold NUL bytes: use len) */
     size_t len;
     yd_style style;
     size_t src_start, src_end; /* byte range of the scalar in the source text */
@@ -76,7 +76,7 @@ const char *yd_kind_name(yd_kind kind);
 parley_status yd_fail(const yd_node *n, parley_status st, const char *fmt, ...) PL_PRINTF(3, 4);
 /* Records "FILE:LINE:COL: message" at byte `offset` of scalar n's value (see yd_scalar_pos). */
 parley_status yd_fail_at(const yd_node *n, size_t offset, parley_status st, const char *fmt, ...)
-    PL_PRINTF(4, 5);
+        PL_PRINTF(4, 5);
 
 /* The source position of byte `offset` of scalar n's value. Exact for literal blocks (`|`),
  * for plain scalars on one line, and for quoted scalars on one line without escapes; for

@@ -69,7 +69,11 @@ typedef struct bench_opts {
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
     *o = (bench_opts){ NULL, "cpu", NULL, "auto", 1, 32, 50, 5, 0, -1 };
-    static const struct { const char *name; size_t off; long lo, hi; } ints[] = {
+    static const struct {
+        const char *name;
+        size_t off;
+        long lo, hi;
+    } ints[] = {
         { "--batch", offsetof(bench_opts, batch), 1, 4096 },
         { "--seq", offsetof(bench_opts, seq), 2, 65536 },
         { "--iters", offsetof(bench_opts, iters), 1, 1000000 },
@@ -164,13 +168,15 @@ static int bench_nlu(int argc, char **argv)
         bert_set_threads(o.threads);
     const bert_config *c = &m->cfg;
     if (o.seq > c->max_positions) {
-        fprintf(stderr, "parley bench nlu: --seq %d exceeds the model's %d positions\n", o.seq, c->max_positions);
+        fprintf(stderr, "parley bench nlu: --seq %d exceeds the model's %d positions\n", o.seq,
+                c->max_positions);
         bert_model_free(m);
         return 2;
     }
     size_t N = (size_t)o.batch * o.seq;
     int *len = malloc(sizeof(int) * o.batch), *ids = malloc(sizeof(int) * N);
-    float *il = malloc(sizeof(float) * o.batch * c->n_intents), *sl = malloc(sizeof(float) * N * c->n_slots);
+    float *il = malloc(sizeof(float) * o.batch * c->n_intents),
+          *sl = malloc(sizeof(float) * N * c->n_slots);
     double *lat = malloc(sizeof(double) * o.iters);
     if (!len || !ids || !il || !sl || !lat) {
         fprintf(stderr, "parley bench nlu: out of memory\n");
@@ -181,7 +187,7 @@ static int bench_nlu(int argc, char **argv)
     for (int b = 0; b < o.batch; b++) {
         len[b] = o.seq;
         for (int t = 0; t < o.seq; t++)
-            ids[(size_t)b * o.seq + t] = t == 0 ? wp_vocab_cls(m->vocab)
+            ids[(size_t)b * o.seq + t] = t == 0           ? wp_vocab_cls(m->vocab)
                                          : t == o.seq - 1 ? wp_vocab_sep(m->vocab)
                                                           : 5 + rand() % (c->vocab_size - 5);
     }

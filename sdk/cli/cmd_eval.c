@@ -30,7 +30,8 @@ static void eval_usage(FILE *f)
             "                   [--confusions K] [--threads N] [--device D]\n"
             "\n"
             "Parses every example of an annotated dataset with the model and reports intent\n"
-            "accuracy, slot precision/recall/F1 over chunks (conlleval rules, as seqeval's default\n"
+            "accuracy, slot precision/recall/F1 over chunks (conlleval rules, as seqeval's "
+            "default\n"
             "mode), sentence accuracy (intent and every tag right), tag accuracy, per-intent and\n"
             "per-slot-type scores and the most frequent confusions.\n"
             "\n"
@@ -39,7 +40,8 @@ static void eval_usage(FILE *f)
             "                      seq.out and label (as SNIPS/ATIS in JointBERT's layout)\n"
             "  --json              print the report as JSON (ratios as fractions)\n"
             "  --batch N           utterances per model call (default 32)\n"
-            "  --predictions FILE  write one JSON line per example: {\"text\", \"intent\", \"tags\"}\n"
+            "  --predictions FILE  write one JSON line per example: {\"text\", \"intent\", "
+            "\"tags\"}\n"
             "  --confusions K      confusions listed of each kind (default 10; -1 = all)\n"
             "  --threads N         CPU threads (default: all cores)\n"
             "  --device D          auto | cpu | cuda:N (default auto)\n");
@@ -96,7 +98,8 @@ static int parse_args(int argc, char **argv, eval_opts *o)
 static int write_prediction(FILE *f, const parley_nlu_result *r)
 {
     cJSON *o = cJSON_CreateObject(), *tags = NULL;
-    int ok = o && cJSON_AddStringToObject(o, "text", r->text) && cJSON_AddStringToObject(o, "intent", r->intent) &&
+    int ok = o && cJSON_AddStringToObject(o, "text", r->text) &&
+             cJSON_AddStringToObject(o, "intent", r->intent) &&
              (tags = cJSON_AddArrayToObject(o, "tags"));
     for (int w = 0; ok && w < r->n_words; w++) {
         cJSON *t = cJSON_CreateString(r->tags[w]);
@@ -112,8 +115,8 @@ static int write_prediction(FILE *f, const parley_nlu_result *r)
 }
 
 /* Parses examples [first, first + n) and feeds the scorer. Returns the exit code (0 = go on). */
-static int eval_batch(parley_nlu *nlu, const ds_dataset *ds, int first, int n, mt_scorer *sc, FILE *pred,
-                      int *truncated)
+static int eval_batch(parley_nlu *nlu, const ds_dataset *ds, int first, int n, mt_scorer *sc,
+                      FILE *pred, int *truncated)
 {
     const char **texts = malloc((size_t)n * sizeof *texts), **gold = NULL;
     parley_nlu_result **res = calloc((size_t)n, sizeof *res);
@@ -136,8 +139,9 @@ static int eval_batch(parley_nlu *nlu, const ds_dataset *ds, int first, int n, m
         const ds_example *e = &ds->examples[first + i];
         const parley_nlu_result *r = res[i];
         if (r->n_words != e->n_words) {
-            fprintf(stderr, "parley eval: example %d ('%s'): the model found %d words, the data has %d\n", first + i + 1,
-                    e->text, r->n_words, e->n_words);
+            fprintf(stderr,
+                    "parley eval: example %d ('%s'): the model found %d words, the data has %d\n",
+                    first + i + 1, e->text, r->n_words, e->n_words);
             rc = 1;
             break;
         }
@@ -184,8 +188,8 @@ static int print_report(const mt_report *r, const eval_opts *o, const ds_dataset
     char *table = NULL;
     if ((st = mt_report_table(r, o->confusions, &table)) != PARLEY_OK)
         return cli_fail("eval: report", st);
-    printf("model %s on %s (%d examples, %d intents, %d slot types)\n\n", o->model, o->data, ds->n_examples,
-           ds->n_intents, ds->n_slots);
+    printf("model %s on %s (%d examples, %d intents, %d slot types)\n\n", o->model, o->data,
+           ds->n_examples, ds->n_intents, ds->n_slots);
     fputs(table, stdout);
     pl_free(table);
     return 0;
@@ -221,12 +225,15 @@ int cmd_eval(int argc, char **argv)
         goto done;
     }
     for (int i = 0; i < ds->n_examples && !rc; i += o.batch)
-        rc = eval_batch(nlu, ds, i, ds->n_examples - i < o.batch ? ds->n_examples - i : o.batch, sc, pred, &truncated);
+        rc = eval_batch(nlu, ds, i, ds->n_examples - i < o.batch ? ds->n_examples - i : o.batch, sc,
+                        pred, &truncated);
     if (rc)
         goto done;
     if (truncated)
-        fprintf(stderr, "parley eval: %d examples were longer than the model's positions; their last words "
-                        "count as O\n", truncated);
+        fprintf(stderr,
+                "parley eval: %d examples were longer than the model's positions; their last words "
+                "count as O\n",
+                truncated);
     if ((st = mt_scorer_report(sc, &report)) != PARLEY_OK) {
         rc = cli_fail("eval", st);
         goto done;

@@ -16,27 +16,30 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: parley model init (--config FILE | --layers N --hidden N --heads N --intermediate N\n"
-            "                          [--max-positions N] [--type-vocab N])\n"
-            "                         --vocab FILE --intents A,B,... --slots B-x,I-x,... [--seed N] --out DIR\n"
-            "\n"
-            "Writes a model directory (config.json, model.safetensors, vocab.txt) with BERT's random\n"
-            "initialization, ready for training.\n"
-            "\n"
-            "  --config FILE        take the shape from a Hugging Face BertConfig-style config.json\n"
-            "                       (its labels and vocab_size, if any, are replaced)\n"
-            "  --layers N           encoder layers (num_hidden_layers)\n"
-            "  --hidden N           hidden size; a multiple of --heads\n"
-            "  --heads N            attention heads\n"
-            "  --intermediate N     feed-forward size (usually 4 x hidden)\n"
-            "  --max-positions N    longest input in word pieces (default 512)\n"
-            "  --type-vocab N       token types (default 2)\n"
-            "  --vocab FILE         WordPiece vocab.txt; sets vocab_size\n"
-            "  --intents A,B,...    intent labels\n"
-            "  --slots B-x,I-x,...  BIO slot tags; \"O\" is added first when not given\n"
-            "  --seed N             random seed (default 1)\n"
-            "  --out DIR            the directory to write (created if missing)\n");
+    fprintf(f, "usage: parley model init (--config FILE | --layers N --hidden N --heads N "
+               "--intermediate N\n"
+               "                          [--max-positions N] [--type-vocab N])\n"
+               "                         --vocab FILE --intents A,B,... --slots B-x,I-x,... "
+               "[--seed N] --out DIR\n"
+               "\n"
+               "Writes a model directory (config.json, model.safetensors, vocab.txt) with BERT's "
+               "random\n"
+               "initialization, ready for training.\n"
+               "\n"
+               "  --config FILE        take the shape from a Hugging Face BertConfig-style "
+               "config.json\n"
+               "                       (its labels and vocab_size, if any, are replaced)\n"
+               "  --layers N           encoder layers (num_hidden_layers)\n"
+               "  --hidden N           hidden size; a multiple of --heads\n"
+               "  --heads N            attention heads\n"
+               "  --intermediate N     feed-forward size (usually 4 x hidden)\n"
+               "  --max-positions N    longest input in word pieces (default 512)\n"
+               "  --type-vocab N       token types (default 2)\n"
+               "  --vocab FILE         WordPiece vocab.txt; sets vocab_size\n"
+               "  --intents A,B,...    intent labels\n"
+               "  --slots B-x,I-x,...  BIO slot tags; \"O\" is added first when not given\n"
+               "  --seed N             random seed (default 1)\n"
+               "  --out DIR            the directory to write (created if missing)\n");
 }
 
 /* Splits a comma list in place into at most cap items; returns the count. */
@@ -74,13 +77,24 @@ static int parse_args(int argc, char **argv, init_args *a)
         size_t str_off, int_off; /* one of them is meaningful, the other is NONE */
         long lo;
     } opts[] = {
-#define NONE ((size_t)-1)
+#define NONE      ((size_t)-1)
 #define STR(o, f) { o, offsetof(init_args, f), NONE, 0 }
-#define INT(o, f, lo) { o, NONE, offsetof(init_args, f), lo }
-        STR("--config", config), STR("--vocab", vocab), STR("--intents", intents), STR("--slots", slots),
-        STR("--out", out), INT("--layers", layers, 1), INT("--hidden", hidden, 1), INT("--heads", heads, 1),
-        INT("--intermediate", intermediate, 1), INT("--max-positions", max_positions, 1),
-        INT("--type-vocab", type_vocab, 1), INT("--seed", seed, 0),
+#define INT(o, f, lo)                       \
+    {                                       \
+        o, NONE, offsetof(init_args, f), lo \
+    }
+        STR("--config", config),
+        STR("--vocab", vocab),
+        STR("--intents", intents),
+        STR("--slots", slots),
+        STR("--out", out),
+        INT("--layers", layers, 1),
+        INT("--hidden", hidden, 1),
+        INT("--heads", heads, 1),
+        INT("--intermediate", intermediate, 1),
+        INT("--max-positions", max_positions, 1),
+        INT("--type-vocab", type_vocab, 1),
+        INT("--seed", seed, 0),
 #undef STR
 #undef INT
     };
@@ -90,24 +104,32 @@ static int parse_args(int argc, char **argv, init_args *a)
         while (k < N_OPTS && strcmp(argv[i], opts[k].opt))
             k++;
         if (k == N_OPTS || i + 1 >= argc) {
-            fprintf(stderr, "parley: model init: %s '%s'\n", k == N_OPTS ? "unknown option" : "no value for", argv[i]);
+            fprintf(stderr, "parley: model init: %s '%s'\n",
+                    k == N_OPTS ? "unknown option" : "no value for", argv[i]);
             return 2;
         }
         if (opts[k].str_off != NONE)
             *(const char **)((char *)a + opts[k].str_off) = argv[i + 1];
-        else if (cli_parse_int(argv[i], argv[i + 1], opts[k].lo, INT_MAX, (int *)((char *)a + opts[k].int_off)) < 0)
+        else if (cli_parse_int(argv[i], argv[i + 1], opts[k].lo, INT_MAX,
+                               (int *)((char *)a + opts[k].int_off)) < 0)
             return 2;
     }
 #undef NONE
-    int any_shape = a->layers || a->hidden || a->heads || a->intermediate || a->max_positions || a->type_vocab;
-    const char *missing = !a->vocab ? "--vocab" : !a->intents ? "--intents" : !a->slots ? "--slots" : !a->out ? "--out" : NULL;
+    int any_shape = a->layers || a->hidden || a->heads || a->intermediate || a->max_positions ||
+                    a->type_vocab;
+    const char *missing = !a->vocab     ? "--vocab"
+                          : !a->intents ? "--intents"
+                          : !a->slots   ? "--slots"
+                          : !a->out     ? "--out"
+                                        : NULL;
     if (!missing && !a->config && !(a->layers && a->hidden && a->heads && a->intermediate))
         missing = "--config or all of --layers, --hidden, --heads, --intermediate";
     if (missing || (a->config && any_shape)) {
         if (missing)
             fprintf(stderr, "parley: model init: needs %s\n", missing);
         else
-            fprintf(stderr, "parley: model init: --config and the shape flags exclude each other\n");
+            fprintf(stderr,
+                    "parley: model init: --config and the shape flags exclude each other\n");
         usage(stderr);
         return 2;
     }
@@ -161,7 +183,8 @@ static int init(int argc, char **argv)
     for (int i = 1; i <= ns; i++)
         has_o |= !strcmp(slot_list[i], "O");
     slot_list[0] = "O";
-    if ((st = bert_config_set_labels(&cfg, intent_list, ni, slot_list + has_o, ns + !has_o)) != PARLEY_OK ||
+    if ((st = bert_config_set_labels(&cfg, intent_list, ni, slot_list + has_o, ns + !has_o)) !=
+                PARLEY_OK ||
         (st = bert_config_check(&cfg, "parley model init")) != PARLEY_OK)
         goto fail;
 
@@ -172,8 +195,10 @@ static int init(int argc, char **argv)
     bert_model_init_random(m, (unsigned long long)a.seed);
     if ((st = bert_model_save(m, a.out)) != PARLEY_OK)
         goto fail;
-    printf("wrote %s: %zu parameters (%d layers, hidden %d, %d heads, vocab %d), %d intents, %d slot tags\n", a.out,
-           m->n_params, cfg.layers, cfg.hidden, cfg.heads, cfg.vocab_size, cfg.n_intents, cfg.n_slots);
+    printf("wrote %s: %zu parameters (%d layers, hidden %d, %d heads, vocab %d), %d intents, %d "
+           "slot tags\n",
+           a.out, m->n_params, cfg.layers, cfg.hidden, cfg.heads, cfg.vocab_size, cfg.n_intents,
+           cfg.n_slots);
     rc = 0;
 fail:
     if (st != PARLEY_OK)

@@ -16,8 +16,8 @@ enum { PREDICT_BATCH = 32 };
 
 typedef struct predict_opts {
     const char *model;
-    int words;  /* input is pre-split words: slot values are whole words */
-    int top;    /* add a "ranking" list of this many intents */
+    int words; /* input is pre-split words: slot values are whole words */
+    int top;   /* add a "ranking" list of this many intents */
 } predict_opts;
 
 static void predict_usage(FILE *f)
@@ -27,7 +27,8 @@ static void predict_usage(FILE *f)
             "                          [--precision P]\n"
             "\n"
             "Reads one utterance per line on stdin and writes one JSON object per line:\n"
-            "  {\"text\", \"intent\", \"confidence\", \"slots\": [{\"slot\", \"value\", \"start\", \"end\"}],\n"
+            "  {\"text\", \"intent\", \"confidence\", \"slots\": [{\"slot\", \"value\", \"start\", "
+            "\"end\"}],\n"
             "   \"tags\": [one BIO tag per whitespace-separated word]}\n"
             "start and end are byte offsets in the line. A line that cannot be parsed gives\n"
             "{\"line\": N, \"error\": \"...\"} and the stream goes on.\n"
@@ -201,6 +202,7 @@ int cmd_nlu(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "predict"))
         return predict(argc - 1, argv + 1);
     FILE *f = argc >= 2 && cli_is_help(argv[1]) ? stdout : stderr;
-    fprintf(f, "usage: parley nlu predict --model DIR [--words] ...   (parley nlu predict --help)\n");
+    fprintf(f,
+            "usage: parley nlu predict --model DIR [--words] ...   (parley nlu predict --help)\n");
     return f == stdout ? 0 : 2;
 }

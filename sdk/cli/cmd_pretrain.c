@@ -16,7 +16,8 @@
 
 enum { EXIT_STOPPED = 130 };
 
-_Static_assert(offsetof(pretrain_params, t) == 0, "train_cli's common options write into a train_params first");
+_Static_assert(offsetof(pretrain_params, t) == 0,
+               "train_cli's common options write into a train_params first");
 
 static void usage(FILE *f)
 {
@@ -36,7 +37,8 @@ static void usage(FILE *f)
             "                       become [MASK], 10%% a random piece, 10%% stay (default %g)\n"
             "  --holdout X          fraction of the lines held out for scoring (default %g)\n",
             (double)d.mask_prob, (double)d.holdout);
-    cli_train_common_help(f, &d.t, "pretraining goes on from it (and from its mlm_head.safetensors)",
+    cli_train_common_help(f, &d.t,
+                          "pretraining goes on from it (and from its mlm_head.safetensors)",
                           train_default_lr(0));
     fprintf(f,
             "\n"
@@ -57,13 +59,14 @@ static void print_start(const train_progress *pr)
 {
     const bert_config *c = pr->config;
     fprintf(stderr, "pretrain: %d lines, %d held out\n", pr->n_train + pr->n_dev, pr->n_dev);
-    fprintf(stderr, "pretrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters trained\n", c->layers,
-            c->hidden, c->heads, c->intermediate, c->max_positions, pr->vocab_size,
+    fprintf(stderr,
+            "pretrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters trained\n",
+            c->layers, c->hidden, c->heads, c->intermediate, c->max_positions, pr->vocab_size,
             pr->vocab_learned ? " (learned)" : "", (double)pr->n_params / 1e6);
     fprintf(stderr, "pretrain: %d epochs, %ld steps\n", pr->epochs, pr->steps);
     if (pr->n_truncated)
-        fprintf(stderr, "pretrain: %d lines are longer than %d pieces and were cut\n", pr->n_truncated,
-                c->max_positions);
+        fprintf(stderr, "pretrain: %d lines are longer than %d pieces and were cut\n",
+                pr->n_truncated, c->max_positions);
 }
 
 int cmd_pretrain(int argc, char **argv)
@@ -78,7 +81,8 @@ int cmd_pretrain(int argc, char **argv)
     if (!p.n_text || !p.t.out)
         return cli_usage_error(&o, "--text and --out are required");
     if (p.t.init && (o.given & (G_SHAPE | G_VOCAB)))
-        return cli_usage_error(&o, "--init brings its own shape and vocabulary: drop the shape and vocabulary options");
+        return cli_usage_error(&o, "--init brings its own shape and vocabulary: drop the shape and "
+                                   "vocabulary options");
     if (o.vocab_opts > 1)
         return cli_usage_error(&o, "give --vocab or --vocab-size, not both");
     if (p.t.hidden % p.t.heads)
@@ -94,11 +98,12 @@ int cmd_pretrain(int argc, char **argv)
     if (st != PARLEY_OK)
         return cli_fail("pretrain", st);
     char wall[32];
-    printf("%s after %ld steps (%d epochs) in %s, %.0f lines/s; model in %s", res.stopped ? "stopped" : "pretrained",
-           res.steps_done, res.epochs_done, cli_duration(res.wall_s, wall, sizeof wall), res.examples_per_s,
-           p.t.out);
+    printf("%s after %ld steps (%d epochs) in %s, %.0f lines/s; model in %s",
+           res.stopped ? "stopped" : "pretrained", res.steps_done, res.epochs_done,
+           cli_duration(res.wall_s, wall, sizeof wall), res.examples_per_s, p.t.out);
     if (res.n_holdout && res.epochs_done)
-        printf("; held-out masked-LM loss %.4f, accuracy %.2f%%", res.mlm_loss, 100 * res.mlm_accuracy);
+        printf("; held-out masked-LM loss %.4f, accuracy %.2f%%", res.mlm_loss,
+               100 * res.mlm_accuracy);
     printf("\n");
     return res.stopped ? EXIT_STOPPED : 0;
 }

@@ -109,14 +109,15 @@ static int parse_sets(int argc, char **argv, int i, const char **sets, int *n)
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: parley run GRAPH.yaml [--set NODE.PARAM=VALUE]...\n"
-               "\n"
-               "Runs the pipeline graph until its inputs end (or SIGINT/SIGTERM), then waits for\n"
-               "the turns in flight. With text.stdin and text.stdout nodes, each input line is\n"
-               "a turn (plain text, or {\"user\": ID, \"text\": ...}) and each reply one JSON line\n"
-               "{\"user\",\"turn\",\"reply\",\"intent\",\"confidence\",\"slots\"}.\n"
-               "  --set X.P=V  override param P of node X (or of every node of kind X)\n"
-               "See `parley inspect` for the node kinds.\n");
+    fprintf(f,
+            "usage: parley run GRAPH.yaml [--set NODE.PARAM=VALUE]...\n"
+            "\n"
+            "Runs the pipeline graph until its inputs end (or SIGINT/SIGTERM), then waits for\n"
+            "the turns in flight. With text.stdin and text.stdout nodes, each input line is\n"
+            "a turn (plain text, or {\"user\": ID, \"text\": ...}) and each reply one JSON line\n"
+            "{\"user\",\"turn\",\"reply\",\"intent\",\"confidence\",\"slots\"}.\n"
+            "  --set X.P=V  override param P of node X (or of every node of kind X)\n"
+            "See `parley inspect` for the node kinds.\n");
 }
 
 int cmd_run(int argc, char **argv)

@@ -22,10 +22,12 @@ static void usage(FILE *f)
             "usage: parley tokenize --vocab FILE [--words]\n"
             "\n"
             "Reads UTF-8 lines on stdin and writes one JSON object per line:\n"
-            "  {\"text\", \"tokens\": [\"hello\", \"##s\"], \"ids\", \"words\": [word index per piece],\n"
+            "  {\"text\", \"tokens\": [\"hello\", \"##s\"], \"ids\", \"words\": [word index per "
+            "piece],\n"
             "   \"start\", \"end\": [byte range of each piece in the line]}\n"
             "Words are the whitespace-separated parts of the line; [CLS] and [SEP] are not added.\n"
-            "A line that is not valid UTF-8 gives {\"line\": N, \"error\": \"...\"} and the stream\n"
+            "A line that is not valid UTF-8 gives {\"line\": N, \"error\": \"...\"} and the "
+            "stream\n"
             "goes on. \"text\" stops at a NUL byte, if the line has one; offsets do not.\n"
             "\n"
             "  --vocab FILE  WordPiece vocabulary (vocab.txt, one token per line)\n"
@@ -34,8 +36,8 @@ static void usage(FILE *f)
 
 /* Adds an array of n numbers: the int or size_t at byte `offset` of each of n records of
  * `stride` bytes at `base` (which may be NULL when n is 0). */
-static int add_numbers(cJSON *o, const char *name, const void *base, size_t offset, int n, size_t stride,
-                       int is_size)
+static int add_numbers(cJSON *o, const char *name, const void *base, size_t offset, int n,
+                       size_t stride, int is_size)
 {
     cJSON *a = cJSON_AddArrayToObject(o, name);
     if (!a)
@@ -52,7 +54,8 @@ static int add_numbers(cJSON *o, const char *name, const void *base, size_t offs
 static cJSON *tokens_json(const wp_vocab *v, const char *text, const wp_tokens *t, int words)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *tokens = cJSON_AddStringToObject(o, "text", text) ? cJSON_AddArrayToObject(o, "tokens") : NULL;
+    cJSON *tokens =
+            cJSON_AddStringToObject(o, "text", text) ? cJSON_AddArrayToObject(o, "tokens") : NULL;
     int ok = tokens != NULL;
     for (int i = 0; ok && i < t->n_pieces; i++)
         ok = cJSON_AddItemToArray(tokens, cJSON_CreateString(wp_vocab_token(v, t->pieces[i].id)));
@@ -134,8 +137,9 @@ int cmd_tokenize(int argc, char **argv)
             line[--len] = '\0';
         wp_tokens t;
         st = wp_tokenize(v, line, len, &t);
-        cJSON *o = st == PARLEY_OK ? tokens_json(v, line, &t, words)
-                   : st == PARLEY_ERR_UTF8 ? error_json(line_no) : NULL;
+        cJSON *o = st == PARLEY_OK         ? tokens_json(v, line, &t, words)
+                   : st == PARLEY_ERR_UTF8 ? error_json(line_no)
+                                           : NULL;
         wp_tokens_free(&t);
         if (st != PARLEY_OK && st != PARLEY_ERR_UTF8) {
             rc = cli_fail("tokenize", st);

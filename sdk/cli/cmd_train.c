@@ -20,8 +20,8 @@
 #include "sdk/cli/train_cli.h"
 
 enum {
-    LOG_EVERY = 50,      /* steps between log lines when stderr is not a terminal */
-    EXIT_STOPPED = 130,  /* the shell's code for "ended by SIGINT" */
+    LOG_EVERY = 50,     /* steps between log lines when stderr is not a terminal */
+    EXIT_STOPPED = 130, /* the shell's code for "ended by SIGINT" */
 };
 
 static void usage(FILE *f)
@@ -89,7 +89,8 @@ static int parse_args(int argc, char **argv, train_params *p, int *quiet)
     if (!p->data || !p->out)
         clash = "--data and --out are required";
     else if (p->resume && (given & G_SETTING))
-        clash = "--resume continues with the stopped run's own settings: give only --data, --dev, --out, "
+        clash = "--resume continues with the stopped run's own settings: give only --data, --dev, "
+                "--out, "
                 "--threads, --device, --precision, --quiet";
     else if (p->init && (given & (G_SHAPE | G_VOCAB)))
         clash = "--init brings its own shape and vocabulary: drop the shape and vocabulary options";
@@ -111,12 +112,14 @@ static void print_start(const train_progress *pr)
     fprintf(stderr, ", %d intents, %d slot tags", pr->n_intents, pr->n_tags);
     if (pr->n_dev)
         fprintf(stderr, "; dev %d examples", pr->n_dev);
-    fprintf(stderr, "\ntrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters%s\n", c->layers, c->hidden,
-            c->heads, c->intermediate, c->max_positions, pr->vocab_size, pr->vocab_learned ? " (learned)" : "",
-            (double)pr->n_params / 1e6, pr->heads_replaced ? ", new heads" : "");
+    fprintf(stderr, "\ntrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters%s\n",
+            c->layers, c->hidden, c->heads, c->intermediate, c->max_positions, pr->vocab_size,
+            pr->vocab_learned ? " (learned)" : "", (double)pr->n_params / 1e6,
+            pr->heads_replaced ? ", new heads" : "");
     fprintf(stderr, "train: %d epochs, %ld steps, on %s\n", pr->epochs, pr->steps, pr->device);
     if (pr->n_truncated)
-        fprintf(stderr, "train: warning: %d training examples are longer than %d pieces and were cut\n",
+        fprintf(stderr,
+                "train: warning: %d training examples are longer than %d pieces and were cut\n",
                 pr->n_truncated, c->max_positions);
     if (pr->step)
         fprintf(stderr, "train: resuming at step %ld\n", pr->step);
@@ -141,17 +144,19 @@ int cmd_train(int argc, char **argv)
         return cli_fail("train", st);
     char wall[32];
     if (res.stopped) {
-        printf("stopped at step %ld (epoch %d done) after %s; continue with: parley train --resume --data %s%s%s "
+        printf("stopped at step %ld (epoch %d done) after %s; continue with: parley train --resume "
+               "--data %s%s%s "
                "--out %s\n",
-               res.steps_done, res.epochs_done, cli_duration(res.wall_s, wall, sizeof wall), p.data, p.dev ? " --dev " : "",
-               p.dev ? p.dev : "", p.out);
+               res.steps_done, res.epochs_done, cli_duration(res.wall_s, wall, sizeof wall), p.data,
+               p.dev ? " --dev " : "", p.dev ? p.dev : "", p.out);
         return EXIT_STOPPED;
     }
-    printf("trained in %s, %.0f examples/s; model in %s (epoch %d)", cli_duration(res.wall_s, wall, sizeof wall),
-           res.examples_per_s, p.out, res.best_epoch);
+    printf("trained in %s, %.0f examples/s; model in %s (epoch %d)",
+           cli_duration(res.wall_s, wall, sizeof wall), res.examples_per_s, p.out, res.best_epoch);
     if (res.has_dev)
-        printf("; best dev: intent %.2f%%, slot F1 %.2f%%, sentence %.2f%%", 100 * res.best.intent_accuracy,
-               100 * res.best.slot_f1, 100 * res.best.sentence_accuracy);
+        printf("; best dev: intent %.2f%%, slot F1 %.2f%%, sentence %.2f%%",
+               100 * res.best.intent_accuracy, 100 * res.best.slot_f1,
+               100 * res.best.sentence_accuracy);
     printf("\n");
     return 0;
 }

@@ -33,7 +33,8 @@ static const struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: parley [-v|-q] <command> [args]   (parley <command> --help for more)\n\ncommands:\n");
+    fprintf(f, "usage: parley [-v|-q] <command> [args]   (parley <command> --help for "
+               "more)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n  -v  log debug lines to stderr    -q  log only errors\n  --version\n");
@@ -49,7 +50,8 @@ static void log_stderr(parley_log_level level, const char *msg, void *user_data)
 int cli_fail(const char *what, parley_status st)
 {
     const char *detail = parley_errmsg();
-    fprintf(stderr, "parley: %s: %s%s%s\n", what, parley_status_str(st), *detail ? ": " : "", detail);
+    fprintf(stderr, "parley: %s: %s%s%s\n", what, parley_status_str(st), *detail ? ": " : "",
+            detail);
     return 1;
 }
 
@@ -64,7 +66,8 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, int *out)
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "parley: %s wants an integer in [%ld, %ld], got '%s'\n", opt, lo, hi, s ? s : "");
+        fprintf(stderr, "parley: %s wants an integer in [%ld, %ld], got '%s'\n", opt, lo, hi,
+                s ? s : "");
         return -1;
     }
     *out = (int)v;

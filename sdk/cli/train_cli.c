@@ -67,15 +67,18 @@ void cli_train_common_help(FILE *f, const train_params *d, const char *init_note
             "  --weight-decay X     AdamW weight decay, not on biases and LayerNorm (default %g)\n"
             "  --dropout X          dropout probability (default %g)\n"
             "  --clip X             clip gradients to this global norm; 0 = off (default %g)\n"
-            "  --seed N             seed of the initialization, shuffling and dropout (default %llu)\n"
+            "  --seed N             seed of the initialization, shuffling and dropout (default "
+            "%llu)\n"
             "  --threads N          CPU threads (default: all cores); results are reproducible\n"
             "                       for a given seed and thread count\n"
-            "  --device D           cpu (default), cuda, cuda:N, or auto (a GPU when one is usable);\n"
+            "  --device D           cpu (default), cuda, cuda:N, or auto (a GPU when one is "
+            "usable);\n"
             "                       parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
-            init_note, d->layers, d->hidden, d->heads, d->intermediate, d->max_positions, WP_LEARN_DEFAULT_SIZE,
-            d->epochs, d->batch, (double)train_default_lr(0), (double)lr_init, (double)d->warmup_fraction,
-            (double)d->weight_decay, (double)d->dropout, (double)d->clip, (unsigned long long)d->seed);
+            init_note, d->layers, d->hidden, d->heads, d->intermediate, d->max_positions,
+            WP_LEARN_DEFAULT_SIZE, d->epochs, d->batch, (double)train_default_lr(0),
+            (double)lr_init, (double)d->warmup_fraction, (double)d->weight_decay,
+            (double)d->dropout, (double)d->clip, (unsigned long long)d->seed);
 }
 
 int cli_usage_error(const opt_parse *o, const char *what)
@@ -90,7 +93,8 @@ static int bad_value(const opt_parse *o, const char *opt, const char *s, const c
     return -1;
 }
 
-static int parse_float(const opt_parse *o, const char *opt, double lo, double hi, const char *s, float *out)
+static int parse_float(const opt_parse *o, const char *opt, double lo, double hi, const char *s,
+                       float *out)
 {
     char *end;
     errno = 0;
@@ -131,7 +135,8 @@ static int parse_u64(const opt_parse *o, const char *opt, const char *s, uint64_
 }
 
 /* Reads the value of d from argv[*i + 1] (and on, for a list); advances *i past it. */
-static int parse_value(const opt_parse *o, const opt_def *d, int argc, char **argv, int *i, char *base)
+static int parse_value(const opt_parse *o, const opt_def *d, int argc, char **argv, int *i,
+                       char *base)
 {
     const char *s = *i + 1 < argc ? argv[*i + 1] : NULL;
     void *dst = base + d->off;
@@ -142,14 +147,10 @@ static int parse_value(const opt_parse *o, const opt_def *d, int argc, char **ar
             return bad_value(o, d->name, s, "a path or name");
         *(const char **)dst = s;
         return 0;
-    case OPT_INT:
-        return cli_parse_int(d->name, s, (long)d->lo, (long)d->hi, dst);
-    case OPT_FLOAT:
-        return parse_float(o, d->name, d->lo, d->hi, s, dst);
-    case OPT_WARMUP:
-        return parse_warmup(o, d, s, base);
-    case OPT_U64:
-        return parse_u64(o, d->name, s, dst);
+    case OPT_INT: return cli_parse_int(d->name, s, (long)d->lo, (long)d->hi, dst);
+    case OPT_FLOAT: return parse_float(o, d->name, d->lo, d->hi, s, dst);
+    case OPT_WARMUP: return parse_warmup(o, d, s, base);
+    case OPT_U64: return parse_u64(o, d->name, s, dst);
     case OPT_LIST: {
         int n = 0;
         while (*i + n < argc && strncmp(argv[*i + n], "--", 2) != 0)
@@ -189,7 +190,8 @@ int cli_parse_opts(opt_parse *o, const opt_def *opts, int n, int argc, char **ar
             if (!strcmp(a, common[k].name))
                 d = &common[k];
         if (!d) {
-            fprintf(stderr, "parley: %s: unknown option '%s' (parley %s --help)\n", o->cmd, a, o->cmd);
+            fprintf(stderr, "parley: %s: unknown option '%s' (parley %s --help)\n", o->cmd, a,
+                    o->cmd);
             return 2;
         }
         if (parse_value(o, d, argc, argv, &i, params) != 0)
@@ -244,9 +246,7 @@ int cli_train_progress(const train_progress *pr, void *user_data)
     if (v->quiet)
         return interrupted;
     switch (pr->event) {
-    case TRAIN_START:
-        v->start(pr);
-        break;
+    case TRAIN_START: v->start(pr); break;
     case TRAIN_STEP:
         if (v->tty) {
             /* Ten redraws a second at most: the line is for eyes, not logs. */
@@ -254,26 +254,28 @@ int cli_train_progress(const train_progress *pr, void *user_data)
             clock_gettime(CLOCK_MONOTONIC, &ts);
             double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
             if (pr->step == pr->steps || now - v->last_draw >= 0.1) {
-                fprintf(stderr, "\r\033[Kepoch %d/%d  step %ld/%ld  loss %.4f  %.0f ex/s  ETA %s", pr->epoch,
-                        pr->epochs, pr->step, pr->steps, (double)pr->loss, pr->examples_per_s,
-                        cli_duration(pr->eta_s, eta, sizeof eta));
+                fprintf(stderr, "\r\033[Kepoch %d/%d  step %ld/%ld  loss %.4f  %.0f ex/s  ETA %s",
+                        pr->epoch, pr->epochs, pr->step, pr->steps, (double)pr->loss,
+                        pr->examples_per_s, cli_duration(pr->eta_s, eta, sizeof eta));
                 v->last_draw = now;
                 v->line_open = 1;
             }
         } else if (pr->step % LOG_EVERY == 0) {
-            fprintf(stderr, "epoch %d/%d step %ld/%ld loss %.4f lr %.3g %.0f ex/s ETA %s\n", pr->epoch, pr->epochs,
-                    pr->step, pr->steps, (double)pr->loss, (double)pr->lr, pr->examples_per_s,
-                    cli_duration(pr->eta_s, eta, sizeof eta));
+            fprintf(stderr, "epoch %d/%d step %ld/%ld loss %.4f lr %.3g %.0f ex/s ETA %s\n",
+                    pr->epoch, pr->epochs, pr->step, pr->steps, (double)pr->loss, (double)pr->lr,
+                    pr->examples_per_s, cli_duration(pr->eta_s, eta, sizeof eta));
         }
         break;
     case TRAIN_EPOCH:
         cli_train_end_line(v);
         fprintf(stderr, "epoch %d/%d done: loss %.4f", pr->epoch, pr->epochs, (double)pr->loss);
         if (pr->has_dev)
-            fprintf(stderr, "  dev intent %.2f%%  slot F1 %.2f%%  sentence %.2f%%", 100 * pr->dev.intent_accuracy,
-                    100 * pr->dev.slot_f1, 100 * pr->dev.sentence_accuracy);
+            fprintf(stderr, "  dev intent %.2f%%  slot F1 %.2f%%  sentence %.2f%%",
+                    100 * pr->dev.intent_accuracy, 100 * pr->dev.slot_f1,
+                    100 * pr->dev.sentence_accuracy);
         if (pr->has_mlm)
-            fprintf(stderr, "  held-out masked-LM loss %.4f  accuracy %.2f%%", pr->mlm_loss, 100 * pr->mlm_accuracy);
+            fprintf(stderr, "  held-out masked-LM loss %.4f  accuracy %.2f%%", pr->mlm_loss,
+                    100 * pr->mlm_accuracy);
         fprintf(stderr, "%s\n", pr->best ? (pr->has_dev ? "  (best, saved)" : "  (saved)") : "");
         break;
     }

@@ -11,9 +11,14 @@
 #include "nlu/train/train.h"
 
 typedef enum opt_kind {
-    OPT_STR, OPT_INT, OPT_U64, OPT_FLOAT, OPT_FLAG,
-    OPT_WARMUP,   /* "0.1" a fraction (float at off), "100" steps (long at off2); -1 steps */
-    OPT_LIST,     /* the following arguments up to the next "--x": pointer at off, count (int) at off2 */
+    OPT_STR,
+    OPT_INT,
+    OPT_U64,
+    OPT_FLOAT,
+    OPT_FLAG,
+    OPT_WARMUP, /* "0.1" a fraction (float at off), "100" steps (long at off2); -1 steps */
+    OPT_LIST,   /* the following arguments up to the next "--x": pointer at off, count (int) at off2
+                 */
 } opt_kind;
 
 /* Which options go together; a command checks the groups given against each other. */
@@ -22,17 +27,17 @@ enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4 };
 typedef struct opt_def {
     const char *name;
     opt_kind kind;
-    size_t off, off2;   /* into the params struct */
-    double lo, hi;      /* OPT_INT and OPT_FLOAT ranges */
+    size_t off, off2; /* into the params struct */
+    double lo, hi;    /* OPT_INT and OPT_FLOAT ranges */
     int group;
 } opt_def;
 
 typedef struct opt_parse {
-    const char *cmd;    /* "train": named in error messages */
+    const char *cmd; /* "train": named in error messages */
     void (*usage)(FILE *f);
-    int quiet;          /* --quiet was given */
-    int given;          /* the groups of the options given, or-ed */
-    int vocab_opts;     /* how many G_VOCAB options were given */
+    int quiet;      /* --quiet was given */
+    int given;      /* the groups of the options given, or-ed */
+    int vocab_opts; /* how many G_VOCAB options were given */
 } opt_parse;
 
 /* Fills params from argv by the command's table (n options), then the options every
@@ -48,8 +53,8 @@ int cli_usage_error(const opt_parse *o, const char *what);
 
 typedef struct train_view {
     int quiet, tty;
-    double last_draw;       /* when the live line was last drawn (monotonic seconds) */
-    int line_open;          /* a \r line is on screen without its newline */
+    double last_draw; /* when the live line was last drawn (monotonic seconds) */
+    int line_open;    /* a \r line is on screen without its newline */
     void (*start)(const train_progress *pr); /* prints TRAIN_START's lines */
 } train_view;
 

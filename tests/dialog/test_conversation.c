@@ -41,13 +41,13 @@ static void check_turn(const char *file, const yd_node *t, const dm_turn_out *o)
     const yd_node *v;
     int line = t->line;
     if ((v = yd_get(t, "reply")))
-        CHECK(!strcmp(o->reply, v->str), "%s:%d: reply\n  got:  %s\n  want: %s", file, line, o->reply,
-              v->str);
+        CHECK(!strcmp(o->reply, v->str), "%s:%d: reply\n  got:  %s\n  want: %s", file, line,
+              o->reply, v->str);
     if ((v = yd_get(t, "reply_has"))) {
         for (size_t i = 0; i < (v->kind == YD_SEQ ? v->n : 1); i++) {
             const char *part = v->kind == YD_SEQ ? v->items[i]->str : v->str;
-            CHECK(strstr(o->reply, part) != NULL, "%s:%d: reply '%s' lacks '%s'", file, line, o->reply,
-                  part);
+            CHECK(strstr(o->reply, part) != NULL, "%s:%d: reply '%s' lacks '%s'", file, line,
+                  o->reply, part);
         }
     }
     if ((v = yd_get(t, "form"))) {
@@ -57,11 +57,13 @@ static void check_turn(const char *file, const yd_node *t, const dm_turn_out *o)
               want ? want : "~");
     }
     if ((v = yd_get(t, "acted")))
-        CHECK(!strcmp(o->intent, v->str), "%s:%d: acted on '%s', want '%s'", file, line, o->intent, v->str);
+        CHECK(!strcmp(o->intent, v->str), "%s:%d: acted on '%s', want '%s'", file, line, o->intent,
+              v->str);
     if ((v = yd_get(t, "new_session"))) {
         int want = 0;
         yd_bool(v, &want);
-        CHECK(o->new_session == want, "%s:%d: new_session %d, want %d", file, line, o->new_session, want);
+        CHECK(o->new_session == want, "%s:%d: new_session %d, want %d", file, line, o->new_session,
+              want);
     }
     if ((v = yd_get(t, "action")))
         CHECK(o->action && !strcmp(o->action, v->str), "%s:%d: action '%s', want '%s'", file, line,
@@ -73,8 +75,8 @@ static void check_turn(const char *file, const yd_node *t, const dm_turn_out *o)
             for (size_t j = 0; j < o->n_slots; j++)
                 if (!strcmp(o->slots[j].name, v->keys[i]->str))
                     got = o->slots[j].value;
-            CHECK(got && !strcmp(got, v->items[i]->str), "%s:%d: slot %s = '%s', want '%s'", file, line,
-                  v->keys[i]->str, got ? got : "(unset)", v->items[i]->str);
+            CHECK(got && !strcmp(got, v->items[i]->str), "%s:%d: slot %s = '%s', want '%s'", file,
+                  line, v->keys[i]->str, got ? got : "(unset)", v->items[i]->str);
         }
     }
 }
@@ -100,7 +102,8 @@ static void run_file(const char *file)
         if ((v = yd_get(t, "reopen")) && !strcmp(v->str, "true")) {
             dm_close(dm);
             dm = NULL;
-            CHECK(dm_open(&p, &dm) == PARLEY_OK, "%s:%d: reopen: %s", file, t->line, parley_errmsg());
+            CHECK(dm_open(&p, &dm) == PARLEY_OK, "%s:%d: reopen: %s", file, t->line,
+                  parley_errmsg());
             if (!dm)
                 break;
         }
@@ -116,18 +119,25 @@ static void run_file(const char *file)
         for (size_t k = 0; e && k < e->n; k++) {
             const yd_node *val = e->items[k];
             for (size_t j = 0; j < (val->kind == YD_SEQ ? val->n : 1) && n < 32; j++)
-                ents[n++] = (dm_entity){ e->keys[k]->str, val->kind == YD_SEQ ? val->items[j]->str : val->str };
+                ents[n++] = (dm_entity){ e->keys[k]->str,
+                                         val->kind == YD_SEQ ? val->items[j]->str : val->str };
         }
-        const yd_node *user = yd_get(t, "user"), *intent = yd_get(t, "intent"), *text = yd_get(t, "text");
-        dm_turn_in in = { .user_id = user ? user->str : "u1", .text = text ? text->str : NULL,
+        const yd_node *user = yd_get(t, "user"), *intent = yd_get(t, "intent"),
+                      *text = yd_get(t, "text");
+        dm_turn_in in = { .user_id = user ? user->str : "u1",
+                          .text = text ? text->str : NULL,
                           .intent = intent && !yd_is_null(intent) ? intent->str : NULL,
-                          .confidence = (float)conf, .n_entities = n, .entities = ents, .now_ms = now };
+                          .confidence = (float)conf,
+                          .n_entities = n,
+                          .entities = ents,
+                          .now_ms = now };
         dm_turn_out o;
         st = dm_turn(dm, &in, &o);
         const yd_node *err = yd_get(t, "error_has");
         if (err) {
-            CHECK(st != PARLEY_OK && strstr(parley_errmsg(), err->str), "%s:%d: want an error with '%s', got %s: %s",
-                  file, t->line, err->str, parley_status_str(st), parley_errmsg());
+            CHECK(st != PARLEY_OK && strstr(parley_errmsg(), err->str),
+                  "%s:%d: want an error with '%s', got %s: %s", file, t->line, err->str,
+                  parley_status_str(st), parley_errmsg());
             continue;
         }
         CHECK(st == PARLEY_OK, "%s:%d: dm_turn: %s", file, t->line, parley_errmsg());

@@ -31,7 +31,7 @@ static void run_file(const char *file)
     }
     char line[512], expect[512] = "", intents[512], entities[512];
     const char *ilist[64], *elist[64];
-    dm_known known = {0};
+    dm_known known = { 0 };
     while (fgets(line, sizeof line, f) && line[0] == '#') {
         if (!strncmp(line, "# expect: ", 10))
             snprintf(expect, sizeof expect, "%s", line + 10);
@@ -55,8 +55,8 @@ static void run_file(const char *file)
     } else {
         char want[1100];
         snprintf(want, sizeof want, "%s:%s", file, expect);
-        CHECK(st == PARLEY_ERR_CONFIG || st == PARLEY_ERR_FORMAT, "%s: want a config error, got %s", file,
-              parley_status_str(st));
+        CHECK(st == PARLEY_ERR_CONFIG || st == PARLEY_ERR_FORMAT, "%s: want a config error, got %s",
+              file, parley_status_str(st));
         CHECK(!strncmp(parley_errmsg(), want, strlen(want)), "%s:\n  got:  %s\n  want: %s...", file,
               parley_errmsg(), want);
     }

@@ -36,8 +36,12 @@ static parley_status turn(dm_manager *dm, const char *user, const char *intent, 
                           const char *value, dm_turn_out *o)
 {
     dm_entity e = { slot, value };
-    dm_turn_in in = { .user_id = user, .text = "words", .intent = intent, .confidence = 0.9f,
-                      .n_entities = slot ? 1 : 0, .entities = &e };
+    dm_turn_in in = { .user_id = user,
+                      .text = "words",
+                      .intent = intent,
+                      .confidence = 0.9f,
+                      .n_entities = slot ? 1 : 0,
+                      .entities = &e };
     return dm_turn(dm, &in, o);
 }
 
@@ -69,7 +73,7 @@ static parley_status booking(const parley_action_ctx *ctx, parley_action_out *ou
         st = PARLEY_ERR_INTERNAL; /* a value outside the categories must be refused */
     if (!st && parley_action_set_slot(out, "booking_ref", "42") != PARLEY_ERR_INVALID_ARG)
         st = PARLEY_ERR_INTERNAL; /* and one that does not match the slot's pattern */
-    return st; /* no reply: the domain's utter_booked, with the slot just set */
+    return st;                    /* no reply: the domain's utter_booked, with the slot just set */
 }
 
 static parley_status fails(const parley_action_ctx *ctx, parley_action_out *out, void *user)
@@ -87,21 +91,23 @@ static void test_actions(void)
     if (!dm)
         return;
     dm_turn_out o;
-    seen s = {0};
+    seen s = { 0 };
     /* Not registered: the domain's reply. */
     CHECK(turn(dm, "a", "lights", "room", "Kitchen", &o) == PARLEY_OK, "%s", parley_errmsg());
-    CHECK(o.reply && !strcmp(o.reply, "Lights in the kitchen switched."), "default reply: %s", o.reply);
+    CHECK(o.reply && !strcmp(o.reply, "Lights in the kitchen switched."), "default reply: %s",
+          o.reply);
     CHECK(o.action && !strcmp(o.action, "switch_lights"), "action %s", o.action);
     dm_turn_out_free(&o);
     /* Registered: the hook sees the slots and its templated reply is used. */
     CHECK(dm_register_action(dm, "switch_lights", lights, &s) == PARLEY_OK, "register");
-    CHECK(dm_register_action(dm, "no_such_action", lights, &s) == PARLEY_ERR_NOT_FOUND, "undeclared action");
+    CHECK(dm_register_action(dm, "no_such_action", lights, &s) == PARLEY_ERR_NOT_FOUND,
+          "undeclared action");
     CHECK(turn(dm, "a", "lights", "room", "bedroom", &o) == PARLEY_OK, "%s", parley_errmsg());
     CHECK(s.calls == 1 && !strcmp(s.room, "bedroom"), "hook calls %d room %s", s.calls, s.room);
     CHECK(o.reply && !strcmp(o.reply, "OK, the bedroom is lit."), "hook reply: %s", o.reply);
     dm_turn_out_free(&o);
     /* A form completed by an action that sets a slot and leaves the reply to the domain. */
-    seen b = {0};
+    seen b = { 0 };
     CHECK(dm_register_action(dm, "make_booking", booking, &b) == PARLEY_OK, "register");
     CHECK(turn(dm, "a", "book", NULL, NULL, &o) == PARLEY_OK, "%s", parley_errmsg());
     CHECK(o.reply && !strcmp(o.reply, "For how many guests?"), "ask: %s", o.reply);
@@ -127,7 +133,8 @@ static void test_actions(void)
     dm_turn_out_free(&o);
     /* Not registered and no reply: a clear error. */
     st = turn(dm, "a", "nothing", NULL, NULL, &o);
-    CHECK(st == PARLEY_ERR_NOT_FOUND && strstr(parley_errmsg(), "silent_action"), "%s", parley_errmsg());
+    CHECK(st == PARLEY_ERR_NOT_FOUND && strstr(parley_errmsg(), "silent_action"), "%s",
+          parley_errmsg());
     (void)before;
     (void)after;
     dm_close(dm);
@@ -161,7 +168,8 @@ static void test_history_and_variations(void)
         return;
     for (int i = 0; i < 8; i++) {
         CHECK(turn(dm, "h", "greet", NULL, NULL, &o) == PARLEY_OK, "%s", parley_errmsg());
-        CHECK(o.reply && !strcmp(o.reply, first[i]), "turn %d: '%s' then '%s'", i + 1, first[i], o.reply);
+        CHECK(o.reply && !strcmp(o.reply, first[i]), "turn %d: '%s' then '%s'", i + 1, first[i],
+              o.reply);
         dm_turn_out_free(&o);
     }
     dm_close(dm);
@@ -174,7 +182,8 @@ static void test_history_and_variations(void)
     CHECK(dm_store_history(s, "h", 5, &count, &reply) == PARLEY_OK && count == 3 && !reply,
           "history rows %ld, turn 5 %s", count, reply ? "kept" : "dropped");
     pl_free(reply);
-    CHECK(dm_store_history(s, "h", 8, &count, &reply) == PARLEY_OK && reply && !strcmp(reply, first[7]),
+    CHECK(dm_store_history(s, "h", 8, &count, &reply) == PARLEY_OK && reply &&
+                  !strcmp(reply, first[7]),
           "turn 8: %s", reply);
     pl_free(reply);
     dm_store_close(s);

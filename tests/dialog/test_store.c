@@ -29,9 +29,16 @@ static void remove_store(void)
 static dm_user sample_user(void)
 {
     static dm_slot slots[1] = { { "size", "large" } };
-    return (dm_user){ .exists = 1, .session_id = "s1", .session_no = 1, .session_start_ms = 1,
-                      .last_active_ms = 2, .turns = 1, .form = "pizza_form",
-                      .requested_slot = "count", .n_slots = 1, .slots = slots };
+    return (dm_user){ .exists = 1,
+                      .session_id = "s1",
+                      .session_no = 1,
+                      .session_start_ms = 1,
+                      .last_active_ms = 2,
+                      .turns = 1,
+                      .form = "pizza_form",
+                      .requested_slot = "count",
+                      .n_slots = 1,
+                      .slots = slots };
 }
 
 static parley_status save_one(dm_store *s, const char *user, uint64_t turn)
@@ -53,7 +60,8 @@ static void test_roundtrip_and_restart(void)
     dm_user u;
     CHECK(dm_store_load(s, "alice", &u) == PARLEY_OK, "%s", parley_errmsg());
     CHECK(u.exists && u.turns == 1 && u.form && !strcmp(u.form, "pizza_form") && u.requested_slot &&
-              !strcmp(u.requested_slot, "count") && u.n_slots == 1 && !strcmp(u.slots[0].value, "large"),
+                  !strcmp(u.requested_slot, "count") && u.n_slots == 1 &&
+                  !strcmp(u.slots[0].value, "large"),
           "reloaded user differs");
     dm_user_clear(&u);
     CHECK(dm_store_load(s, "nobody", &u) == PARLEY_OK && !u.exists, "unknown user exists");
@@ -125,7 +133,7 @@ static void test_not_a_database(void)
     dm_store *s = NULL;
     parley_status st = dm_store_open(path, 50, &s);
     CHECK(st == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "not a SQLite database") &&
-              strstr(parley_errmsg(), path),
+                  strstr(parley_errmsg(), path),
           "junk file: %s %s", parley_status_str(st), parley_errmsg());
     CHECK(file_equals(path, junk, sizeof junk), "the junk file was modified");
     dm_store_close(s);
@@ -182,19 +190,26 @@ static void test_migration_from_v1(void)
     remove_store();
     sqlite3 *db;
     sqlite3_open(path, &db);
-    int rc = sqlite3_exec(db,
-        "CREATE TABLE users (user_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, session_no INTEGER "
-        "NOT NULL, session_start INTEGER NOT NULL, last_active INTEGER NOT NULL, turns INTEGER NOT "
-        "NULL, form TEXT, requested_slot TEXT, confirming INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;"
-        "CREATE TABLE slots (user_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, "
-        "PRIMARY KEY (user_id, name)) WITHOUT ROWID;"
-        "CREATE TABLE turns (user_id TEXT NOT NULL, turn_id INTEGER NOT NULL, session_id TEXT NOT "
-        "NULL, text TEXT, nlu_intent TEXT, confidence REAL, entities TEXT, intent TEXT, action TEXT, "
-        "reply TEXT, t_in INTEGER, t_reply INTEGER, PRIMARY KEY (user_id, turn_id)) WITHOUT ROWID;"
-        "INSERT INTO users VALUES ('dave', 'old', 1, 0, 0, 7, NULL, NULL, 0);"
-        "INSERT INTO slots VALUES ('dave', 'size', 'small');"
-        "PRAGMA user_version = 1;",
-        NULL, NULL, NULL);
+    int rc = sqlite3_exec(
+            db,
+            "CREATE TABLE users (user_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, session_no "
+            "INTEGER "
+            "NOT NULL, session_start INTEGER NOT NULL, last_active INTEGER NOT NULL, turns INTEGER "
+            "NOT "
+            "NULL, form TEXT, requested_slot TEXT, confirming INTEGER NOT NULL DEFAULT 0) WITHOUT "
+            "ROWID;"
+            "CREATE TABLE slots (user_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, "
+            "PRIMARY KEY (user_id, name)) WITHOUT ROWID;"
+            "CREATE TABLE turns (user_id TEXT NOT NULL, turn_id INTEGER NOT NULL, session_id TEXT "
+            "NOT "
+            "NULL, text TEXT, nlu_intent TEXT, confidence REAL, entities TEXT, intent TEXT, action "
+            "TEXT, "
+            "reply TEXT, t_in INTEGER, t_reply INTEGER, PRIMARY KEY (user_id, turn_id)) WITHOUT "
+            "ROWID;"
+            "INSERT INTO users VALUES ('dave', 'old', 1, 0, 0, 7, NULL, NULL, 0);"
+            "INSERT INTO slots VALUES ('dave', 'size', 'small');"
+            "PRAGMA user_version = 1;",
+            NULL, NULL, NULL);
     CHECK(rc == SQLITE_OK, "v1 file: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
     dm_store *s;
@@ -203,7 +218,7 @@ static void test_migration_from_v1(void)
         return;
     dm_user u;
     CHECK(dm_store_load(s, "dave", &u) == PARLEY_OK && u.exists && u.turns == 7 && u.n_slots == 1 &&
-              !strcmp(u.slots[0].value, "small"),
+                  !strcmp(u.slots[0].value, "small"),
           "dave after migration");
     dm_user_clear(&u);
     CHECK(save_one(s, "dave", 8) == PARLEY_OK, "saving after migration: %s", parley_errmsg());
@@ -226,7 +241,8 @@ static void test_read_only(void)
             _exit(77);
         dm_store *r = NULL;
         parley_status st = dm_store_open(path, 50, &r);
-        int ok = st == PARLEY_ERR_IO && strstr(parley_errmsg(), "read-only") && strstr(parley_errmsg(), path);
+        int ok = st == PARLEY_ERR_IO && strstr(parley_errmsg(), "read-only") &&
+                 strstr(parley_errmsg(), path);
         if (!ok)
             fprintf(stderr, "read-only store: %s %s\n", parley_status_str(st), parley_errmsg());
         dm_store_close(r);
@@ -243,7 +259,7 @@ static void test_read_only(void)
         CHECK(code == 0, "read-only store check failed (exit %d)", code);
     /* Nothing was lost. */
     CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "%s", parley_errmsg());
-    dm_user u = {0};
+    dm_user u = { 0 };
     CHECK(s && dm_store_load(s, "erin", &u) == PARLEY_OK && u.exists && u.turns == 1, "erin lost");
     dm_user_clear(&u);
     dm_store_close(s);

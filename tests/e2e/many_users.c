@@ -20,16 +20,22 @@
 
 enum { USERS = 100, TURNS = 3, THREADS = 4 };
 
-static const char *const sizes[] = { "personal", "small", "medium", "large", "extra large",
-                                     "family size" };
+static const char *const sizes[] = { "personal", "small",       "medium",
+                                     "large",    "extra large", "family size" };
 static const char *const toppings[] = {
-    "pepperoni", "mushrooms", "olives", "ham", "pineapple", "onions", "extra cheese",
-    "sausage", "bacon", "green peppers", "spinach", "jalapenos", "anchovies", "chicken",
-    "tomatoes", "basil", "salami", "artichokes",
+    "pepperoni",    "mushrooms", "olives",   "ham",           "pineapple", "onions",
+    "extra cheese", "sausage",   "bacon",    "green peppers", "spinach",   "jalapenos",
+    "anchovies",    "chicken",   "tomatoes", "basil",         "salami",    "artichokes",
 };
 
-static const char *size_of(int u) { return sizes[u % 6]; }
-static const char *topping_of(int u) { return toppings[u / 6 % 18]; }
+static const char *size_of(int u)
+{
+    return sizes[u % 6];
+}
+static const char *topping_of(int u)
+{
+    return toppings[u / 6 % 18];
+}
 
 /* Turn k of user u. */
 static void say(int u, int k, char *buf, size_t cap)
@@ -109,7 +115,8 @@ int main(int argc, char **argv)
     for (int u = 0; u < USERS; u++)
         short_users += t.got[u] != TURNS;
     CHECK(short_users == 0, "%d users did not get exactly %d replies", short_users, TURNS);
-    CHECK(t.failed == 0 && t.wrong_user == 0, "failed %ld, unknown user %ld", t.failed, t.wrong_user);
+    CHECK(t.failed == 0 && t.wrong_user == 0, "failed %ld, unknown user %ld", t.failed,
+          t.wrong_user);
     CHECK(t.out_of_order == 0, "%ld replies out of order", t.out_of_order);
     CHECK(t.leaked == 0, "%ld slot values not the user's own", t.leaked);
     /* The check above means something only if the slots were understood and kept. */

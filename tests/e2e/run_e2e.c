@@ -68,8 +68,8 @@ static void check_reply(const conv *c, const yd_node *turn, const parley_reply *
         for (size_t i = 0; i < v->n; i++) {
             const char *want = "", *got = slot_value(r, v->keys[i]->str);
             yd_str(v->items[i], &want);
-            CHECK(got && !strcmp(got, want), "%s:%d: slot %s = '%s', expected '%s'", c->file,
-                  line, v->keys[i]->str, got ? got : "(absent)", want);
+            CHECK(got && !strcmp(got, want), "%s:%d: slot %s = '%s', expected '%s'", c->file, line,
+                  v->keys[i]->str, got ? got : "(absent)", want);
         }
     if ((v = yd_get(turn, "no_slots")) && v->kind == YD_SEQ)
         for (size_t i = 0; i < v->n; i++) {
@@ -109,8 +109,8 @@ static void run_turn(conv *c, const yd_node *turn)
     }
     uint64_t id = 0;
     parley_reply *r = NULL;
-    CHECK(parley_pipeline_submit(c->p, user, text, &id) == PARLEY_OK, "%s:%d: submit: %s",
-          c->file, turn->line, parley_errmsg());
+    CHECK(parley_pipeline_submit(c->p, user, text, &id) == PARLEY_OK, "%s:%d: submit: %s", c->file,
+          turn->line, parley_errmsg());
     CHECK(parley_pipeline_poll(c->p, 60000, &r) == PARLEY_OK && r && r->id == id,
           "%s:%d: no reply: %s", c->file, turn->line, parley_errmsg());
     if (!r)

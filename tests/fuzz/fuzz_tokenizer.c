@@ -12,8 +12,30 @@
 #include "nlu/tokenizer.h"
 
 static const char *const tokens[] = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a", "b", "##b", "ab", "##ab", "hello", "##s", ",", ".",
-    "!", "'", "`", "\xe4\xb8\xad", "\xe1\x84\x92", "##\xe1\x85\xa1", "##\xe1\x86\xab", "\xcf\x83", "##",
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "a",
+    "##a",
+    "b",
+    "##b",
+    "ab",
+    "##ab",
+    "hello",
+    "##s",
+    ",",
+    ".",
+    "!",
+    "'",
+    "`",
+    "\xe4\xb8\xad",
+    "\xe1\x84\x92",
+    "##\xe1\x85\xa1",
+    "##\xe1\x86\xab",
+    "\xcf\x83",
+    "##",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,13 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     for (int w = 0; w < t.n_words; w++)
-        if (t.word_start[w] >= t.word_end[w] || t.word_end[w] > size || (w && t.word_end[w - 1] >= t.word_start[w]))
+        if (t.word_start[w] >= t.word_end[w] || t.word_end[w] > size ||
+            (w && t.word_end[w - 1] >= t.word_start[w]))
             abort();
     for (int i = 0; i < t.n_pieces; i++) {
         const wp_piece *p = &t.pieces[i];
-        if (p->id < 0 || p->id >= wp_vocab_size(v) || p->word < 0 || p->word >= t.n_words || p->start >= p->end ||
-            p->start < t.word_start[p->word] || p->end > t.word_end[p->word] ||
-            (i && (p->word < p[-1].word || p->start < p[-1].start)))
+        if (p->id < 0 || p->id >= wp_vocab_size(v) || p->word < 0 || p->word >= t.n_words ||
+            p->start >= p->end || p->start < t.word_start[p->word] ||
+            p->end > t.word_end[p->word] || (i && (p->word < p[-1].word || p->start < p[-1].start)))
             abort();
         (void)wp_is_punct_piece(text, p);
     }

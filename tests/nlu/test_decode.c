@@ -9,9 +9,11 @@ static void test_tagset(void)
     char *good[] = { "B-city", "O", "I-city", "I-date", "B-date" };
     nlu_tagset ts;
     CHECK(nlu_tagset_init(&ts, good, 5) == PARLEY_OK, "good tags");
-    CHECK(ts.o_tag == 1 && ts.n_types == 2 && ts.max_name == 4, "o %d types %d", ts.o_tag, ts.n_types);
+    CHECK(ts.o_tag == 1 && ts.n_types == 2 && ts.max_name == 4, "o %d types %d", ts.o_tag,
+          ts.n_types);
     CHECK(ts.kind[0] == NLU_TAG_B && ts.kind[2] == NLU_TAG_I && ts.type[0] == ts.type[2] &&
-              ts.type[3] == ts.type[4] && ts.type[1] == -1, "kinds and types");
+                  ts.type[3] == ts.type[4] && ts.type[1] == -1,
+          "kinds and types");
     nlu_tagset_clear(&ts);
 
     char *no_o[] = { "B-city", "I-city" };
@@ -29,13 +31,14 @@ static void test_top_k(void)
     int idx[5];
     float prob[5];
     nlu_top_k(logits, 5, 5, idx, prob);
-    CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 0 && idx[3] == 4 && idx[4] == 2, "order %d %d %d %d %d",
-          idx[0], idx[1], idx[2], idx[3], idx[4]);
+    CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 0 && idx[3] == 4 && idx[4] == 2,
+          "order %d %d %d %d %d", idx[0], idx[1], idx[2], idx[3], idx[4]);
     double z = exp(1.0) + 2 * exp(3.0) + exp(-2.0) + exp(0.5);
     CHECK(fabs(prob[0] - exp(3.0) / z) < 1e-6 && fabs(prob[4] - exp(-2.0) / z) < 1e-6, "softmax");
     float big[] = { 1000.0f, 999.0f };
     nlu_top_k(big, 2, 1, idx, prob);
-    CHECK(idx[0] == 0 && fabs(prob[0] - 1.0 / (1.0 + exp(-1.0))) < 1e-6, "no overflow: %f", prob[0]);
+    CHECK(idx[0] == 0 && fabs(prob[0] - 1.0 / (1.0 + exp(-1.0))) < 1e-6, "no overflow: %f",
+          prob[0]);
 }
 
 /* Tags as strings -> repaired kinds and spans, against the conlleval reading. */
@@ -51,13 +54,17 @@ static void test_bio(void)
     nlu_span spans[8];
     int n = nlu_bio_spans(&ts, word_tag, 8, kind, type, spans);
     CHECK(n == 5, "5 spans, got %d", n);
-    nlu_span want[] = { { ts.type[1], 0, 2 }, { ts.type[3], 3, 4 }, { ts.type[3], 4, 6 },
-                        { ts.type[1], 6, 7 }, { ts.type[1], 7, 8 } };
+    nlu_span want[] = { { ts.type[1], 0, 2 },
+                        { ts.type[3], 3, 4 },
+                        { ts.type[3], 4, 6 },
+                        { ts.type[1], 6, 7 },
+                        { ts.type[1], 7, 8 } };
     for (int i = 0; i < n && i < 5; i++)
-        CHECK(spans[i].type == want[i].type && spans[i].w0 == want[i].w0 && spans[i].w1 == want[i].w1,
+        CHECK(spans[i].type == want[i].type && spans[i].w0 == want[i].w0 &&
+                      spans[i].w1 == want[i].w1,
               "span %d: %d [%d,%d)", i, spans[i].type, spans[i].w0, spans[i].w1);
-    signed char want_kind[] = { NLU_TAG_B, NLU_TAG_I, NLU_TAG_O, NLU_TAG_B, NLU_TAG_B, NLU_TAG_I,
-                                NLU_TAG_B, NLU_TAG_B };
+    signed char want_kind[] = { NLU_TAG_B, NLU_TAG_I, NLU_TAG_O, NLU_TAG_B,
+                                NLU_TAG_B, NLU_TAG_I, NLU_TAG_B, NLU_TAG_B };
     CHECK(!memcmp(kind, want_kind, 8), "repaired kinds");
 
     /* First-piece rule: pieces of word 1 after its first do not change its tag. */
@@ -72,8 +79,8 @@ static void test_bio(void)
     char scratch[1024];
     CHECK(nlu_word_tags_scratch(4, 5) <= sizeof scratch, "scratch size");
     nlu_word_tags(&ts, logits, pieces, 4, 4, wt, scratch);
-    CHECK(wt[0] == 1 && wt[1] == 3 && wt[2] == 0 && wt[3] == 0, "word tags %d %d %d %d", wt[0], wt[1],
-          wt[2], wt[3]);
+    CHECK(wt[0] == 1 && wt[1] == 3 && wt[2] == 0 && wt[3] == 0, "word tags %d %d %d %d", wt[0],
+          wt[1], wt[2], wt[3]);
 
     /* Viterbi: B-a then a word whose best tag is I-b (invalid after B-a) and second best I-a:
      * the path B-a I-a beats B-a B-b when I-a's log-probability is higher than B-b's. */

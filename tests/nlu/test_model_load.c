@@ -173,14 +173,16 @@ static cJSON *entry(cJSON *h, const char *name)
 
 /* --- checking ------------------------------------------------------------------------ */
 
-static void expect_fail(const char *dir, parley_status want, const char *s1, const char *s2, const char *what)
+static void expect_fail(const char *dir, parley_status want, const char *s1, const char *s2,
+                        const char *what)
 {
     bert_model *m = (bert_model *)&m;
     parley_status st = bert_model_load(dir, &m);
     const char *msg = parley_errmsg();
     if (getenv("VERBOSE"))
         printf("%-40s %s\n", what, msg);
-    CHECK(st == want, "%s: got %s, want %s (%s)", what, parley_status_str(st), parley_status_str(want), msg);
+    CHECK(st == want, "%s: got %s, want %s (%s)", what, parley_status_str(st),
+          parley_status_str(want), msg);
     CHECK(m == NULL, "%s: *out is NULL on failure", what);
     CHECK(strstr(msg, s1) != NULL, "%s: message names '%s': %s", what, s1, msg);
     CHECK(!s2 || strstr(msg, s2) != NULL, "%s: message names '%s': %s", what, s2, msg);
@@ -190,9 +192,10 @@ static void expect_fail(const char *dir, parley_status want, const char *s1, con
 
 static void config_check(const bert_config *a, const bert_config *b, const char *what)
 {
-    CHECK(a->vocab_size == b->vocab_size && a->hidden == b->hidden && a->layers == b->layers && a->heads == b->heads &&
-              a->intermediate == b->intermediate && a->max_positions == b->max_positions &&
-              a->type_vocab == b->type_vocab && a->ln_eps == b->ln_eps,
+    CHECK(a->vocab_size == b->vocab_size && a->hidden == b->hidden && a->layers == b->layers &&
+                  a->heads == b->heads && a->intermediate == b->intermediate &&
+                  a->max_positions == b->max_positions && a->type_vocab == b->type_vocab &&
+                  a->ln_eps == b->ln_eps,
           "%s: shape", what);
     int same = a->n_intents == b->n_intents && a->n_slots == b->n_slots;
     for (int i = 0; same && i < a->n_intents; i++)
@@ -210,10 +213,11 @@ static void expect_equal(const char *dir, const bert_model *want, const char *wh
     if (!m)
         return;
     config_check(&m->cfg, &want->cfg, what);
-    CHECK(m->n_params == want->n_params && !memcmp(m->params, want->params, m->n_params * sizeof(float)),
+    CHECK(m->n_params == want->n_params &&
+                  !memcmp(m->params, want->params, m->n_params * sizeof(float)),
           "%s: parameters equal exactly", what);
     CHECK(wp_vocab_size(m->vocab) == wp_vocab_size(want->vocab) &&
-              !strcmp(wp_vocab_token(m->vocab, 7), wp_vocab_token(want->vocab, 7)),
+                  !strcmp(wp_vocab_token(m->vocab, 7), wp_vocab_token(want->vocab, 7)),
           "%s: vocabulary", what);
     bert_model_free(m);
 }
@@ -226,9 +230,16 @@ static const char *slots[] = { "O", "B-size", "I-size", "B-topping" };
 
 static bert_model *good_model(void)
 {
-    const char *tokens[V] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", "##e", "f", "g" };
-    bert_config c = { .vocab_size = V, .hidden = H, .layers = L, .heads = NH, .intermediate = I,
-                      .max_positions = P, .type_vocab = TT, .ln_eps = 1e-12f };
+    const char *tokens[V] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a",
+                              "b",     "c",     "d",     "##e",   "f",      "g" };
+    bert_config c = { .vocab_size = V,
+                      .hidden = H,
+                      .layers = L,
+                      .heads = NH,
+                      .intermediate = I,
+                      .max_positions = P,
+                      .type_vocab = TT,
+                      .ln_eps = 1e-12f };
     wp_vocab *v = NULL;
     bert_model *m = NULL;
     CHECK(wp_vocab_from_tokens(tokens, V, &v) == PARLEY_OK, "vocab: %s", parley_errmsg());
@@ -244,28 +255,40 @@ static void test_layout(const bert_model *m)
 {
     size_t layer = 3 * H * H + 3 * H + H * H + H + 2 * H + I * H + I + H * I + H + 2 * H;
     size_t want = V * H + P * H + TT * H + 2 * H + L * layer + H * H + H + 3 * H + 3 + 4 * H + 4;
-    CHECK(bert_param_count(&m->cfg) == want && m->n_params == want, "param count %zu, want %zu", m->n_params, want);
+    CHECK(bert_param_count(&m->cfg) == want && m->n_params == want, "param count %zu, want %zu",
+          m->n_params, want);
     CHECK(m->w.slot_b + 4 == m->params + m->n_params, "the layout ends at the end of params");
-    CHECK(m->w.qkv_w == m->w.emb_ln_b + H && m->w.qkv_b == m->w.qkv_w + L * 3 * H * H, "fused q/k/v blocks");
+    CHECK(m->w.qkv_w == m->w.emb_ln_b + H && m->w.qkv_b == m->w.qkv_w + L * 3 * H * H,
+          "fused q/k/v blocks");
 
     /* bert-base-uncased has 109,482,240 parameters (pooler included, no heads). */
-    bert_config base = { .vocab_size = 30522, .hidden = 768, .layers = 12, .heads = 12, .intermediate = 3072,
-                         .max_positions = 512, .type_vocab = 2, .n_intents = 0, .n_slots = 0 };
+    bert_config base = { .vocab_size = 30522,
+                         .hidden = 768,
+                         .layers = 12,
+                         .heads = 12,
+                         .intermediate = 3072,
+                         .max_positions = 512,
+                         .type_vocab = 2,
+                         .n_intents = 0,
+                         .n_slots = 0 };
     CHECK(bert_param_count(&base) == 109482240, "BERT-base count %zu", bert_param_count(&base));
 }
 
 static void test_init(const bert_model *m)
 {
     bert_model *again = good_model();
-    CHECK(again && !memcmp(again->params, m->params, m->n_params * sizeof(float)), "same seed, same weights");
+    CHECK(again && !memcmp(again->params, m->params, m->n_params * sizeof(float)),
+          "same seed, same weights");
     bert_model_init_random(again, 8);
-    CHECK(memcmp(again->params, m->params, m->n_params * sizeof(float)) != 0, "another seed, other weights");
+    CHECK(memcmp(again->params, m->params, m->n_params * sizeof(float)) != 0,
+          "another seed, other weights");
     bert_model_free(again);
 
     int ones = 1, zeros = 1;
     for (int i = 0; i < H; i++) {
         ones &= m->w.emb_ln_w[i] == 1 && m->w.ln1_w[H + i] == 1 && m->w.ln2_w[i] == 1;
-        zeros &= m->w.emb_ln_b[i] == 0 && m->w.qkv_b[2 * H + i] == 0 && m->w.pool_b[i] == 0 && m->w.word_emb[i] == 0;
+        zeros &= m->w.emb_ln_b[i] == 0 && m->w.qkv_b[2 * H + i] == 0 && m->w.pool_b[i] == 0 &&
+                 m->w.word_emb[i] == 0;
     }
     CHECK(ones && zeros, "LayerNorm 1 and 0, biases 0, [PAD] row 0");
     double s = 0, s2 = 0;
@@ -275,7 +298,8 @@ static void test_init(const bert_model *m)
         s2 += (double)m->w.ffn_in_w[i] * m->w.ffn_in_w[i];
     }
     double mean = s / n, sd = sqrt(s2 / n - mean * mean);
-    CHECK(fabs(mean) < 0.004 && sd > 0.017 && sd < 0.023, "normal(0, 0.02): mean %g sd %g", mean, sd);
+    CHECK(fabs(mean) < 0.004 && sd > 0.017 && sd < 0.023, "normal(0, 0.02): mean %g sd %g", mean,
+          sd);
 }
 
 /* --- cases --------------------------------------------------------------------------- */
@@ -287,12 +311,13 @@ static void test_round_trip(const bert_model *m, const char *good)
     snprintf(again, sizeof again, "%s/again", root);
     CHECK(bert_model_save(m, again) == PARLEY_OK, "save again: %s", parley_errmsg());
     CHECK(same_file(in(good, "model.safetensors"), in(again, "model.safetensors")) &&
-              same_file(in(good, "config.json"), in(again, "config.json")),
+                  same_file(in(good, "config.json"), in(again, "config.json")),
           "saving is deterministic");
     CHECK(no_temp_files(good), "no temporary files left");
 
     sft_file *f = NULL;
-    CHECK(sft_open(in(good, "model.safetensors"), &f) == PARLEY_OK, "sft_open: %s", parley_errmsg());
+    CHECK(sft_open(in(good, "model.safetensors"), &f) == PARLEY_OK, "sft_open: %s",
+          parley_errmsg());
     if (f) {
         uint64_t hl;
         memcpy(&hl, f->map, 8);
@@ -303,9 +328,10 @@ static void test_round_trip(const bert_model *m, const char *good)
         CHECK(f->n_tensors == 5 + 16 * L + 2 + 4, "%d tensors", f->n_tensors);
         const sft_tensor *q = sft_find(f, "bert.encoder.layer.1.attention.self.key.weight");
         CHECK(q && q->dtype == SFT_F32 && q->ndim == 2 && q->shape[0] == H && q->shape[1] == H &&
-                  !memcmp(q->data, m->w.qkv_w + (3 + 1) * H * H, H * H * sizeof(float)),
+                      !memcmp(q->data, m->w.qkv_w + (3 + 1) * H * H, H * H * sizeof(float)),
               "key of layer 1 is rows [H, 2H) of the fused block");
-        CHECK(sft_find(f, "intent_classifier.weight") && !sft_find(f, "bert.intent_classifier.weight"),
+        CHECK(sft_find(f, "intent_classifier.weight") &&
+                      !sft_find(f, "bert.intent_classifier.weight"),
               "heads unprefixed");
         sft_close(f);
     }
@@ -359,8 +385,10 @@ static void test_bad_tensors(void)
     cJSON_DeleteItemFromObject(h, "bert.encoder.layer.1.output.dense.bias");
     cJSON_DeleteItemFromObject(h, "slot_classifier.weight");
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "2 tensors are missing", "\"bert.encoder.layer.1.output.dense.bias\"", "missing tensors");
-    CHECK(strstr(parley_errmsg(), "\"slot_classifier.weight\"") && strstr(parley_errmsg(), "model.safetensors"),
+    expect_fail(d, PARLEY_ERR_FORMAT, "2 tensors are missing",
+                "\"bert.encoder.layer.1.output.dense.bias\"", "missing tensors");
+    CHECK(strstr(parley_errmsg(), "\"slot_classifier.weight\"") &&
+                  strstr(parley_errmsg(), "model.safetensors"),
           "every missing tensor named: %s", parley_errmsg());
 
     d = case_dir("unexpected");
@@ -370,7 +398,9 @@ static void test_bad_tensors(void)
     cJSON_AddItemToObject(e, "shape", cJSON_CreateIntArray((int[]){ 0 }, 1));
     cJSON_AddItemToObject(e, "data_offsets", int_array(0, 0));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "model.safetensors", "unexpected tensor (not part of this \"bert.\"-prefixed model): \"bert.encoder.layer.9.output.dense.bias\"",
+    expect_fail(d, PARLEY_ERR_FORMAT, "model.safetensors",
+                "unexpected tensor (not part of this \"bert.\"-prefixed model): "
+                "\"bert.encoder.layer.9.output.dense.bias\"",
                 "unexpected tensor");
 
     d = case_dir("mixed_prefix");
@@ -378,13 +408,15 @@ static void test_bad_tensors(void)
     e = cJSON_DetachItemFromObject(h, "bert.pooler.dense.bias");
     cJSON_AddItemToObject(h, "pooler.dense.bias", e);
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "model.safetensors", "\"bert.pooler.dense.bias\"", "prefix on some tensors only");
+    expect_fail(d, PARLEY_ERR_FORMAT, "model.safetensors", "\"bert.pooler.dense.bias\"",
+                "prefix on some tensors only");
 
     d = case_dir("shape");
     h = header_read(d);
     cJSON_ReplaceItemInObject(entry(h, "bert.pooler.dense.weight"), "shape", int_array(4, 16));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "\"bert.pooler.dense.weight\": expected shape [8, 8], got [4, 16]",
+    expect_fail(d, PARLEY_ERR_FORMAT,
+                "\"bert.pooler.dense.weight\": expected shape [8, 8], got [4, 16]",
                 "model.safetensors", "wrong shape");
 
     d = case_dir("dtype");
@@ -392,31 +424,33 @@ static void test_bad_tensors(void)
     cJSON_ReplaceItemInObject(entry(h, "bert.encoder.layer.0.attention.self.value.weight"), "dtype",
                               cJSON_CreateString("I32"));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_UNSUPPORTED, "model.safetensors", "\"bert.encoder.layer.0.attention.self.value.weight\": dtype I32",
-                "I32 tensor");
+    expect_fail(d, PARLEY_ERR_UNSUPPORTED, "model.safetensors",
+                "\"bert.encoder.layer.0.attention.self.value.weight\": dtype I32", "I32 tensor");
 
     d = case_dir("dtype_unknown");
     h = header_read(d);
-    cJSON_ReplaceItemInObject(entry(h, "slot_classifier.bias"), "dtype", cJSON_CreateString("Q4_K"));
+    cJSON_ReplaceItemInObject(entry(h, "slot_classifier.bias"), "dtype",
+                              cJSON_CreateString("Q4_K"));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_UNSUPPORTED, "model.safetensors", "\"slot_classifier.bias\": dtype \"Q4_K\"",
-                "unknown dtype");
+    expect_fail(d, PARLEY_ERR_UNSUPPORTED, "model.safetensors",
+                "\"slot_classifier.bias\": dtype \"Q4_K\"", "unknown dtype");
 
     d = case_dir("offsets_len");
     h = header_read(d);
     cJSON_ReplaceItemInObject(entry(h, "bert.pooler.dense.weight"), "shape", int_array(8, 7));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "\"bert.pooler.dense.weight\": data_offsets", "shape [8, 7] of F32 needs 224",
-                "data_offsets disagree with shape");
+    expect_fail(d, PARLEY_ERR_FORMAT, "\"bert.pooler.dense.weight\": data_offsets",
+                "shape [8, 7] of F32 needs 224", "data_offsets disagree with shape");
 
     d = case_dir("offsets_beyond");
     h = header_read(d);
     cJSON *o = cJSON_GetObjectItem(entry(h, "slot_classifier.bias"), "data_offsets");
     int b = (int)cJSON_GetArrayItem(o, 1)->valuedouble + 1000;
-    cJSON_ReplaceItemInObject(entry(h, "slot_classifier.bias"), "data_offsets", int_array(b, b + 16));
+    cJSON_ReplaceItemInObject(entry(h, "slot_classifier.bias"), "data_offsets",
+                              int_array(b, b + 16));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "\"slot_classifier.bias\": data_offsets", "run past the end of the data",
-                "offsets beyond the data");
+    expect_fail(d, PARLEY_ERR_FORMAT, "\"slot_classifier.bias\": data_offsets",
+                "run past the end of the data", "offsets beyond the data");
 
     d = case_dir("overlap");
     h = header_read(d);
@@ -426,24 +460,27 @@ static void test_bad_tensors(void)
 
     d = case_dir("offsets_type");
     h = header_read(d);
-    cJSON_ReplaceItemInObject(entry(h, "intent_classifier.bias"), "data_offsets", cJSON_CreateString("0-12"));
+    cJSON_ReplaceItemInObject(entry(h, "intent_classifier.bias"), "data_offsets",
+                              cJSON_CreateString("0-12"));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.bias\": \"data_offsets\"", "model.safetensors",
-                "data_offsets not an array");
+    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.bias\": \"data_offsets\"",
+                "model.safetensors", "data_offsets not an array");
 
     d = case_dir("shape_type");
     h = header_read(d);
-    cJSON_ReplaceItemInObject(entry(h, "intent_classifier.bias"), "shape", cJSON_CreateIntArray((int[]){ -3 }, 1));
+    cJSON_ReplaceItemInObject(entry(h, "intent_classifier.bias"), "shape",
+                              cJSON_CreateIntArray((int[]){ -3 }, 1));
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.bias\": \"shape\"", "model.safetensors", "negative shape");
+    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.bias\": \"shape\"", "model.safetensors",
+                "negative shape");
 
     d = case_dir("twice");
     h = header_read(d);
     e = cJSON_Duplicate(entry(h, "intent_classifier.bias"), 1);
     cJSON_AddItemToObject(h, "intent_classifier.bias", e);
     header_write(d, h, NULL, 0);
-    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.bias\" appears twice", "model.safetensors",
-                "tensor named twice");
+    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.bias\" appears twice",
+                "model.safetensors", "tensor named twice");
 
     /* Broken files: cut, too short, impossible header length, header not JSON. */
     d = case_dir("truncated");
@@ -456,7 +493,8 @@ static void test_bad_tensors(void)
     uint64_t big = n;
     memcpy(blob, &big, 8);
     spit(in(d, "model.safetensors"), blob, n);
-    expect_fail(d, PARLEY_ERR_FORMAT, "model.safetensors", "header length", "header length beyond the file");
+    expect_fail(d, PARLEY_ERR_FORMAT, "model.safetensors", "header length",
+                "header length beyond the file");
     free(blob);
     const char *texts[] = { "{\"a\": [1, 2}", "[1, 2, 3]", "{\"x\":{}} junk", "{}" };
     const char *says[] = { "header:1:", "not a JSON object", "unexpected text", NULL };
@@ -473,7 +511,8 @@ static void test_bad_tensors(void)
     }
 }
 
-static void config_case(const char *name, const char *key, cJSON *value, parley_status want, const char *says)
+static void config_case(const char *name, const char *key, cJSON *value, parley_status want,
+                        const char *says)
 {
     const char *d = case_dir(name);
     cJSON *c = config_read(d);
@@ -485,32 +524,44 @@ static void config_case(const char *name, const char *key, cJSON *value, parley_
     char quoted[64];
     snprintf(quoted, sizeof quoted, "key \"%s\"", key);
     expect_fail(d, want, in(d, "config.json"), says ? says : quoted, name);
-    CHECK(strstr(parley_errmsg(), quoted) != NULL, "%s: names %s: %s", name, quoted, parley_errmsg());
+    CHECK(strstr(parley_errmsg(), quoted) != NULL, "%s: names %s: %s", name, quoted,
+          parley_errmsg());
 }
 
 static void test_bad_config(void)
 {
     config_case("cfg_missing", "hidden_size", NULL, PARLEY_ERR_CONFIG, "is missing");
-    config_case("cfg_type", "hidden_size", cJSON_CreateString("8"), PARLEY_ERR_CONFIG, "expected a positive integer");
-    config_case("cfg_fraction", "num_hidden_layers", cJSON_CreateNumber(1.5), PARLEY_ERR_CONFIG, "positive integer");
-    config_case("cfg_zero", "intermediate_size", cJSON_CreateNumber(0), PARLEY_ERR_CONFIG, "positive integer");
-    config_case("cfg_heads", "num_attention_heads", cJSON_CreateNumber(3), PARLEY_ERR_CONFIG, "does not divide");
-    config_case("cfg_act", "hidden_act", cJSON_CreateString("relu"), PARLEY_ERR_UNSUPPORTED, "\"relu\" is not supported");
-    config_case("cfg_eps", "layer_norm_eps", cJSON_CreateNumber(-1), PARLEY_ERR_CONFIG, "positive number");
+    config_case("cfg_type", "hidden_size", cJSON_CreateString("8"), PARLEY_ERR_CONFIG,
+                "expected a positive integer");
+    config_case("cfg_fraction", "num_hidden_layers", cJSON_CreateNumber(1.5), PARLEY_ERR_CONFIG,
+                "positive integer");
+    config_case("cfg_zero", "intermediate_size", cJSON_CreateNumber(0), PARLEY_ERR_CONFIG,
+                "positive integer");
+    config_case("cfg_heads", "num_attention_heads", cJSON_CreateNumber(3), PARLEY_ERR_CONFIG,
+                "does not divide");
+    config_case("cfg_act", "hidden_act", cJSON_CreateString("relu"), PARLEY_ERR_UNSUPPORTED,
+                "\"relu\" is not supported");
+    config_case("cfg_eps", "layer_norm_eps", cJSON_CreateNumber(-1), PARLEY_ERR_CONFIG,
+                "positive number");
     config_case("cfg_intents", "intent_labels", NULL, PARLEY_ERR_CONFIG, "is missing");
-    config_case("cfg_intents_type", "intent_labels", cJSON_CreateString("greet"), PARLEY_ERR_CONFIG, "list of strings");
-    config_case("cfg_intents_empty", "intent_labels", cJSON_CreateArray(), PARLEY_ERR_CONFIG, "non-empty");
+    config_case("cfg_intents_type", "intent_labels", cJSON_CreateString("greet"), PARLEY_ERR_CONFIG,
+                "list of strings");
+    config_case("cfg_intents_empty", "intent_labels", cJSON_CreateArray(), PARLEY_ERR_CONFIG,
+                "non-empty");
     const char *dup[] = { "O", "B-size", "B-size" };
     config_case("cfg_slots_dup", "slot_labels", cJSON_CreateStringArray(dup, 3), PARLEY_ERR_CONFIG,
                 "\"B-size\" appears twice");
     const char *no_o[] = { "B-size", "I-size" };
-    config_case("cfg_slots_o", "slot_labels", cJSON_CreateStringArray(no_o, 2), PARLEY_ERR_CONFIG, "include \"O\"");
+    config_case("cfg_slots_o", "slot_labels", cJSON_CreateStringArray(no_o, 2), PARLEY_ERR_CONFIG,
+                "include \"O\"");
     const char *not_bio[] = { "O", "size" };
-    config_case("cfg_slots_bio", "slot_labels", cJSON_CreateStringArray(not_bio, 2), PARLEY_ERR_CONFIG,
-                "not a BIO tag");
+    config_case("cfg_slots_bio", "slot_labels", cJSON_CreateStringArray(not_bio, 2),
+                PARLEY_ERR_CONFIG, "not a BIO tag");
     const char *blank[] = { "greet", "" };
-    config_case("cfg_blank", "intent_labels", cJSON_CreateStringArray(blank, 2), PARLEY_ERR_CONFIG, "label 1 is empty");
-    config_case("cfg_vocab", "vocab_size", cJSON_CreateNumber(V + 1), PARLEY_ERR_CONFIG, "vocab.txt");
+    config_case("cfg_blank", "intent_labels", cJSON_CreateStringArray(blank, 2), PARLEY_ERR_CONFIG,
+                "label 1 is empty");
+    config_case("cfg_vocab", "vocab_size", cJSON_CreateNumber(V + 1), PARLEY_ERR_CONFIG,
+                "vocab.txt");
 
     const char *d = case_dir("cfg_syntax");
     const char *bad = "{\n  \"hidden_size\": 8,\n  oops\n}\n";
@@ -523,7 +574,8 @@ static void test_bad_config(void)
     d = case_dir("vocab_short");
     const char *short_vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\n";
     spit(in(d, "vocab.txt"), short_vocab, strlen(short_vocab));
-    expect_fail(d, PARLEY_ERR_CONFIG, "config.json", "vocab.txt has 6 tokens", "vocab shorter than vocab_size");
+    expect_fail(d, PARLEY_ERR_CONFIG, "config.json", "vocab.txt has 6 tokens",
+                "vocab shorter than vocab_size");
 
     const char *files[] = { "config.json", "vocab.txt", "model.safetensors" };
     for (int i = 0; i < 3; i++) {
@@ -537,7 +589,8 @@ static void test_bad_config(void)
               "missing %s: %s %s", files[i], parley_status_str(st), parley_errmsg());
         CHECK(i == 1 || st == PARLEY_ERR_NOT_FOUND, "missing %s is NOT_FOUND", files[i]);
     }
-    expect_fail("/nonexistent/model", PARLEY_ERR_NOT_FOUND, "/nonexistent/model/config.json", NULL, "no directory");
+    expect_fail("/nonexistent/model", PARLEY_ERR_NOT_FOUND, "/nonexistent/model/config.json", NULL,
+                "no directory");
 }
 
 static void test_save_failures(const bert_model *m, const char *good)
@@ -545,7 +598,8 @@ static void test_save_failures(const bert_model *m, const char *good)
     char path[256];
     snprintf(path, sizeof path, "%s/good/config.json/sub", root);
     parley_status st = bert_model_save(m, path);
-    CHECK(st == PARLEY_ERR_IO && strstr(parley_errmsg(), path), "save under a file: %s", parley_errmsg());
+    CHECK(st == PARLEY_ERR_IO && strstr(parley_errmsg(), path), "save under a file: %s",
+          parley_errmsg());
 
     /* A disk that fills up: nothing under the final names changes, nothing is left over. */
     const char *d = case_dir("full");
@@ -559,13 +613,14 @@ static void test_save_failures(const bert_model *m, const char *good)
     setrlimit(RLIMIT_FSIZE, &small);
     st = bert_model_save(other, d);
     setrlimit(RLIMIT_FSIZE, &old);
-    CHECK(st == PARLEY_ERR_IO && strstr(parley_errmsg(), in(d, "model.safetensors")), "disk full: %s %s",
-          parley_status_str(st), parley_errmsg());
+    CHECK(st == PARLEY_ERR_IO && strstr(parley_errmsg(), in(d, "model.safetensors")),
+          "disk full: %s %s", parley_status_str(st), parley_errmsg());
     CHECK(same_file(in(d, "model.safetensors"), in(good, "model.safetensors")) &&
-              same_file(in(d, "config.json"), in(good, "config.json")),
+                  same_file(in(d, "config.json"), in(good, "config.json")),
           "disk full leaves the old files");
     CHECK(no_temp_files(d), "disk full leaves no temporary files");
-    CHECK(bert_model_save(other, d) == PARLEY_OK && no_temp_files(d), "then a save succeeds: %s", parley_errmsg());
+    CHECK(bert_model_save(other, d) == PARLEY_OK && no_temp_files(d), "then a save succeeds: %s",
+          parley_errmsg());
     expect_equal(d, other, "overwritten model");
     bert_model_free(other);
 }
@@ -589,7 +644,8 @@ static parley_status save_clean(void *ctx)
 {
     const save_case *c = ctx;
     parley_status st = bert_model_save(c->m, c->dir);
-    CHECK(no_temp_files(c->dir), "save, allocation %ld failing: temporary files left", fault_fail_at);
+    CHECK(no_temp_files(c->dir), "save, allocation %ld failing: temporary files left",
+          fault_fail_at);
     return st;
 }
 

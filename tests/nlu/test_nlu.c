@@ -19,8 +19,9 @@
 #include "tests/fault.h"
 
 static const char *vocab_tokens[] = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "book", "a", "table", "for", "two", "in",
-    "boston", "new", "york", "?", "!", ",", ".", "'", "s", "##s", "pizza", "large", "please",
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]",  "[MASK]", "book",  "a",     "table",
+    "for",   "two",   "in",    "boston", "new",    "york",  "?",     "!",
+    ",",     ".",     "'",     "s",      "##s",    "pizza", "large", "please",
 };
 static char *intents[] = { "book_table", "order_pizza", "greet" };
 static char *slots[] = { "O", "B-city", "I-city", "B-size", "I-size" };
@@ -35,9 +36,18 @@ static void write_model(const char *dir, int P, int force_tag)
         fprintf(stderr, "vocab: %s\n", parley_errmsg());
         exit(1);
     }
-    bert_config c = { .vocab_size = nv, .hidden = 16, .layers = 2, .heads = 2, .intermediate = 32,
-                      .max_positions = P, .type_vocab = 2, .ln_eps = 1e-12f,
-                      .n_intents = 3, .intent_labels = intents, .n_slots = 5, .slot_labels = slots };
+    bert_config c = { .vocab_size = nv,
+                      .hidden = 16,
+                      .layers = 2,
+                      .heads = 2,
+                      .intermediate = 32,
+                      .max_positions = P,
+                      .type_vocab = 2,
+                      .ln_eps = 1e-12f,
+                      .n_intents = 3,
+                      .intent_labels = intents,
+                      .n_slots = 5,
+                      .slot_labels = slots };
     bert_model *m;
     if (bert_model_alloc(&c, v, &m) != PARLEY_OK) {
         fprintf(stderr, "alloc: %s\n", parley_errmsg());
@@ -78,7 +88,8 @@ static void test_bookkeeping(parley_nlu *nlu)
         size_t n = r->word_end[w] - r->word_start[w];
         CHECK(n == strlen(words[w]) && !memcmp(text + r->word_start[w], words[w], n), "word %d", w);
         CHECK(r->tags[w] && (!strcmp(r->tags[w], "O") || !strncmp(r->tags[w], "B-", 2) ||
-                             !strncmp(r->tags[w], "I-", 2)), "tag %d", w);
+                             !strncmp(r->tags[w], "I-", 2)),
+              "tag %d", w);
     }
     CHECK(r->n_pieces == 9 + 2, "pieces: %d", r->n_pieces); /* book a table for two in new york ? */
     CHECK(r->n_top == 3 && r->intent == r->top[0].label && r->confidence == r->top[0].prob, "top");
@@ -102,8 +113,8 @@ static void test_forced_tags(const char *dir_b, const char *dir_i)
         if (r->n_slots == 3) {
             CHECK(!strcmp(r->slots[1].slot, "city") && !strcmp(r->slots[1].value, "boston"),
                   "trailing ? trimmed: '%s'", r->slots[1].value);
-            CHECK(r->slots[1].start == 5 && r->slots[1].end == 11, "range %zu-%zu", r->slots[1].start,
-                  r->slots[1].end);
+            CHECK(r->slots[1].start == 5 && r->slots[1].end == 11, "range %zu-%zu",
+                  r->slots[1].start, r->slots[1].end);
             CHECK(r->slots[1].word_start == 1 && r->slots[1].word_end == 2, "word range");
         }
         CHECK(!strcmp(r->tags[0], "B-city") && !strcmp(r->tags[2], "B-city"), "B tags");
@@ -116,19 +127,27 @@ static void test_forced_tags(const char *dir_b, const char *dir_i)
     if (nlu && parley_nlu_parse(nlu, "\"new york\" ?", &r) == PARLEY_OK) {
         CHECK(r->n_slots == 1, "one span, got %d", r->n_slots);
         if (r->n_slots == 1) {
-            CHECK(!strcmp(r->slots[0].value, "new york"), "quotes and ? trimmed: '%s'", r->slots[0].value);
+            CHECK(!strcmp(r->slots[0].value, "new york"), "quotes and ? trimmed: '%s'",
+                  r->slots[0].value);
             CHECK(r->slots[0].word_start == 0 && r->slots[0].word_end == 3, "span over 3 words");
         }
         CHECK(r->n_words == 3 && !strcmp(r->tags[0], "B-city") && !strcmp(r->tags[1], "I-city") &&
-                  !strcmp(r->tags[2], "I-city"), "repaired tags");
+                      !strcmp(r->tags[2], "I-city"),
+              "repaired tags");
         parley_nlu_result_free(r);
     }
     parley_nlu_close(nlu);
 }
 
 static const char *batch_texts[] = {
-    "book a table", "", "large pizza please !", "for two in boston", "new york new york new york",
-    "a", "pizzas , please ... two", "unknownword here",
+    "book a table",
+    "",
+    "large pizza please !",
+    "for two in boston",
+    "new york new york new york",
+    "a",
+    "pizzas , please ... two",
+    "unknownword here",
 };
 enum { NB = sizeof batch_texts / sizeof *batch_texts };
 
@@ -146,7 +165,8 @@ static int same_result(const parley_nlu_result *a, const parley_nlu_result *b)
 static void test_batch_equals_single(parley_nlu *nlu, parley_nlu_result **single)
 {
     parley_nlu_result *batch[NB];
-    CHECK(parley_nlu_parse_batch(nlu, batch_texts, NB, batch) == PARLEY_OK, "batch: %s", parley_errmsg());
+    CHECK(parley_nlu_parse_batch(nlu, batch_texts, NB, batch) == PARLEY_OK, "batch: %s",
+          parley_errmsg());
     for (int i = 0; i < NB; i++) {
         CHECK(parley_nlu_parse(nlu, batch_texts[i], &single[i]) == PARLEY_OK, "single %d", i);
         CHECK(same_result(batch[i], single[i]), "batch result %d differs from single parse", i);
@@ -154,7 +174,11 @@ static void test_batch_equals_single(parley_nlu *nlu, parley_nlu_result **single
     }
 }
 
-typedef struct worker { parley_nlu *nlu; parley_nlu_result **expect; int mismatches; } worker;
+typedef struct worker {
+    parley_nlu *nlu;
+    parley_nlu_result **expect;
+    int mismatches;
+} worker;
 
 static void *worker_main(void *arg)
 {
@@ -189,7 +213,8 @@ static void test_threads(parley_nlu *nlu, parley_nlu_result **expect)
 static void test_bad_input(parley_nlu *nlu, const char *dir)
 {
     parley_nlu_result *r = (parley_nlu_result *)1;
-    CHECK(parley_nlu_parse(nlu, "ok \xff bad", &r) == PARLEY_ERR_UTF8 && r == NULL, "invalid UTF-8");
+    CHECK(parley_nlu_parse(nlu, "ok \xff bad", &r) == PARLEY_ERR_UTF8 && r == NULL,
+          "invalid UTF-8");
     CHECK(strstr(parley_errmsg(), "byte 3") != NULL, "errmsg names the byte: %s", parley_errmsg());
     const char *texts[] = { "fine", "bad \xc3" };
     parley_nlu_result *out[2] = { (void *)1, (void *)1 };
@@ -199,8 +224,10 @@ static void test_bad_input(parley_nlu *nlu, const char *dir)
     CHECK(parley_nlu_parse(nlu, NULL, &r) == PARLEY_ERR_INVALID_ARG, "NULL text");
     CHECK(parley_nlu_parse(NULL, "x", &r) == PARLEY_ERR_INVALID_ARG, "NULL handle");
     parley_nlu *bad = (parley_nlu *)1;
-    CHECK(parley_nlu_open("/nonexistent/model", NULL, &bad) != PARLEY_OK && bad == NULL, "missing dir");
-    CHECK(strstr(parley_errmsg(), "/nonexistent/model") != NULL, "errmsg names the dir: %s", parley_errmsg());
+    CHECK(parley_nlu_open("/nonexistent/model", NULL, &bad) != PARLEY_OK && bad == NULL,
+          "missing dir");
+    CHECK(strstr(parley_errmsg(), "/nonexistent/model") != NULL, "errmsg names the dir: %s",
+          parley_errmsg());
     parley_nlu_params p = parley_nlu_params_default();
     p.device = "tpu";
     CHECK(parley_nlu_open(dir, &p, &bad) == PARLEY_ERR_INVALID_ARG, "unknown device");
@@ -222,7 +249,8 @@ static void test_bad_input(parley_nlu *nlu, const char *dir)
     p.device = "cpu";
     p.precision = "fp8";
     CHECK(parley_nlu_open(dir, &p, &bad) == PARLEY_ERR_INVALID_ARG &&
-              strstr(parley_errmsg(), "fp8"), "bad precision: %s", parley_errmsg());
+                  strstr(parley_errmsg(), "fp8"),
+          "bad precision: %s", parley_errmsg());
     parley_nlu_close(NULL);
     parley_nlu_result_free(NULL);
 }
@@ -232,8 +260,8 @@ static void test_truncation(const char *dir)
     parley_nlu *nlu = open_model(dir); /* P = 8: 6 pieces fit */
     parley_nlu_result *r;
     if (nlu && parley_nlu_parse(nlu, "a a a a a a a a a a", &r) == PARLEY_OK) {
-        CHECK(r->truncated && r->n_pieces == 8 && r->n_words == 10, "truncated: %d %d", r->truncated,
-              r->n_pieces);
+        CHECK(r->truncated && r->n_pieces == 8 && r->n_words == 10, "truncated: %d %d",
+              r->truncated, r->n_pieces);
         for (int w = 6; w < 10; w++)
             CHECK(!strcmp(r->tags[w], "O"), "word %d past the end is O", w);
         parley_nlu_result_free(r);

@@ -36,17 +36,19 @@ static void expect_at(int line, const char *text, size_t len, int n_words, const
     for (int i = 0; i < n && i < t.n_pieces; i++) {
         const wp_piece *p = &t.pieces[i];
         const char *tok = wp_vocab_token(V, p->id);
-        CHECK(tok && !strcmp(tok, w[i].tok) && p->start == w[i].start && p->end == w[i].end && p->word == w[i].word,
-              "line %d: piece %d is %s [%zu,%zu) word %d, want %s [%zu,%zu) word %d", line, i, tok ? tok : "?",
-              p->start, p->end, p->word, w[i].tok, w[i].start, w[i].end, w[i].word);
+        CHECK(tok && !strcmp(tok, w[i].tok) && p->start == w[i].start && p->end == w[i].end &&
+                      p->word == w[i].word,
+              "line %d: piece %d is %s [%zu,%zu) word %d, want %s [%zu,%zu) word %d", line, i,
+              tok ? tok : "?", p->start, p->end, p->word, w[i].tok, w[i].start, w[i].end,
+              w[i].word);
     }
     wp_tokens_free(&t);
 }
 
 /* EXPECT("text", n_words, {"tok", start, end, word}, ...) for a literal text (NULs allowed). */
-#define EXPECT(text, n_words, ...)                                                              \
-    do {                                                                                        \
-        const want w_[] = { __VA_ARGS__ };                                                      \
+#define EXPECT(text, n_words, ...)                                                               \
+    do {                                                                                         \
+        const want w_[] = { __VA_ARGS__ };                                                       \
         expect_at(__LINE__, text, sizeof(text) - 1, n_words, w_, (int)(sizeof w_ / sizeof *w_)); \
     } while (0)
 #define EXPECT_NONE(text, n_words) expect_at(__LINE__, text, sizeof(text) - 1, n_words, NULL, 0)
@@ -54,28 +56,32 @@ static void expect_at(int line, const char *text, size_t len, int n_words, const
 static void test_vocab_basics(void)
 {
     CHECK(wp_vocab_size(V) == 47, "size %d", wp_vocab_size(V));
-    CHECK(wp_vocab_pad(V) == 0 && wp_vocab_unk(V) == 1 && wp_vocab_cls(V) == 2 && wp_vocab_sep(V) == 3 &&
-              wp_vocab_mask(V) == 4,
+    CHECK(wp_vocab_pad(V) == 0 && wp_vocab_unk(V) == 1 && wp_vocab_cls(V) == 2 &&
+                  wp_vocab_sep(V) == 3 && wp_vocab_mask(V) == 4,
           "special ids");
     CHECK(!strcmp(wp_vocab_token(V, 4), "[MASK]"), "token 4");
     CHECK(wp_vocab_token(V, -1) == NULL && wp_vocab_token(V, 47) == NULL, "out-of-range ids");
     CHECK(wp_vocab_find(V, "hello", 5) == 5, "find hello");
     CHECK(wp_vocab_find(V, "hello!", 5) == 5, "find uses the length, not the NUL");
     CHECK(wp_vocab_find(V, "hell", 4) == -1, "no prefix match");
-    CHECK(wp_vocab_find(V, "##aff", 5) == 8 && wp_vocab_find_piece(V, 1, "aff", 3) == 8, "continuation");
+    CHECK(wp_vocab_find(V, "##aff", 5) == 8 && wp_vocab_find_piece(V, 1, "aff", 3) == 8,
+          "continuation");
     CHECK(wp_vocab_find_piece(V, 1, "hello", 5) == -1 && wp_vocab_find_piece(V, 0, "aff", 3) == -1,
           "continuation and word-initial are distinct");
-    CHECK(wp_vocab_find(V, "##", 2) == 46 && wp_vocab_find_piece(V, 1, "", 0) == 46, "the token ##");
+    CHECK(wp_vocab_find(V, "##", 2) == 46 && wp_vocab_find_piece(V, 1, "", 0) == 46,
+          "the token ##");
     CHECK(wp_vocab_find(V, "", 0) == -1, "empty string");
     CHECK(wp_vocab_max_len(V) == 8, "max_len %zu (οδοσ is 8 bytes)", wp_vocab_max_len(V));
 }
 
 static void test_pieces(void)
 {
-    EXPECT("Hello, world!", 2, { "hello", 0, 5, 0 }, { ",", 5, 6, 0 }, { "world", 7, 12, 1 }, { "!", 12, 13, 1 });
+    EXPECT("Hello, world!", 2, { "hello", 0, 5, 0 }, { ",", 5, 6, 0 }, { "world", 7, 12, 1 },
+           { "!", 12, 13, 1 });
     EXPECT("unaffable", 1, { "un", 0, 2, 0 }, { "##aff", 2, 5, 0 }, { "##able", 5, 9, 0 });
-    EXPECT("play playing played plays", 4, { "play", 0, 4, 0 }, { "play", 5, 9, 1 }, { "##ing", 9, 12, 1 },
-           { "play", 13, 17, 2 }, { "##ed", 17, 19, 2 }, { "play", 20, 24, 3 }, { "##s", 24, 25, 3 });
+    EXPECT("play playing played plays", 4, { "play", 0, 4, 0 }, { "play", 5, 9, 1 },
+           { "##ing", 9, 12, 1 }, { "play", 13, 17, 2 }, { "##ed", 17, 19, 2 },
+           { "play", 20, 24, 3 }, { "##s", 24, 25, 3 });
     /* Accents: precomposed, decomposed (the mark joins the character before it), leading mark. */
     EXPECT("Caf\xc3\xa9", 1, { "cafe", 0, 5, 0 });
     EXPECT("Cafe\xcc\x81 x", 2, { "cafe", 0, 6, 0 }, { "x", 7, 8, 1 });
@@ -83,16 +89,19 @@ static void test_pieces(void)
     EXPECT("NA\xc3\x8fVE", 1, { "naive", 0, 6, 0 });
     EXPECT("\xc2\xbfQu\xc3\xa9?", 1, { "\xc2\xbf", 0, 2, 0 }, { "que", 2, 6, 0 }, { "?", 6, 7, 0 });
     /* CJK ideographs stand alone, even inside a word; Hangul decomposes to jamo. */
-    EXPECT("\xe4\xb8\xad\xe5\x9b\xbd\xe4\xba\xba", 1, { "\xe4\xb8\xad", 0, 3, 0 }, { "\xe5\x9b\xbd", 3, 6, 0 },
-           { "\xe4\xba\xba", 6, 9, 0 });
-    EXPECT("a\xe4\xb8\xad" "b", 1, { "a", 0, 1, 0 }, { "\xe4\xb8\xad", 1, 4, 0 }, { "b", 4, 5, 0 });
-    EXPECT("\xed\x95\x9c", 1, { "\xe1\x84\x92", 0, 3, 0 }, { "##\xe1\x85\xa1", 0, 3, 0 }, { "##\xe1\x86\xab", 0, 3, 0 });
+    EXPECT("\xe4\xb8\xad\xe5\x9b\xbd\xe4\xba\xba", 1, { "\xe4\xb8\xad", 0, 3, 0 },
+           { "\xe5\x9b\xbd", 3, 6, 0 }, { "\xe4\xba\xba", 6, 9, 0 });
+    EXPECT("a\xe4\xb8\xad"
+           "b",
+           1, { "a", 0, 1, 0 }, { "\xe4\xb8\xad", 1, 4, 0 }, { "b", 4, 5, 0 });
+    EXPECT("\xed\x95\x9c", 1, { "\xe1\x84\x92", 0, 3, 0 }, { "##\xe1\x85\xa1", 0, 3, 0 },
+           { "##\xe1\x86\xab", 0, 3, 0 });
     /* Capital sigma lowers to σ, never the final ς (HF lowers one character at a time). */
     EXPECT("\xce\x9f\xce\x94\xce\x9f\xce\xa3", 1, { "\xce\xbf\xce\xb4\xce\xbf\xcf\x83", 0, 8, 0 });
     EXPECT("\xc4\xb0", 1, { "i", 0, 2, 0 });
     /* Typed special tokens are plain text. */
-    EXPECT("[CLS] it's", 2, { "[", 0, 1, 0 }, { "cl", 1, 3, 0 }, { "##s", 3, 4, 0 }, { "]", 4, 5, 0 },
-           { "it", 6, 8, 1 }, { "'", 8, 9, 1 }, { "s", 9, 10, 1 });
+    EXPECT("[CLS] it's", 2, { "[", 0, 1, 0 }, { "cl", 1, 3, 0 }, { "##s", 3, 4, 0 },
+           { "]", 4, 5, 0 }, { "it", 6, 8, 1 }, { "'", 8, 9, 1 }, { "s", 9, 10, 1 });
     /* [UNK]: no match, a partial match, per basic token (not per word), emoji. */
     EXPECT("xyzzy hello", 2, { "[UNK]", 0, 5, 0 }, { "hello", 6, 11, 1 });
     EXPECT("helloq", 1, { "[UNK]", 0, 6, 0 });
@@ -101,21 +110,32 @@ static void test_pieces(void)
     EXPECT("hi\xf0\x9f\x98\x80", 1, { "[UNK]", 0, 6, 0 });
     EXPECT("\xef\xbc\x81", 1, { "[UNK]", 0, 3, 0 });
     /* U+1FEF decomposes to '`', punctuation by BERT's ASCII rule though U+1FEF is Sk. */
-    EXPECT("a\xe1\xbf\xaf" "b", 1, { "a", 0, 1, 0 }, { "`", 1, 4, 0 }, { "b", 4, 5, 0 });
+    EXPECT("a\xe1\xbf\xaf"
+           "b",
+           1, { "a", 0, 1, 0 }, { "`", 1, 4, 0 }, { "b", 4, 5, 0 });
     EXPECT("!!", 1, { "!", 0, 1, 0 }, { "!", 1, 2, 0 });
     /* Removed characters join the character before them and never split words. */
-    EXPECT("a\x01" "a", 1, { "a", 0, 2, 0 }, { "##a", 2, 3, 0 });
+    EXPECT("a\x01"
+           "a",
+           1, { "a", 0, 2, 0 }, { "##a", 2, 3, 0 });
     EXPECT("a\0a", 1, { "a", 0, 2, 0 }, { "##a", 2, 3, 0 });
-    EXPECT("a\xe2\x80\x8d" "a", 1, { "a", 0, 4, 0 }, { "##a", 4, 5, 0 });
-    EXPECT("a\x0b" "b", 1, { "[UNK]", 0, 3, 0 });
+    EXPECT("a\xe2\x80\x8d"
+           "a",
+           1, { "a", 0, 4, 0 }, { "##a", 4, 5, 0 });
+    EXPECT("a\x0b"
+           "b",
+           1, { "[UNK]", 0, 3, 0 });
     EXPECT("\xef\xbb\xbfhello", 1, { "hello", 3, 8, 0 });
     EXPECT("\x01\x02 hello \x03", 3, { "hello", 3, 8, 1 });
     EXPECT_NONE("\xef\xbf\xbd", 1);
     EXPECT_NONE("\xcc\x81", 1);
     /* Whitespace: NBSP, U+2028, ideographic space, tabs and CR split words. */
     EXPECT("hello\xc2\xa0world", 2, { "hello", 0, 5, 0 }, { "world", 7, 12, 1 });
-    EXPECT("a\xe2\x80\xa8" "b\xe3\x80\x80" "c\td\re", 5, { "a", 0, 1, 0 }, { "b", 4, 5, 1 }, { "c", 8, 9, 2 },
-           { "[UNK]", 10, 11, 3 }, { "[UNK]", 12, 13, 4 });
+    EXPECT("a\xe2\x80\xa8"
+           "b\xe3\x80\x80"
+           "c\td\re",
+           5, { "a", 0, 1, 0 }, { "b", 4, 5, 1 }, { "c", 8, 9, 2 }, { "[UNK]", 10, 11, 3 },
+           { "[UNK]", 12, 13, 4 });
     EXPECT_NONE("", 0);
     EXPECT_NONE(" \t\r\n\xe3\x80\x80\xc2\xa0 ", 0);
 }
@@ -127,10 +147,12 @@ static void test_words(void)
     CHECK(wp_tokenize(V, text, strlen(text), &t) == PARLEY_OK, "%s", parley_errmsg());
     CHECK(t.n_words == 3, "words %d", t.n_words);
     if (t.n_words == 3) {
-        CHECK(t.word_start[0] == 2 && t.word_end[0] == 8, "word 0 [%zu,%zu)", t.word_start[0], t.word_end[0]);
-        CHECK(t.word_start[1] == 9 && t.word_end[1] == 10, "word 1 (a control) [%zu,%zu)", t.word_start[1],
-              t.word_end[1]);
-        CHECK(t.word_start[2] == 11 && t.word_end[2] == 17, "word 2 [%zu,%zu)", t.word_start[2], t.word_end[2]);
+        CHECK(t.word_start[0] == 2 && t.word_end[0] == 8, "word 0 [%zu,%zu)", t.word_start[0],
+              t.word_end[0]);
+        CHECK(t.word_start[1] == 9 && t.word_end[1] == 10, "word 1 (a control) [%zu,%zu)",
+              t.word_start[1], t.word_end[1]);
+        CHECK(t.word_start[2] == 11 && t.word_end[2] == 17, "word 2 [%zu,%zu)", t.word_start[2],
+              t.word_end[2]);
     }
     CHECK(t.n_pieces == 4 && t.pieces[2].word == 2, "the control word gives no pieces");
     wp_tokens_free(&t);
@@ -144,15 +166,24 @@ static void test_punct_pieces(void)
         const char *text;
         int piece, punct;
     } cases[] = {
-        { "Hello, world!", 0, 0 }, { "Hello, world!", 1, 1 }, { "Hello, world!", 3, 1 },
-        { "\xc2\xbfQu\xc3\xa9?", 0, 1 }, { "\xc2\xbfQu\xc3\xa9?", 1, 0 }, { "a\xe1\xbf\xaf" "b", 1, 1 },
-        { "\xef\xbc\x81", 0, 1 }, { "\xe4\xb8\xad", 0, 0 }, { ",\xcc\x81", 0, 1 }, { "hello", 0, 0 },
+        { "Hello, world!", 0, 0 },
+        { "Hello, world!", 1, 1 },
+        { "Hello, world!", 3, 1 },
+        { "\xc2\xbfQu\xc3\xa9?", 0, 1 },
+        { "\xc2\xbfQu\xc3\xa9?", 1, 0 },
+        { "a\xe1\xbf\xaf"
+          "b",
+          1, 1 },
+        { "\xef\xbc\x81", 0, 1 },
+        { "\xe4\xb8\xad", 0, 0 },
+        { ",\xcc\x81", 0, 1 },
+        { "hello", 0, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         wp_tokens t;
         CHECK(wp_tokenize(V, cases[i].text, strlen(cases[i].text), &t) == PARLEY_OK, "case %zu", i);
         CHECK(cases[i].piece < t.n_pieces &&
-                  wp_is_punct_piece(cases[i].text, &t.pieces[cases[i].piece]) == cases[i].punct,
+                      wp_is_punct_piece(cases[i].text, &t.pieces[cases[i].piece]) == cases[i].punct,
               "case %zu: punct piece %d of '%s'", i, cases[i].piece, cases[i].text);
         wp_tokens_free(&t);
     }
@@ -169,7 +200,7 @@ static void check_long(const char *unit, int count, int unk)
     CHECK(wp_tokenize(V, text, ul * (size_t)count, &t) == PARLEY_OK, "%s", parley_errmsg());
     if (unk) {
         CHECK(t.n_pieces == 1 && t.pieces[0].id == wp_vocab_unk(V) && t.pieces[0].start == 0 &&
-                  t.pieces[0].end == ul * (size_t)count,
+                      t.pieces[0].end == ul * (size_t)count,
               "%d x '%s' gives one [UNK] over all, got %d pieces", count, unit, t.n_pieces);
     } else {
         int ok = t.n_pieces == count;
@@ -201,7 +232,7 @@ static void test_long_words(void)
     wp_tokens t;
     CHECK(wp_tokenize(V, text, 154, &t) == PARLEY_OK, "%s", parley_errmsg());
     CHECK(t.n_pieces == 5 && t.pieces[0].id == wp_vocab_unk(V) && t.pieces[0].end == 150 &&
-              t.pieces[1].start == 150 && t.pieces[4].end == 154,
+                  t.pieces[1].start == 150 && t.pieces[4].end == 154,
           "150 a, then ',' and 'aaa': %d pieces", t.n_pieces);
     wp_tokens_free(&t);
 }
@@ -212,20 +243,20 @@ static void test_invalid_utf8(void)
         const char *text;
         size_t len, at;
     } cases[] = {
-        { "\x80", 1, 0 },                 /* stray continuation */
+        { "\x80", 1, 0 }, /* stray continuation */
         { "ok \xbf", 4, 3 },
-        { "\xc0\xaf", 2, 0 },             /* overlong '/' */
+        { "\xc0\xaf", 2, 0 }, /* overlong '/' */
         { "abc\xc1\xbf", 5, 3 },
         { "\xe0\x80\xaf", 3, 0 },
         { "\xf0\x80\x80\xaf", 4, 0 },
-        { "x\xed\xa0\x80y", 5, 1 },       /* surrogate U+D800 */
+        { "x\xed\xa0\x80y", 5, 1 }, /* surrogate U+D800 */
         { "\xed\xbf\xbf", 3, 0 },
-        { "\xf4\x90\x80\x80", 4, 0 },     /* U+110000 */
+        { "\xf4\x90\x80\x80", 4, 0 }, /* U+110000 */
         { "\xf5\x80\x80\x80", 4, 0 },
         { "\xf8\x88\x80\x80\x80", 5, 0 },
         { "\xff", 1, 0 },
-        { "trunc \xe4\xb8", 8, 6 },       /* truncated at the end */
-        { "trunc \xe4\xb8 mid", 12, 6 },  /* truncated inside */
+        { "trunc \xe4\xb8", 8, 6 },      /* truncated at the end */
+        { "trunc \xe4\xb8 mid", 12, 6 }, /* truncated inside */
         { "\xf0\x9f\x98", 3, 0 },
         { "\xe4\xb8\xad\xc3", 4, 3 },
         { "\xc3(", 2, 0 },
@@ -236,9 +267,10 @@ static void test_invalid_utf8(void)
         parley_status st = wp_tokenize(V, cases[i].text, cases[i].len, &t);
         char want[64];
         snprintf(want, sizeof want, "at byte %zu ", cases[i].at);
-        CHECK(st == PARLEY_ERR_UTF8 && strstr(parley_errmsg(), want), "case %zu: status %d, '%s', want '%s'", i, st,
-              parley_errmsg(), want);
-        CHECK(!t.pieces && !t.word_start && !t.n_pieces && !t.n_words, "case %zu: output left empty", i);
+        CHECK(st == PARLEY_ERR_UTF8 && strstr(parley_errmsg(), want),
+              "case %zu: status %d, '%s', want '%s'", i, st, parley_errmsg(), want);
+        CHECK(!t.pieces && !t.word_start && !t.n_pieces && !t.n_words,
+              "case %zu: output left empty", i);
     }
     wp_tokens t;
     CHECK(wp_tokenize(NULL, "x", 1, &t) == PARLEY_ERR_INVALID_ARG, "NULL vocabulary");
@@ -272,8 +304,26 @@ static long first_invalid(const unsigned char *s, size_t len)
 static void test_random(void)
 {
     static const char *const snippets[] = {
-        "a", "hello", " ", "\t", ",", "\xc3\xa9", "e\xcc\x81", "\xe4\xb8\xad", "\xed\x95\x9c", "\xf0\x9f\x98\x80",
-        "\x01", "\xc2\xa0", "\xe2\x80\xa8", "\xce\xa3", "##", "[UNK]", "\xef\xbc\x81", "un", "aff", "\xe1\xbf\xaf",
+        "a",
+        "hello",
+        " ",
+        "\t",
+        ",",
+        "\xc3\xa9",
+        "e\xcc\x81",
+        "\xe4\xb8\xad",
+        "\xed\x95\x9c",
+        "\xf0\x9f\x98\x80",
+        "\x01",
+        "\xc2\xa0",
+        "\xe2\x80\xa8",
+        "\xce\xa3",
+        "##",
+        "[UNK]",
+        "\xef\xbc\x81",
+        "un",
+        "aff",
+        "\xe1\xbf\xaf",
     };
     unsigned char buf[160];
     int valid = 0, invalid = 0;
@@ -283,7 +333,9 @@ static void test_random(void)
         while (len < target) {
             if (raw || rnd() % 40 == 0) {
                 uint32_t r = rnd();
-                buf[len++] = (unsigned char)(r % 3 == 0 ? 0x80 + (r >> 8) % 0x40 : r % 3 == 1 ? 0xC0 + (r >> 8) % 0x38 : r >> 8);
+                buf[len++] = (unsigned char)(r % 3 == 0   ? 0x80 + (r >> 8) % 0x40
+                                             : r % 3 == 1 ? 0xC0 + (r >> 8) % 0x38
+                                                          : r >> 8);
             } else {
                 const char *s = snippets[rnd() % (sizeof snippets / sizeof *snippets)];
                 size_t n = strlen(s);
@@ -299,8 +351,8 @@ static void test_random(void)
         if (bad >= 0) {
             char want[64];
             snprintf(want, sizeof want, "at byte %ld ", bad);
-            CHECK(st == PARLEY_ERR_UTF8 && strstr(parley_errmsg(), want), "iter %d: %s, want %s", iter,
-                  parley_errmsg(), want);
+            CHECK(st == PARLEY_ERR_UTF8 && strstr(parley_errmsg(), want), "iter %d: %s, want %s",
+                  iter, parley_errmsg(), want);
             invalid++;
             continue;
         }
@@ -313,7 +365,8 @@ static void test_random(void)
         for (int p = 0; p < t.n_pieces; p++) {
             const wp_piece *pc = &t.pieces[p];
             ok &= pc->id >= 0 && pc->id < wp_vocab_size(V) && pc->word >= 0 && pc->word < t.n_words;
-            ok &= ok && pc->start < pc->end && pc->start >= t.word_start[pc->word] && pc->end <= t.word_end[pc->word];
+            ok &= ok && pc->start < pc->end && pc->start >= t.word_start[pc->word] &&
+                  pc->end <= t.word_end[pc->word];
             ok &= p == 0 || (pc->word >= pc[-1].word && pc->start >= pc[-1].start);
         }
         CHECK(ok, "iter %d: inconsistent pieces or words", iter);
@@ -327,7 +380,8 @@ static parley_status vocab_load_free(void *path)
 {
     wp_vocab *v = NULL;
     parley_status st = wp_vocab_load(path, &v);
-    CHECK(st == PARLEY_OK || v == NULL, "load, allocation %ld failing: vocabulary left", fault_fail_at);
+    CHECK(st == PARLEY_OK || v == NULL, "load, allocation %ld failing: vocabulary left",
+          fault_fail_at);
     wp_vocab_free(v);
     return st;
 }
@@ -338,7 +392,8 @@ static parley_status vocab_from_tokens_free(void *ctx)
     const char *toks[] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "x" };
     wp_vocab *v = NULL;
     parley_status st = wp_vocab_from_tokens(toks, 6, &v);
-    CHECK(st == PARLEY_OK || v == NULL, "from_tokens, allocation %ld failing: vocabulary left", fault_fail_at);
+    CHECK(st == PARLEY_OK || v == NULL, "from_tokens, allocation %ld failing: vocabulary left",
+          fault_fail_at);
     wp_vocab_free(v);
     return st;
 }
@@ -384,7 +439,7 @@ static const char *write_file(const char *dir, const char *name, const char *dat
 }
 
 #define SPECIALS "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n"
-#define LIT(s) s, sizeof(s) - 1 /* a literal and its length, NULs included */
+#define LIT(s)   s, sizeof(s) - 1 /* a literal and its length, NULs included */
 
 static void test_vocab_errors(void)
 {
@@ -398,11 +453,14 @@ static void test_vocab_errors(void)
     } cases[] = {
         { LIT(""), PARLEY_ERR_FORMAT, ": empty file" },
         { LIT("[PAD]\n\n[UNK]\n"), PARLEY_ERR_FORMAT, ":2: empty token" },
-        { LIT(SPECIALS "x\ny\nx\n"), PARLEY_ERR_FORMAT, ":8: duplicate token 'x' (first as line 6)" },
-        { LIT(SPECIALS "ok\nab\xff\n"), PARLEY_ERR_FORMAT, ":7: invalid UTF-8 at byte 2 of the token" },
+        { LIT(SPECIALS "x\ny\nx\n"), PARLEY_ERR_FORMAT,
+          ":8: duplicate token 'x' (first as line 6)" },
+        { LIT(SPECIALS "ok\nab\xff\n"), PARLEY_ERR_FORMAT,
+          ":7: invalid UTF-8 at byte 2 of the token" },
         { LIT(SPECIALS "a\0b\n"), PARLEY_ERR_FORMAT, ":6: byte 1 of the token is NUL" },
         { LIT(SPECIALS "ab\rc\n"), PARLEY_ERR_FORMAT, ":6: byte 2 of the token is a line break" },
-        { LIT("[PAD]\n[UNK]\n[CLS]\n[SEP]\n"), PARLEY_ERR_FORMAT, ": missing special token [MASK]" },
+        { LIT("[PAD]\n[UNK]\n[CLS]\n[SEP]\n"), PARLEY_ERR_FORMAT,
+          ": missing special token [MASK]" },
         { LIT("\n"), PARLEY_ERR_FORMAT, ":1: empty token" },
         { LIT(SPECIALS "\r\n"), PARLEY_ERR_FORMAT, ":6: empty token" },
     };
@@ -418,11 +476,12 @@ static void test_vocab_errors(void)
     }
 
     /* "\r\n" line ends and a last line without "\n" are fine. */
-    const char *path = write_file(dir, "crlf.txt", LIT("[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nx\r\ny"));
+    const char *path = write_file(dir, "crlf.txt",
+                                  LIT("[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nx\r\ny"));
     wp_vocab *v = NULL;
     CHECK(wp_vocab_load(path, &v) == PARLEY_OK, "%s", parley_errmsg());
-    CHECK(v && wp_vocab_size(v) == 7 && wp_vocab_find(v, "x", 1) == 5 && wp_vocab_find(v, "y", 1) == 6 &&
-              !strcmp(wp_vocab_token(v, 4), "[MASK]"),
+    CHECK(v && wp_vocab_size(v) == 7 && wp_vocab_find(v, "x", 1) == 5 &&
+                  wp_vocab_find(v, "y", 1) == 6 && !strcmp(wp_vocab_token(v, 4), "[MASK]"),
           "CRLF vocabulary");
     wp_vocab_free(v);
     unlink(path);
@@ -443,21 +502,22 @@ static void test_vocab_errors(void)
 
     v = (wp_vocab *)1;
     CHECK(wp_vocab_load("/nonexistent/vocab.txt", &v) == PARLEY_ERR_IO && v == NULL &&
-              strstr(parley_errmsg(), "/nonexistent/vocab.txt"),
+                  strstr(parley_errmsg(), "/nonexistent/vocab.txt"),
           "missing file: %s", parley_errmsg());
-    CHECK(wp_vocab_save(V, "/nonexistent/dir/vocab.txt") == PARLEY_ERR_IO, "save into a missing folder");
+    CHECK(wp_vocab_save(V, "/nonexistent/dir/vocab.txt") == PARLEY_ERR_IO,
+          "save into a missing folder");
 
     const char *dup[] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "x", "x" };
     CHECK(wp_vocab_from_tokens(dup, 7, &v) == PARLEY_ERR_FORMAT && v == NULL &&
-              !strcmp(parley_errmsg(), "token 6: duplicate token 'x' (first as token 5)"),
+                  !strcmp(parley_errmsg(), "token 6: duplicate token 'x' (first as token 5)"),
           "duplicate in a list: %s", parley_errmsg());
     CHECK(wp_vocab_from_tokens(dup, 4, &v) == PARLEY_ERR_FORMAT &&
-              !strcmp(parley_errmsg(), "token list: missing special token [MASK]"),
+                  !strcmp(parley_errmsg(), "token list: missing special token [MASK]"),
           "missing in a list: %s", parley_errmsg());
     CHECK(wp_vocab_from_tokens(NULL, 3, &v) == PARLEY_ERR_INVALID_ARG, "NULL list");
     const char *nl[] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a\nb" };
     CHECK(wp_vocab_from_tokens(nl, 6, &v) == PARLEY_ERR_FORMAT &&
-              !strcmp(parley_errmsg(), "token 5: byte 1 of the token is a line break"),
+                  !strcmp(parley_errmsg(), "token 5: byte 1 of the token is a line break"),
           "newline in a listed token: %s", parley_errmsg());
     CHECK(wp_vocab_from_tokens(dup, 6, &v) == PARLEY_OK && wp_vocab_find(v, "x", 1) == 5, "list");
     wp_vocab_free(v);
@@ -476,13 +536,14 @@ static void test_standard_vocab(void)
     }
     wp_vocab *v;
     CHECK(wp_vocab_load(path, &v) == PARLEY_OK, "%s", parley_errmsg());
-    CHECK(wp_vocab_size(v) == 30522 && wp_vocab_pad(v) == 0 && wp_vocab_unk(v) == 100 && wp_vocab_cls(v) == 101 &&
-              wp_vocab_sep(v) == 102 && wp_vocab_mask(v) == 103,
+    CHECK(wp_vocab_size(v) == 30522 && wp_vocab_pad(v) == 0 && wp_vocab_unk(v) == 100 &&
+                  wp_vocab_cls(v) == 101 && wp_vocab_sep(v) == 102 && wp_vocab_mask(v) == 103,
           "standard special ids");
     wp_tokens t;
     CHECK(wp_tokenize(v, "unaffable", 9, &t) == PARLEY_OK && t.n_pieces == 3 &&
-              !strcmp(wp_vocab_token(v, t.pieces[0].id), "una") && !strcmp(wp_vocab_token(v, t.pieces[1].id), "##ffa") &&
-              !strcmp(wp_vocab_token(v, t.pieces[2].id), "##ble"),
+                  !strcmp(wp_vocab_token(v, t.pieces[0].id), "una") &&
+                  !strcmp(wp_vocab_token(v, t.pieces[1].id), "##ffa") &&
+                  !strcmp(wp_vocab_token(v, t.pieces[2].id), "##ble"),
           "unaffable with the standard vocabulary");
     wp_tokens_free(&t);
     wp_vocab_free(v);

@@ -22,7 +22,7 @@ static char graph[1024];
 
 typedef struct tally {
     pthread_mutex_t mu;
-    int next[USERS];   /* the turn number each user's next reply must carry */
+    int next[USERS]; /* the turn number each user's next reply must carry */
     long errors, wrong_user, out_of_order, replies;
 } tally;
 
@@ -93,7 +93,7 @@ static void test_poll(void)
         char text[32];
         snprintf(text, sizeof text, "hello %d", i);
         CHECK(r && r->id == ids[i] && !strcmp(r->text, text) && !strcmp(r->user, "solo") &&
-                  r->latency_ms >= 0,
+                      r->latency_ms >= 0,
               "reply %d", i);
         parley_reply_free(r);
     }

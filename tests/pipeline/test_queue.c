@@ -55,7 +55,8 @@ static void test_batch_and_close(void)
     pipe_qitem it[8];
     /* Three waiting, max 8, 20 ms delay: the batch is the three once the delay passes. */
     size_t n = pipe_queue_pop(q, it, 8, 20000);
-    CHECK(n == 3 && (long)it[0].msg == 1 && (long)it[2].msg == 3 && it[2].port == 3, "batch %zu", n);
+    CHECK(n == 3 && (long)it[0].msg == 1 && (long)it[2].msg == 3 && it[2].port == 3, "batch %zu",
+          n);
     for (long i = 1; i <= 5; i++)
         pipe_queue_push(q, (pipe_qitem){ (pipe_msg *)i, 0 });
     n = pipe_queue_pop(q, it, 2, 1000000); /* full batch: no waiting for the delay */

@@ -31,7 +31,8 @@ static void on_event(const pipe_event *ev, void *user)
 int main(int argc, char **argv)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/relative_path.yaml", argc > 1 ? argv[1] : "tests/pipeline/graphs");
+    snprintf(path, sizeof path, "%s/relative_path.yaml",
+             argc > 1 ? argv[1] : "tests/pipeline/graphs");
     pipe_graph *g = NULL;
     CHECK(pipe_graph_load(path, NULL, &g) == PARLEY_OK, "load: %s", parley_errmsg());
     if (!g)

@@ -36,8 +36,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: truncated\n", argv[1]);
         return 1;
     }
-    adamw_params ap = { .lr = hp[0], .beta1 = hp[1], .beta2 = hp[2], .eps = hp[3],
-                        .weight_decay = hp[4] };
+    adamw_params ap = {
+        .lr = hp[0], .beta1 = hp[1], .beta2 = hp[2], .eps = hp[3], .weight_decay = hp[4]
+    };
     for (long t = 1; t <= steps; t++) {
         if (!read_all(f, g, sizeof *g, (size_t)n)) {
             fprintf(stderr, "%s: truncated at step %ld\n", argv[1], t);

@@ -1,4 +1,5 @@
-/* metrics_tool.c — scores a file of predictions with nlu/data/metrics.c and prints the JSON report.
+/* metrics_tool.c — scores a file of predictions with nlu/data/metrics.c and prints the JSON
+ * report.
  *
  * Input: one example per line, four tab-separated fields: gold intent, predicted intent, gold
  * tags, predicted tags (tags space-separated). An empty line ends a set; each set gets its
@@ -78,8 +79,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s:%ld: %d gold tags, %d predicted\n", argv[1], ln, ng, np);
             return 1;
         }
-        if (mt_scorer_add(s, field[0], field[1], ng, (const char *const *)gold, (const char *const *)pred) !=
-            PARLEY_OK) {
+        if (mt_scorer_add(s, field[0], field[1], ng, (const char *const *)gold,
+                          (const char *const *)pred) != PARLEY_OK) {
             fprintf(stderr, "%s:%ld: %s\n", argv[1], ln, parley_errmsg());
             return 1;
         }

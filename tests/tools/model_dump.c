@@ -14,7 +14,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: model_dump IN_DIR OUT_DIR\n");
         return 2;
     }
-    if ((st = bert_model_load(argv[1], &m)) != PARLEY_OK || (st = bert_model_save(m, argv[2])) != PARLEY_OK) {
+    if ((st = bert_model_load(argv[1], &m)) != PARLEY_OK ||
+        (st = bert_model_save(m, argv[2])) != PARLEY_OK) {
         fprintf(stderr, "model_dump: %s: %s\n", parley_status_str(st), parley_errmsg());
         bert_model_free(m);
         return 1;

@@ -1,5 +1,5 @@
-/* train_grads.c — runs one bert_train_step for tests/nlu/train/test_train_grads.py and writes what
- * it computed, so Python can hold it to torch autograd.
+/* train_grads.c — runs one bert_train_step for tests/nlu/train/test_train_grads.py and writes
+ * what it computed, so Python can hold it to torch autograd.
  *
  * Usage: train_grads MODEL_DIR BATCH_JSON OUT_DIR
  * BATCH_JSON: {"len": [B], "ids": [N], "intent": [B], "slot": [N], "slot_weight": w,
@@ -75,14 +75,17 @@ static int mlm_step(bert_model *m, const cJSON *root, const char *model_dir, con
         goto done;
     }
     if ((st = bert_mlm_step_ws(&ws, m, head, &b, target, (float)number(root, "dropout", 0.0),
-                               (uint64_t)number(root, "seed", 0), grads, head_grads, &loss)) != PARLEY_OK) {
+                               (uint64_t)number(root, "seed", 0), grads, head_grads, &loss)) !=
+        PARLEY_OK) {
         rc = fail(st, 2);
         goto done;
     }
     snprintf(path, sizeof path, "%s/outputs.json", out_dir);
     FILE *f = fopen(path, "w");
-    if (!f || fprintf(f, "{\"loss\": %.9g, \"masked\": %d, \"correct\": %d}\n", loss.loss, loss.masked,
-                      loss.correct) < 0 || fclose(f) != 0) {
+    if (!f ||
+        fprintf(f, "{\"loss\": %.9g, \"masked\": %d, \"correct\": %d}\n", loss.loss, loss.masked,
+                loss.correct) < 0 ||
+        fclose(f) != 0) {
         perror(path);
         goto done;
     }
@@ -130,11 +133,13 @@ int main(int argc, char **argv)
     int *intent = int_array(root, "intent", &n_intent), *slot = int_array(root, "slot", &n_slot);
     bert_set_threads((int)number(root, "threads", 0));
     bert_batch b = { .n_seq = B, .len = len, .ids = ids };
-    bert_labels y = { .intent = intent, .slot = slot,
+    bert_labels y = { .intent = intent,
+                      .slot = slot,
                       .slot_weight = (float)number(root, "slot_weight", 1.0) };
     const int NI = m->cfg.n_intents, NS = m->cfg.n_slots;
     float *grads = calloc(m->n_params, sizeof *grads);
-    float *il = calloc((size_t)B * NI + 1, sizeof *il), *sl = calloc((size_t)N * NS + 1, sizeof *sl);
+    float *il = calloc((size_t)B * NI + 1, sizeof *il),
+          *sl = calloc((size_t)N * NS + 1, sizeof *sl);
     bert_loss loss;
     st = bert_train_step(m, &b, &y, (float)number(root, "dropout", 0.0),
                          (uint64_t)number(root, "seed", 0), grads, &loss, il, sl);
@@ -149,8 +154,9 @@ int main(int argc, char **argv)
         perror(path);
         return 1;
     }
-    fprintf(f, "{\"loss\": %.9g, \"intent_loss\": %.9g, \"slot_loss\": %.9g, "
-               "\"intent_correct\": %d, \"slot_scored\": %d, \"slot_correct\": %d",
+    fprintf(f,
+            "{\"loss\": %.9g, \"intent_loss\": %.9g, \"slot_loss\": %.9g, "
+            "\"intent_correct\": %d, \"slot_scored\": %d, \"slot_correct\": %d",
             loss.total, loss.intent, loss.slot, loss.intent_correct, loss.slot_scored,
             loss.slot_correct);
     write_floats(f, "intent_logits", il, (size_t)B * NI);

@@ -35,15 +35,15 @@ typedef struct parley_slot_value {
 
 /* What an action sees. Every pointer is borrowed for the duration of the call. */
 typedef struct parley_action_ctx {
-    const char *action;     /* the name the action was registered under */
+    const char *action; /* the name the action was registered under */
     const char *user_id;
     const char *session_id;
-    uint64_t turn_id;       /* the user's turn number, from 1 */
-    const char *text;       /* the user's words this turn */
-    const char *intent;     /* the intent the dialog acted on */
+    uint64_t turn_id;   /* the user's turn number, from 1 */
+    const char *text;   /* the user's words this turn */
+    const char *intent; /* the intent the dialog acted on */
     float confidence;
-    const char *form;       /* the form that just completed, or NULL */
-    size_t n_slots;         /* the user's slots that have a value, after this turn's entities */
+    const char *form; /* the form that just completed, or NULL */
+    size_t n_slots;   /* the user's slots that have a value, after this turn's entities */
     const parley_slot_value *slots;
 } parley_action_ctx;
 

@@ -23,10 +23,10 @@ extern "C" {
 typedef struct parley_nlu parley_nlu;
 
 typedef struct parley_nlu_params {
-    int threads;        /* CPU threads for one call's math; 0 = all cores */
-    int top_k;          /* intents kept in parley_nlu_result.top; 0 = 5 (capped at the label count) */
-    const char *device; /* "auto", "cpu" or "cuda:N"; NULL = "auto": the first GPU when one
-                           works (the choice is logged), else the CPU */
+    int threads; /* CPU threads for one call's math; 0 = all cores */
+    int top_k;   /* intents kept in parley_nlu_result.top; 0 = 5 (capped at the label count) */
+    const char *device;    /* "auto", "cpu" or "cuda:N"; NULL = "auto": the first GPU when one
+                              works (the choice is logged), else the CPU */
     const char *precision; /* GPU storage: "fp16" (NULL), "bf16" or "fp32"; FP32 accumulation */
 } parley_nlu_params;
 
@@ -57,26 +57,27 @@ typedef struct parley_nlu_slot {
 
 /* One parsed utterance. Every pointer inside is owned by the result. */
 typedef struct parley_nlu_result {
-    const char *text;       /* a copy of the input */
-    const char *intent;     /* best intent, the same as top[0].label */
-    float confidence;       /* its probability */
+    const char *text;   /* a copy of the input */
+    const char *intent; /* best intent, the same as top[0].label */
+    float confidence;   /* its probability */
     int n_top;
     const parley_nlu_intent *top; /* best first */
     int n_slots;
     const parley_nlu_slot *slots; /* in text order */
-    int n_words;            /* whitespace-separated words of the text */
-    const char *const *tags;/* (n_words) one BIO tag per word, repaired ("O", "B-x", "I-x") */
+    int n_words;                  /* whitespace-separated words of the text */
+    const char *const *tags;      /* (n_words) one BIO tag per word, repaired ("O", "B-x", "I-x") */
     const size_t *word_start, *word_end; /* (n_words) byte range of each word */
-    int n_pieces;           /* word pieces fed to the model, [CLS] and [SEP] included */
-    int truncated;          /* 1 when the text was longer than the model's positions; words
-                               past the end are tagged "O" */
+    int n_pieces;  /* word pieces fed to the model, [CLS] and [SEP] included */
+    int truncated; /* 1 when the text was longer than the model's positions; words
+                      past the end are tagged "O" */
 } parley_nlu_result;
 
 /* Parses one utterance. Words are the whitespace-separated parts of `text`; a slot value
  * covers whole words, minus punctuation pieces at its two ends ("boston?" gives "boston").
  * Invalid UTF-8 fails with PARLEY_ERR_UTF8 and the byte offset in parley_errmsg().
  * On success *out is owned by the caller (parley_nlu_result_free). */
-PARLEY_API parley_status parley_nlu_parse(parley_nlu *nlu, const char *text, parley_nlu_result **out);
+PARLEY_API parley_status parley_nlu_parse(parley_nlu *nlu, const char *text,
+                                          parley_nlu_result **out);
 
 /* Parses n utterances in one pass through the model (faster per utterance than n calls).
  * out must hold n pointers; on success each is owned by the caller. If any text fails,

@@ -46,22 +46,23 @@ typedef struct parley_reply_slot {
 /* One finished turn. In a callback it is borrowed for the call; from poll it is owned by
  * the caller (parley_reply_free). Every string inside belongs to the reply. */
 typedef struct parley_reply {
-    parley_status status;    /* PARLEY_OK, or why the turn failed */
-    const char *error;       /* "" when status is OK */
-    const char *user;        /* the user id given to submit */
-    uint64_t id;             /* the id submit returned */
-    uint64_t turn;           /* the user's turn number as the dialog counts it (0 without one) */
-    const char *session;     /* the dialog's session id, or "" */
-    const char *text;        /* what the user said */
-    const char *reply;       /* the answer, or "" (a graph with no dialog gives NLU only) */
-    const char *intent;      /* or "" */
+    parley_status status; /* PARLEY_OK, or why the turn failed */
+    const char *error;    /* "" when status is OK */
+    const char *user;     /* the user id given to submit */
+    uint64_t id;          /* the id submit returned */
+    uint64_t turn;        /* the user's turn number as the dialog counts it (0 without one) */
+    const char *session;  /* the dialog's session id, or "" */
+    const char *text;     /* what the user said */
+    const char *reply;    /* the answer, or "" (a graph with no dialog gives NLU only) */
+    const char *intent;   /* or "" */
     float confidence;
     size_t n_slots;
-    const parley_reply_slot *slots; /* the user's slots after the turn (NLU slots without a dialog) */
-    double latency_ms;       /* submit to reply */
-    double nlu_ms;           /* NLU time of the batch the turn was in */
-    int nlu_batch;           /* that batch's size */
-    double dialog_ms;        /* time in the dialog manager and its store */
+    const parley_reply_slot
+            *slots;    /* the user's slots after the turn (NLU slots without a dialog) */
+    double latency_ms; /* submit to reply */
+    double nlu_ms;     /* NLU time of the batch the turn was in */
+    int nlu_batch;     /* that batch's size */
+    double dialog_ms;  /* time in the dialog manager and its store */
 } parley_reply;
 
 typedef void (*parley_reply_fn)(const parley_reply *reply, void *user_data);

@@ -26,7 +26,10 @@ static double urand(void) /* [0, 1) */
     rng_state ^= rng_state << 17;
     return (double)(rng_state >> 11) / 9007199254740992.0;
 }
-static int irand(int lo, int hi) { return lo + (int)(urand() * (hi - lo + 1)); }
+static int irand(int lo, int hi)
+{
+    return lo + (int)(urand() * (hi - lo + 1));
+}
 static const int odd_sizes[] = { 1, 2, 3, 17, 31, 63, 64, 65, 127, 128 };
 static int odd_size(int max)
 {
@@ -88,8 +91,8 @@ static void test_vecmath(void)
     CHECK(worst_gelu_abs < 1e-6, "gelu absolute error %g", worst_gelu_abs);
     CHECK(cpu_normal_cdf(0.0f) == 0.5f, "Phi(0) = %g", cpu_normal_cdf(0.0f));
     CHECK(cpu_normal_cdf(40.0f) == 1.0f && cpu_normal_cdf(-40.0f) >= 0.0f &&
-              cpu_normal_cdf(-40.0f) < 1e-37f, "Phi saturates: %g %g", cpu_normal_cdf(40.0f),
-          cpu_normal_cdf(-40.0f));
+                  cpu_normal_cdf(-40.0f) < 1e-37f,
+          "Phi saturates: %g %g", cpu_normal_cdf(40.0f), cpu_normal_cdf(-40.0f));
     CHECK(cpu_expf(-1000.0f) >= 0.0f && cpu_expf(-1000.0f) < 1e-37f, "exp underflow %g",
           cpu_expf(-1000.0f));
     CHECK(fabs(cpu_exp_sum(-80.0f, 0.25f) - exp(-79.75)) < 4 * FLT_EPSILON * exp(-79.75),
@@ -253,7 +256,8 @@ static void test_attention(void)
         float *out2 = attention_run(qkv, len, B, NH, D, 2);
         same_bits &= !memcmp(out1, out2, (size_t)N * H * sizeof(float));
         size_t at = 0;
-        double excess = check_close(out2, ref, (size_t)N * H, 0, 1e-5 * max_abs(qkv, (size_t)N * 3 * H), &at);
+        double excess = check_close(out2, ref, (size_t)N * H, 0,
+                                    1e-5 * max_abs(qkv, (size_t)N * 3 * H), &at);
         CHECK(excess <= 1, "attention B=%d NH=%d D=%d: element %zu is %g vs %g", B, NH, D, at,
               out2[at], ref[at]);
         worst = fmax(worst, max_abs_diff(out2, ref, (size_t)N * H));
@@ -337,9 +341,18 @@ static char *slot_names[] = { "O", "B-x", "I-x", "B-y", "I-y", "B-z", "I-z" };
 
 static bert_model *random_model(int V, int H, int L, int NH, int I, int P)
 {
-    bert_config c = { .vocab_size = V, .hidden = H, .layers = L, .heads = NH, .intermediate = I,
-                      .max_positions = P, .type_vocab = 2, .ln_eps = 1e-12f, .n_intents = 5,
-                      .intent_labels = intent_names, .n_slots = 7, .slot_labels = slot_names };
+    bert_config c = { .vocab_size = V,
+                      .hidden = H,
+                      .layers = L,
+                      .heads = NH,
+                      .intermediate = I,
+                      .max_positions = P,
+                      .type_vocab = 2,
+                      .ln_eps = 1e-12f,
+                      .n_intents = 5,
+                      .intent_labels = intent_names,
+                      .n_slots = 7,
+                      .slot_labels = slot_names };
     bert_model *m = NULL;
     parley_status st = bert_model_alloc(&c, NULL, &m);
     CHECK(st == PARLEY_OK, "bert_model_alloc: %s", parley_errmsg());
@@ -360,8 +373,11 @@ static bert_model *random_model(int V, int H, int L, int NH, int I, int P)
 /* |fast - ref| <= 1e-4 * max|ref| + 1e-4 * |ref|, the tolerance used against torch too. */
 static void test_forward(void)
 {
-    static const int shapes[][5] = { /* H, L, NH, I, P */
-        { 32, 2, 4, 64, 40 }, { 48, 2, 3, 80, 17 }, { 64, 3, 1, 64, 130 },
+    static const int shapes[][5] = {
+        /* H, L, NH, I, P */
+        { 32, 2, 4, 64, 40 },
+        { 48, 2, 3, 80, 17 },
+        { 64, 3, 1, 64, 130 },
     };
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         const int *s = shapes[k];
@@ -381,10 +397,11 @@ static void test_forward(void)
         parley_status st = bert_forward(m, &bt, intent, slot);
         CHECK(st == PARLEY_OK, "bert_forward: %s", parley_errmsg());
         forward_ref(m, &bt, intent_ref, slot_ref);
-        double ti = 1e-4 * max_abs(intent_ref, (size_t)B * 5), ts = 1e-4 * max_abs(slot_ref, (size_t)N * 7);
+        double ti = 1e-4 * max_abs(intent_ref, (size_t)B * 5),
+               ts = 1e-4 * max_abs(slot_ref, (size_t)N * 7);
         printf("forward H%d L%d NH%d I%d, %d sequences: max |diff| intent %.3g slot %.3g "
-               "(max |ref| %.3g %.3g)\n", s[0], s[1], s[2], s[3], B,
-               max_abs_diff(intent, intent_ref, (size_t)B * 5),
+               "(max |ref| %.3g %.3g)\n",
+               s[0], s[1], s[2], s[3], B, max_abs_diff(intent, intent_ref, (size_t)B * 5),
                max_abs_diff(slot, slot_ref, (size_t)N * 7), ti * 1e4, ts * 1e4);
         CHECK(check_close(intent, intent_ref, (size_t)B * 5, 1e-4, ti, NULL) <= 1, "intent logits");
         CHECK(check_close(slot, slot_ref, (size_t)N * 7, 1e-4, ts, NULL) <= 1, "slot logits");
@@ -396,8 +413,8 @@ static void test_forward(void)
         float one_intent[5], *one_slot = rand_buf((size_t)last * 7, 1);
         CHECK(bert_forward(m, &alone, one_intent, one_slot) == PARLEY_OK, "alone");
         CHECK(check_close(one_intent, intent + (B - 1) * 5, 5, 1e-5, 1e-5, NULL) <= 1 &&
-                  check_close(one_slot, slot + (size_t)(N - last) * 7, (size_t)last * 7, 1e-5, 1e-5,
-                              NULL) <= 1,
+                      check_close(one_slot, slot + (size_t)(N - last) * 7, (size_t)last * 7, 1e-5,
+                                  1e-5, NULL) <= 1,
               "a sequence alone differs from the same sequence in a batch");
         free(ids), free(intent), free(slot), free(intent_ref), free(slot_ref), free(one_slot);
         bert_model_free(m);
@@ -405,9 +422,21 @@ static void test_forward(void)
 }
 
 static int fail_after = -1;
-static void *failing_malloc(size_t n, void *ud) { (void)ud; return fail_after-- == 0 ? NULL : malloc(n); }
-static void *failing_realloc(void *p, size_t n, void *ud) { (void)ud; return realloc(p, n); }
-static void plain_free(void *p, void *ud) { (void)ud; free(p); }
+static void *failing_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    return fail_after-- == 0 ? NULL : malloc(n);
+}
+static void *failing_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    return realloc(p, n);
+}
+static void plain_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
 
 static void test_forward_errors(void)
 {
@@ -420,7 +449,7 @@ static void test_forward_errors(void)
     CHECK(bert_forward(m, &ok, intent, slot) == PARLEY_OK, "valid batch: %s", parley_errmsg());
     ids[6] = 20;
     CHECK(bert_forward(m, &ok, intent, slot) == PARLEY_ERR_INVALID_ARG &&
-              strstr(parley_errmsg(), "token 2 of sequence 1 has id 20"),
+                  strstr(parley_errmsg(), "token 2 of sequence 1 has id 20"),
           "id = V: %s", parley_errmsg());
     ids[6] = -1;
     CHECK(bert_forward(m, &ok, intent, slot) == PARLEY_ERR_INVALID_ARG, "negative id");
@@ -428,7 +457,7 @@ static void test_forward_errors(void)
     int long_len[1] = { 9 };
     bert_batch too_long = { 1, long_len, ids };
     CHECK(bert_forward(m, &too_long, intent, slot) == PARLEY_ERR_INVALID_ARG &&
-              strstr(parley_errmsg(), "sequence 0 has 9 tokens; the model takes 1 to 8"),
+                  strstr(parley_errmsg(), "sequence 0 has 9 tokens; the model takes 1 to 8"),
           "length > P: %s", parley_errmsg());
     int zero_len[2] = { 4, 0 };
     bert_batch empty_seq = { 2, zero_len, ids };
@@ -452,8 +481,9 @@ int main(void)
      * 1-thread / 2-thread comparisons compare something. */
     setenv("OMP_WAIT_POLICY", "passive", 1);
     CHECK(cpu_threads_for(1 << 20, 1 << 19) == (cpu_threads() < 2 ? 1 : 2) &&
-              cpu_threads_for(1000, 1 << 19) == 1,
-          "cpu_threads_for: %d %d", cpu_threads_for(1 << 20, 1 << 19), cpu_threads_for(1000, 1 << 19));
+                  cpu_threads_for(1000, 1 << 19) == 1,
+          "cpu_threads_for: %d %d", cpu_threads_for(1 << 20, 1 << 19),
+          cpu_threads_for(1000, 1 << 19));
     bert_set_threads(0);
     test_vecmath();
     test_matmul();

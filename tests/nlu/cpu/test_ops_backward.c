@@ -93,7 +93,10 @@ enum { N_THREADS = sizeof thread_counts / sizeof thread_counts[0] };
 
 /* ---- matmul ---------------------------------------------------------------------------- */
 
-typedef struct mm_ctx { int M, IC, OC; const float *R; } mm_ctx;
+typedef struct mm_ctx {
+    int M, IC, OC;
+    const float *R;
+} mm_ctx;
 
 // theta = [inp (M, IC), w (OC, IC), bias (OC)]
 static double mm_loss(const double *th, void *vctx)
@@ -140,7 +143,7 @@ static void test_matmul(int M, int IC, int OC)
     memcpy(g, start, n * sizeof *g);
     cpu_matmul_backward(NULL, g + n_in, NULL, R, theta, theta + n_in, M, IC, OC, 0);
     CHECK(!memcmp(g, start, n_in * sizeof *g) &&
-              !memcmp(g + n_in + n_w, start + n_in + n_w, (size_t)OC * sizeof *g),
+                  !memcmp(g + n_in + n_w, start + n_in + n_w, (size_t)OC * sizeof *g),
           "NULL dinp and dbias are skipped");
     /* The bias sums do not depend on the thread count. */
     float *db[N_THREADS];
@@ -161,7 +164,11 @@ static void test_matmul(int M, int IC, int OC)
 
 /* ---- layernorm ------------------------------------------------------------------------- */
 
-typedef struct ln_ctx { int M, C; float eps; const float *R; } ln_ctx;
+typedef struct ln_ctx {
+    int M, C;
+    float eps;
+    const float *R;
+} ln_ctx;
 
 // theta = [inp (M, C), w (C), b (C)]
 static double ln_loss(const double *th, void *vctx)
@@ -191,8 +198,8 @@ static void test_layernorm(int M, int C, int with_fd)
     float *theta = rand_buf(n, 1.0f), *R = rand_buf(nx, 1.0f);
     for (size_t i = 0; i < nx; i++)
         theta[i] = theta[i] * 3.0f + 0.7f;
-    float *g = zero_buf(n), *g_ref = zero_buf(n), *scratch = malloc(
-        cpu_layernorm_backward_scratch(M, C) * sizeof(float));
+    float *g = zero_buf(n), *g_ref = zero_buf(n),
+          *scratch = malloc(cpu_layernorm_backward_scratch(M, C) * sizeof(float));
     ln_ctx ctx = { M, C, eps, R };
     cpu_layernorm_backward(g, g + nx, g + nx + C, R, theta, theta + nx, M, C, eps, scratch);
     cpu_layernorm_backward_ref(g_ref, g_ref + nx, g_ref + nx + C, R, theta, theta + nx, M, C, eps);
@@ -220,7 +227,10 @@ static void test_layernorm(int M, int C, int with_fd)
 
 /* ---- gelu ------------------------------------------------------------------------------ */
 
-static double gelu_d(double x) { return x * 0.5 * erfc(-x / sqrt(2.0)); }
+static double gelu_d(double x)
+{
+    return x * 0.5 * erfc(-x / sqrt(2.0));
+}
 
 static void test_gelu(void)
 {
@@ -247,7 +257,11 @@ static void test_gelu(void)
 
 /* ---- softmax cross-entropy ------------------------------------------------------------- */
 
-typedef struct xent_ctx { int M, C; const int *labels; float scale; } xent_ctx;
+typedef struct xent_ctx {
+    int M, C;
+    const int *labels;
+    float scale;
+} xent_ctx;
 
 static double xent_loss(const double *x, void *vctx)
 {
@@ -336,8 +350,8 @@ static double att_loss(const double *qkv, void *vctx)
                 for (int j = 0; j < T; j++) {
                     double keep = c->p <= 0 ? 1.0
                                   : cpu_dropout_bits(c->key, prob + (size_t)i * T + j) >= thr
-                                      ? 1.0 / (1.0 - c->p)
-                                      : 0.0;
+                                          ? 1.0 / (1.0 - c->p)
+                                          : 0.0;
                     for (int d = 0; d < c->D; d++)
                         s += P[j] / sum * keep * qkv[(tok + j) * H3 + 2 * H + h * c->D + d] *
                              c->R[(tok + i) * H + h * c->D + d];
@@ -399,8 +413,7 @@ static void test_attention(const int *len, int B, int NH, int D, float p, int wi
     for (int t = 0; t < N_THREADS; t++) {
         float *o2 = zero_buf(no), *g2 = zero_buf(nq);
         cpu_attention_train(o2, probs, qkv, len, B, NH, D, p, key, scratch, thread_counts[t]);
-        cpu_attention_backward(g2, R, qkv, probs, len, B, NH, D, p, key, scratch,
-                               thread_counts[t]);
+        cpu_attention_backward(g2, R, qkv, probs, len, B, NH, D, p, key, scratch, thread_counts[t]);
         CHECK(!memcmp(o2, out, no * sizeof *o2) && !memcmp(g2, g, nq * sizeof *g2),
               "attention with %d threads is identical", thread_counts[t]);
         free(o2), free(g2);
@@ -423,7 +436,8 @@ static void test_embedding(void)
     float *sum = zero_buf(14 * H), *dsum = rand_buf(14 * H, 1);
     cpu_embedding_sum(sum, ids, len, B, word, pos, type, H);
     /* The sum matches cpu_embedding before its LayerNorm: compare through LayerNorm. */
-    float *ln_w = rand_buf(H, 1), *ln_b = rand_buf(H, 1), *a = zero_buf(14 * H), *b = zero_buf(14 * H);
+    float *ln_w = rand_buf(H, 1), *ln_b = rand_buf(H, 1), *a = zero_buf(14 * H),
+          *b = zero_buf(14 * H);
     cpu_embedding(a, ids, len, B, word, pos, type, ln_w, ln_b, H, 1e-12f);
     cpu_layernorm(b, sum, ln_w, ln_b, 14, H, 1e-12f);
     CHECK(!memcmp(a, b, 14 * H * sizeof(float)), "embedding sum + LayerNorm = cpu_embedding");
@@ -431,11 +445,13 @@ static void test_embedding(void)
     /* The gradient of sum(sum * dsum) is a scatter-add; the fast and the reference paths
      * must agree, touch no unused row, and skip the pad id in the word table. */
     const size_t n = (V + P + TT) * H;
-    float *g = rand_buf(n, 1), *g_ref = malloc(n * sizeof(float)), *start = malloc(n * sizeof(float));
+    float *g = rand_buf(n, 1), *g_ref = malloc(n * sizeof(float)),
+          *start = malloc(n * sizeof(float));
     memcpy(g_ref, g, n * sizeof(float));
     memcpy(start, g, n * sizeof(float));
     cpu_embedding_backward(g, g + V * H, g + (V + P) * H, dsum, ids, len, B, H, pad);
-    cpu_embedding_backward_ref(g_ref, g_ref + V * H, g_ref + (V + P) * H, dsum, ids, len, B, H, pad);
+    cpu_embedding_backward_ref(g_ref, g_ref + V * H, g_ref + (V + P) * H, dsum, ids, len, B, H,
+                               pad);
     CHECK(close_to_f("fast vs ref", g, g_ref, n), "embedding backward fast vs ref");
     double *want = malloc(n * sizeof *want);
     for (size_t i = 0; i < n; i++)
@@ -451,7 +467,7 @@ static void test_embedding(void)
             }
     CHECK(close_to("fast vs the scatter written out", g, want, n), "embedding backward exact");
     CHECK(!memcmp(g + (V + P + 1) * H, start + (V + P + 1) * H, H * sizeof(float)) &&
-              !memcmp(g + pad * H, start + pad * H, H * sizeof(float)),
+                  !memcmp(g + pad * H, start + pad * H, H * sizeof(float)),
           "token type 1 and the pad row are untouched");
     free(word), free(pos), free(type), free(sum), free(dsum), free(ln_w), free(ln_b), free(a);
     free(b), free(g), free(g_ref), free(start), free(want);
@@ -497,8 +513,10 @@ static void test_dropout(void)
         for (size_t i = 0; i < n; i++)
             differ += (y[i] == 0.0f) != (z[i] == 0.0f);
         double want = 2 * p * (1 - p);
-        CHECK(fabs((double)differ / n - want) < 0.01, "another key differs in %.4f of elements "
-              "(random masks: %.2f)", (double)differ / n, want);
+        CHECK(fabs((double)differ / n - want) < 0.01,
+              "another key differs in %.4f of elements "
+              "(random masks: %.2f)",
+              (double)differ / n, want);
     }
     /* The residual form adds (maybe as one fused multiply-add: to an ulp), and p = 0 passes
      * through unchanged. */

@@ -16,8 +16,14 @@ static bert_model *gpu_test_model(int V, int H, int L, int NH, int I, int P, int
 {
     static const char *const intents[] = { "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7" };
     static const char *const slots[] = { "O", "B-a", "I-a", "B-b", "I-b", "B-c", "I-c", "B-d" };
-    bert_config c = { .vocab_size = V, .hidden = H, .layers = L, .heads = NH,
-                      .intermediate = I, .max_positions = P, .type_vocab = 2, .ln_eps = 1e-12f };
+    bert_config c = { .vocab_size = V,
+                      .hidden = H,
+                      .layers = L,
+                      .heads = NH,
+                      .intermediate = I,
+                      .max_positions = P,
+                      .type_vocab = 2,
+                      .ln_eps = 1e-12f };
     bert_model *m = NULL;
     if (NI > 8 || NS > 8 || bert_config_set_labels(&c, intents, NI, slots, NS) != PARLEY_OK ||
         bert_model_alloc(&c, NULL, &m) != PARLEY_OK) {

@@ -3,8 +3,9 @@
  * Small random models (head sizes 16 and 48, so lanes past D idle) run batches with one
  * sequence, with mixed lengths (padding inside the batch) and with lengths at the model's
  * limit, in FP32 (logits within 1e-4 relative to the CPU's), FP16 and BF16 (within 1e-2
- * and 2e-2 of the largest logit), with attention both fused and as GEMMs. The same batch shape twice checks that a replayed CUDA
- * graph reads the new ids. Bad batches get the CPU path's errors. Exits 77 without a GPU.
+ * and 2e-2 of the largest logit), with attention both fused and as GEMMs. The same batch shape
+ * twice checks that a replayed CUDA graph reads the new ids. Bad batches get the CPU path's errors.
+ * Exits 77 without a GPU.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,8 +25,8 @@ static float max_abs(const float *x, size_t n)
 }
 
 /* Runs one batch both ways and compares. */
-static void compare(const bert_model *m, cuda_bert *g, cuda_precision prec, int B,
-                    const int *len, unsigned seed, const char *what)
+static void compare(const bert_model *m, cuda_bert *g, cuda_precision prec, int B, const int *len,
+                    unsigned seed, const char *what)
 {
     const bert_config *c = &m->cfg;
     size_t N = 0;
@@ -52,8 +53,8 @@ static void compare(const bert_model *m, cuda_bert *g, cuda_precision prec, int 
         CHECK(wi <= 1, "%s %s: intent logit %zu: gpu %g cpu %g", what, cuda_precision_name(prec),
               at, gi[at], ci[at]);
         double ws = check_close(gs, cs, N * c->n_slots, rtol, as, &at);
-        CHECK(ws <= 1, "%s %s: slot logit %zu: gpu %g cpu %g", what, cuda_precision_name(prec),
-              at, gs[at], cs[at]);
+        CHECK(ws <= 1, "%s %s: slot logit %zu: gpu %g cpu %g", what, cuda_precision_name(prec), at,
+              gs[at], cs[at]);
     }
     free(ids), free(ci), free(cs), free(gi), free(gs);
 }
@@ -90,12 +91,12 @@ static void test_model(int H, int NH, int P, float scale)
         bert_batch b = { 2, bad_len, ids };
         float il[16], sl[1024];
         CHECK(cuda_bert_forward(g, &b, il, sl) == PARLEY_ERR_INVALID_ARG &&
-                  strstr(parley_errmsg(), "sequence 1"),
+                      strstr(parley_errmsg(), "sequence 1"),
               "too long a sequence: %s", parley_errmsg());
         int ok_len[] = { 2 }, bad_ids[] = { 2, 97 };
         bert_batch b2 = { 1, ok_len, bad_ids };
         CHECK(cuda_bert_forward(g, &b2, il, sl) == PARLEY_ERR_INVALID_ARG &&
-                  strstr(parley_errmsg(), "id 97"),
+                      strstr(parley_errmsg(), "id 97"),
               "id out of range: %s", parley_errmsg());
         cuda_bert_close(g);
     }
@@ -113,7 +114,7 @@ int main(void)
     cuda_bert *g;
     bert_model *m = gpu_test_model(50, 32, 1, 2, 40, 16, 3, 3, 0.1f, 1);
     CHECK(m && cuda_bert_open(m, 99, CUDA_PREC_FP16, &g) == PARLEY_ERR_DEVICE &&
-              strstr(parley_errmsg(), "cuda:99"),
+                  strstr(parley_errmsg(), "cuda:99"),
           "a missing device: %s", parley_errmsg());
     bert_model_free(m);
     return check_done();

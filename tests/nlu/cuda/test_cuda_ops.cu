@@ -28,16 +28,39 @@ static vec rnd(size_t n, float lo, float hi)
     return v;
 }
 
-template <typename S> static S host_from(float x);
-template <> float host_from<float>(float x) { return x; }
-template <> __half host_from<__half>(float x) { return __float2half_rn(x); }
-template <> __nv_bfloat16 host_from<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-static float host_to(float x) { return x; }
-static float host_to(__half x) { return __half2float(x); }
-static float host_to(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename S>
+static S host_from(float x);
+template <>
+float host_from<float>(float x)
+{
+    return x;
+}
+template <>
+__half host_from<__half>(float x)
+{
+    return __float2half_rn(x);
+}
+template <>
+__nv_bfloat16 host_from<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+static float host_to(float x)
+{
+    return x;
+}
+static float host_to(__half x)
+{
+    return __half2float(x);
+}
+static float host_to(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
+}
 
 /* Device copies, freed at exit of the test that made them (the process ends soon after). */
-template <typename S> static S *up(const vec &v)
+template <typename S>
+static S *up(const vec &v)
 {
     std::vector<S> h(v.size());
     for (size_t i = 0; i < v.size(); i++)
@@ -56,7 +79,8 @@ static int *up_int(const std::vector<int> &v)
     return d;
 }
 
-template <typename S> static vec down(const S *d, size_t n)
+template <typename S>
+static vec down(const S *d, size_t n)
 {
     std::vector<S> h(n);
     CHECK(cudaDeviceSynchronize() == cudaSuccess, "kernel: %s",
@@ -68,18 +92,23 @@ template <typename S> static vec down(const S *d, size_t n)
     return v;
 }
 
-template <typename S> static double tol()
+template <typename S>
+static double tol()
 {
-    return sizeof(S) == 4 ? 1e-4 : sizeof(S) == 2 && cuda_type<S>::value == CUDA_R_16F ? 1e-2 : 3e-2;
+    return sizeof(S) == 4                                        ? 1e-4
+           : sizeof(S) == 2 && cuda_type<S>::value == CUDA_R_16F ? 1e-2
+                                                                 : 3e-2;
 }
 
-template <typename S> static const char *name()
+template <typename S>
+static const char *name()
 {
     return sizeof(S) == 4 ? "fp32" : cuda_type<S>::value == CUDA_R_16F ? "fp16" : "bf16";
 }
 
 /* got vs want, relative to each value for FP32 and to the largest for the 16-bit types. */
-template <typename S> static void same(const vec &got, const vec &want, const char *op, int a)
+template <typename S>
+static void same(const vec &got, const vec &want, const char *op, int a)
 {
     double scale = 0;
     for (float x : want)
@@ -100,7 +129,8 @@ static std::vector<int> packed_rows(const std::vector<int> &len, int T)
     return rows;
 }
 
-template <typename S> static void test_embedding(int H, std::vector<int> len, int T)
+template <typename S>
+static void test_embedding(int H, std::vector<int> len, int T)
 {
     const int V = 53, P = T, B = (int)len.size();
     vec word = rnd((size_t)V * H, -1, 1), pos = rnd((size_t)P * H, -1, 1);
@@ -113,11 +143,11 @@ template <typename S> static void test_embedding(int H, std::vector<int> len, in
         if (rows[r] >= 0)
             ids.push_back(ids_pad[r]);
     vec want(ids.size() * H);
-    cpu_embedding_ref(want.data(), ids.data(), len.data(), B, word.data(), pos.data(),
-                      type.data(), w.data(), b.data(), H, 1e-12f);
+    cpu_embedding_ref(want.data(), ids.data(), len.data(), B, word.data(), pos.data(), type.data(),
+                      w.data(), b.data(), H, 1e-12f);
     S *out = up<S>(vec(rows.size() * H));
     cuda_embedding<S>(out, up_int(ids_pad), B * T, T, up<float>(word), up<float>(pos),
-                    up<float>(type), up<float>(w), up<float>(b), H, 1e-12f, 0);
+                      up<float>(type), up<float>(w), up<float>(b), H, 1e-12f, 0);
     vec all = down(out, rows.size() * H), got(want.size());
     for (size_t r = 0; r < rows.size(); r++)
         if (rows[r] >= 0)
@@ -125,7 +155,8 @@ template <typename S> static void test_embedding(int H, std::vector<int> len, in
     same<S>(got, want, "embedding", H);
 }
 
-template <typename S> static void test_residual_layernorm(int M, int H)
+template <typename S>
+static void test_residual_layernorm(int M, int H)
 {
     vec h = rnd((size_t)M * H, -2, 2), x = rnd((size_t)M * H, -2, 2), bias = rnd(H, -1, 1);
     vec w = rnd(H, 0.5, 1.5), b = rnd(H, -0.5, 0.5), xb = x, want((size_t)M * H);
@@ -133,12 +164,13 @@ template <typename S> static void test_residual_layernorm(int M, int H)
         xb[i] += bias[i % H];
     cpu_layernorm_ref(want.data(), xb.data(), h.data(), w.data(), b.data(), M, H, 1e-12f);
     S *dh = up<S>(h);
-    cuda_bias_residual_layernorm<S>(dh, up<S>(x), up<float>(bias), up<float>(w), up<float>(b), M,
-                                  H, 1e-12f, 0);
+    cuda_bias_residual_layernorm<S>(dh, up<S>(x), up<float>(bias), up<float>(w), up<float>(b), M, H,
+                                    1e-12f, 0);
     same<S>(down(dh, want.size()), want, "bias_residual_layernorm", H);
 }
 
-template <typename S> static void test_pointwise(int M, int n)
+template <typename S>
+static void test_pointwise(int M, int n)
 {
     vec x = rnd((size_t)M * n, -4, 4), bias = rnd(n, -1, 1), xb = x, gelu(x.size()), th(x.size());
     for (size_t i = 0; i < xb.size(); i++) {
@@ -154,7 +186,8 @@ template <typename S> static void test_pointwise(int M, int n)
     same<S>(down(d, x.size()), th, "bias_tanh", n);
 }
 
-template <typename S> static void test_bias_add(int M, int n)
+template <typename S>
+static void test_bias_add(int M, int n)
 {
     vec x = rnd((size_t)M * n, -4, 4), bias = rnd(n, -1, 1), want = x;
     for (size_t i = 0; i < want.size(); i++)
@@ -196,7 +229,7 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
         S *probs = up<S>(vec(sc));
         cuda_attention_pointers<S>(ptrs, out, dq, scores, probs, B, T, NH, D, 0);
         CHECK(cuda_attention_gemm<S>(h, ptrs, scores, probs, up_int(len), B, T, NH, D, 0) ==
-                  PARLEY_OK,
+                      PARLEY_OK,
               "attention_gemm: %s", parley_errmsg());
         down(out, 1); /* finish before the handle goes */
         cublasDestroy(h);
@@ -207,13 +240,14 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
             std::copy(all.begin() + r * H, all.begin() + (r + 1) * H, got.begin() + rows[r] * H);
         else
             for (int i = 0; i < H; i++)
-                CHECK(all[r * H + i] == 0.0f, "attention %s: padding row %zu not zero",
-                      name<S>(), r);
+                CHECK(all[r * H + i] == 0.0f, "attention %s: padding row %zu not zero", name<S>(),
+                      r);
     }
     same<S>(got, want, gemm ? "attention_gemm" : "attention", D);
 }
 
-template <typename S> static void test_linear(int M, int IC, int OC, int f32_out)
+template <typename S>
+static void test_linear(int M, int IC, int OC, int f32_out)
 {
     vec x = rnd((size_t)M * IC, -1, 1), w = rnd((size_t)OC * IC, -1, 1), want((size_t)M * OC);
     cpu_matmul_ref(want.data(), x.data(), w.data(), NULL, M, IC, OC);
@@ -227,7 +261,8 @@ template <typename S> static void test_linear(int M, int IC, int OC, int f32_out
     cublasDestroy(h);
 }
 
-template <typename S> static void test_all(void)
+template <typename S>
+static void test_all(void)
 {
     test_embedding<S>(40, { 5, 1, 12 }, 16);
     test_embedding<S>(768, { 128, 77 }, 128);

@@ -33,7 +33,9 @@ typedef struct batch {
 /* A random batch of B sequences with lengths len; every third piece is not scored. */
 static batch make_batch(const bert_config *c, int B, const int *len, unsigned seed)
 {
-    batch b = { B, 0, malloc((size_t)B * sizeof(int)), NULL, malloc((size_t)B * sizeof(int)), NULL };
+    batch b = {
+        B, 0, malloc((size_t)B * sizeof(int)), NULL, malloc((size_t)B * sizeof(int)), NULL
+    };
     for (int i = 0; i < B; i++)
         b.N += len[i];
     memcpy(b.len, len, (size_t)B * sizeof(int));
@@ -55,26 +57,27 @@ static void free_batch(batch *b)
 }
 
 /* One step's loss and gradients, CPU against GPU. */
-static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision prec, const batch *bt,
-                          float dropout, const char *what)
+static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision prec,
+                          const batch *bt, float dropout, const char *what)
 {
     const size_t n = m->n_params;
     float *gc = calloc(n, sizeof *gc), *gg = malloc(n * sizeof *gg);
     bert_batch b = { bt->B, bt->len, bt->ids };
     bert_labels y = { bt->intent, bt->slot, 1.5f };
     bert_loss lc, lg;
-    CHECK(bert_train_step(m, &b, &y, dropout, 7, gc, &lc, NULL, NULL) == PARLEY_OK, "%s: cpu: %s", what,
-          parley_errmsg());
+    CHECK(bert_train_step(m, &b, &y, dropout, 7, gc, &lc, NULL, NULL) == PARLEY_OK, "%s: cpu: %s",
+          what, parley_errmsg());
     parley_status st = cuda_trainer_grads(g, &b, &y, dropout, 7, &lg, gg);
     CHECK(st == PARLEY_OK, "%s: gpu: %s", what, parley_errmsg());
     if (st == PARLEY_OK) {
         const double rtol = prec == CUDA_PREC_FP32 ? 1e-3 : 5e-2;
         size_t at = 0;
-        CHECK(fabs(lg.total - lc.total) <= rtol * fabs(lc.total) + 1e-6 && lg.slot_scored == lc.slot_scored,
+        CHECK(fabs(lg.total - lc.total) <= rtol * fabs(lc.total) + 1e-6 &&
+                      lg.slot_scored == lc.slot_scored,
               "%s %s: loss gpu %g cpu %g", what, cuda_precision_name(prec), lg.total, lc.total);
         double worst = check_close(gg, gc, n, 0, rtol * max_abs(gc, n), &at);
-        CHECK(worst <= 1, "%s %s: gradient %zu: gpu %g cpu %g", what, cuda_precision_name(prec), at, gg[at],
-              gc[at]);
+        CHECK(worst <= 1, "%s %s: gradient %zu: gpu %g cpu %g", what, cuda_precision_name(prec), at,
+              gg[at], gc[at]);
     }
     free(gc), free(gg);
 }
@@ -89,28 +92,30 @@ static void compare_steps(bert_model *m, const batch *bt)
     memcpy(start, m->params, n * sizeof *start);
     bert_decay_mask(&m->cfg, decay);
     cuda_trainer *g = NULL;
-    CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK, "open: %s", parley_errmsg());
+    CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK, "open: %s",
+          parley_errmsg());
     bert_batch b = { bt->B, bt->len, bt->ids };
     bert_labels y = { bt->intent, bt->slot, 1.0f };
     adamw_params ap = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
     for (long t = 1; g && t <= 3; t++) {
         bert_loss lc, lg;
         memset(gc, 0, n * sizeof *gc);
-        CHECK(bert_train_step(m, &b, &y, 0.1f, (uint64_t)t, gc, &lc, NULL, NULL) == PARLEY_OK, "cpu step");
+        CHECK(bert_train_step(m, &b, &y, 0.1f, (uint64_t)t, gc, &lc, NULL, NULL) == PARLEY_OK,
+              "cpu step");
         train_clip_grads(gc, n, 0.5f);
         adamw_step(m->params, gc, mc, vc, decay, n, t, &ap);
-        CHECK(cuda_trainer_step(g, &b, &y, 0.1f, (uint64_t)t, 0.5f, &ap, t, &lg) == PARLEY_OK, "gpu step: %s",
-              parley_errmsg());
-        CHECK(fabs(lg.total - lc.total) <= 1e-3 * fabs(lc.total), "step %ld: loss gpu %g cpu %g", t, lg.total,
-              lc.total);
+        CHECK(cuda_trainer_step(g, &b, &y, 0.1f, (uint64_t)t, 0.5f, &ap, t, &lg) == PARLEY_OK,
+              "gpu step: %s", parley_errmsg());
+        CHECK(fabs(lg.total - lc.total) <= 1e-3 * fabs(lc.total), "step %ld: loss gpu %g cpu %g", t,
+              lg.total, lc.total);
     }
     if (g && cuda_trainer_download(g, pg, NULL, NULL) == PARLEY_OK) {
         size_t at = 0;
         /* AdamW moves a weight by about lr a step whatever its gradient's size, so a tiny
          * gradient rounded differently may move it differently: 3 steps of lr bound that. */
         double worst = check_close(pg, m->params, n, 0, 3e-3 * 0.1, &at);
-        CHECK(worst <= 1, "weights after 3 steps: %zu: gpu %g cpu %g (start %g)", at, pg[at], m->params[at],
-              start[at]);
+        CHECK(worst <= 1, "weights after 3 steps: %zu: gpu %g cpu %g (start %g)", at, pg[at],
+              m->params[at], start[at]);
     }
     cuda_trainer_close(g);
     memcpy(m->params, start, n * sizeof *start);
@@ -147,7 +152,7 @@ static void test_model(int H, int NH, int P, float scale)
         bert_labels y = { intent, slot, 1.0f };
         bert_loss l;
         CHECK(cuda_trainer_grads(g, &b, &y, 0, 1, &l, NULL) == PARLEY_ERR_INVALID_ARG &&
-                  strstr(parley_errmsg(), "sequence 1"),
+                      strstr(parley_errmsg(), "sequence 1"),
               "too long a sequence: %s", parley_errmsg());
         cuda_trainer_close(g);
     }
@@ -155,7 +160,8 @@ static void test_model(int H, int NH, int P, float scale)
     compare_steps(m, &bt);
     free_batch(&bt);
     cuda_trainer *g = NULL;
-    CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP16, &g) == PARLEY_ERR_INVALID_ARG, "fp16 is refused");
+    CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP16, &g) == PARLEY_ERR_INVALID_ARG,
+          "fp16 is refused");
     free(decay);
     bert_model_free(m);
 }
@@ -180,8 +186,10 @@ static void test_train_run(const char *data_dir)
     mt_report *r = NULL;
     if (bert_model_load(out, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK &&
         train_evaluate(m, ds, &r) == PARLEY_OK)
-        CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1, "training set after GPU training: intent %g, "
-              "sentence %g", r->intent_accuracy, r->sentence_accuracy);
+        CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
+              "training set after GPU training: intent %g, "
+              "sentence %g",
+              r->intent_accuracy, r->sentence_accuracy);
     else
         CHECK(0, "scoring the GPU-trained model: %s", parley_errmsg());
     mt_report_free(r);

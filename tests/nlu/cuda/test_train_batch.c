@@ -18,21 +18,25 @@
 enum { V = 50, P = 16, NH = 2, H = 8, PAD = 0, GUARD = 64 };
 
 /* Checks grouping g of the tokens whose key (n_keys possible) passes `want`. */
-static void check_grouping(const int *buf, const cuda_batch_grouping *g, const int *key, int N, const int *want,
-                           const char *what)
+static void check_grouping(const int *buf, const cuda_batch_grouping *g, const int *key, int N,
+                           const int *want, const char *what)
 {
     const int *order = buf + g->order, *start = buf + g->start, *row = buf + g->row;
     int *seen = calloc((size_t)N, sizeof *seen), n_want = 0;
     for (int t = 0; t < N; t++)
         n_want += want[t];
-    CHECK(start[0] == 0 && start[g->n] == n_want, "%s: starts 0 .. %d, want %d", what, start[g->n], n_want);
+    CHECK(start[0] == 0 && start[g->n] == n_want, "%s: starts 0 .. %d, want %d", what, start[g->n],
+          n_want);
     for (int k = 0; k < g->n; k++) {
-        CHECK(k == 0 || row[k] > row[k - 1], "%s: group %d's key %d after %d", what, k, row[k], k ? row[k - 1] : -1);
+        CHECK(k == 0 || row[k] > row[k - 1], "%s: group %d's key %d after %d", what, k, row[k],
+              k ? row[k - 1] : -1);
         CHECK(start[k + 1] > start[k], "%s: group %d is empty", what, k);
         for (int i = start[k]; i < start[k + 1]; i++) {
             const int t = order[i];
-            CHECK(t >= 0 && t < N && want[t] && key[t] == row[k], "%s: token %d in group of key %d", what, t, row[k]);
-            CHECK(i == start[k] || t > order[i - 1], "%s: tokens out of order in group %d", what, k);
+            CHECK(t >= 0 && t < N && want[t] && key[t] == row[k], "%s: token %d in group of key %d",
+                  what, t, row[k]);
+            CHECK(i == start[k] || t > order[i - 1], "%s: tokens out of order in group %d", what,
+                  k);
             if (t >= 0 && t < N)
                 seen[t]++;
         }
@@ -43,7 +47,8 @@ static void check_grouping(const int *buf, const cuda_batch_grouping *g, const i
 }
 
 /* table rows row[k] += the sum of rows[order[start[k] .. start[k+1])] (the GPU kernel's work). */
-static void segment_sum(float *table, const float *rows, const int *buf, const cuda_batch_grouping *g)
+static void segment_sum(float *table, const float *rows, const int *buf,
+                        const cuda_batch_grouping *g)
 {
     const int *order = buf + g->order, *start = buf + g->start, *row = buf + g->row;
     for (int k = 0; k < g->n; k++)
@@ -72,7 +77,8 @@ static void one_batch(const bert_config *c, unsigned seed)
     bert_batch b = { B, len, ids };
     bert_labels y = { intent, slot, 1.0f };
     const size_t bound = cuda_batch_bound(N, B);
-    int *buf = malloc((bound + GUARD) * sizeof *buf), *scratch = malloc(cuda_batch_scratch(c, N) * sizeof *scratch);
+    int *buf = malloc((bound + GUARD) * sizeof *buf),
+        *scratch = malloc(cuda_batch_scratch(c, N) * sizeof *scratch);
     for (size_t i = 0; i < bound + GUARD; i++)
         buf[i] = -7777;
     cuda_batch_layout l;
@@ -80,14 +86,18 @@ static void one_batch(const bert_config *c, unsigned seed)
     CHECK(l.used <= bound, "seed %u: %zu ints used, bound %zu", seed, l.used, bound);
     for (size_t i = bound; i < bound + GUARD; i++)
         CHECK(buf[i] == -7777, "seed %u: written past the bound at %zu", seed, i);
-    CHECK(!memcmp(buf + l.ids, ids, (size_t)N * sizeof *ids) && !memcmp(buf + l.slot, slot, (size_t)N * sizeof *slot) &&
-              !memcmp(buf + l.intent, intent, (size_t)B * sizeof *intent),
+    CHECK(!memcmp(buf + l.ids, ids, (size_t)N * sizeof *ids) &&
+                  !memcmp(buf + l.slot, slot, (size_t)N * sizeof *slot) &&
+                  !memcmp(buf + l.intent, intent, (size_t)B * sizeof *intent),
           "seed %u: copies", seed);
-    int first = 0, probs = 0, *is_tok = malloc((size_t)N * sizeof *is_tok), *all = malloc((size_t)N * sizeof *all);
+    int first = 0, probs = 0, *is_tok = malloc((size_t)N * sizeof *is_tok),
+        *all = malloc((size_t)N * sizeof *all);
     for (int s = 0; s < B; s++) {
         const int *seq = buf + l.seq;
-        CHECK(seq[s] == first && seq[B + s] == len[s] && seq[2 * B + s] == probs && buf[l.cls + s] == first,
-              "seed %u: sequence %d: first %d len %d probs %d", seed, s, seq[s], seq[B + s], seq[2 * B + s]);
+        CHECK(seq[s] == first && seq[B + s] == len[s] && seq[2 * B + s] == probs &&
+                      buf[l.cls + s] == first,
+              "seed %u: sequence %d: first %d len %d probs %d", seed, s, seq[s], seq[B + s],
+              seq[2 * B + s]);
         for (int i = 0; i < len[s]; i++)
             CHECK(buf[l.pos + first + i] == i, "seed %u: position of token %d", seed, first + i);
         first += len[s];
@@ -117,18 +127,28 @@ static void one_batch(const bert_config *c, unsigned seed)
     segment_sum(gp[1], dsum, buf, &l.by_pos);
     segment_sum(gt[1], dsum, buf, &l.all);
     size_t at = 0;
-    CHECK(check_close(gw[1], gw[0], (size_t)V * H, 1e-5, 1e-6, &at) <= 1, "seed %u: word grad %zu", seed, at);
-    CHECK(check_close(gp[1], gp[0], (size_t)P * H, 1e-5, 1e-6, &at) <= 1, "seed %u: position grad %zu", seed, at);
-    CHECK(check_close(gt[1], gt[0], 2 * H, 1e-5, 1e-6, &at) <= 1, "seed %u: type grad %zu", seed, at);
+    CHECK(check_close(gw[1], gw[0], (size_t)V * H, 1e-5, 1e-6, &at) <= 1, "seed %u: word grad %zu",
+          seed, at);
+    CHECK(check_close(gp[1], gp[0], (size_t)P * H, 1e-5, 1e-6, &at) <= 1,
+          "seed %u: position grad %zu", seed, at);
+    CHECK(check_close(gt[1], gt[0], 2 * H, 1e-5, 1e-6, &at) <= 1, "seed %u: type grad %zu", seed,
+          at);
     for (int k = 0; k < 2; k++)
         free(gw[k]), free(gp[k]), free(gt[k]);
-    free(dsum), free(zero), free(is_tok), free(all), free(buf), free(scratch), free(ids), free(slot);
+    free(dsum), free(zero), free(is_tok), free(all), free(buf), free(scratch), free(ids),
+            free(slot);
 }
 
 int main(void)
 {
-    bert_config c = { .vocab_size = V, .hidden = H, .layers = 1, .heads = NH, .intermediate = 16,
-                      .max_positions = P, .type_vocab = 2, .ln_eps = 1e-12f };
+    bert_config c = { .vocab_size = V,
+                      .hidden = H,
+                      .layers = 1,
+                      .heads = NH,
+                      .intermediate = 16,
+                      .max_positions = P,
+                      .type_vocab = 2,
+                      .ln_eps = 1e-12f };
     for (unsigned seed = 1; seed <= 300; seed++)
         one_batch(&c, seed);
     return check_done();

@@ -35,7 +35,8 @@ static const char *tags_str(const ds_dataset *ds, const ds_example *e)
     return buf;
 }
 
-static void check_example(const ds_dataset *ds, int i, const char *text, const char *intent, const char *tags)
+static void check_example(const ds_dataset *ds, int i, const char *text, const char *intent,
+                          const char *tags)
 {
     if (i >= ds->n_examples) {
         CHECK(0, "example %d missing", i);
@@ -43,13 +44,16 @@ static void check_example(const ds_dataset *ds, int i, const char *text, const c
     }
     const ds_example *e = &ds->examples[i];
     CHECK(!strcmp(e->text, text), "example %d text '%s', want '%s'", i, e->text, text);
-    CHECK(!strcmp(ds->intents[e->intent], intent), "example %d intent %s, want %s", i, ds->intents[e->intent], intent);
-    CHECK(!strcmp(tags_str(ds, e), tags), "example %d tags '%s', want '%s'", i, tags_str(ds, e), tags);
+    CHECK(!strcmp(ds->intents[e->intent], intent), "example %d intent %s, want %s", i,
+          ds->intents[e->intent], intent);
+    CHECK(!strcmp(tags_str(ds, e), tags), "example %d tags '%s', want '%s'", i, tags_str(ds, e),
+          tags);
     /* The words are the text split at single spaces. */
     size_t n = 0;
     for (int w = 0; w < e->n_words; w++)
         n += strlen(e->words[w]) + (w > 0);
-    CHECK(n == strlen(e->text) && e->n_words > 0 && !strncmp(e->text, e->words[0], strlen(e->words[0])),
+    CHECK(n == strlen(e->text) && e->n_words > 0 &&
+                  !strncmp(e->text, e->words[0], strlen(e->words[0])),
           "example %d words match text", i);
 }
 
@@ -68,16 +72,19 @@ static void test_pizza(void)
     CHECK(st == PARLEY_OK, "pizza.yaml: %s", parley_errmsg());
     if (!ds)
         return;
-    CHECK(ds->n_examples == 8 && ds->n_duplicates == 1, "%d examples, %d duplicates", ds->n_examples,
-          ds->n_duplicates);
-    CHECK(ds->n_intents == 2 && !strcmp(ds->intents[0], "greet") && !strcmp(ds->intents[1], "order_pizza"),
+    CHECK(ds->n_examples == 8 && ds->n_duplicates == 1, "%d examples, %d duplicates",
+          ds->n_examples, ds->n_duplicates);
+    CHECK(ds->n_intents == 2 && !strcmp(ds->intents[0], "greet") &&
+                  !strcmp(ds->intents[1], "order_pizza"),
           "intents sorted");
-    static const char *const tags[] = { "O", "B-city", "I-city", "B-count", "I-count", "B-pizza", "I-pizza",
-                                        "B-size", "I-size" };
+    static const char *const tags[] = { "O",       "B-city",  "I-city", "B-count", "I-count",
+                                        "B-pizza", "I-pizza", "B-size", "I-size" };
     CHECK(ds->n_tags == 9 && ds->n_slots == 4, "%d tags, %d slots", ds->n_tags, ds->n_slots);
     for (int t = 0; t < ds->n_tags && t < 9; t++)
-        CHECK(!strcmp(ds->tags[t], tags[t]) && ds_tag_index(ds, tags[t]) == t, "tag %d is %s", t, ds->tags[t]);
-    CHECK(ds_slot_index(ds, "pizza") == 2 && ds_intent_index(ds, "greet") == 0 && ds_intent_index(ds, "x") == -1,
+        CHECK(!strcmp(ds->tags[t], tags[t]) && ds_tag_index(ds, tags[t]) == t, "tag %d is %s", t,
+              ds->tags[t]);
+    CHECK(ds_slot_index(ds, "pizza") == 2 && ds_intent_index(ds, "greet") == 0 &&
+                  ds_intent_index(ds, "x") == -1,
           "index lookups");
 
     check_example(ds, 0, "i want a large margherita", "order_pizza", "O O O B-size B-pizza");
@@ -91,21 +98,27 @@ static void test_pizza(void)
 
     const ds_example *e = &ds->examples[1];
     CHECK(e->n_spans == 2 && e->spans[0].start == 0 && e->spans[0].end == 1 && e->spans[0].value &&
-              !strcmp(e->spans[0].value, "2") && e->spans[1].value == NULL && e->spans[1].slot == 2,
+                  !strcmp(e->spans[0].value, "2") && e->spans[1].value == NULL &&
+                  e->spans[1].slot == 2,
           "spans with a canonical value");
     e = &ds->examples[6];
-    CHECK(e->n_spans == 1 && e->spans[0].start == 2 && e->spans[0].end == 4 && e->spans[0].slot == 0, "city span");
+    CHECK(e->n_spans == 1 && e->spans[0].start == 2 && e->spans[0].end == 4 &&
+                  e->spans[0].slot == 0,
+          "city span");
 
     const ds_values *syn = values_named(ds->synonyms, ds->n_synonyms, "margherita");
     CHECK(ds->n_synonyms == 2 && syn && syn->n == 2 && !strcmp(syn->values[0], "margarita") &&
-              !strcmp(syn->values[1], "marguerita"),
+                  !strcmp(syn->values[1], "marguerita"),
           "synonyms merged and deduplicated");
     syn = values_named(ds->synonyms, ds->n_synonyms, "2");
-    CHECK(syn && syn->n == 1 && !strcmp(syn->values[0], "two"), "inline value recorded as a synonym");
+    CHECK(syn && syn->n == 1 && !strcmp(syn->values[0], "two"),
+          "inline value recorded as a synonym");
     const ds_values *lk = ds_lookup_for(ds, "pizza");
-    CHECK(ds->n_lookups == 1 && lk && lk->n == 3 && !strcmp(lk->values[1], "quattro formaggi"), "lookup table");
+    CHECK(ds->n_lookups == 1 && lk && lk->n == 3 && !strcmp(lk->values[1], "quattro formaggi"),
+          "lookup table");
     CHECK(ds_lookup_for(ds, "size") == NULL, "no lookup for size");
-    CHECK(ds->n_regexes == 1 && !strcmp(ds->regexes[0].name, "zipcode") && !strcmp(ds->regexes[0].values[0], "\\d{5}"),
+    CHECK(ds->n_regexes == 1 && !strcmp(ds->regexes[0].name, "zipcode") &&
+                  !strcmp(ds->regexes[0].values[0], "\\d{5}"),
           "regex kept verbatim");
     ds_free(ds);
 }
@@ -147,7 +160,8 @@ static char *augmented(uint64_t seed, int per_example, int *added)
         }
         CHECK(found, "augmented example '%s' uses a lookup value", e->text);
         for (int j = 0; j < i; j++)
-            CHECK(strcmp(ds->examples[j].text, e->text) != 0, "augmented text '%s' is new", e->text);
+            CHECK(strcmp(ds->examples[j].text, e->text) != 0, "augmented text '%s' is new",
+                  e->text);
     }
     ds_free(ds);
     return all;
@@ -167,7 +181,8 @@ static void test_augment(void)
     ds_dataset *ds = NULL;
     CHECK(ds_load(path_of("pizza.yaml"), &ds) == PARLEY_OK, "load");
     int added = -1;
-    CHECK(ds_augment_lookups(ds, 0, 1, &added) == PARLEY_OK && added == 0 && ds->n_examples == 8, "zero per example");
+    CHECK(ds_augment_lookups(ds, 0, 1, &added) == PARLEY_OK && added == 0 && ds->n_examples == 8,
+          "zero per example");
     CHECK(ds_augment_lookups(ds, -1, 1, &added) == PARLEY_ERR_INVALID_ARG, "negative per example");
     ds_free(ds);
 }
@@ -183,7 +198,8 @@ static void test_bad_files(void)
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t n = strlen(de->d_name);
-        if (strncmp(de->d_name, "bad_", 4) != 0 || n < 5 || strcmp(de->d_name + n - 5, ".yaml") != 0)
+        if (strncmp(de->d_name, "bad_", 4) != 0 || n < 5 ||
+            strcmp(de->d_name + n - 5, ".yaml") != 0)
             continue;
         files++;
         char path[4096], first[512] = "", status[64], want[8192];
@@ -208,7 +224,8 @@ static void test_bad_files(void)
         const char *name = parley_status_str(st);
         CHECK(ds == NULL && !strncmp(name, status, strlen(status)) && name[strlen(status)] == ':',
               "%s: got %s, want %s", de->d_name, name, status);
-        CHECK(!strcmp(parley_errmsg(), want), "%s:\n   got  '%s'\n   want '%s'", de->d_name, parley_errmsg(), want);
+        CHECK(!strcmp(parley_errmsg(), want), "%s:\n   got  '%s'\n   want '%s'", de->d_name,
+              parley_errmsg(), want);
         ds_free(ds);
     }
     closedir(d);
@@ -219,30 +236,38 @@ static void test_strings(void)
 {
     ds_dataset *ds = NULL;
     /* CR LF line ends, tabs between words, examples as a flow list. */
-    const char *crlf = "nlu:\r\n- intent: a\r\n  examples: |\r\n    - x\t[y z](s)\r\n    - [w](s) [q\r\n";
+    const char *crlf =
+            "nlu:\r\n- intent: a\r\n  examples: |\r\n    - x\t[y z](s)\r\n    - [w](s) [q\r\n";
     CHECK(ds_load_rasa_string("c.yaml", crlf, strlen(crlf), &ds) == PARLEY_ERR_FORMAT, "CRLF bad");
-    CHECK(!strcmp(parley_errmsg(), "c.yaml:5:14: unclosed '['"), "CRLF position: %s", parley_errmsg());
+    CHECK(!strcmp(parley_errmsg(), "c.yaml:5:14: unclosed '['"), "CRLF position: %s",
+          parley_errmsg());
     const char *flow = "nlu: [{intent: a, examples: ['x\t[y z](s)', \"[\\u00e9](t) v\"]}]";
-    CHECK(ds_load_rasa_string("f.yaml", flow, strlen(flow), &ds) == PARLEY_OK, "flow: %s", parley_errmsg());
+    CHECK(ds_load_rasa_string("f.yaml", flow, strlen(flow), &ds) == PARLEY_OK, "flow: %s",
+          parley_errmsg());
     if (ds) {
         check_example(ds, 0, "x y z", "a", "O B-s I-s");
         check_example(ds, 1, "\xC3\xA9 v", "a", "B-t O");
     }
     ds_free(ds);
     /* The annotation JSON may escape characters; the canonical value is decoded. */
-    const char *esc = "nlu:\n- intent: a\n  examples: |\n    - [x]{\"entity\": \"s\", \"value\": \"\\u00e9\\ud83d\\ude00\\\"\"}\n";
+    const char *esc = "nlu:\n- intent: a\n  examples: |\n    - [x]{\"entity\": \"s\", \"value\": "
+                      "\"\\u00e9\\ud83d\\ude00\\\"\"}\n";
     ds = NULL;
-    CHECK(ds_load_rasa_string("e.yaml", esc, strlen(esc), &ds) == PARLEY_OK, "escapes: %s", parley_errmsg());
+    CHECK(ds_load_rasa_string("e.yaml", esc, strlen(esc), &ds) == PARLEY_OK, "escapes: %s",
+          parley_errmsg());
     if (ds && ds->n_examples == 1 && ds->examples[0].n_spans == 1)
-        CHECK(!strcmp(ds->examples[0].spans[0].value, "\xC3\xA9\xF0\x9F\x98\x80\""), "decoded value '%s'",
-              ds->examples[0].spans[0].value);
+        CHECK(!strcmp(ds->examples[0].spans[0].value, "\xC3\xA9\xF0\x9F\x98\x80\""),
+              "decoded value '%s'", ds->examples[0].spans[0].value);
     ds_free(ds);
     ds = NULL;
     const char *nul = "nlu:\n- intent: a\n  examples: [\"x\\0y\"]\n";
-    CHECK(ds_load_rasa_string("n.yaml", nul, strlen(nul), &ds) == PARLEY_ERR_FORMAT && !ds, "NUL refused");
-    CHECK(!strcmp(parley_errmsg(), "n.yaml:3:14: a NUL character in an example"), "NUL: %s", parley_errmsg());
+    CHECK(ds_load_rasa_string("n.yaml", nul, strlen(nul), &ds) == PARLEY_ERR_FORMAT && !ds,
+          "NUL refused");
+    CHECK(!strcmp(parley_errmsg(), "n.yaml:3:14: a NUL character in an example"), "NUL: %s",
+          parley_errmsg());
     CHECK(ds_load(path_of("missing.yaml"), &ds) == PARLEY_ERR_NOT_FOUND && !ds, "missing file");
-    CHECK(ds_load(path_of("jointbert/good/label"), &ds) == PARLEY_ERR_UNSUPPORTED && !ds, "neither yaml nor folder");
+    CHECK(ds_load(path_of("jointbert/good/label"), &ds) == PARLEY_ERR_UNSUPPORTED && !ds,
+          "neither yaml nor folder");
 }
 
 static void test_jointbert(void)
@@ -250,25 +275,29 @@ static void test_jointbert(void)
     ds_dataset *ds = NULL;
     CHECK(ds_load(path_of("jointbert/good"), &ds) == PARLEY_OK, "good folder: %s", parley_errmsg());
     if (ds) {
-        CHECK(ds->n_examples == 5 && ds->n_duplicates == 1, "%d examples, %d duplicates (kept)", ds->n_examples,
-              ds->n_duplicates);
+        CHECK(ds->n_examples == 5 && ds->n_duplicates == 1, "%d examples, %d duplicates (kept)",
+              ds->n_examples, ds->n_duplicates);
         CHECK(ds->n_intents == 3 && !strcmp(ds->intents[0], "PlayMusic") &&
-                  !strcmp(ds->intents[1], "atis_airfare#atis_flight") && !strcmp(ds->intents[2], "atis_flight"),
+                      !strcmp(ds->intents[1], "atis_airfare#atis_flight") &&
+                      !strcmp(ds->intents[2], "atis_flight"),
               "intents sorted, joint intent kept whole");
         CHECK(ds->n_slots == 3 && !strcmp(ds->slots[1], "fromloc.city_name"), "slots");
-        check_example(ds, 0, "what flights leave boston", "atis_flight", "O O O B-fromloc.city_name");
+        check_example(ds, 0, "what flights leave boston", "atis_flight",
+                      "O O O B-fromloc.city_name");
         check_example(ds, 1, "show me fares to denver and the flight", "atis_airfare#atis_flight",
                       "O O O O B-toloc.city_name O O O");
-        check_example(ds, 2, "fly from new york to san francisco", "atis_flight",
-                      "O O I-fromloc.city_name I-fromloc.city_name B-toloc.city_name B-fromloc.city_name "
-                      "I-toloc.city_name");
+        check_example(
+                ds, 2, "fly from new york to san francisco", "atis_flight",
+                "O O I-fromloc.city_name I-fromloc.city_name B-toloc.city_name B-fromloc.city_name "
+                "I-toloc.city_name");
         check_example(ds, 4, "play music", "PlayMusic", "B-action I-action");
         /* Spans follow the conlleval rules: I- without B- starts one, a type change too. */
         const ds_example *e = &ds->examples[2];
         static const int want[4][3] = { { 2, 4, 1 }, { 4, 5, 2 }, { 5, 6, 1 }, { 6, 7, 2 } };
         CHECK(e->n_spans == 4, "%d spans", e->n_spans);
         for (int s = 0; s < e->n_spans && s < 4; s++)
-            CHECK(e->spans[s].start == want[s][0] && e->spans[s].end == want[s][1] && e->spans[s].slot == want[s][2],
+            CHECK(e->spans[s].start == want[s][0] && e->spans[s].end == want[s][1] &&
+                          e->spans[s].slot == want[s][2],
                   "span %d", s);
     }
     ds_free(ds);
@@ -279,9 +308,11 @@ static void test_jointbert(void)
         const char *msg; /* %s = the folder's path */
     } bad[] = {
         { "tag_count", PARLEY_ERR_FORMAT, "%s/seq.out:2: 3 tags for the 2 words of %s/seq.in:2" },
-        { "line_count", PARLEY_ERR_FORMAT, "%s/label:2: missing line (%s/seq.in has 2 lines, %s/label has 1)" },
+        { "line_count", PARLEY_ERR_FORMAT,
+          "%s/label:2: missing line (%s/seq.in has 2 lines, %s/label has 1)" },
         { "no_label", PARLEY_ERR_NOT_FOUND, "%s/label: cannot open: No such file or directory" },
-        { "bad_tag", PARLEY_ERR_FORMAT, "%s/seq.out:2: word 2: 'X-city' is not a BIO tag (O, B-x or I-x)" },
+        { "bad_tag", PARLEY_ERR_FORMAT,
+          "%s/seq.out:2: word 2: 'X-city' is not a BIO tag (O, B-x or I-x)" },
         { "bad_utf8", PARLEY_ERR_UTF8, "%s/seq.in:2: invalid UTF-8 at byte 3 of the line" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -291,7 +322,8 @@ static void test_jointbert(void)
         ds = NULL;
         parley_status st = ds_load(dir, &ds);
         CHECK(st == bad[i].st && !ds, "%s: status %d", bad[i].dir, st);
-        CHECK(!strcmp(parley_errmsg(), want), "%s:\n   got  '%s'\n   want '%s'", bad[i].dir, parley_errmsg(), want);
+        CHECK(!strcmp(parley_errmsg(), want), "%s:\n   got  '%s'\n   want '%s'", bad[i].dir,
+              parley_errmsg(), want);
     }
 }
 
@@ -303,8 +335,8 @@ static void test_shared_data(void)
         int n, intents;
         const char *text, *intent, *tags, *joint;
     } sets[] = {
-        { "nlu/snips/train", 13084, 7, "listen to westbam alumb allergic on google music", "PlayMusic",
-          "O O B-artist O B-album O B-service I-service", NULL },
+        { "nlu/snips/train", 13084, 7, "listen to westbam alumb allergic on google music",
+          "PlayMusic", "O O B-artist O B-album O B-service I-service", NULL },
         { "nlu/atis/train", 4478, 21, NULL, NULL, NULL, "atis_flight#atis_airfare" },
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
@@ -319,14 +351,15 @@ static void test_shared_data(void)
         CHECK(ds_load(dir, &ds) == PARLEY_OK, "%s: %s", dir, parley_errmsg());
         if (!ds)
             continue;
-        CHECK(ds->n_examples == sets[i].n, "%s: %d examples, want %d", dir, ds->n_examples, sets[i].n);
+        CHECK(ds->n_examples == sets[i].n, "%s: %d examples, want %d", dir, ds->n_examples,
+              sets[i].n);
         CHECK(ds->n_intents == sets[i].intents, "%s: %d intents", dir, ds->n_intents);
         if (sets[i].text)
             check_example(ds, 0, sets[i].text, sets[i].intent, sets[i].tags);
         if (sets[i].joint)
             CHECK(ds_intent_index(ds, sets[i].joint) >= 0, "joint intent %s", sets[i].joint);
-        printf("%s: %d examples, %d intents, %d slot types, %d duplicates kept\n", sets[i].dir, ds->n_examples,
-               ds->n_intents, ds->n_slots, ds->n_duplicates);
+        printf("%s: %d examples, %d intents, %d slot types, %d duplicates kept\n", sets[i].dir,
+               ds->n_examples, ds->n_intents, ds->n_slots, ds->n_duplicates);
         ds_free(ds);
     }
 }

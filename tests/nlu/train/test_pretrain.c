@@ -29,9 +29,12 @@ static const char *texts[1];
  * Returns the number of distinct lines. */
 static int write_text(const char *file)
 {
-    static const char *const cities[] = { "paris", "london", "tokyo", "new york", "berlin", "rome" };
+    static const char *const cities[] = {
+        "paris", "london", "tokyo", "new york", "berlin", "rome"
+    };
     static const char *const days[] = { "today", "tomorrow", "tonight", "on monday" };
-    static const char *const artists[] = { "miles davis", "pink floyd", "metallica", "bb king", "adele" };
+    static const char *const artists[] = { "miles davis", "pink floyd", "metallica", "bb king",
+                                           "adele" };
     static const char *const genres[] = { "jazz", "rock", "blues", "pop" };
     static const char *const times[] = { "seven am", "noon", "six thirty", "nine pm", "eight" };
     FILE *f = fopen(file, "w");
@@ -93,31 +96,34 @@ static train_seen test_fit(int n_lines)
     p.t.user_data = &s;
     CHECK(pretrain_run(&p, &res) == PARLEY_OK, "pretrain: %s", parley_errmsg());
     CHECK(s.starts == 1 && s.learned, "start event");
-    CHECK(s.n_train + s.n_dev == n_lines && s.n_dev == (int)(0.2 * n_lines), "%d + %d lines of %d distinct",
-          s.n_train, s.n_dev, n_lines);
+    CHECK(s.n_train + s.n_dev == n_lines && s.n_dev == (int)(0.2 * n_lines),
+          "%d + %d lines of %d distinct", s.n_train, s.n_dev, n_lines);
     CHECK(s.epochs == 30 && s.mlm_epochs == 30 && s.steps == s.steps_total &&
-              res.steps_done == s.steps_total && !res.stopped &&
-              res.epochs_done == 30,
+                  res.steps_done == s.steps_total && !res.stopped && res.epochs_done == 30,
           "%d epochs, %d of %ld steps", s.epochs, s.steps, s.steps_total);
-    CHECK(res.n_train == s.n_train && res.n_holdout == s.n_dev && res.mlm_accuracy == s.last_mlm_acc &&
-              res.mlm_loss == s.last_mlm_loss,
+    CHECK(res.n_train == s.n_train && res.n_holdout == s.n_dev &&
+                  res.mlm_accuracy == s.last_mlm_acc && res.mlm_loss == s.last_mlm_loss,
           "result and last epoch agree");
-    CHECK(s.last_loss < s.first_loss / 2, "training loss %g -> %g", (double)s.first_loss, (double)s.last_loss);
+    CHECK(s.last_loss < s.first_loss / 2, "training loss %g -> %g", (double)s.first_loss,
+          (double)s.last_loss);
     /* Half the held-out lines' pieces are template words, predictable from context. */
-    printf("held-out masked-LM accuracy: %.3f after epoch 1, %.3f after 30\n", s.first_mlm_acc, s.last_mlm_acc);
+    printf("held-out masked-LM accuracy: %.3f after epoch 1, %.3f after 30\n", s.first_mlm_acc,
+           s.last_mlm_acc);
     CHECK(s.last_mlm_acc >= 0.5 && s.last_mlm_acc > s.first_mlm_acc + 0.2,
           "held-out masked-LM accuracy %g after epoch 1, %g "
-          "after 30", s.first_mlm_acc, s.last_mlm_acc);
+          "after 30",
+          s.first_mlm_acc, s.last_mlm_acc);
 
     bert_model *m = NULL;
     CHECK(bert_model_load(o.s, &m) == PARLEY_OK, "load: %s", parley_errmsg());
     if (m) {
-        CHECK(m->cfg.n_intents == 1 && !strcmp(m->cfg.intent_labels[0], "none") && m->cfg.n_slots == 1 &&
-                  !strcmp(m->cfg.slot_labels[0], "O"),
+        CHECK(m->cfg.n_intents == 1 && !strcmp(m->cfg.intent_labels[0], "none") &&
+                      m->cfg.n_slots == 1 && !strcmp(m->cfg.slot_labels[0], "O"),
               "placeholder labels");
         CHECK(m->cfg.layers == 2 && m->cfg.hidden == 64, "shape");
         float *head = malloc(bert_mlm_param_count(&m->cfg) * sizeof *head);
-        CHECK(head && bert_mlm_load(&m->cfg, path_in(o.s, "mlm_head.safetensors").s, head) == PARLEY_OK,
+        CHECK(head && bert_mlm_load(&m->cfg, path_in(o.s, "mlm_head.safetensors").s, head) ==
+                              PARLEY_OK,
               "head: %s", parley_errmsg());
         free(head);
     }
@@ -156,9 +162,8 @@ static void test_continue(const train_seen *fit)
     CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "continue: %s", parley_errmsg());
     CHECK(!s.learned && s.epochs == 1, "init's vocabulary is kept");
     CHECK(s.last_mlm_acc == fit->last_mlm_acc && fabs(s.last_mlm_loss - fit->last_mlm_loss) < 1e-6,
-          "held-out scores after continuing: %g / %g, before: %g / %g", s.last_mlm_acc, s.last_mlm_loss,
-          fit->last_mlm_acc,
-          fit->last_mlm_loss);
+          "held-out scores after continuing: %g / %g, before: %g / %g", s.last_mlm_acc,
+          s.last_mlm_loss, fit->last_mlm_acc, fit->last_mlm_loss);
 }
 
 /* Fine-tuning the pretrained encoder on the tiny joint set: new heads, perfect fit. */
@@ -178,11 +183,12 @@ static void test_finetune(void)
     bert_model *m = NULL;
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
-    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK, "load: %s", parley_errmsg());
+    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK, "load: %s",
+          parley_errmsg());
     CHECK(m && m->cfg.n_intents == 4, "heads replaced: %d intents", m ? m->cfg.n_intents : -1);
     if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
-        CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1, "training set: intent %g, sentence %g",
-              r->intent_accuracy, r->sentence_accuracy);
+        CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
+              "training set: intent %g, sentence %g", r->intent_accuracy, r->sentence_accuracy);
     else
         CHECK(0, "evaluate: %s", parley_errmsg());
     mt_report_free(r);
@@ -199,8 +205,8 @@ static void test_stop(void)
     p.t.progress = train_watch;
     p.t.user_data = &s;
     CHECK(pretrain_run(&p, &res) == PARLEY_OK, "stop: %s", parley_errmsg());
-    CHECK(res.stopped && res.steps_done == 5 && res.epochs_done == 0 && s.epochs == 0, "stopped after %ld steps",
-          res.steps_done);
+    CHECK(res.stopped && res.steps_done == 5 && res.epochs_done == 0 && s.epochs == 0,
+          "stopped after %ld steps", res.steps_done);
     bert_model *m = NULL;
     CHECK(bert_model_load(o.s, &m) == PARLEY_OK, "the model so far is saved: %s", parley_errmsg());
     bert_model_free(m);
@@ -216,11 +222,12 @@ static void write_file(const char *file, const char *s, size_t n)
     }
 }
 
-static void expect_fail(pretrain_params *p, parley_status want, const char *needle, const char *what)
+static void expect_fail(pretrain_params *p, parley_status want, const char *needle,
+                        const char *what)
 {
     parley_status st = pretrain_run(p, NULL);
-    CHECK(st == want && (!needle || strstr(parley_errmsg(), needle)), "%s: %s: %s", what, parley_status_str(st),
-          parley_errmsg());
+    CHECK(st == want && (!needle || strstr(parley_errmsg(), needle)), "%s: %s: %s", what,
+          parley_status_str(st), parley_errmsg());
 }
 
 static void test_errors(void)

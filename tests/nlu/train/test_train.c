@@ -27,9 +27,18 @@ enum { V = 40, H = 32, L = 2, NH = 4, I = 64, P = 20, NI = 5, NS = 7, B = 3, N =
  * not tiny, so differences show. */
 static bert_model *random_model(void)
 {
-    bert_config c = { .vocab_size = V, .hidden = H, .layers = L, .heads = NH, .intermediate = I,
-                      .max_positions = P, .type_vocab = 2, .ln_eps = 1e-12f, .n_intents = NI,
-                      .intent_labels = intent_names, .n_slots = NS, .slot_labels = slot_names };
+    bert_config c = { .vocab_size = V,
+                      .hidden = H,
+                      .layers = L,
+                      .heads = NH,
+                      .intermediate = I,
+                      .max_positions = P,
+                      .type_vocab = 2,
+                      .ln_eps = 1e-12f,
+                      .n_intents = NI,
+                      .intent_labels = intent_names,
+                      .n_slots = NS,
+                      .slot_labels = slot_names };
     bert_model *m = NULL;
     CHECK(bert_model_alloc(&c, NULL, &m) == PARLEY_OK, "bert_model_alloc: %s", parley_errmsg());
     if (!m)
@@ -89,14 +98,13 @@ static void test_dropout_determinism(const bert_model *m)
     CHECK(step(m, 0.1f, 7, g1, &l1, il1, sl1) == PARLEY_OK, "step: %s", parley_errmsg());
     CHECK(step(m, 0.1f, 7, g2, &l2, il2, sl2) == PARLEY_OK, "step: %s", parley_errmsg());
     CHECK(!memcmp(g1, g2, n * sizeof *g1) && !memcmp(&l1, &l2, sizeof l1) &&
-              !memcmp(il1, il2, sizeof il1) && !memcmp(sl1, sl2, sizeof sl1),
+                  !memcmp(il1, il2, sizeof il1) && !memcmp(sl1, sl2, sizeof sl1),
           "the same seed gives bit-identical gradients, loss and logits");
     CHECK(step(m, 0.1f, 8, g3, &l3, il2, sl2) == PARLEY_OK, "step: %s", parley_errmsg());
     double d = max_diff(g1, g3, n);
-    printf("another seed: max |g - g'| %.3g (max |g| %.3g), loss %.6f vs %.6f\n", d,
-           max_abs(g1, n), l1.total, l3.total);
-    CHECK(d > 1e-3 * max_abs(g1, n) && l1.total != l3.total,
-          "another seed gives other gradients");
+    printf("another seed: max |g - g'| %.3g (max |g| %.3g), loss %.6f vs %.6f\n", d, max_abs(g1, n),
+           l1.total, l3.total);
+    CHECK(d > 1e-3 * max_abs(g1, n) && l1.total != l3.total, "another seed gives other gradients");
     CHECK(memcmp(il1, il2, sizeof il1) && memcmp(sl1, sl2, sizeof sl1),
           "another seed gives other logits");
     free(g1), free(g2), free(g3);
@@ -135,8 +143,8 @@ static void test_against_forward(const bert_model *m)
     intent /= B;
     slot /= scored;
     CHECK(loss.slot_scored == scored && fabs(loss.intent - intent) < 1e-5 * intent &&
-              fabs(loss.slot - slot) < 1e-5 * slot &&
-              fabs(loss.total - (intent + 0.7 * slot)) < 1e-5 * loss.total,
+                  fabs(loss.slot - slot) < 1e-5 * slot &&
+                  fabs(loss.total - (intent + 0.7 * slot)) < 1e-5 * loss.total,
           "loss %g = %g + 0.7 * %g (want %g, %g)", loss.total, loss.intent, loss.slot, intent,
           slot);
     free(g);
@@ -257,9 +265,21 @@ static void test_bad_input(const bert_model *m)
 }
 
 static long fail_at, alloc_count;
-static void *fi_malloc(size_t n, void *ud) { (void)ud; return ++alloc_count == fail_at ? NULL : malloc(n); }
-static void *fi_realloc(void *p, size_t n, void *ud) { (void)ud; return ++alloc_count == fail_at ? NULL : realloc(p, n); }
-static void fi_free(void *p, void *ud) { (void)ud; free(p); }
+static void *fi_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    return ++alloc_count == fail_at ? NULL : malloc(n);
+}
+static void *fi_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    return ++alloc_count == fail_at ? NULL : realloc(p, n);
+}
+static void fi_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
 
 /* Fails the Nth allocation for N = 1, 2, ... until a step needs fewer than N; the same with
  * a workspace, which must stay usable after a failure. */
@@ -279,8 +299,8 @@ static void test_alloc_failures(const bert_model *m)
         else if (st != PARLEY_ERR_NOMEM || !strstr(parley_errmsg(), "activations"))
             clean = 0;
     }
-    CHECK(completed && clean && fail_at > 2, "every allocation failure is PARLEY_ERR_NOMEM (%ld runs)",
-          fail_at - 1);
+    CHECK(completed && clean && fail_at > 2,
+          "every allocation failure is PARLEY_ERR_NOMEM (%ld runs)", fail_at - 1);
     bert_train_ws ws = { 0 };
     bert_batch small = { 1, lens, ids }, full = { B, lens, ids };
     bert_labels y = { intents, slots, 1.0f };
@@ -306,13 +326,15 @@ static void test_decay_mask(const bert_model *m)
     const bert_weights *w = &m->w;
     /* The matrices and tables decay, nothing else does; boundaries as the model lays out. */
     const float *matrices[][2] = {
-        { w->word_emb, w->emb_ln_w }, { w->qkv_w, w->qkv_b }, { w->attn_out_w, w->attn_out_b },
-        { w->ffn_in_w, w->ffn_in_b }, { w->ffn_out_w, w->ffn_out_b }, { w->pool_w, w->pool_b },
-        { w->intent_w, w->intent_b }, { w->slot_w, w->slot_b },
+        { w->word_emb, w->emb_ln_w },     { w->qkv_w, w->qkv_b },
+        { w->attn_out_w, w->attn_out_b }, { w->ffn_in_w, w->ffn_in_b },
+        { w->ffn_out_w, w->ffn_out_b },   { w->pool_w, w->pool_b },
+        { w->intent_w, w->intent_b },     { w->slot_w, w->slot_b },
     };
     size_t want_ones = 0, ones = 0, bad = 0;
     for (size_t k = 0; k < sizeof matrices / sizeof *matrices; k++) {
-        size_t at = (size_t)(matrices[k][0] - m->params), end = (size_t)(matrices[k][1] - m->params);
+        size_t at = (size_t)(matrices[k][0] - m->params),
+               end = (size_t)(matrices[k][1] - m->params);
         for (size_t i = at; i < end; i++)
             bad += decay[i] != 1;
         want_ones += end - at;

@@ -69,15 +69,18 @@ static void test_fit(void)
     parley_status st = train_run(&p, &res);
     CHECK(st == PARLEY_OK, "train: %s", parley_errmsg());
     CHECK(s.starts == 1 && s.learned && !s.replaced, "start event");
-    CHECK(s.epochs == 40 && s.last_epoch == 40 && s.steps == s.steps_total && s.steps_total == 40 * 5,
+    CHECK(s.epochs == 40 && s.last_epoch == 40 && s.steps == s.steps_total &&
+                  s.steps_total == 40 * 5,
           "%d epochs, %d of %ld steps", s.epochs, s.steps, s.steps_total);
-    CHECK(s.last_loss < s.first_loss / 10, "loss %g -> %g", (double)s.first_loss, (double)s.last_loss);
+    CHECK(s.last_loss < s.first_loss / 10, "loss %g -> %g", (double)s.first_loss,
+          (double)s.last_loss);
     CHECK(s.last_eta == 0, "ETA at the end: %g", s.last_eta);
     CHECK(!res.stopped && res.epochs_done == 40 && res.best_epoch == 40 && !res.has_dev, "result");
     CHECK(!exists(path_in(out, "train_state").s), "the state is removed when the run completes");
     train_scores sc = score(out, data);
     CHECK(sc.intent_accuracy == 1 && sc.slot_f1 == 1 && sc.sentence_accuracy == 1,
-          "training set: intent %g, slot F1 %g, sentence %g", sc.intent_accuracy, sc.slot_f1, sc.sentence_accuracy);
+          "training set: intent %g, slot F1 %g, sentence %g", sc.intent_accuracy, sc.slot_f1,
+          sc.sentence_accuracy);
 
     /* The directory works through the public API and agrees with the scoring. */
     parley_nlu *nlu = NULL;
@@ -85,8 +88,8 @@ static void test_fit(void)
     CHECK(parley_nlu_open(out, NULL, &nlu) == PARLEY_OK, "open: %s", parley_errmsg());
     if (nlu && parley_nlu_parse(nlu, "weather in new york tomorrow", &r) == PARLEY_OK) {
         CHECK(!strcmp(r->intent, "get_weather"), "intent %s", r->intent);
-        CHECK(r->n_slots == 2 && !strcmp(r->slots[0].slot, "city") && !strcmp(r->slots[0].value, "new york") &&
-                  !strcmp(r->slots[1].slot, "date"),
+        CHECK(r->n_slots == 2 && !strcmp(r->slots[0].slot, "city") &&
+                      !strcmp(r->slots[0].value, "new york") && !strcmp(r->slots[1].slot, "date"),
               "slots: %d", r->n_slots);
     }
     parley_nlu_result_free(r);
@@ -95,8 +98,8 @@ static void test_fit(void)
     /* Dev: the "greet" example has a label the training set lacks: always wrong. */
     score(out, dev);
     train_scores d = score(out, dev);
-    CHECK(d.intent_accuracy <= 5.0 / 6 + 1e-9 && d.sentence_accuracy <= 5.0 / 6 + 1e-9, "unknown dev intent: %g",
-          d.intent_accuracy);
+    CHECK(d.intent_accuracy <= 5.0 / 6 + 1e-9 && d.sentence_accuracy <= 5.0 / 6 + 1e-9,
+          "unknown dev intent: %g", d.intent_accuracy);
 }
 
 static void test_dev_and_best(void)
@@ -110,11 +113,12 @@ static void test_dev_and_best(void)
     p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, &res) == PARLEY_OK, "train: %s", parley_errmsg());
-    CHECK(s.dev_epochs == 6 && res.has_dev && res.best_epoch >= 1 && res.best_epoch <= 6, "dev each epoch");
+    CHECK(s.dev_epochs == 6 && res.has_dev && res.best_epoch >= 1 && res.best_epoch <= 6,
+          "dev each epoch");
     /* The directory holds the best epoch: scoring it again gives the best scores. */
     train_scores d = score(out, dev);
     CHECK(d.sentence_accuracy == res.best.sentence_accuracy && d.slot_f1 == res.best.slot_f1 &&
-              d.intent_accuracy == res.best.intent_accuracy,
+                  d.intent_accuracy == res.best.intent_accuracy,
           "saved model scores %g, best %g", d.sentence_accuracy, res.best.sentence_accuracy);
 }
 
@@ -138,7 +142,8 @@ static void test_determinism(void)
 /* Runs 3 epochs straight into `whole`, then again into `parts`, stopped after step
  * `stop_at` and resumed; the files must be identical. Without dev the last epoch is
  * compared, so every step counts; with dev, the best epoch's bookkeeping. */
-static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev, const char *set)
+static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev,
+                         const char *set)
 {
     train_params p = tiny(whole, 3);
     train_result res;
@@ -156,7 +161,8 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
     p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, &res) == PARLEY_OK, "part 1: %s", parley_errmsg());
-    CHECK(res.stopped && res.steps_done == stop_at, "stopped at %ld, wanted %d", res.steps_done, stop_at);
+    CHECK(res.stopped && res.steps_done == stop_at, "stopped at %ld, wanted %d", res.steps_done,
+          stop_at);
     path ps = path_in(parts, "train_state");
     const char *state = ps.s;
     CHECK(exists(path_in(state, "latest").s), "no training state after a stop");
@@ -198,9 +204,10 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
     r.progress = train_watch;
     r.user_data = &s2;
     CHECK(train_run(&r, &res) == PARLEY_OK, "resume: %s", parley_errmsg());
-    CHECK(!res.stopped && res.steps_done == total && s2.steps == total - stop_at, "resumed %d steps", s2.steps);
-    CHECK(same_model_files(whole, parts), "stopped at %d and resumed: files differ from an uninterrupted run",
-          stop_at);
+    CHECK(!res.stopped && res.steps_done == total && s2.steps == total - stop_at,
+          "resumed %d steps", s2.steps);
+    CHECK(same_model_files(whole, parts),
+          "stopped at %d and resumed: files differ from an uninterrupted run", stop_at);
     CHECK(!exists(state), "the state is removed when the run completes");
 }
 
@@ -229,19 +236,21 @@ static void test_augment(void)
     p.progress = train_watch;
     p.user_data = &s;
     CHECK(train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
-    CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented, "%d examples, %d variants",
-          s.n_train, s.n_augmented);
-    CHECK(exists(path_in(out, "model.safetensors").s), "the output directory's parents are created");
+    CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented,
+          "%d examples, %d variants", s.n_train, s.n_augmented);
+    CHECK(exists(path_in(out, "model.safetensors").s),
+          "the output directory's parents are created");
     p.augment = 0;
     s = (train_seen){ 0 };
     CHECK(train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
-    CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment", s.n_train,
-          s.n_augmented);
+    CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment",
+          s.n_train, s.n_augmented);
     p.data = data;
     p.augment = 3;
     s = (train_seen){ 0 };
     CHECK(train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
-    CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables", s.n_augmented);
+    CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables",
+          s.n_augmented);
 
     path w0 = path_in(tmp, "wd0"), w1 = path_in(tmp, "wd1");
     p = tiny(w0.s, 1);
@@ -277,13 +286,16 @@ static void test_init(void)
     CHECK(train_run(&p, NULL) == PARLEY_OK, "init, other labels: %s", parley_errmsg());
     CHECK(s.replaced, "heads replaced");
     bert_model *a = NULL, *b = NULL;
-    CHECK(bert_model_load(base, &a) == PARLEY_OK && bert_model_load(other, &b) == PARLEY_OK, "load");
+    CHECK(bert_model_load(base, &a) == PARLEY_OK && bert_model_load(other, &b) == PARLEY_OK,
+          "load");
     if (a && b) {
-        CHECK(b->cfg.n_intents == 5 && a->cfg.n_intents == 4, "labels %d, %d", a->cfg.n_intents, b->cfg.n_intents);
+        CHECK(b->cfg.n_intents == 5 && a->cfg.n_intents == 4, "labels %d, %d", a->cfg.n_intents,
+              b->cfg.n_intents);
         size_t enc = (size_t)(a->w.intent_w - a->params);
         CHECK(enc == (size_t)(b->w.intent_w - b->params), "encoder sizes");
         size_t worst = 0;
-        CHECK(check_close(b->params, a->params, enc, 0, 1e-6, &worst) <= 1, "encoder changed at %zu", worst);
+        CHECK(check_close(b->params, a->params, enc, 0, 1e-6, &worst) <= 1,
+              "encoder changed at %zu", worst);
     }
     bert_model_free(a);
     bert_model_free(b);
@@ -308,12 +320,14 @@ static void test_errors(void)
     p.device = "cuda:0";
     if (cuda_device_count() == 0) { /* no CUDA in the build, or no device: a clear refusal */
         parley_status st = train_run(&p, NULL);
-        CHECK((st == PARLEY_ERR_NOT_BUILT || st == PARLEY_ERR_DEVICE) && strstr(parley_errmsg(), "cuda:0"),
+        CHECK((st == PARLEY_ERR_NOT_BUILT || st == PARLEY_ERR_DEVICE) &&
+                      strstr(parley_errmsg(), "cuda:0"),
               "cuda without a device: %s: %s", parley_status_str(st), parley_errmsg());
     }
     p = tiny(out, 1);
     p.device = "tpu";
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "tpu"), "unknown device");
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "tpu"),
+          "unknown device");
     p = tiny(out, 1);
     p.precision = "fp16";
     CHECK(train_run(&p, NULL) != PARLEY_OK, "fp16 training");
@@ -328,7 +342,8 @@ static void test_errors(void)
     CHECK(train_run(&p, NULL) != PARLEY_OK, "heads must divide hidden");
     p = tiny(out, 1);
     p.resume = 1;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_NOT_FOUND, "resume without a state: %s", parley_errmsg());
+    CHECK(train_run(&p, NULL) == PARLEY_ERR_NOT_FOUND, "resume without a state: %s",
+          parley_errmsg());
     p = tiny(out, 1);
     p.data = bad;
     parley_status st = train_run(&p, NULL);
@@ -396,11 +411,12 @@ static void test_alloc_failures(void)
             ok = 1;
             break;
         }
-        CHECK(st == PARLEY_ERR_NOMEM, "allocation %ld: %s: %s", fail_at, parley_status_str(st), parley_errmsg());
+        CHECK(st == PARLEY_ERR_NOMEM, "allocation %ld: %s: %s", fail_at, parley_status_str(st),
+              parley_errmsg());
         bert_model *m = NULL;
         if (exists(path_in(out, "config.json").s))
-            CHECK(bert_model_load(out, &m) == PARLEY_OK, "allocation %ld: the model left is broken: %s", fail_at,
-                  parley_errmsg());
+            CHECK(bert_model_load(out, &m) == PARLEY_OK,
+                  "allocation %ld: the model left is broken: %s", fail_at, parley_errmsg());
         bert_model_free(m);
         CHECK(count_tmp(out, 2) == 0, "allocation %ld: temporary files left behind", fail_at);
     }

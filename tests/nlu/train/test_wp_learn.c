@@ -16,11 +16,21 @@
 #include "parley/status.h"
 
 static const char *const texts[] = {
-    "Play some jazz music", "play the new album by Miles Davis", "PLAY rock music on spotify",
-    "what's the weather in Paris?", "weather forecast for Zürich tomorrow", "Is it raining in São Paulo",
-    "book a table for two at 7pm", "book a restaurant in Tokyo (東京) tonight", "naïve café crème brûlée",
-    "set an alarm for 6:30 am", "set a timer – 10 minutes", "wake me up at seven", "\xe2\x80\x8bzero\tspace\n",
-    "play play play playing played player", "music music musical",
+    "Play some jazz music",
+    "play the new album by Miles Davis",
+    "PLAY rock music on spotify",
+    "what's the weather in Paris?",
+    "weather forecast for Zürich tomorrow",
+    "Is it raining in São Paulo",
+    "book a table for two at 7pm",
+    "book a restaurant in Tokyo (東京) tonight",
+    "naïve café crème brûlée",
+    "set an alarm for 6:30 am",
+    "set a timer – 10 minutes",
+    "wake me up at seven",
+    "\xe2\x80\x8bzero\tspace\n",
+    "play play play playing played player",
+    "music music musical",
 };
 enum { N_TEXTS = sizeof texts / sizeof texts[0] };
 
@@ -64,7 +74,9 @@ static void test_basics(void)
     for (int i = 0; i < 5; i++)
         CHECK(!strcmp(wp_vocab_token(v, i), sp[i]), "special %d is %s", i, wp_vocab_token(v, i));
     /* Characters in both forms, normalized as the tokenizer does (lower case, no accents). */
-    const char *chars[] = { "p", "##p", "z", "##z", "u", "##u", "東", "##東", "?", "##?", "(", "##(" };
+    const char *chars[] = {
+        "p", "##p", "z", "##z", "u", "##u", "東", "##東", "?", "##?", "(", "##("
+    };
     for (size_t i = 0; i < sizeof chars / sizeof chars[0]; i++)
         CHECK(has(v, chars[i]), "alphabet lacks %s", chars[i]);
     CHECK(!has(v, "P") && !has(v, "ü") && !has(v, "##ü"), "upper case or accents were kept");
@@ -84,7 +96,8 @@ static void test_basics(void)
     int full = wp_vocab_size(v);
     wp_learn_params p = { .vocab_size = full - 3 };
     CHECK(wp_learn(texts, N_TEXTS, &p, &v2) == PARLEY_OK, "%s", parley_errmsg());
-    CHECK(v2 && wp_vocab_size(v2) == full - 3, "size %d, wanted %d", v2 ? wp_vocab_size(v2) : -1, full - 3);
+    CHECK(v2 && wp_vocab_size(v2) == full - 3, "size %d, wanted %d", v2 ? wp_vocab_size(v2) : -1,
+          full - 3);
     for (int i = 0; v2 && i < wp_vocab_size(v2); i++)
         CHECK(!strcmp(wp_vocab_token(v, i), wp_vocab_token(v2, i)), "token %d differs", i);
     CHECK(v2 && count_unk(v2, texts, N_TEXTS) == 0, "a smaller vocabulary gives [UNK]");
@@ -116,9 +129,11 @@ static void test_merge_order(void)
         return;
     /* specials (5) + a b c d (4) + ##a ##b ##c ##d (4) = 13, then the merges. */
     CHECK(wp_vocab_size(v) >= 15, "size %d", wp_vocab_size(v));
-    CHECK(wp_vocab_size(v) >= 15 && !strcmp(wp_vocab_token(v, 13), "ab") && !strcmp(wp_vocab_token(v, 14), "cd"),
+    CHECK(wp_vocab_size(v) >= 15 && !strcmp(wp_vocab_token(v, 13), "ab") &&
+                  !strcmp(wp_vocab_token(v, 14), "cd"),
           "merges %s, %s", wp_vocab_token(v, 13), wp_vocab_token(v, 14));
-    CHECK(!strcmp(wp_vocab_token(v, 5), "a") && !strcmp(wp_vocab_token(v, 9), "##a"), "alphabet order");
+    CHECK(!strcmp(wp_vocab_token(v, 5), "a") && !strcmp(wp_vocab_token(v, 9), "##a"),
+          "alphabet order");
     wp_vocab_free(v);
 }
 
@@ -127,7 +142,8 @@ static void test_errors(void)
     wp_vocab *v = (wp_vocab *)1;
     const char *bad[] = { "fine", "bad \xff byte" };
     CHECK(wp_learn(bad, 2, NULL, &v) == PARLEY_ERR_UTF8 && v == NULL, "bad UTF-8 accepted");
-    CHECK(strstr(parley_errmsg(), "text 1") && strstr(parley_errmsg(), "byte 4"), "message: %s", parley_errmsg());
+    CHECK(strstr(parley_errmsg(), "text 1") && strstr(parley_errmsg(), "byte 4"), "message: %s",
+          parley_errmsg());
     CHECK(wp_learn(NULL, 0, NULL, &v) == PARLEY_OK && v && wp_vocab_size(v) == 5, "empty input");
     wp_vocab_free(v);
 }

@@ -23,9 +23,9 @@ typedef struct train_seen {
     long last_step, steps_total;
     float first_loss, last_loss;
     double last_eta;
-    train_scores dev;                               /* the last epoch's, with a dev set */
+    train_scores dev;                                  /* the last epoch's, with a dev set */
     double first_mlm_acc, last_mlm_acc, last_mlm_loss; /* pretraining's held-out scores */
-    long stop_at_step;      /* ask to stop after this step (0 = never) */
+    long stop_at_step;                                 /* ask to stop after this step (0 = never) */
 } train_seen;
 
 /* Every test trains with a peak learning rate of at most this. */
@@ -47,7 +47,8 @@ static inline int train_watch(const train_progress *p, void *u)
         s->n_augmented = p->n_augmented;
         break;
     case TRAIN_STEP:
-        CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld", p->step, s->last_step);
+        CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld",
+              p->step, s->last_step);
         if (s->steps++ == 0)
             s->first_loss = p->loss;
         s->last_step = p->step;
@@ -93,8 +94,8 @@ static inline char *read_all(const char *path, size_t *len)
     long n;
     if (!f)
         return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)n + 1)) &&
-        fread(s, 1, (size_t)n, f) == (size_t)n) {
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (s = malloc((size_t)n + 1)) && fread(s, 1, (size_t)n, f) == (size_t)n) {
         *len = (size_t)n;
         s[n] = '\0';
     } else {

@@ -25,9 +25,23 @@ static void log_cb(parley_log_level level, const char *msg, void *ud)
 }
 
 static int allocs;
-static void *count_malloc(size_t n, void *ud) { (void)ud; allocs++; return malloc(n); }
-static void *count_realloc(void *p, size_t n, void *ud) { (void)ud; allocs++; return realloc(p, n); }
-static void count_free(void *p, void *ud) { (void)ud; free(p); }
+static void *count_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    allocs++;
+    return malloc(n);
+}
+static void *count_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    allocs++;
+    return realloc(p, n);
+}
+static void count_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
 
 int main(void)
 {
@@ -35,10 +49,12 @@ int main(void)
         CHECK(strncmp(parley_status_str((parley_status)s), "PARLEY_", 7) == 0, "status %d", s);
     CHECK(strstr(parley_status_str((parley_status)999), "unknown") != NULL, "unknown status name");
 
-    CHECK(pl_fail(PARLEY_ERR_FORMAT, "bad %s at %d", "thing", 7) == PARLEY_ERR_FORMAT, "pl_fail returns");
+    CHECK(pl_fail(PARLEY_ERR_FORMAT, "bad %s at %d", "thing", 7) == PARLEY_ERR_FORMAT,
+          "pl_fail returns");
     CHECK(strcmp(parley_errmsg(), "bad thing at 7") == 0, "detail: %s", parley_errmsg());
     pl_wrap(PARLEY_ERR_FORMAT, "loading %s", "x.json");
-    CHECK(strcmp(parley_errmsg(), "loading x.json: bad thing at 7") == 0, "wrap: %s", parley_errmsg());
+    CHECK(strcmp(parley_errmsg(), "loading x.json: bad thing at 7") == 0, "wrap: %s",
+          parley_errmsg());
 
     /* Another thread's failure does not touch this thread's detail. */
     pthread_t t;
@@ -51,7 +67,8 @@ int main(void)
     parley_log_set(log_cb, &weight, PARLEY_LOG_WARN);
     pl_log(PARLEY_LOG_INFO, "below the level");
     pl_log(PARLEY_LOG_WARN, "kept %d", 42);
-    CHECK(log_calls == 1 && strcmp(last_line, "kept 42") == 0, "log: %d '%s'", log_calls, last_line);
+    CHECK(log_calls == 1 && strcmp(last_line, "kept 42") == 0, "log: %d '%s'", log_calls,
+          last_line);
     parley_log_set(NULL, NULL, PARLEY_LOG_DEBUG);
 
     parley_allocator bad = { count_malloc, NULL, count_free, NULL };

@@ -49,12 +49,15 @@ static void test_tree(void)
     CHECK(root && root->kind == YD_MAP && root->n == 3, "root map of 3");
     CHECK(root->line == 1 && root->col == 1, "root at 1:1");
     const yd_node *name = yd_get(root, "name");
-    CHECK(name && name->kind == YD_SCALAR && !strcmp(name->str, "pizza") && name->line == 1 && name->col == 7,
+    CHECK(name && name->kind == YD_SCALAR && !strcmp(name->str, "pizza") && name->line == 1 &&
+                  name->col == 7,
           "name scalar at 1:7");
     const yd_node *nodes = yd_get(root, "nodes");
-    CHECK(nodes && nodes->kind == YD_SEQ && nodes->n == 2 && nodes->line == 3 && nodes->col == 3, "nodes seq");
+    CHECK(nodes && nodes->kind == YD_SEQ && nodes->n == 2 && nodes->line == 3 && nodes->col == 3,
+          "nodes seq");
     const yd_node *params = yd_get(nodes->items[0], "params");
-    CHECK(params && params->kind == YD_MAP && params->n == 3 && params->line == 4 && params->col == 13,
+    CHECK(params && params->kind == YD_MAP && params->n == 3 && params->line == 4 &&
+                  params->col == 13,
           "params flow map at 4:13");
     CHECK(!strcmp(params->keys[1]->str, "ratio"), "keys in file order");
     long long port = 0;
@@ -65,7 +68,8 @@ static void test_tree(void)
     CHECK(yd_bool(yd_get(params, "on"), &on) == PARLEY_OK && on == 1, "bool");
     const yd_node *list = nodes->items[1];
     CHECK(list->kind == YD_SEQ && list->n == 3 && !strcmp(list->items[1]->str, "b c") &&
-              list->items[1]->style == YD_SINGLE_QUOTED && list->items[2]->style == YD_DOUBLE_QUOTED,
+                  list->items[1]->style == YD_SINGLE_QUOTED &&
+                  list->items[2]->style == YD_DOUBLE_QUOTED,
           "flow sequence of strings");
     CHECK(yd_is_null(yd_get(root, "empty")), "empty value is null");
     CHECK(yd_get(root, "missing") == NULL && yd_get(name, "x") == NULL, "absent keys");
@@ -73,33 +77,41 @@ static void test_tree(void)
 
     /* Typed getters fail at the node. */
     const char *s;
-    expect_msg(yd_int(name, 0, 10, &port), PARLEY_ERR_CONFIG, "t.yaml:1:7: expected an integer, found 'pizza'");
+    expect_msg(yd_int(name, 0, 10, &port), PARLEY_ERR_CONFIG,
+               "t.yaml:1:7: expected an integer, found 'pizza'");
     expect_msg(yd_int(yd_get(params, "port"), 1, 1024, &port), PARLEY_ERR_CONFIG,
                "t.yaml:4:21: 8765 is out of range [1, 1024]");
-    expect_msg(yd_double(name, 0, 1, &ratio), PARLEY_ERR_CONFIG, "t.yaml:1:7: expected a finite number, found 'pizza'");
+    expect_msg(yd_double(name, 0, 1, &ratio), PARLEY_ERR_CONFIG,
+               "t.yaml:1:7: expected a finite number, found 'pizza'");
     expect_msg(yd_double(yd_get(params, "port"), 0, 1, &ratio), PARLEY_ERR_CONFIG,
                "t.yaml:4:21: 8765 is out of range [0, 1]");
-    expect_msg(yd_bool(name, &on), PARLEY_ERR_CONFIG, "t.yaml:1:7: expected true or false, found 'pizza'");
-    expect_msg(yd_str(nodes, &s), PARLEY_ERR_CONFIG, "t.yaml:3:3: expected a string, found a sequence");
+    expect_msg(yd_bool(name, &on), PARLEY_ERR_CONFIG,
+               "t.yaml:1:7: expected true or false, found 'pizza'");
+    expect_msg(yd_str(nodes, &s), PARLEY_ERR_CONFIG,
+               "t.yaml:3:3: expected a string, found a sequence");
     expect_msg(yd_expect(nodes, YD_MAP, "nodes"), PARLEY_ERR_CONFIG,
                "t.yaml:3:3: nodes must be a mapping, not a sequence");
     CHECK(yd_expect(params, YD_MAP, "params") == PARLEY_OK, "expect ok");
     const yd_node *got;
-    expect_msg(yd_require(params, "host", &got), PARLEY_ERR_CONFIG, "t.yaml:4:13: missing key 'host'");
+    expect_msg(yd_require(params, "host", &got), PARLEY_ERR_CONFIG,
+               "t.yaml:4:13: missing key 'host'");
     CHECK(got == NULL, "require leaves NULL");
-    CHECK(yd_require(params, "port", &got) == PARLEY_OK && got == yd_get(params, "port"), "require ok");
+    CHECK(yd_require(params, "port", &got) == PARLEY_OK && got == yd_get(params, "port"),
+          "require ok");
     static const char *const allowed[] = { "name", "nodes", NULL };
     expect_msg(yd_check_keys(root, allowed), PARLEY_ERR_CONFIG,
                "t.yaml:6:1: unknown key 'empty' (expected one of: name, nodes)");
     static const char *const all[] = { "name", "nodes", "empty", NULL };
     CHECK(yd_check_keys(root, all) == PARLEY_OK, "all keys allowed");
-    expect_msg(yd_fail(name, PARLEY_ERR_FORMAT, "custom %d", 5), PARLEY_ERR_FORMAT, "t.yaml:1:7: custom 5");
+    expect_msg(yd_fail(name, PARLEY_ERR_FORMAT, "custom %d", 5), PARLEY_ERR_FORMAT,
+               "t.yaml:1:7: custom 5");
     yd_free(d);
 
     d = parse("a: 010\nb: 0x10\nc: -7\n");
     if (d) {
         const yd_node *r = yd_root(d);
-        CHECK(yd_int(yd_get(r, "a"), 0, 100, &port) == PARLEY_OK && port == 10, "decimal, not octal");
+        CHECK(yd_int(yd_get(r, "a"), 0, 100, &port) == PARLEY_OK && port == 10,
+              "decimal, not octal");
         CHECK(yd_int(yd_get(r, "b"), 0, 100, &port) == PARLEY_ERR_CONFIG, "no hex");
         CHECK(yd_int(yd_get(r, "c"), -10, 0, &port) == PARLEY_OK && port == -7, "negative");
         yd_free(d);
@@ -118,7 +130,8 @@ static void check_pos(const yd_node *n, size_t off, int line, int col)
 {
     int l, c;
     yd_scalar_pos(n, off, &l, &c);
-    CHECK(l == line && c == col, "offset %zu of '%.20s': want %d:%d, got %d:%d", off, n->str, line, col, l, c);
+    CHECK(l == line && c == col, "offset %zu of '%.20s': want %d:%d, got %d:%d", off, n->str, line,
+          col, l, c);
 }
 
 static void test_scalar_positions(void)
@@ -145,11 +158,13 @@ static void test_scalar_positions(void)
         return;
     const yd_node *items = yd_get(yd_root(d), "items");
     const yd_node *ex = yd_get(items->items[0], "examples");
-    CHECK(ex->style == YD_LITERAL && ex->line == 3 && ex->col == 13, "literal at its indicator 3:13");
-    CHECK(!strcmp(ex->str, "- hi [x](y)\n  - deeper\n\n- \xC3\xA9t\xC3\xA9 [b](c)\n"), "literal value");
-    check_pos(ex, 0, 4, 5);   /* '-' */
-    check_pos(ex, 5, 4, 10);  /* '[' */
-    check_pos(ex, 14, 5, 7);  /* the deeper '-' keeps its extra indentation */
+    CHECK(ex->style == YD_LITERAL && ex->line == 3 && ex->col == 13,
+          "literal at its indicator 3:13");
+    CHECK(!strcmp(ex->str, "- hi [x](y)\n  - deeper\n\n- \xC3\xA9t\xC3\xA9 [b](c)\n"),
+          "literal value");
+    check_pos(ex, 0, 4, 5);  /* '-' */
+    check_pos(ex, 5, 4, 10); /* '[' */
+    check_pos(ex, 14, 5, 7); /* the deeper '-' keeps its extra indentation */
     const char *b = strstr(ex->str, "[b]");
     check_pos(ex, (size_t)(b - ex->str), 7, 11); /* columns count characters: 'é' is one */
     check_pos(ex, ex->len, 8, 1);                /* the end: after the last line */
@@ -168,7 +183,8 @@ static void test_scalar_positions(void)
     const yd_node *tagged = yd_get(m, "tagged");
     check_pos(tagged, 1, 18, 6); /* a tag before the indicator is skipped */
 
-    expect_msg(yd_fail_at(ex, 5, PARLEY_ERR_FORMAT, "bad %s", "thing"), PARLEY_ERR_FORMAT, "t.yaml:4:10: bad thing");
+    expect_msg(yd_fail_at(ex, 5, PARLEY_ERR_FORMAT, "bad %s", "thing"), PARLEY_ERR_FORMAT,
+               "t.yaml:4:10: bad thing");
     yd_free(d);
 
     /* CR LF line ends and a byte-order mark do not shift positions. */
@@ -185,15 +201,22 @@ static void test_scalar_positions(void)
 static void test_syntax_errors(void)
 {
     expect_error("a: [1, 2\nb: 3\n", PARLEY_ERR_FORMAT,
-                 "t.yaml:2:2: did not find expected ',' or ']' (while parsing a flow sequence started at line 1, column 4)");
-    expect_error("a: 1\n\tb: 2\n", PARLEY_ERR_FORMAT, "t.yaml:2:1: found a tab character that violates indentation");
-    expect_error("a: 1\n b: 2\n", PARLEY_ERR_FORMAT, "t.yaml:2:3: mapping values are not allowed in this context");
+                 "t.yaml:2:2: did not find expected ',' or ']' (while parsing a flow sequence "
+                 "started at line 1, column 4)");
+    expect_error("a: 1\n\tb: 2\n", PARLEY_ERR_FORMAT,
+                 "t.yaml:2:1: found a tab character that violates indentation");
+    expect_error("a: 1\n b: 2\n", PARLEY_ERR_FORMAT,
+                 "t.yaml:2:3: mapping values are not allowed in this context");
     expect_error("a: 'open\n", PARLEY_ERR_FORMAT, "t.yaml:2:1: found unexpected end of stream");
-    expect_error("ok: 1\nb\xC3\xA9: \xFF\n", PARLEY_ERR_UTF8, "t.yaml:2:5: invalid leading UTF-8 octet");
-    expect_error("a: 1\nb: 2\na: 3\n", PARLEY_ERR_FORMAT, "t.yaml:3:1: duplicate key 'a' (first at line 1, column 1)");
-    expect_error("a: &x 1\nb: *x\n", PARLEY_ERR_UNSUPPORTED, "t.yaml:2:4: aliases (*x) are not supported");
+    expect_error("ok: 1\nb\xC3\xA9: \xFF\n", PARLEY_ERR_UTF8,
+                 "t.yaml:2:5: invalid leading UTF-8 octet");
+    expect_error("a: 1\nb: 2\na: 3\n", PARLEY_ERR_FORMAT,
+                 "t.yaml:3:1: duplicate key 'a' (first at line 1, column 1)");
+    expect_error("a: &x 1\nb: *x\n", PARLEY_ERR_UNSUPPORTED,
+                 "t.yaml:2:4: aliases (*x) are not supported");
     expect_error("a: 1\n---\nb: 2\n", PARLEY_ERR_FORMAT, "t.yaml:2:1: a second YAML document");
-    expect_error("? [a]\n: 1\n", PARLEY_ERR_FORMAT, "t.yaml:1:3: a mapping key must be a scalar, not a sequence");
+    expect_error("? [a]\n: 1\n", PARLEY_ERR_FORMAT,
+                 "t.yaml:1:3: a mapping key must be a scalar, not a sequence");
     char deep[2000];
     size_t n = 0;
     for (int i = 0; i < 300; i++)
@@ -206,7 +229,8 @@ static void test_files(void)
 {
     yd_doc *d = NULL;
     CHECK(yd_parse_file("/nonexistent/x.yaml", &d) == PARLEY_ERR_NOT_FOUND && !d, "missing file");
-    CHECK(strstr(parley_errmsg(), "/nonexistent/x.yaml") != NULL, "names the file: %s", parley_errmsg());
+    CHECK(strstr(parley_errmsg(), "/nonexistent/x.yaml") != NULL, "names the file: %s",
+          parley_errmsg());
     char path[] = "/tmp/test_yaml_doc_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0, "mkstemp");
@@ -218,7 +242,8 @@ static void test_files(void)
     CHECK(yd_parse_file(path, &d) == PARLEY_ERR_FORMAT, "syntax error from a file");
     char want[128];
     snprintf(want, sizeof want, "%s:4:1: ", path);
-    CHECK(strncmp(parley_errmsg(), want, strlen(want)) == 0, "file error names path:line:col: %s", parley_errmsg());
+    CHECK(strncmp(parley_errmsg(), want, strlen(want)) == 0, "file error names path:line:col: %s",
+          parley_errmsg());
     unlink(path);
 }
 
