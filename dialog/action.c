@@ -20,7 +20,7 @@ parley_status parley_action_reply(parley_action_out *out, const char *text)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_action_reply: NULL argument");
     char *copy = pl_strdup(text);
     if (!copy)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for an action's reply");
+        return pl_nomem("an action's reply");
     pl_free(out->reply);
     out->reply = copy;
     return PARLEY_OK;
@@ -88,7 +88,7 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
     size_t n;
     parley_slot_value *slots = slot_view(c, &n);
     if (!slots)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory calling action '%s'", def->name);
+        return pl_nomem("calling action '%s'", def->name);
     parley_action_ctx ctx = {
         .action = def->name,
         .user_id = c->in->user_id,
@@ -104,7 +104,7 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
     parley_action_out out = { c, NULL };
     parley_status st = hook.fn(&ctx, &out, hook.user);
     pl_free(slots);
-    if (st) {
+    if (st != PARLEY_OK) {
         pl_free(out.reply);
         return pl_fail(st, "action '%s' failed: %s", def->name, parley_status_str(st));
     }
@@ -113,7 +113,7 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
     if (c->parts++ > 0)
         st = dm_text_puts(&c->reply, " ");
     /* The application's text is a template too, but unchecked: render it leniently. */
-    if (!st)
+    if (st == PARLEY_OK)
         st = dm_template_render(c->d, out.reply, c->values, 1, &c->reply);
     pl_free(out.reply);
     return st;

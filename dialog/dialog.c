@@ -14,6 +14,7 @@
 
 #include "dialog/dialog_impl.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
 
 enum { DEFAULT_BUSY_MS = 5000 };
 
@@ -26,22 +27,23 @@ parley_status dm_open(const dm_params *p, dm_manager **out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "dm_open: the domain and store paths are required");
     dm_manager *dm = pl_calloc(1, sizeof *dm);
     if (!dm)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the dialog manager");
-    if (pthread_mutex_init(&dm->hooks_mu, NULL) != 0) {
+        return pl_nomem("opening the dialog manager");
+    parley_status st = pl_mutex_init(&dm->hooks_mu, "the dialog manager");
+    if (st != PARLEY_OK) {
         pl_free(dm);
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the dialog manager");
+        return st;
     }
     dm_known known = { p->known_intents, p->n_known_intents, p->known_slots, p->n_known_slots };
-    parley_status st = dm_domain_load(p->domain_path, &known, &dm->domain);
-    if (st)
+    st = dm_domain_load(p->domain_path, &known, &dm->domain);
+    if (st != PARLEY_OK)
         goto fail;
     dm->hooks = pl_calloc(dm->domain->n_actions ? dm->domain->n_actions : 1, sizeof *dm->hooks);
     if (!dm->hooks) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the dialog manager");
+        st = pl_nomem("opening the dialog manager");
         goto fail;
     }
     int busy = p->busy_timeout_ms == 0 ? DEFAULT_BUSY_MS : p->busy_timeout_ms;
-    if ((st = dm_store_open(p->store_path, busy, &dm->store)))
+    if ((st = dm_store_open(p->store_path, busy, &dm->store)) != PARLEY_OK)
         goto fail;
     *out = dm;
     return PARLEY_OK;
@@ -111,7 +113,7 @@ static parley_status ctx_from_user(dm_ctx *c, const dm_user *u)
     for (size_t i = 0; i < u->n_slots; i++) {
         int k = dm_domain_slot(d, u->slots[i].name);
         if (k >= 0 && !(c->values[k] = pl_strdup(u->slots[i].value)))
-            return pl_fail(PARLEY_ERR_NOMEM, "out of memory loading slots");
+            return pl_nomem("loading slots");
     }
     c->form = dm_domain_form(d, u->form);
     c->requested = c->form >= 0 ? dm_domain_slot(d, u->requested_slot) : -1;
@@ -133,7 +135,7 @@ static parley_status new_session(dm_user *u, const char *user_id, int64_t now)
     snprintf(id, sizeof id, "%016" PRIx64, h);
     char *s = pl_strdup(id);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a session id");
+        return pl_nomem("a session id");
     pl_free(u->session_id);
     u->session_id = s;
     u->session_no++;
@@ -153,7 +155,7 @@ static parley_status user_from_ctx(dm_user *u, const dm_ctx *c)
     u->form = u->requested_slot = NULL;
     u->slots = pl_calloc(d->n_slots ? d->n_slots : 1, sizeof *u->slots);
     if (!u->slots)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory saving slots");
+        return pl_nomem("saving slots");
     for (size_t k = 0; k < d->n_slots; k++) {
         if (!c->values[k])
             continue;
@@ -161,12 +163,12 @@ static parley_status user_from_ctx(dm_user *u, const dm_ctx *c)
         s->name = pl_strdup(d->slots[k].name);
         s->value = pl_strdup(c->values[k]);
         if (!s->name || !s->value)
-            return pl_fail(PARLEY_ERR_NOMEM, "out of memory saving slots");
+            return pl_nomem("saving slots");
     }
     if (c->form >= 0 && !(u->form = pl_strdup(d->forms[c->form].name)))
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory saving the form");
+        return pl_nomem("saving the form");
     if (c->requested >= 0 && !(u->requested_slot = pl_strdup(d->slots[c->requested].name)))
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory saving the form");
+        return pl_nomem("saving the form");
     u->confirming = c->confirming;
     return PARLEY_OK;
 }
@@ -190,10 +192,10 @@ static parley_status entities_json(const dm_turn_in *in, char **out)
     char *text = ok ? cJSON_PrintUnformatted(arr) : NULL;
     cJSON_Delete(arr);
     if (!text)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for the turn's history");
+        return pl_nomem("the turn's history");
     *out = pl_strdup(text);
     cJSON_free(text);
-    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory for the turn's history");
+    return *out ? PARLEY_OK : pl_nomem("the turn's history");
 }
 
 static char *dup_or_null(const char *s, int *failed)
@@ -229,7 +231,7 @@ static parley_status fill_out(dm_turn_out *out, const dm_ctx *c, const dm_user *
         s->name = dup_or_null(d->slots[k].name, &failed);
         s->value = dup_or_null(c->values[k], &failed);
     }
-    return failed ? pl_fail(PARLEY_ERR_NOMEM, "out of memory for the turn's result") : PARLEY_OK;
+    return failed ? pl_nomem("the turn's result") : PARLEY_OK;
 }
 
 parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
@@ -240,7 +242,7 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     if (!dm)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "dm_turn: NULL manager");
     parley_status st = check_input(in);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     const dm_domain *d = dm->domain;
     int64_t now = in->now_ms ? in->now_ms : wall_ms();
@@ -252,33 +254,33 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     if (!c.values || !c.rejected) {
         pl_free(c.values);
         pl_free(c.rejected);
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn");
+        return pl_nomem("a turn");
     }
-    if ((st = dm_store_load(dm->store, in->user_id, &u)))
+    if ((st = dm_store_load(dm->store, in->user_id, &u)) != PARLEY_OK)
         goto done;
     int expired =
             u.exists && d->session_expire_ms > 0 && now - u.last_active_ms > d->session_expire_ms;
     int new_sess = !u.exists || expired;
     if (!new_sess || (expired && d->carry_over_slots)) {
-        if ((st = ctx_from_user(&c, &u)))
+        if ((st = ctx_from_user(&c, &u)) != PARLEY_OK)
             goto done;
     }
     if (new_sess) {
         /* A new session forgets the form, and the slots unless the domain carries them. */
         c.form = c.requested = -1;
         c.confirming = 0;
-        if ((st = new_session(&u, in->user_id, now)))
+        if ((st = new_session(&u, in->user_id, now)) != PARLEY_OK)
             goto done;
     }
     c.session_id = u.session_id;
     c.turn_id = u.turns + 1;
-    if ((st = dm_decide(&c)))
+    if ((st = dm_decide(&c)) != PARLEY_OK)
         goto done;
     if (!(reply = dm_text_take(&c.reply))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a reply");
+        st = pl_nomem("a reply");
         goto done;
     }
-    if ((st = user_from_ctx(&u, &c)) || (st = entities_json(in, &ents)))
+    if ((st = user_from_ctx(&u, &c)) != PARLEY_OK || (st = entities_json(in, &ents)) != PARLEY_OK)
         goto done;
     u.turns = c.turn_id;
     u.last_active_ms = now;
@@ -299,9 +301,9 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     /* The result is built before the save, so a turn that fails leaves the store as it was. */
     st = fill_out(out, &c, &u, reply, new_sess);
     reply = NULL;
-    if (!st)
+    if (st == PARLEY_OK)
         st = dm_store_save(dm->store, in->user_id, &u, &row, d->history_limit);
-    if (st)
+    if (st != PARLEY_OK)
         dm_turn_out_free(out);
 done:
     pl_free(reply);

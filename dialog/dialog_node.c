@@ -66,13 +66,13 @@ static parley_status frames_create(pipe_node *node, void **state)
     if (model && *model) {
         char path[4096];
         snprintf(path, sizeof path, "%s/config.json", model);
-        if ((st = bert_config_load(path, 0, &cfg)))
+        if ((st = bert_config_load(path, 0, &cfg)) != PARLEY_OK)
             return pl_wrap(st, "node %s: checking the domain against model %s",
                            pipe_node_name(node), model);
         entities = pl_calloc(cfg.n_slots ? (size_t)cfg.n_slots : 1, sizeof *entities);
         if (!entities) {
             bert_config_clear(&cfg);
-            return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+            return pl_nomem(NULL);
         }
         p.known_intents = (const char *const *)cfg.intent_labels;
         p.n_known_intents = (size_t)cfg.n_intents;
@@ -95,7 +95,7 @@ static parley_status to_msg(pipe_msg *m, dm_turn_out *o)
 {
     pipe_slot *slots = pl_calloc(o->n_slots ? o->n_slots : 1, sizeof *slots);
     if (!slots)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a reply");
+        return pl_nomem("a reply");
     for (size_t i = 0; i < o->n_slots; i++) {
         slots[i].name = o->slots[i].name;
         slots[i].value = o->slots[i].value;
@@ -128,7 +128,7 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
     size_t n = r && r->n_slots > 0 ? (size_t)r->n_slots : 0;
     dm_entity *ents = pl_malloc((n ? n : 1) * sizeof *ents);
     if (!ents) {
-        pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn"));
+        pipe_node_fail_turn(node, msg, pl_nomem("a turn"));
         return PARLEY_OK;
     }
     for (size_t i = 0; i < n; i++)
@@ -144,12 +144,12 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
     dm_turn_out out;
     int64_t t0 = pipe_now_ns();
     parley_status st = dm_turn(state, &in, &out);
-    if (!st)
+    if (st == PARLEY_OK)
         st = to_msg(msg, &out);
     dm_turn_out_free(&out);
     pl_free(ents);
     msg->dialog_ns = pipe_now_ns() - t0;
-    if (st) {
+    if (st != PARLEY_OK) {
         pipe_node_fail_turn(node, msg, st);
         return PARLEY_OK;
     }

@@ -13,8 +13,8 @@
 #include "dialog/domain.h"
 #include "dialog/slot_value.h"
 #include "dialog/template.h"
-#include "sdk/base/yaml_doc.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/yaml_doc.h"
 
 typedef struct loader {
     dm_domain *d;
@@ -24,7 +24,7 @@ typedef struct loader {
 
 static parley_status nomem(void)
 {
-    return pl_fail(PARLEY_ERR_NOMEM, "out of memory while loading the domain");
+    return pl_nomem("loading the domain");
 }
 
 static parley_status dup_str(const char *s, char **out)
@@ -37,7 +37,7 @@ static parley_status dup_str(const char *s, char **out)
 static parley_status name_of(const yd_node *n, const char *what, const char **out)
 {
     parley_status st = yd_str(n, out);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     if (!**out)
         return yd_fail(n, PARLEY_ERR_CONFIG, "%s must not be empty", what);
@@ -112,7 +112,7 @@ static parley_status ref(const dm_domain *d, const yd_node *n, find_fn find, con
 {
     const char *name;
     parley_status st = name_of(n, what, &name);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     *out = find(d, name);
     if (*out < 0)
@@ -125,14 +125,15 @@ static parley_status ref(const dm_domain *d, const yd_node *n, find_fn find, con
 static parley_status intent_list(const dm_domain *d, const yd_node *n, int **out, size_t *n_out)
 {
     parley_status st = yd_expect(n, YD_SEQ, "a list of intents");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     *out = pl_calloc(n->n ? n->n : 1, sizeof **out);
     if (!*out)
         return nomem();
     *n_out = n->n;
     for (size_t i = 0; i < n->n; i++)
-        if ((st = ref(d, n->items[i], dm_domain_intent, "intent", "intents", &(*out)[i])))
+        if ((st = ref(d, n->items[i], dm_domain_intent, "intent", "intents", &(*out)[i])) !=
+            PARLEY_OK)
             return st;
     return PARLEY_OK;
 }
@@ -143,7 +144,7 @@ static parley_status load_intents(loader *L, const yd_node *n)
 {
     dm_domain *d = L->d;
     parley_status st = yd_expect(n, YD_SEQ, "intents");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     if (n->n == 0)
         return yd_fail(n, PARLEY_ERR_CONFIG, "intents: lists no intent");
@@ -152,7 +153,7 @@ static parley_status load_intents(loader *L, const yd_node *n)
         return nomem();
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->items[i], "an intent name", &name)))
+        if ((st = name_of(n->items[i], "an intent name", &name)) != PARLEY_OK)
             return st;
         if (dm_domain_intent(d, name) >= 0)
             return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "intent '%s' is listed twice", name);
@@ -163,7 +164,7 @@ static parley_status load_intents(loader *L, const yd_node *n)
                            "intent '%s' is not one the NLU model knows (its intents: %s)", name,
                            join(buf, sizeof buf, L->known->intents, L->known->n_intents));
         }
-        if ((st = dup_str(name, &d->intents[i])))
+        if ((st = dup_str(name, &d->intents[i])) != PARLEY_OK)
             return st;
         d->n_intents++;
     }
@@ -175,18 +176,18 @@ static parley_status load_intents(loader *L, const yd_node *n)
 static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_MAP, "synonyms (variant: canonical value)");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     s->synonyms = pl_calloc(n->n ? n->n : 1, sizeof *s->synonyms);
     if (!s->synonyms)
         return nomem();
     for (size_t i = 0; i < n->n; i++) {
         const char *to;
-        if ((st = name_of(n->items[i], "a synonym's value", &to)))
+        if ((st = name_of(n->items[i], "a synonym's value", &to)) != PARLEY_OK)
             return st;
         dm_synonym *y = &s->synonyms[s->n_synonyms++];
         y->from = dm_words(n->keys[i]->str, 1);
-        if (!y->from || (st = dup_str(to, &y->to)))
+        if (!y->from || (st = dup_str(to, &y->to)) != PARLEY_OK)
             return y->from ? st : nomem();
         /* The canonical text must itself be acceptable, or the synonym could never work. */
         if (s->type == DM_SLOT_CATEGORICAL || s->type == DM_SLOT_NUMBER) {
@@ -205,7 +206,7 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
                 return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "synonym of '%s': %s",
                                n->keys[i]->str, why);
             }
-            if (st)
+            if (st != PARLEY_OK)
                 return st;
         }
     }
@@ -221,14 +222,15 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     parley_status st;
     if (yd_is_null(n))
         n = NULL;
-    else if ((st = yd_expect(n, YD_MAP, "a slot")) || (st = yd_check_keys(n, keys)))
+    else if ((st = yd_expect(n, YD_MAP, "a slot")) != PARLEY_OK ||
+             (st = yd_check_keys(n, keys)) != PARLEY_OK)
         return st;
     s->min = -1e300;
     s->max = 1e300;
     const yd_node *v;
     const char *str;
     if ((v = yd_get(n, "type"))) {
-        if ((st = yd_str(v, &str)))
+        if ((st = yd_str(v, &str)) != PARLEY_OK)
             return st;
         if (!strcmp(str, "text"))
             s->type = DM_SLOT_TEXT;
@@ -245,7 +247,7 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         if (!values)
             return yd_fail(key, PARLEY_ERR_CONFIG,
                            "categorical slot '%s' needs values: (the allowed values)", s->name);
-        if ((st = yd_expect(values, YD_SEQ, "values")))
+        if ((st = yd_expect(values, YD_SEQ, "values")) != PARLEY_OK)
             return st;
         if (values->n == 0)
             return yd_fail(values, PARLEY_ERR_CONFIG, "values: lists no value");
@@ -253,9 +255,9 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         if (!s->values)
             return nomem();
         for (size_t i = 0; i < values->n; i++) {
-            if ((st = name_of(values->items[i], "a value", &str)))
+            if ((st = name_of(values->items[i], "a value", &str)) != PARLEY_OK)
                 return st;
-            if ((st = dup_str(str, &s->values[s->n_values])))
+            if ((st = dup_str(str, &s->values[s->n_values])) != PARLEY_OK)
                 return st;
             s->n_values++;
         }
@@ -264,13 +266,13 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     }
     if (s->type == DM_SLOT_NUMBER) {
         double lo = s->min, hi = s->max;
-        if ((v = yd_get(n, "min")) && (st = yd_double(v, -1e300, 1e300, &lo)))
+        if ((v = yd_get(n, "min")) && (st = yd_double(v, -1e300, 1e300, &lo)) != PARLEY_OK)
             return st;
-        if ((v = yd_get(n, "max")) && (st = yd_double(v, lo, 1e300, &hi)))
+        if ((v = yd_get(n, "max")) && (st = yd_double(v, lo, 1e300, &hi)) != PARLEY_OK)
             return st;
         s->min = lo;
         s->max = hi;
-        if ((v = yd_get(n, "integer")) && (st = yd_bool(v, &s->integer)))
+        if ((v = yd_get(n, "integer")) && (st = yd_bool(v, &s->integer)) != PARLEY_OK)
             return st;
     } else {
         static const char *const number_only[] = { "min", "max", "integer" };
@@ -282,7 +284,7 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     if ((v = yd_get(n, "pattern"))) {
         if (s->type != DM_SLOT_TEXT)
             return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: is only for text slots");
-        if ((st = yd_str(v, &str)))
+        if ((st = yd_str(v, &str)) != PARLEY_OK)
             return st;
         regex_t *re = pl_malloc(sizeof *re);
         if (!re)
@@ -296,16 +298,16 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         }
         s->pattern = re;
     }
-    if ((v = yd_get(n, "list")) && (st = yd_bool(v, &s->list)))
+    if ((v = yd_get(n, "list")) && (st = yd_bool(v, &s->list)) != PARLEY_OK)
         return st;
-    if ((v = yd_get(n, "synonyms")) && (st = load_synonyms(s, v)))
+    if ((v = yd_get(n, "synonyms")) && (st = load_synonyms(s, v)) != PARLEY_OK)
         return st;
 
     /* Which entity fills it: the slot's own name unless `entity:` says otherwise, none
      * when `filled_by: action`. */
     int by_action = 0;
     if ((v = yd_get(n, "filled_by"))) {
-        if ((st = yd_str(v, &str)))
+        if ((st = yd_str(v, &str)) != PARLEY_OK)
             return st;
         if (strcmp(str, "entity") && strcmp(str, "action"))
             return yd_fail(v, PARLEY_ERR_CONFIG, "filled_by: must be entity or action, not '%s'",
@@ -319,7 +321,7 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         return PARLEY_OK;
     }
     const yd_node *where = ent ? ent : key;
-    if (ent && (st = name_of(ent, "an entity name", &str)))
+    if (ent && (st = name_of(ent, "an entity name", &str)) != PARLEY_OK)
         return st;
     const char *entity = ent ? str : s->name;
     if (entities) {
@@ -348,21 +350,21 @@ static parley_status load_slots(loader *L, const yd_node *n, const yd_node *enti
 {
     dm_domain *d = L->d;
     parley_status st = yd_expect(n, YD_MAP, "slots");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
-    if (entities && (st = yd_expect(entities, YD_SEQ, "entities")))
+    if (entities && (st = yd_expect(entities, YD_SEQ, "entities")) != PARLEY_OK)
         return st;
     d->slots = pl_calloc(n->n ? n->n : 1, sizeof *d->slots);
     if (!d->slots)
         return nomem();
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->keys[i], "a slot name", &name)))
+        if ((st = name_of(n->keys[i], "a slot name", &name)) != PARLEY_OK)
             return st;
         dm_slot_def *s = &d->slots[d->n_slots++];
-        if ((st = dup_str(name, &s->name)))
+        if ((st = dup_str(name, &s->name)) != PARLEY_OK)
             return st;
-        if ((st = load_slot(L, s, n->keys[i], n->items[i], entities)))
+        if ((st = load_slot(L, s, n->keys[i], n->items[i], entities)) != PARLEY_OK)
             return st;
     }
     return PARLEY_OK;
@@ -373,7 +375,7 @@ static parley_status load_slots(loader *L, const yd_node *n, const yd_node *enti
 static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_SEQ, "a response (a list of variations)");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     if (n->n == 0)
         return yd_fail(n, PARLEY_ERR_CONFIG, "response '%s' has no variation", r->name);
@@ -384,12 +386,13 @@ static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *
         const yd_node *t = n->items[i];
         if (t->kind == YD_MAP) {
             static const char *const keys[] = { "text", NULL };
-            if ((st = yd_check_keys(t, keys)) || (st = yd_require(t, "text", &t)))
+            if ((st = yd_check_keys(t, keys)) != PARLEY_OK ||
+                (st = yd_require(t, "text", &t)) != PARLEY_OK)
                 return st;
         }
-        if ((st = dm_template_check(d, t)))
+        if ((st = dm_template_check(d, t)) != PARLEY_OK)
             return st;
-        if ((st = dup_str(t->str, &r->texts[r->n_texts])))
+        if ((st = dup_str(t->str, &r->texts[r->n_texts])) != PARLEY_OK)
             return st;
         r->n_texts++;
     }
@@ -399,17 +402,18 @@ static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *
 static parley_status load_responses(dm_domain *d, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_MAP, "responses");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     d->responses = pl_calloc(n->n ? n->n : 1, sizeof *d->responses);
     if (!d->responses)
         return nomem();
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->keys[i], "a response name", &name)))
+        if ((st = name_of(n->keys[i], "a response name", &name)) != PARLEY_OK)
             return st;
         dm_response *r = &d->responses[d->n_responses++];
-        if ((st = dup_str(name, &r->name)) || (st = load_response(d, r, n->items[i])))
+        if ((st = dup_str(name, &r->name)) != PARLEY_OK ||
+            (st = load_response(d, r, n->items[i])) != PARLEY_OK)
             return st;
     }
     return PARLEY_OK;
@@ -430,21 +434,22 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
         const yd_node *name_node = n->kind == YD_MAP ? n->keys[i] : n->items[i];
         const yd_node *body = n->kind == YD_MAP ? n->items[i] : NULL;
         const char *name;
-        if ((st = name_of(name_node, "an action name", &name)))
+        if ((st = name_of(name_node, "an action name", &name)) != PARLEY_OK)
             return st;
         if (dm_domain_action(d, name) >= 0)
             return yd_fail(name_node, PARLEY_ERR_CONFIG, "action '%s' is listed twice", name);
         dm_action_def *a = &d->actions[d->n_actions++];
         a->reply = -1;
-        if ((st = dup_str(name, &a->name)))
+        if ((st = dup_str(name, &a->name)) != PARLEY_OK)
             return st;
         if (body && !yd_is_null(body)) {
             static const char *const keys[] = { "reply", NULL };
             const yd_node *r;
-            if ((st = yd_expect(body, YD_MAP, "an action")) || (st = yd_check_keys(body, keys)))
+            if ((st = yd_expect(body, YD_MAP, "an action")) != PARLEY_OK ||
+                (st = yd_check_keys(body, keys)) != PARLEY_OK)
                 return st;
             if ((r = yd_get(body, "reply")) &&
-                (st = ref(d, r, find_response, "response", "responses", &a->reply)))
+                (st = ref(d, r, find_response, "response", "responses", &a->reply)) != PARLEY_OK)
                 return st;
         }
     }
@@ -465,7 +470,7 @@ static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_
     static const char *const noun[] = { "response", "action", "form" };
     const dm_do_kind kinds[] = { DM_DO_REPLY, DM_DO_ACTION, DM_DO_FORM };
     parley_status st = yd_expect(n, YD_MAP, allow_form ? "a rule" : "on_complete");
-    if (st || (st = yd_check_keys(n, allow_form ? rule_keys : done_keys)))
+    if (st != PARLEY_OK || (st = yd_check_keys(n, allow_form ? rule_keys : done_keys)) != PARLEY_OK)
         return st;
     out->kind = DM_DO_NONE;
     for (int k = 0; k < 3; k++) {
@@ -477,7 +482,7 @@ static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_
         if (out->kind != DM_DO_NONE)
             return yd_fail(v, PARLEY_ERR_CONFIG, "give one of reply:, action: or form:, not two");
         out->kind = kinds[k];
-        if ((st = ref(d, v, finds[k], noun[k], section[k], &out->index)))
+        if ((st = ref(d, v, finds[k], noun[k], section[k], &out->index)) != PARLEY_OK)
             return st;
     }
     if (out->kind == DM_DO_NONE)
@@ -512,7 +517,7 @@ static parley_status check_slot_keys(const dm_domain *d, const dm_form *f, const
                                      const char *what)
 {
     parley_status st = yd_expect(map, YD_MAP, what);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     for (size_t i = 0; i < map->n; i++) {
         int s = dm_domain_slot(d, map->keys[i]->str), listed = 0;
@@ -530,8 +535,9 @@ static parley_status load_confirm(dm_domain *d, dm_form *f, const yd_node *n)
     static const char *const keys[] = { "ask", "yes", "no", "on_no", NULL };
     const yd_node *v;
     parley_status st = yd_expect(n, YD_MAP, "confirm");
-    if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "ask", &v)) ||
-        (st = ref(d, v, find_response, "response", "responses", &f->confirm)))
+    if (st != PARLEY_OK || (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+        (st = yd_require(n, "ask", &v)) != PARLEY_OK ||
+        (st = ref(d, v, find_response, "response", "responses", &f->confirm)) != PARLEY_OK)
         return st;
     static const char *const which[2] = { "yes", "no" };
     static const char *const deflt[2] = { "affirm", "deny" };
@@ -539,7 +545,7 @@ static parley_status load_confirm(dm_domain *d, dm_form *f, const yd_node *n)
         int **list = k ? &f->no_intents : &f->yes_intents;
         size_t *count = k ? &f->n_no : &f->n_yes;
         if ((v = yd_get(n, which[k]))) {
-            if ((st = intent_list(d, v, list, count)))
+            if ((st = intent_list(d, v, list, count)) != PARLEY_OK)
                 return st;
             continue;
         }
@@ -563,8 +569,9 @@ static parley_status load_cancel(dm_domain *d, dm_form *f, const yd_node *n)
     static const char *const keys[] = { "intents", "reply", NULL };
     const yd_node *v;
     parley_status st = yd_expect(n, YD_MAP, "cancel");
-    if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "intents", &v)) ||
-        (st = intent_list(d, v, &f->cancel_intents, &f->n_cancel)))
+    if (st != PARLEY_OK || (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+        (st = yd_require(n, "intents", &v)) != PARLEY_OK ||
+        (st = intent_list(d, v, &f->cancel_intents, &f->n_cancel)) != PARLEY_OK)
         return st;
     if ((v = yd_get(n, "reply")))
         return ref(d, v, find_response, "response", "responses", &f->on_cancel);
@@ -577,8 +584,9 @@ static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
                                         "keep_slots",     "confirm", "cancel",  NULL };
     const yd_node *req, *v;
     parley_status st = yd_expect(n, YD_MAP, "a form");
-    if (st || (st = yd_check_keys(n, keys)) || (st = yd_require(n, "required_slots", &req)) ||
-        (st = yd_expect(req, YD_SEQ, "required_slots")))
+    if (st != PARLEY_OK || (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+        (st = yd_require(n, "required_slots", &req)) != PARLEY_OK ||
+        (st = yd_expect(req, YD_SEQ, "required_slots")) != PARLEY_OK)
         return st;
     f->confirm = f->on_no = f->on_cancel = -1;
     if (req->n == 0)
@@ -589,7 +597,8 @@ static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
     if (!f->required || !f->ask || !f->invalid)
         return nomem();
     for (size_t i = 0; i < req->n; i++) {
-        if ((st = ref(d, req->items[i], dm_domain_slot, "slot", "slots", &f->required[i])))
+        if ((st = ref(d, req->items[i], dm_domain_slot, "slot", "slots", &f->required[i])) !=
+            PARLEY_OK)
             return st;
         for (size_t j = 0; j < i; j++)
             if (f->required[j] == f->required[i])
@@ -598,27 +607,28 @@ static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
         f->n_required++;
     }
     const yd_node *ask = yd_get(n, "ask"), *invalid = yd_get(n, "invalid");
-    if ((ask && (st = check_slot_keys(d, f, ask, "ask"))) ||
-        (invalid && (st = check_slot_keys(d, f, invalid, "invalid"))))
+    if ((ask && (st = check_slot_keys(d, f, ask, "ask")) != PARLEY_OK) ||
+        (invalid && (st = check_slot_keys(d, f, invalid, "invalid")) != PARLEY_OK))
         return st;
     for (size_t i = 0; i < f->n_required; i++) {
         const char *slot = d->slots[f->required[i]].name;
-        if ((st = form_prompt(d, f, ask, req->items[i], slot, &f->ask[i])))
+        if ((st = form_prompt(d, f, ask, req->items[i], slot, &f->ask[i])) != PARLEY_OK)
             return st;
         char name[512];
         snprintf(name, sizeof name, "utter_invalid_%s", slot);
         f->invalid[i] = find_response(d, name);
         if (invalid && (v = yd_get(invalid, slot)) &&
-            (st = ref(d, v, find_response, "response", "responses", &f->invalid[i])))
+            (st = ref(d, v, find_response, "response", "responses", &f->invalid[i])) != PARLEY_OK)
             return st;
     }
-    if ((st = yd_require(n, "on_complete", &v)) || (st = load_do(d, v, 0, &f->on_complete)))
+    if ((st = yd_require(n, "on_complete", &v)) != PARLEY_OK ||
+        (st = load_do(d, v, 0, &f->on_complete)) != PARLEY_OK)
         return st;
-    if ((v = yd_get(n, "keep_slots")) && (st = yd_bool(v, &f->keep_slots)))
+    if ((v = yd_get(n, "keep_slots")) && (st = yd_bool(v, &f->keep_slots)) != PARLEY_OK)
         return st;
-    if ((v = yd_get(n, "confirm")) && (st = load_confirm(d, f, v)))
+    if ((v = yd_get(n, "confirm")) && (st = load_confirm(d, f, v)) != PARLEY_OK)
         return st;
-    if ((v = yd_get(n, "cancel")) && (st = load_cancel(d, f, v)))
+    if ((v = yd_get(n, "cancel")) && (st = load_cancel(d, f, v)) != PARLEY_OK)
         return st;
     return PARLEY_OK;
 }
@@ -626,7 +636,7 @@ static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
 static parley_status load_forms(dm_domain *d, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_MAP, "forms");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     d->forms = pl_calloc(n->n ? n->n : 1, sizeof *d->forms);
     if (!d->forms)
@@ -634,13 +644,13 @@ static parley_status load_forms(dm_domain *d, const yd_node *n)
     /* Names first, so forms may be listed in any order. */
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->keys[i], "a form name", &name)) ||
-            (st = dup_str(name, &d->forms[i].name)))
+        if ((st = name_of(n->keys[i], "a form name", &name)) != PARLEY_OK ||
+            (st = dup_str(name, &d->forms[i].name)) != PARLEY_OK)
             return st;
         d->n_forms++;
     }
     for (size_t i = 0; i < n->n; i++)
-        if ((st = load_form(d, &d->forms[i], n->items[i])))
+        if ((st = load_form(d, &d->forms[i], n->items[i])) != PARLEY_OK)
             return st;
     return PARLEY_OK;
 }
@@ -650,16 +660,17 @@ static parley_status load_forms(dm_domain *d, const yd_node *n)
 static parley_status load_rules(dm_domain *d, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_SEQ, "rules");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const yd_node *r = n->items[i], *v;
         int intent;
         dm_do act;
-        if ((st = load_do(d, r, 1, &act)) || (st = yd_require(r, "intent", &v)) ||
-            (st = ref(d, v, dm_domain_intent, "intent", "intents", &intent)))
+        if ((st = load_do(d, r, 1, &act)) != PARLEY_OK ||
+            (st = yd_require(r, "intent", &v)) != PARLEY_OK ||
+            (st = ref(d, v, dm_domain_intent, "intent", "intents", &intent)) != PARLEY_OK)
             return st;
-        if ((v = yd_get(r, "rule")) && (st = yd_expect(v, YD_SCALAR, "rule (a name)")))
+        if ((v = yd_get(r, "rule")) && (st = yd_expect(v, YD_SCALAR, "rule (a name)")) != PARLEY_OK)
             return st;
         dm_rule *rule = &d->rule_of_intent[intent];
         if (rule->act.kind != DM_DO_NONE)
@@ -667,9 +678,10 @@ static parley_status load_rules(dm_domain *d, const yd_node *n)
                            d->intents[intent]);
         rule->act = act;
         rule->in_forms = 1;
-        if ((v = yd_get(r, "last_entity_wins")) && (st = yd_bool(v, &rule->last_entity_wins)))
+        if ((v = yd_get(r, "last_entity_wins")) &&
+            (st = yd_bool(v, &rule->last_entity_wins)) != PARLEY_OK)
             return st;
-        if ((v = yd_get(r, "in_forms")) && (st = yd_bool(v, &rule->in_forms)))
+        if ((v = yd_get(r, "in_forms")) && (st = yd_bool(v, &rule->in_forms)) != PARLEY_OK)
             return st;
     }
     return PARLEY_OK;
@@ -683,12 +695,13 @@ static parley_status load_fallback(dm_domain *d, const yd_node *root)
     d->threshold = 0.3;
     d->fallback = find_response(d, "utter_default");
     if (n) {
-        if ((st = yd_expect(n, YD_MAP, "fallback")) || (st = yd_check_keys(n, keys)))
+        if ((st = yd_expect(n, YD_MAP, "fallback")) != PARLEY_OK ||
+            (st = yd_check_keys(n, keys)) != PARLEY_OK)
             return st;
-        if ((v = yd_get(n, "threshold")) && (st = yd_double(v, 0, 1, &d->threshold)))
+        if ((v = yd_get(n, "threshold")) && (st = yd_double(v, 0, 1, &d->threshold)) != PARLEY_OK)
             return st;
         if ((v = yd_get(n, "reply")) &&
-            (st = ref(d, v, find_response, "response", "responses", &d->fallback)))
+            (st = ref(d, v, find_response, "response", "responses", &d->fallback)) != PARLEY_OK)
             return st;
     }
     if (d->fallback < 0)
@@ -708,19 +721,20 @@ static parley_status load_settings(dm_domain *d, const yd_node *root)
     d->history_limit = 200;
     if (n) {
         double minutes = 0;
-        if ((st = yd_expect(n, YD_MAP, "session_config")) || (st = yd_check_keys(n, keys)))
+        if ((st = yd_expect(n, YD_MAP, "session_config")) != PARLEY_OK ||
+            (st = yd_check_keys(n, keys)) != PARLEY_OK)
             return st;
         if ((v = yd_get(n, "session_expiration_time")) &&
-            (st = yd_double(v, 0, 60.0 * 24 * 365 * 100, &minutes)))
+            (st = yd_double(v, 0, 60.0 * 24 * 365 * 100, &minutes)) != PARLEY_OK)
             return st;
         d->session_expire_ms = (int64_t)(minutes * 60000.0 + 0.5);
         if ((v = yd_get(n, "carry_over_slots_to_new_session")) &&
-            (st = yd_bool(v, &d->carry_over_slots)))
+            (st = yd_bool(v, &d->carry_over_slots)) != PARLEY_OK)
             return st;
     }
     if ((v = yd_get(root, "history_limit"))) {
         long long lim;
-        if ((st = yd_int(v, 0, 1000000000, &lim)))
+        if ((st = yd_int(v, 0, 1000000000, &lim)) != PARLEY_OK)
             return st;
         d->history_limit = (long)lim;
     }
@@ -739,26 +753,30 @@ static parley_status load_root(loader *L)
     parley_status st;
     if (!root)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: the domain file is empty", d->file);
-    if ((st = yd_expect(root, YD_MAP, "a domain")) || (st = yd_check_keys(root, keys)))
+    if ((st = yd_expect(root, YD_MAP, "a domain")) != PARLEY_OK ||
+        (st = yd_check_keys(root, keys)) != PARLEY_OK)
         return st;
-    if ((n = yd_get(root, "version")) && (st = yd_expect(n, YD_SCALAR, "version")))
+    if ((n = yd_get(root, "version")) && (st = yd_expect(n, YD_SCALAR, "version")) != PARLEY_OK)
         return st;
-    if ((st = yd_require(root, "intents", &n)) || (st = load_intents(L, n)))
+    if ((st = yd_require(root, "intents", &n)) != PARLEY_OK ||
+        (st = load_intents(L, n)) != PARLEY_OK)
         return st;
     d->rule_of_intent = pl_calloc(d->n_intents, sizeof *d->rule_of_intent);
     if (!d->rule_of_intent)
         return nomem();
-    if ((n = yd_get(root, "slots")) && (st = load_slots(L, n, yd_get(root, "entities"))))
+    if ((n = yd_get(root, "slots")) &&
+        (st = load_slots(L, n, yd_get(root, "entities"))) != PARLEY_OK)
         return st;
-    if ((st = yd_require(root, "responses", &n)) || (st = load_responses(d, n)))
+    if ((st = yd_require(root, "responses", &n)) != PARLEY_OK ||
+        (st = load_responses(d, n)) != PARLEY_OK)
         return st;
-    if ((n = yd_get(root, "actions")) && (st = load_actions(d, n)))
+    if ((n = yd_get(root, "actions")) && (st = load_actions(d, n)) != PARLEY_OK)
         return st;
-    if ((n = yd_get(root, "forms")) && (st = load_forms(d, n)))
+    if ((n = yd_get(root, "forms")) && (st = load_forms(d, n)) != PARLEY_OK)
         return st;
-    if ((n = yd_get(root, "rules")) && (st = load_rules(d, n)))
+    if ((n = yd_get(root, "rules")) && (st = load_rules(d, n)) != PARLEY_OK)
         return st;
-    if ((st = load_fallback(d, root)) || (st = load_settings(d, root)))
+    if ((st = load_fallback(d, root)) != PARLEY_OK || (st = load_settings(d, root)) != PARLEY_OK)
         return st;
     return PARLEY_OK;
 }
@@ -771,14 +789,14 @@ parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain 
     if (!d)
         return nomem();
     parley_status st = dup_str(path, &d->file);
-    if (!st)
+    if (st == PARLEY_OK)
         st = yd_parse_file(path, &doc);
-    if (!st) {
+    if (st == PARLEY_OK) {
         loader L = { d, known, yd_root(doc) };
         st = load_root(&L);
     }
     yd_free(doc);
-    if (st) {
+    if (st != PARLEY_OK) {
         dm_domain_free(d);
         return st;
     }

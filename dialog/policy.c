@@ -60,10 +60,10 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     const dm_slot_def *s = &c->d->slots[k];
     char **vals = pl_calloc(n ? n : 1, sizeof *vals);
     if (!vals)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+        return pl_nomem("a slot value");
     parley_status st = PARLEY_OK;
     if (s->list) {
-        for (size_t i = 0; i < n && !st; i++)
+        for (size_t i = 0; i < n && st == PARLEY_OK; i++)
             st = dm_slot_normalize(s, raw[i], &vals[i]);
     } else {
         /* One value: the last one said that the slot accepts ("large ... extra cheese" with
@@ -76,18 +76,18 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     /* A list keeps each value once, in the order said; another slot keeps the one above. */
     dm_text joined = { 0 };
     char *value = NULL;
-    for (size_t i = 0; !st && s->list && i < n; i++) {
+    for (size_t i = 0; st == PARLEY_OK && s->list && i < n; i++) {
         int seen = 0;
         for (size_t j = 0; j < i; j++)
             seen |= !strcmp(vals[j], vals[i]);
         if (!seen && joined.len)
             st = dm_text_puts(&joined, ", ");
-        if (!seen && !st)
+        if (!seen && st == PARLEY_OK)
             st = dm_text_puts(&joined, vals[i]);
     }
-    if (!st && s->list && !(value = dm_text_take(&joined)))
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
-    if (!st && !s->list) {
+    if (st == PARLEY_OK && s->list && !(value = dm_text_take(&joined)))
+        st = pl_nomem("a slot value");
+    if (st == PARLEY_OK && !s->list) {
         value = vals[n - 1];
         vals[n - 1] = NULL;
     }
@@ -95,7 +95,7 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     for (size_t i = 0; i < n; i++)
         pl_free(vals[i]);
     pl_free(vals);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     pl_free(c->values[k]);
     c->values[k] = value;
@@ -110,8 +110,8 @@ static parley_status apply_entities(dm_ctx *c, int last_only)
     const char **raw = NULL;
     parley_status st = PARLEY_OK;
     if (in->n_entities && !(raw = pl_malloc(in->n_entities * sizeof *raw)))
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a turn's entities");
-    for (size_t k = 0; k < c->d->n_slots && !st; k++) {
+        return pl_nomem("a turn's entities");
+    for (size_t k = 0; k < c->d->n_slots && st == PARLEY_OK; k++) {
         const char *entity = c->d->slots[k].entity;
         size_t n = 0;
         for (size_t i = 0; entity && i < in->n_entities; i++)
@@ -121,7 +121,7 @@ static parley_status apply_entities(dm_ctx *c, int last_only)
             continue;
         char *before = c->values[k] ? pl_strdup(c->values[k]) : NULL;
         if (c->values[k] && !before) {
-            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+            st = pl_nomem("a slot value");
             break;
         }
         st = last_only ? dm_fill_slot(c, (int)k, raw + n - 1, 1) : dm_fill_slot(c, (int)k, raw, n);
@@ -146,7 +146,7 @@ static parley_status complete(dm_ctx *c)
     parley_status st = f->on_complete.kind == DM_DO_ACTION
                                ? dm_run_action(c, f->on_complete.index, form)
                                : dm_say(c, f->on_complete.index);
-    if (!st && !f->keep_slots)
+    if (st == PARLEY_OK && !f->keep_slots)
         for (size_t i = 0; i < f->n_required; i++)
             clear_slot(c, f->required[i]);
     return st;
@@ -159,7 +159,8 @@ static parley_status form_step(dm_ctx *c)
     const dm_form *f = &c->d->forms[c->form];
     parley_status st;
     for (size_t i = 0; i < f->n_required; i++)
-        if (c->rejected[f->required[i]] && f->invalid[i] >= 0 && (st = dm_say(c, f->invalid[i])))
+        if (c->rejected[f->required[i]] && f->invalid[i] >= 0 &&
+            (st = dm_say(c, f->invalid[i])) != PARLEY_OK)
             return st;
     /* A slot whose new value was refused is asked for again, even if it held an old one. */
     for (size_t i = 0; i < f->n_required; i++)
@@ -198,9 +199,9 @@ static parley_status form_turn(dm_ctx *c, int intent)
     if (rule.kind == DM_DO_FORM && rule.index != c->form) {
         c->form = rule.index;
         c->confirming = 0;
-    } else if (rule.kind == DM_DO_REPLY && (st = dm_say(c, rule.index))) {
+    } else if (rule.kind == DM_DO_REPLY && (st = dm_say(c, rule.index)) != PARLEY_OK) {
         return st;
-    } else if (rule.kind == DM_DO_ACTION && (st = dm_run_action(c, rule.index, -1))) {
+    } else if (rule.kind == DM_DO_ACTION && (st = dm_run_action(c, rule.index, -1)) != PARLEY_OK) {
         return st;
     }
     return c->form >= 0 ? form_step(c) : PARLEY_OK;
@@ -218,7 +219,7 @@ parley_status dm_decide(dm_ctx *c)
     c->intent = name;
     int intent = dm_domain_intent(d, name);
     parley_status st = apply_entities(c, intent >= 0 && d->rule_of_intent[intent].last_entity_wins);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     if (c->form >= 0)
         return form_turn(c, intent);

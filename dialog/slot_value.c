@@ -83,7 +83,7 @@ static parley_status check_number(const dm_slot_def *s, const char *raw, const c
     char buf[64];
     snprintf(buf, sizeof buf, "%.15g", v);
     *out = pl_strdup(buf);
-    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+    return *out ? PARLEY_OK : pl_nomem("a slot value");
 }
 
 parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out)
@@ -93,7 +93,7 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
     char *said = dm_words(raw, 0);
     parley_status st = PARLEY_OK;
     if (!key || !said) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+        st = pl_nomem("a slot value");
         goto done;
     }
     if (!*key) {
@@ -109,7 +109,7 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
             key = k2;
             said = s2;
             if (!key || !said) {
-                st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+                st = pl_nomem("a slot value");
                 goto done;
             }
             break;
@@ -119,14 +119,14 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
         for (size_t i = 0; i < s->n_values; i++) {
             char *v = dm_words(s->values[i], 1);
             if (!v) {
-                st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+                st = pl_nomem("a slot value");
                 goto done;
             }
             int same = !strcmp(v, key);
             pl_free(v);
             if (same) {
                 *out = pl_strdup(s->values[i]);
-                st = *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory for a slot value");
+                st = *out ? PARLEY_OK : pl_nomem("a slot value");
                 goto done;
             }
         }

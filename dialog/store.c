@@ -20,6 +20,7 @@
 #include "dialog/store.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/sync.h"
 
 struct dm_store {
     sqlite3 *db;
@@ -73,8 +74,7 @@ static parley_status sqlite_fail(dm_store *s, int rc, const char *doing)
     const char *path = s->path;
     const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
     switch (rc & 0xff) {
-    case SQLITE_NOMEM:
-        return pl_fail(PARLEY_ERR_NOMEM, "store %s: out of memory while %s", path, doing);
+    case SQLITE_NOMEM: return pl_nomem("store %s: %s", path, doing);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         return pl_fail(PARLEY_ERR_IO,
@@ -144,7 +144,7 @@ static parley_status column_dup(sqlite3_stmt *st, int i, char **out)
     if (!v)
         return PARLEY_OK;
     *out = pl_strdup((const char *)v);
-    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory reading the store");
+    return *out ? PARLEY_OK : pl_nomem("reading the store");
 }
 
 /* ---- open and migrate ---------------------------------------------------------------- */
@@ -237,15 +237,15 @@ parley_status dm_store_open(const char *path, int busy_ms, dm_store **out)
     *out = NULL;
     dm_store *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the store");
+        return pl_nomem("opening the store");
     s->busy_ms = busy_ms;
     s->path = pl_strdup(path);
-    if (!s->path || pthread_mutex_init(&s->mu, NULL) != 0) {
+    parley_status ps = s->path ? pl_mutex_init(&s->mu, path) : pl_nomem("opening the store");
+    if (ps != PARLEY_OK) {
         pl_free(s->path);
         pl_free(s);
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening the store");
+        return ps;
     }
-    parley_status ps;
     int rc = sqlite3_open_v2(
             path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
@@ -305,7 +305,7 @@ static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
             size_t nc = cap ? cap * 2 : 8;
             dm_slot *p = pl_realloc(u->slots, nc * sizeof *p);
             if (!p) {
-                ps = pl_fail(PARLEY_ERR_NOMEM, "out of memory reading slots");
+                ps = pl_nomem("reading slots");
                 break;
             }
             u->slots = p;

@@ -20,7 +20,7 @@ parley_status dm_text_append(dm_text *t, const char *s, size_t n)
         char *p = pl_realloc(t->s, cap);
         if (!p) {
             t->failed = 1;
-            return pl_fail(PARLEY_ERR_NOMEM, "out of memory for a reply");
+            return pl_nomem("a reply");
         }
         t->s = p;
         t->cap = cap;
@@ -106,7 +106,7 @@ parley_status dm_template_check(const dm_domain *d, const yd_node *n)
 {
     const char *s;
     parley_status st = yd_str(n, &s);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     size_t i = 0, start = 0, len = 0;
     int is_ref, r;
@@ -137,7 +137,7 @@ parley_status dm_template_render(const dm_domain *d, const char *tmpl, char *con
             st = dm_text_append(t, tmpl + start - 1, len + 2);
         else
             st = dm_text_append(t, tmpl + start, len);
-        if (st)
+        if (st != PARLEY_OK)
             return st;
     }
     if (r < 0 && lenient)

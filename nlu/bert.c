@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "parley_config.h"
 #include "nlu/bert.h"
 #include "nlu/cpu/ops.h"
+#include "parley_config.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
@@ -94,10 +94,9 @@ static parley_status scratch_alloc(scratch *s, const bert_config *c, int N, int 
         total += sizes[i];
     float *p = pl_malloc(total * sizeof *p);
     if (!p)
-        return pl_fail(PARLEY_ERR_NOMEM,
-                       "bert_forward: no memory for %zu MiB of activations "
-                       "(%d tokens)",
-                       (total * sizeof *p) >> 20, N);
+        return pl_nomem("bert_forward: %zu MiB of activations"
+                        "(%d tokens)",
+                        (total * sizeof *p) >> 20, N);
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *ptrs[i] = p;
         p += sizes[i];

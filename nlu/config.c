@@ -138,7 +138,7 @@ parley_status bert_config_set_labels(bert_config *c, const char *const *intents,
     if (!ni || !ns) {
         free_labels(ni, n_intents);
         free_labels(ns, n_slots);
-        return pl_fail(PARLEY_ERR_NOMEM, "no memory for the model's labels");
+        return pl_nomem("the model's labels");
     }
     free_labels(c->intent_labels, c->n_intents);
     free_labels(c->slot_labels, c->n_slots);
@@ -172,7 +172,7 @@ static parley_status read_labels(const cJSON *root, const char *key, const char 
     int count = cJSON_GetArraySize(arr);
     const char **tmp = pl_calloc(count > 0 ? (size_t)count : 0, sizeof *tmp);
     if (!tmp)
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for key \"%s\"", where, key);
+        return pl_nomem("%s: key \"%s\"", where, key);
     int i = 0;
     for (const cJSON *s = cJSON_IsArray(arr) ? arr->child : NULL; s; s = s->next)
         tmp[i++] = cJSON_IsString(s) ? s->valuestring : NULL;
@@ -189,7 +189,7 @@ static parley_status read_labels(const cJSON *root, const char *key, const char 
         *out = copy_labels(tmp, count);
         *n = count;
         if (!*out)
-            st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for key \"%s\"", where, key);
+            st = pl_nomem("%s: key \"%s\"", where, key);
     }
     pl_free(tmp);
     return st;
@@ -322,7 +322,7 @@ parley_status bert_config_write(const bert_config *c, sft_atomic *a)
     char *text = root ? cJSON_Print(root) : NULL, *out = NULL;
     size_t len = text ? strlen(text) : 0, n = 0;
     if (!text || !(out = pl_malloc(2 * len + 1))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory to write the config", a->path);
+        st = pl_nomem("%s: to write the config", a->path);
         goto done;
     }
     /* cJSON indents with tabs; Hugging Face writes two spaces. JSON escapes tabs inside

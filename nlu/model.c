@@ -126,7 +126,7 @@ static parley_status model_new(const bert_config *cfg, wp_vocab *vocab, int zero
     }
     m = pl_calloc(1, sizeof *m);
     if (!m) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "no memory for a model");
+        st = pl_nomem("a model");
         goto fail;
     }
     if ((st = bert_config_copy(&m->cfg, cfg)) != PARLEY_OK)
@@ -134,8 +134,7 @@ static parley_status model_new(const bert_config *cfg, wp_vocab *vocab, int zero
     m->n_params = bert_param_count(cfg);
     m->params = pl_malloc(m->n_params * sizeof(float));
     if (!m->params) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "no memory for %zu parameters (%zu MiB)", m->n_params,
-                     m->n_params * sizeof(float) >> 20);
+        st = pl_nomem("%zu parameters (%zu MiB)", m->n_params, m->n_params * sizeof(float) >> 20);
         goto fail;
     }
     advise_huge(m->params, m->n_params * sizeof(float));

@@ -97,7 +97,7 @@ static parley_status expand(const bert_model *m, int prefixed, hf_tensor **out, 
             pl_calloc((size_t)(N_HF_NAMES - per_layer) + (size_t)per_layer * (size_t)m->cfg.layers,
                       sizeof *t);
     if (!t)
-        return pl_fail(PARLEY_ERR_NOMEM, "no memory for the tensor list");
+        return pl_nomem("the tensor list");
     for (int k = 0; k < N_HF_NAMES; k++) {
         if (!hf_names[k].per_layer) {
             resolve(m, &hf_names[k], 0, prefixed, &t[n++]);
@@ -174,7 +174,7 @@ static parley_status fill_weights(bert_model *m, const sft_file *f)
     src = pl_calloc((size_t)n, sizeof *src);
     used = pl_calloc((size_t)f->n_tensors, 1);
     if (!src || !used) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for the tensor index", f->path);
+        st = pl_nomem("%s: the tensor index", f->path);
         goto fail;
     }
     for (int i = 0; i < n; i++) {
@@ -288,7 +288,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
         goto fail;
     wt = pl_calloc((size_t)n, sizeof *wt);
     if (!wt) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for the tensor list", path[1]);
+        st = pl_nomem("%s: the tensor list", path[1]);
         goto fail;
     }
     for (int i = 0; i < n; i++) {

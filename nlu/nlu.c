@@ -12,13 +12,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "parley/nlu.h"
 #include "nlu/bert.h"
 #include "nlu/cpu/ops.h"
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/decode.h"
+#include "parley/nlu.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/sync.h"
 
 /* Sequences per pass through the model: bounds scratch memory for big batches on the CPU;
  * the GPU takes bigger ones, as its throughput keeps growing with the batch. */
@@ -55,9 +56,12 @@ static parley_status pick_device(parley_nlu *nlu, int gpu, cuda_precision prec, 
                parley_errmsg());
         return PARLEY_OK;
     }
+    if (st == PARLEY_OK && (st = pl_mutex_init(&nlu->gpu_lock, dir)) != PARLEY_OK) {
+        cuda_bert_close(nlu->gpu);
+        nlu->gpu = NULL;
+    }
     if (st != PARLEY_OK)
         return st;
-    pthread_mutex_init(&nlu->gpu_lock, NULL);
     pl_log(PARLEY_LOG_INFO, "nlu: %s on %s", dir, cuda_bert_describe(nlu->gpu));
     return PARLEY_OK;
 }
@@ -106,7 +110,7 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
         (st = cuda_precision_parse(p.precision, &prec)) != PARLEY_OK)
         return st;
     if (!(nlu = pl_calloc(1, sizeof *nlu)))
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory opening %s", model_dir);
+        return pl_nomem("opening %s", model_dir);
     if ((st = bert_model_load(model_dir, &nlu->model)) != PARLEY_OK)
         goto fail;
     const bert_config *c = &nlu->model->cfg;
@@ -252,7 +256,7 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
                  16 * alignof(max_align_t);
     arena a = { pl_malloc(cap), 0, cap };
     if (!a.base)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory building an NLU result");
+        return pl_nomem("building an NLU result");
     parley_nlu_result *r = arena_take(&a, sizeof *r, alignof(parley_nlu_result));
     memset(r, 0, sizeof *r);
     parley_nlu_intent *top = arena_take(&a, K * sizeof *top, alignof(parley_nlu_intent));
@@ -275,7 +279,7 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
     void *viterbi = pl_malloc(nlu_word_tags_scratch((int)W, ts->n_tags) + 1);
     if (!viterbi) {
         pl_free(a.base);
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory decoding slots");
+        return pl_nomem("decoding slots");
     }
     nlu_word_tags(ts, slot_logits, tk->pieces, n_used, (int)W, word_tag, viterbi);
     pl_free(viterbi);
@@ -344,7 +348,7 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
     intent_logits = pl_malloc(n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
     slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);   // (N, NS)
     if (!ids || !intent_logits || !slot_logits) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory for a batch of %zu texts", n);
+        st = pl_nomem("a batch of %zu texts", n);
         goto fail;
     }
     size_t at = 0;

@@ -54,7 +54,7 @@ static parley_status bert_node_create(pipe_node *node, void **out)
                         (long)pipe_node_param_int(node, "max_queue_delay_us"));
     bert_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     const int n = (int)pipe_node_param_int(node, "instances");
     for (; s->n < n; s->n++) {
         parley_status st = parley_nlu_open(pipe_node_param_str(node, "model"), &p, &s->nlu[s->n]);
@@ -91,7 +91,7 @@ static parley_status bert_node_batch(pipe_node *node, void *state, pipe_msg **ms
     for (size_t i = 0; i < n; i++) {
         pipe_msg *m = msgs[i];
         parley_status one = st;
-        if (st) {
+        if (st != PARLEY_OK) {
             int64_t t1 = pipe_now_ns();
             one = parley_nlu_parse(nlu, texts[i], &res[i]);
             m->nlu_ns = pipe_now_ns() - t1;

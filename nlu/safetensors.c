@@ -91,7 +91,7 @@ parley_status sft_read_file(const char *path, size_t max_size, char **out, size_
     }
     buf = pl_malloc((size_t)sb.st_size + 1);
     if (!buf) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for %lld bytes", path, (long long)sb.st_size);
+        st = pl_nomem("%s: %lld bytes", path, (long long)sb.st_size);
         goto fail;
     }
     while (got < (size_t)sb.st_size) {
@@ -145,7 +145,7 @@ parley_status sft_json_parse(const char *text, size_t len, const char *where, cJ
     *out = NULL;
     if (!j) {
         if (pl_alloc_failures() != failures)
-            return pl_fail(PARLEY_ERR_NOMEM, "%s: no memory to parse the JSON", where);
+            return pl_nomem("%s: to parse the JSON", where);
         if (!end || end < text || end > text + len)
             end = text;
         text_position(text, (size_t)(end - text), &line, &col);
@@ -264,7 +264,7 @@ static parley_status index_header(sft_file *f, const unsigned char *data, size_t
         n += strcmp(e->string, "__metadata__") != 0;
     f->tensors = pl_calloc((size_t)n, sizeof *f->tensors);
     if (!f->tensors)
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for %d tensor entries", f->path, n);
+        return pl_nomem("%s: %d tensor entries", f->path, n);
     for (const cJSON *e = root->child; e; e = e->next) {
         if (!strcmp(e->string, "__metadata__")) {
             int ok = cJSON_IsObject(e);
@@ -323,7 +323,7 @@ parley_status sft_open(const char *path, sft_file **out)
     int fd = -1;
     *out = NULL;
     if (!f || !(f->path = pl_strdup(path))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory", path);
+        st = pl_nomem("%s", path);
         goto fail;
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -452,7 +452,7 @@ parley_status sft_atomic_begin(sft_atomic *a, const char *path)
     a->path = pl_strdup(path);
     a->tmp_path = pl_malloc(strlen(path) + 16);
     if (!a->path || !a->tmp_path) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory", path);
+        st = pl_nomem("%s", path);
         goto fail;
     }
     /* A hidden name beside the final one: same filesystem, so rename is atomic. */
@@ -584,13 +584,13 @@ parley_status sft_write_f32(sft_atomic *a, const sft_wtensor *t, int n)
     unsigned char *head = NULL;
     cJSON *root = build_header(t, n);
     if (!root || !(json = cJSON_PrintUnformatted(root))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for the header", a->path);
+        st = pl_nomem("%s: the header", a->path);
         goto fail;
     }
     size_t len = strlen(json), padded = (len + 7) & ~(size_t)7;
     head = pl_malloc(8 + padded);
     if (!head) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: no memory for the header", a->path);
+        st = pl_nomem("%s: the header", a->path);
         goto fail;
     }
     for (int i = 0; i < 8; i++)

@@ -134,7 +134,7 @@ static parley_status push(wp_state *st, int id, size_t start, size_t end)
         size_t cap = st->cap * 2;
         wp_piece *p = pl_realloc(t->pieces, cap * sizeof *p);
         if (!p)
-            return pl_fail(PARLEY_ERR_NOMEM, "tokenizer: out of memory for %zu pieces", cap);
+            return pl_nomem("tokenizer: %zu pieces", cap);
         t->pieces = p;
         st->cap = cap;
     }
@@ -272,7 +272,7 @@ parley_status wp_tokenize(const wp_vocab *v, const char *text, size_t len, wp_to
     out->word_start = pl_malloc(2 * (size_t)n_words * sizeof *out->word_start);
     out->pieces = pl_malloc(state.cap * sizeof *out->pieces);
     if (!out->word_start || !out->pieces) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "tokenizer: out of memory for %d words", n_words);
+        st = pl_nomem("tokenizer: %d words", n_words);
         goto fail;
     }
     out->word_end = out->word_start + n_words;

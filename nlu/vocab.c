@@ -132,7 +132,7 @@ static parley_status index_tokens(wp_vocab *v, const char *path)
         cap *= 2;
     v->table = pl_malloc(cap * sizeof *v->table);
     if (!v->table)
-        return pl_fail(PARLEY_ERR_NOMEM, "vocabulary of %d tokens: out of memory", v->n);
+        return pl_nomem("vocabulary of %d tokens", v->n);
     for (size_t i = 0; i < cap; i++)
         v->table[i].id = -1;
     v->mask = cap - 1;
@@ -198,7 +198,7 @@ static parley_status read_all(const char *path, char **out, size_t *size)
     for (;;) {
         char *nb = pl_realloc(buf, cap + 1);
         if (!nb) {
-            st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, cap);
+            st = pl_nomem("%s: reading %zu bytes", path, cap);
             goto fail;
         }
         buf = nb;
@@ -253,7 +253,7 @@ parley_status wp_vocab_load(const char *path, wp_vocab **out)
     }
     v = pl_calloc(1, sizeof *v);
     if (!v || !(v->off = pl_malloc((lines + 1) * sizeof *v->off))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory", path);
+        st = pl_nomem("%s", path);
         goto fail;
     }
     /* Turn the lines into NUL-terminated tokens in place, dropping each "\r" before a "\n".
@@ -308,7 +308,7 @@ parley_status wp_vocab_from_tokens(const char *const *tokens, int n, wp_vocab **
     v = pl_calloc(1, sizeof *v);
     if (!v || !(v->off = pl_malloc(((size_t)n + 1) * sizeof *v->off)) ||
         !(v->text = pl_malloc(total))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "vocabulary of %d tokens: out of memory", n);
+        st = pl_nomem("vocabulary of %d tokens", n);
         goto fail;
     }
     size_t w = 0;

@@ -92,7 +92,7 @@ static void run_batch(pipe_worker *w, size_t n)
 {
     pipe_node *nd = w->nd;
     parley_status st = nd->kind->process_batch(nd, nd->state, w->msgs, n);
-    if (st)
+    if (st != PARLEY_OK)
         pipe_node_error(nd, st);
 }
 
@@ -116,7 +116,7 @@ static void *worker_main(void *arg)
                 w->msgs[batched++] = m;
             } else {
                 parley_status st = nd->kind->process(nd, nd->state, w->items[i].port, m);
-                if (st)
+                if (st != PARLEY_OK)
                     pipe_node_error(nd, st);
             }
         }
@@ -130,7 +130,7 @@ static void *source_main(void *arg)
 {
     pipe_node *nd = arg;
     parley_status st = nd->kind->run(nd, nd->state);
-    if (st)
+    if (st != PARLEY_OK)
         pipe_node_error(nd, st);
     return NULL;
 }
@@ -140,7 +140,7 @@ static parley_status start_workers(pipe_node *nd)
     size_t qcap = nd->g->queue_size;
     nd->w = pl_calloc((size_t)nd->workers, sizeof *nd->w);
     if (!nd->w)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     for (int i = 0; i < nd->workers; i++) {
         pipe_worker *w = &nd->w[i];
         w->nd = nd;
@@ -148,7 +148,7 @@ static parley_status start_workers(pipe_node *nd)
         w->items = pl_calloc((size_t)nd->max_batch, sizeof *w->items);
         w->msgs = pl_calloc((size_t)nd->max_batch, sizeof *w->msgs);
         if (!w->q || !w->items || !w->msgs)
-            return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+            return pl_nomem("node '%s': a worker's queue", nd->name);
         if (pthread_create(&w->t, NULL, worker_main, w))
             return pl_fail(PARLEY_ERR_NOMEM, "node '%s': cannot start a worker thread", nd->name);
         w->running = 1;
@@ -178,7 +178,7 @@ parley_status pipe_graph_start(pipe_graph *g)
     for (size_t i = g->n_nodes; i-- > 0;) {
         pipe_node *nd = g->nodes[i];
         parley_status st;
-        if (has_inputs(nd) && (st = start_workers(nd)))
+        if (has_inputs(nd) && (st = start_workers(nd)) != PARLEY_OK)
             return st;
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -344,10 +344,9 @@ parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
         pipe_msg *m = i + 1 < o->n ? pipe_msg_clone(msg) : msg;
         if (!m) {
             /* No memory for this branch's copy: it misses the turn, and the bus says so. */
-            parley_status st = pl_fail(PARLEY_ERR_NOMEM,
-                                       "out of memory for a copy of the turn "
-                                       "for node '%s'",
-                                       o->t[i].node->name);
+            parley_status st = pl_nomem("a copy of the turn"
+                                        "for node '%s'",
+                                        o->t[i].node->name);
             pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
             pipe_graph_post(nd->g, &ev);
             continue;
@@ -403,7 +402,7 @@ parley_status pipe_graph_register_action(pipe_graph *g, const char *name, pipe_f
             continue;
         found = 1;
         parley_status st = nd->kind->action(nd, nd->state, name, fn, user);
-        if (st)
+        if (st != PARLEY_OK)
             return pl_wrap(st, "node '%s'", nd->name);
     }
     return found ? PARLEY_OK

@@ -18,8 +18,9 @@
 #include <string.h>
 
 #include "pipeline/graph_impl.h"
-#include "sdk/base/yaml_doc.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
+#include "sdk/base/yaml_doc.h"
 
 typedef struct edge {
     size_t from, to;    /* node indices */
@@ -97,7 +98,7 @@ static parley_status resolve_path(const pipe_graph *g, const char *v, char **out
         if (*out)
             snprintf(*out, n, "%s/%s", g->dir, v);
     }
-    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    return *out ? PARLEY_OK : pl_nomem(NULL);
 }
 
 /* Sets one param value from YAML node v (checked) or, when v is NULL, from the default.
@@ -120,7 +121,7 @@ static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cl
         case PIPE_P_DOUBLE: return yd_double(v, ps->lo, ps->hi, &pv->d);
         case PIPE_P_BOOL: return yd_bool(v, &pv->b);
         }
-        if (st)
+        if (st != PARLEY_OK)
             return st;
     }
     switch (ps->type) {
@@ -137,7 +138,7 @@ static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cl
     case PIPE_P_BOOL: pv->b = !strcmp(text, "true"); return PARLEY_OK;
     }
     pv->s = pl_strdup(text);
-    return pv->s ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    return pv->s ? PARLEY_OK : pl_nomem(NULL);
 }
 
 /* The value of an override for param `pname` of nd, or NULL; marks it used. */
@@ -169,9 +170,9 @@ static parley_status set_override(pipe_node *nd, size_t i, const char *value)
     snprintf(name, sizeof name, "--set %s.%s", nd->name, nd->kind->params[i].name);
     parley_status st = yd_parse_string(name, value, strlen(value), &doc);
     const yd_node *v = doc ? yd_root(doc) : NULL;
-    if (!st && !v)
+    if (st == PARLEY_OK && !v)
         st = pl_fail(PARLEY_ERR_CONFIG, "%s: empty value", name);
-    if (!st)
+    if (st == PARLEY_OK)
         st = set_param(nd, i, v, 1);
     yd_free(doc);
     return st;
@@ -181,7 +182,7 @@ static parley_status load_params(load *L, pipe_node *nd, const yd_node *decl)
 {
     const yd_node *pm = yd_get(decl, "params");
     parley_status st;
-    if (pm && !yd_is_null(pm) && (st = yd_expect(pm, YD_MAP, "params")))
+    if (pm && !yd_is_null(pm) && (st = yd_expect(pm, YD_MAP, "params")) != PARLEY_OK)
         return st;
     if (pm && pm->kind == YD_MAP) {
         for (size_t j = 0; j < pm->n; j++) {
@@ -202,14 +203,14 @@ static parley_status load_params(load *L, pipe_node *nd, const yd_node *decl)
         const yd_node *v = pm && pm->kind == YD_MAP ? yd_get(pm, ps->name) : NULL;
         const char *over = find_override(L, nd, ps->name);
         if (over) {
-            if ((st = set_override(nd, i, over)))
+            if ((st = set_override(nd, i, over)) != PARLEY_OK)
                 return st;
             continue;
         }
         if (!v && !ps->def)
             return yd_fail(decl, PARLEY_ERR_CONFIG, "node '%s' (%s) needs param '%s': %s", nd->name,
                            nd->kind->name, ps->name, ps->doc);
-        if ((st = set_param(nd, i, v, 0)))
+        if ((st = set_param(nd, i, v, 0)) != PARLEY_OK)
             return st;
     }
     return PARLEY_OK;
@@ -222,9 +223,11 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
     const yd_node *nn, *kn, *wn;
     const char *name, *kind;
     parley_status st;
-    if ((st = yd_expect(decl, YD_MAP, "a node")) || (st = yd_check_keys(decl, keys)) ||
-        (st = yd_require(decl, "name", &nn)) || (st = yd_str(nn, &name)) ||
-        (st = yd_require(decl, "kind", &kn)) || (st = yd_str(kn, &kind)))
+    if ((st = yd_expect(decl, YD_MAP, "a node")) != PARLEY_OK ||
+        (st = yd_check_keys(decl, keys)) != PARLEY_OK ||
+        (st = yd_require(decl, "name", &nn)) != PARLEY_OK ||
+        (st = yd_str(nn, &name)) != PARLEY_OK ||
+        (st = yd_require(decl, "kind", &kn)) != PARLEY_OK || (st = yd_str(kn, &kind)) != PARLEY_OK)
         return st;
     if (!name[0] || strchr(name, '.'))
         return yd_fail(nn, PARLEY_ERR_CONFIG, "node name '%s' must be non-empty without '.'", name);
@@ -240,7 +243,7 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
                        "unknown node kind '%s' (`parley inspect` lists them)", kind);
     pipe_node *nd = pl_calloc(1, sizeof *nd);
     if (!nd)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     g->nodes[idx] = nd;
     L->decl[idx] = decl;
     nd->g = g;
@@ -253,10 +256,10 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
     nd->outs = pl_calloc(nd->n_ports ? nd->n_ports : 1, sizeof *nd->outs);
     nd->params = pl_calloc(nd->n_params ? nd->n_params : 1, sizeof *nd->params);
     if (!nd->name || !nd->outs || !nd->params)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     if ((wn = yd_get(decl, "workers"))) {
         long long w;
-        if ((st = yd_int(wn, 1, 64, &w)))
+        if ((st = yd_int(wn, 1, 64, &w)) != PARLEY_OK)
             return st;
         nd->workers = (int)w;
     }
@@ -268,7 +271,7 @@ static parley_status add_out(pipe_node *from, int port, pipe_node *to, int in_po
     pipe_out *o = &from->outs[port];
     pipe_target *t = pl_realloc(o->t, (o->n + 1) * sizeof *t);
     if (!t)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     o->t = t;
     t[o->n++] = (pipe_target){ to, in_port };
     return PARLEY_OK;
@@ -281,7 +284,7 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
     pipe_node *dst = g->nodes[to];
     const char *s;
     parley_status st;
-    if ((st = yd_str(ref, &s)))
+    if ((st = yd_str(ref, &s)) != PARLEY_OK)
         return st;
     const char *dot = strchr(s, '.');
     if (!dot || dot == s || !dot[1])
@@ -309,7 +312,7 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
                        pipe_type_name(in->types));
     edge *e = pl_realloc(L->edges, (L->n_edges + 1) * sizeof *e);
     if (!e)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     L->edges = e;
     e[L->n_edges++] = (edge){ from, to, ref };
     return add_out(src, op, dst, in_port);
@@ -322,7 +325,7 @@ static parley_status link_inputs(load *L, size_t to)
     parley_status st;
     int linked[64] = { 0 };
     if (in && !yd_is_null(in)) {
-        if ((st = yd_expect(in, YD_MAP, "inputs")))
+        if ((st = yd_expect(in, YD_MAP, "inputs")) != PARLEY_OK)
             return st;
         for (size_t j = 0; j < in->n; j++) {
             const yd_node *key = in->keys[j], *v = in->items[j];
@@ -336,11 +339,11 @@ static parley_status link_inputs(load *L, size_t to)
             }
             if (v->kind == YD_SEQ) {
                 for (size_t r = 0; r < v->n; r++)
-                    if ((st = add_link(L, to, p, v->items[r])))
+                    if ((st = add_link(L, to, p, v->items[r])) != PARLEY_OK)
                         return st;
                 linked[p] |= v->n > 0;
             } else {
-                if ((st = add_link(L, to, p, v)))
+                if ((st = add_link(L, to, p, v)) != PARLEY_OK)
                     return st;
                 linked[p] = 1;
             }
@@ -369,7 +372,7 @@ static parley_status visit(load *L, size_t v, int *color, size_t *order, size_t 
                            "cycle: this link from '%s' into '%s' leads back to '%s'",
                            L->g->nodes[v]->name, L->g->nodes[w]->name, L->g->nodes[v]->name);
         parley_status st;
-        if (color[w] == 0 && (st = visit(L, w, color, order, n_order)))
+        if (color[w] == 0 && (st = visit(L, w, color, order, n_order)) != PARLEY_OK)
             return st;
     }
     color[v] = 2;
@@ -387,13 +390,13 @@ static parley_status order_nodes(load *L)
     parley_status st = PARLEY_OK;
     size_t n = 0;
     if (!color || !order || !sorted) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        st = pl_nomem(NULL);
         goto done;
     }
-    for (size_t v = 0; v < g->n_nodes && !st; v++)
+    for (size_t v = 0; v < g->n_nodes && st == PARLEY_OK; v++)
         if (!color[v])
             st = visit(L, v, color, order, &n);
-    if (!st) {
+    if (st == PARLEY_OK) {
         for (size_t i = 0; i < n; i++)
             sorted[i] = g->nodes[order[n - 1 - i]];
         memcpy(g->nodes, sorted, n * sizeof *sorted);
@@ -410,7 +413,7 @@ static parley_status create_nodes(pipe_graph *g)
     for (size_t i = 0; i < g->n_nodes; i++) {
         pipe_node *nd = g->nodes[i];
         parley_status st = nd->kind->create ? nd->kind->create(nd, &nd->state) : PARLEY_OK;
-        if (st)
+        if (st != PARLEY_OK)
             return pl_wrap(st, "node '%s' (%s)", nd->name, nd->kind->name);
         nd->created = 1;
     }
@@ -421,7 +424,7 @@ static parley_status set_dir(pipe_graph *g, const char *path)
 {
     const char *slash = strrchr(path, '/');
     g->dir = slash ? pl_strndup(path, (size_t)(slash - path + (slash == path))) : pl_strdup(".");
-    return g->dir ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    return g->dir ? PARLEY_OK : pl_nomem(NULL);
 }
 
 parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, int create,
@@ -433,41 +436,52 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
     const yd_node *root, *nodes;
     parley_status st;
     *out = NULL;
-    if ((st = yd_parse_file(path, &doc)))
+    if ((st = yd_parse_file(path, &doc)) != PARLEY_OK)
         return st;
     root = yd_root(doc);
     if (!root) {
         st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph file is empty", path);
         goto fail;
     }
-    if ((st = yd_expect(root, YD_MAP, "a pipeline graph")) ||
-        (st = yd_check_keys(root, top_keys)) || (st = yd_require(root, "nodes", &nodes)) ||
-        (st = yd_expect(nodes, YD_SEQ, "nodes")))
+    if ((st = yd_expect(root, YD_MAP, "a pipeline graph")) != PARLEY_OK ||
+        (st = yd_check_keys(root, top_keys)) != PARLEY_OK ||
+        (st = yd_require(root, "nodes", &nodes)) != PARLEY_OK ||
+        (st = yd_expect(nodes, YD_SEQ, "nodes")) != PARLEY_OK)
         goto fail;
     if (!nodes->n) {
         st = yd_fail(nodes, PARLEY_ERR_CONFIG, "the graph has no nodes");
         goto fail;
     }
-    pipe_graph *g = L.g = pl_calloc(1, sizeof *g);
-    if (g) {
-        pthread_mutex_init(&g->mu, NULL);
-        pthread_cond_init(&g->idle, NULL);
+    pipe_graph *g = pl_calloc(1, sizeof *g);
+    if (!g) {
+        st = pl_nomem("%s: the graph", path);
+        goto fail;
     }
+    if ((st = pl_mutex_init(&g->mu, path)) != PARLEY_OK) {
+        pl_free(g);
+        goto fail;
+    }
+    if ((st = pl_cond_init(&g->idle, path)) != PARLEY_OK) {
+        pthread_mutex_destroy(&g->mu);
+        pl_free(g);
+        goto fail;
+    }
+    L.g = g;
     size_t n_set = 0;
     while (opts && opts->set && opts->set[n_set])
         n_set++;
     L.set = opts ? opts->set : NULL;
-    if (!g || !(g->nodes = pl_calloc(nodes->n, sizeof *g->nodes)) ||
+    if (!(g->nodes = pl_calloc(nodes->n, sizeof *g->nodes)) ||
         !(L.used = pl_calloc(n_set + 1, 1)) || !(L.decl = pl_calloc(nodes->n, sizeof *L.decl))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        st = pl_nomem(NULL);
         goto fail;
     }
     g->n_nodes = nodes->n;
     g->queue_size = opts && opts->queue_size ? opts->queue_size : 64;
-    if ((st = set_dir(g, path)))
+    if ((st = set_dir(g, path)) != PARLEY_OK)
         goto fail;
     for (size_t i = 0; i < nodes->n; i++)
-        if ((st = add_node(&L, i, nodes->items[i]))) {
+        if ((st = add_node(&L, i, nodes->items[i])) != PARLEY_OK) {
             g->n_nodes = i + 1;
             goto fail;
         }
@@ -480,11 +494,11 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
             goto fail;
         }
     for (size_t i = 0; i < g->n_nodes; i++)
-        if ((st = link_inputs(&L, i)))
+        if ((st = link_inputs(&L, i)) != PARLEY_OK)
             goto fail;
-    if ((st = order_nodes(&L)))
+    if ((st = order_nodes(&L)) != PARLEY_OK)
         goto fail;
-    if (create && (st = create_nodes(g)))
+    if (create && (st = create_nodes(g)) != PARLEY_OK)
         goto fail;
     pl_free(L.decl);
     pl_free(L.edges);

@@ -9,6 +9,7 @@
 
 #include "pipeline/queue.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
 
 struct pipe_queue {
     pthread_mutex_t mu;
@@ -29,14 +30,18 @@ pipe_queue *pipe_queue_new(size_t capacity)
         return NULL;
     }
     q->cap = capacity ? capacity : 1;
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->not_empty, &ca);
-    pthread_cond_init(&q->not_full, &ca);
-    pthread_condattr_destroy(&ca);
-    return q;
+    int made = 0;
+    if (pl_mutex_init(&q->mu, "a queue") == PARLEY_OK && ++made &&
+        pl_cond_init(&q->not_empty, "a queue") == PARLEY_OK && ++made &&
+        pl_cond_init(&q->not_full, "a queue") == PARLEY_OK)
+        return q;
+    if (made > 1)
+        pthread_cond_destroy(&q->not_empty);
+    if (made > 0)
+        pthread_mutex_destroy(&q->mu);
+    pl_free(q->ring);
+    pl_free(q);
+    return NULL;
 }
 
 void pipe_queue_free(pipe_queue *q)

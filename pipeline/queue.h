@@ -19,7 +19,7 @@ typedef struct pipe_qitem {
 
 typedef struct pipe_queue pipe_queue;
 
-/* NULL when out of memory. capacity >= 1. */
+/* NULL when out of memory (or out of locks). capacity >= 1. */
 pipe_queue *pipe_queue_new(size_t capacity);
 /* The queue must be empty and no thread waiting on it. NULL is a no-op. */
 void pipe_queue_free(pipe_queue *q);

@@ -14,6 +14,7 @@
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
 
 typedef struct reply_box {
     parley_reply r; /* first, so a parley_reply * is a reply_box * */
@@ -139,16 +140,16 @@ static void deliver(api_state *s, const pipe_msg *m, parley_status st, const cha
 
 static parley_status api_create(pipe_node *node, void **out)
 {
-    (void)node;
     api_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->ready, &ca);
-    pthread_condattr_destroy(&ca);
+        return pl_nomem(NULL);
+    parley_status st = pl_mutex_init(&s->mu, pipe_node_name(node));
+    if (st == PARLEY_OK && (st = pl_cond_init(&s->ready, pipe_node_name(node))) != PARLEY_OK)
+        pthread_mutex_destroy(&s->mu);
+    if (st != PARLEY_OK) {
+        pl_free(s);
+        return st;
+    }
     *out = s;
     return PARLEY_OK;
 }
@@ -206,9 +207,9 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
     pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
     parley_pipeline *p = pl_calloc(1, sizeof *p);
     if (!p)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     parley_status st = pipe_graph_load(graph_path, &opts, &p->g);
-    if (st)
+    if (st != PARLEY_OK)
         goto fail;
     if (!(p->api = pipe_graph_find_kind(p->g, "api"))) {
         st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph has no node of kind 'api'", graph_path);
@@ -217,7 +218,7 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
     p->s = pipe_node_state(p->api);
     p->s->fn = pp.on_reply;
     p->s->user_data = pp.user_data;
-    if ((st = pipe_graph_start(p->g)))
+    if ((st = pipe_graph_start(p->g)) != PARLEY_OK)
         goto fail;
     *out = p;
     return PARLEY_OK;
@@ -242,7 +243,7 @@ parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
     pipe_msg *m = pipe_msg_new(p->g, user, text);
     if (!m)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     if (id)
         *id = m->seq;
     /* A turn that cannot enter the graph is failed, and so still gets its reply. */

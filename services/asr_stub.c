@@ -11,6 +11,7 @@
 
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
 
 typedef struct asr_state {
     char **lines;
@@ -55,7 +56,7 @@ static parley_status read_lines(asr_state *s, const char *path)
         if (!l || !(l[s->n] = pl_strdup(buf))) {
             if (l)
                 s->lines = l;
-            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+            st = pl_nomem(NULL);
             break;
         }
         s->lines = l;
@@ -69,11 +70,15 @@ static parley_status asr_create(pipe_node *node, void **out)
 {
     asr_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
-    pthread_mutex_init(&s->mu, NULL);
+        return pl_nomem(NULL);
+    parley_status st = pl_mutex_init(&s->mu, pipe_node_name(node));
+    if (st != PARLEY_OK) {
+        pl_free(s);
+        return st;
+    }
     const char *path = pipe_node_param_str(node, "transcripts");
-    parley_status st = path[0] ? read_lines(s, path) : PARLEY_OK;
-    if (st) {
+    st = path[0] ? read_lines(s, path) : PARLEY_OK;
+    if (st != PARLEY_OK) {
         asr_destroy(s);
         return st;
     }
@@ -97,7 +102,7 @@ static parley_status asr_process(pipe_node *node, void *state, int port, pipe_ms
         }
         char *t = pl_strdup(line);
         if (!t) {
-            pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_NOMEM, "out of memory"));
+            pipe_node_fail_turn(node, msg, pl_nomem(NULL));
             return PARLEY_OK;
         }
         pl_free(msg->text);

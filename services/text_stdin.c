@@ -38,7 +38,7 @@ static parley_status stdin_create(pipe_node *node, void **out)
     const char *path = pipe_node_param_str(node, "path");
     stdin_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     s->fd = 0;
     if (strcmp(path, "-")) {
         s->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -94,7 +94,7 @@ static void submit_line(pipe_node *node, char *line, long lineno)
     pipe_msg *m = pipe_msg_new(pipe_node_graph(node), user, text);
     cJSON_Delete(j);
     if (!m) {
-        pipe_node_error(node, pl_fail(PARLEY_ERR_NOMEM, "input line %ld: out of memory", lineno));
+        pipe_node_error(node, pl_nomem("input line %ld", lineno));
         return;
     }
     pipe_node_emit(node, 0, m);
@@ -107,7 +107,7 @@ static parley_status stdin_run(pipe_node *node, void *state)
     long lineno = 0;
     char *buf = pl_malloc(cap);
     if (!buf)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     parley_status st = PARLEY_OK;
     for (;;) {
         char *nl;
@@ -126,7 +126,7 @@ static parley_status stdin_run(pipe_node *node, void *state)
         if (len + 1 >= cap) {
             char *nb = pl_realloc(buf, cap * 2);
             if (!nb) {
-                st = pl_fail(PARLEY_ERR_NOMEM, "input line %ld: out of memory", lineno + 1);
+                st = pl_nomem("input line %ld", lineno + 1);
                 break;
             }
             buf = nb;

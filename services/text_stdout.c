@@ -15,6 +15,7 @@
 
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
 #include "services/reply_json.h"
 
 typedef struct stdout_state {
@@ -94,7 +95,7 @@ static parley_status stdout_create(pipe_node *node, void **out)
         return pl_fail(PARLEY_ERR_CONFIG, "param format: expected json or chat, not '%s'", format);
     stdout_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+        return pl_nomem(NULL);
     s->chat = !strcmp(format, "chat");
     s->verbose = pipe_node_param_bool(node, "verbose");
     s->echo = pipe_node_param_bool(node, "echo");
@@ -107,7 +108,13 @@ static parley_status stdout_create(pipe_node *node, void **out)
         }
         s->own = 1;
     }
-    pthread_mutex_init(&s->mu, NULL);
+    parley_status st = pl_mutex_init(&s->mu, pipe_node_name(node));
+    if (st != PARLEY_OK) {
+        if (s->own)
+            fclose(s->f);
+        pl_free(s);
+        return st;
+    }
     *out = s;
     return PARLEY_OK;
 }

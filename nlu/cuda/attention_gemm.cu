@@ -87,7 +87,7 @@ parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float 
                                                         &zero, (void *const *)(ptrs + 3 * n),
                                                         CUDA_R_32F, T, n, ct, CUBLAS_GEMM_DEFAULT),
                                     "attention scores (cublasGemmBatchedEx)");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     const size_t rows = (size_t)n * T;
     masked_softmax<S><<<(unsigned)((rows + SOFTMAX_WARPS - 1) / SOFTMAX_WARPS), SOFTMAX_WARPS * 32,

@@ -178,7 +178,7 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
     parley_status st;
     if ((st = cuda_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
                                          cudaMemcpyHostToDevice, s),
-                         "copying ids in")))
+                         "copying ids in")) != PARLEY_OK)
         return st;
     if (gemm_attention(g))
         cuda_attention_pointers<S>(g->ptrs, att, qkv, g->scores, (S *)g->probs, B, T, g->NH, D, s);
@@ -187,41 +187,45 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
     for (int l = 0; l < g->L; l++) {
         const size_t lH = (size_t)l * H;
         if ((st = cuda_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
-                                 3 * H)))
+                                 3 * H)) != PARLEY_OK)
             return st;
         if (!gemm_attention(g)) {
             cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
         } else {
             cuda_bias_add<S>(qkv, w->qkv_b + lH * 3, M, 3 * H, s);
             if ((st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B, T,
-                                             g->NH, D, s)))
+                                             g->NH, D, s)) != PARLEY_OK)
                 return st;
         }
         if ((st = cuda_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M, H,
-                                 H)))
+                                 H)) != PARLEY_OK)
             return st;
         cuda_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH, w->ln1_b + lH,
                                         M, H, g->eps, s);
-        if ((st = cuda_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)))
+        if ((st = cuda_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)) !=
+            PARLEY_OK)
             return st;
         cuda_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
         if ((st = cuda_linear<S>(g->blas, proj, 0, ffn, I, sw<S>(g, w->ffn_out_w + lH * I), M, I,
-                                 H)))
+                                 H)) != PARLEY_OK)
             return st;
         cuda_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH, M,
                                         H, g->eps, s);
     }
     // pooled (B, H) = tanh(pool_w · h[b * T] + pool_b): the first rows, T * H apart
-    if ((st = cuda_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)))
+    if ((st = cuda_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)) !=
+        PARLEY_OK)
         return st;
     cuda_bias_tanh<S>(pooled, w->pool_b, B, H, s);
-    if ((st = cuda_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)))
+    if ((st = cuda_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)) !=
+        PARLEY_OK)
         return st;
     cuda_bias_add<float>(intent, w->intent_b, B, g->NI, s);
-    if ((st = cuda_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)))
+    if ((st = cuda_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)) !=
+        PARLEY_OK)
         return st;
     cuda_bias_add<float>(slots, w->slot_b, M, g->NS, s);
-    if ((st = cuda_check(cudaGetLastError(), "launching the forward kernels")))
+    if ((st = cuda_check(cudaGetLastError(), "launching the forward kernels")) != PARLEY_OK)
         return st;
     return cuda_check(cudaMemcpyAsync(g->out_host, g->out,
                                       ((size_t)B * g->NI + (size_t)M * g->NS) * sizeof(float),
@@ -259,15 +263,15 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
     parley_status st =
             cuda_check(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
                        "starting graph capture");
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     parley_status enq = enqueue_any(g, B, T);
     st = cuda_check(cudaStreamEndCapture(g->stream, &graph), "ending graph capture");
-    if (!enq && !st)
+    if (!enq && st == PARLEY_OK)
         st = cuda_check(cudaGraphInstantiate(&slot->exec, graph, 0), "instantiating the graph");
     if (graph)
         cudaGraphDestroy(graph);
-    if (enq || st) {
+    if (enq || st != PARLEY_OK) {
         slot->exec = NULL;
         return enq ? enq : st;
     }
@@ -310,7 +314,7 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
                        count == 1 ? " is" : "s are");
     cuda_bert *g = (cuda_bert *)pl_calloc(1, sizeof *g);
     if (!g)
-        return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory");
+        return pl_nomem("cuda");
     const bert_config *c = &m->cfg;
     g->device = device;
     g->prec = prec;
@@ -319,31 +323,32 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     g->eps = c->ln_eps;
     cudaDeviceProp prop;
     parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
                         "allocating the weights");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(
                 cudaMemcpy(g->pf, m->params, m->n_params * sizeof(float), cudaMemcpyHostToDevice),
                 "uploading the weights");
-    if (!st) /* the pageable upload may still be in flight: g->stream must not read early */
+    if (st ==
+        PARLEY_OK) /* the pageable upload may still be in flight: g->stream must not read early */
         st = cuda_check(cudaDeviceSynchronize(), "uploading the weights");
-    if (!st && prec != CUDA_PREC_FP32) {
+    if (st == PARLEY_OK && prec != CUDA_PREC_FP32) {
         st = cuda_check(cudaMalloc(&g->ps, m->n_params * 2), "allocating the FP16/BF16 weights");
-        if (!st && prec == CUDA_PREC_BF16)
+        if (st == PARLEY_OK && prec == CUDA_PREC_BF16)
             cuda_convert<__nv_bfloat16>((__nv_bfloat16 *)g->ps, g->pf, m->n_params, g->stream);
-        else if (!st)
+        else if (st == PARLEY_OK)
             cuda_convert<__half>((__half *)g->ps, g->pf, m->n_params, g->stream);
-        if (!st)
+        if (st == PARLEY_OK)
             st = cuda_check(cudaStreamSynchronize(g->stream), "converting the weights");
     } else {
         g->ps = g->pf;
     }
-    if (!st)
+    if (st == PARLEY_OK)
         st = prec == CUDA_PREC_FP32   ? prepare_attention<float>(g)
              : prec == CUDA_PREC_BF16 ? prepare_attention<__nv_bfloat16>(g)
                                       : prepare_attention<__half>(g);
-    if (st) {
+    if (st != PARLEY_OK) {
         cuda_bert_close(g);
         return pl_wrap(st, "cuda:%d", device);
     }
@@ -380,8 +385,8 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, fl
                        T, attention_need(g, T), cuda_precision_name(g->prec), g->smem_ready);
     if ((size_t)B * T > (size_t)INT32_MAX / 4)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: batch of %d x %d pieces too big", B, T);
-    if ((st = cuda_check(cudaSetDevice(g->device), "selecting the device")) ||
-        (st = reserve(g, B * T, B, gemm ? (size_t)B * g->NH * T * T : 0)))
+    if ((st = cuda_check(cudaSetDevice(g->device), "selecting the device")) != PARLEY_OK ||
+        (st = reserve(g, B * T, B, gemm ? (size_t)B * g->NH * T * T : 0)) != PARLEY_OK)
         return st;
     int *len = g->in_host, *ids = g->in_host + B;
     memset(ids, 0, (size_t)B * T * sizeof *ids);
@@ -390,9 +395,10 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, fl
         memcpy(ids + (size_t)i * T, b->ids + at, (size_t)b->len[i] * sizeof *ids);
     }
     cudaGraphExec_t exec;
-    if ((st = graph_for(g, B, T, &exec)) ||
-        (st = cuda_check(cudaGraphLaunch(exec, g->stream), "launching the graph")) ||
-        (st = cuda_check(cudaStreamSynchronize(g->stream), "running the forward pass")))
+    if ((st = graph_for(g, B, T, &exec)) != PARLEY_OK ||
+        (st = cuda_check(cudaGraphLaunch(exec, g->stream), "launching the graph")) != PARLEY_OK ||
+        (st = cuda_check(cudaStreamSynchronize(g->stream), "running the forward pass")) !=
+                PARLEY_OK)
         return st;
     memcpy(intent_logits, g->out_host, (size_t)B * g->NI * sizeof(float));
     const float *slots = g->out_host + (size_t)B * g->NI;

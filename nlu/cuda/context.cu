@@ -10,18 +10,18 @@ parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *
                                 cublasHandle_t *blas, void **blas_ws)
 {
     parley_status st = cuda_check(cudaSetDevice(device), "selecting the device");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaGetDeviceProperties(prop, device), "reading device properties");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
                         "creating a stream");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cublas_check(cublasCreate(blas), "cublasCreate");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cublas_check(cublasSetStream(*blas, *stream), "cublasSetStream");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMalloc(blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cublas_check(cublasSetWorkspace(*blas, *blas_ws, BLAS_WORKSPACE),
                           "cublasSetWorkspace");
     return st;

@@ -187,16 +187,16 @@ static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tac
     const size_t c16 = (size_t)d->N * widest(d);
     parley_status st = grow((void **)&g->block, &g->block_cap, tacts_carve(a, d, NULL),
                             sizeof(float), 0, "allocating activations");
-    if (!st && g->prec == CUDA_PREC_BF16)
+    if (st == PARLEY_OK && g->prec == CUDA_PREC_BF16)
         st = grow2((void **)&g->c16a, 0, 2, (void **)&g->c16b, 0, 2, &g->c16_cap, c16,
                    "allocating BF16 scratch");
-    if (!st)
+    if (st == PARLEY_OK)
         st = grow2((void **)&g->ibuf, 0, sizeof(int), (void **)&g->ibuf_host, 1, sizeof(int),
                    &g->ibuf_cap, n_ints, "allocating batch buffers");
-    if (!st)
+    if (st == PARLEY_OK)
         st = grow2((void **)&g->loss_host, 1, sizeof(float), (void **)&g->best_host, 1, sizeof(int),
                    &g->out_cap, (size_t)d->N + (size_t)d->B, "allocating pinned buffers");
-    if (st) {
+    if (st != PARLEY_OK) {
         free_step_buffers(g);
         return st;
     }
@@ -255,7 +255,7 @@ static parley_status linear(cuda_trainer *g, float *y, const float *x, const flo
     /* row-major y (M, OC) is column-major y^T (OC, M) = w x^T */
     parley_status st =
             gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, weight(g, w), IC, xa, IC, y, OC, 0.0f);
-    if (!st)
+    if (st == PARLEY_OK)
         cuda_bias_add<float>(y, bias, M, OC, g->stream);
     return st;
 }
@@ -272,9 +272,9 @@ static parley_status linear_backward(cuda_trainer *g, tacts *a, float *dinp, flo
     if (dinp) /* column-major dinp^T (IC, M) = w^T (IC, OC) dout^T (OC, M) */
         st = gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, IC, M, OC, weight(g, w), IC, da, OC, dinp, IC,
                   accumulate ? 1.0f : 0.0f);
-    if (!st) /* column-major dw^T (IC, OC) += x^T (IC, M) dout (M, OC) */
+    if (st == PARLEY_OK) /* column-major dw^T (IC, OC) += x^T (IC, M) dout (M, OC) */
         st = gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, M, xb, IC, da, OC, dw, IC, 1.0f);
-    if (!st && dbias)
+    if (st == PARLEY_OK && dbias)
         cuda_col_sum_add(dbias, dout, M, OC, a->scratch, g->stream);
     return st;
 }
@@ -481,7 +481,7 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     if (work > g->cuda_batch_work_cap) {
         int *w = (int *)pl_realloc(g->cuda_batch_work, work * sizeof(int));
         if (!w)
-            return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory for a batch of %d tokens", d.N);
+            return pl_nomem("cuda: a batch of %d tokens", d.N);
         g->cuda_batch_work = w;
         g->cuda_batch_work_cap = work;
     }
@@ -489,7 +489,7 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     tints t;
     cudaSetDevice(g->device);
     st = reserve(g, &d, cuda_batch_bound(d.N, d.B), &a);
-    if (!st) {
+    if (st == PARLEY_OK) {
         cuda_batch_layout lay;
         cuda_batch_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->cuda_batch_work, &lay);
         t = device_ints(g->ibuf, &lay);
@@ -497,12 +497,12 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
                                         cudaMemcpyHostToDevice, g->stream),
                         "copying the batch");
     }
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream),
                         "zeroing the gradients");
-    if (!st)
+    if (st == PARLEY_OK)
         st = step_math(g, &d, &t, &a, y, dropout, seed, loss);
-    if (!st && grads)
+    if (st == PARLEY_OK && grads)
         st = cuda_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
                         "copying the gradients");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
@@ -514,7 +514,7 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
                                            bert_loss *loss)
 {
     parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     /* The global norm as train_clip_grads takes it: partial sums on the device, their sum in
      * double here. */
@@ -522,8 +522,8 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
     if ((st = cuda_check(cudaMemcpyAsync(g->norm_host, g->norm_part,
                                          CUDA_NORM_BLOCKS * sizeof(float), cudaMemcpyDeviceToHost,
                                          g->stream),
-                         "copying the norm")) ||
-        (st = cuda_check(cudaStreamSynchronize(g->stream), "gradient norm")))
+                         "copying the norm")) != PARLEY_OK ||
+        (st = cuda_check(cudaStreamSynchronize(g->stream), "gradient norm")) != PARLEY_OK)
         return pl_wrap(st, "cuda:%d", g->device);
     double sum = 0;
     for (int i = 0; i < CUDA_NORM_BLOCKS; i++)
@@ -563,7 +563,7 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
                        count == 1 ? " is" : "s are");
     cuda_trainer *g = (cuda_trainer *)pl_calloc(1, sizeof *g);
     if (!g)
-        return pl_fail(PARLEY_ERR_NOMEM, "cuda: out of memory");
+        return pl_nomem("cuda");
     g->device = device;
     g->prec = prec;
     g->cfg = m->cfg;
@@ -575,39 +575,39 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     float **bufs[] = { &g->p, &g->g, &g->m, &g->v };
     for (float **b : bufs)
-        if (!st)
+        if (st == PARLEY_OK)
             st = cuda_check(cudaMalloc((void **)b, bytes),
                             "allocating the parameters and their state");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMalloc((void **)&g->decay, g->n), "allocating the decay mask");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMalloc((void **)&g->norm_part, CUDA_NORM_BLOCKS * sizeof(float)),
                         "allocating");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMallocHost((void **)&g->norm_host, CUDA_NORM_BLOCKS * sizeof(float)),
                         "allocating");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice),
                         "uploading the weights");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice),
                         "uploading the decay mask");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemset(g->v, 0, bytes), "zeroing the moments");
     /* The uploads ran on the legacy stream, whose pageable copies may still be in flight:
      * the trainer's own stream must not read the weights before they land. */
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaDeviceSynchronize(), "uploading the weights");
-    if (!st && prec == CUDA_PREC_BF16) {
+    if (st == PARLEY_OK && prec == CUDA_PREC_BF16) {
         st = cuda_check(cudaMalloc((void **)&g->p16, g->n * 2), "allocating the BF16 weights");
-        if (!st) {
+        if (st == PARLEY_OK) {
             cuda_convert<__nv_bfloat16>(g->p16, g->p, g->n, g->stream);
             st = cuda_check(cudaStreamSynchronize(g->stream), "converting the weights");
         }
     }
-    if (st) {
+    if (st != PARLEY_OK) {
         cuda_trainer_close(g);
         return pl_wrap(st, "cuda:%d", device);
     }
@@ -626,10 +626,11 @@ extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *
     cudaSetDevice(g->device);
     parley_status st = cuda_check(cudaMemcpy(g->m, adam_m, bytes, cudaMemcpyHostToDevice),
                                   "uploading moments");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemcpy(g->v, adam_v, bytes, cudaMemcpyHostToDevice),
                         "uploading moments");
-    if (!st) /* as in cuda_trainer_open: the trainer's stream must not read them early */
+    if (st ==
+        PARLEY_OK) /* as in cuda_trainer_open: the trainer's stream must not read them early */
         st = cuda_check(cudaDeviceSynchronize(), "uploading moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
@@ -640,13 +641,13 @@ extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, f
     const size_t bytes = g->n * sizeof(float);
     cudaSetDevice(g->device);
     parley_status st = cuda_check(cudaStreamSynchronize(g->stream), "finishing the step");
-    if (!st)
+    if (st == PARLEY_OK)
         st = cuda_check(cudaMemcpy(params, g->p, bytes, cudaMemcpyDeviceToHost),
                         "copying the weights");
-    if (!st && adam_m)
+    if (st == PARLEY_OK && adam_m)
         st = cuda_check(cudaMemcpy(adam_m, g->m, bytes, cudaMemcpyDeviceToHost),
                         "copying the moments");
-    if (!st && adam_v)
+    if (st == PARLEY_OK && adam_v)
         st = cuda_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost),
                         "copying the moments");
     return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;

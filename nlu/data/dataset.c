@@ -52,7 +52,7 @@ parley_status ds_new(const char *source, ds_dataset **out)
     *out = NULL;
     if (!ds || !(ds->source = pl_strdup(source ? source : ""))) {
         pl_free(ds);
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for the dataset", source ? source : "");
+        return pl_nomem("%s: the dataset", source ? source : "");
     }
     *out = ds;
     return PARLEY_OK;
@@ -121,10 +121,10 @@ static parley_status intern(ds_dataset *ds, char ***names, int *n, const char *w
                        name);
     char **grown = pl_realloc(*names, (size_t)(*n + 1) * sizeof *grown);
     if (!grown)
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for %s names", ds->source, what);
+        return pl_nomem("%s: %s names", ds->source, what);
     *names = grown;
     if (!(grown[*n] = pl_strndup(name, len)))
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for %s names", ds->source, what);
+        return pl_nomem("%s: %s names", ds->source, what);
     *id = (*n)++;
     return PARLEY_OK;
 }
@@ -154,8 +154,7 @@ static parley_status seen_insert(ds_dataset *ds, int index)
         size_t cap = s->cap ? 2 * s->cap : 1024;
         int *slot = pl_calloc(cap, sizeof *slot);
         if (!slot)
-            return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for the duplicate index",
-                           ds->source);
+            return pl_nomem("%s: the duplicate index", ds->source);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slot[i]) {
                 size_t j = text_hash(ds->examples[s->slot[i] - 1].text) & (cap - 1);
@@ -276,8 +275,7 @@ parley_status ds_add(ds_dataset *ds, int n_words, const char *const *words, cons
     return PARLEY_OK;
 nomem:
     example_clear(&e);
-    return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory adding example %d", ds->source,
-                   ds->n_examples + 1);
+    return pl_nomem("%s: adding example %d", ds->source, ds->n_examples + 1);
 }
 
 parley_status ds_values_add(ds_values **list, int *n, const char *name, const char *value,
@@ -310,7 +308,7 @@ parley_status ds_values_add(ds_values **list, int *n, const char *name, const ch
     v->n++;
     return PARLEY_OK;
 nomem:
-    return pl_fail(PARLEY_ERR_NOMEM, "out of memory adding '%s' to '%s'", value, name);
+    return pl_nomem("adding '%s' to '%s'", value, name);
 }
 
 /* ---- finishing: sorted labels ---------------------------------------------------------- */
@@ -381,7 +379,7 @@ nomem:
     names_free(tags, tags ? 1 + 2 * ns : 0);
     pl_free(imap);
     pl_free(smap);
-    return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory sorting labels", ds->source);
+    return pl_nomem("%s: sorting labels", ds->source);
 }
 
 /* ---- queries ------------------------------------------------------------------------- */
@@ -514,7 +512,7 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
         return pl_fail(PARLEY_ERR_INVALID_ARG, "ds_augment_lookups: %s",
                        per_example_max < 0 ? "negative per_example_max" : "dataset not finished");
     if (!(tables = pl_calloc((size_t)(ds->n_slots ? ds->n_slots : 1), sizeof *tables))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for augmentation", ds->source);
+        st = pl_nomem("%s: augmentation", ds->source);
         goto done;
     }
     for (int s = 0; s < ds->n_slots; s++) {
@@ -532,7 +530,7 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
              usable && made < per_example_max && tries < 4 * per_example_max; tries++) {
             int appended;
             if (!aug_variant(&b, &e, tables, &rng)) {
-                st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for augmentation", ds->source);
+                st = pl_nomem("%s: augmentation", ds->source);
                 goto done;
             }
             if ((st = ds_add(ds, b.n, b.words, b.lens, b.tags, e.intent, b.n_spans, b.spans,

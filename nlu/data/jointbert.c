@@ -57,7 +57,7 @@ static parley_status line_file_read(const char *dir, const char *name, line_file
     size_t len, dl = strlen(dir);
     memset(f, 0, sizeof *f);
     if (!(f->path = pl_malloc(dl + strlen(name) + 2)))
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory", dir);
+        return pl_nomem("%s", dir);
     sprintf(f->path, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", name);
     if ((st = sft_read_file(f->path, MAX_FILE, &f->buf, &len)) != PARLEY_OK)
         return st;
@@ -66,7 +66,7 @@ static parley_status line_file_read(const char *dir, const char *name, line_file
         n += f->buf[i] == '\n';
     n += len && f->buf[len - 1] != '\n';
     if (!(f->lines = pl_malloc((n ? n : 1) * sizeof *f->lines)))
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for %zu lines", f->path, n);
+        return pl_nomem("%s: %zu lines", f->path, n);
     for (size_t i = 0, start = 0; i <= len && f->n < n; i++) {
         if (i < len && f->buf[i] != '\n')
             continue;
@@ -191,7 +191,7 @@ static parley_status add_line(ds_dataset *ds, line_file *f, size_t ln, line_scra
     return ds_add(ds, nw, s->words, s->word_lens, s->tag_ids, intent, nc, s->spans, DS_KEEP_ALL,
                   NULL, NULL);
 nomem:
-    return pl_fail(PARLEY_ERR_NOMEM, "%s:%zu: out of memory", f[0].path, ln + 1);
+    return pl_nomem("%s:%zu", f[0].path, ln + 1);
 }
 
 parley_status ds_load_jointbert(const char *dir, ds_dataset **out)

@@ -96,7 +96,7 @@ struct mt_scorer {
 parley_status mt_scorer_new(mt_scorer **out)
 {
     *out = pl_calloc(1, sizeof **out);
-    return *out ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory for a scorer");
+    return *out ? PARLEY_OK : pl_nomem("a scorer");
 }
 
 static void labels_clear(label_table *t)
@@ -282,7 +282,7 @@ parley_status mt_scorer_add(mt_scorer *s, const char *gold_intent, const char *p
     count_chunks(s, ng, np);
     return PARLEY_OK;
 nomem:
-    return pl_fail(PARLEY_ERR_NOMEM, "out of memory scoring example %ld", s->n_examples + 1);
+    return pl_nomem("scoring example %ld", s->n_examples + 1);
 }
 
 /* ---- the report ------------------------------------------------------------------------ */
@@ -376,7 +376,7 @@ parley_status mt_scorer_report(const mt_scorer *s, mt_report **out)
     return PARLEY_OK;
 nomem:
     mt_report_free(r);
-    return pl_fail(PARLEY_ERR_NOMEM, "out of memory building the scores report");
+    return pl_nomem("building the scores report");
 }
 
 static void confusions_free(mt_confusion *c, int n)
@@ -466,7 +466,7 @@ parley_status mt_report_json(const mt_report *r, int max_confusions, cJSON **out
                              max_confusions);
     if (!ok) {
         cJSON_Delete(root);
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory rendering the scores as JSON");
+        return pl_nomem("rendering the scores as JSON");
     }
     *out = root;
     return PARLEY_OK;
@@ -555,7 +555,7 @@ parley_status mt_report_table(const mt_report *r, int max_confusions, char **out
             r->slot_confusions, r->n_slot_confusions, max_confusions);
     if (b.failed || !b.s) {
         pl_free(b.s);
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory rendering the scores table");
+        return pl_nomem("rendering the scores table");
     }
     *out = b.s;
     return PARLEY_OK;

@@ -32,9 +32,9 @@
 
 #include "nlu/data/dataset.h"
 #include "nlu/tokenizer.h"
-#include "sdk/base/yaml_doc.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/yaml_doc.h"
 
 /* A growing byte string. */
 typedef struct sbuf {
@@ -106,7 +106,7 @@ static void ctx_free(rasa_ctx *c)
 
 static parley_status nomem(const yd_node *n)
 {
-    return pl_fail(PARLEY_ERR_NOMEM, "%s:%d:%d: out of memory", n->file, n->line, n->col);
+    return pl_nomem("%s:%d:%d", n->file, n->line, n->col);
 }
 
 /* ---- names and JSON ------------------------------------------------------------------- */

@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "nlu/train/bert_train.h"
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/ops_backward.h"
+#include "nlu/train/bert_train.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
@@ -133,10 +133,9 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, si
         bert_train_ws_free(ws);
         ws->block = cap ? pl_malloc(cap * sizeof(float)) : NULL;
         if (!ws->block)
-            return pl_fail(PARLEY_ERR_NOMEM,
-                           "bert_train_step: no memory for %zu MiB of "
-                           "activations (%d tokens, %d layers)",
-                           ok ? (total * sizeof(float)) >> 20 : SIZE_MAX >> 20, d->N, d->L);
+            return pl_nomem("bert_train_step: %zu MiB of"
+                            "activations (%d tokens, %d layers)",
+                            ok ? (total * sizeof(float)) >> 20 : SIZE_MAX >> 20, d->N, d->L);
         ws->cap = cap;
     }
     float *p = ws->block;

@@ -15,14 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nlu/train/bert_train.h"
 #include "nlu/cuda/cuda_bert.h"
-#include "nlu/train/pretrain.h"
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
+#include "nlu/train/bert_train.h"
+#include "nlu/train/pretrain.h"
 #include "nlu/train/train_util.h"
-#include "nlu/vocab.h"
 #include "nlu/train/wp_learn.h"
+#include "nlu/vocab.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
@@ -66,13 +66,13 @@ static parley_status corpus_add(corpus *c, const char *s, size_t len, int file, 
         int cap = c->cap ? 2 * c->cap : 1024;
         line *l = cap > c->cap ? pl_realloc(c->lines, (size_t)cap * sizeof *l) : NULL;
         if (!l)
-            return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", c->n);
+            return pl_nomem("pretrain: %d lines", c->n);
         c->lines = l;
         c->cap = cap;
     }
     char *t = pl_strndup(s, len);
     if (!t)
-        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", c->n);
+        return pl_nomem("pretrain: %d lines", c->n);
     c->lines[c->n++] = (line){ t, file, no };
     return PARLEY_OK;
 }
@@ -218,7 +218,7 @@ static parley_status split(pt_run *r)
 {
     int n = r->text.n;
     if (!(r->order = pl_malloc((size_t)(n ? n : 1) * sizeof *r->order)))
-        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %d lines", n);
+        return pl_nomem("pretrain: %d lines", n);
     train_shuffle(r->order, n, train_mix(r->p->t.seed ^ SPLIT_SALT, 0));
     r->n_hold = (int)floor((double)r->p->holdout * n);
     r->n_train = n - r->n_hold;
@@ -253,8 +253,7 @@ static parley_status model_prepare(pt_run *r)
             for (int i = 0; texts && i < r->n_train; i++)
                 texts[i] = r->text.lines[r->order[r->n_hold + i]].text;
             wp_learn_params lp = { .vocab_size = p->vocab_size };
-            st = texts ? wp_learn(texts, r->n_train, &lp, &v)
-                       : pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory");
+            st = texts ? wp_learn(texts, r->n_train, &lp, &v) : pl_nomem("pretrain");
             pl_free(texts);
             r->pr.vocab_learned = 1;
         }
@@ -280,7 +279,7 @@ static parley_status model_prepare(pt_run *r)
     r->adam_v = pl_calloc(n, sizeof *r->adam_v);
     r->decay = pl_malloc(n);
     if (!r->head || !r->grads || !r->adam_m || !r->adam_v || !r->decay)
-        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for %zu parameters", n);
+        return pl_nomem("pretrain: %zu parameters", n);
     bert_decay_mask(c, r->decay);
     bert_mlm_decay_mask(c, r->decay + r->m->n_params);
     if (p->init && snprintf(path, sizeof path, "%s/%s", p->init, HEAD_FILE) < (int)sizeof path &&
@@ -297,7 +296,7 @@ static parley_status encode(pt_run *r)
     const wp_vocab *v = r->m->vocab;
     size_t cap = 0, at = 0;
     if (!(r->off = pl_malloc(((size_t)n + 1) * sizeof *r->off)))
-        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory");
+        return pl_nomem("pretrain");
     for (int k = 0; k < n; k++) {
         const line *l = &r->text.lines[r->order[k]];
         wp_tokens tk;
@@ -311,7 +310,7 @@ static parley_status encode(pt_run *r)
             int *ids = pl_realloc(r->ids, c2 * sizeof *ids);
             if (!ids) {
                 wp_tokens_free(&tk);
-                return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for the encoded text");
+                return pl_nomem("pretrain: the encoded text");
             }
             r->ids = ids;
             cap = c2;
@@ -457,7 +456,7 @@ static parley_status run_prepare(pt_run *r)
     r->b_target = pl_malloc(max_tok * sizeof *r->b_target);
     r->b_len = pl_malloc((size_t)p->batch * sizeof *r->b_len);
     if (!r->perm || !r->b_ids || !r->b_target || !r->b_len)
-        return pl_fail(PARLEY_ERR_NOMEM, "pretrain: no memory for the batches");
+        return pl_nomem("pretrain: the batches");
     r->perm_epoch = -1;
     r->epoch_steps = (r->n_train + p->batch - 1) / p->batch;
     r->steps = r->epoch_steps * p->epochs;

@@ -33,11 +33,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/train/bert_train.h"
 #include "nlu/cuda/cuda_train.h"
 #include "nlu/decode.h"
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
+#include "nlu/train/bert_train.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
@@ -248,7 +248,7 @@ static parley_status set_encode(encoded_set *s, const bert_model *m, const ds_da
     s->off[s->n] = n_tok;
     return PARLEY_OK;
 nomem:
-    st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory encoding the examples", ds->source);
+    st = pl_nomem("%s: encoding the examples", ds->source);
 fail:
     wp_tokens_free(&tk);
     set_clear(s);
@@ -262,7 +262,7 @@ static parley_status tag_table(const nlu_tagset *ts, int **out)
 {
     int *bi = pl_malloc(((size_t)ts->n_types * 2 + 1) * sizeof *bi);
     if (!bi)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for the tag table");
+        return pl_nomem("the tag table");
     for (int k = 0; k < 2 * ts->n_types; k++)
         bi[k] = -1;
     for (int t = 0; t < ts->n_tags; t++)
@@ -329,7 +329,7 @@ static parley_status eval_chunk(eval_pass *ev, int first, int n)
     intent_logits = pl_malloc((size_t)n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
     slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);           // (N, NS)
     if (!ids || !intent_logits || !slot_logits) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ev->ds->source);
+        st = pl_nomem("%s: scoring", ev->ds->source);
         goto fail;
     }
     for (i = 0; i < n; i++) {
@@ -382,7 +382,7 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.pred = pl_malloc(w * sizeof *ev.pred);
     ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
     if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory scoring", ds->source);
+        st = pl_nomem("%s: scoring", ds->source);
         goto fail;
     }
     for (int i = 0; i < ds->n_examples; i += EVAL_CHUNK) {
@@ -591,7 +591,7 @@ static parley_status model_scratch(run_state *r)
             goto fail;
     } else {
         if (!(texts = pl_malloc(((size_t)r->train->n_examples + 1) * sizeof *texts))) {
-            st = pl_fail(PARLEY_ERR_NOMEM, "out of memory learning a vocabulary");
+            st = pl_nomem("learning a vocabulary");
             goto fail;
         }
         for (int i = 0; i < r->train->n_examples; i++)
@@ -695,7 +695,7 @@ static parley_status state_json(const run_state *r, char **out)
     cJSON_free(text);
     cJSON_Delete(root);
     *out = copy;
-    return copy ? PARLEY_OK : pl_fail(PARLEY_ERR_NOMEM, "out of memory writing the training state");
+    return copy ? PARLEY_OK : pl_nomem("writing the training state");
 }
 
 /* Writes checkpoint step-<step> and makes it the latest. */
@@ -1068,7 +1068,7 @@ static parley_status run_prepare(run_state *r)
     r->b_intent = pl_malloc((size_t)r->s.batch * sizeof *r->b_intent);
     if (!r->grads || !r->adam_m || !r->adam_v || !r->decay || !r->perm || !r->b_ids || !r->b_slot ||
         !r->b_len || !r->b_intent)
-        return pl_fail(PARLEY_ERR_NOMEM, "out of memory for training buffers (%zu parameters)", n);
+        return pl_nomem("training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
         return st;

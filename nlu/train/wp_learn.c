@@ -248,7 +248,7 @@ static parley_status count_words(wl_learner *l, const char *text, int index)
     if (word_flush(l, &w))
         return PARLEY_OK;
 nomem:
-    return pl_fail(PARLEY_ERR_NOMEM, "learning a vocabulary: out of memory counting words");
+    return pl_nomem("learning a vocabulary: counting words");
 }
 
 /* ---- step 2: the alphabet and each word as characters ---------------------------------- */
@@ -497,7 +497,7 @@ static parley_status learn_merges(wl_learner *l, int target, long min_frequency)
     }
     return PARLEY_OK;
 nomem:
-    return pl_fail(PARLEY_ERR_NOMEM, "learning a vocabulary: out of memory merging pieces");
+    return pl_nomem("learning a vocabulary: merging pieces");
 }
 
 /* ---- the whole ----------------------------------------------------------------------- */
@@ -545,8 +545,7 @@ parley_status wp_learn(const char *const *texts, int n, const wp_learn_params *p
         goto fail;
     int n_tokens = SP_TOKENS + l.syms.n;
     if (!(tokens = pl_malloc((size_t)n_tokens * sizeof *tokens))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "learning a vocabulary: out of memory for %d tokens",
-                     n_tokens);
+        st = pl_nomem("learning a vocabulary: %d tokens", n_tokens);
         goto fail;
     }
     for (int i = 0; i < SP_TOKENS; i++)

@@ -17,6 +17,11 @@
 /* Sets this thread's detail message and returns `st`. */
 parley_status pl_fail(parley_status st, const char *fmt, ...) PL_PRINTF(2, 3);
 
+/* Reports a failed allocation: sets the detail to "<what>: out of memory" (just "out of
+ * memory" when `fmt` is NULL) and returns PARLEY_ERR_NOMEM. `fmt` names what was being
+ * allocated or done, e.g. pl_nomem("%s: the tag table", path). */
+parley_status pl_nomem(const char *fmt, ...) PL_PRINTF(1, 2);
+
 /* Prefixes the current detail message with more context ("loading model/x: ...").
  * Returns `st` so callers can `return pl_wrap(st, ...)`. */
 parley_status pl_wrap(parley_status st, const char *fmt, ...) PL_PRINTF(2, 3);

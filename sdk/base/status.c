@@ -50,6 +50,18 @@ parley_status pl_fail(parley_status st, const char *fmt, ...)
     return st;
 }
 
+parley_status pl_nomem(const char *fmt, ...)
+{
+    char what[ERRMSG_CAP];
+    va_list ap;
+    if (!fmt)
+        return pl_fail(PARLEY_ERR_NOMEM, "out of memory");
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory", what);
+}
+
 parley_status pl_wrap(parley_status st, const char *fmt, ...)
 {
     char prefix[ERRMSG_CAP];

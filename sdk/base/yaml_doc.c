@@ -20,8 +20,8 @@
 
 #include <yaml.h>
 
-#include "sdk/base/yaml_doc.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/yaml_doc.h"
 
 /* Deeper nesting than this is refused, which bounds the recursion below. */
 enum { MAX_DEPTH = 256 };
@@ -68,7 +68,7 @@ static parley_status build_line_table(yd_doc *d)
     }
     d->line_start = pl_malloc(n * sizeof *d->line_start);
     if (!d->line_start)
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory for the line table", d->file);
+        return pl_nomem("%s: the line table", d->file);
     d->n_lines = 0;
     d->line_start[d->n_lines++] = 0;
     for (size_t i = 0; i < d->src_len;) {
@@ -238,8 +238,7 @@ static parley_status parser_error(parse_state *ps)
     const char *problem = p->problem ? p->problem : "unknown error";
     int line, col;
     switch (p->error) {
-    case YAML_MEMORY_ERROR:
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory while parsing YAML", d->file);
+    case YAML_MEMORY_ERROR: return pl_nomem("%s: parsing YAML", d->file);
     case YAML_READER_ERROR:
         /* Reader errors carry a byte offset, not a mark. */
         byte_linecol(d, p->problem_offset, &line, &col);
@@ -367,8 +366,7 @@ static parley_status build_children(parse_state *ps, yd_node *n, int depth)
         if ((st = build_node(ps, &ev, depth + 1, &value)) != PARLEY_OK)
             goto fail;
         if (!node_append(n, &cap, key, value)) {
-            st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory building the YAML tree",
-                         ps->doc->file);
+            st = pl_nomem("%s: building the YAML tree", ps->doc->file);
             goto fail;
         }
         key = value = NULL;
@@ -422,7 +420,7 @@ static parley_status build_node(parse_state *ps, yaml_event_t *ev, int depth, yd
     *out = n;
     return PARLEY_OK;
 nomem:
-    st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory building the YAML tree", d->file);
+    st = pl_nomem("%s: building the YAML tree", d->file);
 fail:
     yaml_event_delete(ev);
     node_free(n);
@@ -468,7 +466,7 @@ static parley_status parse_owned(const char *name, char *src, size_t src_len, yd
     yd_doc *d = pl_calloc(1, sizeof *d);
     *out = NULL;
     if (!d || !(d->file = pl_strdup(name))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory", name);
+        st = pl_nomem("%s", name);
         goto fail;
     }
     d->src = src;
@@ -483,7 +481,7 @@ static parley_status parse_owned(const char *name, char *src, size_t src_len, yd
     if ((st = build_line_table(d)) != PARLEY_OK)
         goto fail;
     if (!yaml_parser_initialize(&ps.parser)) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory starting the YAML parser", d->file);
+        st = pl_nomem("%s: starting the YAML parser", d->file);
         goto fail;
     }
     parser_ready = 1;
@@ -514,7 +512,7 @@ parley_status yd_parse_string(const char *name, const char *text, size_t len, yd
         name = "<string>";
     char *src = pl_strndup(text, len);
     if (!src)
-        return pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory", name);
+        return pl_nomem("%s", name);
     return parse_owned(name, src, len, out);
 }
 
@@ -535,7 +533,7 @@ parley_status yd_parse_file(const char *path, yd_doc **out)
             size_t c = cap ? 2 * cap : 16384;
             char *b = pl_realloc(buf, c);
             if (!b) {
-                st = pl_fail(PARLEY_ERR_NOMEM, "%s: out of memory reading the file", path);
+                st = pl_nomem("%s: reading the file", path);
                 goto fail;
             }
             buf = b;

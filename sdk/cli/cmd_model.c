@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "nlu/model.h"
-#include "sdk/cli/cli.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/cli/cli.h"
 
 static void usage(FILE *f)
 {
@@ -173,7 +173,7 @@ static int init(int argc, char **argv)
     if (!(intents = pl_strdup(a.intents)) || !(slots = pl_strdup(a.slots)) ||
         !(intent_list = pl_calloc((size_t)ni, sizeof *intent_list)) ||
         !(slot_list = pl_calloc((size_t)ns, sizeof *slot_list))) {
-        st = pl_fail(PARLEY_ERR_NOMEM, "no memory for the labels");
+        st = pl_nomem("the labels");
         goto fail;
     }
     ni = split_commas(intents, intent_list, ni);

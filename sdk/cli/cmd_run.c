@@ -58,9 +58,9 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
     pipe_graph_opts opts = { .set = sets };
     pipe_graph *g = NULL;
     parley_status st = pipe_graph_load(path, &opts, &g);
-    if (st)
+    if (st != PARLEY_OK)
         return cli_fail("run", st);
-    if ((st = pipe_graph_subscribe(g, print_event, NULL))) {
+    if ((st = pipe_graph_subscribe(g, print_event, NULL)) != PARLEY_OK) {
         pipe_graph_close(g);
         return cli_fail("run", st);
     }
@@ -77,7 +77,7 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
         fflush(stdout);
     }
     st = pipe_graph_start(g);
-    if (!st)
+    if (st == PARLEY_OK)
         pipe_graph_wait_sources(g);
     if (have_waiter) {
         signal(SIGINT, SIG_DFL);

@@ -69,9 +69,10 @@ static parley_status booking(const parley_action_ctx *ctx, parley_action_out *ou
     s->calls++;
     snprintf(s->form, sizeof s->form, "%s", ctx->form ? ctx->form : "");
     parley_status st = parley_action_set_slot(out, "booking_ref", "BK-42");
-    if (!st && parley_action_set_slot(out, "room", "garage") != PARLEY_ERR_INVALID_ARG)
+    if (st == PARLEY_OK && parley_action_set_slot(out, "room", "garage") != PARLEY_ERR_INVALID_ARG)
         st = PARLEY_ERR_INTERNAL; /* a value outside the categories must be refused */
-    if (!st && parley_action_set_slot(out, "booking_ref", "42") != PARLEY_ERR_INVALID_ARG)
+    if (st == PARLEY_OK &&
+        parley_action_set_slot(out, "booking_ref", "42") != PARLEY_ERR_INVALID_ARG)
         st = PARLEY_ERR_INTERNAL; /* and one that does not match the slot's pattern */
     return st;                    /* no reply: the domain's utter_booked, with the slot just set */
 }
@@ -260,10 +261,10 @@ static parley_status open_and_turn(void *ctx)
     dm_params p = { .domain_path = domain_path, .store_path = store_path };
     dm_manager *dm;
     parley_status st = dm_open(&p, &dm);
-    if (st)
+    if (st != PARLEY_OK)
         return st;
     dm_turn_out o;
-    for (int i = 0; i < 3 && !st; i++) {
+    for (int i = 0; i < 3 && st == PARLEY_OK; i++) {
         static const char *const intents[] = { "lights", "book", "inform" };
         static const char *const slots[] = { "room", NULL, "guests" };
         static const char *const values[] = { "kitchen", NULL, "2" };
