@@ -17,9 +17,10 @@
 #include <cjson/cJSON.h>
 
 #include "nlu/model.h"
-#include "nlu/safetensors.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
+#include "sdk/base/json.h"
 
 /* Far above any BERT, low enough that parameter counts cannot overflow. */
 enum { MAX_DIM = 1 << 20, MAX_LAYERS = 1024, MAX_CONFIG_BYTES = 16 << 20 };
@@ -253,8 +254,8 @@ parley_status bert_config_load(const char *path, int shape_only, bert_config *ou
     size_t len;
     cJSON *root = NULL;
     memset(out, 0, sizeof *out);
-    if ((st = sft_read_file(path, MAX_CONFIG_BYTES, &text, &len)) != PARLEY_OK ||
-        (st = sft_json_parse(text, len, path, &root)) != PARLEY_OK ||
+    if ((st = pl_read_file(path, MAX_CONFIG_BYTES, &text, &len)) != PARLEY_OK ||
+        (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK ||
         (st = from_json(root, path, shape_only, out)) != PARLEY_OK)
         goto fail;
     if (!shape_only && (st = bert_config_check(out, path)) != PARLEY_OK)
@@ -315,7 +316,7 @@ static cJSON *build_json(const bert_config *c)
     return root;
 }
 
-parley_status bert_config_write(const bert_config *c, sft_atomic *a)
+parley_status bert_config_write(const bert_config *c, pl_atomic *a)
 {
     parley_status st;
     cJSON *root = build_json(c);
@@ -336,7 +337,7 @@ parley_status bert_config_write(const bert_config *c, sft_atomic *a)
             n += (size_t)sprintf(out + n, "  ");
     }
     out[n++] = '\n';
-    st = sft_atomic_write(a, out, n);
+    st = pl_atomic_write(a, out, n);
 done:
     pl_free(out);
     cJSON_free(text);

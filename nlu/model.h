@@ -19,8 +19,8 @@
 
 #include <stddef.h>
 
-#include "parley/status.h"
 #include "nlu/vocab.h"
+#include "parley/status.h"
 
 typedef struct bert_config {
     int vocab_size;    /* V */
@@ -87,9 +87,9 @@ parley_status bert_config_load(const char *path, int shape_only, bert_config *ou
 /* Replaces c's labels with copies of the given ones (unchecked). */
 parley_status bert_config_set_labels(bert_config *c, const char *const *intents, int n_intents,
                                      const char *const *slots, int n_slots);
-/* Writes c as config.json text into a file being written (nlu/safetensors.h). */
-struct sft_atomic;
-parley_status bert_config_write(const bert_config *c, struct sft_atomic *a);
+/* Writes c as config.json text into a file being written (sdk/base/files.h). */
+struct pl_atomic;
+parley_status bert_config_write(const bert_config *c, struct pl_atomic *a);
 
 /* The dimension letters as values, for tables that describe tensors (BERT_DIM_1 is 1). */
 typedef enum bert_dim {

@@ -17,6 +17,7 @@
 #include "nlu/safetensors.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 #define FIELD(name) offsetof(bert_weights, name)
 static const struct hf_name {
@@ -272,7 +273,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     parley_status st;
     char path[3][PATH_MAX];
     static const char *const names[3] = { "config.json", "model.safetensors", "vocab.txt" };
-    sft_atomic files[3] = { { 0 } };
+    pl_atomic files[3] = { { 0 } };
     hf_tensor *t = NULL;
     sft_wtensor *wt = NULL;
     int n = 0;
@@ -284,7 +285,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     for (int i = 0; i < 3; i++)
         if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
             goto fail;
-    if ((st = sft_make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
+    if ((st = pl_make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
         goto fail;
     wt = pl_calloc((size_t)n, sizeof *wt);
     if (!wt) {
@@ -299,23 +300,23 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     }
     /* All three are written in full before any replaces its old version, so a failure
      * leaves the directory as it was. */
-    if ((st = sft_atomic_begin(&files[0], path[0])) != PARLEY_OK ||
+    if ((st = pl_atomic_begin(&files[0], path[0])) != PARLEY_OK ||
         (st = bert_config_write(&m->cfg, &files[0])) != PARLEY_OK ||
-        (st = sft_atomic_begin(&files[1], path[1])) != PARLEY_OK ||
+        (st = pl_atomic_begin(&files[1], path[1])) != PARLEY_OK ||
         (st = sft_write_f32(&files[1], wt, n)) != PARLEY_OK ||
-        (st = sft_atomic_begin(&files[2], path[2])) != PARLEY_OK ||
+        (st = pl_atomic_begin(&files[2], path[2])) != PARLEY_OK ||
         (st = wp_vocab_save(m->vocab, files[2].tmp_path)) != PARLEY_OK) {
         if (files[2].tmp_path)
             pl_wrap(st, "%s", path[2]); /* the vocabulary's error names the temporary file */
         goto fail;
     }
     for (int i = 0; i < 3; i++)
-        if ((st = sft_atomic_commit(&files[i])) != PARLEY_OK)
+        if ((st = pl_atomic_commit(&files[i])) != PARLEY_OK)
             goto fail;
     st = PARLEY_OK;
 fail:
     for (int i = 0; i < 3; i++)
-        sft_atomic_abort(&files[i]);
+        pl_atomic_abort(&files[i]);
     pl_free(wt);
     pl_free(t);
     return st;

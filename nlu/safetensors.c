@@ -1,5 +1,4 @@
-/* safetensors.c — the safetensors reader and F32 writer, plus the small file helpers the
- * model directory shares: whole-file reads, JSON parsing with positions, crash-safe writes.
+/* safetensors.c — the safetensors reader and F32 writer.
  *
  * The reader trusts nothing in the file: the header length, every offset and every shape is
  * checked against the file's real size before a data pointer is handed out, so a truncated
@@ -20,6 +19,8 @@
 #include "nlu/safetensors.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
+#include "sdk/base/json.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; parley reads and writes it as host memory"
@@ -48,119 +49,6 @@ const char *sft_shape_str(char *buf, size_t cap, const int64_t *shape, int ndim)
     if (n < cap)
         snprintf(buf + n, cap - n, "]");
     return buf;
-}
-
-static parley_status open_error(const char *path, const char *what)
-{
-    int err = errno;
-    return pl_fail(err == ENOENT ? PARLEY_ERR_NOT_FOUND : PARLEY_ERR_IO, "%s: cannot %s: %s", path,
-                   what, strerror(err));
-}
-
-parley_status sft_make_dir(const char *dir)
-{
-    struct stat sb;
-    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
-        return PARLEY_OK;
-    return pl_fail(PARLEY_ERR_IO, "%s: cannot create the directory: %s", dir,
-                   errno == EEXIST ? "a file of that name exists" : strerror(errno));
-}
-
-parley_status sft_read_file(const char *path, size_t max_size, char **out, size_t *len)
-{
-    parley_status st;
-    char *buf = NULL;
-    struct stat sb;
-    size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *out = NULL;
-    if (fd < 0)
-        return open_error(path, "open");
-    if (fstat(fd, &sb) != 0) {
-        st = open_error(path, "stat");
-        goto fail;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: not a regular file", path);
-        goto fail;
-    }
-    if ((unsigned long long)sb.st_size > max_size) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: %lld bytes, more than the %zu this file may have",
-                     path, (long long)sb.st_size, max_size);
-        goto fail;
-    }
-    buf = pl_malloc((size_t)sb.st_size + 1);
-    if (!buf) {
-        st = pl_nomem("%s: %lld bytes", path, (long long)sb.st_size);
-        goto fail;
-    }
-    while (got < (size_t)sb.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            st = r < 0 ? open_error(path, "read")
-                       : pl_fail(PARLEY_ERR_IO, "%s: shrank while being read", path);
-            goto fail;
-        }
-        got += (size_t)r;
-    }
-    buf[got] = '\0';
-    close(fd);
-    *out = buf;
-    *len = got;
-    return PARLEY_OK;
-fail:
-    pl_free(buf);
-    close(fd);
-    return st;
-}
-
-static int is_json_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* line:col (1-based) of byte `off` in text, for messages a person can act on. */
-static void text_position(const char *text, size_t off, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off; i++) {
-        if (text[i] == '\n') {
-            ++*line;
-            *col = 1;
-        } else {
-            ++*col;
-        }
-    }
-}
-
-parley_status sft_json_parse(const char *text, size_t len, const char *where, cJSON **out)
-{
-    const char *end = text;
-    unsigned long failures = pl_alloc_failures();
-    int line, col;
-    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    *out = NULL;
-    if (!j) {
-        if (pl_alloc_failures() != failures)
-            return pl_nomem("%s: to parse the JSON", where);
-        if (!end || end < text || end > text + len)
-            end = text;
-        text_position(text, (size_t)(end - text), &line, &col);
-        return pl_fail(PARLEY_ERR_FORMAT, "%s:%d:%d: not valid JSON", where, line, col);
-    }
-    while (end < text + len && is_json_space(*end))
-        end++;
-    if (end < text + len) {
-        cJSON_Delete(j);
-        text_position(text, (size_t)(end - text), &line, &col);
-        return pl_fail(PARLEY_ERR_FORMAT, "%s:%d:%d: unexpected text after the JSON value", where,
-                       line, col);
-    }
-    *out = j;
-    return PARLEY_OK;
 }
 
 /* An exact non-negative integer: JSON numbers are doubles, and past 2^53 they stop being
@@ -328,7 +216,7 @@ parley_status sft_open(const char *path, sft_file **out)
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &sb) != 0) {
-        st = open_error(path, "open");
+        st = pl_errno_fail(path, "open");
         goto fail;
     }
     if (!S_ISREG(sb.st_mode)) {
@@ -344,7 +232,7 @@ parley_status sft_open(const char *path, sft_file **out)
     /* MAP_POPULATE reads the file in one sweep instead of one page fault at a time. */
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED) {
-        st = open_error(path, "map");
+        st = pl_errno_fail(path, "map");
         goto fail;
     }
     f->map = map;
@@ -365,7 +253,7 @@ parley_status sft_open(const char *path, sft_file **out)
     }
     char where[4096];
     snprintf(where, sizeof where, "%s: header", path);
-    if ((st = sft_json_parse((const char *)p + 8, (size_t)hlen, where, &f->header)) != PARLEY_OK)
+    if ((st = pl_json_parse((const char *)p + 8, (size_t)hlen, where, &f->header)) != PARLEY_OK)
         goto fail;
     if ((st = index_header(f, p + 8 + hlen, size - 8 - (size_t)hlen)) != PARLEY_OK)
         goto fail;
@@ -442,92 +330,6 @@ parley_status sft_read_f32(const sft_file *f, const sft_tensor *t, float *dst)
     }
 }
 
-parley_status sft_atomic_begin(sft_atomic *a, const char *path)
-{
-    parley_status st;
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-    memset(a, 0, sizeof *a);
-    a->fd = -1;
-    a->path = pl_strdup(path);
-    a->tmp_path = pl_malloc(strlen(path) + 16);
-    if (!a->path || !a->tmp_path) {
-        st = pl_nomem("%s", path);
-        goto fail;
-    }
-    /* A hidden name beside the final one: same filesystem, so rename is atomic. */
-    sprintf(a->tmp_path, "%.*s.%s.tmp-XXXXXX", (int)dir_len, path, path + dir_len);
-    a->fd = mkstemp(a->tmp_path);
-    if (a->fd < 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
-                     strerror(errno));
-        goto fail;
-    }
-    if (fchmod(a->fd, 0644) != 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot set permissions: %s", path, strerror(errno));
-        goto fail;
-    }
-    return PARLEY_OK;
-fail:
-    if (a->fd >= 0) {
-        close(a->fd);
-        unlink(a->tmp_path);
-    }
-    pl_free(a->path);
-    pl_free(a->tmp_path);
-    memset(a, 0, sizeof *a);
-    return st;
-}
-
-parley_status sft_atomic_write(sft_atomic *a, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(a->fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return pl_fail(PARLEY_ERR_IO, "%s: write failed: %s", a->path,
-                           strerror(w < 0 ? errno : ENOSPC));
-        p += w;
-        n -= (size_t)w;
-    }
-    return PARLEY_OK;
-}
-
-void sft_atomic_abort(sft_atomic *a)
-{
-    if (!a->tmp_path)
-        return;
-    close(a->fd);
-    unlink(a->tmp_path);
-    pl_free(a->path);
-    pl_free(a->tmp_path);
-    memset(a, 0, sizeof *a);
-}
-
-parley_status sft_atomic_commit(sft_atomic *a)
-{
-    parley_status st = PARLEY_OK;
-    int fd = a->fd;
-    a->fd = -1;
-    if (fsync(fd) != 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot flush to disk: %s", a->path, strerror(errno));
-        close(fd);
-    } else if (close(fd) != 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot close: %s", a->path, strerror(errno));
-    } else if (rename(a->tmp_path, a->path) != 0) {
-        st = pl_fail(PARLEY_ERR_IO, "%s: cannot rename the temporary file over it: %s", a->path,
-                     strerror(errno));
-    }
-    if (st != PARLEY_OK)
-        unlink(a->tmp_path);
-    pl_free(a->path);
-    pl_free(a->tmp_path);
-    memset(a, 0, sizeof *a);
-    return st;
-}
-
 static size_t wnumel(const sft_wtensor *t)
 {
     size_t numel = 1;
@@ -577,7 +379,7 @@ fail:
     return NULL;
 }
 
-parley_status sft_write_f32(sft_atomic *a, const sft_wtensor *t, int n)
+parley_status sft_write_f32(pl_atomic *a, const sft_wtensor *t, int n)
 {
     parley_status st;
     char *json = NULL;
@@ -597,10 +399,10 @@ parley_status sft_write_f32(sft_atomic *a, const sft_wtensor *t, int n)
         head[i] = (unsigned char)((uint64_t)padded >> (8 * i));
     memcpy(head + 8, json, len);
     memset(head + 8 + len, ' ', padded - len);
-    if ((st = sft_atomic_write(a, head, 8 + padded)) != PARLEY_OK)
+    if ((st = pl_atomic_write(a, head, 8 + padded)) != PARLEY_OK)
         goto fail;
     for (int i = 0; i < n; i++)
-        if ((st = sft_atomic_write(a, t[i].data, wnumel(&t[i]) * sizeof(float))) != PARLEY_OK)
+        if ((st = pl_atomic_write(a, t[i].data, wnumel(&t[i]) * sizeof(float))) != PARLEY_OK)
             goto fail;
     st = PARLEY_OK;
 fail:

@@ -1,5 +1,4 @@
-/* safetensors.h — reading and writing safetensors files, and the file helpers the model
- * directory shares (whole-file reads, JSON parsing with positions, crash-safe writes).
+/* safetensors.h — reading and writing safetensors files.
  *
  * A safetensors file is an 8-byte little-endian header length N, N bytes of JSON mapping
  * each tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to
@@ -18,6 +17,7 @@
 #include <stdint.h>
 
 #include "parley/status.h"
+#include "sdk/base/files.h"
 
 struct cJSON;
 
@@ -79,24 +79,6 @@ const sft_tensor *sft_find(const sft_file *f, const char *name);
  * PARLEY_ERR_UNSUPPORTED naming `f`'s path and the tensor. */
 parley_status sft_read_f32(const sft_file *f, const sft_tensor *t, float *dst);
 
-/* A file written under a temporary name in the final directory and renamed over `path` by
- * sft_atomic_commit, so readers see the old file or the whole new one, never a part. */
-typedef struct sft_atomic {
-    char *path;     /* owned copy of the final path */
-    char *tmp_path; /* owned; another writer may fill it by name (wp_vocab_save) */
-    int fd;
-} sft_atomic;
-
-/* Creates the temporary file. On failure nothing is left behind and `a` needs no abort. */
-parley_status sft_atomic_begin(sft_atomic *a, const char *path);
-/* Appends n bytes; an error (disk full...) names the final path. */
-parley_status sft_atomic_write(sft_atomic *a, const void *buf, size_t n);
-/* Flushes the temporary file to disk and renames it to the final path. Whether it succeeds
- * or not, `a` is finished afterwards (a failed commit removes the temporary file). */
-parley_status sft_atomic_commit(sft_atomic *a);
-/* Removes the temporary file and frees `a`. Safe on a zeroed or finished sft_atomic. */
-void sft_atomic_abort(sft_atomic *a);
-
 typedef struct sft_wtensor {
     const char *name;
     int ndim;
@@ -106,16 +88,6 @@ typedef struct sft_wtensor {
 
 /* Writes n F32 tensors, in the given order, with __metadata__ {"format": "pt"} and the
  * header padded with spaces so the data starts 8-byte aligned. */
-parley_status sft_write_f32(sft_atomic *a, const sft_wtensor *t, int n);
-
-/* Creates dir unless it exists as a directory; the error names it. */
-parley_status sft_make_dir(const char *dir);
-/* Reads a whole (small) file into a NUL-terminated buffer owned by the caller (pl_free). */
-parley_status sft_read_file(const char *path, size_t max_size, char **out, size_t *len);
-
-/* Parses JSON text; `where` names it in errors, which give line:col for bad syntax
- * (PARLEY_ERR_FORMAT) and tell a failed allocation (PARLEY_ERR_NOMEM) from bad text.
- * Anything but whitespace after the value is an error. Free *out with cJSON_Delete. */
-parley_status sft_json_parse(const char *text, size_t len, const char *where, struct cJSON **out);
+parley_status sft_write_f32(pl_atomic *a, const sft_wtensor *t, int n);
 
 #endif

@@ -14,9 +14,9 @@
 
 #include "nlu/data/dataset.h"
 #include "nlu/data/metrics.h"
-#include "nlu/safetensors.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 /* Big enough for any real split (SNIPS train is 1.3 MB in all). */
 static const size_t MAX_FILE = (size_t)1 << 30;
@@ -59,7 +59,7 @@ static parley_status line_file_read(const char *dir, const char *name, line_file
     if (!(f->path = pl_malloc(dl + strlen(name) + 2)))
         return pl_nomem("%s", dir);
     sprintf(f->path, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", name);
-    if ((st = sft_read_file(f->path, MAX_FILE, &f->buf, &len)) != PARLEY_OK)
+    if ((st = pl_read_file(f->path, MAX_FILE, &f->buf, &len)) != PARLEY_OK)
         return st;
     size_t n = 0;
     for (size_t i = 0; i < len; i++)

@@ -8,10 +8,11 @@
  */
 #include <string.h>
 
-#include "nlu/train/bert_train.h"
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/safetensors.h"
+#include "nlu/train/bert_train.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 /* The head's tensors in array order: name and whether it is (H, H) / (H) / (V). */
 enum { MLM_HH, MLM_H, MLM_V };
@@ -91,11 +92,11 @@ parley_status bert_mlm_save(const bert_config *c, const float *params, const cha
         t[k].ndim = field_shape(c, k, t[k].shape);
         params += field_size(c, k);
     }
-    sft_atomic a;
-    parley_status st = sft_atomic_begin(&a, path);
+    pl_atomic a;
+    parley_status st = pl_atomic_begin(&a, path);
     if (st == PARLEY_OK && (st = sft_write_f32(&a, t, N_MLM)) == PARLEY_OK)
-        st = sft_atomic_commit(&a);
-    sft_atomic_abort(&a);
+        st = pl_atomic_commit(&a);
+    pl_atomic_abort(&a);
     return st;
 }
 

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "nlu/cuda/cuda_bert.h"
-#include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/pretrain.h"
@@ -25,6 +24,7 @@
 #include "nlu/vocab.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 enum { TEXT_MAX_BYTES = 1 << 30 };
 static const char HEAD_FILE[] = "mlm_head.safetensors";
@@ -98,7 +98,7 @@ static parley_status read_text(corpus *c, const char *const *files, int n_files)
     for (int f = 0; f < n_files; f++) {
         char *text = NULL;
         size_t len = 0;
-        parley_status st = sft_read_file(files[f], TEXT_MAX_BYTES, &text, &len);
+        parley_status st = pl_read_file(files[f], TEXT_MAX_BYTES, &text, &len);
         if (st != PARLEY_OK)
             return pl_wrap(st, "pretrain: --text");
         int no = 0;
@@ -432,8 +432,7 @@ static parley_status save(pt_run *r)
     parley_status st;
     if (snprintf(path, sizeof path, "%s/%s", out, HEAD_FILE) >= (int)sizeof path)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", out);
-    if ((st = train_make_dirs(out)) != PARLEY_OK ||
-        (st = bert_model_save(r->m, out)) != PARLEY_OK ||
+    if ((st = pl_make_dirs(out)) != PARLEY_OK || (st = bert_model_save(r->m, out)) != PARLEY_OK ||
         (st = bert_mlm_save(&r->m->cfg, r->head, path)) != PARLEY_OK)
         return pl_wrap(st, "pretrain: saving the model");
     return PARLEY_OK;

@@ -43,6 +43,8 @@
 #include "nlu/train/wp_learn.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
+#include "sdk/base/json.h"
 
 enum {
     EVAL_CHUNK = 64, /* sequences per bert_forward when scoring */
@@ -148,11 +150,11 @@ static void remove_entries(const char *dir, const char *const *keep, int n_keep,
 
 static parley_status write_file(const char *path, const char *text)
 {
-    sft_atomic a;
-    parley_status st = sft_atomic_begin(&a, path);
-    if (st == PARLEY_OK && (st = sft_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
-        st = sft_atomic_commit(&a);
-    sft_atomic_abort(&a);
+    pl_atomic a;
+    parley_status st = pl_atomic_begin(&a, path);
+    if (st == PARLEY_OK && (st = pl_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
+        st = pl_atomic_commit(&a);
+    pl_atomic_abort(&a);
     return st;
 }
 
@@ -703,18 +705,18 @@ static parley_status state_save(run_state *r)
 {
     parley_status st;
     char name[32], dir[PATH_MAX], path[PATH_MAX], *json = NULL;
-    sft_atomic a = { .fd = -1 };
+    pl_atomic a = { .fd = -1 };
     size_t n = r->m->n_params;
     sft_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m },
                          { "adam_v", 1, { (int64_t)n }, r->adam_v } };
     snprintf(name, sizeof name, "step-%09ld", r->step);
-    if ((st = sft_make_dir(r->p->out)) != PARLEY_OK ||
-        (st = sft_make_dir(r->state_dir)) != PARLEY_OK ||
+    if ((st = pl_make_dir(r->p->out)) != PARLEY_OK ||
+        (st = pl_make_dir(r->state_dir)) != PARLEY_OK ||
         (st = path_join(dir, r->state_dir, name)) != PARLEY_OK ||
         (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
         (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
-        (st = sft_atomic_begin(&a, path)) != PARLEY_OK ||
-        (st = sft_write_f32(&a, t, 2)) != PARLEY_OK || (st = sft_atomic_commit(&a)) != PARLEY_OK ||
+        (st = pl_atomic_begin(&a, path)) != PARLEY_OK ||
+        (st = sft_write_f32(&a, t, 2)) != PARLEY_OK || (st = pl_atomic_commit(&a)) != PARLEY_OK ||
         (st = state_json(r, &json)) != PARLEY_OK ||
         (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = write_file(path, json)) != PARLEY_OK)
@@ -728,7 +730,7 @@ static parley_status state_save(run_state *r)
     remove_entries(r->state_dir, keep, 2, 1);
     r->saved_step = r->step;
 fail:
-    sft_atomic_abort(&a);
+    pl_atomic_abort(&a);
     pl_free(json);
     return st == PARLEY_OK ? st : pl_wrap(st, "saving the training state");
 }
@@ -766,8 +768,8 @@ static parley_status state_parse(run_state *r, const char *dir)
     cJSON *root = NULL;
     double v[12];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
-        (st = sft_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
-        (st = sft_json_parse(text, len, path, &root)) != PARLEY_OK)
+        (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
+        (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
         goto fail;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, STATE_FORMAT)) {
@@ -831,7 +833,7 @@ static parley_status state_latest(const run_state *r, char *dir)
         return pl_fail(PARLEY_ERR_NOT_FOUND,
                        "%s: no training state to resume (is this the --out of a stopped run?)",
                        path);
-    if ((st = sft_read_file(path, 256, &text, &len)) != PARLEY_OK)
+    if ((st = pl_read_file(path, 256, &text, &len)) != PARLEY_OK)
         return st;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         text[--len] = '\0';
@@ -1041,7 +1043,7 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_load(r, dir)) != PARLEY_OK)
             return st;
     } else {
-        if ((st = train_make_dirs(p->out)) != PARLEY_OK)
+        if ((st = pl_make_dirs(p->out)) != PARLEY_OK)
             return st;
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);

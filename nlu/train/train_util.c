@@ -5,7 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "nlu/safetensors.h"
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/train/train_util.h"
 #include "sdk/base/error.h"
@@ -66,21 +65,6 @@ void train_shuffle(int *perm, int n, uint64_t key)
         perm[i] = perm[j];
         perm[j] = t;
     }
-}
-
-parley_status train_make_dirs(const char *dir)
-{
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
-    for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        parley_status st = sft_make_dir(path);
-        *s = '/';
-        if (st != PARLEY_OK)
-            return st;
-    }
-    return sft_make_dir(path);
 }
 
 parley_status train_parse_device(const char *device, int *gpu)

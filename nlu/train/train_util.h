@@ -38,7 +38,4 @@ void train_shuffle(int *perm, int n, uint64_t key);
  * Anything else is PARLEY_ERR_INVALID_ARG. Whether the GPU works shows when it is opened. */
 parley_status train_parse_device(const char *device, int *gpu);
 
-/* Creates dir and every missing parent (as mkdir -p); errors name the path. */
-parley_status train_make_dirs(const char *dir);
-
 #endif

@@ -20,8 +20,9 @@
 #include <string.h>
 
 #include "nlu/train/bert_train.h"
-#include "nlu/safetensors.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/files.h"
+#include "sdk/base/json.h"
 
 /* A JSON array of ints into a new array (n elements). */
 static int *int_array(const cJSON *root, const char *name, int *n)
@@ -115,8 +116,8 @@ int main(int argc, char **argv)
     cJSON *root = NULL;
     parley_status st;
     if ((st = bert_model_load(argv[1], &m)) != PARLEY_OK ||
-        (st = sft_read_file(argv[2], 1 << 26, &text, &text_len)) != PARLEY_OK ||
-        (st = sft_json_parse(text, text_len, argv[2], &root)) != PARLEY_OK) {
+        (st = pl_read_file(argv[2], 1 << 26, &text, &text_len)) != PARLEY_OK ||
+        (st = pl_json_parse(text, text_len, argv[2], &root)) != PARLEY_OK) {
         fprintf(stderr, "%s: %s\n", parley_status_str(st), parley_errmsg());
         return 1;
     }

@@ -1,0 +1,57 @@
+/* json.c — JSON text to a cJSON tree, with errors a person can act on (see json.h).
+ *
+ * cJSON does the parsing; this file only adds line:col to its failures, tells a failed
+ * allocation from bad text, and refuses trailing text. What the JSON means is the caller's.
+ */
+#include <cjson/cJSON.h>
+
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
+#include "sdk/base/json.h"
+
+static int is_json_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* line:col (1-based) of byte `off` in text, for messages a person can act on. */
+static void text_position(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+parley_status pl_json_parse(const char *text, size_t len, const char *where, cJSON **out)
+{
+    const char *end = text;
+    unsigned long failures = pl_alloc_failures();
+    int line, col;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    *out = NULL;
+    if (!j) {
+        if (pl_alloc_failures() != failures)
+            return pl_nomem("%s: to parse the JSON", where);
+        if (!end || end < text || end > text + len)
+            end = text;
+        text_position(text, (size_t)(end - text), &line, &col);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s:%d:%d: not valid JSON", where, line, col);
+    }
+    while (end < text + len && is_json_space(*end))
+        end++;
+    if (end < text + len) {
+        cJSON_Delete(j);
+        text_position(text, (size_t)(end - text), &line, &col);
+        return pl_fail(PARLEY_ERR_FORMAT, "%s:%d:%d: unexpected text after the JSON value", where,
+                       line, col);
+    }
+    *out = j;
+    return PARLEY_OK;
+}
