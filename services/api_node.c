@@ -1,18 +1,20 @@
-/* api_node.c — the `api` node and the public pipeline API (parley/pipeline.h) around it.
+/* api_node.c — the `api` node: where the embedding application's turns enter and leave.
  *
  * The embedding application's texts enter the graph at the api node's `text` output and
  * the finished turns come back at its `reply` input — failed ones too, in their user's
  * order (the engine passes them through) — so each submitted turn gets exactly one reply. Replies
  * go to the application's callback or into a queue it polls. Graph loading and threads are
- * pipeline/; this file only converts between messages and parley_reply.
+ * pipeline/, the public functions around this node sdk/api/pipeline.c; this file only
+ * converts between messages and parley_reply (and owns parley_reply_free, which knows how a
+ * reply is allocated).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
 
-#include "parley/pipeline.h"
 #include "pipeline/graph.h"
+#include "services/api_node.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
 
@@ -29,12 +31,6 @@ typedef struct api_state {
     pthread_cond_t ready;
     reply_box *head, *tail;
 } api_state;
-
-struct parley_pipeline {
-    pipe_graph *g;
-    pipe_node *api;
-    api_state *s;
-};
 
 static const pipe_port_spec ports[] = {
     { "text", PIPE_OUT, PIPE_T_TEXT, 0, "texts the application submits" },
@@ -190,72 +186,17 @@ const pipe_kind svc_kind_api = {
     .destroy = api_destroy,
 };
 
-/* ---- parley/pipeline.h ---- */
-
-parley_pipeline_params parley_pipeline_params_default(void)
+void svc_api_set_callback(pipe_node *api, parley_reply_fn fn, void *user_data)
 {
-    return (parley_pipeline_params){ NULL, NULL, 64, NULL };
+    api_state *s = pipe_node_state(api);
+    s->fn = fn;
+    s->user_data = user_data;
 }
 
-parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline_params *params,
-                                   parley_pipeline **out)
+parley_status svc_api_poll(pipe_node *api, int timeout_ms, parley_reply **out)
 {
-    if (!graph_path || !out)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_open: NULL argument");
+    api_state *s = pipe_node_state(api);
     *out = NULL;
-    parley_pipeline_params pp = params ? *params : parley_pipeline_params_default();
-    pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
-    parley_pipeline *p = pl_calloc(1, sizeof *p);
-    if (!p)
-        return pl_nomem(NULL);
-    parley_status st = pipe_graph_load(graph_path, &opts, &p->g);
-    if (st != PARLEY_OK)
-        goto fail;
-    if (!(p->api = pipe_graph_find_kind(p->g, "api"))) {
-        st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph has no node of kind 'api'", graph_path);
-        goto fail;
-    }
-    p->s = pipe_node_state(p->api);
-    p->s->fn = pp.on_reply;
-    p->s->user_data = pp.user_data;
-    if ((st = pipe_graph_start(p->g)) != PARLEY_OK)
-        goto fail;
-    *out = p;
-    return PARLEY_OK;
-fail:
-    pipe_graph_close(p->g);
-    pl_free(p);
-    return st;
-}
-
-parley_status parley_pipeline_register_action(parley_pipeline *p, const char *name,
-                                              parley_action_fn fn, void *user_data)
-{
-    if (!p || !name)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_register_action: NULL argument");
-    return pipe_graph_register_action(p->g, name, (pipe_fn)fn, user_data);
-}
-
-parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,
-                                     uint64_t *id)
-{
-    if (!p || !user || !text)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
-    pipe_msg *m = pipe_msg_new(p->g, user, text);
-    if (!m)
-        return pl_nomem(NULL);
-    if (id)
-        *id = m->seq;
-    /* A turn that cannot enter the graph is failed, and so still gets its reply. */
-    return pipe_node_emit(p->api, 0, m);
-}
-
-parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_reply **out)
-{
-    if (!p || !out)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_poll: NULL argument");
-    *out = NULL;
-    api_state *s = p->s;
     if (s->fn)
         return pl_fail(PARLEY_ERR_UNSUPPORTED, "parley_pipeline_poll: replies go to the callback");
     struct timespec until;
@@ -285,12 +226,4 @@ parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_re
                        timeout_ms);
     *out = &b->r;
     return PARLEY_OK;
-}
-
-void parley_pipeline_close(parley_pipeline *p)
-{
-    if (!p)
-        return;
-    pipe_graph_close(p->g);
-    pl_free(p);
 }

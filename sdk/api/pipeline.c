@@ -1,0 +1,88 @@
+/* pipeline.c — the public pipeline API (parley/pipeline.h): a graph opened, started and fed
+ * through its `api` node.
+ *
+ * Loading, threads and turn order are the engine's (pipeline/); turning messages into
+ * parley_reply and queueing them is the api node's (services/api_node.c). This file only
+ * checks the application's arguments and joins the two.
+ */
+#include "parley/pipeline.h"
+#include "pipeline/graph.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
+#include "services/api_node.h"
+
+struct parley_pipeline {
+    pipe_graph *g;
+    pipe_node *api;
+};
+
+parley_pipeline_params parley_pipeline_params_default(void)
+{
+    return (parley_pipeline_params){ NULL, NULL, 64, NULL };
+}
+
+parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline_params *params,
+                                   parley_pipeline **out)
+{
+    if (!graph_path || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_open: NULL argument");
+    *out = NULL;
+    parley_pipeline_params pp = params ? *params : parley_pipeline_params_default();
+    pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
+    parley_pipeline *p = pl_calloc(1, sizeof *p);
+    if (!p)
+        return pl_nomem(NULL);
+    parley_status st = pipe_graph_load(graph_path, &opts, &p->g);
+    if (st != PARLEY_OK)
+        goto fail;
+    if (!(p->api = pipe_graph_find_kind(p->g, "api"))) {
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph has no node of kind 'api'", graph_path);
+        goto fail;
+    }
+    svc_api_set_callback(p->api, pp.on_reply, pp.user_data);
+    if ((st = pipe_graph_start(p->g)) != PARLEY_OK)
+        goto fail;
+    *out = p;
+    return PARLEY_OK;
+fail:
+    pipe_graph_close(p->g);
+    pl_free(p);
+    return st;
+}
+
+parley_status parley_pipeline_register_action(parley_pipeline *p, const char *name,
+                                              parley_action_fn fn, void *user_data)
+{
+    if (!p || !name)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_register_action: NULL argument");
+    return pipe_graph_register_action(p->g, name, (pipe_fn)fn, user_data);
+}
+
+parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,
+                                     uint64_t *id)
+{
+    if (!p || !user || !text)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
+    pipe_msg *m = pipe_msg_new(p->g, user, text);
+    if (!m)
+        return pl_nomem(NULL);
+    if (id)
+        *id = m->seq;
+    /* A turn that cannot enter the graph is failed, and so still gets its reply. */
+    return pipe_node_emit(p->api, 0, m);
+}
+
+parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_reply **out)
+{
+    if (!p || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_poll: NULL argument");
+    return svc_api_poll(p->api, timeout_ms, out);
+}
+
+void parley_pipeline_close(parley_pipeline *p)
+{
+    if (!p)
+        return;
+    pipe_graph_close(p->g);
+    pl_free(p);
+}
