@@ -67,7 +67,7 @@ void *pipe_node_state(const pipe_node *node);
 /* Posts an event to every subscriber. */
 void pipe_graph_post(pipe_graph *g, const pipe_event *ev);
 
-/* ---- The registry of node kinds (sdk/api/kinds.c) ---- */
+/* ---- The registry of node kinds (sdk/lib/kinds.c) ---- */
 const pipe_kind *pipe_kind_find(const char *name);
 /* The i-th kind, or NULL past the end. */
 const pipe_kind *pipe_kind_at(size_t i);

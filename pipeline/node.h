@@ -3,7 +3,7 @@
  * A node kind (text.stdin, nlu.bert, dialog.frames, ...) is one static pipe_kind: its ports
  * and params as static tables (they drive YAML validation, defaults and `parley inspect`)
  * and a few callbacks. Concrete kinds live in their own modules (services/, nlu/, dialog/);
- * sdk/api/kinds.c lists them by extern name, `<module prefix>_kind_<what>`:
+ * sdk/lib/kinds.c lists them by extern name, `<module prefix>_kind_<what>`:
  * `dm_kind_frames` (dialog/dialog_node.c, "dialog.frames"), `nlu_kind_bert` ("nlu.bert"),
  * `svc_kind_stdin`, ... pipeline/ itself holds no concrete node.
  *

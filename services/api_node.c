@@ -4,7 +4,7 @@
  * the finished turns come back at its `reply` input — failed ones too, in their user's
  * order (the engine passes them through) — so each submitted turn gets exactly one reply. Replies
  * go to the application's callback or into a queue it polls. Graph loading and threads are
- * pipeline/, the public functions around this node sdk/api/pipeline.c; this file only
+ * pipeline/, the public functions around this node sdk/lib/pipeline.c; this file only
  * converts between messages and parley_reply (and owns parley_reply_free, which knows how a
  * reply is allocated).
  */

@@ -1,4 +1,4 @@
-/* api_node.h — the `api` node's side of the public pipeline API (sdk/api/pipeline.c).
+/* api_node.h — the `api` node's side of the public pipeline API (sdk/lib/pipeline.c).
  *
  * The node owns the replies of finished turns: it hands them to the application's callback
  * or queues them for svc_api_poll. Both calls take the node found by kind in a loaded graph.
