@@ -82,7 +82,7 @@ static parley_status frames_create(pipe_node *node, void **state)
     st = dm_open(&p, (dm_manager **)state);
     pl_free(entities);
     bert_config_clear(&cfg);
-    return st ? pl_wrap(st, "node %s", pipe_node_name(node)) : PARLEY_OK;
+    return st != PARLEY_OK ? pl_wrap(st, "node %s", pipe_node_name(node)) : PARLEY_OK;
 }
 
 static void frames_destroy(void *state)

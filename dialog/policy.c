@@ -38,7 +38,7 @@ parley_status dm_say(dm_ctx *c, int r)
     parley_status st = PARLEY_OK;
     if (c->parts++ > 0)
         st = dm_text_puts(&c->reply, " ");
-    return st ? st : dm_template_render(c->d, tmpl, c->values, 0, &c->reply);
+    return st != PARLEY_OK ? st : dm_template_render(c->d, tmpl, c->values, 0, &c->reply);
 }
 
 static int has(const int *list, size_t n, int v)

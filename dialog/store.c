@@ -155,7 +155,7 @@ static parley_status one_text(dm_store *s, const char *sql, const char *doing, c
 {
     sqlite3_stmt *st;
     parley_status ps = prepare(s, sql, &st, doing);
-    if (ps)
+    if (ps != PARLEY_OK)
         return ps;
     int rc = sqlite3_step(st);
     const char *v = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
@@ -169,7 +169,7 @@ static parley_status user_version(dm_store *s, int *out)
     char v[32];
     parley_status ps =
             one_text(s, "PRAGMA user_version", "reading the schema version", v, sizeof v);
-    *out = ps ? 0 : atoi(v);
+    *out = ps != PARLEY_OK ? 0 : atoi(v);
     return ps;
 }
 
@@ -177,7 +177,7 @@ static parley_status quick_check(dm_store *s)
 {
     char r[256];
     parley_status ps = one_text(s, "PRAGMA quick_check(1)", "checking the file", r, sizeof r);
-    if (!ps && strcmp(r, "ok") != 0)
+    if (ps == PARLEY_OK && strcmp(r, "ok") != 0)
         ps = pl_fail(PARLEY_ERR_FORMAT,
                      "store %s: corrupt (%s); parley left the file as it was: restore a backup or "
                      "move it away to start afresh",
@@ -190,10 +190,10 @@ static parley_status quick_check(dm_store *s)
 static parley_status migrate(dm_store *s)
 {
     parley_status ps = exec(s, "BEGIN IMMEDIATE", "starting the schema check");
-    if (ps)
+    if (ps != PARLEY_OK)
         return ps;
     int v = 0;
-    if ((ps = user_version(s, &v)))
+    if ((ps = user_version(s, &v)) != PARLEY_OK)
         goto fail;
     if (v > DM_STORE_SCHEMA) {
         ps = pl_fail(
@@ -205,13 +205,13 @@ static parley_status migrate(dm_store *s)
     }
     for (; v < DM_STORE_SCHEMA; v++) {
         char sql[64];
-        if ((ps = exec(s, migrations[v], "migrating the schema")))
+        if ((ps = exec(s, migrations[v], "migrating the schema")) != PARLEY_OK)
             goto fail;
         snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
-        if ((ps = exec(s, sql, "migrating the schema")))
+        if ((ps = exec(s, sql, "migrating the schema")) != PARLEY_OK)
             goto fail;
     }
-    if ((ps = exec(s, "COMMIT", "committing the schema")))
+    if ((ps = exec(s, "COMMIT", "committing the schema")) != PARLEY_OK)
         goto fail;
     return PARLEY_OK;
 fail:
@@ -224,7 +224,7 @@ static parley_status set_wal(dm_store *s)
     char mode[32];
     parley_status ps =
             one_text(s, "PRAGMA journal_mode = WAL", "switching to WAL mode", mode, sizeof mode);
-    if (!ps && strcmp(mode, "wal") != 0)
+    if (ps == PARLEY_OK && strcmp(mode, "wal") != 0)
         ps = pl_fail(PARLEY_ERR_IO,
                      "store %s: cannot use WAL mode (journal mode stays '%s'); "
                      "is the file on a file system without shared memory?",
@@ -258,9 +258,9 @@ parley_status dm_store_open(const char *path, int busy_ms, dm_store **out)
         goto fail;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? busy_ms : 0);
-    if ((ps = quick_check(s)) || (ps = set_wal(s)) ||
-        (ps = exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring")) ||
-        (ps = migrate(s)))
+    if ((ps = quick_check(s)) != PARLEY_OK || (ps = set_wal(s)) != PARLEY_OK ||
+        (ps = exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring")) != PARLEY_OK ||
+        (ps = migrate(s)) != PARLEY_OK)
         goto fail;
     *out = s;
     return PARLEY_OK;
@@ -295,7 +295,7 @@ static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
     sqlite3_stmt *st;
     parley_status ps = prepare(s, "SELECT name, value FROM slots WHERE user_id = ? ORDER BY name",
                                &st, "reading slots");
-    if (ps)
+    if (ps != PARLEY_OK)
         return ps;
     bind_text(st, 1, user_id);
     int rc;
@@ -314,10 +314,10 @@ static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
         dm_slot *sl = &u->slots[u->n_slots];
         *sl = (dm_slot){ 0 };
         u->n_slots++;
-        if ((ps = column_dup(st, 0, &sl->name)) || (ps = column_dup(st, 1, &sl->value)))
+        if ((ps = column_dup(st, 0, &sl->name)) != PARLEY_OK || (ps = column_dup(st, 1, &sl->value)) != PARLEY_OK)
             break;
     }
-    if (!ps && rc != SQLITE_DONE)
+    if (ps == PARLEY_OK && rc != SQLITE_DONE)
         ps = sqlite_fail(s, rc, "reading slots");
     sqlite3_finalize(st);
     return ps;
@@ -331,7 +331,7 @@ static parley_status load_user(dm_store *s, const char *user_id, dm_user *u)
                     "SELECT session_id, session_no, session_start, last_active, turns, form, "
                     "requested_slot, confirming FROM users WHERE user_id = ?",
                     &st, "reading a user");
-    if (ps)
+    if (ps != PARLEY_OK)
         return ps;
     bind_text(st, 1, user_id);
     int rc = sqlite3_step(st);
@@ -342,13 +342,13 @@ static parley_status load_user(dm_store *s, const char *user_id, dm_user *u)
         u->last_active_ms = sqlite3_column_int64(st, 3);
         u->turns = (uint64_t)sqlite3_column_int64(st, 4);
         u->confirming = sqlite3_column_int(st, 7);
-        if (!(ps = column_dup(st, 0, &u->session_id)) && !(ps = column_dup(st, 5, &u->form)))
+        if (!(ps = column_dup(st, 0, &u->session_id)) != PARLEY_OK && !(ps = column_dup(st, 5, &u->form)) != PARLEY_OK)
             ps = column_dup(st, 6, &u->requested_slot);
     } else if (rc != SQLITE_DONE) {
         ps = sqlite_fail(s, rc, "reading a user");
     }
     sqlite3_finalize(st);
-    if (!ps && u->exists)
+    if (ps == PARLEY_OK && u->exists)
         ps = load_slots(s, user_id, u);
     return ps;
 }
@@ -359,12 +359,12 @@ parley_status dm_store_load(dm_store *s, const char *user_id, dm_user *out)
     pthread_mutex_lock(&s->mu);
     /* One read transaction, so the user row and the slots are one snapshot. */
     parley_status ps = exec(s, "BEGIN", "reading a user");
-    if (!ps) {
+    if (ps == PARLEY_OK) {
         ps = load_user(s, user_id, out);
-        sqlite3_exec(s->db, ps ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+        sqlite3_exec(s->db, ps != PARLEY_OK ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
     }
     pthread_mutex_unlock(&s->mu);
-    if (ps)
+    if (ps != PARLEY_OK)
         dm_user_clear(out);
     return ps;
 }
@@ -378,7 +378,7 @@ static parley_status save_user(dm_store *s, const char *user_id, const dm_user *
                     "session_start, last_active, turns, form, requested_slot, confirming) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     &st, "saving a user");
-    if (ps)
+    if (ps != PARLEY_OK)
         return ps;
     bind_text(st, 1, user_id);
     bind_text(st, 2, u->session_id);
@@ -389,22 +389,22 @@ static parley_status save_user(dm_store *s, const char *user_id, const dm_user *
     bind_text(st, 7, u->form);
     bind_text(st, 8, u->requested_slot);
     sqlite3_bind_int(st, 9, u->confirming);
-    if ((ps = run(s, st, "saving a user")))
+    if ((ps = run(s, st, "saving a user")) != PARLEY_OK)
         return ps;
 
-    if ((ps = prepare(s, "DELETE FROM slots WHERE user_id = ?", &st, "saving slots")))
+    if ((ps = prepare(s, "DELETE FROM slots WHERE user_id = ?", &st, "saving slots")) != PARLEY_OK)
         return ps;
     bind_text(st, 1, user_id);
-    if ((ps = run(s, st, "saving slots")))
+    if ((ps = run(s, st, "saving slots")) != PARLEY_OK)
         return ps;
     for (size_t i = 0; i < u->n_slots; i++) {
         if ((ps = prepare(s, "INSERT INTO slots (user_id, name, value) VALUES (?, ?, ?)", &st,
-                          "saving slots")))
+                          "saving slots")) != PARLEY_OK)
             return ps;
         bind_text(st, 1, user_id);
         bind_text(st, 2, u->slots[i].name);
         bind_text(st, 3, u->slots[i].value);
-        if ((ps = run(s, st, "saving slots")))
+        if ((ps = run(s, st, "saving slots")) != PARLEY_OK)
             return ps;
     }
     return PARLEY_OK;
@@ -419,7 +419,7 @@ static parley_status save_turn(dm_store *s, const char *user_id, const dm_turn_r
                     "nlu_intent, confidence, entities, intent, action, reply, t_in, t_reply, "
                     "form) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     &st, "saving the turn");
-    if (ps)
+    if (ps != PARLEY_OK)
         return ps;
     bind_text(st, 1, user_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)r->turn_id);
@@ -434,12 +434,12 @@ static parley_status save_turn(dm_store *s, const char *user_id, const dm_turn_r
     sqlite3_bind_int64(st, 11, r->t_in_ms);
     sqlite3_bind_int64(st, 12, r->t_reply_ms);
     bind_text(st, 13, r->form);
-    if ((ps = run(s, st, "saving the turn")))
+    if ((ps = run(s, st, "saving the turn")) != PARLEY_OK)
         return ps;
     if (limit <= 0 || r->turn_id <= (uint64_t)limit)
         return PARLEY_OK;
     if ((ps = prepare(s, "DELETE FROM turns WHERE user_id = ? AND turn_id <= ?", &st,
-                      "trimming the history")))
+                      "trimming the history")) != PARLEY_OK)
         return ps;
     bind_text(st, 1, user_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)(r->turn_id - (uint64_t)limit));
@@ -451,10 +451,10 @@ parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
 {
     pthread_mutex_lock(&s->mu);
     parley_status ps = exec(s, "BEGIN IMMEDIATE", "starting the turn's transaction");
-    if (!ps) {
-        if (!(ps = save_user(s, user_id, u)) && !(ps = save_turn(s, user_id, row, history_limit)))
+    if (ps == PARLEY_OK) {
+        if (!(ps = save_user(s, user_id, u)) != PARLEY_OK && !(ps = save_turn(s, user_id, row, history_limit)) != PARLEY_OK)
             ps = exec(s, "COMMIT", "committing the turn");
-        if (ps)
+        if (ps != PARLEY_OK)
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     }
     pthread_mutex_unlock(&s->mu);
@@ -474,7 +474,7 @@ parley_status dm_store_history(dm_store *s, const char *user_id, uint64_t turn_i
                                "SELECT count(*), (SELECT reply FROM turns WHERE user_id = ?1 AND "
                                "turn_id = ?2) FROM turns WHERE user_id = ?1",
                                &st, "reading history");
-    if (!ps) {
+    if (ps == PARLEY_OK) {
         bind_text(st, 1, user_id);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)turn_id);
         int rc = sqlite3_step(st);

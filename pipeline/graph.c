@@ -377,7 +377,7 @@ void pipe_node_turn_done(pipe_node *nd, pipe_msg *msg)
 
 void pipe_node_fail_turn(pipe_node *nd, pipe_msg *msg, parley_status st)
 {
-    msg->status = st ? st : PARLEY_ERR_INTERNAL;
+    msg->status = st != PARLEY_OK ? st : PARLEY_ERR_INTERNAL;
     pl_free(msg->error);
     msg->error = pl_strdup(parley_errmsg()); /* NULL when out of memory: the status stays */
     pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, msg->status, parley_errmsg() };

@@ -75,6 +75,13 @@ static void free_slots(pipe_slot *s, size_t n)
     pl_free(s);
 }
 
+const char *pipe_msg_error(const pipe_msg *msg)
+{
+    if (msg->status == PARLEY_OK)
+        return NULL;
+    return msg->error ? msg->error : parley_status_str(msg->status);
+}
+
 void pipe_msg_free(pipe_msg *m)
 {
     if (!m)

@@ -194,6 +194,9 @@ void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r);
 pipe_msg *pipe_msg_new(pipe_graph *g, const char *user, const char *text);
 /* NULL is a no-op. */
 void pipe_msg_free(pipe_msg *msg);
+/* What a sink reports for msg: NULL for a turn that succeeded, else its detail message (or
+ * the status's name when it has none). Borrowed from msg. */
+const char *pipe_msg_error(const pipe_msg *msg);
 /* A deep copy (fan-out to several inputs); NULL when out of memory. */
 pipe_msg *pipe_msg_clone(const pipe_msg *msg);
 

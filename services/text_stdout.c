@@ -122,8 +122,7 @@ static parley_status stdout_create(pipe_node *node, void **out)
 static parley_status stdout_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
-    write_line(state, msg,
-               msg->status ? (msg->error ? msg->error : parley_status_str(msg->status)) : NULL);
+    write_line(state, msg, pipe_msg_error(msg));
     pipe_node_turn_done(node, msg);
     return PARLEY_OK;
 }

@@ -291,7 +291,7 @@ static parley_status prepare_attention(cuda_bert *g)
             "reading shared memory size");
     size_t want = cuda_attention_smem<S>(g->P, g->H / g->NH);
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
-    return st ? st : cuda_attention_prepare<S>(g->smem_ready);
+    return st != PARLEY_OK ? st : cuda_attention_prepare<S>(g->smem_ready);
 }
 
 static size_t attention_need(const cuda_bert *g, int T)

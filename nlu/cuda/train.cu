@@ -179,7 +179,7 @@ static parley_status grow2(void **a, int a_host, size_t a_sz, void **b, int b_ho
         return PARLEY_OK;
     size_t a_cap = *cap;
     parley_status st = grow(a, &a_cap, n, a_sz, a_host, what);
-    return st ? st : grow(b, cap, n, b_sz, b_host, what);
+    return st != PARLEY_OK ? st : grow(b, cap, n, b_sz, b_host, what);
 }
 
 static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tacts *a)
@@ -505,7 +505,7 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     if (st == PARLEY_OK && grads)
         st = cuda_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
                         "copying the gradients");
-    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+    return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
 extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
@@ -543,7 +543,7 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
     };
     cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->n, k, g->stream);
     st = cuda_check(cudaGetLastError(), "AdamW");
-    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+    return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
 /* ---- life cycle ---------------------------------------------------------------------- */
@@ -632,7 +632,7 @@ extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *
     if (st ==
         PARLEY_OK) /* as in cuda_trainer_open: the trainer's stream must not read them early */
         st = cuda_check(cudaDeviceSynchronize(), "uploading moments");
-    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+    return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
 extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, float *adam_m,
@@ -650,7 +650,7 @@ extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, f
     if (st == PARLEY_OK && adam_v)
         st = cuda_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost),
                         "copying the moments");
-    return st ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+    return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
 extern "C" const char *cuda_trainer_describe(const cuda_trainer *g)
