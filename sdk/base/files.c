@@ -75,7 +75,8 @@ parley_status pl_read_file(const char *path, size_t max_size, char **out, size_t
     buf[got] = '\0';
     close(fd);
     *out = buf;
-    *len = got;
+    if (len)
+        *len = got;
     return PARLEY_OK;
 fail:
     pl_free(buf);
