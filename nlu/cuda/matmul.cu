@@ -1,4 +1,4 @@
-/* gemm.cu — fully connected layers through cuBLAS: y = x · w^T in the nn.Linear layout,
+/* matmul.cu — fully connected layers through cuBLAS: y = x · w^T in the nn.Linear layout,
  * tensor cores for FP16/BF16 storage with FP32 accumulation, pedantic FP32 otherwise.
  *
  * Row-major y (M, OC) is column-major y^T (OC, M) = w · x^T, so the call multiplies

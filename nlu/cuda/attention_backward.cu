@@ -1,4 +1,4 @@
-/* train_attention.cu — self-attention for training over packed sequences, the GPU twin of
+/* attention_backward.cu — self-attention for training over packed sequences, the GPU twin of
  * cpu_attention_train and cpu_attention_backward (nlu/cpu/attention_backward.c), with the
  * same math, the same probabilities layout and the same dropout mask:
  *   forward   S = scale Q K^T, P = softmax(S) (kept), O = (P * M) V
