@@ -1,11 +1,17 @@
-/* layernorm.cu — the fused LayerNorm kernels: embeddings + LayerNorm, and bias + residual +
- * LayerNorm after each sublayer of an encoder layer.
+/* layernorm.cu — LayerNorm over rows: for inference, the fused kernels of embeddings +
+ * LayerNorm and of bias + residual + LayerNorm after each sublayer of an encoder layer
+ * (templates on the storage type); for training, plain LayerNorm over FP32 rows
+ * (cuda_layernorm, train_ops.cuh).
  *
- * One block per row. The row, summed in float, is kept in shared memory; mean and variance
- * take two passes over it (as the CPU reference does), then it is normalized and written in
- * the storage type. Not here: the plain LayerNorm-free ops (elementwise.cu).
+ * One block per row. The inference kernels keep the row, summed in float, in shared memory;
+ * mean and variance take two passes over it (as the CPU reference does), then it is
+ * normalized and written in the storage type. The training kernel takes the same two passes
+ * over its row in global memory (cuda_row_stats). Not here: the backward
+ * (layernorm_backward.cu), the plain LayerNorm-free ops (elementwise.cu).
  */
+#include "nlu/cuda/kernels.cuh"
 #include "nlu/cuda/ops.cuh"
+#include "nlu/cuda/train_ops.cuh"
 
 enum { LN_THREADS = 256 };
 
@@ -82,3 +88,24 @@ void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const flo
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)
+
+/* ---- training: FP32 rows ------------------------------------------------------------ */
+
+static __global__ void layernorm_kernel(float *out, const float *inp, const float *w,
+                                        const float *b, int C, float eps)
+{
+    __shared__ float red[32];
+    const size_t r = blockIdx.x;
+    const float *x = inp + r * C;
+    float mean, rstd;
+    cuda_row_stats(x, C, eps, red, &mean, &rstd);
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        out[r * C + c] = (x[c] - mean) * rstd * w[c] + b[c];
+}
+
+void cuda_layernorm(float *out, const float *inp, const float *w, const float *b, int M, int C,
+                    float eps, cudaStream_t s)
+{
+    if (M > 0)
+        layernorm_kernel<<<M, CUDA_ROW_THREADS, 0, s>>>(out, inp, w, b, C, eps);
+}

@@ -1,0 +1,49 @@
+/* kernels.cuh — what the training kernels of nlu/cuda/ share, as nlu/cpu/kernels.h does for
+ * the CPU ops: their launch shapes, the grid-stride loop and LayerNorm's row statistics.
+ *
+ * A row-wise kernel gives each row one block of CUDA_ROW_THREADS threads striding over the
+ * row's columns; an element-wise kernel runs a grid-stride loop on cuda_ew_blocks(n) blocks of
+ * CUDA_EW_THREADS threads. Not here: storage types, warp and block sums, the error checks
+ * (common.cuh); the inference kernels' 2-D row grids (elementwise.cu).
+ */
+#ifndef NLU_CUDA_KERNELS_CUH
+#define NLU_CUDA_KERNELS_CUH
+
+#include "nlu/cuda/common.cuh"
+
+enum { CUDA_ROW_THREADS = 256, CUDA_EW_THREADS = 256, CUDA_EW_MAX_BLOCKS = 4096 };
+
+/* The blocks of an element-wise grid over n values: one per CUDA_EW_THREADS values, between 1
+ * and CUDA_EW_MAX_BLOCKS. */
+static inline int cuda_ew_blocks(size_t n)
+{
+    size_t b = (n + CUDA_EW_THREADS - 1) / CUDA_EW_THREADS;
+    const size_t most = CUDA_EW_MAX_BLOCKS;
+    return (int)(b < 1 ? 1 : b > most ? most : b);
+}
+
+/* for (i = this thread's first index; i < n; i += the threads of the grid) */
+#define CUDA_GRID_STRIDE(i, n)                                              \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+         i += (size_t)gridDim.x * blockDim.x)
+
+/* Mean and 1/std of row x (C), two passes in float; every thread gets both. red is 32 floats
+ * of shared memory (block_sum). */
+__device__ __forceinline__ void cuda_row_stats(const float *x, int C, float eps, float *red,
+                                               float *mean, float *rstd)
+{
+    float acc = 0.0f;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        acc += x[c];
+    const float mu = block_sum(acc, red) / (float)C;
+    acc = 0.0f;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        const float d = x[c] - mu;
+        acc += d * d;
+    }
+    const float var = block_sum(acc, red) / (float)C;
+    *mean = mu;
+    *rstd = rsqrtf(var + eps);
+}
+
+#endif
