@@ -1,10 +1,11 @@
-/* kernels.cuh — what the training kernels of nlu/cuda/ share, as nlu/cpu/kernels.h does for
- * the CPU ops: their launch shapes, the grid-stride loop and LayerNorm's row statistics.
+/* kernels.cuh — what the kernel files of nlu/cuda/ share, as nlu/cpu/kernels.h does for the
+ * CPU ops: the launch shapes of row-wise and element-wise kernels, the grid-stride loop, and
+ * LayerNorm's row statistics (training) and row normalization (inference).
  *
  * A row-wise kernel gives each row one block of CUDA_ROW_THREADS threads striding over the
- * row's columns; an element-wise kernel runs a grid-stride loop on cuda_ew_blocks(n) blocks of
- * CUDA_EW_THREADS threads. Not here: storage types, warp and block sums, the error checks
- * (common.cuh); the inference kernels' 2-D row grids (elementwise.cu).
+ * row's columns; a training element-wise kernel runs a grid-stride loop on cuda_ew_blocks(n)
+ * blocks of CUDA_EW_THREADS threads. Not here: storage types, warp and block sums, the error
+ * checks (common.cuh); the inference element-wise kernels' 2-D row grids (elementwise.cu).
  */
 #ifndef NLU_CUDA_KERNELS_CUH
 #define NLU_CUDA_KERNELS_CUH
@@ -44,6 +45,26 @@ __device__ __forceinline__ void cuda_row_stats(const float *x, int C, float eps,
     const float var = block_sum(acc, red) / (float)C;
     *mean = mu;
     *rstd = rsqrtf(var + eps);
+}
+
+/* Normalizes x (H, in shared memory) into out with w, b (the inference LayerNorm of
+ * layernorm.cu and embedding.cu); every thread of the block takes part. */
+template <typename S>
+__device__ void cuda_normalize_row(S *out, const float *x, const float *w, const float *b, int H,
+                                   float eps, float *red)
+{
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < H; i += blockDim.x)
+        s += x[i];
+    const float mean = block_sum(s, red) / H;
+    float v = 0.0f;
+    for (int i = threadIdx.x; i < H; i += blockDim.x) {
+        float d = x[i] - mean;
+        v += d * d;
+    }
+    const float rstd = rsqrtf(block_sum(v, red) / H + eps);
+    for (int i = threadIdx.x; i < H; i += blockDim.x)
+        out[i] = from_f<S>((x[i] - mean) * rstd * w[i] + b[i]);
 }
 
 #endif
