@@ -9,16 +9,12 @@
 #include "nlu/cuda/kernels.cuh"
 #include "nlu/cuda/train_ops.cuh"
 
-extern "C" {
-#include "nlu/cpu/ops_backward.h"
-}
-
 static __global__ void dropout_kernel(float *out, const float *inp, const float *res, size_t n,
                                       uint32_t threshold, float scale, uint64_t key, int masked)
 {
     CUDA_GRID_STRIDE(i, n)
     {
-        const float m = !masked ? 1.0f : cpu_dropout_bits(key, i) >= threshold ? scale : 0.0f;
+        const float m = cuda_drop_factor(key, i, threshold, scale, masked);
         out[i] = (res ? res[i] : 0.0f) + m * inp[i];
     }
 }

@@ -4,6 +4,7 @@
  *
  * Not here: anything that reduces over a row (layernorm.cu, attention*.cu).
  */
+#include "nlu/cuda/kernels.cuh"
 #include "nlu/cuda/ops.cuh"
 
 enum { EW_THREADS = 256, EW_MAX_BLOCKS = 65535 };
@@ -20,10 +21,7 @@ static dim3 row_grid(int M, int n)
 
 /* What each row-wise kernel does to value + bias. */
 struct op_gelu {
-    __device__ float operator()(float v) const
-    {
-        return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    }
+    __device__ float operator()(float v) const { return cuda_gelu_value(v); }
 };
 struct op_tanh {
     __device__ float operator()(float v) const { return tanhf(v); }

@@ -12,10 +12,7 @@
 static __global__ void gelu_kernel(float *out, const float *inp, size_t n)
 {
     CUDA_GRID_STRIDE(i, n)
-    {
-        const float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    }
+    out[i] = cuda_gelu_value(inp[i]);
 }
 
 void cuda_gelu(float *out, const float *inp, size_t n, cudaStream_t s)

@@ -12,6 +12,10 @@
 
 #include "nlu/cuda/common.cuh"
 
+extern "C" {
+#include "nlu/cpu/ops_backward.h"
+}
+
 enum { CUDA_ROW_THREADS = 256, CUDA_EW_THREADS = 256, CUDA_EW_MAX_BLOCKS = 4096 };
 
 /* The blocks of an element-wise grid over n values: one per CUDA_EW_THREADS values, between 1
@@ -27,6 +31,21 @@ static inline int cuda_ew_blocks(size_t n)
 #define CUDA_GRID_STRIDE(i, n)                                              \
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (size_t)gridDim.x * blockDim.x)
+
+/* The exact (erf) GELU of one value: inference's bias + GELU (elementwise.cu) and training's
+ * GELU (gelu.cu) alike. */
+__device__ __forceinline__ float cuda_gelu_value(float x)
+{
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+/* The dropout factor of element e of the tensor of `key`: 0 or scale = 1 / (1 - p) by the
+ * CPU's mask (threshold = cpu_dropout_threshold(p)), 1 when not masked (p = 0). */
+__device__ __forceinline__ float cuda_drop_factor(uint64_t key, size_t e, uint32_t threshold,
+                                                  float scale, int masked)
+{
+    return !masked ? 1.0f : cpu_dropout_bits(key, e) >= threshold ? scale : 0.0f;
+}
 
 /* Mean and 1/std of row x (C), two passes in float; every thread gets both. red is 32 floats
  * of shared memory (block_sum). */
@@ -53,16 +72,8 @@ template <typename S>
 __device__ void cuda_normalize_row(S *out, const float *x, const float *w, const float *b, int H,
                                    float eps, float *red)
 {
-    float s = 0.0f;
-    for (int i = threadIdx.x; i < H; i += blockDim.x)
-        s += x[i];
-    const float mean = block_sum(s, red) / H;
-    float v = 0.0f;
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        float d = x[i] - mean;
-        v += d * d;
-    }
-    const float rstd = rsqrtf(block_sum(v, red) / H + eps);
+    float mean, rstd;
+    cuda_row_stats(x, H, eps, red, &mean, &rstd);
     for (int i = threadIdx.x; i < H; i += blockDim.x)
         out[i] = from_f<S>((x[i] - mean) * rstd * w[i] + b[i]);
 }
