@@ -3,7 +3,9 @@
  *
  * Row-major y (M, OC) is column-major y^T (OC, M) = w · x^T, so the call multiplies
  * w^T-as-stored (transposed back) by x^T-as-stored. Biases are not added here: the kernel
- * that follows each GEMM adds its bias (layernorm.cu, elementwise.cu, attention.cu).
+ * that follows each GEMM adds its bias (layernorm.cu, elementwise.cu, attention.cu). Not
+ * here: training's GEMMs, FP32 out of BF16 or FP32 operands (train.cu: linear and
+ * linear_backward).
  */
 #include "nlu/cuda/ops.cuh"
 
