@@ -3,10 +3,9 @@
  * Each (sequence, head) pair is one work item for the OpenMP threads, so attention costs
  * sum(T^2), not B * Tmax^2 as a padded batch would, and no mask is needed. The kernel is
  * C with GCC vector types rather than BLAS: BLAS must not be called from inside the parallel
- * region (OpenBLAS's own pool would oversubscribe the cores), and calling it per item from
- * one thread measured slower: for B = 32, T = 128, 12 heads of D = 64, one core of this
- * kernel took 19 ms, two-threaded SGEMM calls per item 60-85 ms; at T = 32, 1.9 ms
- * against 4.8 ms. The keys are transposed into scratch so that both products run along
+ * region (OpenBLAS's own pool would oversubscribe the cores), and SGEMM calls per item from
+ * one thread measured slower than this kernel on one core (bench/RESULTS.md, "CPU
+ * attention kernel"). The keys are transposed into scratch so that both products run along
  * contiguous memory. The softmax is FP32 with the row maximum subtracted.
  */
 #include <math.h>
@@ -14,13 +13,11 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/kernels.h"
 
-/* The products run on register tiles of QB queries by CPU_TW keys (scores) or CPU_TW value columns
- * (outputs), held in GCC vector types of CPU_TW floats that the compiler maps onto whatever
- * registers the clone has; each loaded key or value vector is used QB times. (Written as
- * plain nested loops, GCC 12 kept the tile in memory: 5 GFLOP/s against 55-95 for these on
- * one core of the Zen 4 test machine, where 8 x 16 beat 4 x 16, 6 x 16, 8 x 8, 12 x 8 and
- * 4 x 32; AVX2 machines spill a little with 8 x 16.) Keys and values are copied into
- * zero-padded scratch first so that tiles never run past the data. */
+/* The products run on register tiles of QB queries by CPU_TW keys (scores) or CPU_TW value
+ * columns (outputs), held in cpu_vtile vectors (kernels.h); each loaded key or value vector
+ * is used QB times. Vector types, because GCC kept the tile of plain nested loops in memory;
+ * QB = 8 measured fastest of the shapes tried (bench/RESULTS.md). Keys and values are copied
+ * into zero-padded scratch first so that tiles never run past the data. */
 enum { QB = 8 };
 
 size_t cpu_attention_scratch(int t_max, int D, int threads)
