@@ -3,10 +3,9 @@
  * Each (sequence, head) pair is one work item for the OpenMP threads, so attention costs
  * sum(T^2), not B * Tmax^2 as a padded batch would, and no mask is needed. The kernel is
  * C with GCC vector types rather than BLAS: BLAS must not be called from inside the parallel
- * region (OpenBLAS's own pool would oversubscribe the cores), and calling it per item from
- * one thread measured slower: for B = 32, T = 128, 12 heads of D = 64, one core of this
- * kernel took 19 ms, two-threaded SGEMM calls per item 60-85 ms; at T = 32, 1.9 ms
- * against 4.8 ms. The keys are transposed into scratch so that both products run along
+ * region (OpenBLAS's own pool would oversubscribe the cores), and SGEMM calls per item from
+ * one thread measured slower than this kernel on one core (bench/RESULTS.md, "CPU
+ * attention kernel"). The keys are transposed into scratch so that both products run along
  * contiguous memory. The softmax is FP32 with the row maximum subtracted.
  */
 #include <math.h>
@@ -14,39 +13,27 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/kernels.h"
 
-/* The products run on register tiles of QB queries by TW keys (scores) or TW value columns
- * (outputs), held in GCC vector types of TW floats that the compiler maps onto whatever
- * registers the clone has; each loaded key or value vector is used QB times. (Written as
- * plain nested loops, GCC 12 kept the tile in memory: 5 GFLOP/s against 55-95 for these on
- * one core of the Zen 4 test machine, where 8 x 16 beat 4 x 16, 6 x 16, 8 x 8, 12 x 8 and
- * 4 x 32; AVX2 machines spill a little with 8 x 16.) Keys and values are copied into
- * zero-padded scratch first so that tiles never run past the data. */
-enum { QB = 8, TW = 16 };
-
-/* Multiply-adds worth a thread of their own (some 30 us of work). */
-enum { ATTENTION_GRAIN = 1 << 19 };
-
-static int round_up(int n, int to)
-{
-    return (n + to - 1) / to * to;
-}
+/* The products run on register tiles of QB queries by CPU_TW keys (scores) or CPU_TW value
+ * columns (outputs), held in cpu_vtile vectors (kernels.h); each loaded key or value vector
+ * is used QB times. Vector types, because GCC kept the tile of plain nested loops in memory;
+ * QB = 8 measured fastest of the shapes tried (bench/RESULTS.md). Keys and values are copied
+ * into zero-padded scratch first so that tiles never run past the data. */
+enum { QB = 8 };
 
 size_t cpu_attention_scratch(int t_max, int D, int threads)
 {
-    const size_t tp = (size_t)round_up(t_max, TW), dp = (size_t)round_up(D, TW);
+    const size_t tp = (size_t)cpu_round_up(t_max, CPU_TW), dp = (size_t)cpu_round_up(D, CPU_TW);
     // per thread: kt (D, Tp), vp (T, Dp), q (QB, D), s (QB, Tp)
     return (size_t)threads * ((size_t)D * tp + (size_t)t_max * dp + QB * (size_t)D + QB * tp);
 }
 
-typedef float vtile __attribute__((vector_size(TW * sizeof(float))));
-
 // s (QB, Tp) = q (QB, D) kt (D, Tp)
 CPU_INLINE void scores_tile(float *s, const float *q, const float *kt, int D, int tp)
 {
-    for (int j0 = 0; j0 < tp; j0 += TW) {
-        vtile acc[QB] = { 0 };
+    for (int j0 = 0; j0 < tp; j0 += CPU_TW) {
+        cpu_vtile acc[QB] = { 0 };
         for (int d = 0; d < D; d++) {
-            vtile k;
+            cpu_vtile k;
             memcpy(&k, kt + (size_t)d * tp + j0, sizeof k);
             for (int r = 0; r < QB; r++)
                 acc[r] += q[r * D + d] * k;
@@ -60,15 +47,15 @@ CPU_INLINE void scores_tile(float *s, const float *q, const float *kt, int D, in
 CPU_INLINE void values_tile(float *out, size_t H, int nq, const float *s, const float *vp, int T,
                             int D, int tp, int dp, const float *inv)
 {
-    for (int d0 = 0; d0 < dp; d0 += TW) {
-        vtile acc[QB] = { 0 };
+    for (int d0 = 0; d0 < dp; d0 += CPU_TW) {
+        cpu_vtile acc[QB] = { 0 };
         for (int j = 0; j < T; j++) {
-            vtile v;
+            cpu_vtile v;
             memcpy(&v, vp + (size_t)j * dp + d0, sizeof v);
             for (int r = 0; r < QB; r++)
                 acc[r] += s[r * tp + j] * v;
         }
-        int nd = D - d0 < TW ? D - d0 : TW;
+        int nd = D - d0 < CPU_TW ? D - d0 : CPU_TW;
         for (int r = 0; r < nq; r++)
             for (int d = 0; d < nd; d++)
                 out[r * H + d0 + d] = acc[r][d] * inv[r];
@@ -81,7 +68,7 @@ CPU_SIMD static void attention_head(float *out, const float *qkv, int T, int H, 
                                     float *work)
 {
     const size_t H3 = 3 * (size_t)H;
-    const int tp = round_up(T, TW), dp = round_up(D, TW);
+    const int tp = cpu_round_up(T, CPU_TW), dp = cpu_round_up(D, CPU_TW);
     const float *q = qkv + (size_t)h * D, *k = qkv + H + (size_t)h * D, *v = k + H;
     float *kt = work, *vp = kt + (size_t)D * tp, *qb = vp + (size_t)T * dp, *s = qb + QB * D;
     const float scale = 1.0f / sqrtf((float)D);
@@ -118,19 +105,12 @@ void cpu_attention(float *out, const float *qkv, const int *len, int B, int NH, 
                    float *scratch, int threads)
 {
     const int H = NH * D;
-    int t_max = 0;
-    size_t work = 0; // multiply-adds of Q K^T
-    for (int b = 0; b < B; b++) {
-        t_max = len[b] > t_max ? len[b] : t_max;
-        work += (size_t)len[b] * len[b] * NH * D;
-    }
+    int t_max;
+    threads = cpu_attention_threads(len, B, NH, D, threads, &t_max);
     const size_t per_thread = cpu_attention_scratch(t_max, D, 1);
     /* Item b * NH + h; a sequence's first token is found by summing the lengths before it,
      * which costs nothing next to the T^2 D work of the item. */
     const int items = B * NH;
-    int useful = cpu_threads_for(work, ATTENTION_GRAIN);
-    threads = useful < threads ? useful : threads;
-    threads = items < threads ? items : threads;
     CPU_PARALLEL_FOR_DYNAMIC(threads)
     for (int it = 0; it < items; it++) {
         int b = it / NH, h = it % NH;

@@ -3,9 +3,9 @@
  *
  * Work is split as in attention.c: one (sequence, head) pair per work item, real tokens
  * only, no BLAS inside the parallel region, and the products run on register tiles of QB
- * rows by TW columns (GCC vector extensions): fixed-size loops the compiler unrolls and
+ * rows by CPU_TW columns (GCC vector extensions): fixed-size loops the compiler unrolls and
  * keeps in vector registers, each loaded element of the right operand used QB times.
- * Operands are first copied into zero-padded scratch (columns to a multiple of TW, rows to
+ * Operands are first copied into zero-padded scratch (columns to a multiple of CPU_TW, rows to
  * a multiple of QB), so tiles never run past the data. Each item writes only its own head's
  * columns, so items never share an output and the result does not depend on scheduling.
  *
@@ -23,16 +23,8 @@
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cpu/kernels.h"
 
-/* Tile rows and columns; multiply-adds (of one T x T x D product) worth a thread of their
- * own, as in attention.c. */
-enum { QB = 4, TW = 16, ATTENTION_GRAIN = 1 << 19 };
-
-typedef float vtile __attribute__((vector_size(TW * sizeof(float))));
-
-static int round_up(int n, int to)
-{
-    return (n + to - 1) / to * to;
-}
+/* Rows per register tile (kernels.h: the tiles' columns). */
+enum { QB = 4 };
 
 size_t cpu_attention_probs_size(const int *len, int B, int NH)
 {
@@ -44,8 +36,8 @@ size_t cpu_attention_probs_size(const int *len, int B, int NH)
 
 size_t cpu_attention_train_scratch(int t_max, int D, int threads)
 {
-    const size_t t = (size_t)t_max, tp = (size_t)round_up(t_max, TW);
-    const size_t tq = (size_t)round_up(t_max, QB), dp = (size_t)round_up(D, TW);
+    const size_t t = (size_t)t_max, tp = (size_t)cpu_round_up(t_max, CPU_TW);
+    const size_t tq = (size_t)cpu_round_up(t_max, QB), dp = (size_t)cpu_round_up(D, CPU_TW);
     // per thread, the backward's (the forward needs less): vt (D, tp), kp and qp (T, dp),
     // dop (tq, dp), ds (tq, tp), wb (T, tp), a tile (QB, dp)
     return (size_t)threads * ((size_t)D * tp + 2 * t * dp + tq * dp + tq * tp + t * tp + QB * dp);
@@ -63,35 +55,16 @@ static void item_offsets(const int *len, int NH, int b, int h, size_t *token, si
     *prob = p * (size_t)NH + (size_t)h * len[b] * len[b];
 }
 
-static int max_len(const int *len, int B)
-{
-    int t_max = 0;
-    for (int b = 0; b < B; b++)
-        t_max = len[b] > t_max ? len[b] : t_max;
-    return t_max;
-}
-
-/* The threads worth waking for the B * NH items, at most `threads`. */
-static int item_threads(const int *len, int B, int NH, int D, int threads)
-{
-    size_t work = 0;
-    for (int b = 0; b < B; b++)
-        work += (size_t)len[b] * len[b] * NH * D;
-    int useful = cpu_threads_for(work, ATTENTION_GRAIN);
-    threads = useful < threads ? useful : threads;
-    return B * NH < threads ? B * NH : threads;
-}
-
 // c (QB, n) = a (QB, K) b (K, n), element (r, k) of a at a[r * ar + k * ak] (ak = 1 for a
 // row-major a, ar = 1 to multiply by the transpose of a (K, QB)); rows of b and c ldb, ldc
-// apart; n a multiple of TW. Forced inline, so each constant stride gets its own loop.
+// apart; n a multiple of CPU_TW. Forced inline, so each constant stride gets its own loop.
 CPU_INLINE void tile_mm(float *c, int ldc, const float *a, size_t ar, size_t ak, const float *b,
                         int ldb, int K, int n)
 {
-    for (int j0 = 0; j0 < n; j0 += TW) {
-        vtile acc[QB] = { 0 };
+    for (int j0 = 0; j0 < n; j0 += CPU_TW) {
+        cpu_vtile acc[QB] = { 0 };
         for (int k = 0; k < K; k++) {
-            vtile bk;
+            cpu_vtile bk;
             memcpy(&bk, b + (size_t)k * ldb + j0, sizeof bk);
             for (int r = 0; r < QB; r++)
                 acc[r] += a[r * ar + k * ak] * bk;
@@ -132,7 +105,7 @@ CPU_SIMD static void train_head(float *out, float *P, const float *qkv, int T, i
                                 float p, uint64_t key, uint64_t first, float *work)
 {
     const size_t H3 = 3 * (size_t)H;
-    const int tp = round_up(T, TW), dp = round_up(D, TW);
+    const int tp = cpu_round_up(T, CPU_TW), dp = cpu_round_up(D, CPU_TW);
     const float *q = qkv + (size_t)h * D, *k = q + H, *v = k + H;
     float *kt = work, *vp = kt + (size_t)D * tp, *qb = vp + (size_t)T * dp;
     float *s = qb + (size_t)QB * D, *o = s + (size_t)QB * tp;
@@ -168,8 +141,9 @@ void cpu_attention_train(float *out, float *probs, const float *qkv, const int *
                          int D, float p, uint64_t key, float *scratch, int threads)
 {
     const int H = NH * D, items = B * NH;
-    const size_t per_thread = cpu_attention_train_scratch(max_len(len, B), D, 1);
-    threads = item_threads(len, B, NH, D, threads);
+    int t_max;
+    threads = cpu_attention_threads(len, B, NH, D, threads, &t_max);
+    const size_t per_thread = cpu_attention_train_scratch(t_max, D, 1);
     CPU_PARALLEL_FOR_DYNAMIC(threads)
     for (int it = 0; it < items; it++) {
         size_t tok, prob;
@@ -185,7 +159,7 @@ CPU_SIMD static void backward_head(float *dqkv, const float *dout, const float *
                                    uint64_t first, float *work)
 {
     const size_t H3 = 3 * (size_t)H;
-    const int tp = round_up(T, TW), tq = round_up(T, QB), dp = round_up(D, TW);
+    const int tp = cpu_round_up(T, CPU_TW), tq = cpu_round_up(T, QB), dp = cpu_round_up(D, CPU_TW);
     const float *q = qkv + (size_t)h * D, *k = q + H, *v = k + H;
     float *dq = dqkv + (size_t)h * D, *dk = dq + H, *dv = dk + H;
     float *vt = work, *kp = vt + (size_t)D * tp, *qp = kp + (size_t)T * dp;
@@ -254,8 +228,9 @@ void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv, co
                             float *scratch, int threads)
 {
     const int H = NH * D, items = B * NH;
-    const size_t per_thread = cpu_attention_train_scratch(max_len(len, B), D, 1);
-    threads = item_threads(len, B, NH, D, threads);
+    int t_max;
+    threads = cpu_attention_threads(len, B, NH, D, threads, &t_max);
+    const size_t per_thread = cpu_attention_train_scratch(t_max, D, 1);
     CPU_PARALLEL_FOR_DYNAMIC(threads)
     for (int it = 0; it < items; it++) {
         size_t tok, prob;

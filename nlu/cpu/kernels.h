@@ -1,5 +1,6 @@
-/* kernels.h — what the op files share: SIMD cloning, the OpenMP loop macro, and exp and the
- * normal CDF written so that compilers vectorize loops calling them.
+/* kernels.h — what the op files share: SIMD cloning, the OpenMP loop macro, exp and the
+ * normal CDF written so that compilers vectorize loops calling them, and the register tiles
+ * and thread count of the two attention files.
  *
  * libm's expf and erff are scalar calls: inside a loop they stop vectorization, and erff costs
  * about as much as the GEMM it follows in a BERT FFN. These inline versions use only
@@ -25,6 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nlu/cpu/ops.h"
 #include "parley_config.h"
 
 #if PARLEY_HAVE_OPENMP
@@ -175,6 +177,38 @@ CPU_INLINE float cpu_normal_cdf(float x)
     /* x < 0 ? half_erfc : 1 - half_erfc, with the arithmetic outside the condition: under
      * the default -ftrapping-math GCC will not vectorize a subtraction done on one branch. */
     return (x < 0 ? 0.0f : 1.0f) + (x < 0 ? 1.0f : -1.0f) * half_erfc;
+}
+
+/* The attention ops (attention.c, attention_backward.c) work on (sequence, head) items and
+ * run their products on register tiles: rows of CPU_TW floats in a GCC vector type
+ * (cpu_vtile), which the compiler maps onto whatever vector registers the clone has, over
+ * operands copied into scratch zero-padded to multiples of CPU_TW (cpu_round_up), so that
+ * tiles never run past the data. Each file picks its own rows per tile. */
+enum { CPU_TW = 16 };
+typedef float cpu_vtile __attribute__((vector_size(CPU_TW * sizeof(float))));
+
+CPU_INLINE int cpu_round_up(int n, int to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* Multiply-adds of attention worth a thread of their own (some 30 us of work). */
+enum { CPU_ATTENTION_GRAIN = 1 << 19 };
+
+/* The threads worth waking for the B * NH items of attention over sequences of len (B) and
+ * heads of D, at most `threads`; *t_max receives the longest length. */
+static inline int cpu_attention_threads(const int *len, int B, int NH, int D, int threads,
+                                        int *t_max)
+{
+    size_t work = 0; // multiply-adds of Q K^T
+    *t_max = 0;
+    for (int b = 0; b < B; b++) {
+        *t_max = len[b] > *t_max ? len[b] : *t_max;
+        work += (size_t)len[b] * len[b] * NH * D;
+    }
+    int useful = cpu_threads_for(work, CPU_ATTENTION_GRAIN);
+    threads = useful < threads ? useful : threads;
+    return B * NH < threads ? B * NH : threads;
 }
 
 #endif

@@ -1,11 +1,13 @@
-/* ops.h — the CPU operators of the BERT forward pass, one family per file in nlu/cpu/.
+/* ops.h — the CPU operators of the BERT forward pass, one family per file in nlu/cpu/ (the
+ * GPU twin of nlu/cpu/X.c is nlu/cuda/X.cu; the map opens nlu/cuda/ops.cuh).
  *
  * Every op is a free function op(out, inputs..., sizes) over flat FP32 arrays in row-major
  * order, with the shapes in comments (letters as in nlu/model.h; M is any row count, C any
  * row width). Each has a plain reference cpu_<op>_ref written as naive loops in double,
  * which tests/nlu/cpu/test_ops.c holds the fast version to. Ops never allocate, print or fail:
- * callers pass valid sizes and any scratch memory. A backward pass will add
- * cpu_<op>_backward beside each forward.
+ * callers pass valid sizes and any scratch memory. The backward of each op,
+ * cpu_<op>_backward in <op>_backward.c, and the ops only training needs are declared in
+ * ops_backward.h.
  *
  * Threading: OpenBLAS threads the GEMMs with its own pool; the other ops use OpenMP with
  * cpu_threads() threads and never call BLAS inside a parallel region, so the two pools do

@@ -59,7 +59,7 @@ uint64_t cpu_dropout_key(uint64_t seed, uint64_t tensor);
 /* 32 random bits for element i: two rounds of the lowbias32 integer hash (Chris Wellons,
  * "Hash Prospector", 2018), key mixed in before each round. Inline so attention can draw
  * the mask of its probabilities inside its own loops, and host-and-device under nvcc so
- * the GPU trainer (nlu/cuda/train_kernels.cu) draws the very same masks. */
+ * the GPU trainer (nlu/cuda/dropout.cu, attention_backward.cu) draws the very same masks. */
 #ifdef __CUDACC__
 #define CPU_HOST_DEVICE __host__ __device__
 #else

@@ -1,9 +1,13 @@
-/* elementwise.cu — the one-value-at-a-time kernels: bias + GELU after the feed-forward input
- * GEMM, bias + tanh of the pooler, bias of the heads' logits, and the conversion of the FP32
- * parameters to the storage type at upload, and plain bias adds (logits, QKV rows).
+/* elementwise.cu — the one-value-at-a-time kernels of inference: bias + GELU after the
+ * feed-forward input GEMM, bias + tanh of the pooler, plain bias adds (the heads' logits, the
+ * QKV rows before attention_gemm.cu), and the conversion of the FP32 parameters to the
+ * storage type at upload. The trainer uses them too (train.cu): the bias adds and tanh on
+ * FP32 rows, the conversion for its BF16 weights and GEMM operands.
  *
- * Not here: anything that reduces over a row (layernorm.cu, attention*.cu).
+ * Not here: anything that reduces over a row (layernorm.cu, attention*.cu); training's plain
+ * GELU and the backward kernels (gelu.cu, gelu_backward.cu, pooler.cu).
  */
+#include "nlu/cuda/kernels.cuh"
 #include "nlu/cuda/ops.cuh"
 
 enum { EW_THREADS = 256, EW_MAX_BLOCKS = 65535 };
@@ -20,10 +24,7 @@ static dim3 row_grid(int M, int n)
 
 /* What each row-wise kernel does to value + bias. */
 struct op_gelu {
-    __device__ float operator()(float v) const
-    {
-        return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    }
+    __device__ float operator()(float v) const { return cuda_gelu_value(v); }
 };
 struct op_tanh {
     __device__ float operator()(float v) const { return tanhf(v); }

@@ -6,24 +6,44 @@
  * past a sequence's length are computed like any other (their values are never used) except
  * by attention, which never looks at them as keys and writes zeros for them as queries.
  * Every launcher enqueues on `stream` and returns without waiting.
+ *
+ * nlu/cuda/ mirrors nlu/cpu/: the twin of nlu/cpu/X.c is nlu/cuda/X.cu, holding the
+ * inference op (templates on the storage type, this header) and the training one (FP32,
+ * train_ops.cuh) of that family where both exist:
+ *   attention.c, _backward.c     attention.cu (fused) + attention_gemm.cu; attention_backward.cu
+ *   embedding.c, _backward.c     embedding.cu (with its LayerNorm); embedding_backward.cu
+ *   layernorm.c, _backward.c     layernorm.cu (inference and training); layernorm_backward.cu
+ *   gelu.c, _backward.c          gelu.cu (training; inference's bias + GELU is elementwise.cu's);
+ *                                gelu_backward.cu
+ *   matmul.c, _backward.c        matmul.cu (cuBLAS); matmul_backward.cu (the bias gradient's
+ *                                column sums; training's GEMMs are train.cu's)
+ *   dropout.c, softmax_xent.c    dropout.cu, softmax_xent.cu
+ *   nlu/train/adamw.c            adamw.cu (with the gradient norm's partial sums)
+ *   kernels.h                    kernels.cuh (launch shapes and device code the files share);
+ *                                common.cuh (storage types, reductions, errors, context)
+ *   ops.h, ops_backward.h        ops.cuh, train_ops.cuh
+ *   threads.c                    no twin (the launch grid is the GPU's parallelism)
+ * The GPU's own: elementwise.cu (bias + activation, conversion), pooler.cu (the pooler's
+ * row gather and tanh backward, loops in bert_train.c), bert.cu (the model), train.cu and
+ * train_batch.c (the trainer), context.cu, errors.cu, precision.c, cuda_none.c (no CUDA).
  */
 #ifndef NLU_CUDA_OPS_CUH
 #define NLU_CUDA_OPS_CUH
 
 #include "nlu/cuda/common.cuh"
 
-// out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H)
+// embedding.cu — out (M, H) = LayerNorm(word[ids] + pos[t] + type[0]) with w, b (H)
 template <typename S>
 void cuda_embedding(S *out, const int *ids, int M, int T, const float *word, const float *pos,
                     const float *type, const float *w, const float *b, int H, float eps,
                     cudaStream_t stream);
 
-// h (M, H) = LayerNorm(h + x + bias) with w, b (H); bias may be NULL
+// layernorm.cu — h (M, H) = LayerNorm(h + x + bias) with w, b (H); bias may be NULL
 template <typename S>
 void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const float *w,
                                   const float *b, int M, int H, float eps, cudaStream_t stream);
 
-// x (M, n) = gelu(x + bias (n)), GELU with erf
+// elementwise.cu — x (M, n) = gelu(x + bias (n)), GELU with erf
 template <typename S>
 void cuda_bias_gelu(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
@@ -35,8 +55,8 @@ void cuda_bias_tanh(S *x, const float *bias, int M, int n, cudaStream_t stream);
 template <typename S>
 void cuda_bias_add(S *x, const float *bias, int M, int n, cudaStream_t stream);
 
-/* Shared memory the attention kernel needs for sequences of T rows and heads of D; the
- * caller checks it against the device's limit (cuda_attention_prepare). */
+/* attention.cu — shared memory the attention kernel needs for sequences of T rows and heads of D;
+ * the caller checks it against the device's limit (cuda_attention_prepare). */
 template <typename S>
 size_t cuda_attention_smem(int T, int D);
 /* Lets the kernel use `bytes` of dynamic shared memory (once per device and type). */
@@ -65,9 +85,9 @@ parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float 
 template <typename S>
 void cuda_convert(S *out, const float *in, size_t n, cudaStream_t stream);
 
-/* y (M, OC) = x (M, IC) · w (OC, IC)^T in cuBLAS with FP32 accumulation; x rows ldx apart
- * (IC for a dense matrix). x and w of type S; y of type S or float (y_f32). FP32 storage
- * uses the pedantic FP32 compute type (no TF32). */
+/* matmul.cu — y (M, OC) = x (M, IC) · w (OC, IC)^T in cuBLAS with FP32 accumulation; x rows ldx
+ * apart (IC for a dense matrix). x and w of type S; y of type S or float (y_f32). FP32 storage uses
+ * the pedantic FP32 compute type (no TF32). */
 template <typename S>
 parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
                           int M, int IC, int OC);

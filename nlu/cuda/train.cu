@@ -1,6 +1,6 @@
 /* train.cu — the GPU trainer (cuda_train.h): device state, the step as a sequence of
  * train_ops.cuh launches and cuBLAS GEMMs in the order of bert_train.c, the gradient norm
- * and the fused clip + AdamW update.
+ * and the fused clip + AdamW update (their kernels are adamw.cu's).
  *
  * Per step the host builds one int buffer (train_batch.h: ids, positions, labels,
  * per-sequence offsets, the tokens grouped for the embedding backward) and copies it in

@@ -3,8 +3,8 @@
  * Weights are uniform in [-scale, scale] (LayerNorm weights around 1), larger than BERT's
  * init so that logits spread and differences between the CPU and GPU paths show.
  */
-#ifndef TESTS_GPU_MODEL_H
-#define TESTS_GPU_MODEL_H
+#ifndef TESTS_NLU_CUDA_MODEL_H
+#define TESTS_NLU_CUDA_MODEL_H
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,11 @@
-/* gemm.cu — fully connected layers through cuBLAS: y = x · w^T in the nn.Linear layout,
+/* matmul.cu — fully connected layers through cuBLAS: y = x · w^T in the nn.Linear layout,
  * tensor cores for FP16/BF16 storage with FP32 accumulation, pedantic FP32 otherwise.
  *
  * Row-major y (M, OC) is column-major y^T (OC, M) = w · x^T, so the call multiplies
  * w^T-as-stored (transposed back) by x^T-as-stored. Biases are not added here: the kernel
- * that follows each GEMM adds its bias (layernorm.cu, elementwise.cu, attention.cu).
+ * that follows each GEMM adds its bias (layernorm.cu, elementwise.cu, attention.cu). Not
+ * here: training's GEMMs, FP32 out of BF16 or FP32 operands (train.cu: linear and
+ * linear_backward).
  */
 #include "nlu/cuda/ops.cuh"
 

@@ -1,4 +1,4 @@
-/* train_attention.cu — self-attention for training over packed sequences, the GPU twin of
+/* attention_backward.cu — self-attention for training over packed sequences, the GPU twin of
  * cpu_attention_train and cpu_attention_backward (nlu/cpu/attention_backward.c), with the
  * same math, the same probabilities layout and the same dropout mask:
  *   forward   S = scale Q K^T, P = softmax(S) (kept), O = (P * M) V
@@ -10,11 +10,8 @@
  * global memory through the caches: sequences of training batches are short (T <= 128),
  * and this path is written to be checked against the CPU before it is made fast.
  */
+#include "nlu/cuda/kernels.cuh"
 #include "nlu/cuda/train_ops.cuh"
-
-extern "C" {
-#include "nlu/cpu/ops_backward.h"
-}
 
 enum { ATT_WARPS = 8 };
 
@@ -38,13 +35,6 @@ static __device__ item item_of(const int *seq, int B, int NH, int D)
                  (int)(threadIdx.x >> 5),
                  NH * D,
                  3 * (size_t)NH * D };
-}
-
-/* The dropout factor of probability element e: 0 or 1 / (1 - p), 1 without dropout. */
-static __device__ __forceinline__ float drop_factor(uint64_t key, size_t e, uint32_t threshold,
-                                                    float scale, int masked)
-{
-    return !masked ? 1.0f : cpu_dropout_bits(key, e) >= threshold ? scale : 0.0f;
 }
 
 static __global__ void attention_train_kernel(float *out, float *probs, const float *qkv, int B,
@@ -81,7 +71,7 @@ static __global__ void attention_train_kernel(float *out, float *probs, const fl
             for (int j = 0; j < it.T; j++) {
                 const float *v = qkv + (size_t)(it.first + j) * it.ld + 2 * it.H + (size_t)it.h * D;
                 const size_t e = it.probs + (size_t)i * it.T + j;
-                acc += prow[j] * drop_factor(key, e, threshold, drop_scale, masked) * v[d];
+                acc += prow[j] * cuda_drop_factor(key, e, threshold, drop_scale, masked) * v[d];
             }
             out[(size_t)(it.first + i) * it.H + (size_t)it.h * D + d] = acc;
         }
@@ -115,7 +105,7 @@ static __global__ void attention_dq_kernel(float *dqkv, float *ds, const float *
             float acc = 0.0f;
             for (int d = 0; d < D; d++)
                 acc += dO[d] * v[d];
-            acc *= drop_factor(key, row + j, threshold, drop_scale, masked);
+            acc *= cuda_drop_factor(key, row + j, threshold, drop_scale, masked);
             dsrow[j] = acc;
             dot += acc * probs[row + j];
         }
@@ -146,7 +136,7 @@ static __global__ void attention_dkv_kernel(float *dqkv, const float *ds, const 
                 const size_t e = it.probs + (size_t)i * it.T + j;
                 const size_t tok = (size_t)(it.first + i);
                 dk += ds[e] * qkv[tok * it.ld + (size_t)it.h * D + d];
-                dv += probs[e] * drop_factor(key, e, threshold, drop_scale, masked) *
+                dv += probs[e] * cuda_drop_factor(key, e, threshold, drop_scale, masked) *
                       dout[tok * it.H + (size_t)it.h * D + d];
             }
             float *dst = dqkv + (size_t)(it.first + j) * it.ld + (size_t)it.h * D + d;
