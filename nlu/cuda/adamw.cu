@@ -15,8 +15,8 @@ static __global__ void sumsq_kernel(float *part, const float *g, size_t n)
 {
     __shared__ float red[32];
     float acc = 0.0f;
-    CUDA_GRID_STRIDE(i, n)
-    acc += g[i] * g[i];
+    CUDA_GRID_STRIDE (i, n)
+        acc += g[i] * g[i];
     acc = block_sum(acc, red);
     if (threadIdx.x == 0)
         part[blockIdx.x] = acc;
@@ -31,8 +31,7 @@ static __global__ void adamw_kernel(float *p, __nv_bfloat16 *p16, const float *g
                                     float *v, const unsigned char *decay, size_t n,
                                     cuda_adamw_coef k)
 {
-    CUDA_GRID_STRIDE(i, n)
-    {
+    CUDA_GRID_STRIDE (i, n) {
         const float gi = g[i] * k.gscale;
         const float pi = decay[i] ? p[i] * k.decay : p[i];
         const float mi = m[i] * k.b1 + k.one_minus_b1 * gi;

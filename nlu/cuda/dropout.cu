@@ -12,8 +12,7 @@
 static __global__ void dropout_kernel(float *out, const float *inp, const float *res, size_t n,
                                       uint32_t threshold, float scale, uint64_t key, int masked)
 {
-    CUDA_GRID_STRIDE(i, n)
-    {
+    CUDA_GRID_STRIDE (i, n) {
         const float m = cuda_drop_factor(key, i, threshold, scale, masked);
         out[i] = (res ? res[i] : 0.0f) + m * inp[i];
     }

@@ -11,8 +11,8 @@
 
 static __global__ void gelu_kernel(float *out, const float *inp, size_t n)
 {
-    CUDA_GRID_STRIDE(i, n)
-    out[i] = cuda_gelu_value(inp[i]);
+    CUDA_GRID_STRIDE (i, n)
+        out[i] = cuda_gelu_value(inp[i]);
 }
 
 void cuda_gelu(float *out, const float *inp, size_t n, cudaStream_t s)

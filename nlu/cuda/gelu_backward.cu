@@ -11,8 +11,7 @@
 static __global__ void gelu_backward_kernel(float *dinp, const float *inp, const float *dout,
                                             size_t n)
 {
-    CUDA_GRID_STRIDE(i, n)
-    {
+    CUDA_GRID_STRIDE (i, n) {
         const float x = inp[i];
         const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
         const float pdf = 0.39894228040143268f * expf(-0.5f * x * x);

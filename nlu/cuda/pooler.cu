@@ -10,8 +10,8 @@
 
 static __global__ void tanh_backward_kernel(float *d, const float *y, size_t n)
 {
-    CUDA_GRID_STRIDE(i, n)
-    d[i] *= 1.0f - y[i] * y[i];
+    CUDA_GRID_STRIDE (i, n)
+        d[i] *= 1.0f - y[i] * y[i];
 }
 
 void cuda_tanh_backward(float *d, const float *y, size_t n, cudaStream_t s)
