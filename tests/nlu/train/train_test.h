@@ -12,18 +12,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nlu/train/train.h"
+#include "parley/parley.h"
 #include "tests/check.h"
 
-/* What a run reported through train_progress (train.h), for the train_params.progress
- * callback train_watch with a train_seen as user_data. */
+/* What a run reported through parley_train_progress (parley/train.h), for the
+ * parley_train_params.progress callback train_watch with a train_seen as user_data. */
 typedef struct train_seen {
     int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs, mlm_epochs;
     int n_train, n_dev, n_augmented;
     long last_step, steps_total;
     float first_loss, last_loss;
     double last_eta;
-    train_scores dev;                                  /* the last epoch's, with a dev set */
+    parley_train_scores dev;                           /* the last epoch's, with a dev set */
     double first_mlm_acc, last_mlm_acc, last_mlm_loss; /* pretraining's held-out scores */
     long stop_at_step;                                 /* ask to stop after this step (0 = never) */
 } train_seen;
@@ -33,11 +33,11 @@ typedef struct train_seen {
 
 /* Records p into the train_seen u, checking that steps come in order and the learning
  * rate stays in [0, TRAIN_TEST_MAX_LR]; asks to stop after step u->stop_at_step. */
-static inline int train_watch(const train_progress *p, void *u)
+static inline int train_watch(const parley_train_progress *p, void *u)
 {
     train_seen *s = u;
     switch (p->event) {
-    case TRAIN_START:
+    case PARLEY_TRAIN_START:
         s->starts++;
         s->learned = p->vocab_learned;
         s->replaced = p->heads_replaced;
@@ -46,7 +46,7 @@ static inline int train_watch(const train_progress *p, void *u)
         s->n_dev = p->n_dev;
         s->n_augmented = p->n_augmented;
         break;
-    case TRAIN_STEP:
+    case PARLEY_TRAIN_STEP:
         CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld",
               p->step, s->last_step);
         if (s->steps++ == 0)
@@ -55,7 +55,7 @@ static inline int train_watch(const train_progress *p, void *u)
         s->last_eta = p->eta_s;
         CHECK(p->lr >= 0 && p->lr <= TRAIN_TEST_MAX_LR * 1.0001f, "lr %g", (double)p->lr);
         break;
-    case TRAIN_EPOCH:
+    case PARLEY_TRAIN_EPOCH:
         s->epochs++;
         s->last_epoch = p->epoch;
         s->last_loss = p->loss;
@@ -71,7 +71,7 @@ static inline int train_watch(const train_progress *p, void *u)
         }
         break;
     }
-    return s->stop_at_step && p->event == TRAIN_STEP && p->step == s->stop_at_step;
+    return s->stop_at_step && p->event == PARLEY_TRAIN_STEP && p->step == s->stop_at_step;
 }
 
 typedef struct path {
