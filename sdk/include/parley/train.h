@@ -1,10 +1,10 @@
-/* parley/train.h — training and pretraining joint intent/slot models from an application:
- * what `parley train` and `parley pretrain` do, as calls.
+/* parley/train.h — training, pretraining and scoring joint intent/slot models from an
+ * application: what `parley train`, `parley pretrain` and `parley eval` do, as calls.
  *
  * parley_train_run() trains a model on annotated examples (a Rasa-style nlu.yaml or a
  * JointBERT folder) and writes a model directory that parley_nlu_open() loads;
- * parley_pretrain_run() pretrains an encoder on plain text for training to start from. A
- * run reports its progress
+ * parley_pretrain_run() pretrains an encoder on plain text for training to start from;
+ * parley_eval_run() scores an open model on annotated examples. A run reports its progress
  * to a callback, which can also stop it; a stopped training run can be resumed. This header
  * is not inference (parley/nlu.h) and not the model format (the README describes the model
  * directory and the data formats).
@@ -24,7 +24,8 @@
  * as parley_nlu_open() does, and parley_nlu calls anywhere in the process use it from then
  * on: choose `threads` to leave cores to a pipeline that keeps serving. Run one training or
  * pretraining at a time in a process: a second one would change the thread count under the
- * first, and a seed gives the same files only with the same thread count.
+ * first, and a seed gives the same files only with the same thread count. parley_eval_run()
+ * follows the threading rule of its parley_nlu handle.
  *
  * Files: every file is written atomically (temporary file + rename), so a stopped, failed
  * or crashed run leaves the output directory's model either as it was or complete.
@@ -35,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parley/nlu.h"
 #include "parley/status.h"
 
 #ifdef __cplusplus
@@ -210,6 +212,67 @@ PARLEY_API parley_pretrain_params parley_pretrain_params_default(void);
  * callback saves the model so far. On success *result (may be NULL) is filled. */
 PARLEY_API parley_status parley_pretrain_run(const parley_pretrain_params *params,
                                              parley_pretrain_result *result);
+
+/* ---- scoring -------------------------------------------------------------------------- */
+
+/* One example as parley_eval_run() scored it; borrowed for the callback's duration. */
+typedef struct parley_eval_example {
+    int index;                      /* 0-based, in the data set's order */
+    const char *gold_intent;        /* the annotation */
+    const char *const *gold_tags;   /* (parse->n_words) BIO tags, one per word */
+    const parley_nlu_result *parse; /* the model's parse of the example's text */
+} parley_eval_example;
+
+/* Called on the running thread after each example is scored. Return 0 to go on, nonzero
+ * to stop: parley_eval_run() then reports the examples scored so far, with `stopped` set. */
+typedef int (*parley_eval_fn)(const parley_eval_example *example, void *user_data);
+
+typedef struct parley_eval_params {
+    int batch;                 /* utterances per parley_nlu_parse_batch() call; 0 = 32 */
+    parley_eval_fn on_example; /* or NULL */
+    void *user_data;           /* passed to on_example */
+} parley_eval_params;
+
+/* The scores, as `parley eval` prints them. Owned by the caller (parley_eval_report_free). */
+typedef struct parley_eval_report {
+    long n_examples;        /* examples scored */
+    int stopped;            /* on_example asked to stop: the scores cover n_examples */
+    int n_truncated;        /* examples longer than the model's positions; their last
+                               words were tagged "O" */
+    int n_intents;          /* intents of the data set */
+    int n_slot_types;       /* slot types of the data set */
+    double intent_accuracy; /* fractions in [0, 1]; 0 over no examples */
+    double slot_precision;  /* over slot chunks (type and both ends right), micro-averaged */
+    double slot_recall;
+    double slot_f1;
+    double sentence_accuracy; /* the intent and every word's tag right */
+    double tag_accuracy;      /* words with the right tag */
+} parley_eval_report;
+
+/* Defaults for every field; a zeroed struct means the same. */
+PARLEY_API parley_eval_params parley_eval_params_default(void);
+
+/* Parses every example of `data` (an nlu.yaml or a JointBERT folder) with `nlu` and scores
+ * the predicted intent and tags against the annotation: intent accuracy; slot precision,
+ * recall and F1 over chunks (conlleval rules, as seqeval's default mode); sentence and tag
+ * accuracy; per-label scores and confusions (in the texts below). Labels are compared by
+ * name, so labels the model does not know count as wrong. `params` may be NULL. On success
+ * *out is owned by the caller (parley_eval_report_free). */
+PARLEY_API parley_status parley_eval_run(parley_nlu *nlu, const char *data,
+                                         const parley_eval_params *params,
+                                         parley_eval_report **out);
+
+/* The whole report as JSON text (ratios as fractions) or as a table for people
+ * (percentages), with at most max_confusions intent and slot confusions each (negative =
+ * all). *out is borrowed from the report: valid until the next call of the same function on
+ * it or parley_eval_report_free(). A report is not synchronized: one thread at a time. */
+PARLEY_API parley_status parley_eval_report_json(parley_eval_report *report, int max_confusions,
+                                                 const char **out);
+PARLEY_API parley_status parley_eval_report_table(parley_eval_report *report, int max_confusions,
+                                                  const char **out);
+
+/* NULL is a no-op. */
+PARLEY_API void parley_eval_report_free(parley_eval_report *report);
 
 #ifdef __cplusplus
 }
