@@ -21,7 +21,8 @@
 #include "tests/fault.h"
 #include "tests/nlu/train/train_test.h"
 
-static char data[512], tmp[64], text[1024];
+static tiny_files files;
+static char text[1024];
 static const char *texts[1];
 
 /* Writes the synthetic corpus: six templates over the tiny joint set's vocabulary, every
@@ -88,7 +89,7 @@ static const char *const PRETRAIN_FILES[] = { "config.json", "model.safetensors"
 /* Returns what the run reported, for test_continue. */
 static train_seen test_fit(int n_lines)
 {
-    path o = path_in(tmp, "fit");
+    path o = path_in(files.tmp, "fit");
     parley_pretrain_params p = tiny(o.s, 30);
     parley_pretrain_result res;
     train_seen s = { 0 };
@@ -134,7 +135,8 @@ static train_seen test_fit(int n_lines)
 
 static void test_determinism(void)
 {
-    path a = path_in(tmp, "det_a"), b = path_in(tmp, "det_b"), c = path_in(tmp, "det_c");
+    path a = path_in(files.tmp, "det_a"), b = path_in(files.tmp, "det_b"),
+         c = path_in(files.tmp, "det_c");
     parley_pretrain_params p = tiny(a.s, 2);
     p.train.dropout = 0.2f;
     CHECK(parley_pretrain_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
@@ -151,7 +153,7 @@ static void test_determinism(void)
  * and masks (same seed) must score exactly as fit's last epoch did. */
 static void test_continue(const train_seen *fit)
 {
-    path base = path_in(tmp, "fit"), o = path_in(tmp, "more");
+    path base = path_in(files.tmp, "fit"), o = path_in(files.tmp, "more");
     parley_pretrain_params p = tiny(o.s, 1);
     train_seen s = { 0 };
     p.train.init = base.s;
@@ -169,9 +171,9 @@ static void test_continue(const train_seen *fit)
 /* Fine-tuning the pretrained encoder on the tiny joint set: new heads, perfect fit. */
 static void test_finetune(void)
 {
-    path base = path_in(tmp, "fit"), o = path_in(tmp, "tuned");
+    path base = path_in(files.tmp, "fit"), o = path_in(files.tmp, "tuned");
     parley_train_params p = parley_train_params_default();
-    p.data = data;
+    p.data = files.data;
     p.out = o.s;
     p.init = base.s;
     p.epochs = 40;
@@ -183,8 +185,8 @@ static void test_finetune(void)
     bert_model *m = NULL;
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
-    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK, "load: %s",
-          parley_errmsg());
+    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(files.data, &ds) == PARLEY_OK,
+          "load: %s", parley_errmsg());
     CHECK(m && m->cfg.n_intents == 4, "heads replaced: %d intents", m ? m->cfg.n_intents : -1);
     if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
         CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
@@ -198,7 +200,7 @@ static void test_finetune(void)
 
 static void test_stop(void)
 {
-    path o = path_in(tmp, "stop");
+    path o = path_in(files.tmp, "stop");
     parley_pretrain_params p = tiny(o.s, 3);
     parley_pretrain_result res;
     train_seen s = { .stop_at_step = 5 };
@@ -232,8 +234,8 @@ static void expect_fail(parley_pretrain_params *p, parley_status want, const cha
 
 static void test_errors(void)
 {
-    path o = path_in(tmp, "err"), blank = path_in(tmp, "blank.txt"), utf = path_in(tmp, "utf.txt"),
-         none = path_in(tmp, "nothing-here");
+    path o = path_in(files.tmp, "err"), blank = path_in(files.tmp, "blank.txt"),
+         utf = path_in(files.tmp, "utf.txt"), none = path_in(files.tmp, "nothing-here");
     const char *one[1];
     parley_pretrain_params p = tiny(o.s, 1);
     p.n_text = 0;
@@ -281,7 +283,7 @@ static void test_errors(void)
 
 static parley_status one_epoch(void *ctx)
 {
-    path o = path_in(tmp, "alloc");
+    path o = path_in(files.tmp, "alloc");
     parley_pretrain_params p = tiny(o.s, 1);
     p.train.shape.layers = 1;
     p.train.shape.hidden = 8;
@@ -297,7 +299,7 @@ static void test_alloc_failures(void)
     long n = fault_sweep("pretrain", one_epoch, NULL);
     CHECK(n > 200, "only %ld allocations swept", n);
     bert_model *m = NULL;
-    path o = path_in(tmp, "alloc");
+    path o = path_in(files.tmp, "alloc");
     CHECK(bert_model_load(o.s, &m) == PARLEY_OK, "after the sweep: %s", parley_errmsg());
     bert_model_free(m);
     CHECK(count_tmp(o.s, 0) == 0, "temporary files left behind");
@@ -305,17 +307,10 @@ static void test_alloc_failures(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_pretrain DATA_DIR (tests/nlu/train/tiny)\n");
-        return 2;
-    }
-    snprintf(data, sizeof data, "%s/nlu.yaml", argv[1]);
-    snprintf(tmp, sizeof tmp, "/tmp/parley-test-pretrain-XXXXXX");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    snprintf(text, sizeof text, "%s/text.txt", tmp);
+    int rc = train_test_start(argc, argv, "pretrain", &files);
+    if (rc != 0)
+        return rc;
+    snprintf(text, sizeof text, "%s/text.txt", files.tmp);
     texts[0] = text;
     int n_lines = write_text(text);
     train_seen fit = test_fit(n_lines);
@@ -325,6 +320,6 @@ int main(int argc, char **argv)
     test_stop();
     test_errors();
     test_alloc_failures();
-    rm_tree(tmp);
+    rm_tree(files.tmp);
     return check_done();
 }

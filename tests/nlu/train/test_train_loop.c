@@ -19,13 +19,13 @@
 #include "tests/check.h"
 #include "tests/nlu/train/train_test.h"
 
-static char data[512], dev[512], bad[512], lookup[512], tmp[64];
+static tiny_files files;
 
 /* A tiny model: trains in well under a second on one thread. */
 static parley_train_params tiny(const char *out, int epochs)
 {
     parley_train_params p = parley_train_params_default();
-    p.data = data;
+    p.data = files.data;
     p.out = out;
     p.shape.layers = 2;
     p.shape.hidden = 64;
@@ -59,7 +59,7 @@ static parley_train_scores score(const char *model_dir, const char *set)
 
 static void test_fit(void)
 {
-    path o = path_in(tmp, "fit");
+    path o = path_in(files.tmp, "fit");
     const char *out = o.s;
     parley_train_params p = tiny(out, 40);
     parley_train_result res;
@@ -77,7 +77,7 @@ static void test_fit(void)
     CHECK(s.last_eta == 0, "ETA at the end: %g", s.last_eta);
     CHECK(!res.stopped && res.epochs_done == 40 && res.best_epoch == 40 && !res.has_dev, "result");
     CHECK(!exists(path_in(out, "train_state").s), "the state is removed when the run completes");
-    parley_train_scores sc = score(out, data);
+    parley_train_scores sc = score(out, files.data);
     CHECK(sc.intent_accuracy == 1 && sc.slot_f1 == 1 && sc.sentence_accuracy == 1,
           "training set: intent %g, slot F1 %g, sentence %g", sc.intent_accuracy, sc.slot_f1,
           sc.sentence_accuracy);
@@ -96,27 +96,27 @@ static void test_fit(void)
     parley_nlu_close(nlu);
 
     /* Dev: the "greet" example has a label the training set lacks: always wrong. */
-    score(out, dev);
-    parley_train_scores d = score(out, dev);
+    score(out, files.dev);
+    parley_train_scores d = score(out, files.dev);
     CHECK(d.intent_accuracy <= 5.0 / 6 + 1e-9 && d.sentence_accuracy <= 5.0 / 6 + 1e-9,
           "unknown dev intent: %g", d.intent_accuracy);
 }
 
 static void test_dev_and_best(void)
 {
-    path o = path_in(tmp, "dev");
+    path o = path_in(files.tmp, "dev");
     const char *out = o.s;
     parley_train_params p = tiny(out, 6);
     parley_train_result res;
     train_seen s = { 0 };
-    p.dev = dev;
+    p.dev = files.dev;
     p.progress = train_watch;
     p.user_data = &s;
     CHECK(parley_train_run(&p, &res) == PARLEY_OK, "train: %s", parley_errmsg());
     CHECK(s.dev_epochs == 6 && res.has_dev && res.best_epoch >= 1 && res.best_epoch <= 6,
           "dev each epoch");
     /* The directory holds the best epoch: scoring it again gives the best scores. */
-    parley_train_scores d = score(out, dev);
+    parley_train_scores d = score(out, files.dev);
     CHECK(d.sentence_accuracy == res.best.sentence_accuracy && d.slot_f1 == res.best.slot_f1 &&
                   d.intent_accuracy == res.best.intent_accuracy,
           "saved model scores %g, best %g", d.sentence_accuracy, res.best.sentence_accuracy);
@@ -126,7 +126,8 @@ static void test_dev_and_best(void)
 
 static void test_determinism(void)
 {
-    path pa = path_in(tmp, "det_a"), pb = path_in(tmp, "det_b"), pc = path_in(tmp, "det_c");
+    path pa = path_in(files.tmp, "det_a"), pb = path_in(files.tmp, "det_b"),
+         pc = path_in(files.tmp, "det_c");
     const char *a = pa.s, *b = pb.s, *c = pc.s;
     parley_train_params p = tiny(a, 2); /* no dev: the last epoch is saved */
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
@@ -148,7 +149,7 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
     parley_train_params p = tiny(whole, 3);
     parley_train_result res;
     p.data = set;
-    p.dev = with_dev ? dev : NULL;
+    p.dev = with_dev ? files.dev : NULL;
     p.dropout = 0.2f;
     p.word_dropout = 0.15f;
     p.augment = 2;
@@ -214,11 +215,15 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
 static void test_resume(void)
 {
     /* 40 examples in batches of 8: 5 steps an epoch. */
-    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7, 0, data);
-    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10, 0, data);
-    check_resume(path_in(tmp, "res_whole3").s, path_in(tmp, "res_dev").s, 7, 1, data);
+    check_resume(path_in(files.tmp, "res_whole").s, path_in(files.tmp, "res_mid").s, 7, 0,
+                 files.data);
+    check_resume(path_in(files.tmp, "res_whole2").s, path_in(files.tmp, "res_end").s, 10, 0,
+                 files.data);
+    check_resume(path_in(files.tmp, "res_whole3").s, path_in(files.tmp, "res_dev").s, 7, 1,
+                 files.data);
     /* With lookup variants, which a resumed run must make again from its stored setting. */
-    check_resume(path_in(tmp, "res_whole4").s, path_in(tmp, "res_aug").s, 2, 0, lookup);
+    check_resume(path_in(files.tmp, "res_whole4").s, path_in(files.tmp, "res_aug").s, 2, 0,
+                 files.lookup);
 }
 
 /* ---- augmentation -------------------------------------------------------------------------- */
@@ -227,11 +232,11 @@ static void test_resume(void)
  * are made without --augment or without a lookup table; a word dropout changes the model. */
 static void test_augment(void)
 {
-    path o = path_in(tmp, "aug/missing/parents");
+    path o = path_in(files.tmp, "aug/missing/parents");
     const char *out = o.s;
     parley_train_params p = tiny(out, 1);
     train_seen s = { 0 };
-    p.data = lookup;
+    p.data = files.lookup;
     p.augment = 3;
     p.progress = train_watch;
     p.user_data = &s;
@@ -245,14 +250,14 @@ static void test_augment(void)
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment",
           s.n_train, s.n_augmented);
-    p.data = data;
+    p.data = files.data;
     p.augment = 3;
     s = (train_seen){ 0 };
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables",
           s.n_augmented);
 
-    path w0 = path_in(tmp, "wd0"), w1 = path_in(tmp, "wd1");
+    path w0 = path_in(files.tmp, "wd0"), w1 = path_in(files.tmp, "wd1");
     p = tiny(w0.s, 1);
     p.word_dropout = 0;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "word dropout 0: %s", parley_errmsg());
@@ -266,7 +271,8 @@ static void test_augment(void)
 
 static void test_init(void)
 {
-    path pb = path_in(tmp, "fit"), ps = path_in(tmp, "init_same"), po = path_in(tmp, "init_other");
+    path pb = path_in(files.tmp, "fit"), ps = path_in(files.tmp, "init_same"),
+         po = path_in(files.tmp, "init_other");
     const char *base = pb.s, *same = ps.s, *other = po.s;
     parley_train_params p = tiny(same, 1);
     train_seen s = { 0 };
@@ -279,7 +285,7 @@ static void test_init(void)
 
     /* Other labels (dev has "greet"): new heads, the encoder carried over. With a learning
      * rate of almost nothing, the encoder must come out as it went in. */
-    p.data = dev;
+    p.data = files.dev;
     p.out = other;
     p.lr = 1e-12f;
     memset(&s, 0, sizeof s);
@@ -305,7 +311,7 @@ static void test_init(void)
 
 static void test_errors(void)
 {
-    path o = path_in(tmp, "err");
+    path o = path_in(files.tmp, "err");
     const char *out = o.s;
     parley_train_params p = tiny(out, 1);
     p.epochs = 0;
@@ -345,12 +351,12 @@ static void test_errors(void)
     CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_NOT_FOUND, "resume without a state: %s",
           parley_errmsg());
     p = tiny(out, 1);
-    p.data = bad;
+    p.data = files.bad;
     parley_status st = parley_train_run(&p, NULL);
     CHECK(st == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "bad.yaml:4:"), "bad data: %s: %s",
           parley_status_str(st), parley_errmsg());
     p = tiny(out, 1);
-    path none = path_in(tmp, "nothing-here");
+    path none = path_in(files.tmp, "nothing-here");
     p.init = none.s;
     CHECK(parley_train_run(&p, NULL) != PARLEY_OK && strstr(parley_errmsg(), "--init"),
           "missing init: %s", parley_errmsg());
@@ -363,7 +369,7 @@ static void test_errors(void)
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "stop: %s", parley_errmsg());
     p.progress = NULL;
     p.resume = 1;
-    p.data = dev;
+    p.data = files.dev;
     CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_CONFIG &&
                   strstr(parley_errmsg(), "training set"),
           "resume on other data: %s", parley_errmsg());
@@ -393,11 +399,11 @@ static void t_free(void *p, void *u)
  * syncs to disk): each failure must be clean, and what is on disk must stay loadable. */
 static void test_alloc_failures(void)
 {
-    path o = path_in(tmp, "alloc");
+    path o = path_in(files.tmp, "alloc");
     const char *out = o.s;
     parley_allocator al = { t_malloc, t_realloc, t_free, NULL };
     parley_train_params p = tiny(out, 2);
-    p.dev = dev;
+    p.dev = files.dev;
     p.shape.layers = 1;
     p.shape.hidden = 8;
     p.shape.intermediate = 16;
@@ -426,19 +432,9 @@ static void test_alloc_failures(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_train DATA_DIR (tests/nlu/train/tiny)\n");
-        return 2;
-    }
-    snprintf(data, sizeof data, "%s/nlu.yaml", argv[1]);
-    snprintf(dev, sizeof dev, "%s/dev.yaml", argv[1]);
-    snprintf(bad, sizeof bad, "%s/bad.yaml", argv[1]);
-    snprintf(lookup, sizeof lookup, "%s/lookup.yaml", argv[1]);
-    snprintf(tmp, sizeof tmp, "/tmp/parley-test-train-XXXXXX");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    int rc = train_test_start(argc, argv, "train", &files);
+    if (rc != 0)
+        return rc;
     test_fit();
     test_dev_and_best();
     test_determinism();
@@ -447,6 +443,6 @@ int main(int argc, char **argv)
     test_init();
     test_errors();
     test_alloc_failures();
-    rm_tree(tmp);
+    rm_tree(files.tmp);
     return check_done();
 }

@@ -1,6 +1,6 @@
 /* train_test.h — what the tests of the training loops (test_train_loop.c,
- * test_pretrain.c) share: a progress callback that records what a run reported, paths by
- * value, whole-file reads, byte-for-byte comparison of model directories, and clean-up.
+ * test_pretrain.c, test_api.c) share: a progress callback that records what a run reported, paths
+ * by value, whole-file reads, byte-for-byte comparison of model directories, and clean-up.
  */
 #ifndef TESTS_NLU_TRAIN_TEST_H
 #define TESTS_NLU_TRAIN_TEST_H
@@ -131,6 +131,36 @@ static inline int same_model_files(const char *a, const char *b)
 static inline int exists(const char *path)
 {
     return access(path, F_OK) == 0;
+}
+
+/* The tiny set's files (in the folder every training test gets as argv[1]) and the test's
+ * temporary directory. */
+typedef struct tiny_files {
+    char data[512];   /* nlu.yaml: 40 examples of 4 intents */
+    char dev[512];    /* dev.yaml: 6 examples, one of an intent the training set lacks */
+    char bad[512];    /* bad.yaml: an annotation left open on line 4 */
+    char lookup[512]; /* lookup.yaml: city examples and a lookup table of cities */
+    char tmp[64];     /* /tmp/parley-test-NAME-XXXXXX */
+} tiny_files;
+
+/* The start of a test's main: fills f from argv[1] and makes its temporary directory.
+ * Returns 0, or the exit code after printing why not. */
+static inline int train_test_start(int argc, char **argv, const char *name, tiny_files *f)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DATA_DIR (tests/nlu/train/tiny)\n", argv[0]);
+        return 2;
+    }
+    snprintf(f->data, sizeof f->data, "%.490s/nlu.yaml", argv[1]);
+    snprintf(f->dev, sizeof f->dev, "%.490s/dev.yaml", argv[1]);
+    snprintf(f->bad, sizeof f->bad, "%.490s/bad.yaml", argv[1]);
+    snprintf(f->lookup, sizeof f->lookup, "%.490s/lookup.yaml", argv[1]);
+    snprintf(f->tmp, sizeof f->tmp, "/tmp/parley-test-%.20s-XXXXXX", name);
+    if (!mkdtemp(f->tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    return 0;
 }
 
 /* rm -r dir (best effort). */
