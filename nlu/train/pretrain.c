@@ -471,6 +471,7 @@ static parley_status run_prepare(pt_run *r)
     r->pr.n_dev = r->n_hold;
     r->pr.vocab_size = r->m->cfg.vocab_size;
     r->pr.n_params = r->n_enc + r->n_head;
+    r->pr.device = "cpu";
     r->pr.shape = train_shape_of(&r->m->cfg);
     return PARLEY_OK;
 }

@@ -83,10 +83,10 @@ typedef struct parley_train_progress {
     int has_mlm; /* PARLEY_TRAIN_EPOCH of pretraining with held-out lines: the next two */
     double mlm_loss, mlm_accuracy; /* held-out masked-LM loss, share of pieces guessed */
     /* PARLEY_TRAIN_START (and unchanged after it): what is trained. */
-    int n_train, n_dev; /* examples (pretraining: training and held-out lines) */
-    int n_intents, n_tags;
+    int n_train, n_dev;    /* examples (pretraining: training and held-out lines) */
+    int n_intents, n_tags; /* the model's labels (0 in pretraining) */
     int vocab_size;
-    int n_truncated;    /* training examples cut to max_positions */
+    int n_truncated;    /* training examples (or lines) cut to max_positions */
     int n_augmented;    /* of n_train, the variants made from lookup tables */
     int vocab_learned;  /* the vocabulary was learned from the training text */
     int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */

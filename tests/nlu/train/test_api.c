@@ -471,6 +471,7 @@ static void test_pretrain(void)
           "pretrain: %d + %d lines, %d epochs with held-out scores", res.n_train, res.n_holdout,
           s.mlm_epochs);
     CHECK(exists(path_in(pre.s, "mlm_head.safetensors").s), "no MLM head");
+    CHECK(!strcmp(s.device, "cpu"), "pretraining on %s", s.device);
 
     parley_train_params t = tiny(tuned.s, 1);
     t.init = pre.s;

@@ -20,6 +20,7 @@
 typedef struct train_seen {
     int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs, mlm_epochs;
     int n_train, n_dev, n_augmented;
+    char device[64]; /* what trained */
     long last_step, steps_total;
     float first_loss, last_loss;
     double last_eta;
@@ -45,6 +46,7 @@ static inline int train_watch(const parley_train_progress *p, void *u)
         s->n_train = p->n_train;
         s->n_dev = p->n_dev;
         s->n_augmented = p->n_augmented;
+        snprintf(s->device, sizeof s->device, "%s", p->device);
         break;
     case PARLEY_TRAIN_STEP:
         CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld",
