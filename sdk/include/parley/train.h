@@ -104,8 +104,8 @@ typedef int (*parley_train_progress_fn)(const parley_train_progress *progress, v
 /* ---- training ------------------------------------------------------------------------- */
 
 /* How a training run goes. Start from parley_train_params_default(): zero is a real value
- * for several fields (dropout, weight_decay, clip, augment, warmup_steps, seed). Strings
- * are borrowed for the call. */
+ * for several fields (the dropouts, weight_decay, slot_weight, clip, augment, the warmup,
+ * seed), so a zeroed struct is not the defaults. Strings are borrowed for the call. */
 typedef struct parley_train_params {
     const char *data;  /* training examples: an nlu.yaml (.yaml/.yml) or a JointBERT folder
                           (seq.in, seq.out, label); required */
@@ -114,7 +114,7 @@ typedef struct parley_train_params {
     const char *init;  /* a model directory to start from (an earlier or pretrained model),
                           or NULL for a new model */
     const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
-    int vocab_size;    /* most tokens of a learned vocabulary */
+    int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
     parley_train_shape shape; /* a new model's shape; ignored with init */
     int epochs;               /* passes over the data, >= 1 */
     int batch;                /* examples per step, >= 1 */
