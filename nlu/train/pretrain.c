@@ -1,6 +1,16 @@
-/* pretrain.c — the masked-language-model pretraining loop (see pretrain.h): text lines ->
- * pieces -> masked mini-batches -> bert_mlm_step_ws -> clipping -> AdamW, with held-out
- * scoring and an atomic save after every epoch.
+/* pretrain.c — masked-language-model pretraining of the encoder (parley_pretrain_run,
+ * parley/train.h): text lines -> pieces -> masked mini-batches -> bert_mlm_step_ws ->
+ * clipping -> AdamW, with held-out scoring and an atomic save after every epoch. It is the
+ * loop behind `parley pretrain`, whose output parley_train_run() fine-tunes.
+ *
+ * BERT's objective without next-sentence prediction (the lines are short utterances, and
+ * RoBERTa found NSP unnecessary), with dynamic masking as RoBERTa's: 15% of the pieces
+ * chosen, of those 80% [MASK], 10% a random piece, 10% unchanged, drawn anew every step.
+ * Only the encoder (embeddings and layers) and the MLM head learn; the pooler and the
+ * joint heads keep their initialization, for fine-tuning to replace or train. The held-out
+ * lines are scored with fixed masks (the same positions every epoch, no dropout). A run
+ * started from init continues from that model, and from its mlm_head.safetensors
+ * (cls.predictions.*) when present.
  *
  * The step's math is nlu/train/bert_train.c, the head's layout and the masking
  * nlu/train/bert_mlm.c, the schedule and clipping nlu/train/train_util.c. Everything random is a
@@ -18,7 +28,6 @@
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train/bert_train.h"
-#include "nlu/train/pretrain.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
 #include "nlu/vocab.h"
@@ -32,11 +41,13 @@ static const uint64_t SPLIT_SALT = 0x53504c4954ull, SHUFFLE_SALT = 0x53485546464
                       MASK_SALT = 0x4d41534bull, DROPOUT_SALT = 0x44524f504f5554ull,
                       EVAL_SALT = 0x4556414cull, HEAD_SALT = 0x48454144ull;
 
-pretrain_params pretrain_params_default(void)
+parley_pretrain_params parley_pretrain_params_default(void)
 {
-    pretrain_params p = { .t = train_params_default(), .mask_prob = 0.15f, .holdout = 0.02f };
-    p.t.epochs = 10;
-    p.t.batch = 64;
+    parley_pretrain_params p = { .train = parley_train_params_default(),
+                                 .mask_prob = 0.15f,
+                                 .holdout = 0.02f };
+    p.train.epochs = 10;
+    p.train.batch = 64;
     return p;
 }
 
@@ -154,7 +165,7 @@ static void dedupe(corpus *c)
 /* ---- the run --------------------------------------------------------------------------- */
 
 typedef struct pt_run {
-    const pretrain_params *p;
+    const parley_pretrain_params *p;
     corpus text;
     int *order; // (n) the held-out lines first, then the training lines
     int n_hold, n_train;
@@ -170,7 +181,7 @@ typedef struct pt_run {
     int *b_ids, *b_target, *b_len;
     float lr;
     long warmup, step, steps, epoch_steps;
-    train_progress pr;
+    parley_train_progress pr;
     double t_train, loss_sum;
     long steps_done, ex_done, loss_steps;
 } pt_run;
@@ -186,9 +197,9 @@ static void run_clear(pt_run *r)
         pl_free(owned[i]);
 }
 
-static parley_status check_params(const pretrain_params *p)
+static parley_status check_params(const parley_pretrain_params *p)
 {
-    const train_params *t = &p->t;
+    const parley_train_params *t = &p->train;
     parley_status st;
     if (!p->text || p->n_text < 1 || !t->out)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
@@ -207,7 +218,7 @@ static parley_status check_params(const pretrain_params *p)
                        "pretrain: a setting is out of range (epochs and batch >= 1; lr, weight "
                        "decay, clip >= 0; warmup in [0, 1]; dropout in [0, 1); mask "
                        "probability in (0, 1); holdout in [0, 0.5])");
-    if (!t->init && t->max_positions < 3)
+    if (!t->init && t->shape.max_positions < 3)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "pretrain: max positions must be >= 3 ([CLS], a piece, [SEP])");
     return PARLEY_OK;
@@ -219,7 +230,7 @@ static parley_status split(pt_run *r)
     int n = r->text.n;
     if (!(r->order = pl_malloc((size_t)(n ? n : 1) * sizeof *r->order)))
         return pl_nomem("pretrain: %d lines", n);
-    train_shuffle(r->order, n, train_mix(r->p->t.seed ^ SPLIT_SALT, 0));
+    train_shuffle(r->order, n, train_mix(r->p->train.seed ^ SPLIT_SALT, 0));
     r->n_hold = (int)floor((double)r->p->holdout * n);
     r->n_train = n - r->n_hold;
     if (r->n_train < 1)
@@ -230,7 +241,7 @@ static parley_status split(pt_run *r)
 /* A new model of the requested shape, or the init model, and the head. */
 static parley_status model_prepare(pt_run *r)
 {
-    const train_params *p = &r->p->t;
+    const parley_train_params *p = &r->p->train;
     parley_status st;
     char path[PATH_MAX];
     if (p->init) {
@@ -239,13 +250,7 @@ static parley_status model_prepare(pt_run *r)
     } else {
         static const char *const intents[] = { "none" }, *const tags[] = { "O" };
         wp_vocab *v = NULL;
-        bert_config cfg = { .hidden = p->hidden,
-                            .layers = p->layers,
-                            .heads = p->heads,
-                            .intermediate = p->intermediate,
-                            .max_positions = p->max_positions,
-                            .type_vocab = 2,
-                            .ln_eps = 1e-12f };
+        bert_config cfg = train_config_of(&p->shape);
         if (p->vocab) {
             st = wp_vocab_load(p->vocab, &v);
         } else {
@@ -343,16 +348,16 @@ static size_t fill_batch(pt_run *r, const int *map, int first, int nb, uint64_t 
     return n_tok;
 }
 
-static int report(pt_run *r, train_event ev)
+static int report(pt_run *r, parley_train_event ev)
 {
-    train_progress *pr = &r->pr;
-    const train_params *p = &r->p->t;
+    parley_train_progress *pr = &r->pr;
+    const parley_train_params *p = &r->p->train;
     pr->event = ev;
     pr->step = r->step;
     pr->steps = r->steps;
     pr->epochs = p->epochs;
-    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
-                                                          : r->step / r->epoch_steps;
+    long e = ev == PARLEY_TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
+                                                                 : r->step / r->epoch_steps;
     pr->epoch = e < 1 ? 1 : (int)e;
     pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
     pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
@@ -363,7 +368,7 @@ static int report(pt_run *r, train_event ev)
 
 static parley_status train_step(pt_run *r)
 {
-    const train_params *p = &r->p->t;
+    const parley_train_params *p = &r->p->train;
     int e = (int)(r->step / r->epoch_steps), k = (int)(r->step % r->epoch_steps);
     if (r->perm_epoch != e) {
         train_shuffle(r->perm, r->n_train, train_mix(p->seed ^ SHUFFLE_SALT, (uint64_t)e));
@@ -403,12 +408,12 @@ static parley_status train_step(pt_run *r)
 /* Scores the held-out lines: fixed masks, no dropout, no backward. */
 static parley_status score_holdout(pt_run *r)
 {
-    const int batch = r->p->t.batch;
+    const int batch = r->p->train.batch;
     double sum = 0;
     long masked = 0, correct = 0;
     for (int first = 0, chunk = 0; first < r->n_hold; first += batch, chunk++) {
         int nb = r->n_hold - first < batch ? r->n_hold - first : batch;
-        fill_batch(r, NULL, first, nb, train_mix(r->p->t.seed ^ EVAL_SALT, (uint64_t)chunk));
+        fill_batch(r, NULL, first, nb, train_mix(r->p->train.seed ^ EVAL_SALT, (uint64_t)chunk));
         bert_batch b = { nb, r->b_len, r->b_ids };
         bert_mlm_loss loss;
         parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL,
@@ -428,7 +433,7 @@ static parley_status score_holdout(pt_run *r)
 static parley_status save(pt_run *r)
 {
     char path[PATH_MAX];
-    const char *out = r->p->t.out;
+    const char *out = r->p->train.out;
     parley_status st;
     if (snprintf(path, sizeof path, "%s/%s", out, HEAD_FILE) >= (int)sizeof path)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", out);
@@ -441,7 +446,7 @@ static parley_status save(pt_run *r)
 /* Text, split, model, encoding, buffers: everything before the first step. */
 static parley_status run_prepare(pt_run *r)
 {
-    const train_params *p = &r->p->t;
+    const parley_train_params *p = &r->p->train;
     parley_status st;
     if ((st = read_text(&r->text, r->p->text, r->p->n_text)) != PARLEY_OK)
         return st;
@@ -461,38 +466,39 @@ static parley_status run_prepare(pt_run *r)
     r->steps = r->epoch_steps * p->epochs;
     r->warmup = p->warmup_steps >= 0 ? p->warmup_steps
                                      : (long)((double)p->warmup_fraction * (double)r->steps);
-    r->lr = p->lr > 0 ? p->lr : train_default_lr(0);
+    r->lr = p->lr > 0 ? p->lr : parley_train_default_lr(0);
     r->pr.n_train = r->n_train;
     r->pr.n_dev = r->n_hold;
     r->pr.vocab_size = r->m->cfg.vocab_size;
     r->pr.n_params = r->n_enc + r->n_head;
-    r->pr.config = &r->m->cfg;
+    r->pr.device = "cpu";
+    r->pr.shape = train_shape_of(&r->m->cfg);
     return PARLEY_OK;
 }
 
-parley_status pretrain_run(const pretrain_params *p, pretrain_result *result)
+parley_status parley_pretrain_run(const parley_pretrain_params *p, parley_pretrain_result *result)
 {
     pt_run r = { .p = p };
     parley_status st;
     int stop = 0;
     if (!p)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: no params");
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pretrain_run: params is NULL");
     if ((st = check_params(p)) != PARLEY_OK)
         return st;
     double t0 = train_now_s();
-    bert_set_threads(p->t.threads);
+    bert_set_threads(p->train.threads);
     if ((st = run_prepare(&r)) != PARLEY_OK)
         goto done;
-    stop = report(&r, TRAIN_START);
+    stop = report(&r, PARLEY_TRAIN_START);
     while (!stop && r.step < r.steps) {
         if ((st = train_step(&r)) != PARLEY_OK)
             goto done;
-        stop = report(&r, TRAIN_STEP);
+        stop = report(&r, PARLEY_TRAIN_STEP);
         if (r.step % r.epoch_steps == 0) {
             if ((st = score_holdout(&r)) != PARLEY_OK || (st = save(&r)) != PARLEY_OK)
                 goto done;
             r.pr.best = 1;
-            stop |= report(&r, TRAIN_EPOCH);
+            stop |= report(&r, PARLEY_TRAIN_EPOCH);
             r.loss_sum = 0;
             r.loss_steps = 0;
         }
@@ -500,7 +506,7 @@ parley_status pretrain_run(const pretrain_params *p, pretrain_result *result)
     if (r.step % r.epoch_steps && (st = save(&r)) != PARLEY_OK) /* stopped mid-epoch */
         goto done;
     if (result)
-        *result = (pretrain_result){
+        *result = (parley_pretrain_result){
             .epochs_done = (int)(r.step / r.epoch_steps),
             .steps_done = r.step,
             .stopped = r.step<r.steps, .wall_s = train_now_s() - t0, .examples_per_s = r.t_train> 0

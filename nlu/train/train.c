@@ -1,5 +1,6 @@
-/* train.c — the training driver (see train.h): data -> labelled pieces -> mini-batches ->
- * bert_train_step -> clipping -> AdamW, with dev scoring, checkpoints and resume.
+/* train.c — the training driver, parley_train_run() (parley/train.h; nlu/train/train.h says
+ * more): data -> labelled pieces -> mini-batches -> bert_train_step -> clipping -> AdamW,
+ * with dev scoring, checkpoints and resume.
  *
  * The math of a step (forward, loss, backward) is nlu/train/bert_train.c and AdamW
  * nlu/train/adamw.c; this file owns the schedule, the order of examples, what is saved where, and
@@ -53,14 +54,15 @@ enum {
 };
 static const char STATE_FORMAT[] = "parley-train-state";
 
-train_params train_params_default(void)
+parley_train_params parley_train_params_default(void)
 {
-    return (train_params){
-        .layers = 4,
-        .hidden = 256,
-        .heads = 4,
-        .intermediate = 1024,
-        .max_positions = 128,
+    return (parley_train_params){
+        .vocab_size = WP_LEARN_DEFAULT_SIZE,
+        .shape = { .layers = 4,
+                   .hidden = 256,
+                   .heads = 4,
+                   .intermediate = 1024,
+                   .max_positions = 128 },
         .epochs = 30,
         .batch = 32,
         .lr = 0,
@@ -76,7 +78,7 @@ train_params train_params_default(void)
     };
 }
 
-float train_default_lr(int from_init)
+float parley_train_default_lr(int from_init)
 {
     /* Fine-tuning a pretrained encoder wants BERT's usual small rate; a small model from
      * scratch learns far faster with a larger one. */
@@ -420,7 +422,7 @@ typedef struct run_settings {
 } run_settings;
 
 typedef struct run_state {
-    const train_params *p;
+    const parley_train_params *p;
     run_settings s;
     ds_dataset *train, *dev;
     uint64_t train_hash, dev_hash;
@@ -436,12 +438,12 @@ typedef struct run_state {
     unsigned char *decay;           // (n_params)
     long step, steps, epoch_steps;
     int has_best, best_epoch;
-    train_scores best;
+    parley_train_scores best;
     char state_dir[PATH_MAX];               /* OUT/train_state */
     long saved_step;                        /* the step of the checkpoint written last, or -1 */
     int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
-    train_progress pr;
+    parley_train_progress pr;
     double t_train;           /* seconds spent in steps in this call */
     long steps_done, ex_done; /* steps and examples trained in this call */
     double loss_sum;          /* this epoch's losses in this call */
@@ -470,17 +472,17 @@ static void word_dropout(run_state *r, int nb)
 }
 
 /* Fills the progress record for event ev and calls back; nonzero asks to stop. */
-static int report(run_state *r, train_event ev)
+static int report(run_state *r, parley_train_event ev)
 {
-    train_progress *pr = &r->pr;
+    parley_train_progress *pr = &r->pr;
     pr->event = ev;
     pr->step = r->step;
     pr->steps = r->steps;
     pr->epochs = r->s.epochs;
     /* During an epoch the one running; at its end (and at a start on a boundary) the one
      * just done, or the first. */
-    long e = ev == TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
-                                                          : r->step / r->epoch_steps;
+    long e = ev == PARLEY_TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
+                                                                 : r->step / r->epoch_steps;
     pr->epoch = e < 1 ? 1 : (int)e;
     pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
     pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
@@ -577,17 +579,11 @@ static int same_labels(const bert_config *c, const ds_dataset *ds)
 /* A new model of the requested shape, its vocabulary loaded or learned. */
 static parley_status model_scratch(run_state *r)
 {
-    const train_params *p = r->p;
+    const parley_train_params *p = r->p;
     parley_status st;
     wp_vocab *v = NULL;
     const char **texts = NULL;
-    bert_config cfg = { .hidden = p->hidden,
-                        .layers = p->layers,
-                        .heads = p->heads,
-                        .intermediate = p->intermediate,
-                        .max_positions = p->max_positions,
-                        .type_vocab = 2,
-                        .ln_eps = 1e-12f };
+    bert_config cfg = train_config_of(&p->shape);
     if (p->vocab) {
         if ((st = wp_vocab_load(p->vocab, &v)) != PARLEY_OK)
             goto fail;
@@ -888,7 +884,7 @@ fail:
 
 /* ---- the loop -------------------------------------------------------------------------- */
 
-static int better(const train_scores *a, const train_scores *b)
+static int better(const parley_train_scores *a, const parley_train_scores *b)
 {
     if (a->sentence_accuracy != b->sentence_accuracy)
         return a->sentence_accuracy > b->sentence_accuracy;
@@ -916,7 +912,8 @@ static parley_status epoch_end(run_state *r, int *stop)
         mt_report *rep = NULL;
         if ((st = train_evaluate(r->m, r->dev, &rep)) != PARLEY_OK)
             return pl_wrap(st, "scoring epoch %d", epoch);
-        r->pr.dev = (train_scores){ rep->intent_accuracy, rep->slots.f1, rep->sentence_accuracy };
+        r->pr.dev = (parley_train_scores){ rep->intent_accuracy, rep->slots.f1,
+                                           rep->sentence_accuracy };
         r->pr.has_dev = 1;
         mt_report_free(rep);
         keep = !r->has_best || better(&r->pr.dev, &r->best);
@@ -933,14 +930,14 @@ static parley_status epoch_end(run_state *r, int *stop)
     r->pr.best = keep;
     if ((st = state_save(r)) != PARLEY_OK)
         return st;
-    *stop |= report(r, TRAIN_EPOCH);
+    *stop |= report(r, PARLEY_TRAIN_EPOCH);
     r->loss_sum = 0;
     r->loss_steps = 0;
     return PARLEY_OK;
 }
 
 /* Checks p, and parses its device and precision into r. */
-static parley_status check_params(const train_params *p, run_state *r)
+static parley_status check_params(const parley_train_params *p, run_state *r)
 {
     parley_status st;
     if (!p->data || !p->out)
@@ -965,7 +962,7 @@ static parley_status check_params(const train_params *p, run_state *r)
                        "train: a setting is out of range (epochs and batch >= 1; lr, weight "
                        "decay, slot weight, clip, augment >= 0; warmup fraction in [0, 1]; "
                        "dropouts in [0, 1))");
-    if (!p->init && p->max_positions < 3)
+    if (!p->init && p->shape.max_positions < 3)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "train: max positions must be >= 3 ([CLS], a piece, [SEP])");
     return PARLEY_OK;
@@ -1008,7 +1005,7 @@ static parley_status open_device(run_state *r)
 /* Data, model, settings and buffers: everything before the first step. */
 static parley_status run_prepare(run_state *r)
 {
-    const train_params *p = r->p;
+    const parley_train_params *p = r->p;
     parley_status st;
     char dir[PATH_MAX];
     if ((st = ds_load(p->data, &r->train)) != PARLEY_OK ||
@@ -1025,7 +1022,7 @@ static parley_status run_prepare(run_state *r)
         r->s = (run_settings){ .epochs = p->epochs,
                                .batch = p->batch,
                                .augment = p->augment,
-                               .lr = p->lr > 0 ? p->lr : train_default_lr(p->init != NULL),
+                               .lr = p->lr > 0 ? p->lr : parley_train_default_lr(p->init != NULL),
                                .weight_decay = p->weight_decay,
                                .dropout = p->dropout,
                                .slot_weight = p->slot_weight,
@@ -1081,14 +1078,14 @@ static parley_status run_prepare(run_state *r)
     return PARLEY_OK;
 }
 
-parley_status train_run(const train_params *p, train_result *result)
+parley_status parley_train_run(const parley_train_params *p, parley_train_result *result)
 {
     parley_status st;
     run_state r = { .p = p };
     double t0 = train_now_s();
     int stop = 0;
     if (!p)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train_run: params is NULL");
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_train_run: params is NULL");
     if ((st = check_params(p, &r)) != PARLEY_OK)
         return st;
     bert_set_threads(p->threads);
@@ -1101,12 +1098,12 @@ parley_status train_run(const train_params *p, train_result *result)
     r.pr.vocab_size = r.m->cfg.vocab_size;
     r.pr.n_truncated = r.set.truncated;
     r.pr.n_params = r.m->n_params;
-    r.pr.config = &r.m->cfg;
-    stop = report(&r, TRAIN_START);
+    r.pr.shape = train_shape_of(&r.m->cfg);
+    stop = report(&r, PARLEY_TRAIN_START);
     while (r.step < r.steps && !stop) {
         if ((st = train_step(&r)) != PARLEY_OK)
             goto fail;
-        stop = report(&r, TRAIN_STEP);
+        stop = report(&r, PARLEY_TRAIN_STEP);
         if (r.step % r.epoch_steps == 0 && (st = epoch_end(&r, &stop)) != PARLEY_OK)
             goto fail;
     }
@@ -1120,7 +1117,7 @@ parley_status train_run(const train_params *p, train_result *result)
         rmdir(r.state_dir);
     }
     if (result) {
-        *result = (train_result){
+        *result = (parley_train_result){
             .epochs_done = (int)(r.step / r.epoch_steps),
             .steps_done = r.step,
             .stopped = r.step<r.steps, .wall_s = train_now_s() - t0, .examples_per_s = r.t_train> 0

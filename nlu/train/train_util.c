@@ -78,3 +78,20 @@ parley_status train_parse_device(const char *device, int *gpu)
         *gpu = cuda_device_count() > 0 ? 0 : CUDA_DEVICE_CPU;
     return st;
 }
+
+bert_config train_config_of(const parley_train_shape *s)
+{
+    return (bert_config){ .hidden = s->hidden,
+                          .layers = s->layers,
+                          .heads = s->heads,
+                          .intermediate = s->intermediate,
+                          .max_positions = s->max_positions,
+                          .type_vocab = 2,
+                          .ln_eps = 1e-12f };
+}
+
+parley_train_shape train_shape_of(const bert_config *c)
+{
+    return (parley_train_shape){ c->layers, c->hidden, c->heads, c->intermediate,
+                                 c->max_positions };
+}

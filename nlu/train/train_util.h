@@ -1,7 +1,7 @@
 /* train_util.h — the pieces of a training loop that fine-tuning (train.c) and
  * masked-language-model pretraining (pretrain.c) share: the clock, the hash every random
  * draw of a run comes from, the learning-rate schedule, gradient clipping, the epoch
- * shuffle, the device and creating the output directory.
+ * shuffle, the device, and the model's shape between the public and the internal form.
  *
  * Reproducibility rests on train_mix: a loop draws everything random as a pure function of
  * (seed, something counted), never from a stream, so a run can be replayed or resumed at
@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parley/status.h"
+#include "nlu/model.h"
+#include "parley/train.h"
 
 /* Monotonic seconds. */
 double train_now_s(void);
@@ -37,5 +38,11 @@ void train_shuffle(int *perm, int n, uint64_t key);
  * index for "cuda" and "cuda:N", and for "auto" GPU 0 when one is usable, else the CPU.
  * Anything else is PARLEY_ERR_INVALID_ARG. Whether the GPU works shows when it is opened. */
 parley_status train_parse_device(const char *device, int *gpu);
+
+/* A new model's configuration of shape s (token types 2, BERT's LayerNorm epsilon; no
+ * vocabulary size and no labels yet). */
+bert_config train_config_of(const parley_train_shape *s);
+/* The shape of configuration c. */
+parley_train_shape train_shape_of(const bert_config *c);
 
 #endif

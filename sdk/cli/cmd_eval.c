@@ -1,21 +1,17 @@
 /* cmd_eval.c — `parley eval`: scores a model on an annotated dataset.
  *
- * Loads the dataset (a Rasa nlu.yaml or a JointBERT folder, nlu/data/dataset.h), parses every
- * example's text through the public parley_nlu API in batches, and scores the predicted
- * intent and per-word tags against the gold ones with nlu/data/metrics.h. It prints the report as
- * a table or as JSON, and can write each prediction as a JSON line. The scoring itself is a
- * library function; this file only moves data between the pieces and prints.
+ * Opens the model with parley_nlu_open() and scores it with parley_eval_run() (parley/train.h)
+ * on a Rasa nlu.yaml or a JointBERT folder: every example is parsed through the public
+ * parley_nlu API in batches and the predicted intent and per-word tags are compared with
+ * the annotation. It prints the report as a table or as JSON, and can write each prediction
+ * as a JSON line. The scoring is the library's; this file only parses options and prints.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "nlu/data/dataset.h"
-#include "nlu/data/metrics.h"
 #include "sdk/cli/cli.h"
-#include "sdk/base/alloc.h"
 
 typedef struct eval_opts {
     const char *model, *data, *predictions;
@@ -94,9 +90,11 @@ static int parse_args(int argc, char **argv, eval_opts *o)
     return 0;
 }
 
-/* One prediction as a JSON line; returns 0 when it could not be written. */
-static int write_prediction(FILE *f, const parley_nlu_result *r)
+/* parley_eval_params.on_example with the predictions file as user_data: the prediction as a
+ * JSON line. Returns nonzero (stop) when it could not be written. */
+static int write_prediction(const parley_eval_example *ex, void *file)
 {
+    const parley_nlu_result *r = ex->parse;
     cJSON *o = cJSON_CreateObject(), *tags = NULL;
     int ok = o && cJSON_AddStringToObject(o, "text", r->text) &&
              cJSON_AddStringToObject(o, "intent", r->intent) &&
@@ -108,109 +106,41 @@ static int write_prediction(FILE *f, const parley_nlu_result *r)
             cJSON_Delete(t);
     }
     char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
-    ok = s && fprintf(f, "%s\n", s) > 0;
+    ok = s && fprintf(file, "%s\n", s) > 0;
     cJSON_free(s);
     cJSON_Delete(o);
-    return ok;
+    return !ok;
 }
 
-/* Parses examples [first, first + n) and feeds the scorer. Returns the exit code (0 = go on). */
-static int eval_batch(parley_nlu *nlu, const ds_dataset *ds, int first, int n, mt_scorer *sc,
-                      FILE *pred, int *truncated)
+static int print_report(parley_eval_report *r, const eval_opts *o)
 {
-    const char **texts = malloc((size_t)n * sizeof *texts), **gold = NULL;
-    parley_nlu_result **res = calloc((size_t)n, sizeof *res);
-    int rc = 0;
-    if (!texts || !res) {
-        free(texts);
-        free(res);
-        fprintf(stderr, "parley eval: out of memory\n");
-        return 1;
-    }
-    for (int i = 0; i < n; i++)
-        texts[i] = ds->examples[first + i].text;
-    parley_status st = parley_nlu_parse_batch(nlu, texts, (size_t)n, res);
-    if (st != PARLEY_OK) {
-        free(texts);
-        free(res);
-        return cli_fail("eval: parsing", st);
-    }
-    for (int i = 0; i < n && !rc; i++) {
-        const ds_example *e = &ds->examples[first + i];
-        const parley_nlu_result *r = res[i];
-        if (r->n_words != e->n_words) {
-            fprintf(stderr,
-                    "parley eval: example %d ('%s'): the model found %d words, the data has %d\n",
-                    first + i + 1, e->text, r->n_words, e->n_words);
-            rc = 1;
-            break;
-        }
-        const char **g = realloc(gold, (size_t)(e->n_words ? e->n_words : 1) * sizeof *g);
-        if (!g) {
-            fprintf(stderr, "parley eval: out of memory\n");
-            rc = 1;
-            break;
-        }
-        gold = g;
-        for (int w = 0; w < e->n_words; w++)
-            gold[w] = ds->tags[e->tags[w]];
-        *truncated += r->truncated != 0;
-        st = mt_scorer_add(sc, ds->intents[e->intent], r->intent, e->n_words, gold, r->tags);
-        if (st != PARLEY_OK)
-            rc = cli_fail("eval: scoring", st);
-        else if (pred && !write_prediction(pred, r)) {
-            fprintf(stderr, "parley eval: cannot write the predictions\n");
-            rc = 1;
-        }
-    }
-    for (int i = 0; i < n; i++)
-        parley_nlu_result_free(res[i]);
-    free(gold);
-    free(texts);
-    free(res);
-    return rc;
-}
-
-static int print_report(const mt_report *r, const eval_opts *o, const ds_dataset *ds)
-{
+    const char *text;
     parley_status st;
     if (o->json) {
-        cJSON *j = NULL;
-        if ((st = mt_report_json(r, o->confusions, &j)) != PARLEY_OK)
+        if ((st = parley_eval_report_json(r, o->confusions, &text)) != PARLEY_OK)
             return cli_fail("eval: report", st);
-        char *s = cJSON_Print(j);
-        if (s)
-            puts(s);
-        cJSON_free(s);
-        cJSON_Delete(j);
-        return s ? 0 : 1;
+        puts(text);
+        return 0;
     }
-    char *table = NULL;
-    if ((st = mt_report_table(r, o->confusions, &table)) != PARLEY_OK)
+    if ((st = parley_eval_report_table(r, o->confusions, &text)) != PARLEY_OK)
         return cli_fail("eval: report", st);
-    printf("model %s on %s (%d examples, %d intents, %d slot types)\n\n", o->model, o->data,
-           ds->n_examples, ds->n_intents, ds->n_slots);
-    fputs(table, stdout);
-    pl_free(table);
+    printf("model %s on %s (%ld examples, %d intents, %d slot types)\n\n", o->model, o->data,
+           r->n_examples, r->n_intents, r->n_slot_types);
+    fputs(text, stdout);
     return 0;
 }
 
 int cmd_eval(int argc, char **argv)
 {
     eval_opts o = { 0 };
-    ds_dataset *ds = NULL;
     parley_nlu *nlu = NULL;
-    mt_scorer *sc = NULL;
-    mt_report *report = NULL;
+    parley_eval_report *report = NULL;
+    parley_eval_params ep = parley_eval_params_default();
     FILE *pred = NULL;
-    int rc = parse_args(argc, argv, &o), truncated = 0;
+    int rc = parse_args(argc, argv, &o);
     parley_status st;
     if (rc)
         return rc < 0 ? 0 : rc;
-    if ((st = ds_load(o.data, &ds)) != PARLEY_OK) {
-        rc = cli_fail("eval: loading the data", st);
-        goto done;
-    }
     if ((st = parley_nlu_open(o.model, &o.params, &nlu)) != PARLEY_OK) {
         rc = cli_fail("eval: opening the model", st);
         goto done;
@@ -220,25 +150,24 @@ int cmd_eval(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if ((st = mt_scorer_new(&sc)) != PARLEY_OK) {
+    ep.batch = o.batch;
+    ep.on_example = pred ? write_prediction : NULL;
+    ep.user_data = pred;
+    if ((st = parley_eval_run(nlu, o.data, &ep, &report)) != PARLEY_OK) {
         rc = cli_fail("eval", st);
         goto done;
     }
-    for (int i = 0; i < ds->n_examples && !rc; i += o.batch)
-        rc = eval_batch(nlu, ds, i, ds->n_examples - i < o.batch ? ds->n_examples - i : o.batch, sc,
-                        pred, &truncated);
-    if (rc)
+    if (report->stopped) {
+        fprintf(stderr, "parley eval: cannot write the predictions\n");
+        rc = 1;
         goto done;
-    if (truncated)
+    }
+    if (report->n_truncated)
         fprintf(stderr,
                 "parley eval: %d examples were longer than the model's positions; their last words "
                 "count as O\n",
-                truncated);
-    if ((st = mt_scorer_report(sc, &report)) != PARLEY_OK) {
-        rc = cli_fail("eval", st);
-        goto done;
-    }
-    rc = print_report(report, &o, ds);
+                report->n_truncated);
+    rc = print_report(report, &o);
     if (!rc && fflush(stdout) != 0)
         rc = 1;
 done:
@@ -246,9 +175,7 @@ done:
         perror(o.predictions);
         rc = 1;
     }
-    mt_report_free(report);
-    mt_scorer_free(sc);
+    parley_eval_report_free(report);
     parley_nlu_close(nlu);
-    ds_free(ds);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* cmd_pretrain.c — `parley pretrain`: masked-language-model pretraining of an encoder on
  * plain text, for `parley train --init` to fine-tune.
  *
- * A shell over pretrain_run() (nlu/train/pretrain.h): it parses and cross-checks the options
+ * A shell over parley_pretrain_run() (parley/train.h): it parses and cross-checks the options
  * (most are train's, train_cli.c), prints progress and a summary, and turns the first
  * Ctrl-C into a clean stop that keeps the model so far. All the work, and every file
  * written, belongs to the library.
@@ -10,18 +10,17 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "nlu/train/pretrain.h"
 #include "sdk/cli/cli.h"
 #include "sdk/cli/train_cli.h"
 
 enum { EXIT_STOPPED = 130 };
 
-_Static_assert(offsetof(pretrain_params, t) == 0,
-               "train_cli's common options write into a train_params first");
+_Static_assert(offsetof(parley_pretrain_params, train) == 0,
+               "train_cli's common options write into a parley_train_params first");
 
 static void usage(FILE *f)
 {
-    pretrain_params d = pretrain_params_default();
+    parley_pretrain_params d = parley_pretrain_params_default();
     fprintf(f,
             "usage: parley pretrain --text FILE... --out DIR [options]\n"
             "\n"
@@ -37,9 +36,9 @@ static void usage(FILE *f)
             "                       become [MASK], 10%% a random piece, 10%% stay (default %g)\n"
             "  --holdout X          fraction of the lines held out for scoring (default %g)\n",
             (double)d.mask_prob, (double)d.holdout);
-    cli_train_common_help(f, &d.t,
+    cli_train_common_help(f, &d.train,
                           "pretraining goes on from it (and from its mlm_head.safetensors)",
-                          train_default_lr(0));
+                          parley_train_default_lr(0));
     fprintf(f,
             "\n"
             "The first Ctrl-C stops after the current step and saves the model so far (exit code\n"
@@ -47,7 +46,7 @@ static void usage(FILE *f)
             EXIT_STOPPED);
 }
 
-#define P(f) offsetof(pretrain_params, f)
+#define P(f) offsetof(parley_pretrain_params, f)
 static const opt_def opts[] = {
     { "--text", OPT_LIST, P(text), P(n_text), 0, 0, G_ALWAYS },
     { "--mask-prob", OPT_FLOAT, P(mask_prob), 0, 0.01, 0.99, G_SETTING },
@@ -55,9 +54,9 @@ static const opt_def opts[] = {
 };
 #undef P
 
-static void print_start(const train_progress *pr)
+static void print_start(const parley_train_progress *pr)
 {
-    const bert_config *c = pr->config;
+    const parley_train_shape *c = &pr->shape;
     fprintf(stderr, "pretrain: %d lines, %d held out\n", pr->n_train + pr->n_dev, pr->n_dev);
     fprintf(stderr,
             "pretrain: model L%d H%d A%d I%d P%d, vocabulary %d%s, %.2fM parameters trained\n",
@@ -71,28 +70,28 @@ static void print_start(const train_progress *pr)
 
 int cmd_pretrain(int argc, char **argv)
 {
-    pretrain_params p = pretrain_params_default();
-    pretrain_result res;
+    parley_pretrain_params p = parley_pretrain_params_default();
+    parley_pretrain_result res;
     train_view v = { .start = print_start };
     opt_parse o = { .cmd = "pretrain", .usage = usage };
     int rc = cli_parse_opts(&o, opts, sizeof opts / sizeof opts[0], argc, argv, &p);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (!p.n_text || !p.t.out)
+    if (!p.n_text || !p.train.out)
         return cli_usage_error(&o, "--text and --out are required");
-    if (p.t.init && (o.given & (G_SHAPE | G_VOCAB)))
+    if (p.train.init && (o.given & (G_SHAPE | G_VOCAB)))
         return cli_usage_error(&o, "--init brings its own shape and vocabulary: drop the shape and "
                                    "vocabulary options");
     if (o.vocab_opts > 1)
         return cli_usage_error(&o, "give --vocab or --vocab-size, not both");
-    if (p.t.hidden % p.t.heads)
+    if (p.train.shape.hidden % p.train.shape.heads)
         return cli_usage_error(&o, "--hidden must be a multiple of --heads");
     v.quiet = o.quiet;
     v.tty = isatty(fileno(stderr));
-    p.t.progress = cli_train_progress;
-    p.t.user_data = &v;
+    p.train.progress = cli_train_progress;
+    p.train.user_data = &v;
     cli_train_signals(1);
-    parley_status st = pretrain_run(&p, &res);
+    parley_status st = parley_pretrain_run(&p, &res);
     cli_train_signals(0);
     cli_train_end_line(&v);
     if (st != PARLEY_OK)
@@ -100,7 +99,7 @@ int cmd_pretrain(int argc, char **argv)
     char wall[32];
     printf("%s after %ld steps (%d epochs) in %s, %.0f lines/s; model in %s",
            res.stopped ? "stopped" : "pretrained", res.steps_done, res.epochs_done,
-           cli_duration(res.wall_s, wall, sizeof wall), res.examples_per_s, p.t.out);
+           cli_duration(res.wall_s, wall, sizeof wall), res.examples_per_s, p.train.out);
     if (res.n_holdout && res.epochs_done)
         printf("; held-out masked-LM loss %.4f, accuracy %.2f%%", res.mlm_loss,
                100 * res.mlm_accuracy);

@@ -1,32 +1,22 @@
 /* cmd_train.c — `parley train`: train a joint intent/slot model from annotated examples.
  *
- * A shell over train_run() (nlu/train/train.h): it parses and cross-checks the options, prints
+ * A shell over parley_train_run() (parley/train.h): it parses and cross-checks the options, prints
  * progress (a live \r-updated line on a terminal, plain log lines otherwise) and a
  * summary, and turns the first Ctrl-C into a clean stop that keeps the training state for
  * --resume. All training logic, and every file written, belongs to the library.
  */
-#include <errno.h>
-#include <math.h>
-#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "nlu/train/train.h"
-#include "nlu/train/wp_learn.h"
 #include "sdk/cli/cli.h"
 #include "sdk/cli/train_cli.h"
 
-enum {
-    LOG_EVERY = 50,     /* steps between log lines when stderr is not a terminal */
-    EXIT_STOPPED = 130, /* the shell's code for "ended by SIGINT" */
-};
+enum { EXIT_STOPPED = 130 }; /* the shell's code for "ended by SIGINT" */
 
 static void usage(FILE *f)
 {
-    train_params d = train_params_default();
+    parley_train_params d = parley_train_params_default();
     fprintf(f,
             "usage: parley train --data PATH [--dev PATH] --out DIR [options]\n"
             "\n"
@@ -52,7 +42,7 @@ static void usage(FILE *f)
             "                       (to compare with the CPU)\n",
             d.augment, (double)d.word_dropout, (double)d.slot_weight);
     cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
-                          train_default_lr(1));
+                          parley_train_default_lr(1));
     fprintf(f,
             "\n"
             "The first Ctrl-C stops after the current step and saves the state for --resume\n"
@@ -62,7 +52,7 @@ static void usage(FILE *f)
 
 /* ---- options --------------------------------------------------------------------------- */
 
-#define P(f) offsetof(train_params, f)
+#define P(f) offsetof(parley_train_params, f)
 static const opt_def opts[] = {
     { "--data", OPT_STR, P(data), 0, 0, 0, G_ALWAYS },
     { "--dev", OPT_STR, P(dev), 0, 0, 0, G_ALWAYS },
@@ -77,7 +67,7 @@ enum { N_OPTS = sizeof opts / sizeof opts[0] };
 
 /* Fills p from argv; returns 0, or 2 after printing a usage error (1 for --help, after
  * printing the help). */
-static int parse_args(int argc, char **argv, train_params *p, int *quiet)
+static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet)
 {
     opt_parse o = { .cmd = "train", .usage = usage };
     int rc = cli_parse_opts(&o, opts, N_OPTS, argc, argv, p);
@@ -96,16 +86,16 @@ static int parse_args(int argc, char **argv, train_params *p, int *quiet)
         clash = "--init brings its own shape and vocabulary: drop the shape and vocabulary options";
     else if (vocab_opts > 1)
         clash = "give --vocab or --vocab-size, not both";
-    else if (p->hidden % p->heads)
+    else if (p->shape.hidden % p->shape.heads)
         clash = "--hidden must be a multiple of --heads";
     return clash ? cli_usage_error(&o, clash) : 0;
 }
 
 /* ---- progress -------------------------------------------------------------------------- */
 
-static void print_start(const train_progress *pr)
+static void print_start(const parley_train_progress *pr)
 {
-    const bert_config *c = pr->config;
+    const parley_train_shape *c = &pr->shape;
     fprintf(stderr, "train: %d examples", pr->n_train);
     if (pr->n_augmented)
         fprintf(stderr, " (%d of them lookup variants)", pr->n_augmented);
@@ -127,8 +117,8 @@ static void print_start(const train_progress *pr)
 
 int cmd_train(int argc, char **argv)
 {
-    train_params p = train_params_default();
-    train_result res;
+    parley_train_params p = parley_train_params_default();
+    parley_train_result res;
     train_view v = { .start = print_start };
     int rc = parse_args(argc, argv, &p, &v.quiet);
     if (rc)
@@ -137,7 +127,7 @@ int cmd_train(int argc, char **argv)
     p.progress = cli_train_progress;
     p.user_data = &v;
     cli_train_signals(1);
-    parley_status st = train_run(&p, &res);
+    parley_status st = parley_train_run(&p, &res);
     cli_train_signals(0);
     cli_train_end_line(&v);
     if (st != PARLEY_OK)

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "nlu/train/wp_learn.h"
 #include "sdk/cli/cli.h"
 #include "sdk/cli/train_cli.h"
 
@@ -19,15 +18,15 @@ enum { LOG_EVERY = 50 }; /* steps between log lines when stderr is not a termina
 
 /* ---- options --------------------------------------------------------------------------- */
 
-#define P(f) offsetof(train_params, f)
+#define P(f) offsetof(parley_train_params, f)
 static const opt_def common[] = {
     { "--out", OPT_STR, P(out), 0, 0, 0, G_ALWAYS },
     { "--init", OPT_STR, P(init), 0, 0, 0, G_SETTING },
-    { "--layers", OPT_INT, P(layers), 0, 1, 64, G_SHAPE | G_SETTING },
-    { "--hidden", OPT_INT, P(hidden), 0, 1, 16384, G_SHAPE | G_SETTING },
-    { "--heads", OPT_INT, P(heads), 0, 1, 256, G_SHAPE | G_SETTING },
-    { "--intermediate", OPT_INT, P(intermediate), 0, 1, 65536, G_SHAPE | G_SETTING },
-    { "--max-positions", OPT_INT, P(max_positions), 0, 3, 8192, G_SHAPE | G_SETTING },
+    { "--layers", OPT_INT, P(shape.layers), 0, 1, 64, G_SHAPE | G_SETTING },
+    { "--hidden", OPT_INT, P(shape.hidden), 0, 1, 16384, G_SHAPE | G_SETTING },
+    { "--heads", OPT_INT, P(shape.heads), 0, 1, 256, G_SHAPE | G_SETTING },
+    { "--intermediate", OPT_INT, P(shape.intermediate), 0, 1, 65536, G_SHAPE | G_SETTING },
+    { "--max-positions", OPT_INT, P(shape.max_positions), 0, 3, 8192, G_SHAPE | G_SETTING },
     { "--vocab", OPT_STR, P(vocab), 0, 0, 0, G_VOCAB | G_SETTING },
     { "--vocab-size", OPT_INT, P(vocab_size), 0, 6, 1 << 20, G_VOCAB | G_SETTING },
     { "--epochs", OPT_INT, P(epochs), 0, 1, 100000, G_SETTING },
@@ -44,7 +43,8 @@ static const opt_def common[] = {
 #undef P
 enum { N_COMMON = sizeof common / sizeof common[0] };
 
-void cli_train_common_help(FILE *f, const train_params *d, const char *init_note, float lr_init)
+void cli_train_common_help(FILE *f, const parley_train_params *d, const char *init_note,
+                           float lr_init)
 {
     fprintf(f,
             "model:\n"
@@ -75,10 +75,11 @@ void cli_train_common_help(FILE *f, const train_params *d, const char *init_note
             "usable);\n"
             "                       parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
-            init_note, d->layers, d->hidden, d->heads, d->intermediate, d->max_positions,
-            WP_LEARN_DEFAULT_SIZE, d->epochs, d->batch, (double)train_default_lr(0),
-            (double)lr_init, (double)d->warmup_fraction, (double)d->weight_decay,
-            (double)d->dropout, (double)d->clip, (unsigned long long)d->seed);
+            init_note, d->shape.layers, d->shape.hidden, d->shape.heads, d->shape.intermediate,
+            d->shape.max_positions, d->vocab_size, d->epochs, d->batch,
+            (double)parley_train_default_lr(0), (double)lr_init, (double)d->warmup_fraction,
+            (double)d->weight_decay, (double)d->dropout, (double)d->clip,
+            (unsigned long long)d->seed);
 }
 
 int cli_usage_error(const opt_parse *o, const char *what)
@@ -239,15 +240,15 @@ void cli_train_end_line(train_view *v)
     }
 }
 
-int cli_train_progress(const train_progress *pr, void *user_data)
+int cli_train_progress(const parley_train_progress *pr, void *user_data)
 {
     train_view *v = user_data;
     char eta[32];
     if (v->quiet)
         return interrupted;
     switch (pr->event) {
-    case TRAIN_START: v->start(pr); break;
-    case TRAIN_STEP:
+    case PARLEY_TRAIN_START: v->start(pr); break;
+    case PARLEY_TRAIN_STEP:
         if (v->tty) {
             /* Ten redraws a second at most: the line is for eyes, not logs. */
             struct timespec ts;
@@ -266,7 +267,7 @@ int cli_train_progress(const train_progress *pr, void *user_data)
                     pr->examples_per_s, cli_duration(pr->eta_s, eta, sizeof eta));
         }
         break;
-    case TRAIN_EPOCH:
+    case PARLEY_TRAIN_EPOCH:
         cli_train_end_line(v);
         fprintf(stderr, "epoch %d/%d done: loss %.4f", pr->epoch, pr->epochs, (double)pr->loss);
         if (pr->has_dev)

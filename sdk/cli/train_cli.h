@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "nlu/train/train.h"
+#include "parley/parley.h"
 
 typedef enum opt_kind {
     OPT_STR,
@@ -42,12 +42,13 @@ typedef struct opt_parse {
 
 /* Fills params from argv by the command's table (n options), then the options every
  * training command has (model shape, vocabulary, optimizer, seed, threads, device: their
- * offsets are into a train_params, which must begin params); --help and --quiet are
+ * offsets are into a parley_train_params, which must begin params); --help and --quiet are
  * built in. Returns 0, 1 after printing the help, or 2 after printing a usage error. */
 int cli_parse_opts(opt_parse *o, const opt_def *opts, int n, int argc, char **argv, void *params);
 /* Prints the help of the common options with d's defaults; init_note says what --init
  * keeps or replaces, lr_init is the default learning rate with --init. */
-void cli_train_common_help(FILE *f, const train_params *d, const char *init_note, float lr_init);
+void cli_train_common_help(FILE *f, const parley_train_params *d, const char *init_note,
+                           float lr_init);
 /* Prints "parley: CMD: what" to stderr and returns 2. */
 int cli_usage_error(const opt_parse *o, const char *what);
 
@@ -55,12 +56,12 @@ typedef struct train_view {
     int quiet, tty;
     double last_draw; /* when the live line was last drawn (monotonic seconds) */
     int line_open;    /* a \r line is on screen without its newline */
-    void (*start)(const train_progress *pr); /* prints TRAIN_START's lines */
+    void (*start)(const parley_train_progress *pr); /* prints PARLEY_TRAIN_START's lines */
 } train_view;
 
-/* The progress callback for train_params.progress, with a train_view as user_data; it
+/* The progress callback for parley_train_params.progress, with a train_view as user_data; it
  * returns nonzero once Ctrl-C was pressed (after cli_train_signals(1)). */
-int cli_train_progress(const train_progress *pr, void *view);
+int cli_train_progress(const parley_train_progress *pr, void *view);
 /* Installs (on = 1) or removes the SIGINT handler: the first Ctrl-C asks for a stop, a
  * second ends the process. */
 void cli_train_signals(int on);

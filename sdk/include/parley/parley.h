@@ -10,5 +10,6 @@
 #include "parley/nlu.h"
 #include "parley/pipeline.h"
 #include "parley/dialog.h"
+#include "parley/train.h"
 
 #endif

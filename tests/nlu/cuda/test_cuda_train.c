@@ -175,12 +175,12 @@ static void test_train_run(const char *data_dir)
         CHECK(0, "mkdtemp");
         return;
     }
-    train_params p = train_params_default();
+    parley_train_params p = parley_train_params_default();
     p.data = data;
     p.out = out;
-    p.layers = 2, p.hidden = 64, p.heads = 2, p.intermediate = 128, p.max_positions = 32;
+    p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
     p.epochs = 40, p.batch = 8, p.lr = 3e-3f, p.device = "cuda:0";
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "train on cuda:0: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train on cuda:0: %s", parley_errmsg());
     bert_model *m = NULL;
     ds_dataset *ds = NULL;
     mt_report *r = NULL;

@@ -15,13 +15,14 @@
 #include <string.h>
 
 #include "nlu/train/bert_train.h"
-#include "nlu/train/pretrain.h"
+#include "nlu/train/train.h"
 #include "parley/parley.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 #include "tests/nlu/train/train_test.h"
 
-static char data[512], tmp[64], text[1024];
+static tiny_files files;
+static char text[1024];
 static const char *texts[1];
 
 /* Writes the synthetic corpus: six templates over the tiny joint set's vocabulary, every
@@ -62,21 +63,21 @@ static int write_text(const char *file)
 }
 
 /* A tiny encoder on one thread: 30 epochs in a few seconds. */
-static pretrain_params tiny(const char *out, int epochs)
+static parley_pretrain_params tiny(const char *out, int epochs)
 {
-    pretrain_params p = pretrain_params_default();
+    parley_pretrain_params p = parley_pretrain_params_default();
     p.text = texts;
     p.n_text = 1;
-    p.t.out = out;
-    p.t.layers = 2;
-    p.t.hidden = 64;
-    p.t.heads = 2;
-    p.t.intermediate = 128;
-    p.t.max_positions = 32;
-    p.t.epochs = epochs;
-    p.t.batch = 16;
-    p.t.lr = 3e-3f;
-    p.t.threads = 1;
+    p.train.out = out;
+    p.train.shape.layers = 2;
+    p.train.shape.hidden = 64;
+    p.train.shape.heads = 2;
+    p.train.shape.intermediate = 128;
+    p.train.shape.max_positions = 32;
+    p.train.epochs = epochs;
+    p.train.batch = 16;
+    p.train.lr = 3e-3f;
+    p.train.threads = 1;
     p.holdout = 0.2f;
     p.mask_prob = 0.25f;
     return p;
@@ -88,13 +89,13 @@ static const char *const PRETRAIN_FILES[] = { "config.json", "model.safetensors"
 /* Returns what the run reported, for test_continue. */
 static train_seen test_fit(int n_lines)
 {
-    path o = path_in(tmp, "fit");
-    pretrain_params p = tiny(o.s, 30);
-    pretrain_result res;
+    path o = path_in(files.tmp, "fit");
+    parley_pretrain_params p = tiny(o.s, 30);
+    parley_pretrain_result res;
     train_seen s = { 0 };
-    p.t.progress = train_watch;
-    p.t.user_data = &s;
-    CHECK(pretrain_run(&p, &res) == PARLEY_OK, "pretrain: %s", parley_errmsg());
+    p.train.progress = train_watch;
+    p.train.user_data = &s;
+    CHECK(parley_pretrain_run(&p, &res) == PARLEY_OK, "pretrain: %s", parley_errmsg());
     CHECK(s.starts == 1 && s.learned, "start event");
     CHECK(s.n_train + s.n_dev == n_lines && s.n_dev == (int)(0.2 * n_lines),
           "%d + %d lines of %d distinct", s.n_train, s.n_dev, n_lines);
@@ -134,16 +135,17 @@ static train_seen test_fit(int n_lines)
 
 static void test_determinism(void)
 {
-    path a = path_in(tmp, "det_a"), b = path_in(tmp, "det_b"), c = path_in(tmp, "det_c");
-    pretrain_params p = tiny(a.s, 2);
-    p.t.dropout = 0.2f;
-    CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
-    p.t.out = b.s;
-    CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
+    path a = path_in(files.tmp, "det_a"), b = path_in(files.tmp, "det_b"),
+         c = path_in(files.tmp, "det_c");
+    parley_pretrain_params p = tiny(a.s, 2);
+    p.train.dropout = 0.2f;
+    CHECK(parley_pretrain_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
+    p.train.out = b.s;
+    CHECK(parley_pretrain_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
     CHECK(same_files(a.s, b.s, PRETRAIN_FILES, 4), "same seed, different files");
-    p.t.out = c.s;
-    p.t.seed = 7;
-    CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
+    p.train.out = c.s;
+    p.train.seed = 7;
+    CHECK(parley_pretrain_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
     CHECK(!same_files(a.s, c.s, PRETRAIN_FILES, 4), "another seed, same files");
 }
 
@@ -151,15 +153,15 @@ static void test_determinism(void)
  * and masks (same seed) must score exactly as fit's last epoch did. */
 static void test_continue(const train_seen *fit)
 {
-    path base = path_in(tmp, "fit"), o = path_in(tmp, "more");
-    pretrain_params p = tiny(o.s, 1);
+    path base = path_in(files.tmp, "fit"), o = path_in(files.tmp, "more");
+    parley_pretrain_params p = tiny(o.s, 1);
     train_seen s = { 0 };
-    p.t.init = base.s;
-    p.t.layers = p.t.hidden = p.t.heads = p.t.intermediate = 0; /* ignored with init */
-    p.t.lr = 1e-12f;
-    p.t.progress = train_watch;
-    p.t.user_data = &s;
-    CHECK(pretrain_run(&p, NULL) == PARLEY_OK, "continue: %s", parley_errmsg());
+    p.train.init = base.s;
+    p.train.shape = (parley_train_shape){ 0 }; /* ignored with init */
+    p.train.lr = 1e-12f;
+    p.train.progress = train_watch;
+    p.train.user_data = &s;
+    CHECK(parley_pretrain_run(&p, NULL) == PARLEY_OK, "continue: %s", parley_errmsg());
     CHECK(!s.learned && s.epochs == 1, "init's vocabulary is kept");
     CHECK(s.last_mlm_acc == fit->last_mlm_acc && fabs(s.last_mlm_loss - fit->last_mlm_loss) < 1e-6,
           "held-out scores after continuing: %g / %g, before: %g / %g", s.last_mlm_acc,
@@ -169,22 +171,22 @@ static void test_continue(const train_seen *fit)
 /* Fine-tuning the pretrained encoder on the tiny joint set: new heads, perfect fit. */
 static void test_finetune(void)
 {
-    path base = path_in(tmp, "fit"), o = path_in(tmp, "tuned");
-    train_params p = train_params_default();
-    p.data = data;
+    path base = path_in(files.tmp, "fit"), o = path_in(files.tmp, "tuned");
+    parley_train_params p = parley_train_params_default();
+    p.data = files.data;
     p.out = o.s;
     p.init = base.s;
     p.epochs = 40;
     p.batch = 8;
     p.lr = 3e-3f;
     p.threads = 1;
-    train_result res;
-    CHECK(train_run(&p, &res) == PARLEY_OK, "fine-tune: %s", parley_errmsg());
+    parley_train_result res;
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK, "fine-tune: %s", parley_errmsg());
     bert_model *m = NULL;
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
-    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK, "load: %s",
-          parley_errmsg());
+    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(files.data, &ds) == PARLEY_OK,
+          "load: %s", parley_errmsg());
     CHECK(m && m->cfg.n_intents == 4, "heads replaced: %d intents", m ? m->cfg.n_intents : -1);
     if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
         CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
@@ -198,13 +200,13 @@ static void test_finetune(void)
 
 static void test_stop(void)
 {
-    path o = path_in(tmp, "stop");
-    pretrain_params p = tiny(o.s, 3);
-    pretrain_result res;
+    path o = path_in(files.tmp, "stop");
+    parley_pretrain_params p = tiny(o.s, 3);
+    parley_pretrain_result res;
     train_seen s = { .stop_at_step = 5 };
-    p.t.progress = train_watch;
-    p.t.user_data = &s;
-    CHECK(pretrain_run(&p, &res) == PARLEY_OK, "stop: %s", parley_errmsg());
+    p.train.progress = train_watch;
+    p.train.user_data = &s;
+    CHECK(parley_pretrain_run(&p, &res) == PARLEY_OK, "stop: %s", parley_errmsg());
     CHECK(res.stopped && res.steps_done == 5 && res.epochs_done == 0 && s.epochs == 0,
           "stopped after %ld steps", res.steps_done);
     bert_model *m = NULL;
@@ -222,24 +224,24 @@ static void write_file(const char *file, const char *s, size_t n)
     }
 }
 
-static void expect_fail(pretrain_params *p, parley_status want, const char *needle,
+static void expect_fail(parley_pretrain_params *p, parley_status want, const char *needle,
                         const char *what)
 {
-    parley_status st = pretrain_run(p, NULL);
+    parley_status st = parley_pretrain_run(p, NULL);
     CHECK(st == want && (!needle || strstr(parley_errmsg(), needle)), "%s: %s: %s", what,
           parley_status_str(st), parley_errmsg());
 }
 
 static void test_errors(void)
 {
-    path o = path_in(tmp, "err"), blank = path_in(tmp, "blank.txt"), utf = path_in(tmp, "utf.txt"),
-         none = path_in(tmp, "nothing-here");
+    path o = path_in(files.tmp, "err"), blank = path_in(files.tmp, "blank.txt"),
+         utf = path_in(files.tmp, "utf.txt"), none = path_in(files.tmp, "nothing-here");
     const char *one[1];
-    pretrain_params p = tiny(o.s, 1);
+    parley_pretrain_params p = tiny(o.s, 1);
     p.n_text = 0;
     expect_fail(&p, PARLEY_ERR_INVALID_ARG, NULL, "no text");
     p = tiny(o.s, 1);
-    p.t.out = NULL;
+    p.train.out = NULL;
     expect_fail(&p, PARLEY_ERR_INVALID_ARG, NULL, "no out");
     p = tiny(o.s, 1);
     p.mask_prob = 0;
@@ -248,16 +250,16 @@ static void test_errors(void)
     p.holdout = 0.6f;
     expect_fail(&p, PARLEY_ERR_INVALID_ARG, "holdout", "holdout 0.6");
     p = tiny(o.s, 1);
-    p.t.epochs = 0;
+    p.train.epochs = 0;
     expect_fail(&p, PARLEY_ERR_INVALID_ARG, NULL, "epochs 0");
     p = tiny(o.s, 1);
-    p.t.device = "cuda:0";
+    p.train.device = "cuda:0";
     expect_fail(&p, PARLEY_ERR_NOT_BUILT, NULL, "cuda");
     p = tiny(o.s, 1);
-    p.t.heads = 3;
-    CHECK(pretrain_run(&p, NULL) != PARLEY_OK, "heads must divide hidden");
+    p.train.shape.heads = 3;
+    CHECK(parley_pretrain_run(&p, NULL) != PARLEY_OK, "heads must divide hidden");
     p = tiny(o.s, 1);
-    p.t.init = none.s;
+    p.train.init = none.s;
     expect_fail(&p, PARLEY_ERR_NOT_FOUND, "--init", "missing init");
 
     p = tiny(o.s, 1);
@@ -281,15 +283,15 @@ static void test_errors(void)
 
 static parley_status one_epoch(void *ctx)
 {
-    path o = path_in(tmp, "alloc");
-    pretrain_params p = tiny(o.s, 1);
-    p.t.layers = 1;
-    p.t.hidden = 8;
-    p.t.heads = 2;
-    p.t.intermediate = 16;
-    p.t.batch = 64;
+    path o = path_in(files.tmp, "alloc");
+    parley_pretrain_params p = tiny(o.s, 1);
+    p.train.shape.layers = 1;
+    p.train.shape.hidden = 8;
+    p.train.shape.heads = 2;
+    p.train.shape.intermediate = 16;
+    p.train.batch = 64;
     (void)ctx;
-    return pretrain_run(&p, NULL);
+    return parley_pretrain_run(&p, NULL);
 }
 
 static void test_alloc_failures(void)
@@ -297,7 +299,7 @@ static void test_alloc_failures(void)
     long n = fault_sweep("pretrain", one_epoch, NULL);
     CHECK(n > 200, "only %ld allocations swept", n);
     bert_model *m = NULL;
-    path o = path_in(tmp, "alloc");
+    path o = path_in(files.tmp, "alloc");
     CHECK(bert_model_load(o.s, &m) == PARLEY_OK, "after the sweep: %s", parley_errmsg());
     bert_model_free(m);
     CHECK(count_tmp(o.s, 0) == 0, "temporary files left behind");
@@ -305,17 +307,10 @@ static void test_alloc_failures(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_pretrain DATA_DIR (tests/nlu/train/tiny)\n");
-        return 2;
-    }
-    snprintf(data, sizeof data, "%s/nlu.yaml", argv[1]);
-    snprintf(tmp, sizeof tmp, "/tmp/parley-test-pretrain-XXXXXX");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    snprintf(text, sizeof text, "%s/text.txt", tmp);
+    int rc = train_test_start(argc, argv, "pretrain", &files);
+    if (rc != 0)
+        return rc;
+    snprintf(text, sizeof text, "%s/text.txt", files.tmp);
     texts[0] = text;
     int n_lines = write_text(text);
     train_seen fit = test_fit(n_lines);
@@ -325,6 +320,6 @@ int main(int argc, char **argv)
     test_stop();
     test_errors();
     test_alloc_failures();
-    rm_tree(tmp);
+    rm_tree(files.tmp);
     return check_done();
 }

@@ -19,19 +19,19 @@
 #include "tests/check.h"
 #include "tests/nlu/train/train_test.h"
 
-static char data[512], dev[512], bad[512], lookup[512], tmp[64];
+static tiny_files files;
 
 /* A tiny model: trains in well under a second on one thread. */
-static train_params tiny(const char *out, int epochs)
+static parley_train_params tiny(const char *out, int epochs)
 {
-    train_params p = train_params_default();
-    p.data = data;
+    parley_train_params p = parley_train_params_default();
+    p.data = files.data;
     p.out = out;
-    p.layers = 2;
-    p.hidden = 64;
-    p.heads = 2;
-    p.intermediate = 128;
-    p.max_positions = 32;
+    p.shape.layers = 2;
+    p.shape.hidden = 64;
+    p.shape.heads = 2;
+    p.shape.intermediate = 128;
+    p.shape.max_positions = 32;
     p.epochs = epochs;
     p.batch = 8;
     p.lr = 3e-3f;
@@ -39,16 +39,16 @@ static train_params tiny(const char *out, int epochs)
     return p;
 }
 
-static train_scores score(const char *model_dir, const char *set)
+static parley_train_scores score(const char *model_dir, const char *set)
 {
-    train_scores s = { -1, -1, -1 };
+    parley_train_scores s = { -1, -1, -1 };
     bert_model *m = NULL;
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
     CHECK(bert_model_load(model_dir, &m) == PARLEY_OK, "load %s: %s", model_dir, parley_errmsg());
     CHECK(ds_load(set, &ds) == PARLEY_OK, "load %s: %s", set, parley_errmsg());
     if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
-        s = (train_scores){ r->intent_accuracy, r->slots.f1, r->sentence_accuracy };
+        s = (parley_train_scores){ r->intent_accuracy, r->slots.f1, r->sentence_accuracy };
     mt_report_free(r);
     ds_free(ds);
     bert_model_free(m);
@@ -59,14 +59,14 @@ static train_scores score(const char *model_dir, const char *set)
 
 static void test_fit(void)
 {
-    path o = path_in(tmp, "fit");
+    path o = path_in(files.tmp, "fit");
     const char *out = o.s;
-    train_params p = tiny(out, 40);
-    train_result res;
+    parley_train_params p = tiny(out, 40);
+    parley_train_result res;
     train_seen s = { 0 };
     p.progress = train_watch;
     p.user_data = &s;
-    parley_status st = train_run(&p, &res);
+    parley_status st = parley_train_run(&p, &res);
     CHECK(st == PARLEY_OK, "train: %s", parley_errmsg());
     CHECK(s.starts == 1 && s.learned && !s.replaced, "start event");
     CHECK(s.epochs == 40 && s.last_epoch == 40 && s.steps == s.steps_total &&
@@ -77,7 +77,7 @@ static void test_fit(void)
     CHECK(s.last_eta == 0, "ETA at the end: %g", s.last_eta);
     CHECK(!res.stopped && res.epochs_done == 40 && res.best_epoch == 40 && !res.has_dev, "result");
     CHECK(!exists(path_in(out, "train_state").s), "the state is removed when the run completes");
-    train_scores sc = score(out, data);
+    parley_train_scores sc = score(out, files.data);
     CHECK(sc.intent_accuracy == 1 && sc.slot_f1 == 1 && sc.sentence_accuracy == 1,
           "training set: intent %g, slot F1 %g, sentence %g", sc.intent_accuracy, sc.slot_f1,
           sc.sentence_accuracy);
@@ -96,27 +96,27 @@ static void test_fit(void)
     parley_nlu_close(nlu);
 
     /* Dev: the "greet" example has a label the training set lacks: always wrong. */
-    score(out, dev);
-    train_scores d = score(out, dev);
+    score(out, files.dev);
+    parley_train_scores d = score(out, files.dev);
     CHECK(d.intent_accuracy <= 5.0 / 6 + 1e-9 && d.sentence_accuracy <= 5.0 / 6 + 1e-9,
           "unknown dev intent: %g", d.intent_accuracy);
 }
 
 static void test_dev_and_best(void)
 {
-    path o = path_in(tmp, "dev");
+    path o = path_in(files.tmp, "dev");
     const char *out = o.s;
-    train_params p = tiny(out, 6);
-    train_result res;
+    parley_train_params p = tiny(out, 6);
+    parley_train_result res;
     train_seen s = { 0 };
-    p.dev = dev;
+    p.dev = files.dev;
     p.progress = train_watch;
     p.user_data = &s;
-    CHECK(train_run(&p, &res) == PARLEY_OK, "train: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK, "train: %s", parley_errmsg());
     CHECK(s.dev_epochs == 6 && res.has_dev && res.best_epoch >= 1 && res.best_epoch <= 6,
           "dev each epoch");
     /* The directory holds the best epoch: scoring it again gives the best scores. */
-    train_scores d = score(out, dev);
+    parley_train_scores d = score(out, files.dev);
     CHECK(d.sentence_accuracy == res.best.sentence_accuracy && d.slot_f1 == res.best.slot_f1 &&
                   d.intent_accuracy == res.best.intent_accuracy,
           "saved model scores %g, best %g", d.sentence_accuracy, res.best.sentence_accuracy);
@@ -126,16 +126,17 @@ static void test_dev_and_best(void)
 
 static void test_determinism(void)
 {
-    path pa = path_in(tmp, "det_a"), pb = path_in(tmp, "det_b"), pc = path_in(tmp, "det_c");
+    path pa = path_in(files.tmp, "det_a"), pb = path_in(files.tmp, "det_b"),
+         pc = path_in(files.tmp, "det_c");
     const char *a = pa.s, *b = pb.s, *c = pc.s;
-    train_params p = tiny(a, 2); /* no dev: the last epoch is saved */
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
+    parley_train_params p = tiny(a, 2); /* no dev: the last epoch is saved */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "a: %s", parley_errmsg());
     p.out = b;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
     CHECK(same_model_files(a, b), "same seed, different files");
     p.out = c;
     p.seed = 7;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
     CHECK(!same_model_files(a, c), "another seed, same files");
 }
 
@@ -145,22 +146,22 @@ static void test_determinism(void)
 static void check_resume(const char *whole, const char *parts, int stop_at, int with_dev,
                          const char *set)
 {
-    train_params p = tiny(whole, 3);
-    train_result res;
+    parley_train_params p = tiny(whole, 3);
+    parley_train_result res;
     p.data = set;
-    p.dev = with_dev ? dev : NULL;
+    p.dev = with_dev ? files.dev : NULL;
     p.dropout = 0.2f;
     p.word_dropout = 0.15f;
     p.augment = 2;
     p.warmup_steps = 4;
-    CHECK(train_run(&p, &res) == PARLEY_OK, "whole: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK, "whole: %s", parley_errmsg());
     long total = res.steps_done;
 
     train_seen s = { .stop_at_step = stop_at };
     p.out = parts;
     p.progress = train_watch;
     p.user_data = &s;
-    CHECK(train_run(&p, &res) == PARLEY_OK, "part 1: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK, "part 1: %s", parley_errmsg());
     CHECK(res.stopped && res.steps_done == stop_at, "stopped at %ld, wanted %d", res.steps_done,
           stop_at);
     path ps = path_in(parts, "train_state");
@@ -191,7 +192,7 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
         fclose(f);
 
     /* Resume takes the stored settings; different ones here must be ignored. */
-    train_params r = train_params_default();
+    parley_train_params r = parley_train_params_default();
     r.data = set;
     r.dev = p.dev;
     r.out = parts;
@@ -203,7 +204,7 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
     train_seen s2 = { 0 };
     r.progress = train_watch;
     r.user_data = &s2;
-    CHECK(train_run(&r, &res) == PARLEY_OK, "resume: %s", parley_errmsg());
+    CHECK(parley_train_run(&r, &res) == PARLEY_OK, "resume: %s", parley_errmsg());
     CHECK(!res.stopped && res.steps_done == total && s2.steps == total - stop_at,
           "resumed %d steps", s2.steps);
     CHECK(same_model_files(whole, parts),
@@ -214,11 +215,15 @@ static void check_resume(const char *whole, const char *parts, int stop_at, int 
 static void test_resume(void)
 {
     /* 40 examples in batches of 8: 5 steps an epoch. */
-    check_resume(path_in(tmp, "res_whole").s, path_in(tmp, "res_mid").s, 7, 0, data);
-    check_resume(path_in(tmp, "res_whole2").s, path_in(tmp, "res_end").s, 10, 0, data);
-    check_resume(path_in(tmp, "res_whole3").s, path_in(tmp, "res_dev").s, 7, 1, data);
+    check_resume(path_in(files.tmp, "res_whole").s, path_in(files.tmp, "res_mid").s, 7, 0,
+                 files.data);
+    check_resume(path_in(files.tmp, "res_whole2").s, path_in(files.tmp, "res_end").s, 10, 0,
+                 files.data);
+    check_resume(path_in(files.tmp, "res_whole3").s, path_in(files.tmp, "res_dev").s, 7, 1,
+                 files.data);
     /* With lookup variants, which a resumed run must make again from its stored setting. */
-    check_resume(path_in(tmp, "res_whole4").s, path_in(tmp, "res_aug").s, 2, 0, lookup);
+    check_resume(path_in(files.tmp, "res_whole4").s, path_in(files.tmp, "res_aug").s, 2, 0,
+                 files.lookup);
 }
 
 /* ---- augmentation -------------------------------------------------------------------------- */
@@ -227,38 +232,38 @@ static void test_resume(void)
  * are made without --augment or without a lookup table; a word dropout changes the model. */
 static void test_augment(void)
 {
-    path o = path_in(tmp, "aug/missing/parents");
+    path o = path_in(files.tmp, "aug/missing/parents");
     const char *out = o.s;
-    train_params p = tiny(out, 1);
+    parley_train_params p = tiny(out, 1);
     train_seen s = { 0 };
-    p.data = lookup;
+    p.data = files.lookup;
     p.augment = 3;
     p.progress = train_watch;
     p.user_data = &s;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
     CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented,
           "%d examples, %d variants", s.n_train, s.n_augmented);
     CHECK(exists(path_in(out, "model.safetensors").s),
           "the output directory's parents are created");
     p.augment = 0;
     s = (train_seen){ 0 };
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment",
           s.n_train, s.n_augmented);
-    p.data = data;
+    p.data = files.data;
     p.augment = 3;
     s = (train_seen){ 0 };
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables",
           s.n_augmented);
 
-    path w0 = path_in(tmp, "wd0"), w1 = path_in(tmp, "wd1");
+    path w0 = path_in(files.tmp, "wd0"), w1 = path_in(files.tmp, "wd1");
     p = tiny(w0.s, 1);
     p.word_dropout = 0;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "word dropout 0: %s", parley_errmsg());
     p.out = w1.s;
     p.word_dropout = 0.3f;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "word dropout 0.3: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "word dropout 0.3: %s", parley_errmsg());
     CHECK(!same_model_files(w0.s, w1.s), "word dropout changed nothing");
 }
 
@@ -266,24 +271,25 @@ static void test_augment(void)
 
 static void test_init(void)
 {
-    path pb = path_in(tmp, "fit"), ps = path_in(tmp, "init_same"), po = path_in(tmp, "init_other");
+    path pb = path_in(files.tmp, "fit"), ps = path_in(files.tmp, "init_same"),
+         po = path_in(files.tmp, "init_other");
     const char *base = pb.s, *same = ps.s, *other = po.s;
-    train_params p = tiny(same, 1);
+    parley_train_params p = tiny(same, 1);
     train_seen s = { 0 };
     p.init = base;
-    p.layers = p.hidden = p.heads = p.intermediate = 0; /* ignored with init */
+    p.shape = (parley_train_shape){ 0 }; /* ignored with init */
     p.progress = train_watch;
     p.user_data = &s;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "init, same labels: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "init, same labels: %s", parley_errmsg());
     CHECK(s.starts == 1 && !s.replaced && !s.learned, "heads kept");
 
     /* Other labels (dev has "greet"): new heads, the encoder carried over. With a learning
      * rate of almost nothing, the encoder must come out as it went in. */
-    p.data = dev;
+    p.data = files.dev;
     p.out = other;
     p.lr = 1e-12f;
     memset(&s, 0, sizeof s);
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "init, other labels: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "init, other labels: %s", parley_errmsg());
     CHECK(s.replaced, "heads replaced");
     bert_model *a = NULL, *b = NULL;
     CHECK(bert_model_load(base, &a) == PARLEY_OK && bert_model_load(other, &b) == PARLEY_OK,
@@ -305,66 +311,67 @@ static void test_init(void)
 
 static void test_errors(void)
 {
-    path o = path_in(tmp, "err");
+    path o = path_in(files.tmp, "err");
     const char *out = o.s;
-    train_params p = tiny(out, 1);
+    parley_train_params p = tiny(out, 1);
     p.epochs = 0;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
     p = tiny(out, 1);
     p.word_dropout = 1;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
     p = tiny(out, 1);
     p.augment = -1;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "augment -1");
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "augment -1");
     p = tiny(out, 1);
     p.device = "cuda:0";
     if (cuda_device_count() == 0) { /* no CUDA in the build, or no device: a clear refusal */
-        parley_status st = train_run(&p, NULL);
+        parley_status st = parley_train_run(&p, NULL);
         CHECK((st == PARLEY_ERR_NOT_BUILT || st == PARLEY_ERR_DEVICE) &&
                       strstr(parley_errmsg(), "cuda:0"),
               "cuda without a device: %s: %s", parley_status_str(st), parley_errmsg());
     }
     p = tiny(out, 1);
     p.device = "tpu";
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "tpu"),
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "tpu"),
           "unknown device");
     p = tiny(out, 1);
     p.precision = "fp16";
-    CHECK(train_run(&p, NULL) != PARLEY_OK, "fp16 training");
+    CHECK(parley_train_run(&p, NULL) != PARLEY_OK, "fp16 training");
     p = tiny(out, 1);
     p.precision = "int3";
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "unknown precision");
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "unknown precision");
     p = tiny(out, 1);
     p.data = NULL;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "no data");
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "no data");
     p = tiny(out, 1);
-    p.heads = 3;
-    CHECK(train_run(&p, NULL) != PARLEY_OK, "heads must divide hidden");
+    p.shape.heads = 3;
+    CHECK(parley_train_run(&p, NULL) != PARLEY_OK, "heads must divide hidden");
     p = tiny(out, 1);
     p.resume = 1;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_NOT_FOUND, "resume without a state: %s",
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_NOT_FOUND, "resume without a state: %s",
           parley_errmsg());
     p = tiny(out, 1);
-    p.data = bad;
-    parley_status st = train_run(&p, NULL);
+    p.data = files.bad;
+    parley_status st = parley_train_run(&p, NULL);
     CHECK(st == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "bad.yaml:4:"), "bad data: %s: %s",
           parley_status_str(st), parley_errmsg());
     p = tiny(out, 1);
-    path none = path_in(tmp, "nothing-here");
+    path none = path_in(files.tmp, "nothing-here");
     p.init = none.s;
-    CHECK(train_run(&p, NULL) != PARLEY_OK && strstr(parley_errmsg(), "--init"), "missing init: %s",
-          parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) != PARLEY_OK && strstr(parley_errmsg(), "--init"),
+          "missing init: %s", parley_errmsg());
 
     /* A resumed run must see the data it started with. */
     train_seen s = { .stop_at_step = 2 };
     p = tiny(out, 2);
     p.progress = train_watch;
     p.user_data = &s;
-    CHECK(train_run(&p, NULL) == PARLEY_OK, "stop: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "stop: %s", parley_errmsg());
     p.progress = NULL;
     p.resume = 1;
-    p.data = dev;
-    CHECK(train_run(&p, NULL) == PARLEY_ERR_CONFIG && strstr(parley_errmsg(), "training set"),
+    p.data = files.dev;
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_CONFIG &&
+                  strstr(parley_errmsg(), "training set"),
           "resume on other data: %s", parley_errmsg());
 }
 
@@ -392,20 +399,20 @@ static void t_free(void *p, void *u)
  * syncs to disk): each failure must be clean, and what is on disk must stay loadable. */
 static void test_alloc_failures(void)
 {
-    path o = path_in(tmp, "alloc");
+    path o = path_in(files.tmp, "alloc");
     const char *out = o.s;
     parley_allocator al = { t_malloc, t_realloc, t_free, NULL };
-    train_params p = tiny(out, 2);
-    p.dev = dev;
-    p.layers = 1;
-    p.hidden = 8;
-    p.intermediate = 16;
+    parley_train_params p = tiny(out, 2);
+    p.dev = files.dev;
+    p.shape.layers = 1;
+    p.shape.hidden = 8;
+    p.shape.intermediate = 16;
     p.batch = 20;
     int ok = 0, stride = getenv("PARLEY_TEST_FULL") ? 1 : 11;
     for (fail_at = 1; fail_at < 1000000 && !ok; fail_at += stride) {
         alloc_count = 0;
         parley_set_allocator(&al);
-        parley_status st = train_run(&p, NULL);
+        parley_status st = parley_train_run(&p, NULL);
         parley_set_allocator(NULL);
         if (st == PARLEY_OK) {
             ok = 1;
@@ -425,19 +432,9 @@ static void test_alloc_failures(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_train DATA_DIR (tests/nlu/train/tiny)\n");
-        return 2;
-    }
-    snprintf(data, sizeof data, "%s/nlu.yaml", argv[1]);
-    snprintf(dev, sizeof dev, "%s/dev.yaml", argv[1]);
-    snprintf(bad, sizeof bad, "%s/bad.yaml", argv[1]);
-    snprintf(lookup, sizeof lookup, "%s/lookup.yaml", argv[1]);
-    snprintf(tmp, sizeof tmp, "/tmp/parley-test-train-XXXXXX");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    int rc = train_test_start(argc, argv, "train", &files);
+    if (rc != 0)
+        return rc;
     test_fit();
     test_dev_and_best();
     test_determinism();
@@ -446,6 +443,6 @@ int main(int argc, char **argv)
     test_init();
     test_errors();
     test_alloc_failures();
-    rm_tree(tmp);
+    rm_tree(files.tmp);
     return check_done();
 }

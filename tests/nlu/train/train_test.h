@@ -1,6 +1,6 @@
 /* train_test.h — what the tests of the training loops (test_train_loop.c,
- * test_pretrain.c) share: a progress callback that records what a run reported, paths by
- * value, whole-file reads, byte-for-byte comparison of model directories, and clean-up.
+ * test_pretrain.c, test_api.c) share: a progress callback that records what a run reported, paths
+ * by value, whole-file reads, byte-for-byte comparison of model directories, and clean-up.
  */
 #ifndef TESTS_NLU_TRAIN_TEST_H
 #define TESTS_NLU_TRAIN_TEST_H
@@ -12,18 +12,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nlu/train/train.h"
+#include "parley/parley.h"
 #include "tests/check.h"
 
-/* What a run reported through train_progress (train.h), for the train_params.progress
- * callback train_watch with a train_seen as user_data. */
+/* What a run reported through parley_train_progress (parley/train.h), for the
+ * parley_train_params.progress callback train_watch with a train_seen as user_data. */
 typedef struct train_seen {
     int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs, mlm_epochs;
     int n_train, n_dev, n_augmented;
+    char device[64]; /* what trained */
     long last_step, steps_total;
     float first_loss, last_loss;
     double last_eta;
-    train_scores dev;                                  /* the last epoch's, with a dev set */
+    parley_train_scores dev;                           /* the last epoch's, with a dev set */
     double first_mlm_acc, last_mlm_acc, last_mlm_loss; /* pretraining's held-out scores */
     long stop_at_step;                                 /* ask to stop after this step (0 = never) */
 } train_seen;
@@ -33,11 +34,11 @@ typedef struct train_seen {
 
 /* Records p into the train_seen u, checking that steps come in order and the learning
  * rate stays in [0, TRAIN_TEST_MAX_LR]; asks to stop after step u->stop_at_step. */
-static inline int train_watch(const train_progress *p, void *u)
+static inline int train_watch(const parley_train_progress *p, void *u)
 {
     train_seen *s = u;
     switch (p->event) {
-    case TRAIN_START:
+    case PARLEY_TRAIN_START:
         s->starts++;
         s->learned = p->vocab_learned;
         s->replaced = p->heads_replaced;
@@ -45,8 +46,9 @@ static inline int train_watch(const train_progress *p, void *u)
         s->n_train = p->n_train;
         s->n_dev = p->n_dev;
         s->n_augmented = p->n_augmented;
+        snprintf(s->device, sizeof s->device, "%s", p->device);
         break;
-    case TRAIN_STEP:
+    case PARLEY_TRAIN_STEP:
         CHECK(p->step == s->last_step + 1 || s->steps == 0, "steps in order: %ld after %ld",
               p->step, s->last_step);
         if (s->steps++ == 0)
@@ -55,7 +57,7 @@ static inline int train_watch(const train_progress *p, void *u)
         s->last_eta = p->eta_s;
         CHECK(p->lr >= 0 && p->lr <= TRAIN_TEST_MAX_LR * 1.0001f, "lr %g", (double)p->lr);
         break;
-    case TRAIN_EPOCH:
+    case PARLEY_TRAIN_EPOCH:
         s->epochs++;
         s->last_epoch = p->epoch;
         s->last_loss = p->loss;
@@ -71,7 +73,7 @@ static inline int train_watch(const train_progress *p, void *u)
         }
         break;
     }
-    return s->stop_at_step && p->event == TRAIN_STEP && p->step == s->stop_at_step;
+    return s->stop_at_step && p->event == PARLEY_TRAIN_STEP && p->step == s->stop_at_step;
 }
 
 typedef struct path {
@@ -131,6 +133,36 @@ static inline int same_model_files(const char *a, const char *b)
 static inline int exists(const char *path)
 {
     return access(path, F_OK) == 0;
+}
+
+/* The tiny set's files (in the folder every training test gets as argv[1]) and the test's
+ * temporary directory. */
+typedef struct tiny_files {
+    char data[512];   /* nlu.yaml: 40 examples of 4 intents */
+    char dev[512];    /* dev.yaml: 6 examples, one of an intent the training set lacks */
+    char bad[512];    /* bad.yaml: an annotation left open on line 4 */
+    char lookup[512]; /* lookup.yaml: city examples and a lookup table of cities */
+    char tmp[64];     /* /tmp/parley-test-NAME-XXXXXX */
+} tiny_files;
+
+/* The start of a test's main: fills f from argv[1] and makes its temporary directory.
+ * Returns 0, or the exit code after printing why not. */
+static inline int train_test_start(int argc, char **argv, const char *name, tiny_files *f)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DATA_DIR (tests/nlu/train/tiny)\n", argv[0]);
+        return 2;
+    }
+    snprintf(f->data, sizeof f->data, "%.490s/nlu.yaml", argv[1]);
+    snprintf(f->dev, sizeof f->dev, "%.490s/dev.yaml", argv[1]);
+    snprintf(f->bad, sizeof f->bad, "%.490s/bad.yaml", argv[1]);
+    snprintf(f->lookup, sizeof f->lookup, "%.490s/lookup.yaml", argv[1]);
+    snprintf(f->tmp, sizeof f->tmp, "/tmp/parley-test-%.20s-XXXXXX", name);
+    if (!mkdtemp(f->tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    return 0;
 }
 
 /* rm -r dir (best effort). */

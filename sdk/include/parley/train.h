@@ -1,0 +1,280 @@
+/* parley/train.h — training, pretraining and scoring joint intent/slot models from an
+ * application: what `parley train`, `parley pretrain` and `parley eval` do, as calls.
+ *
+ * parley_train_run() trains a model on annotated examples (a Rasa-style nlu.yaml or a
+ * JointBERT folder) and writes a model directory that parley_nlu_open() loads;
+ * parley_pretrain_run() pretrains an encoder on plain text for training to start from;
+ * parley_eval_run() scores an open model on annotated examples. A run reports its progress
+ * to a callback, which can also stop it; a stopped training run can be resumed. This header
+ * is not inference (parley/nlu.h) and not the model format (the README describes the model
+ * directory and the data formats).
+ *
+ *   parley_train_params p = parley_train_params_default();
+ *   p.data = "nlu.yaml";
+ *   p.out = "models/new";
+ *   parley_train_result res;
+ *   if (parley_train_run(&p, &res) != PARLEY_OK) error: parley_errmsg() says what and where
+ *
+ * Threading: each run executes on the calling thread and returns when it is done; its
+ * callback runs on that same thread, between steps. To stop a run from another thread, set
+ * an atomic flag there and return it from the callback (it is called after every optimizer
+ * step). parley_nlu calls (and pipelines) on other threads may run during a run; they share
+ * the cores. Process-wide effect: parley_train_run() and parley_pretrain_run() set the CPU
+ * math's thread count (`threads`: OpenMP and OpenBLAS) for the whole process at their start,
+ * as parley_nlu_open() does, and parley_nlu calls anywhere in the process use it from then
+ * on: choose `threads` to leave cores to a pipeline that keeps serving. Run one training or
+ * pretraining at a time in a process: a second one would change the thread count under the
+ * first, and a seed gives the same files only with the same thread count. parley_eval_run()
+ * follows the threading rule of its parley_nlu handle.
+ *
+ * Files: every file is written atomically (temporary file + rename), so a stopped, failed
+ * or crashed run leaves the output directory's model either as it was or complete.
+ */
+#ifndef PARLEY_TRAIN_H
+#define PARLEY_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parley/nlu.h"
+#include "parley/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- progress ------------------------------------------------------------------------- */
+
+typedef enum parley_train_event {
+    PARLEY_TRAIN_START = 0, /* the data and the model are ready; step > 0 when resuming */
+    PARLEY_TRAIN_STEP = 1,  /* one optimizer step is done */
+    PARLEY_TRAIN_EPOCH = 2, /* an epoch is done, scored (dev or held-out lines) and saved */
+} parley_train_event;
+
+/* The shape of a BERT encoder. */
+typedef struct parley_train_shape {
+    int layers;        /* encoder layers */
+    int hidden;        /* hidden size, a multiple of heads */
+    int heads;         /* attention heads */
+    int intermediate;  /* feed-forward size */
+    int max_positions; /* longest input in word pieces, [CLS] and [SEP] included (>= 3) */
+} parley_train_shape;
+
+/* Scores of a model on annotated examples, fractions in [0, 1]. */
+typedef struct parley_train_scores {
+    double intent_accuracy;
+    double slot_f1;           /* over slot chunks, micro-averaged (conlleval rules) */
+    double sentence_accuracy; /* the intent and every word's tag right */
+} parley_train_scores;
+
+/* What a run reports; borrowed for the callback's duration. */
+typedef struct parley_train_progress {
+    parley_train_event event;
+    int epoch, epochs;     /* the epoch running or just done (1-based), of all planned */
+    long step, steps;      /* optimizer steps done over the whole run, and planned */
+    float loss;            /* mean training loss over this epoch's steps so far */
+    float lr;              /* the learning rate of the last step */
+    double examples_per_s; /* training throughput of this call so far (0 before a step) */
+    double eta_s;          /* estimated seconds to the end, scoring excluded (0 at first) */
+    int has_dev;           /* PARLEY_TRAIN_EPOCH of training with a dev set: dev is set */
+    parley_train_scores dev;
+    int best;    /* PARLEY_TRAIN_EPOCH: this epoch was saved to the output directory (training:
+                    the best on dev so far, or the latest without dev; pretraining: always) */
+    int has_mlm; /* PARLEY_TRAIN_EPOCH of pretraining with held-out lines: the next two */
+    double mlm_loss, mlm_accuracy; /* held-out masked-LM loss, share of pieces guessed */
+    /* PARLEY_TRAIN_START (and unchanged after it): what is trained. */
+    int n_train, n_dev;    /* examples (pretraining: training and held-out lines) */
+    int n_intents, n_tags; /* the model's labels (0 in pretraining) */
+    int vocab_size;
+    int n_truncated;    /* training examples (or lines) cut to max_positions */
+    int n_augmented;    /* of n_train, the variants made from lookup tables */
+    int vocab_learned;  /* the vocabulary was learned from the training text */
+    int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */
+    parley_train_shape shape;
+    size_t n_params;    /* parameters trained */
+    const char *device; /* what trains: "cpu", or the GPU and precision (borrowed) */
+} parley_train_progress;
+
+/* Called on the running thread at PARLEY_TRAIN_START, after every step and after every
+ * epoch. Return 0 to go on, nonzero to stop: the run then saves what it needs and returns
+ * PARLEY_OK with `stopped` set in its result (see each run for what is kept). It must not
+ * start another run. */
+typedef int (*parley_train_progress_fn)(const parley_train_progress *progress, void *user_data);
+
+/* ---- training ------------------------------------------------------------------------- */
+
+/* How a training run goes. Start from parley_train_params_default(): zero is a real value
+ * for several fields (the dropouts, weight_decay, slot_weight, clip, augment, the warmup,
+ * seed), so a zeroed struct is not the defaults. Strings are borrowed for the call. */
+typedef struct parley_train_params {
+    const char *data;  /* training examples: an nlu.yaml (.yaml/.yml) or a JointBERT folder
+                          (seq.in, seq.out, label); required */
+    const char *dev;   /* dev examples (either kind), scored after every epoch; NULL = none */
+    const char *out;   /* the model directory to write, made with its parents; required */
+    const char *init;  /* a model directory to start from (an earlier or pretrained model),
+                          or NULL for a new model */
+    const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
+    int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
+    parley_train_shape shape; /* a new model's shape; ignored with init */
+    int epochs;               /* passes over the data, >= 1 */
+    int batch;                /* examples per step, >= 1 */
+    int augment;              /* up to this many variants of each example, its slot values
+                                 drawn from the nlu.yaml's lookup tables; 0 = none */
+    float lr;                 /* peak learning rate; 0 = parley_train_default_lr(init != NULL) */
+    float warmup_fraction;    /* linear warmup over this fraction of all steps, in [0, 1] ... */
+    long warmup_steps;        /* ... or, when >= 0, over this many steps; then linear decay */
+    float weight_decay;       /* AdamW's decoupled decay; never on biases and LayerNorm */
+    float dropout;            /* in [0, 1) */
+    float word_dropout;       /* chance that a training word piece is shown as [UNK], in [0, 1) */
+    float slot_weight;        /* loss = intent loss + slot_weight * slot loss */
+    float clip;               /* largest global gradient norm; 0 = no clipping */
+    uint64_t seed;            /* of the initialization, shuffles, dropout and variants */
+    int threads;              /* CPU threads; 0 = all cores */
+    const char *device;       /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
+                                 when one is usable) */
+    const char *precision;    /* on a GPU: "bf16" (NULL) or "fp32" */
+    int resume;               /* nonzero: continue the stopped run in out/train_state/ with its
+                                 own settings; only data, dev, out, threads, device, precision,
+                                 progress and user_data are read from here */
+    parley_train_progress_fn progress; /* or NULL */
+    void *user_data;                   /* passed to progress */
+} parley_train_params;
+
+typedef struct parley_train_result {
+    int epochs_done;
+    long steps_done;
+    int stopped;           /* the callback asked to stop; out/train_state/ is kept */
+    double wall_s;         /* this call, loading and scoring included */
+    double examples_per_s; /* training throughput of this call */
+    int has_dev;
+    int best_epoch;           /* the epoch in the output directory (the last without dev) */
+    parley_train_scores best; /* its dev scores (has_dev) */
+} parley_train_result;
+
+/* The defaults: a new model of BERT-mini's shape (4 layers, 256 wide, 4 heads, 1024
+ * feed-forward, 128 positions) with a learned vocabulary of up to 8000 tokens; 30 epochs
+ * of batches of 32, 2 lookup variants per example, lr 0 (the default rate), 10% warmup,
+ * weight decay 0.01, dropout 0.1, word dropout 0.1, slot weight 1, clip 1, seed 42, all
+ * cores, the CPU. */
+PARLEY_API parley_train_params parley_train_params_default(void);
+
+/* The default peak learning rate: 1e-3 for a new model, 5e-5 starting from init. */
+PARLEY_API float parley_train_default_lr(int from_init);
+
+/* Trains: reads the data, builds the model (init's, with new intent and slot heads when
+ * its labels are not the data's; or a new one), and runs AdamW over shuffled mini-batches
+ * with warmup then linear decay, dropout and clipping. After every epoch it scores the dev
+ * set and keeps the best epoch by sentence accuracy in `out` (without dev, the latest) and
+ * saves out/train_state/, from which `resume` continues; the state is removed when the run
+ * completes. A stop from the callback saves the state at the current step (the model in
+ * `out` stays the last one saved at an epoch's end) and a resumed run ends with exactly the
+ * files an uninterrupted one writes. The same seed and thread count give the same files.
+ * On success *result (may be NULL) is filled. Errors name the file (FILE:LINE:COL in the
+ * data), the setting or the tensor at fault. */
+PARLEY_API parley_status parley_train_run(const parley_train_params *params,
+                                          parley_train_result *result);
+
+/* ---- pretraining ---------------------------------------------------------------------- */
+
+/* How a masked-language-model pretraining goes. Start from parley_pretrain_params_default(). */
+typedef struct parley_pretrain_params {
+    /* out, init, vocab, vocab_size, shape, epochs, batch, lr (0: 1e-3), warmup, weight_decay,
+     * dropout, clip, seed, threads, device ("cpu" only), progress and user_data as in
+     * training; data, dev, augment, word_dropout, slot_weight, precision and resume are not
+     * used. */
+    parley_train_params train;
+    const char *const *text; /* (n_text) plain-text files, one sentence per line; borrowed */
+    int n_text;
+    float mask_prob; /* chance that a piece is chosen for prediction, in (0, 1) */
+    float holdout;   /* fraction of the lines held out for scoring, in [0, 0.5] */
+} parley_pretrain_params;
+
+typedef struct parley_pretrain_result {
+    int epochs_done;
+    long steps_done;
+    int stopped; /* the callback asked to stop; the model so far is saved */
+    double wall_s, examples_per_s;
+    int n_train, n_holdout;        /* lines */
+    double mlm_loss, mlm_accuracy; /* held-out scores after the last epoch (0 without) */
+} parley_pretrain_result;
+
+/* parley_train_params_default()'s shape and optimizer, 10 epochs of batches of 64,
+ * mask_prob 0.15, holdout 0.02. */
+PARLEY_API parley_pretrain_params parley_pretrain_params_default(void);
+
+/* Pretrains an encoder: reads the text (blank lines and repeats dropped; invalid UTF-8 is
+ * an error naming FILE:LINE:COL), holds out a share of the lines, learns a vocabulary from
+ * the rest (or takes `vocab`) and trains BERT's masked-LM objective (of the chosen pieces
+ * 80% [MASK], 10% a random piece, 10% kept, drawn anew every step). After every epoch the
+ * held-out lines are scored and `out` receives the model (placeholder labels: intent
+ * "none", tag "O") and mlm_head.safetensors; parley_train_run() with init = out fine-tunes
+ * it, parley_pretrain_run() with init = out goes on pretraining it. A stop from the
+ * callback saves the model so far. On success *result (may be NULL) is filled. */
+PARLEY_API parley_status parley_pretrain_run(const parley_pretrain_params *params,
+                                             parley_pretrain_result *result);
+
+/* ---- scoring -------------------------------------------------------------------------- */
+
+/* One example as parley_eval_run() scored it; borrowed for the callback's duration. */
+typedef struct parley_eval_example {
+    int index;                      /* 0-based, in the data set's order */
+    const char *gold_intent;        /* the annotation */
+    const char *const *gold_tags;   /* (parse->n_words) BIO tags, one per word */
+    const parley_nlu_result *parse; /* the model's parse of the example's text */
+} parley_eval_example;
+
+/* Called on the running thread after each example is scored. Return 0 to go on, nonzero
+ * to stop: parley_eval_run() then reports the examples scored so far, with `stopped` set. */
+typedef int (*parley_eval_fn)(const parley_eval_example *example, void *user_data);
+
+typedef struct parley_eval_params {
+    int batch;                 /* utterances per parley_nlu_parse_batch() call; 0 = 32 */
+    parley_eval_fn on_example; /* or NULL */
+    void *user_data;           /* passed to on_example */
+} parley_eval_params;
+
+/* The scores, as `parley eval` prints them. Owned by the caller (parley_eval_report_free). */
+typedef struct parley_eval_report {
+    long n_examples;        /* examples scored */
+    int stopped;            /* on_example asked to stop: the scores cover n_examples */
+    int n_truncated;        /* examples longer than the model's positions; their last
+                               words were tagged "O" */
+    int n_intents;          /* intents of the data set */
+    int n_slot_types;       /* slot types of the data set */
+    double intent_accuracy; /* fractions in [0, 1]; 0 over no examples */
+    double slot_precision;  /* over slot chunks (type and both ends right), micro-averaged */
+    double slot_recall;
+    double slot_f1;
+    double sentence_accuracy; /* the intent and every word's tag right */
+    double tag_accuracy;      /* words with the right tag */
+} parley_eval_report;
+
+/* Defaults for every field; a zeroed struct means the same. */
+PARLEY_API parley_eval_params parley_eval_params_default(void);
+
+/* Parses every example of `data` (an nlu.yaml or a JointBERT folder) with `nlu` and scores
+ * the predicted intent and tags against the annotation: intent accuracy; slot precision,
+ * recall and F1 over chunks (conlleval rules, as seqeval's default mode); sentence and tag
+ * accuracy; per-label scores and confusions (in the texts below). Labels are compared by
+ * name, so labels the model does not know count as wrong. `params` may be NULL. On success
+ * *out is owned by the caller (parley_eval_report_free). */
+PARLEY_API parley_status parley_eval_run(parley_nlu *nlu, const char *data,
+                                         const parley_eval_params *params,
+                                         parley_eval_report **out);
+
+/* The whole report as JSON text (ratios as fractions) or as a table for people
+ * (percentages), with at most max_confusions intent and slot confusions each (negative =
+ * all). *out is borrowed from the report: valid until the next call of the same function on
+ * it or parley_eval_report_free(). A report is not synchronized: one thread at a time. */
+PARLEY_API parley_status parley_eval_report_json(parley_eval_report *report, int max_confusions,
+                                                 const char **out);
+PARLEY_API parley_status parley_eval_report_table(parley_eval_report *report, int max_confusions,
+                                                  const char **out);
+
+/* NULL is a no-op. */
+PARLEY_API void parley_eval_report_free(parley_eval_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
