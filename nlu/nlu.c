@@ -27,8 +27,9 @@ enum { NLU_CHUNK = 32, NLU_GPU_CHUNK = 256, NLU_DEFAULT_TOP_K = 5 };
 
 struct parley_nlu {
     bert_model *model;
-    cuda_bert *gpu;           /* NULL: the CPU runs the model */
-    pthread_mutex_t gpu_lock; /* one batch at a time on the GPU instance */
+    parley_tokenizer tokenizer; /* over the model's vocabulary (parley_nlu_tokenizer) */
+    cuda_bert *gpu;             /* NULL: the CPU runs the model */
+    pthread_mutex_t gpu_lock;   /* one batch at a time on the GPU instance */
     nlu_tagset tags;
     int top_k;
     size_t max_intent; /* longest intent label, in bytes */
@@ -114,6 +115,7 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
         return pl_nomem("opening %s", model_dir);
     if ((st = bert_model_load(model_dir, &nlu->model)) != PARLEY_OK)
         goto fail;
+    nlu->tokenizer.vocab = nlu->model->vocab;
     const bert_config *c = &nlu->model->cfg;
     if ((st = nlu_tagset_init(&nlu->tags, c->slot_labels, c->n_slots)) != PARLEY_OK) {
         pl_wrap(st, "%s/config.json: slot_labels", model_dir);
@@ -172,6 +174,19 @@ const char *parley_nlu_intent_label(const parley_nlu *nlu, int i)
 const char *parley_nlu_slot_tag(const parley_nlu *nlu, int i)
 {
     return i >= 0 && i < nlu->model->cfg.n_slots ? nlu->model->cfg.slot_labels[i] : NULL;
+}
+
+parley_status parley_nlu_get_info(const parley_nlu *nlu, parley_nlu_info *out)
+{
+    if (!nlu || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_get_info: NULL argument");
+    bert_model_info(nlu->model, out);
+    return PARLEY_OK;
+}
+
+const parley_tokenizer *parley_nlu_tokenizer(const parley_nlu *nlu)
+{
+    return nlu ? &nlu->tokenizer : NULL;
 }
 
 void parley_nlu_result_free(parley_nlu_result *result)
