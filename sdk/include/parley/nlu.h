@@ -2,8 +2,9 @@
  *
  * Load a model directory once with parley_nlu_open() (config.json, model.safetensors,
  * vocab.txt: see the README), then parse utterances from as many threads as you like.
- * Also here: the model's shape (parley_nlu_get_info) and its WordPiece tokenizer on its own
- * (parley_tokenizer). Training is not here.
+ * Also here: the model's shape (parley_nlu_get_info), its WordPiece tokenizer on its own
+ * (parley_tokenizer) and writing a new untrained model directory (parley_nlu_model_create).
+ * Training is not here.
  *
  * Threading: a parley_nlu is immutable after open. parley_nlu_parse() and
  * parley_nlu_parse_batch() may be called concurrently on the same handle from any number of
@@ -161,6 +162,38 @@ PARLEY_API parley_status parley_tokenizer_encode(const parley_tokenizer *tokeniz
 
 /* NULL is a no-op. */
 PARLEY_API void parley_tokens_free(parley_tokens *tokens);
+
+/* ---- New model directories ---------------------------------------------------------- */
+
+typedef struct parley_nlu_model_params {
+    /* The shape: from a Hugging Face BertConfig-style config.json (its vocab_size and labels,
+     * if any, are ignored), or from the fields below, which must then all be set except
+     * max_positions (0 = 512) and type_vocab (0 = 2). Not both. */
+    const char *config;
+    int layers, hidden, heads, intermediate, max_positions, type_vocab;
+    const char *vocab;          /* vocab.txt (required): copied into the directory */
+    const char *const *intents; /* (n_intents) intent labels (required) */
+    int n_intents;
+    const char *const *slot_tags; /* (n_slot_tags) BIO tags "B-x", "I-x"; "O" is put first
+                                     when the list lacks it (may be empty) */
+    int n_slot_tags;
+    unsigned long long seed; /* of the random initialization; 0 is a seed like any other */
+} parley_nlu_model_params;
+
+/* Defaults for every field; a zeroed struct means the same. */
+PARLEY_API parley_nlu_model_params parley_nlu_model_params_default(void);
+
+/* Writes a new, untrained model directory `dir` (created if missing): config.json,
+ * model.safetensors (F32) and vocab.txt, initialized as BERT is (weights from normal(0,
+ * 0.02), zero biases, LayerNorm weights 1, a zero [PAD] embedding) — where training starts,
+ * or a model of the right shape for tests and benchmarks. The same params give the same
+ * files. Each file is written to a temporary name and renamed into place. params is borrowed
+ * for the call; *info (may be NULL) receives the model's shape. Errors name the parameter or
+ * file at fault (config.json keys as they would be written: "num_attention_heads"). Any
+ * thread; not concurrently with itself on the same dir. */
+PARLEY_API parley_status parley_nlu_model_create(const char *dir,
+                                                 const parley_nlu_model_params *params,
+                                                 parley_nlu_info *info);
 
 #ifdef __cplusplus
 }
