@@ -80,12 +80,17 @@ static parley_status nlu_forward(void *ctx, const bert_batch *b, float *intent_l
     return st;
 }
 
+const char *parley_nlu_blas_coretype(void)
+{
+    return cpu_blas_better_core();
+}
+
 /* Says once per process when OpenBLAS runs kernels far below what the CPU can do: only the
  * environment, before the process starts, can change that (see cpu_blas_better_core). */
 static void warn_slow_blas(void)
 {
     static atomic_flag warned = ATOMIC_FLAG_INIT;
-    const char *core = cpu_blas_better_core();
+    const char *core = parley_nlu_blas_coretype();
     if (core && !atomic_flag_test_and_set(&warned))
         pl_log(PARLEY_LOG_WARN,
                "nlu: OpenBLAS did not recognize this CPU and uses slow generic "

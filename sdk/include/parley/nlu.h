@@ -3,8 +3,9 @@
  * Load a model directory once with parley_nlu_open() (config.json, model.safetensors,
  * vocab.txt: see the README), then parse utterances from as many threads as you like.
  * Also here: the model's shape (parley_nlu_get_info), its WordPiece tokenizer on its own
- * (parley_tokenizer) and writing a new untrained model directory (parley_nlu_model_create).
- * Training is not here.
+ * (parley_tokenizer), writing a new untrained model directory (parley_nlu_model_create),
+ * and the OpenBLAS setting that speeds up the CPU path on new processors. Training is
+ * not here.
  *
  * Threading: a parley_nlu is immutable after open. parley_nlu_parse() and
  * parley_nlu_parse_batch() may be called concurrently on the same handle from any number of
@@ -194,6 +195,19 @@ PARLEY_API parley_nlu_model_params parley_nlu_model_params_default(void);
 PARLEY_API parley_status parley_nlu_model_create(const char *dir,
                                                  const parley_nlu_model_params *params,
                                                  parley_nlu_info *info);
+
+/* ---- OpenBLAS on new CPUs ------------------------------------------------------------
+ * OpenBLAS picks its kernels once, when the process loads it; a release older than the CPU
+ * (0.3.21 of Debian 12 on Sapphire Rapids and later) falls back to slow SSE3 kernels, 2-3x
+ * slower at the model's matrix products. Only OPENBLAS_CORETYPE in the environment of a
+ * process about to start changes that. */
+
+/* The OPENBLAS_CORETYPE value that would give this CPU faster kernels than the ones OpenBLAS
+ * chose for this process ("SkylakeX", "Haswell"), or NULL when its choice is right. A
+ * static string; any thread. An application acts on it before it starts (a launcher sets
+ * the variable), or by setting it and executing itself again, as the parley tool does;
+ * parley_nlu_open() logs a warning naming it. */
+PARLEY_API const char *parley_nlu_blas_coretype(void);
 
 #ifdef __cplusplus
 }
