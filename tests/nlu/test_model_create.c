@@ -14,9 +14,9 @@
 #include "parley/nlu.h"
 #include "tests/check.h"
 #include "tests/fault.h"
+#include "tests/tmpdir.h"
 
 static const char *vocab_path;
-static char base[] = "/tmp/parley-test-create-XXXXXX";
 static const char *intents[] = { "order", "greet" };
 static const char *tags[] = { "B-size", "I-size" };
 
@@ -28,15 +28,6 @@ static parley_nlu_model_params small(void)
     p.intents = intents, p.n_intents = 2;
     p.slot_tags = tags, p.n_slot_tags = 2;
     return p;
-}
-
-static const char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", base, name);
-    return buf[k];
 }
 
 static char *read_all(const char *file, long *n)
@@ -77,10 +68,10 @@ static void test_from_fields(void)
     parley_nlu_model_params p = small();
     parley_nlu_info made, opened;
     p.seed = 0;
-    CHECK(parley_nlu_model_create(path("a"), &p, &made) == PARLEY_OK, "create: %s",
+    CHECK(parley_nlu_model_create(tmpdir_path("a"), &p, &made) == PARLEY_OK, "create: %s",
           parley_errmsg());
     parley_nlu *nlu = NULL;
-    CHECK(parley_nlu_open(path("a"), NULL, &nlu) == PARLEY_OK, "open: %s", parley_errmsg());
+    CHECK(parley_nlu_open(tmpdir_path("a"), NULL, &nlu) == PARLEY_OK, "open: %s", parley_errmsg());
     if (!nlu)
         return;
     CHECK(parley_nlu_get_info(nlu, &opened) == PARLEY_OK && same_info(&made, &opened),
@@ -96,18 +87,20 @@ static void test_from_fields(void)
     parley_nlu_close(nlu);
 
     /* The same seed gives the same file; another seed another; 0 is a seed of its own. */
-    CHECK(parley_nlu_model_create(path("a0"), &p, NULL) == PARLEY_OK, "again");
+    CHECK(parley_nlu_model_create(tmpdir_path("a0"), &p, NULL) == PARLEY_OK, "again");
     p.seed = 1;
-    CHECK(parley_nlu_model_create(path("a1"), &p, NULL) == PARLEY_OK, "seed 1");
-    CHECK(same_file(path("a/model.safetensors"), path("a0/model.safetensors")), "same seed");
-    CHECK(!same_file(path("a/model.safetensors"), path("a1/model.safetensors")), "other seed");
-    CHECK(same_file(path("a/vocab.txt"), vocab_path), "vocab.txt copied");
+    CHECK(parley_nlu_model_create(tmpdir_path("a1"), &p, NULL) == PARLEY_OK, "seed 1");
+    CHECK(same_file(tmpdir_path("a/model.safetensors"), tmpdir_path("a0/model.safetensors")),
+          "same seed");
+    CHECK(!same_file(tmpdir_path("a/model.safetensors"), tmpdir_path("a1/model.safetensors")),
+          "other seed");
+    CHECK(same_file(tmpdir_path("a/vocab.txt"), vocab_path), "vocab.txt copied");
 
     /* "O" given: kept where it is, not added twice. */
     const char *with_o[] = { "B-size", "O" };
     p.slot_tags = with_o;
-    CHECK(parley_nlu_model_create(path("o"), &p, NULL) == PARLEY_OK &&
-                  parley_nlu_open(path("o"), NULL, &nlu) == PARLEY_OK,
+    CHECK(parley_nlu_model_create(tmpdir_path("o"), &p, NULL) == PARLEY_OK &&
+                  parley_nlu_open(tmpdir_path("o"), NULL, &nlu) == PARLEY_OK,
           "with O: %s", parley_errmsg());
     if (nlu) {
         CHECK(parley_nlu_slot_tag_count(nlu) == 2 && !strcmp(parley_nlu_slot_tag(nlu, 1), "O"),
@@ -118,7 +111,7 @@ static void test_from_fields(void)
 
 static void test_from_config(void)
 {
-    FILE *f = fopen(path("bert_config.json"), "w");
+    FILE *f = fopen(tmpdir_path("bert_config.json"), "w");
     if (!f)
         return;
     fputs("{\"hidden_size\": 8, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,"
@@ -129,8 +122,9 @@ static void test_from_config(void)
     parley_nlu_model_params p = small();
     parley_nlu_info in;
     p.layers = p.hidden = p.heads = p.intermediate = p.max_positions = 0;
-    p.config = path("bert_config.json");
-    CHECK(parley_nlu_model_create(path("c"), &p, &in) == PARLEY_OK, "config: %s", parley_errmsg());
+    p.config = tmpdir_path("bert_config.json");
+    CHECK(parley_nlu_model_create(tmpdir_path("c"), &p, &in) == PARLEY_OK, "config: %s",
+          parley_errmsg());
     CHECK(in.layers == 1 && in.hidden == 8 && in.heads == 2 && in.intermediate == 16 &&
                   in.max_positions == 12 && in.type_vocab == 1 && in.vocab_size == 47 &&
                   in.n_intents == 2,
@@ -140,7 +134,7 @@ static void test_from_config(void)
 static void expect_error(const char *what, parley_nlu_model_params p, parley_status want,
                          const char *says)
 {
-    parley_status st = parley_nlu_model_create(path("x"), &p, NULL);
+    parley_status st = parley_nlu_model_create(tmpdir_path("x"), &p, NULL);
     CHECK(st == want && strstr(parley_errmsg(), says), "%s: %s: %s", what, parley_status_str(st),
           parley_errmsg());
 }
@@ -170,14 +164,14 @@ static void test_errors(void)
     expect_error("NULL label", p, PARLEY_ERR_INVALID_ARG, "NULL label");
     CHECK(parley_nlu_model_create(NULL, NULL, NULL) == PARLEY_ERR_INVALID_ARG, "NULL dir");
     struct stat sb;
-    CHECK(stat(path("x"), &sb) != 0, "failed creates write nothing");
+    CHECK(stat(tmpdir_path("x"), &sb) != 0, "failed creates write nothing");
 }
 
 static parley_status create_fault(void *ctx)
 {
     (void)ctx;
     parley_nlu_model_params p = small();
-    return parley_nlu_model_create(path("fault"), &p, NULL);
+    return parley_nlu_model_create(tmpdir_path("fault"), &p, NULL);
 }
 
 int main(int argc, char **argv)
@@ -187,16 +181,12 @@ int main(int argc, char **argv)
         return 2;
     }
     vocab_path = argv[1];
-    if (!mkdtemp(base))
-        return 1;
+    tmpdir_make("create");
     test_from_fields();
     test_from_config();
     test_errors();
     long points = fault_sweep("model create", create_fault, NULL);
     CHECK(points > 10, "%ld allocation failure points", points);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", base);
+    tmpdir_remove();
     return check_done();
 }

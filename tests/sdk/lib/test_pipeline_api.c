@@ -22,23 +22,13 @@
 #include "parley/parley.h"
 #include "tests/check.h"
 #include "tests/fault.h"
-
-static char dir[] = "/tmp/parley-test-pipeapi-XXXXXX";
-
-static const char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+#include "tests/tmpdir.h"
 
 static void write_file(const char *name, const char *text, size_t len)
 {
-    FILE *f = fopen(path(name), "wb");
+    FILE *f = fopen(tmpdir_path(name), "wb");
     if (!f || fwrite(text, 1, len, f) != len) {
-        fprintf(stderr, "cannot write %s\n", path(name));
+        fprintf(stderr, "cannot write %s\n", tmpdir_path(name));
         exit(1);
     }
     fclose(f);
@@ -78,7 +68,7 @@ static void on_event(const parley_event *ev, void *user_data)
 
 static int count_lines(const char *name)
 {
-    FILE *f = fopen(path(name), "r");
+    FILE *f = fopen(tmpdir_path(name), "r");
     int n = 0, c;
     while (f && (c = fgetc(f)) != EOF)
         n += c == '\n';
@@ -113,7 +103,7 @@ static void test_sources_and_events(void)
     pp.on_event = on_event;
     pp.user_data = &s;
     parley_pipeline *p = NULL;
-    parley_status st = parley_pipeline_open(path("files.yaml"), &pp, &p);
+    parley_status st = parley_pipeline_open(tmpdir_path("files.yaml"), &pp, &p);
     CHECK(st == PARLEY_OK, "open a graph without an api node: %s", parley_errmsg());
     if (!p)
         return;
@@ -165,13 +155,13 @@ static void test_stop(void)
                                 "    inputs: { reply: in.text }\n"
                                 "    params: { path: fifo_out.txt }\n";
     write_file("fifo.yaml", graph, sizeof graph - 1);
-    if (mkfifo(path("in.fifo"), 0600) != 0) {
+    if (mkfifo(tmpdir_path("in.fifo"), 0600) != 0) {
         CHECK(0, "mkfifo: %s", strerror(errno));
         return;
     }
-    int writer = open(path("in.fifo"), O_RDWR); /* keeps the FIFO open: no end of input */
+    int writer = open(tmpdir_path("in.fifo"), O_RDWR); /* keeps the FIFO open: no end of input */
     parley_pipeline *p = NULL;
-    CHECK(parley_pipeline_open(path("fifo.yaml"), NULL, &p) == PARLEY_OK, "open: %s",
+    CHECK(parley_pipeline_open(tmpdir_path("fifo.yaml"), NULL, &p) == PARLEY_OK, "open: %s",
           parley_errmsg());
     if (p && writer >= 0) {
         CHECK(write(writer, "one line\n", 9) == 9, "write to the FIFO");
@@ -207,7 +197,7 @@ static void test_api_events(void)
     pp.on_event = on_event;
     pp.user_data = &s;
     parley_pipeline *p = NULL;
-    CHECK(parley_pipeline_open(path("api.yaml"), &pp, &p) == PARLEY_OK, "open: %s",
+    CHECK(parley_pipeline_open(tmpdir_path("api.yaml"), &pp, &p) == PARLEY_OK, "open: %s",
           parley_errmsg());
     if (!p)
         return;
@@ -300,14 +290,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_pipeline_api tests/nlu/vocab_small.txt\n");
         return 2;
     }
-    if (!mkdtemp(dir))
-        return 1;
+    tmpdir_make("pipeapi");
     parley_nlu_model_params mp = parley_nlu_model_params_default();
     static const char *intents[] = { "greet", "order" }, *tags[] = { "B-x", "I-x" };
     mp.layers = 1, mp.hidden = 8, mp.heads = 2, mp.intermediate = 16, mp.max_positions = 32;
     mp.vocab = argv[1];
     mp.intents = intents, mp.n_intents = 2, mp.slot_tags = tags, mp.n_slot_tags = 2;
-    if (parley_nlu_model_create(path("model"), &mp, NULL) != PARLEY_OK) {
+    if (parley_nlu_model_create(tmpdir_path("model"), &mp, NULL) != PARLEY_OK) {
         fprintf(stderr, "model: %s\n", parley_errmsg());
         return 1;
     }
@@ -317,9 +306,6 @@ int main(int argc, char **argv)
     test_kinds();
     CHECK(fault_sweep("kind describe", describe_fault, "dialog.frames") >= 1, "sweep");
 
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    tmpdir_remove();
     return check_done();
 }
