@@ -1,14 +1,17 @@
-/* bert.h — the BERT encoder and joint heads, forward pass on the CPU.
+/* bert.h — the BERT encoder and joint heads: the forward pass on the CPU (bert.c), and the
+ * batches every caller of a forward pass builds from word pieces (batch.c).
  *
  * Sequences are packed without padding: a batch of B sequences of lengths len[b] is N =
  * sum(len) tokens in a row; attention stays within each sequence. This is equivalent to a
  * padded batch with an attention mask, and cheaper when lengths differ.
  * Position ids restart at 0 for each sequence; token type ids are all 0.
+ * Neither part tokenizes text (tokenizer.h) or turns logits into labels (decode.h).
  */
 #ifndef NLU_BERT_H
 #define NLU_BERT_H
 
 #include "nlu/model.h"
+#include "nlu/tokenizer.h"
 
 typedef struct bert_batch {
     int n_seq;      /* B */
@@ -33,5 +36,43 @@ parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n
  * it applies to calls from every thread. The GEMMs use all of them; the other ops only when
  * big enough to gain from it (see nlu/cpu/threads.c). */
 void bert_set_threads(int threads);
+
+/* ---- batch.c: word pieces in, logits out ----------------------------------------------
+ * The model reads a text as [CLS], its pieces, [SEP]; a text with more pieces than fit in
+ * P positions is cut to its first P - 2. */
+
+/* Tokens of the sequence for tk: bert_seq_len(c, tk) = min(tk->n_pieces, P - 2) + 2. */
+int bert_seq_len(const bert_config *c, const wp_tokens *tk);
+/* Writes that sequence's bert_seq_len(&m->cfg, tk) ids to ids. */
+void bert_seq_write(const bert_model *m, const wp_tokens *tk, int *ids);
+
+/* A batch of such sequences and room for its logits; every array is owned (bert_packed_free). */
+typedef struct bert_packed {
+    bert_batch batch;     /* the B sequences, N tokens: points at len and ids */
+    int *len;             /* (B) */
+    int *ids;             /* (N) */
+    float *intent_logits; /* (B, NI) for a forward pass to fill */
+    float *slot_logits;   /* (N, NS) */
+} bert_packed;
+
+/* Packs the sequences of tk[0..n) into *out (zeroed first, so bert_packed_free(out) is safe
+ * after a failure, which is only an allocation's). */
+parley_status bert_pack(const bert_model *m, const wp_tokens *tk, int n, bert_packed *out);
+/* Frees the arrays and zeroes *p. */
+void bert_packed_free(bert_packed *p);
+
+/* A forward pass with bert_forward's contract, run elsewhere (nlu.c: on the model's GPU). */
+typedef parley_status (*bert_forward_fn)(void *ctx, const bert_batch *b, float *intent_logits,
+                                         float *slot_logits);
+/* Receives sequence i's logits: intent_logits (NI), and slot_logits (n_pieces, NS) for
+ * tk->pieces[0..n_pieces), [CLS] and [SEP] left out. Borrowed for the call. */
+typedef parley_status (*bert_logits_fn)(void *ctx, int i, const wp_tokens *tk, int n_pieces,
+                                        const float *intent_logits, const float *slot_logits);
+
+/* The one way from word pieces to logits: packs tk[0..n) (bert_pack), runs the forward pass
+ * (fwd(fwd_ctx, ...), or bert_forward on m when fwd is NULL), then calls each(each_ctx, i,
+ * ...) for i = 0..n-1 in order. Stops at the first failure and returns it. */
+parley_status bert_run_pieces(const bert_model *m, const wp_tokens *tk, int n, bert_forward_fn fwd,
+                              void *fwd_ctx, bert_logits_fn each, void *each_ctx);
 
 #endif

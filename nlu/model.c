@@ -1,4 +1,5 @@
-/* model.c — the in-memory model: parameter layout, allocation, random initialization.
+/* model.c — the in-memory model: parameter layout, allocation, random initialization, and
+ * its shape in the public API's terms.
  *
  * Every parameter lives in one FP32 array; bert_weights points into it in the order of the
  * table below, which is also the order of the struct's fields. This file does not read or
@@ -226,4 +227,19 @@ void bert_model_init_random(bert_model *m, unsigned long long seed)
     if (pad >= 0 && pad < m->cfg.vocab_size)
         memset(m->w.word_emb + (size_t)pad * (size_t)m->cfg.hidden, 0,
                (size_t)m->cfg.hidden * sizeof(float));
+}
+
+void bert_model_info(const bert_model *m, parley_nlu_info *out)
+{
+    const bert_config *c = &m->cfg;
+    *out = (parley_nlu_info){ .layers = c->layers,
+                              .hidden = c->hidden,
+                              .heads = c->heads,
+                              .intermediate = c->intermediate,
+                              .max_positions = c->max_positions,
+                              .type_vocab = c->type_vocab,
+                              .vocab_size = c->vocab_size,
+                              .n_intents = c->n_intents,
+                              .n_slot_tags = c->n_slots,
+                              .n_params = m->n_params };
 }

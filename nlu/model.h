@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "nlu/vocab.h"
+#include "parley/nlu.h"
 #include "parley/status.h"
 
 typedef struct bert_config {
@@ -135,5 +136,8 @@ void bert_fill_normal(float *p, size_t n, double std, unsigned long long seed);
 parley_status bert_model_save(const bert_model *m, const char *dir);
 
 void bert_model_free(bert_model *m);
+
+/* The model's shape as the public API tells it (parley_nlu_get_info). */
+void bert_model_info(const bert_model *m, parley_nlu_info *out);
 
 #endif

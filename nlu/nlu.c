@@ -27,8 +27,9 @@ enum { NLU_CHUNK = 32, NLU_GPU_CHUNK = 256, NLU_DEFAULT_TOP_K = 5 };
 
 struct parley_nlu {
     bert_model *model;
-    cuda_bert *gpu;           /* NULL: the CPU runs the model */
-    pthread_mutex_t gpu_lock; /* one batch at a time on the GPU instance */
+    parley_tokenizer tokenizer; /* over the model's vocabulary (parley_nlu_tokenizer) */
+    cuda_bert *gpu;             /* NULL: the CPU runs the model */
+    pthread_mutex_t gpu_lock;   /* one batch at a time on the GPU instance */
     nlu_tagset tags;
     int top_k;
     size_t max_intent; /* longest intent label, in bytes */
@@ -66,10 +67,11 @@ static parley_status pick_device(parley_nlu *nlu, int gpu, cuda_precision prec, 
     return PARLEY_OK;
 }
 
-/* The forward pass on the model's device. */
-static parley_status nlu_forward(parley_nlu *nlu, const bert_batch *b, float *intent_logits,
+/* The forward pass on the model's device (a bert_forward_fn; ctx is the parley_nlu). */
+static parley_status nlu_forward(void *ctx, const bert_batch *b, float *intent_logits,
                                  float *slot_logits)
 {
+    parley_nlu *nlu = ctx;
     if (!nlu->gpu)
         return bert_forward(nlu->model, b, intent_logits, slot_logits);
     pthread_mutex_lock(&nlu->gpu_lock);
@@ -78,12 +80,17 @@ static parley_status nlu_forward(parley_nlu *nlu, const bert_batch *b, float *in
     return st;
 }
 
+const char *parley_nlu_blas_coretype(void)
+{
+    return cpu_blas_better_core();
+}
+
 /* Says once per process when OpenBLAS runs kernels far below what the CPU can do: only the
  * environment, before the process starts, can change that (see cpu_blas_better_core). */
 static void warn_slow_blas(void)
 {
     static atomic_flag warned = ATOMIC_FLAG_INIT;
-    const char *core = cpu_blas_better_core();
+    const char *core = parley_nlu_blas_coretype();
     if (core && !atomic_flag_test_and_set(&warned))
         pl_log(PARLEY_LOG_WARN,
                "nlu: OpenBLAS did not recognize this CPU and uses slow generic "
@@ -113,6 +120,7 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
         return pl_nomem("opening %s", model_dir);
     if ((st = bert_model_load(model_dir, &nlu->model)) != PARLEY_OK)
         goto fail;
+    nlu->tokenizer.vocab = nlu->model->vocab;
     const bert_config *c = &nlu->model->cfg;
     if ((st = nlu_tagset_init(&nlu->tags, c->slot_labels, c->n_slots)) != PARLEY_OK) {
         pl_wrap(st, "%s/config.json: slot_labels", model_dir);
@@ -171,6 +179,19 @@ const char *parley_nlu_intent_label(const parley_nlu *nlu, int i)
 const char *parley_nlu_slot_tag(const parley_nlu *nlu, int i)
 {
     return i >= 0 && i < nlu->model->cfg.n_slots ? nlu->model->cfg.slot_labels[i] : NULL;
+}
+
+parley_status parley_nlu_get_info(const parley_nlu *nlu, parley_nlu_info *out)
+{
+    if (!nlu || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_get_info: NULL argument");
+    bert_model_info(nlu->model, out);
+    return PARLEY_OK;
+}
+
+const parley_tokenizer *parley_nlu_tokenizer(const parley_nlu *nlu)
+{
+    return nlu ? &nlu->tokenizer : NULL;
 }
 
 void parley_nlu_result_free(parley_nlu_result *result)
@@ -317,19 +338,32 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
     return PARLEY_OK;
 }
 
-/* Tokenizes, runs and decodes texts[0..n) (n <= NLU_GPU_CHUNK) as one batch. */
+/* One chunk of parley_nlu_parse_batch: the texts and where their results go. */
+typedef struct chunk {
+    const parley_nlu *nlu;
+    const char *const *texts;
+    parley_nlu_result **out;
+} chunk;
+
+/* A bert_logits_fn: decodes text i of the chunk into its result. */
+static parley_status result_of(void *ctx, int i, const wp_tokens *tk, int n_pieces,
+                               const float *intent_logits, const float *slot_logits)
+{
+    chunk *ch = ctx;
+    return build_result(ch->nlu, ch->texts[i], strlen(ch->texts[i]), tk, n_pieces, intent_logits,
+                        slot_logits, &ch->out[i]);
+}
+
+/* Tokenizes, runs and decodes texts[0..n) (n <= NLU_GPU_CHUNK) as one batch. out[0..n) are
+ * NULL on entry, and again after a failure. */
 static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size_t n,
                                  size_t first_index, parley_nlu_result **out)
 {
-    const bert_config *c = &nlu->model->cfg;
     const wp_vocab *v = nlu->model->vocab;
     wp_tokens tk[NLU_GPU_CHUNK];
-    int len[NLU_GPU_CHUNK];
-    size_t n_tok = 0, done = 0, i;
-    int *ids = NULL;
-    float *intent_logits = NULL, *slot_logits = NULL;
+    chunk ch = { nlu, texts, out };
     parley_status st = PARLEY_OK;
-    int max_pieces = c->max_positions - 2;
+    size_t i;
 
     memset(tk, 0, sizeof tk);
     for (i = 0; i < n; i++) {
@@ -341,46 +375,16 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
             pl_wrap(st, "text %zu", first_index + i);
             goto fail;
         }
-        len[i] = (tk[i].n_pieces < max_pieces ? tk[i].n_pieces : max_pieces) + 2;
-        n_tok += (size_t)len[i];
     }
-    ids = pl_malloc(n_tok * sizeof *ids);                                        // (N)
-    intent_logits = pl_malloc(n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
-    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);   // (N, NS)
-    if (!ids || !intent_logits || !slot_logits) {
-        st = pl_nomem("a batch of %zu texts", n);
-        goto fail;
-    }
-    size_t at = 0;
-    for (i = 0; i < n; i++) {
-        ids[at++] = wp_vocab_cls(v);
-        for (int p = 0; p < len[i] - 2; p++)
-            ids[at++] = tk[i].pieces[p].id;
-        ids[at++] = wp_vocab_sep(v);
-    }
-    bert_batch batch = { (int)n, len, ids };
-    if ((st = nlu_forward(nlu, &batch, intent_logits, slot_logits)) != PARLEY_OK)
-        goto fail;
-    at = 0;
-    for (done = 0; done < n; done++) {
-        const float *sl = slot_logits + (at + 1) * (size_t)c->n_slots; /* skip [CLS] */
-        st = build_result(nlu, texts[done], strlen(texts[done]), &tk[done], len[done] - 2,
-                          intent_logits + done * (size_t)c->n_intents, sl, &out[done]);
-        if (st != PARLEY_OK)
-            goto fail;
-        at += (size_t)len[done];
-    }
+    st = bert_run_pieces(nlu->model, tk, (int)n, nlu_forward, nlu, result_of, &ch);
 fail:
     if (st != PARLEY_OK)
-        for (i = 0; i < done; i++) {
+        for (i = 0; i < n; i++) {
             parley_nlu_result_free(out[i]);
             out[i] = NULL;
         }
     for (i = 0; i < n; i++)
         wp_tokens_free(&tk[i]);
-    pl_free(ids);
-    pl_free(intent_logits);
-    pl_free(slot_logits);
     return st;
 }
 

@@ -70,6 +70,13 @@ parley_status wp_tokenize(const wp_vocab *v, const char *text, size_t len, wp_to
 /* Frees the arrays and zeroes *t; NULL is a no-op. */
 void wp_tokens_free(wp_tokens *t);
 
+/* The public tokenizer handle (parley/nlu.h, nlu_tokenizer.c): a vocabulary, which the
+ * handle owns when parley_tokenizer_open made it; the one inside a parley_nlu (nlu.c)
+ * points at its model's and is never closed. */
+struct parley_tokenizer {
+    wp_vocab *vocab;
+};
+
 /* True when piece p of the tokenized `text` consists only of punctuation (per BERT's rules,
  * after normalization; removed characters in its range are ignored). */
 int wp_is_punct_piece(const char *text, const wp_piece *p);

@@ -4,7 +4,8 @@
  * and creates its nodes; pipe_graph_start() starts worker and source threads;
  * pipe_graph_close() stops the sources, waits for every in-flight turn to finish (nothing is
  * dropped), joins the threads and destroys the nodes. The public face is
- * parley/pipeline.h; the CLI, the api node, tests and the benchmark use this one.
+ * parley/pipeline.h (the CLI uses it too); sdk/lib, the api node, tests and the benchmark
+ * use this one.
  *
  * Threading: load, start, subscribe and close belong to one controlling thread; the other
  * calls here are safe from any thread while the graph runs.

@@ -297,21 +297,20 @@ static parley_status model_prepare(pt_run *r)
 /* Every line as [CLS] pieces [SEP], in r->order, cut to the model's max positions. */
 static parley_status encode(pt_run *r)
 {
-    const int n = r->text.n, room = r->m->cfg.max_positions - 2;
-    const wp_vocab *v = r->m->vocab;
+    const int n = r->text.n;
     size_t cap = 0, at = 0;
     if (!(r->off = pl_malloc(((size_t)n + 1) * sizeof *r->off)))
         return pl_nomem("pretrain");
     for (int k = 0; k < n; k++) {
         const line *l = &r->text.lines[r->order[k]];
         wp_tokens tk;
-        parley_status st = wp_tokenize(v, l->text, strlen(l->text), &tk);
+        parley_status st = wp_tokenize(r->m->vocab, l->text, strlen(l->text), &tk);
         if (st != PARLEY_OK)
             return pl_wrap(st, "%s:%d", r->p->text[l->file], l->no);
-        int used = tk.n_pieces < room ? tk.n_pieces : room;
-        r->pr.n_truncated += used < tk.n_pieces;
-        if (at + (size_t)used + 2 > cap) {
-            size_t c2 = 2 * cap + (size_t)used + 2 + 4096;
+        int len = bert_seq_len(&r->m->cfg, &tk);
+        r->pr.n_truncated += len - 2 < tk.n_pieces;
+        if (at + (size_t)len > cap) {
+            size_t c2 = 2 * cap + (size_t)len + 4096;
             int *ids = pl_realloc(r->ids, c2 * sizeof *ids);
             if (!ids) {
                 wp_tokens_free(&tk);
@@ -321,10 +320,8 @@ static parley_status encode(pt_run *r)
             cap = c2;
         }
         r->off[k] = at;
-        r->ids[at++] = wp_vocab_cls(v);
-        for (int i = 0; i < used; i++)
-            r->ids[at++] = tk.pieces[i].id;
-        r->ids[at++] = wp_vocab_sep(v);
+        bert_seq_write(r->m, &tk, r->ids + at);
+        at += (size_t)len;
         wp_tokens_free(&tk);
     }
     r->off[n] = at;

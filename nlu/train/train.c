@@ -217,7 +217,7 @@ static parley_status set_encode(encoded_set *s, const bert_model *m, const ds_da
         goto nomem;
     for (int i = 0; i < s->n; i++) {
         const ds_example *e = &ds->examples[i];
-        int used;
+        int used = 0;
         if ((st = tokenize_example(m, ds, i, &tk, &used)) != PARLEY_OK)
             goto fail;
         if (n_tok + (size_t)used + 2 > cap) {
@@ -279,6 +279,7 @@ static parley_status tag_table(const nlu_tagset *ts, int **out)
 typedef struct eval_pass {
     const bert_model *m;
     const ds_dataset *ds;
+    int first; /* the first example of the chunk being scored */
     nlu_tagset ts;
     int *bi;
     mt_scorer *sc;
@@ -290,11 +291,14 @@ typedef struct eval_pass {
     const char **gold, **pred;
 } eval_pass;
 
-/* Scores one example from its logits: intent (NI), slots (n_used, NS) after [CLS]. */
-static parley_status eval_one(eval_pass *ev, int i, const wp_tokens *tk, int n_used,
+/* A bert_logits_fn: scores example ev->first + k from its logits, intent (NI) and slots
+ * (n_used, NS) after [CLS]. */
+static parley_status eval_one(void *ctx, int k, const wp_tokens *tk, int n_used,
                               const float *intent_logits, const float *slot_logits)
 {
+    eval_pass *ev = ctx;
     const bert_config *c = &ev->m->cfg;
+    const int i = ev->first + k;
     const ds_example *e = &ev->ds->examples[i];
     int best;
     float prob;
@@ -315,50 +319,18 @@ static parley_status eval_one(eval_pass *ev, int i, const wp_tokens *tk, int n_u
 /* Runs examples [first, first + n) (n <= EVAL_CHUNK) through the model and scores them. */
 static parley_status eval_chunk(eval_pass *ev, int first, int n)
 {
-    const bert_config *c = &ev->m->cfg;
     wp_tokens tk[EVAL_CHUNK];
-    int len[EVAL_CHUNK], i, *ids = NULL;
-    float *intent_logits = NULL, *slot_logits = NULL;
-    size_t n_tok = 0, at = 0;
     parley_status st = PARLEY_OK;
+    int i, used;
     memset(tk, 0, sizeof tk);
-    for (i = 0; i < n; i++) {
-        int used;
+    for (i = 0; i < n; i++)
         if ((st = tokenize_example(ev->m, ev->ds, first + i, &tk[i], &used)) != PARLEY_OK)
             goto fail;
-        len[i] = used + 2;
-        n_tok += (size_t)len[i];
-    }
-    ids = pl_malloc(n_tok * sizeof *ids);                                                // (N)
-    intent_logits = pl_malloc((size_t)n * (size_t)c->n_intents * sizeof *intent_logits); // (B, NI)
-    slot_logits = pl_malloc(n_tok * (size_t)c->n_slots * sizeof *slot_logits);           // (N, NS)
-    if (!ids || !intent_logits || !slot_logits) {
-        st = pl_nomem("%s: scoring", ev->ds->source);
-        goto fail;
-    }
-    for (i = 0; i < n; i++) {
-        ids[at++] = wp_vocab_cls(ev->m->vocab);
-        for (int p = 0; p < len[i] - 2; p++)
-            ids[at++] = tk[i].pieces[p].id;
-        ids[at++] = wp_vocab_sep(ev->m->vocab);
-    }
-    bert_batch b = { n, len, ids };
-    if ((st = bert_forward(ev->m, &b, intent_logits, slot_logits)) != PARLEY_OK)
-        goto fail;
-    at = 0;
-    for (i = 0; i < n; i++) {
-        const float *sl = slot_logits + (at + 1) * (size_t)c->n_slots; /* after [CLS] */
-        if ((st = eval_one(ev, first + i, &tk[i], len[i] - 2,
-                           intent_logits + (size_t)i * (size_t)c->n_intents, sl)) != PARLEY_OK)
-            goto fail;
-        at += (size_t)len[i];
-    }
+    ev->first = first;
+    st = bert_run_pieces(ev->m, tk, n, NULL, NULL, eval_one, ev);
 fail:
     for (i = 0; i < n; i++)
         wp_tokens_free(&tk[i]);
-    pl_free(ids);
-    pl_free(intent_logits);
-    pl_free(slot_logits);
     return st;
 }
 

@@ -2,16 +2,15 @@
  *
  * The shape comes from flags or from a BertConfig-style JSON file, the vocabulary from a
  * vocab.txt, the labels from comma-separated lists. The model is what training starts from;
- * this command does not train (that is `parley train`) and does not read examples.
+ * this command does not train (that is `parley train`) and does not read examples. It is a
+ * shell over parley_nlu_model_create (parley/nlu.h): the flags become its params.
  */
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "nlu/model.h"
-#include "sdk/base/alloc.h"
-#include "sdk/base/error.h"
 #include "sdk/cli/cli.h"
 
 static void usage(FILE *f)
@@ -133,83 +132,54 @@ static int parse_args(int argc, char **argv, init_args *a)
         usage(stderr);
         return 2;
     }
-    if (!a->max_positions)
-        a->max_positions = 512;
-    if (!a->type_vocab)
-        a->type_vocab = 2;
     return 0;
 }
 
 static int init(int argc, char **argv)
 {
     init_args a = { .seed = 1 };
-    bert_config cfg = { 0 };
-    wp_vocab *vocab = NULL;
-    bert_model *m = NULL;
+    parley_nlu_model_params p = parley_nlu_model_params_default();
+    parley_nlu_info in;
     char *intents = NULL, *slots = NULL;
     const char **intent_list = NULL, **slot_list = NULL;
-    parley_status st = PARLEY_OK;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
-    rc = 1;
-    if (a.config) {
-        if ((st = bert_config_load(a.config, 1, &cfg)) != PARLEY_OK)
-            goto fail;
-    } else {
-        cfg.layers = a.layers;
-        cfg.hidden = a.hidden;
-        cfg.heads = a.heads;
-        cfg.intermediate = a.intermediate;
-        cfg.max_positions = a.max_positions;
-        cfg.type_vocab = a.type_vocab;
-        cfg.ln_eps = 1e-12f;
+    int ni = count_commas(a.intents) + 1, ns = count_commas(a.slots) + 1;
+    if (!(intents = strdup(a.intents)) || !(slots = strdup(a.slots)) ||
+        !(intent_list = calloc((size_t)ni, sizeof *intent_list)) ||
+        !(slot_list = calloc((size_t)ns, sizeof *slot_list))) {
+        fprintf(stderr, "parley: model init: out of memory\n");
+        rc = 1;
+        goto done;
     }
-    if ((st = wp_vocab_load(a.vocab, &vocab)) != PARLEY_OK)
-        goto fail;
-    cfg.vocab_size = wp_vocab_size(vocab);
-
-    int ni = count_commas(a.intents) + 1, ns = count_commas(a.slots) + 2;
-    if (!(intents = pl_strdup(a.intents)) || !(slots = pl_strdup(a.slots)) ||
-        !(intent_list = pl_calloc((size_t)ni, sizeof *intent_list)) ||
-        !(slot_list = pl_calloc((size_t)ns, sizeof *slot_list))) {
-        st = pl_nomem("the labels");
-        goto fail;
+    p.config = a.config;
+    p.layers = a.layers;
+    p.hidden = a.hidden;
+    p.heads = a.heads;
+    p.intermediate = a.intermediate;
+    p.max_positions = a.max_positions;
+    p.type_vocab = a.type_vocab;
+    p.vocab = a.vocab;
+    p.intents = intent_list;
+    p.n_intents = split_commas(intents, intent_list, ni);
+    p.slot_tags = slot_list;
+    p.n_slot_tags = split_commas(slots, slot_list, ns);
+    p.seed = (unsigned long long)a.seed;
+    parley_status st = parley_nlu_model_create(a.out, &p, &in);
+    if (st != PARLEY_OK) {
+        rc = cli_fail("model init", st);
+        goto done;
     }
-    ni = split_commas(intents, intent_list, ni);
-    /* slot_list[0] is reserved for the "O" the user may have left out. */
-    ns = split_commas(slots, slot_list + 1, ns - 1);
-    int has_o = 0;
-    for (int i = 1; i <= ns; i++)
-        has_o |= !strcmp(slot_list[i], "O");
-    slot_list[0] = "O";
-    if ((st = bert_config_set_labels(&cfg, intent_list, ni, slot_list + has_o, ns + !has_o)) !=
-                PARLEY_OK ||
-        (st = bert_config_check(&cfg, "parley model init")) != PARLEY_OK)
-        goto fail;
-
-    st = bert_model_alloc(&cfg, vocab, &m);
-    vocab = NULL; /* owned by the model now, or freed */
-    if (st != PARLEY_OK)
-        goto fail;
-    bert_model_init_random(m, (unsigned long long)a.seed);
-    if ((st = bert_model_save(m, a.out)) != PARLEY_OK)
-        goto fail;
     printf("wrote %s: %zu parameters (%d layers, hidden %d, %d heads, vocab %d), %d intents, %d "
            "slot tags\n",
-           a.out, m->n_params, cfg.layers, cfg.hidden, cfg.heads, cfg.vocab_size, cfg.n_intents,
-           cfg.n_slots);
-    rc = 0;
-fail:
-    if (st != PARLEY_OK)
-        rc = cli_fail("model init", st);
-    bert_model_free(m);
-    wp_vocab_free(vocab);
-    bert_config_clear(&cfg);
-    pl_free(intent_list);
-    pl_free(slot_list);
-    pl_free(intents);
-    pl_free(slots);
+           a.out, in.n_params, in.layers, in.hidden, in.heads, in.vocab_size, in.n_intents,
+           in.n_slot_tags);
+done:
+    free(intent_list);
+    free(slot_list);
+    free(intents);
+    free(slots);
     return rc;
 }
 

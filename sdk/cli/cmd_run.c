@@ -1,10 +1,11 @@
-/* cmd_run.c — `parley run`, `parley chat` and `parley inspect`: the graph engine's commands.
+/* cmd_run.c — `parley run`, `parley chat` and `parley inspect`: the pipeline commands.
  *
- * run: loads a graph, runs it until its sources reach end of input (or SIGINT/SIGTERM),
- * then waits for the turns in flight and exits; errors on the graph's event bus go to
- * stderr. chat: the same on a terminal, with text.stdin/text.stdout switched to a prompt
- * (through `--set` overrides, so any graph with those two nodes works). inspect: the node
- * kinds, their ports and params, from the kinds' own tables. No pipeline logic lives here.
+ * run: opens a graph, runs it until its sources reach end of input (or SIGINT/SIGTERM),
+ * then waits for the turns in flight and exits; the graph's error events go to stderr.
+ * chat: the same on a terminal, with text.stdin/text.stdout switched to a prompt (through
+ * `--set` overrides, so any graph with those two nodes works). inspect: the node kinds,
+ * their ports and params. All through the public parley/pipeline.h; no pipeline logic
+ * lives here.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -12,20 +13,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/graph.h"
 #include "sdk/cli/cli.h"
 
 enum { MAX_SETS = 32 };
 
-static void print_event(const pipe_event *ev, void *user)
+static void print_event(const parley_event *ev, void *user)
 {
     (void)user;
-    if (ev->type == PIPE_EV_NODE_ERROR)
+    if (ev->type == PARLEY_EVENT_NODE_ERROR)
         fprintf(stderr, "parley: node '%s': %s: %s\n", ev->node, parley_status_str(ev->status),
                 ev->message);
-    else if (ev->type == PIPE_EV_TURN_ERROR)
-        fprintf(stderr, "parley: node '%s': user %s turn %llu failed: %s\n", ev->node,
-                ev->msg->user_id, (unsigned long long)ev->msg->seq, ev->message);
+    else if (ev->type == PARLEY_EVENT_TURN_FAILED)
+        fprintf(stderr, "parley: node '%s': user %s turn %llu failed: %s\n", ev->node, ev->user,
+                (unsigned long long)ev->id, ev->message);
 }
 
 /* SIGINT/SIGTERM may land on any thread (BLAS and OpenMP start threads of their own), so
@@ -48,24 +48,22 @@ static void *wait_signal(void *arg)
     while (read(sig_pipe[0], &c, 1) < 0) {
     }
     if (c == 's')
-        pipe_graph_stop(arg);
+        parley_pipeline_stop(arg);
     return NULL;
 }
 
-/* Loads, runs to the end of input or a signal, drains, closes. */
+/* Opens (loads and starts), runs to the end of input or a signal, drains, closes. */
 static int run_graph(const char *path, const char *const *sets, const char *banner)
 {
-    pipe_graph_opts opts = { .set = sets };
-    pipe_graph *g = NULL;
-    parley_status st = pipe_graph_load(path, &opts, &g);
+    parley_pipeline_params pp = parley_pipeline_params_default();
+    pp.overrides = sets;
+    pp.on_event = print_event;
+    parley_pipeline *p = NULL;
+    parley_status st = parley_pipeline_open(path, &pp, &p);
     if (st != PARLEY_OK)
         return cli_fail("run", st);
-    if ((st = pipe_graph_subscribe(g, print_event, NULL)) != PARLEY_OK) {
-        pipe_graph_close(g);
-        return cli_fail("run", st);
-    }
     pthread_t waiter;
-    int have_waiter = pipe(sig_pipe) == 0 && pthread_create(&waiter, NULL, wait_signal, g) == 0;
+    int have_waiter = pipe(sig_pipe) == 0 && pthread_create(&waiter, NULL, wait_signal, p) == 0;
     if (have_waiter) {
         struct sigaction sa = { .sa_handler = on_signal };
         sigemptyset(&sa.sa_mask);
@@ -76,9 +74,7 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
         fputs(banner, stdout);
         fflush(stdout);
     }
-    st = pipe_graph_start(g);
-    if (st == PARLEY_OK)
-        pipe_graph_wait_sources(g);
+    parley_pipeline_wait(p);
     if (have_waiter) {
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
@@ -88,8 +84,8 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
         close(sig_pipe[0]);
         close(sig_pipe[1]);
     }
-    pipe_graph_close(g);
-    return st ? cli_fail("run", st) : 0;
+    parley_pipeline_close(p);
+    return 0;
 }
 
 /* Collects `--set X=Y` options into sets (NULL-terminated); returns the index of the first
@@ -179,35 +175,24 @@ int cmd_chat(int argc, char **argv)
     return run_graph(argv[1], sets, "you> ");
 }
 
-static const char *param_type_name(pipe_param_type t)
-{
-    static const char *names[] = { "string", "path", "int", "number", "bool" };
-    return names[t];
-}
-
-static void print_kind(const pipe_kind *k)
+static void print_kind(const parley_kind_info *k)
 {
     printf("%s — %s\n", k->name, k->doc);
     printf("  ports:\n");
-    for (int p = 0; k->ports[p].name; p++) {
-        const pipe_port_spec *ps = &k->ports[p];
-        char types[64] = "";
-        for (unsigned b = 1; b <= PIPE_T_REPLY; b <<= 1)
-            if (ps->types & b)
-                snprintf(types + strlen(types), sizeof types - strlen(types), "%s%s",
-                         types[0] ? "|" : "", pipe_type_name(b));
-        printf("    %-8s %-3s %-12s%s %s\n", ps->name, ps->dir == PIPE_IN ? "in" : "out", types,
+    for (int p = 0; p < k->n_ports; p++) {
+        const parley_port_info *ps = &k->ports[p];
+        printf("    %-8s %-3s %-12s%s %s\n", ps->name, ps->input ? "in" : "out", ps->types,
                ps->required ? " (required)" : "", ps->doc);
     }
-    printf("  params:%s\n", k->params && k->params[0].name ? "" : " none");
-    for (int p = 0; k->params && k->params[p].name; p++) {
-        const pipe_param_spec *ps = &k->params[p];
+    printf("  params:%s\n", k->n_params ? "" : " none");
+    for (int p = 0; p < k->n_params; p++) {
+        const parley_param_info *ps = &k->params[p];
+        const char *def = ps->default_value;
         char range[64] = "";
-        if (ps->type == PIPE_P_INT || ps->type == PIPE_P_DOUBLE)
+        if (ps->has_range)
             snprintf(range, sizeof range, " [%g, %g]", ps->lo, ps->hi);
-        printf("    %-20s %s%s, %s%s — %s\n", ps->name, param_type_name(ps->type), range,
-               ps->def ? "default " : "required", ps->def ? (ps->def[0] ? ps->def : "\"\"") : "",
-               ps->doc);
+        printf("    %-20s %s%s, %s%s — %s\n", ps->name, ps->type, range,
+               def ? "default " : "required", def ? (def[0] ? def : "\"\"") : "", ps->doc);
     }
 }
 
@@ -219,17 +204,26 @@ int cmd_inspect(int argc, char **argv)
                    "kind's ports and params.\n");
         return f == stdout ? 0 : 2;
     }
-    const pipe_kind *k;
+    parley_kind_info *k;
+    parley_status st;
     if (argc == 2) {
-        if (!(k = pipe_kind_find(argv[1]))) {
+        if ((st = parley_kind_describe(argv[1], &k)) == PARLEY_ERR_NOT_FOUND) {
             fprintf(stderr, "parley: inspect: no node kind '%s' (`parley inspect` lists them)\n",
                     argv[1]);
             return 1;
         }
+        if (st != PARLEY_OK)
+            return cli_fail("inspect", st);
         print_kind(k);
+        parley_kind_info_free(k);
         return 0;
     }
-    for (size_t i = 0; (k = pipe_kind_at(i)); i++)
+    const char *name;
+    for (size_t i = 0; (name = parley_kind_name(i)); i++) {
+        if ((st = parley_kind_describe(name, &k)) != PARLEY_OK)
+            return cli_fail("inspect", st);
         printf("%-14s %s\n", k->name, k->doc);
+        parley_kind_info_free(k);
+    }
     return 0;
 }

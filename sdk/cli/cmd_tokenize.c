@@ -3,7 +3,8 @@
  * One JSON object per input line, with each piece's token, id, word index and byte range,
  * so scripts (and tests/nlu/test_tokenizer_ref.py) can compare the tokenizer with other
  * implementations. A line of invalid UTF-8 gets an error object and the stream goes on.
- * It is a thin shell over nlu/tokenizer.h: no tokenizing logic lives here.
+ * It is a thin shell over the public parley_tokenizer (parley/nlu.h): no tokenizing logic
+ * lives here.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -13,7 +14,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/tokenizer.h"
 #include "sdk/cli/cli.h"
 
 static void usage(FILE *f)
@@ -51,20 +51,20 @@ static int add_numbers(cJSON *o, const char *name, const void *base, size_t offs
     return 1;
 }
 
-static cJSON *tokens_json(const wp_vocab *v, const char *text, const wp_tokens *t, int words)
+static cJSON *tokens_json(const char *text, const parley_tokens *t, int words)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *tokens =
             cJSON_AddStringToObject(o, "text", text) ? cJSON_AddArrayToObject(o, "tokens") : NULL;
     int ok = tokens != NULL;
-    for (int i = 0; ok && i < t->n_pieces; i++)
-        ok = cJSON_AddItemToArray(tokens, cJSON_CreateString(wp_vocab_token(v, t->pieces[i].id)));
-    const wp_piece *p = t->pieces;
-    int n = t->n_pieces;
-    ok = ok && add_numbers(o, "ids", p, offsetof(wp_piece, id), n, sizeof *p, 0) &&
-         add_numbers(o, "words", p, offsetof(wp_piece, word), n, sizeof *p, 0) &&
-         add_numbers(o, "start", p, offsetof(wp_piece, start), n, sizeof *p, 1) &&
-         add_numbers(o, "end", p, offsetof(wp_piece, end), n, sizeof *p, 1);
+    for (int i = 0; ok && i < t->n_tokens; i++)
+        ok = cJSON_AddItemToArray(tokens, cJSON_CreateString(t->tokens[i].piece));
+    const parley_token *p = t->tokens;
+    int n = t->n_tokens;
+    ok = ok && add_numbers(o, "ids", p, offsetof(parley_token, id), n, sizeof *p, 0) &&
+         add_numbers(o, "words", p, offsetof(parley_token, word), n, sizeof *p, 0) &&
+         add_numbers(o, "start", p, offsetof(parley_token, start), n, sizeof *p, 1) &&
+         add_numbers(o, "end", p, offsetof(parley_token, end), n, sizeof *p, 1);
     if (ok && words)
         ok = add_numbers(o, "word_start", t->word_start, 0, t->n_words, sizeof(size_t), 1) &&
              add_numbers(o, "word_end", t->word_end, 0, t->n_words, sizeof(size_t), 1);
@@ -122,8 +122,8 @@ int cmd_tokenize(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    wp_vocab *v;
-    parley_status st = wp_vocab_load(vocab_path, &v);
+    parley_tokenizer *tok;
+    parley_status st = parley_tokenizer_open(vocab_path, &tok);
     if (st != PARLEY_OK)
         return cli_fail("tokenize: loading the vocabulary", st);
 
@@ -135,12 +135,12 @@ int cmd_tokenize(int argc, char **argv)
         line_no++;
         if (len && line[len - 1] == '\n')
             line[--len] = '\0';
-        wp_tokens t;
-        st = wp_tokenize(v, line, len, &t);
-        cJSON *o = st == PARLEY_OK         ? tokens_json(v, line, &t, words)
+        parley_tokens *t;
+        st = parley_tokenizer_encode(tok, line, len, &t);
+        cJSON *o = st == PARLEY_OK         ? tokens_json(line, t, words)
                    : st == PARLEY_ERR_UTF8 ? error_json(line_no)
                                            : NULL;
-        wp_tokens_free(&t);
+        parley_tokens_free(t);
         if (st != PARLEY_OK && st != PARLEY_ERR_UTF8) {
             rc = cli_fail("tokenize", st);
             break;
@@ -160,6 +160,6 @@ int cmd_tokenize(int argc, char **argv)
         rc = 1;
     }
     free(line);
-    wp_vocab_free(v);
+    parley_tokenizer_close(tok);
     return rc;
 }

@@ -3,7 +3,8 @@
  * It installs a stderr logger and leaves all real work to the library; each subcommand
  * lives in its own cmd_*.c file with its own --help. One thing it does that a library
  * cannot: when OpenBLAS did not recognize the CPU and loaded slow kernels, it starts itself
- * again with OPENBLAS_CORETYPE set (see cpu_blas_better_core), unless that variable is set.
+ * again with OPENBLAS_CORETYPE set (see parley_nlu_blas_coretype), unless that variable is
+ * set.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nlu/cpu/ops.h"
 #include "sdk/cli/cli.h"
 
 static const struct {
@@ -78,7 +78,7 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, int *out)
  * returns only when it does not (or the exec failed, which just keeps the slow kernels). */
 static void reload_with_better_blas(char **argv)
 {
-    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : cpu_blas_better_core();
+    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : parley_nlu_blas_coretype();
     if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0)
         execv("/proc/self/exe", argv);
 }

@@ -1,9 +1,10 @@
 /* pipeline.c — the public pipeline API (parley/pipeline.h): a graph opened, started and fed
- * through its `api` node.
+ * through its `api` node, or left to its own sources; its events passed on.
  *
  * Loading, threads and turn order are the engine's (pipeline/); turning messages into
  * parley_reply and queueing them is the api node's (services/api_node.c). This file only
- * checks the application's arguments and joins the two.
+ * checks the application's arguments, joins the two and translates the engine's events.
+ * The node kinds' descriptions are kind_info.c's.
  */
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
@@ -13,12 +14,32 @@
 
 struct parley_pipeline {
     pipe_graph *g;
-    pipe_node *api;
+    pipe_node *api; /* NULL: the graph has none */
+    parley_event_fn on_event;
+    void *user_data;
 };
 
 parley_pipeline_params parley_pipeline_params_default(void)
 {
-    return (parley_pipeline_params){ NULL, NULL, 64, NULL };
+    return (parley_pipeline_params){ NULL, NULL, 64, NULL, NULL };
+}
+
+/* An engine event as the application sees it (a pipe_event_fn; user is the pipeline). */
+static void pass_event(const pipe_event *ev, void *user)
+{
+    static const parley_event_type types[] = {
+        [PIPE_EV_TURN_DONE] = PARLEY_EVENT_TURN_DONE,
+        [PIPE_EV_TURN_ERROR] = PARLEY_EVENT_TURN_FAILED,
+        [PIPE_EV_NODE_ERROR] = PARLEY_EVENT_NODE_ERROR,
+    };
+    const parley_pipeline *p = user;
+    parley_event e = { types[ev->type],
+                       ev->node,
+                       ev->msg ? ev->msg->user_id : NULL,
+                       ev->msg ? ev->msg->seq : 0,
+                       ev->status,
+                       ev->message ? ev->message : "" };
+    p->on_event(&e, p->user_data);
 }
 
 parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline_params *params,
@@ -32,14 +53,15 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
     parley_pipeline *p = pl_calloc(1, sizeof *p);
     if (!p)
         return pl_nomem(NULL);
+    p->on_event = pp.on_event;
+    p->user_data = pp.user_data;
     parley_status st = pipe_graph_load(graph_path, &opts, &p->g);
     if (st != PARLEY_OK)
         goto fail;
-    if (!(p->api = pipe_graph_find_kind(p->g, "api"))) {
-        st = pl_fail(PARLEY_ERR_CONFIG, "%s: the graph has no node of kind 'api'", graph_path);
+    if ((p->api = pipe_graph_find_kind(p->g, "api")))
+        svc_api_set_callback(p->api, pp.on_reply, pp.user_data);
+    if (p->on_event && (st = pipe_graph_subscribe(p->g, pass_event, p)) != PARLEY_OK)
         goto fail;
-    }
-    svc_api_set_callback(p->api, pp.on_reply, pp.user_data);
     if ((st = pipe_graph_start(p->g)) != PARLEY_OK)
         goto fail;
     *out = p;
@@ -58,11 +80,20 @@ parley_status parley_pipeline_register_action(parley_pipeline *p, const char *na
     return pipe_graph_register_action(p->g, name, (pipe_fn)fn, user_data);
 }
 
+/* What submit and poll answer on a graph without an api node. */
+static parley_status no_api(const char *who)
+{
+    return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                   "%s: the graph has no api node (its own sources feed it)", who);
+}
+
 parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,
                                      uint64_t *id)
 {
     if (!p || !user || !text)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
+    if (!p->api)
+        return no_api("parley_pipeline_submit");
     pipe_msg *m = pipe_msg_new(p->g, user, text);
     if (!m)
         return pl_nomem(NULL);
@@ -76,7 +107,22 @@ parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_re
 {
     if (!p || !out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_poll: NULL argument");
+    *out = NULL;
+    if (!p->api)
+        return no_api("parley_pipeline_poll");
     return svc_api_poll(p->api, timeout_ms, out);
+}
+
+void parley_pipeline_wait(parley_pipeline *p)
+{
+    if (p)
+        pipe_graph_wait_sources(p->g);
+}
+
+void parley_pipeline_stop(parley_pipeline *p)
+{
+    if (p)
+        pipe_graph_stop(p->g);
 }
 
 void parley_pipeline_close(parley_pipeline *p)

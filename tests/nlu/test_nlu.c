@@ -103,6 +103,51 @@ static void test_bookkeeping(parley_nlu *nlu)
     parley_nlu_result_free(r);
 }
 
+/* The shape, and the model's own tokenizer against one opened from its vocab.txt. */
+static void test_info_and_tokenizer(parley_nlu *nlu, const char *dir)
+{
+    parley_nlu_info in;
+    CHECK(parley_nlu_get_info(nlu, &in) == PARLEY_OK, "info: %s", parley_errmsg());
+    const size_t V = 24, H = 16, L = 2, I = 32, P = 64, TT = 2, NI = 3, NS = 5;
+    size_t layer = 3 * H * H + 3 * H + H * H + H + 2 * H + I * H + I + H * I + H + 2 * H;
+    size_t params = (V + P + TT) * H + 2 * H + L * layer + H * H + H + NI * (H + 1) + NS * (H + 1);
+    CHECK(in.layers == 2 && in.hidden == 16 && in.heads == 2 && in.intermediate == 32 &&
+                  in.max_positions == 64 && in.type_vocab == 2 && in.vocab_size == 24 &&
+                  in.n_intents == 3 && in.n_slot_tags == 5,
+          "info: shape");
+    CHECK(in.n_params == params, "info: %zu parameters, want %zu", in.n_params, params);
+    CHECK(parley_nlu_get_info(NULL, &in) == PARLEY_ERR_INVALID_ARG &&
+                  parley_nlu_get_info(nlu, NULL) == PARLEY_ERR_INVALID_ARG,
+          "info: NULL arguments");
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    parley_tokenizer *own = NULL;
+    parley_tokens *a = NULL, *b = NULL;
+    parley_nlu_result *r = NULL;
+    const char *text = "Book a table for two in New York?";
+    CHECK(parley_tokenizer_open(path, &own) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(parley_nlu_tokenizer(nlu) && parley_nlu_tokenizer(NULL) == NULL, "the model's tokenizer");
+    if (own &&
+        parley_tokenizer_encode(parley_nlu_tokenizer(nlu), text, strlen(text), &a) == PARLEY_OK &&
+        parley_tokenizer_encode(own, text, strlen(text), &b) == PARLEY_OK &&
+        parley_nlu_parse(nlu, text, &r) == PARLEY_OK) {
+        int same = a->n_tokens == b->n_tokens && a->n_words == b->n_words;
+        for (int i = 0; same && i < a->n_tokens; i++)
+            same = a->tokens[i].id == b->tokens[i].id &&
+                   !strcmp(a->tokens[i].piece, b->tokens[i].piece);
+        CHECK(same && a->n_tokens == 9, "the same pieces from both tokenizers (%d)", a->n_tokens);
+        CHECK(r->n_pieces == a->n_tokens + 2 && r->n_words == a->n_words,
+              "the parse read those pieces: %d, %d", r->n_pieces, a->n_tokens);
+    } else {
+        CHECK(0, "tokenizing: %s", parley_errmsg());
+    }
+    parley_tokens_free(a);
+    parley_tokens_free(b);
+    parley_nlu_result_free(r);
+    parley_tokenizer_close(own);
+}
+
 static void test_forced_tags(const char *dir_b, const char *dir_i)
 {
     const char *text = "book boston? please";
@@ -303,6 +348,7 @@ int main(void)
     if (nlu) {
         parley_nlu_result *single[NB] = { 0 };
         test_bookkeeping(nlu);
+        test_info_and_tokenizer(nlu, dir);
         test_batch_equals_single(nlu, single);
         test_threads(nlu, single);
         for (int i = 0; i < NB; i++)

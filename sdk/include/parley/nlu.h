@@ -2,12 +2,17 @@
  *
  * Load a model directory once with parley_nlu_open() (config.json, model.safetensors,
  * vocab.txt: see the README), then parse utterances from as many threads as you like.
+ * Also here: the model's shape (parley_nlu_get_info), its WordPiece tokenizer on its own
+ * (parley_tokenizer), writing a new untrained model directory (parley_nlu_model_create),
+ * and the OpenBLAS setting that speeds up the CPU path on new processors. Training is
+ * not here.
  *
  * Threading: a parley_nlu is immutable after open. parley_nlu_parse() and
  * parley_nlu_parse_batch() may be called concurrently on the same handle from any number of
  * threads; each call uses its own scratch memory. parley_nlu_close() must not race with
  * any other call on the handle. Results belong to the caller and are independent of the
- * handle: they stay valid after close.
+ * handle: they stay valid after close. The same holds for a parley_tokenizer and its
+ * results.
  */
 #ifndef PARLEY_NLU_H
 #define PARLEY_NLU_H
@@ -93,6 +98,116 @@ PARLEY_API int parley_nlu_intent_count(const parley_nlu *nlu);
 PARLEY_API const char *parley_nlu_intent_label(const parley_nlu *nlu, int i);
 PARLEY_API int parley_nlu_slot_tag_count(const parley_nlu *nlu);
 PARLEY_API const char *parley_nlu_slot_tag(const parley_nlu *nlu, int i);
+
+/* The shape of a model. */
+typedef struct parley_nlu_info {
+    int layers, hidden, heads, intermediate; /* the encoder (BertConfig's num_hidden_layers,
+                                                hidden_size, num_attention_heads, ...) */
+    int max_positions; /* the longest input in pieces, [CLS] and [SEP] included: texts are cut
+                          to max_positions - 2 pieces (parley_nlu_result.truncated) */
+    int type_vocab;    /* token types */
+    int vocab_size;    /* WordPiece vocabulary entries */
+    int n_intents;     /* intent labels */
+    int n_slot_tags;   /* BIO slot tags, "O" included */
+    size_t n_params;   /* FP32 parameters: every weight and bias of encoder and heads */
+} parley_nlu_info;
+
+/* Fills *out with the shape of the loaded model. Any thread. */
+PARLEY_API parley_status parley_nlu_get_info(const parley_nlu *nlu, parley_nlu_info *out);
+
+/* ---- Tokenizer ------------------------------------------------------------------------
+ * The model's view of a text: BERT's uncased BasicTokenizer + WordPiece (the same pieces as
+ * Hugging Face's BertTokenizer), each piece mapped back to its word and its bytes in the
+ * text — for a UI that shows what the model read, for counting pieces against
+ * max_positions, or for pipelines of your own. "[CLS]" typed in a text is text ("[", "cl",
+ * "##s", "]"), never a special token. */
+
+typedef struct parley_tokenizer parley_tokenizer;
+
+/* Opens a WordPiece vocabulary (vocab.txt: one token per line; [PAD], [UNK], [CLS], [SEP]
+ * and [MASK] required). On success *out is owned by the caller (parley_tokenizer_close); on
+ * failure it is NULL and parley_errmsg() names the file and line. */
+PARLEY_API parley_status parley_tokenizer_open(const char *vocab_path, parley_tokenizer **out);
+
+/* NULL is a no-op. Not for the tokenizer of a parley_nlu, which its handle owns. */
+PARLEY_API void parley_tokenizer_close(parley_tokenizer *tokenizer);
+
+/* The tokenizer of a loaded model (its vocab.txt), borrowed from the handle: valid until
+ * parley_nlu_close(). */
+PARLEY_API const parley_tokenizer *parley_nlu_tokenizer(const parley_nlu *nlu);
+
+typedef struct parley_token {
+    const char *piece; /* the vocabulary entry: "book", "##ing", "[UNK]" */
+    int id;            /* its id: its line in vocab.txt, from 0 */
+    int word;          /* the whitespace-separated word of the text it belongs to */
+    size_t start, end; /* its bytes in the text, [start, end) */
+} parley_token;
+
+/* A tokenized text. Every pointer inside is owned by it. */
+typedef struct parley_tokens {
+    int n_tokens;
+    const parley_token *tokens; /* in text order; [CLS] and [SEP] are not added */
+    int n_words;                /* whitespace-separated words, those that gave no piece too */
+    const size_t *word_start, *word_end; /* (n_words) byte range of each word */
+} parley_tokens;
+
+/* Tokenizes text[0..len) (UTF-8; text may be NULL when len is 0). Control characters are
+ * dropped, accents stripped, text lower-cased and punctuation split off; a word with no
+ * match in the vocabulary, or over 100 characters, is one [UNK] covering the whole word.
+ * A piece covers the bytes its characters came from (an accent dropped from "cafe\u0301"
+ * still belongs to "cafe"). Invalid UTF-8 fails with PARLEY_ERR_UTF8 and the byte offset in
+ * parley_errmsg(). On success *out is owned by the caller (parley_tokens_free); on failure
+ * it is NULL. */
+PARLEY_API parley_status parley_tokenizer_encode(const parley_tokenizer *tokenizer,
+                                                 const char *text, size_t len, parley_tokens **out);
+
+/* NULL is a no-op. */
+PARLEY_API void parley_tokens_free(parley_tokens *tokens);
+
+/* ---- New model directories ---------------------------------------------------------- */
+
+typedef struct parley_nlu_model_params {
+    /* The shape: from a Hugging Face BertConfig-style config.json (its vocab_size and labels,
+     * if any, are ignored), or from the fields below, which must then all be set except
+     * max_positions (0 = 512) and type_vocab (0 = 2). Not both. */
+    const char *config;
+    int layers, hidden, heads, intermediate, max_positions, type_vocab;
+    const char *vocab;          /* vocab.txt (required): copied into the directory */
+    const char *const *intents; /* (n_intents) intent labels (required) */
+    int n_intents;
+    const char *const *slot_tags; /* (n_slot_tags) BIO tags "B-x", "I-x"; "O" is put first
+                                     when the list lacks it (may be empty) */
+    int n_slot_tags;
+    unsigned long long seed; /* of the random initialization; 0 is a seed like any other */
+} parley_nlu_model_params;
+
+/* Defaults for every field; a zeroed struct means the same. */
+PARLEY_API parley_nlu_model_params parley_nlu_model_params_default(void);
+
+/* Writes a new, untrained model directory `dir` (created if missing): config.json,
+ * model.safetensors (F32) and vocab.txt, initialized as BERT is (weights from normal(0,
+ * 0.02), zero biases, LayerNorm weights 1, a zero [PAD] embedding) — where training starts,
+ * or a model of the right shape for tests and benchmarks. The same params give the same
+ * files. Each file is written to a temporary name and renamed into place. params is borrowed
+ * for the call; *info (may be NULL) receives the model's shape. Errors name the parameter or
+ * file at fault (config.json keys as they would be written: "num_attention_heads"). Any
+ * thread; not concurrently with itself on the same dir. */
+PARLEY_API parley_status parley_nlu_model_create(const char *dir,
+                                                 const parley_nlu_model_params *params,
+                                                 parley_nlu_info *info);
+
+/* ---- OpenBLAS on new CPUs ------------------------------------------------------------
+ * OpenBLAS picks its kernels once, when the process loads it; a release older than the CPU
+ * (0.3.21 of Debian 12 on Sapphire Rapids and later) falls back to slow SSE3 kernels, 2-3x
+ * slower at the model's matrix products. Only OPENBLAS_CORETYPE in the environment of a
+ * process about to start changes that. */
+
+/* The OPENBLAS_CORETYPE value that would give this CPU faster kernels than the ones OpenBLAS
+ * chose for this process ("SkylakeX", "Haswell"), or NULL when its choice is right. A
+ * static string; any thread. An application acts on it before it starts (a launcher sets
+ * the variable), or by setting it and executing itself again, as the parley tool does;
+ * parley_nlu_open() logs a warning naming it. */
+PARLEY_API const char *parley_nlu_blas_coretype(void);
 
 #ifdef __cplusplus
 }

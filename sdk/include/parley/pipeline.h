@@ -2,7 +2,11 @@
  *
  * Open a graph YAML file that has one node of kind `api`; the api node is where your text
  * enters (parley_pipeline_submit) and where the replies come back, either to a callback
- * or to a queue you poll. The graph runs on its own threads from open to close.
+ * or to a queue you poll. The graph runs on its own threads from open to close. A graph
+ * without an api node runs on its own sources instead (text.stdin reading a file or
+ * standard input, text.stdout writing one) until their input ends: parley_pipeline_wait().
+ * Events (turns done or failed, node errors) go to an optional callback; the node kinds a
+ * graph can use are described at the end of this file.
  *
  *   parley_pipeline *p;
  *   if (parley_pipeline_open("samples/pizza/pipeline_api.yaml", NULL, &p)) error...
@@ -20,8 +24,9 @@
  * Threading: parley_pipeline_submit() and parley_pipeline_poll() may be called from any
  * threads at once. Submit blocks while the graph's queues are full (backpressure: nothing is
  * dropped). The reply callback runs on the graph's threads, possibly several at once: it
- * must be thread-safe, quick, and must not call parley_pipeline_close(). Registering actions
- * and closing belong to the thread that opened the pipeline, with no submit running.
+ * must be thread-safe, quick, and must not call parley_pipeline_close(); so must the event
+ * callback. Registering actions, waiting and closing belong to the thread that opened the
+ * pipeline, with no submit running; parley_pipeline_stop() may come from any thread.
  */
 #ifndef PARLEY_PIPELINE_H
 #define PARLEY_PIPELINE_H
@@ -67,6 +72,27 @@ typedef struct parley_reply {
 
 typedef void (*parley_reply_fn)(const parley_reply *reply, void *user_data);
 
+typedef enum parley_event_type {
+    PARLEY_EVENT_TURN_DONE = 0,   /* a turn reached the end of the graph and was answered
+                                     (a failed one too, after its TURN_FAILED) */
+    PARLEY_EVENT_TURN_FAILED = 1, /* a node failed a turn (the turn still gets its reply) */
+    PARLEY_EVENT_NODE_ERROR = 2,  /* a node failed outside any turn (a bad input line, a read
+                                     error, a store that went away) */
+} parley_event_type;
+
+/* Borrowed for the call, with every string inside. */
+typedef struct parley_event {
+    parley_event_type type;
+    const char *node;     /* the node that posted it */
+    const char *user;     /* the turn's user; NULL for a node error */
+    uint64_t id;          /* the turn's id (what submit returned, for the api node's turns);
+                             0 for a node error */
+    parley_status status; /* PARLEY_OK for a turn done */
+    const char *message;  /* what went wrong; "" when nothing did */
+} parley_event;
+
+typedef void (*parley_event_fn)(const parley_event *event, void *user_data);
+
 typedef struct parley_pipeline_params {
     parley_reply_fn on_reply; /* NULL: replies queue up for parley_pipeline_poll() */
     void *user_data;          /* passed back to on_reply */
@@ -75,13 +101,15 @@ typedef struct parley_pipeline_params {
      * TARGET being a node name or a kind ("nlu.model=models/x", "dialog.frames.store=a.db");
      * NULL for none. Borrowed for the call to open. */
     const char *const *overrides;
+    parley_event_fn on_event; /* NULL: events are not reported; user_data is passed back */
 } parley_pipeline_params;
 
 PARLEY_API parley_pipeline_params parley_pipeline_params_default(void);
 
 /* Loads the graph at `graph_path` (errors name FILE:LINE:COL), opens its nodes (models,
  * databases) and starts it. params may be NULL. On success *out is owned by the caller
- * (parley_pipeline_close). The graph must hold exactly one `api` node. */
+ * (parley_pipeline_close). The graph holds one `api` node, or none (then submit and poll
+ * answer PARLEY_ERR_UNSUPPORTED and the graph's own sources feed it). */
 PARLEY_API parley_status parley_pipeline_open(const char *graph_path,
                                               const parley_pipeline_params *params,
                                               parley_pipeline **out);
@@ -105,9 +133,62 @@ PARLEY_API parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms
 /* NULL is a no-op. */
 PARLEY_API void parley_reply_free(parley_reply *reply);
 
+/* Blocks until the graph's own sources (text.stdin, ...) have reached the end of their
+ * input or were stopped; returns at once when the graph has none (the api node is not a
+ * source). Turns still in flight may remain: close waits for them. */
+PARLEY_API void parley_pipeline_wait(parley_pipeline *p);
+
+/* Asks the graph's sources to stop reading; parley_pipeline_wait() then returns promptly.
+ * Any thread, also while another waits; not from a signal handler. */
+PARLEY_API void parley_pipeline_stop(parley_pipeline *p);
+
 /* Waits until every submitted turn has its reply, stops the graph and frees it. In poll
  * mode, replies not yet polled are freed. NULL is a no-op. */
 PARLEY_API void parley_pipeline_close(parley_pipeline *p);
+
+/* ---- Node kinds ----------------------------------------------------------------------
+ * What a graph file can use: each kind's ports and params, as `parley inspect` lists them,
+ * for tools that write or check graphs. */
+
+typedef struct parley_port_info {
+    const char *name;
+    int input;         /* 1: an input port, linked in the graph's `inputs`; 0: an output */
+    const char *types; /* the message types it takes or gives, "|" between them: "text",
+                          "text|nlu|reply" (of audio, text, nlu, reply) */
+    int required;      /* an input the graph must link */
+    const char *doc;
+} parley_port_info;
+
+typedef struct parley_param_info {
+    const char *name;
+    const char *type; /* "string", "path" (relative to the graph file), "int",
+                         "number" or "bool" */
+    int has_range;    /* int and number params: a value must lie in [lo, hi] */
+    double lo, hi;
+    const char *default_value; /* as YAML text ("" is a default too); NULL: required */
+    const char *doc;
+} parley_param_info;
+
+/* One node kind. Everything inside stays valid until parley_kind_info_free(). */
+typedef struct parley_kind_info {
+    const char *name; /* "nlu.bert" */
+    const char *doc;  /* one line */
+    int n_ports;
+    const parley_port_info *ports;
+    int n_params;
+    const parley_param_info *params;
+} parley_kind_info;
+
+/* The name of the i-th node kind this library has (0, 1, ...), or NULL past the last one.
+ * A static string. Any thread. */
+PARLEY_API const char *parley_kind_name(size_t i);
+
+/* Describes the node kind `name`. On success *out is owned by the caller
+ * (parley_kind_info_free); PARLEY_ERR_NOT_FOUND when there is no such kind. Any thread. */
+PARLEY_API parley_status parley_kind_describe(const char *name, parley_kind_info **out);
+
+/* NULL is a no-op. */
+PARLEY_API void parley_kind_info_free(parley_kind_info *info);
 
 #ifdef __cplusplus
 }

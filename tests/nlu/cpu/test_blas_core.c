@@ -1,5 +1,5 @@
 /* test_blas_core.c — cpu_blas_better_core() names faster OpenBLAS kernels when OpenBLAS
- * chose generic ones.
+ * chose generic ones, and the public parley_nlu_blas_coretype() says the same.
  *
  * meson runs it with OPENBLAS_CORETYPE=Prescott, the SSE3 kernels OpenBLAS falls back to on
  * CPUs it does not know: on any CPU with AVX2 + FMA the function must then name a better
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nlu/cpu/ops.h"
+#include "parley/nlu.h"
 #include "tests/check.h"
 
 int main(void)
@@ -21,5 +22,6 @@ int main(void)
     else
         CHECK(core == NULL, "got %s on a CPU without AVX2", core);
     CHECK(cpu_blas_better_core() == core, "the answer changed between calls");
+    CHECK(parley_nlu_blas_coretype() == core, "the public call answers the same");
     return check_done();
 }
