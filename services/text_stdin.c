@@ -91,10 +91,11 @@ static void submit_line(pipe_node *node, char *line, long lineno)
             user = idbuf;
         }
     }
-    pipe_msg *m = pipe_msg_new(pipe_node_graph(node), user, text);
+    pipe_msg *m;
+    parley_status st = pipe_msg_new(pipe_node_graph(node), user, text, &m);
     cJSON_Delete(j);
-    if (!m) {
-        pipe_node_error(node, pl_nomem("input line %ld", lineno));
+    if (st != PARLEY_OK) {
+        pipe_node_error(node, pl_wrap(st, "input line %ld", lineno));
         return;
     }
     pipe_node_emit(node, 0, m);

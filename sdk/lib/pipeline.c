@@ -3,7 +3,8 @@
  *
  * Loading, threads and turn order are the engine's (pipeline/); turning messages into
  * parley_reply and queueing them is the api node's (services/api_node.c). This file only
- * checks the application's arguments and joins the two.
+ * checks the application's arguments (a submitted turn with the engine's pipe_msg_new, the
+ * one check every source shares) and joins the two.
  */
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
@@ -63,9 +64,10 @@ parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const
 {
     if (!p || !user || !text)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
-    pipe_msg *m = pipe_msg_new(p->g, user, text);
-    if (!m)
-        return pl_nomem(NULL);
+    pipe_msg *m;
+    parley_status st = pipe_msg_new(p->g, user, text, &m);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "parley_pipeline_submit");
     if (id)
         *id = m->seq;
     /* A turn that cannot enter the graph is failed, and so still gets its reply. */
