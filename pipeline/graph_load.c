@@ -141,9 +141,14 @@ static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cl
     return pv->s ? PARLEY_OK : pl_nomem(NULL);
 }
 
-/* The value of an override for param `pname` of nd, or NULL; marks it used. */
-static const char *find_override(load *L, const pipe_node *nd, const char *pname)
+/* The override for param `pname` of nd into *value (NULL when there is none), marked
+ * used. Two overrides of one param (by the node's name or its kind) are an error naming
+ * both: which one was meant cannot be guessed. */
+static parley_status find_override(load *L, const pipe_node *nd, const char *pname,
+                                   const char **value)
 {
+    size_t found = 0;
+    *value = NULL;
     for (size_t i = 0; L->set && L->set[i]; i++) {
         const char *eq = strchr(L->set[i], '='), *dot;
         if (!eq)
@@ -155,11 +160,17 @@ static const char *find_override(load *L, const pipe_node *nd, const char *pname
             continue;
         if ((strlen(nd->name) == tlen && !memcmp(nd->name, L->set[i], tlen)) ||
             (strlen(nd->kind->name) == tlen && !memcmp(nd->kind->name, L->set[i], tlen))) {
+            if (*value)
+                return pl_fail(PARLEY_ERR_CONFIG,
+                               "--set %s and --set %s both set param '%s' of node '%s': give "
+                               "it once",
+                               L->set[found], L->set[i], pname, nd->name);
             L->used[i] = 1;
-            return eq + 1;
+            found = i;
+            *value = eq + 1;
         }
     }
-    return NULL;
+    return PARLEY_OK;
 }
 
 /* Sets param i from an override's text, checked like YAML (errors name the override). */
@@ -201,7 +212,9 @@ static parley_status load_params(load *L, pipe_node *nd, const yd_node *decl)
     for (size_t i = 0; i < nd->n_params; i++) {
         const pipe_param_spec *ps = &nd->kind->params[i];
         const yd_node *v = pm && pm->kind == YD_MAP ? yd_get(pm, ps->name) : NULL;
-        const char *over = find_override(L, nd, ps->name);
+        const char *over;
+        if ((st = find_override(L, nd, ps->name, &over)) != PARLEY_OK)
+            return st;
         if (over) {
             if ((st = set_override(nd, i, over)) != PARLEY_OK)
                 return st;

@@ -1,11 +1,16 @@
-/* msg.c — turn messages: creation, deep copy for fan-out, freeing, and the in-flight count.
+/* msg.c — turn messages: the checks on what users send, creation, deep copy for fan-out,
+ * freeing, and the in-flight count.
  *
- * Every live message is counted by its graph, so shutdown can wait until the last turn has
- * left the graph (pipe_graph_drain). An NLU result is shared by clones with a count, since a
- * parley_nlu_result cannot be copied; everything else is copied.
+ * The user id and text rules of parley/pipeline.h are checked here, once for every source
+ * (text.stdin, the C API, servers to come), with utf8proc reading the UTF-8. Every live
+ * message is counted by its graph, so shutdown can wait until the last turn has left the
+ * graph (pipe_graph_drain). An NLU result is shared by clones with a count, since a
+ * parley_nlu_result cannot be copied; everything else is copied. Nothing here reads input
+ * formats (lines, JSON): that is each source's business.
  */
 #include <string.h>
 #include <time.h>
+#include <utf8proc.h>
 
 #include "pipeline/graph_impl.h"
 #include "sdk/base/alloc.h"
@@ -39,7 +44,75 @@ void pipe_msg_live_add(pipe_graph *g, long delta)
     pthread_mutex_unlock(&g->mu);
 }
 
-pipe_msg *pipe_msg_new(pipe_graph *g, const char *user, const char *text)
+size_t pipe_utf8_valid_len(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t n =
+                utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        if (n <= 0)
+            break;
+        i += (size_t)n;
+    }
+    return i;
+}
+
+/* The first code point of s[0, len) in Unicode category Cc at or after byte *at (valid
+ * UTF-8), or -1; *at is set to its offset. NUL counts. */
+static utf8proc_int32_t find_control(const char *s, size_t len, size_t *at)
+{
+    for (size_t i = *at; i < len;) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t n =
+                utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        if (utf8proc_category(c) == UTF8PROC_CATEGORY_CC) {
+            *at = i;
+            return c;
+        }
+        i += (size_t)n;
+    }
+    return -1;
+}
+
+parley_status pipe_check_user_id(const char *user, size_t len)
+{
+    size_t at = 0;
+    if (len == 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id is empty");
+    if (len > PARLEY_MAX_USER_ID_BYTES)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id is %zu bytes, more than the %d allowed",
+                       len, PARLEY_MAX_USER_ID_BYTES);
+    if ((at = pipe_utf8_valid_len(user, len)) < len)
+        return pl_fail(PARLEY_ERR_UTF8, "user id: invalid UTF-8 at byte %zu (0x%02X)", at,
+                       (unsigned char)user[at]);
+    at = 0;
+    utf8proc_int32_t c = find_control(user, len, &at);
+    if (c >= 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id: control character U+%04X at byte %zu",
+                       (unsigned)c, at);
+    return PARLEY_OK;
+}
+
+parley_status pipe_check_text(const char *text, size_t len)
+{
+    size_t at;
+    if (len > PARLEY_MAX_TEXT_BYTES)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "text is %zu bytes, more than the %d a turn may hold", len,
+                       PARLEY_MAX_TEXT_BYTES);
+    if ((at = pipe_utf8_valid_len(text, len)) < len)
+        return pl_fail(PARLEY_ERR_UTF8, "text: invalid UTF-8 at byte %zu (0x%02X)", at,
+                       (unsigned char)text[at]);
+    const char *nul = memchr(text, 0, len);
+    if (nul)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "text: NUL (U+0000) at byte %zu",
+                       (size_t)(nul - text));
+    return PARLEY_OK;
+}
+
+/* A text turn for user and text, unchecked; NULL when out of memory. */
+static pipe_msg *make_msg(pipe_graph *g, const char *user, const char *text)
 {
     pipe_msg *m = pl_calloc(1, sizeof *m);
     if (!m)
@@ -58,6 +131,23 @@ pipe_msg *pipe_msg_new(pipe_graph *g, const char *user, const char *text)
     m->t_in = pipe_now_ns();
     pipe_msg_live_add(g, 1);
     return m;
+}
+
+parley_status pipe_msg_new(pipe_graph *g, const char *user, const char *text, pipe_msg **out)
+{
+    parley_status st;
+    *out = NULL;
+    if ((st = pipe_check_user_id(user, strlen(user))) != PARLEY_OK ||
+        (st = pipe_check_text(text, strlen(text))) != PARLEY_OK)
+        return st;
+    if (!(*out = make_msg(g, user, text)))
+        return pl_nomem("a turn of user '%s'", user);
+    return PARLEY_OK;
+}
+
+pipe_msg *pipe_msg_new_refused(pipe_graph *g, const char *user)
+{
+    return make_msg(g, user ? user : "", "");
 }
 
 void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r)

@@ -17,6 +17,15 @@
  * error. A sink (text.stdout, api) ends the turn with pipe_node_turn_done(), which posts the
  * per-turn event and frees the message.
  *
+ * What users send is checked where it enters, by every source alike: pipe_msg_new() refuses
+ * a user id or text that breaks the rules of parley/pipeline.h (valid UTF-8, no control
+ * characters in ids, no NUL in text, PARLEY_MAX_USER_ID_BYTES and PARLEY_MAX_TEXT_BYTES);
+ * a source that reads strings with a length of their own (a line, a JSON string) checks
+ * them first with pipe_check_user_id() and pipe_check_text(), so a NUL inside is refused
+ * instead of cutting the string. Input a source refuses still gets its answer: the source
+ * makes a turn with pipe_msg_new_refused() and fails it (pipe_node_fail_turn), so the
+ * error reaches the sink like any failed turn, in the order of its user when one is known.
+ *
  * Threading. Each node with inputs has `workers` threads (the kind's default, or the YAML
  * key `workers:`), each with its own bounded queue; a message goes to the queue chosen by
  * its user, so the turns of one user reach every node in order, and different users run in
@@ -36,6 +45,7 @@
 #include <stdint.h>
 
 #include "parley/nlu.h"
+#include "parley/pipeline.h"
 #include "parley/status.h"
 #include "sdk/base/error.h"
 
@@ -90,10 +100,11 @@ typedef struct pipe_graph pipe_graph;
 typedef struct pipe_msg {
     pipe_type type; /* which payload is current */
     /* correlation */
-    char *user_id;    /* never NULL */
+    char *user_id;    /* never NULL; "" only on a refused turn whose user was unreadable */
     char *session_id; /* NULL until the dialog sets it */
     uint64_t turn_id; /* the user's turn number as the dialog counts it; 0 before */
     uint64_t seq;     /* unique in the graph, set by pipe_msg_new (the API returns it) */
+    long line;        /* the input line it came from (text.stdin), 0 when none */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;         /* when the source created the turn */
     int64_t t_out;        /* when the sink ended it */
@@ -189,9 +200,26 @@ int pipe_node_stopping(const pipe_node *node);
 /* Attaches an NLU result (takes ownership) and makes the message PIPE_T_NLU. */
 void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r);
 
-/* A new PIPE_T_TEXT turn for `user` (copied) with a copy of `text`; stamps t_in and seq.
- * NULL when out of memory. */
-pipe_msg *pipe_msg_new(pipe_graph *g, const char *user, const char *text);
+/* Checks a user id of `len` bytes: not empty, at most PARLEY_MAX_USER_ID_BYTES, valid
+ * UTF-8, no control character (Unicode category Cc, NUL included). PARLEY_ERR_INVALID_ARG
+ * or PARLEY_ERR_UTF8 with a detail that starts "user id" and names the byte offset. */
+parley_status pipe_check_user_id(const char *user, size_t len);
+/* Checks a turn's text of `len` bytes: at most PARLEY_MAX_TEXT_BYTES, valid UTF-8, no NUL
+ * (other control characters are the tokenizer's business). The detail starts "text". */
+parley_status pipe_check_text(const char *text, size_t len);
+/* The length of the longest prefix of s[0, len) that is valid UTF-8. */
+size_t pipe_utf8_valid_len(const char *s, size_t len);
+
+/* A new PIPE_T_TEXT turn for `user` (copied) with a copy of `text`, both checked as above
+ * (with strlen); stamps t_in and seq. On success *out is owned by the caller. A refused
+ * input is an error (INVALID_ARG or UTF8), as is a failed allocation (NOMEM); *out is NULL
+ * then. */
+parley_status pipe_msg_new(pipe_graph *g, const char *user, const char *text, pipe_msg **out);
+/* The turn that answers input a source refused: for `user` (a checked id, or NULL when the
+ * user could not be read: the message gets ""), with empty text; stamps t_in and seq. The
+ * source hands it to pipe_node_fail_turn() while parley_errmsg() still says why. NULL when
+ * out of memory. */
+pipe_msg *pipe_msg_new_refused(pipe_graph *g, const char *user);
 /* NULL is a no-op. */
 void pipe_msg_free(pipe_msg *msg);
 /* What a sink reports for msg: NULL for a turn that succeeded, else its detail message (or

@@ -5,9 +5,11 @@
 #include "pipeline/node.h"
 
 /* {"user","turn","reply","intent","confidence","slots"} for a reply or NLU message, or
- * {"user","turn","error"} when error is not NULL. "turn" is the dialog's turn number, or
- * the graph's sequence number when no dialog counted it. Owned by the caller (cJSON_free);
- * NULL when out of memory. */
+ * {"user","turn","line","error"} when error is not NULL ("line" only for a turn that came
+ * from an input line, msg->line). "turn" is the dialog's turn number, or the graph's
+ * sequence number when no dialog counted it; "user" is null on a refused turn whose user
+ * could not be read. Always valid JSON (see reply_json.c). Owned by the caller
+ * (cJSON_free); NULL when out of memory. */
 char *svc_reply_json(const pipe_msg *m, const char *error);
 
 #endif

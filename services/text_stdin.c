@@ -1,10 +1,16 @@
 /* text_stdin.c — the `text.stdin` source node: one turn per input line.
  *
- * A line is either plain text for the default user (param `user`) or a JSON object
- * {"user": ID, "text": "..."} (read with cJSON). Blank lines are skipped; a bad JSON line
- * is reported on the event bus with its line number and skipped. It reads a file
- * descriptor with poll() so that a graph stop (SIGINT in `parley run`) ends it promptly.
- * It is not a terminal UI (that is `parley chat`).
+ * A line is either plain text for the default user (param `user`) or, when its first
+ * character after spaces is '{', a JSON object {"user": ID, "text": "..."} (read with cJSON;
+ * ID a string or a whole number; other keys are ignored). Every line that is not blank gets
+ * exactly one answer at the sink: its turn, or, when the line cannot be one (bad JSON, a
+ * missing or ill-typed field, a user id or text that breaks the rules of parley/pipeline.h,
+ * a line over LINE_MAX_BYTES), a failed turn carrying the line number and why, in its user's
+ * order when the user could be read. Blank lines (spaces and tabs only) are skipped but
+ * counted. Lines are read through a bounded buffer: an over-long line is answered as soon
+ * as it is seen and the rest of it is dropped unread. It reads a file descriptor with poll()
+ * so that a graph stop (SIGINT in `parley run`) ends it promptly. It is not a terminal UI
+ * (that is `parley chat`).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -16,6 +22,11 @@
 
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/json.h"
+
+/* The longest input line, in bytes before its newline (1 MiB: room for a text of
+ * PARLEY_MAX_TEXT_BYTES written with JSON escapes). */
+enum { LINE_MAX_BYTES = 1 << 20 };
 
 typedef struct stdin_state {
     int fd;
@@ -36,6 +47,10 @@ static const pipe_param_spec params[] = {
 static parley_status stdin_create(pipe_node *node, void **out)
 {
     const char *path = pipe_node_param_str(node, "path");
+    const char *user = pipe_node_param_str(node, "user");
+    parley_status st = pipe_check_user_id(user, strlen(user));
+    if (st != PARLEY_OK)
+        return pl_wrap(PARLEY_ERR_CONFIG, "param user");
     stdin_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_nomem(NULL);
@@ -60,44 +75,135 @@ static void stdin_destroy(void *state)
     pl_free(s);
 }
 
-/* One line (without its newline) into a turn, or an error on the bus. */
-static void submit_line(pipe_node *node, char *line, long lineno)
+/* Answers input line `lineno` that cannot be a turn (why: st and parley_errmsg(), which
+ * names the line) with a failed turn for `user` (NULL when unknown). */
+static void refuse_line(pipe_node *node, const char *user, long lineno, parley_status st)
+{
+    pipe_msg *m = pipe_msg_new_refused(pipe_node_graph(node), user);
+    if (!m) {
+        pipe_node_error(node, pl_nomem("the answer to input line %ld", lineno));
+        return;
+    }
+    m->line = lineno;
+    pipe_node_fail_turn(node, m, st);
+}
+
+/* Whether JSON text holds the escape \u0000, which cJSON decodes into a NUL that would cut
+ * the string short: "u0000" after an odd run of backslashes (an even run is escaped
+ * backslashes). Backslashes occur only inside strings of valid JSON. */
+static int has_nul_escape(const char *s, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\\') {
+            run++;
+            continue;
+        }
+        if (run % 2 == 1 && len - i >= 5 && !memcmp(s + i, "u0000", 5))
+            return 1;
+        run = 0;
+    }
+    return 0;
+}
+
+/* How many members of object j are named `key` (cJSON keeps duplicates). */
+static int count_key(const cJSON *j, const char *key)
+{
+    int n = 0;
+    for (const cJSON *c = j->child; c; c = c->next)
+        n += !strcmp(c->string, key);
+    return n;
+}
+
+/* The user of a JSON line: a string id, a whole number written in decimal (into idbuf), or
+ * the default when there is none. */
+static parley_status json_user(const cJSON *u, const char *def, char *idbuf, size_t cap,
+                               const char **user)
+{
+    if (!u) {
+        *user = def;
+        return PARLEY_OK;
+    }
+    if (cJSON_IsString(u)) {
+        *user = u->valuestring;
+        return pipe_check_user_id(u->valuestring, strlen(u->valuestring));
+    }
+    /* Up to 2^53 - 1 every whole number is exact in a double, so no two ids meet. */
+    if (cJSON_IsNumber(u) && u->valuedouble >= -9007199254740991.0 &&
+        u->valuedouble <= 9007199254740991.0 &&
+        u->valuedouble == (double)(long long)u->valuedouble) {
+        snprintf(idbuf, cap, "%lld", (long long)u->valuedouble);
+        *user = idbuf;
+        return PARLEY_OK;
+    }
+    const char *got = cJSON_IsNumber(u)  ? "a number that is not whole or is 2^53 or more"
+                      : cJSON_IsBool(u)  ? "a boolean"
+                      : cJSON_IsNull(u)  ? "null"
+                      : cJSON_IsArray(u) ? "an array"
+                                         : "an object";
+    return pl_fail(PARLEY_ERR_FORMAT, "\"user\": expected a string or a whole number, not %s", got);
+}
+
+/* A JSON line's user and text (borrowed from *j, or idbuf, or the param). The line starts
+ * with '{', so what parses is an object. On failure the detail says why and *user is the
+ * user when it could be read, else NULL. */
+static parley_status read_json(pipe_node *node, const char *line, size_t len, cJSON **j,
+                               char *idbuf, size_t cap, const char **user, const char **text)
+{
+    parley_status st;
+    const char *nul = memchr(line, 0, len);
+    *user = NULL;
+    if (nul)
+        return pl_fail(PARLEY_ERR_FORMAT, "a NUL byte at byte %zu", (size_t)(nul - line));
+    if ((st = pl_json_parse(line, len, "JSON", j)) != PARLEY_OK)
+        return st;
+    if (has_nul_escape(line, len))
+        return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is allowed neither in a user id nor in "
+                                          "a text");
+    if (count_key(*j, "user") > 1 || count_key(*j, "text") > 1)
+        return pl_fail(PARLEY_ERR_FORMAT, "\"user\" or \"text\" given twice");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(*j, "text");
+    const char *u = NULL;
+    if ((st = json_user(cJSON_GetObjectItemCaseSensitive(*j, "user"),
+                        pipe_node_param_str(node, "user"), idbuf, cap, &u)) != PARLEY_OK)
+        return st;
+    *user = u;
+    if (!t)
+        return pl_fail(PARLEY_ERR_FORMAT, "\"text\" is missing");
+    if (!cJSON_IsString(t))
+        return pl_fail(PARLEY_ERR_FORMAT, "\"text\": expected a string");
+    *text = t->valuestring;
+    return pipe_check_text(t->valuestring, strlen(t->valuestring));
+}
+
+/* One line of `len` bytes (its newline replaced by a NUL) into a turn, or into an answer
+ * saying why it cannot be one. */
+static void submit_line(pipe_node *node, char *line, size_t len, long lineno)
 {
     const char *user = pipe_node_param_str(node, "user"), *text = line;
     char idbuf[32];
     cJSON *j = NULL;
-    size_t len = strlen(line);
+    pipe_msg *m = NULL;
+    parley_status st;
     if (len && line[len - 1] == '\r')
         line[--len] = 0;
-    if (!line[strspn(line, " \t")])
+    size_t lead = strspn(line, " \t");
+    if (lead == len)
         return;
-    if (line[strspn(line, " \t")] == '{') {
-        j = cJSON_Parse(line);
-        const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "user");
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "text");
-        if (!j || !cJSON_IsString(t) || !(cJSON_IsString(u) || cJSON_IsNumber(u) || !u)) {
-            pipe_node_error(node, pl_fail(PARLEY_ERR_FORMAT,
-                                          "input line %ld: expected {\"user\": ID, \"text\": "
-                                          "\"...\"}",
-                                          lineno));
-            cJSON_Delete(j);
-            return;
-        }
-        text = t->valuestring;
-        if (cJSON_IsString(u)) {
-            user = u->valuestring;
-        } else if (u) {
-            snprintf(idbuf, sizeof idbuf, "%.0f", u->valuedouble);
-            user = idbuf;
-        }
+    if (line[lead] == '{')
+        st = read_json(node, line, len, &j, idbuf, sizeof idbuf, &user, &text);
+    else
+        st = pipe_check_text(line, len);
+    if (st == PARLEY_OK)
+        st = pipe_msg_new(pipe_node_graph(node), user, text, &m);
+    if (st != PARLEY_OK) {
+        pl_wrap(st, "input line %ld", lineno);
+        refuse_line(node, user, lineno, st);
+    } else {
+        m->line = lineno;
+        pipe_node_emit(node, 0, m);
     }
-    pipe_msg *m = pipe_msg_new(pipe_node_graph(node), user, text);
     cJSON_Delete(j);
-    if (!m) {
-        pipe_node_error(node, pl_nomem("input line %ld", lineno));
-        return;
-    }
-    pipe_node_emit(node, 0, m);
 }
 
 static parley_status stdin_run(pipe_node *node, void *state)
@@ -105,18 +211,33 @@ static parley_status stdin_run(pipe_node *node, void *state)
     stdin_state *s = state;
     size_t cap = 4096, len = 0;
     long lineno = 0;
+    int skipping = 0; /* inside a line already answered as too long: drop it to its end */
     char *buf = pl_malloc(cap);
     if (!buf)
         return pl_nomem(NULL);
     parley_status st = PARLEY_OK;
     for (;;) {
-        char *nl;
-        while ((nl = memchr(buf, '\n', len))) {
+        char *start = buf, *nl;
+        while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
             *nl = 0;
-            submit_line(node, buf, ++lineno);
-            len -= (size_t)(nl + 1 - buf);
-            memmove(buf, nl + 1, len);
+            if (!skipping)
+                submit_line(node, start, (size_t)(nl - start), ++lineno);
+            skipping = 0;
+            start = nl + 1;
         }
+        len -= (size_t)(start - buf);
+        memmove(buf, start, len);
+        if (!skipping && len > LINE_MAX_BYTES) {
+            lineno++;
+            refuse_line(node, NULL, lineno,
+                        pl_fail(PARLEY_ERR_FORMAT,
+                                "input line %ld: longer than %d bytes (the rest of it is "
+                                "dropped)",
+                                lineno, LINE_MAX_BYTES));
+            skipping = 1;
+        }
+        if (skipping)
+            len = 0;
         if (pipe_node_stopping(node))
             break;
         struct pollfd p = { s->fd, POLLIN, 0 };
@@ -124,13 +245,14 @@ static parley_status stdin_run(pipe_node *node, void *state)
         if (r == 0 || (r < 0 && errno == EINTR))
             continue;
         if (len + 1 >= cap) {
-            char *nb = pl_realloc(buf, cap * 2);
+            size_t ncap = cap * 2 < LINE_MAX_BYTES + 2 ? cap * 2 : LINE_MAX_BYTES + 2;
+            char *nb = pl_realloc(buf, ncap);
             if (!nb) {
                 st = pl_nomem("input line %ld", lineno + 1);
                 break;
             }
             buf = nb;
-            cap *= 2;
+            cap = ncap;
         }
         ssize_t n = read(s->fd, buf + len, cap - len - 1);
         if (n < 0 && errno == EINTR)
@@ -142,7 +264,7 @@ static parley_status stdin_run(pipe_node *node, void *state)
         if (n == 0) {
             buf[len] = 0;
             if (len)
-                submit_line(node, buf, ++lineno);
+                submit_line(node, buf, len, ++lineno);
             break;
         }
         len += (size_t)n;
@@ -154,7 +276,7 @@ static parley_status stdin_run(pipe_node *node, void *state)
 const pipe_kind svc_kind_stdin = {
     .name = "text.stdin",
     .doc = "reads turns from standard input or a file: plain text or {\"user\",\"text\"} JSON "
-           "lines",
+           "lines; every line that is not blank gets one answer",
     .ports = ports,
     .params = params,
     .create = stdin_create,

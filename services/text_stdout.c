@@ -2,8 +2,10 @@
  *
  * A reply becomes {"user","turn","reply","intent","confidence","slots"} (slots as an
  * object of name: value); an NLU result without a dialog gives the same line with a null
- * reply; a turn that failed anywhere in the graph gives {"user","turn","error"}, so no
- * input line goes unanswered. Lines are written whole under a lock and flushed.
+ * reply; a turn that failed anywhere in the graph, or an input line text.stdin could not
+ * take, gives {"user","turn","line","error"} (see services/reply_json.h), so no input line
+ * goes unanswered. Every line is valid JSON. Lines are written whole under a lock and
+ * flushed.
  * With `format: chat` (what `parley chat` sets) the lines are for people instead:
  * "parley> reply", with the intent and slots under it when `verbose`, then `prompt`.
  */

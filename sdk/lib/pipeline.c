@@ -3,8 +3,9 @@
  *
  * Loading, threads and turn order are the engine's (pipeline/); turning messages into
  * parley_reply and queueing them is the api node's (services/api_node.c). This file only
- * checks the application's arguments, joins the two and translates the engine's events.
- * The node kinds' descriptions are kind_info.c's.
+ * checks the application's arguments (a submitted turn with the engine's pipe_msg_new, the
+ * one check every source shares), joins the two and translates the engine's events. The
+ * node kinds' descriptions are kind_info.c's.
  */
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
@@ -94,9 +95,10 @@ parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
     if (!p->api)
         return no_api("parley_pipeline_submit");
-    pipe_msg *m = pipe_msg_new(p->g, user, text);
-    if (!m)
-        return pl_nomem(NULL);
+    pipe_msg *m;
+    parley_status st = pipe_msg_new(p->g, user, text, &m);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "parley_pipeline_submit");
     if (id)
         *id = m->seq;
     /* A turn that cannot enter the graph is failed, and so still gets its reply. */

@@ -1,8 +1,11 @@
 """test_cli_run.py — `parley run`, `parley chat` and `parley inspect` on the pizza sample.
 
-run: every input line gets exactly one output line — a reply, or an error object for a
-line the pipeline could not take (invalid UTF-8 reaches the NLU and fails there); a broken
-JSON line is reported on stderr with its line number; users keep their own order.
+run: every input line that is not blank gets exactly one output line — a reply, or an error
+object {"user","turn","line","error"} for a line the pipeline could not take (broken JSON,
+invalid UTF-8, a bad user id); users keep their own order; every output line is strict JSON
+(UTF-8, no NaN). The same through the echo graph (tests/services/lines/echo.yaml, no model)
+with many malformed lines, paired with their input by "line" and by count. A param given
+twice with --set is an error naming both values.
 SIGINT while the input is still open ends the run cleanly after answering what came in.
 chat --verbose prints replies for people with the intent and slots. inspect lists the
 kinds and describes one.
@@ -29,6 +32,20 @@ def check(cond, what):
         print("FAIL:", what, file=sys.stderr)
 
 
+def strict_json(raw):
+    """Each output line as an object: UTF-8 and JSON both strict (no NaN or Infinity)."""
+    def no_constant(name):
+        raise ValueError("not JSON: " + name)
+    out = []
+    for line in raw.split(b"\n")[:-1]:
+        try:
+            out.append(json.loads(line.decode("utf-8"), parse_constant=no_constant))
+        except ValueError as e:
+            check(False, "output line %r: %s" % (line[:80], e))
+    check(raw == b"" or raw.endswith(b"\n"), "output ends with a newline")
+    return out
+
+
 def sets(tmp):
     return ["--set", "nlu.bert.model=" + model, "--set", "dialog.model=" + model,
             "--set", "dialog.store=" + os.path.join(tmp, "pizza.db")]
@@ -37,24 +54,29 @@ def sets(tmp):
 with tempfile.TemporaryDirectory() as tmp:
     lines = [b"i want a large pizza with mushrooms",
              b'{"user": "bob", "text": "a small pizza with olives"}',
-             b'{"user": "bob", "text": ',            # broken JSON: stderr, no turn
+             b'{"user": "bob", "text": ',            # broken JSON: an error line, user null
              b"2 pizzas",
-             b"\xff\xfe not utf-8",                  # fails in the NLU: an error line
+             b"\xff\xfe not utf-8",                  # refused at the input: an error line
              b'{"user": 7, "text": "hello"}',
              b"",                                    # blank: skipped
              b'{"user": "bob", "text": "cancel my order"}']
     p = subprocess.run([parley, "run", graph] + sets(tmp), input=b"\n".join(lines) + b"\n",
                        capture_output=True, timeout=120)
     check(p.returncode == 0, "run exit code %d: %s" % (p.returncode, p.stderr.decode()))
-    out = [json.loads(l) for l in p.stdout.decode().splitlines()]
-    check(len(out) == 6, "6 turns in, %d lines out: %s" % (len(out), out))
+    out = strict_json(p.stdout)
+    check(len(out) == 7, "7 lines that are not blank in, %d lines out: %s" % (len(out), out))
     by_user = {}
     for o in out:
         by_user.setdefault(o["user"], []).append(o)
     d = by_user.get("default", [])
     check(len(d) == 3 and d[0]["intent"] == "order_pizza" and d[0]["slots"].get("size") == "large"
           and d[1]["slots"].get("count") == "2" and "error" in d[2], "default user: %s" % d)
-    check(len(d) == 3 and "UTF-8" in d[2].get("error", ""), "utf-8 error named: %s" % d)
+    check(len(d) == 3 and "text: invalid UTF-8 at byte 0" in d[2].get("error", "")
+          and d[2].get("line") == 5, "utf-8 error named: %s" % d)
+    broken = by_user.get(None, [])
+    check(len(broken) == 1 and broken[0].get("line") == 3
+          and "input line 3: JSON:1:24: not valid JSON" in broken[0].get("error", ""),
+          "broken JSON answered: %s" % broken)
     b = by_user.get("bob", [])
     check([o.get("intent") for o in b] == ["order_pizza", "cancel"] and b[0]["turn"] == 1
           and b[1]["turn"] == 2, "bob in order: %s" % b)
@@ -62,6 +84,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check(all(set(o) == {"user", "turn", "reply", "intent", "confidence", "slots"}
               for o in out if "error" not in o), "reply line keys: %s" % out)
     check(b"input line 3" in p.stderr, "broken JSON line reported: %s" % p.stderr.decode())
+    check(all(set(o) == {"user", "turn", "line", "error"} for o in out if "error" in o),
+          "error line keys: %s" % out)
+
+    # A param set twice: a clear error naming both values, before anything runs.
+    p = subprocess.run([parley, "run", graph] + sets(tmp) +
+                       ["--set", "nlu.bert.device=cpu", "--set", "nlu.device=auto"],
+                       input=b"hello\n", capture_output=True, timeout=120)
+    check(p.returncode == 1 and p.stdout == b"" and
+          b"--set nlu.bert.device=cpu and --set nlu.device=auto both set param 'device'"
+          in p.stderr, "--set twice: %d %s" % (p.returncode, p.stderr.decode()))
 
     # SIGINT with stdin still open: the turns already in are answered, then a clean exit.
     p = subprocess.Popen([parley, "run", graph] + sets(tmp), stdin=subprocess.PIPE,
@@ -86,6 +118,38 @@ with tempfile.TemporaryDirectory() as tmp:
     text = p.stdout.decode()
     check(p.returncode == 0 and "parley> How many large pizzas with ham" in text
           and "intent: order_pizza" in text and "size=large" in text, "chat: %s" % text)
+
+# Many malformed lines through the echo graph (no model): one strict JSON line per line that
+# is not blank, each naming its input line when it is an error, in input order (one worker).
+echo = os.path.join(root, "tests", "services", "lines", "echo.yaml")
+bad = [b'{"user": "bob", "text": "one"}',
+       b'{"user": "bob", "text": ',
+       b'{"user": "a\\u0000b", "text": "cancel"}',
+       b'{"user": "\xff\xfe", "text": "invalid UTF-8 id"}',
+       b'{"user": "ok", "text": "\xc3"}',
+       b'{"user": true, "text": "x"}',
+       b'{"user": "bob", "user": "eve", "text": "x"}',
+       b'{}',
+       b'   ',
+       b'{"user": "bob", "text": "\\ud800"}',
+       b'{"user": "' + b"[" * 5000 + b'"}',
+       b'{"a":' * 2000,
+       b"plain \x00 NUL",
+       b"x" * ((1 << 20) + 1),
+       b'{"user": "bob", "text": "two"}']
+p = subprocess.run([parley, "run", echo], input=b"\n".join(bad) + b"\n", capture_output=True,
+                   timeout=120)
+check(p.returncode == 0, "echo run: %d %s" % (p.returncode, p.stderr.decode()[-500:]))
+out = strict_json(p.stdout)
+want_lines = [i + 1 for i, l in enumerate(bad) if l.strip()]
+got_lines = [o.get("line") for o in out]
+check(len(out) == len(want_lines), "%d lines that are not blank, %d answers" % (len(want_lines),
+                                                                              len(out)))
+check([o.get("user") for o in out][:1] == ["bob"] and out[-1].get("user") == "bob"
+      and "error" not in out[0] and "error" not in out[-1], "good lines answered: %s" % out)
+check(got_lines[1:-1] == want_lines[1:-1] and all("error" in o for o in out[1:-1]),
+      "every bad line answered in order with its line: %s" % got_lines)
+check("longer than 1048576 bytes" in out[-2].get("error", ""), "long line: %s" % out[-2])
 
 p = subprocess.run([parley, "inspect"], capture_output=True, timeout=30)
 kinds = p.stdout.decode()

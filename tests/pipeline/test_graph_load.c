@@ -2,8 +2,9 @@
  *
  * Each tests/pipeline/graphs/NAME.yaml starts with "# expect: LINE:COL: text" (or "ok"); the
  * loader must fail on it with a message that starts with the file's path and that
- * position and contains that text. Also: --set overrides (good and bad), relative paths,
- * and an allocation-failure sweep over loading a whole graph.
+ * position and contains that text. Also: --set overrides (good, bad, one param set twice;
+ * text.stdin's user param held to the user id rules), relative paths, and an
+ * allocation-failure sweep over loading a whole graph.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -71,6 +72,25 @@ static void test_sets(void)
     o.set = badval;
     CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set ill-typed");
     CHECK(strstr(parley_errmsg(), "--set out.verbose:1:1:") != NULL, "%s", parley_errmsg());
+
+    /* One param set twice, by name twice or by name and kind: an error naming both. */
+    const char *twice[] = { "out.format=chat", "out.verbose=true", "out.format=json", NULL };
+    o.set = twice;
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set twice");
+    CHECK(strstr(parley_errmsg(), "--set out.format=chat and --set out.format=json both set "
+                                  "param 'format' of node 'out'") != NULL,
+          "%s", parley_errmsg());
+    const char *name_kind[] = { "text.stdin.user=bob", "in.user=eve", NULL };
+    o.set = name_kind;
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set by kind and name");
+    CHECK(strstr(parley_errmsg(), "text.stdin.user=bob") && strstr(parley_errmsg(), "in.user=eve"),
+          "%s", parley_errmsg());
+    /* A user id the rules refuse is a config error of text.stdin. */
+    const char *bad_user[] = { "in.user=a\tb", NULL };
+    o.set = bad_user;
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set in.user with a tab");
+    CHECK(strstr(parley_errmsg(), "param user: user id: control character U+0009 at byte 1"), "%s",
+          parley_errmsg());
 }
 
 static void test_relative(void)

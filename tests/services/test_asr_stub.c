@@ -42,7 +42,10 @@ int main(int argc, char **argv)
     pipe_node *api = pipe_graph_find_kind(g, "api");
     const int audio[4] = { 1, 0, 1, 1 }; /* the 4th audio turn finds the script empty */
     for (int i = 0; i < 4; i++) {
-        pipe_msg *m = pipe_msg_new(g, "mic", audio[i] ? "" : "typed words");
+        pipe_msg *m = NULL;
+        CHECK(pipe_msg_new(g, "mic", audio[i] ? "" : "typed words", &m) == PARLEY_OK, "new");
+        if (!m)
+            continue;
         if (audio[i])
             m->type = PIPE_T_AUDIO;
         pipe_node_emit(api, 0, m);

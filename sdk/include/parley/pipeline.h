@@ -21,6 +21,13 @@
  * different users run in parallel and their replies interleave. Every submitted turn gets
  * exactly one reply; a turn that failed gets one with status != PARLEY_OK and an error text.
  *
+ * What a turn may hold (the same rules for every way into a pipeline: this API, the lines
+ * of text.stdin, and later servers): a user id is 1 to PARLEY_MAX_USER_ID_BYTES bytes of
+ * valid UTF-8 without control characters (U+0000-U+001F, U+007F-U+009F), and ids are
+ * compared byte for byte; a text is at most PARLEY_MAX_TEXT_BYTES bytes of valid UTF-8
+ * (no NUL: a C string cannot carry one). Nothing is cut or repaired: a turn that breaks a
+ * rule is refused whole with an error that says which rule and at which byte.
+ *
  * Threading: parley_pipeline_submit() and parley_pipeline_poll() may be called from any
  * threads at once. Submit blocks while the graph's queues are full (backpressure: nothing is
  * dropped). The reply callback runs on the graph's threads, possibly several at once: it
@@ -42,6 +49,11 @@ extern "C" {
 #endif
 
 typedef struct parley_pipeline parley_pipeline;
+
+/* The longest user id, in bytes of UTF-8. */
+#define PARLEY_MAX_USER_ID_BYTES 128
+/* The longest text of one turn, in bytes of UTF-8 (64 KiB). */
+#define PARLEY_MAX_TEXT_BYTES 65536
 
 typedef struct parley_reply_slot {
     const char *name;
@@ -121,7 +133,11 @@ PARLEY_API parley_status parley_pipeline_register_action(parley_pipeline *p, con
                                                          parley_action_fn fn, void *user_data);
 
 /* Submits `text` (UTF-8, copied) as the next turn of `user` (copied). *id (may be NULL)
- * receives the turn's id, which its reply carries. Blocks while the graph is full. */
+ * receives the turn's id, which its reply carries. Blocks while the graph is full.
+ * Both are checked first (see the rules above): a user id or text that breaks them is
+ * refused with PARLEY_ERR_INVALID_ARG (empty, too long, a control character) or
+ * PARLEY_ERR_UTF8, and parley_errmsg() names the rule and the byte offset; a refused turn
+ * is not submitted, gets no reply and leaves the user's other turns as they were. */
 PARLEY_API parley_status parley_pipeline_submit(parley_pipeline *p, const char *user,
                                                 const char *text, uint64_t *id);
 
