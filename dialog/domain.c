@@ -6,7 +6,6 @@
  * Each complaint names the YAML node it is about. This file decides nothing about a
  * conversation; dialog.c does.
  */
-#include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -286,17 +285,14 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
             return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: is only for text slots");
         if ((st = yd_str(v, &str)) != PARLEY_OK)
             return st;
-        regex_t *re = pl_malloc(sizeof *re);
-        if (!re)
-            return nomem();
-        int rc = regcomp(re, str, REG_EXTENDED | REG_NOSUB | REG_ICASE);
-        if (rc) {
-            char msg[128];
-            regerror(rc, re, msg, sizeof msg);
-            pl_free(re);
-            return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: %s", msg);
+        size_t where;
+        if ((st = dm_pattern_compile(str, v->len, &s->pattern, &where)) == PARLEY_ERR_CONFIG) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", parley_errmsg());
+            return yd_fail_at(v, where, PARLEY_ERR_CONFIG, "pattern: %s", why);
         }
-        s->pattern = re;
+        if (st != PARLEY_OK)
+            return st;
     }
     if ((v = yd_get(n, "list")) && (st = yd_bool(v, &s->list)) != PARLEY_OK)
         return st;
@@ -816,9 +812,7 @@ static void free_slot(dm_slot_def *s)
         pl_free(s->synonyms[i].to);
     }
     pl_free(s->synonyms);
-    if (s->pattern)
-        regfree(s->pattern);
-    pl_free(s->pattern);
+    dm_pattern_free(s->pattern);
 }
 
 static void free_form(dm_form *f)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dialog/pattern.h"
 #include "parley/status.h"
 
 typedef enum dm_slot_type {
@@ -37,9 +38,9 @@ typedef struct dm_slot_def {
     size_t n_values;
     dm_synonym *synonyms;
     size_t n_synonyms;
-    double min, max; /* number: the accepted range */
-    int integer;     /* number: whole numbers only */
-    void *pattern;   /* text: a compiled regex_t the value must match, or NULL */
+    double min, max;     /* number: the accepted range */
+    int integer;         /* number: whole numbers only */
+    dm_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
 } dm_slot_def;
 
 /* A response: its variations, each a template with {slot} references. */

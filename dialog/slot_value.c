@@ -4,7 +4,6 @@
  * handled here (dialog.c normalizes each value of a list slot and joins them).
  */
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +132,21 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
         st = list_values(s, raw);
         break;
     case DM_SLOT_NUMBER: st = check_number(s, raw, key, out); break;
-    case DM_SLOT_TEXT:
-        if (s->pattern && regexec((const regex_t *)s->pattern, said, 0, NULL, 0) != 0) {
+    case DM_SLOT_TEXT: {
+        int found = 1;
+        if (s->pattern &&
+            (st = dm_pattern_match(s->pattern, said, strlen(said), &found)) != PARLEY_OK) {
+            st = pl_wrap(st, "slot '%s'", s->name);
+            break;
+        }
+        if (!found) {
             st = pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' does not have the expected form", raw);
             break;
         }
         *out = said;
         said = NULL;
         break;
+    }
     }
 done:
     pl_free(key);
