@@ -93,7 +93,8 @@ void dm_close(dm_manager *dm);
 
 /* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
  * it is zeroed first). On failure *out is zeroed, the store is as it was before the turn,
- * and parley_errmsg() says why (a locked or read-only store, a failed action, ...). */
+ * and parley_errmsg() says why (a locked or read-only store, a failed action, a slot value
+ * over a limit: PARLEY_ERR_UNSUPPORTED, see slot_value.h, ...). */
 parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out);
 
 /* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */

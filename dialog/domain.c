@@ -199,7 +199,7 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
             s->synonyms = keep;
             s->n_synonyms = keep_n;
             pl_free(v);
-            if (st == PARLEY_ERR_INVALID_ARG) {
+            if (st == PARLEY_ERR_INVALID_ARG || st == PARLEY_ERR_UNSUPPORTED) {
                 char why[300];
                 snprintf(why, sizeof why, "%s", parley_errmsg());
                 return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "synonym of '%s': %s",
@@ -256,6 +256,10 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         for (size_t i = 0; i < values->n; i++) {
             if ((st = name_of(values->items[i], "a value", &str)) != PARLEY_OK)
                 return st;
+            if (values->items[i]->len > DM_SLOT_VALUE_MAX)
+                return yd_fail(values->items[i], PARLEY_ERR_CONFIG,
+                               "a value of %zu bytes is longer than the %d a slot value may have",
+                               values->items[i]->len, DM_SLOT_VALUE_MAX);
             if ((st = dup_str(str, &s->values[s->n_values])) != PARLEY_OK)
                 return st;
             s->n_values++;

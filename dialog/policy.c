@@ -85,6 +85,11 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
         if (!seen && st == PARLEY_OK)
             st = dm_text_puts(&joined, vals[i]);
     }
+    if (st == PARLEY_OK && s->list && joined.len > DM_SLOT_VALUE_MAX)
+        st = pl_fail(PARLEY_ERR_UNSUPPORTED,
+                     "slot '%s': its values joined make %zu bytes, more than the %d a slot value "
+                     "may have",
+                     s->name, joined.len, DM_SLOT_VALUE_MAX);
     if (st == PARLEY_OK && s->list && !(value = dm_text_take(&joined)))
         st = pl_nomem("a slot value");
     if (st == PARLEY_OK && !s->list) {

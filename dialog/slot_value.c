@@ -88,6 +88,12 @@ static parley_status check_number(const dm_slot_def *s, const char *raw, const c
 parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out)
 {
     *out = NULL;
+    size_t len = strlen(raw);
+    if (len > DM_SLOT_VALUE_MAX)
+        return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                       "slot '%s': a value of %zu bytes is longer than the %d a slot value may "
+                       "have",
+                       s->name, len, DM_SLOT_VALUE_MAX);
     char *key = dm_words(raw, 1);
     char *said = dm_words(raw, 0);
     parley_status st = PARLEY_OK;
