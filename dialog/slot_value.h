@@ -22,6 +22,10 @@ enum { DM_SLOT_VALUE_MAX = 1024 };
  * its limits (pattern.h). */
 parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out);
 
+/* Whether `text`, written as a synonym's canonical value, passes slot s's type check (no
+ * synonym applies, no length limit); as dm_slot_normalize otherwise. */
+parley_status dm_slot_accept(const dm_slot_def *s, const char *text, char **out);
+
 /* Copies `raw` trimmed, with runs of whitespace made one space, ASCII letters lowered when
  * `fold` is set. Owned by the caller; NULL when out of memory. */
 char *dm_words(const char *raw, int fold);

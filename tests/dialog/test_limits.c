@@ -138,7 +138,7 @@ static void *mallory(void *arg)
         "slot 'phrase': the pattern needs more than the 100000 steps",
         "slot 'echo': the pattern needs more than the 100000 steps",
         "slot 'note': a value of 1025 bytes is longer than the 1024",
-        "slot 'tags': its values joined make 1318 bytes"
+        "slot 'tags': its values joined make more than the 1024 bytes"
     };
     for (int round = 0; round < r->rounds; round++)
         for (int k = 0; k < 5; k++) {
