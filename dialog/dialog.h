@@ -83,9 +83,10 @@ typedef struct dm_turn_out {
  * (dm_close). Domain errors fail with PARLEY_ERR_CONFIG (or FORMAT for bad YAML) and
  * "FILE:LINE:COL: message"; store errors name the store file and say what to do: a
  * read-only file (PARLEY_ERR_IO), one locked by another process past the busy timeout
- * (PARLEY_ERR_IO), not a database or corrupt (PARLEY_ERR_FORMAT), a schema newer than this
- * version knows (PARLEY_ERR_UNSUPPORTED). The store file is never modified on failure,
- * except that an older schema is migrated in one transaction. */
+ * (PARLEY_ERR_IO), not a database, corrupt or another application's database
+ * (PARLEY_ERR_FORMAT), a schema newer than this version knows (PARLEY_ERR_UNSUPPORTED).
+ * The store file is never modified on failure, except that an older schema is migrated in
+ * one transaction. */
 parley_status dm_open(const dm_params *p, dm_manager **out);
 
 /* NULL is a no-op. Waits for nothing: no dm_turn may be running. */
