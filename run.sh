@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
-          libyaml-dev libsqlite3-dev python3 python3-numpy python3-torch)
+          libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch)
 
 install_missing() {
     local missing=()

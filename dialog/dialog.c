@@ -124,13 +124,9 @@ static parley_status ctx_from_user(dm_ctx *c, const dm_user *u)
 /* A session id unique per user and session: a hash of both and the start time. */
 static parley_status new_session(dm_user *u, const char *user_id, int64_t now)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
     char key[64];
     int n = snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, u->session_no + 1, now);
-    for (const char *p = user_id; *p; p++)
-        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-    for (int i = 0; i < n; i++)
-        h = (h ^ (unsigned char)key[i]) * 0x100000001b3ULL;
+    uint64_t h = dm_fnv(dm_fnv(DM_FNV_SEED, user_id, strlen(user_id)), key, (size_t)n);
     char id[17];
     snprintf(id, sizeof id, "%016" PRIx64, h);
     char *s = pl_strdup(id);

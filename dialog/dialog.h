@@ -83,9 +83,10 @@ typedef struct dm_turn_out {
  * (dm_close). Domain errors fail with PARLEY_ERR_CONFIG (or FORMAT for bad YAML) and
  * "FILE:LINE:COL: message"; store errors name the store file and say what to do: a
  * read-only file (PARLEY_ERR_IO), one locked by another process past the busy timeout
- * (PARLEY_ERR_IO), not a database or corrupt (PARLEY_ERR_FORMAT), a schema newer than this
- * version knows (PARLEY_ERR_UNSUPPORTED). The store file is never modified on failure,
- * except that an older schema is migrated in one transaction. */
+ * (PARLEY_ERR_IO), not a database, corrupt or another application's database
+ * (PARLEY_ERR_FORMAT), a schema newer than this version knows (PARLEY_ERR_UNSUPPORTED).
+ * The store file is never modified on failure, except that an older schema is migrated in
+ * one transaction. */
 parley_status dm_open(const dm_params *p, dm_manager **out);
 
 /* NULL is a no-op. Waits for nothing: no dm_turn may be running. */
@@ -93,7 +94,8 @@ void dm_close(dm_manager *dm);
 
 /* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
  * it is zeroed first). On failure *out is zeroed, the store is as it was before the turn,
- * and parley_errmsg() says why (a locked or read-only store, a failed action, ...). */
+ * and parley_errmsg() says why (a locked or read-only store, a failed action, a slot value
+ * over a limit: PARLEY_ERR_UNSUPPORTED, see slot_value.h, ...). */
 parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out);
 
 /* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */

@@ -6,7 +6,6 @@
  * Each complaint names the YAML node it is about. This file decides nothing about a
  * conversation; dialog.c does.
  */
-#include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +19,12 @@ typedef struct loader {
     dm_domain *d;
     const dm_known *known;
     const yd_node *root;
+    dm_names known_intents, known_entities; /* the NLU model's labels, when given */
+    dm_names entities;                      /* the `entities:` list, when given */
+    /* While a form loads, by slot index: the slot's place among the form's required slots
+     * (-1: not required), and its ask: and invalid: entries (NULL: none). */
+    int *required_at;
+    const yd_node **ask_of, **invalid_of;
 } loader;
 
 static parley_status nomem(void)
@@ -44,12 +49,13 @@ static parley_status name_of(const yd_node *n, const char *what, const char **ou
     return PARLEY_OK;
 }
 
-static int in_list(const char *const *list, size_t n, const char *s)
+/* A table of n names from a list (borrowed; a repeated name is kept once). */
+static parley_status list_table(dm_names *t, const char *const *list, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(list[i], s))
-            return 1;
-    return 0;
+    parley_status st = dm_names_init(t, n);
+    for (size_t i = 0; st == PARLEY_OK && i < n; i++)
+        dm_names_add(t, list[i], strlen(list[i]), (int)i);
+    return st;
 }
 
 /* "a, b, c" of a list of names, cut short with "..." to fit buf. */
@@ -64,44 +70,50 @@ static const char *join(char *buf, size_t cap, const char *const *list, size_t n
     return buf;
 }
 
+/* The index of name in t (NULL: none), or -1. */
+static int lookup(const dm_names *t, const char *name)
+{
+    return name ? dm_names_find(t, name, strlen(name)) : -1;
+}
+
 int dm_domain_intent(const dm_domain *d, const char *name)
 {
-    for (size_t i = 0; name && i < d->n_intents; i++)
-        if (!strcmp(d->intents[i], name))
-            return (int)i;
-    return -1;
+    return lookup(&d->intent_ix, name);
 }
 
 int dm_domain_slot(const dm_domain *d, const char *name)
 {
-    for (size_t i = 0; name && i < d->n_slots; i++)
-        if (!strcmp(d->slots[i].name, name))
-            return (int)i;
-    return -1;
+    return lookup(&d->slot_ix, name);
 }
 
 int dm_domain_action(const dm_domain *d, const char *name)
 {
-    for (size_t i = 0; name && i < d->n_actions; i++)
-        if (!strcmp(d->actions[i].name, name))
-            return (int)i;
-    return -1;
+    return lookup(&d->action_ix, name);
 }
 
 int dm_domain_form(const dm_domain *d, const char *name)
 {
-    for (size_t i = 0; name && i < d->n_forms; i++)
-        if (!strcmp(d->forms[i].name, name))
-            return (int)i;
-    return -1;
+    return lookup(&d->form_ix, name);
 }
 
 static int find_response(const dm_domain *d, const char *name)
 {
-    for (size_t i = 0; name && i < d->n_responses; i++)
-        if (!strcmp(d->responses[i].name, name))
-            return (int)i;
-    return -1;
+    return lookup(&d->response_ix, name);
+}
+
+/* Copies name into *copy, the array entry number *count (which it counts, so the domain
+ * frees it), and adds it to table t. *earlier (unless NULL: the keys of a mapping, which
+ * yaml_doc keeps unique) is the entry an earlier copy of the same name has, or -1. */
+static parley_status add_name(dm_names *t, const char *name, char **copy, size_t *count,
+                              int *earlier)
+{
+    parley_status st = dup_str(name, copy);
+    if (st != PARLEY_OK)
+        return st;
+    int e = dm_names_add(t, *copy, strlen(*copy), (int)(*count)++);
+    if (earlier)
+        *earlier = e;
+    return PARLEY_OK;
 }
 
 /* Resolves a reference to an intent, slot, response, form or action declared earlier. */
@@ -151,22 +163,23 @@ static parley_status load_intents(loader *L, const yd_node *n)
     d->intents = pl_calloc(n->n, sizeof *d->intents);
     if (!d->intents)
         return nomem();
+    if ((st = dm_names_init(&d->intent_ix, n->n)) != PARLEY_OK)
+        return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->items[i], "an intent name", &name)) != PARLEY_OK)
+        int earlier;
+        if ((st = name_of(n->items[i], "an intent name", &name)) != PARLEY_OK ||
+            (st = add_name(&d->intent_ix, name, &d->intents[i], &d->n_intents, &earlier)) !=
+                    PARLEY_OK)
             return st;
-        if (dm_domain_intent(d, name) >= 0)
+        if (earlier >= 0)
             return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "intent '%s' is listed twice", name);
-        if (L->known && L->known->intents &&
-            !in_list(L->known->intents, L->known->n_intents, name)) {
+        if (L->known_intents.entry && lookup(&L->known_intents, name) < 0) {
             char buf[400];
             return yd_fail(n->items[i], PARLEY_ERR_CONFIG,
                            "intent '%s' is not one the NLU model knows (its intents: %s)", name,
                            join(buf, sizeof buf, L->known->intents, L->known->n_intents));
         }
-        if ((st = dup_str(name, &d->intents[i])) != PARLEY_OK)
-            return st;
-        d->n_intents++;
     }
     return PARLEY_OK;
 }
@@ -181,6 +194,8 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
     s->synonyms = pl_calloc(n->n ? n->n : 1, sizeof *s->synonyms);
     if (!s->synonyms)
         return nomem();
+    if ((st = dm_names_init(&s->synonym_ix, n->n)) != PARLEY_OK)
+        return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *to;
         if ((st = name_of(n->items[i], "a synonym's value", &to)) != PARLEY_OK)
@@ -189,32 +204,64 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
         y->from = dm_words(n->keys[i]->str, 1);
         if (!y->from || (st = dup_str(to, &y->to)) != PARLEY_OK)
             return y->from ? st : nomem();
+        if (dm_names_add(&s->synonym_ix, y->from, strlen(y->from), (int)i) >= 0)
+            return yd_fail(n->keys[i], PARLEY_ERR_CONFIG,
+                           "synonym '%s' is listed twice (case and spacing do not count)",
+                           n->keys[i]->str);
         /* The canonical text must itself be acceptable, or the synonym could never work. */
-        if (s->type == DM_SLOT_CATEGORICAL || s->type == DM_SLOT_NUMBER) {
-            dm_synonym *keep = s->synonyms;
-            size_t keep_n = s->n_synonyms;
-            s->synonyms = NULL;
-            s->n_synonyms = 0;
-            char *v = NULL;
-            st = dm_slot_normalize(s, to, &v);
-            s->synonyms = keep;
-            s->n_synonyms = keep_n;
-            pl_free(v);
-            if (st == PARLEY_ERR_INVALID_ARG) {
-                char why[300];
-                snprintf(why, sizeof why, "%s", parley_errmsg());
-                return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "synonym of '%s': %s",
-                               n->keys[i]->str, why);
-            }
-            if (st != PARLEY_OK)
-                return st;
+        char *v = NULL;
+        st = dm_slot_accept(s, to, &v);
+        pl_free(v);
+        if (st == PARLEY_ERR_INVALID_ARG || st == PARLEY_ERR_UNSUPPORTED) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", parley_errmsg());
+            return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "synonym of '%s': %s", n->keys[i]->str,
+                           why);
         }
+        if (st != PARLEY_OK)
+            return st;
     }
     return PARLEY_OK;
 }
 
-static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, const yd_node *n,
-                               const yd_node *entities)
+/* A categorical slot's values, each once (compared as dm_words(value, 1) compares). */
+static parley_status load_values(dm_slot_def *s, const yd_node *n)
+{
+    parley_status st = yd_expect(n, YD_SEQ, "values");
+    if (st != PARLEY_OK)
+        return st;
+    if (n->n == 0)
+        return yd_fail(n, PARLEY_ERR_CONFIG, "values: lists no value");
+    s->values = pl_calloc(n->n, sizeof *s->values);
+    s->folded = pl_calloc(n->n, sizeof *s->folded);
+    if (!s->values || !s->folded)
+        return nomem();
+    if ((st = dm_names_init(&s->value_ix, n->n)) != PARLEY_OK)
+        return st;
+    for (size_t i = 0; i < n->n; i++) {
+        const yd_node *v = n->items[i];
+        const char *str;
+        if ((st = name_of(v, "a value", &str)) != PARLEY_OK)
+            return st;
+        if (v->len > DM_SLOT_VALUE_MAX)
+            return yd_fail(v, PARLEY_ERR_CONFIG,
+                           "a value of %zu bytes is longer than the %d a slot value may have",
+                           v->len, DM_SLOT_VALUE_MAX);
+        if ((st = dup_str(str, &s->values[i])) != PARLEY_OK)
+            return st;
+        s->n_values++;
+        if (!(s->folded[i] = dm_words(str, 1)))
+            return nomem();
+        int earlier = dm_names_add(&s->value_ix, s->folded[i], strlen(s->folded[i]), (int)i);
+        if (earlier >= 0)
+            return yd_fail(v, PARLEY_ERR_CONFIG,
+                           "value '%s' is listed twice (as '%s'; case and spacing do not count)",
+                           str, s->values[earlier]);
+    }
+    return PARLEY_OK;
+}
+
+static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, const yd_node *n)
 {
     static const char *const keys[] = { "type",      "values",  "synonyms", "entity",
                                         "filled_by", "list",    "min",      "max",
@@ -247,20 +294,8 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         if (!values)
             return yd_fail(key, PARLEY_ERR_CONFIG,
                            "categorical slot '%s' needs values: (the allowed values)", s->name);
-        if ((st = yd_expect(values, YD_SEQ, "values")) != PARLEY_OK)
+        if ((st = load_values(s, values)) != PARLEY_OK)
             return st;
-        if (values->n == 0)
-            return yd_fail(values, PARLEY_ERR_CONFIG, "values: lists no value");
-        s->values = pl_calloc(values->n, sizeof *s->values);
-        if (!s->values)
-            return nomem();
-        for (size_t i = 0; i < values->n; i++) {
-            if ((st = name_of(values->items[i], "a value", &str)) != PARLEY_OK)
-                return st;
-            if ((st = dup_str(str, &s->values[s->n_values])) != PARLEY_OK)
-                return st;
-            s->n_values++;
-        }
     } else if (values) {
         return yd_fail(values, PARLEY_ERR_CONFIG, "values: is only for categorical slots");
     }
@@ -286,17 +321,14 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
             return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: is only for text slots");
         if ((st = yd_str(v, &str)) != PARLEY_OK)
             return st;
-        regex_t *re = pl_malloc(sizeof *re);
-        if (!re)
-            return nomem();
-        int rc = regcomp(re, str, REG_EXTENDED | REG_NOSUB | REG_ICASE);
-        if (rc) {
-            char msg[128];
-            regerror(rc, re, msg, sizeof msg);
-            pl_free(re);
-            return yd_fail(v, PARLEY_ERR_CONFIG, "pattern: %s", msg);
+        size_t where;
+        if ((st = dm_pattern_compile(str, v->len, &s->pattern, &where)) == PARLEY_ERR_CONFIG) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", parley_errmsg());
+            return yd_fail_at(v, where, PARLEY_ERR_CONFIG, "pattern: %s", why);
         }
-        s->pattern = re;
+        if (st != PARLEY_OK)
+            return st;
     }
     if ((v = yd_get(n, "list")) && (st = yd_bool(v, &s->list)) != PARLEY_OK)
         return st;
@@ -324,18 +356,11 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     if (ent && (st = name_of(ent, "an entity name", &str)) != PARLEY_OK)
         return st;
     const char *entity = ent ? str : s->name;
-    if (entities) {
-        int listed = 0;
-        for (size_t i = 0; i < entities->n; i++)
-            listed |= entities->items[i]->kind == YD_SCALAR &&
-                      !strcmp(entities->items[i]->str, entity);
-        if (!listed)
-            return yd_fail(where, PARLEY_ERR_CONFIG,
-                           "slot '%s' is filled from entity '%s', which is not under entities:",
-                           s->name, entity);
-    }
-    if (L->known && L->known->entities &&
-        !in_list(L->known->entities, L->known->n_entities, entity)) {
+    if (L->entities.entry && lookup(&L->entities, entity) < 0)
+        return yd_fail(where, PARLEY_ERR_CONFIG,
+                       "slot '%s' is filled from entity '%s', which is not under entities:",
+                       s->name, entity);
+    if (L->known_entities.entry && lookup(&L->known_entities, entity) < 0) {
         char buf[400];
         return yd_fail(where, PARLEY_ERR_CONFIG,
                        "slot '%s' is filled from entity '%s', which the NLU model does not tag "
@@ -352,19 +377,26 @@ static parley_status load_slots(loader *L, const yd_node *n, const yd_node *enti
     parley_status st = yd_expect(n, YD_MAP, "slots");
     if (st != PARLEY_OK)
         return st;
-    if (entities && (st = yd_expect(entities, YD_SEQ, "entities")) != PARLEY_OK)
-        return st;
+    if (entities) {
+        if ((st = yd_expect(entities, YD_SEQ, "entities")) != PARLEY_OK ||
+            (st = dm_names_init(&L->entities, entities->n)) != PARLEY_OK)
+            return st;
+        for (size_t i = 0; i < entities->n; i++)
+            if (entities->items[i]->kind == YD_SCALAR)
+                dm_names_add(&L->entities, entities->items[i]->str, entities->items[i]->len,
+                             (int)i);
+    }
     d->slots = pl_calloc(n->n ? n->n : 1, sizeof *d->slots);
     if (!d->slots)
         return nomem();
+    if ((st = dm_names_init(&d->slot_ix, n->n)) != PARLEY_OK)
+        return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->keys[i], "a slot name", &name)) != PARLEY_OK)
-            return st;
-        dm_slot_def *s = &d->slots[d->n_slots++];
-        if ((st = dup_str(name, &s->name)) != PARLEY_OK)
-            return st;
-        if ((st = load_slot(L, s, n->keys[i], n->items[i], entities)) != PARLEY_OK)
+        dm_slot_def *s = &d->slots[i];
+        if ((st = name_of(n->keys[i], "a slot name", &name)) != PARLEY_OK ||
+            (st = add_name(&d->slot_ix, name, &s->name, &d->n_slots, NULL)) != PARLEY_OK ||
+            (st = load_slot(L, s, n->keys[i], n->items[i])) != PARLEY_OK)
             return st;
     }
     return PARLEY_OK;
@@ -407,12 +439,13 @@ static parley_status load_responses(dm_domain *d, const yd_node *n)
     d->responses = pl_calloc(n->n ? n->n : 1, sizeof *d->responses);
     if (!d->responses)
         return nomem();
+    if ((st = dm_names_init(&d->response_ix, n->n)) != PARLEY_OK)
+        return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
-        if ((st = name_of(n->keys[i], "a response name", &name)) != PARLEY_OK)
-            return st;
-        dm_response *r = &d->responses[d->n_responses++];
-        if ((st = dup_str(name, &r->name)) != PARLEY_OK ||
+        dm_response *r = &d->responses[i];
+        if ((st = name_of(n->keys[i], "a response name", &name)) != PARLEY_OK ||
+            (st = add_name(&d->response_ix, name, &r->name, &d->n_responses, NULL)) != PARLEY_OK ||
             (st = load_response(d, r, n->items[i])) != PARLEY_OK)
             return st;
     }
@@ -430,18 +463,20 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
     d->actions = pl_calloc(n->n ? n->n : 1, sizeof *d->actions);
     if (!d->actions)
         return nomem();
+    if ((st = dm_names_init(&d->action_ix, n->n)) != PARLEY_OK)
+        return st;
     for (size_t i = 0; i < n->n; i++) {
         const yd_node *name_node = n->kind == YD_MAP ? n->keys[i] : n->items[i];
         const yd_node *body = n->kind == YD_MAP ? n->items[i] : NULL;
         const char *name;
-        if ((st = name_of(name_node, "an action name", &name)) != PARLEY_OK)
-            return st;
-        if (dm_domain_action(d, name) >= 0)
-            return yd_fail(name_node, PARLEY_ERR_CONFIG, "action '%s' is listed twice", name);
-        dm_action_def *a = &d->actions[d->n_actions++];
+        int earlier;
+        dm_action_def *a = &d->actions[i];
         a->reply = -1;
-        if ((st = dup_str(name, &a->name)) != PARLEY_OK)
+        if ((st = name_of(name_node, "an action name", &name)) != PARLEY_OK ||
+            (st = add_name(&d->action_ix, name, &a->name, &d->n_actions, &earlier)) != PARLEY_OK)
             return st;
+        if (earlier >= 0)
+            return yd_fail(name_node, PARLEY_ERR_CONFIG, "action '%s' is listed twice", name);
         if (body && !yd_is_null(body)) {
             static const char *const keys[] = { "reply", NULL };
             const yd_node *r;
@@ -492,14 +527,15 @@ static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_
     return PARLEY_OK;
 }
 
-/* The response asking for slot `slot` of form f: ask[slot] when given, else
+/* The response asking for slot k of form f: its ask: entry when given, else
  * utter_ask_<form>_<slot>, else utter_ask_<slot> (Rasa's naming). */
-static parley_status form_prompt(dm_domain *d, const dm_form *f, const yd_node *ask,
-                                 const yd_node *slot_node, const char *slot, int *out)
+static parley_status form_prompt(const loader *L, const dm_form *f, const yd_node *slot_node, int k,
+                                 int *out)
 {
-    const yd_node *v = ask ? yd_get(ask, slot) : NULL;
-    if (v)
-        return ref(d, v, find_response, "response", "responses", out);
+    const dm_domain *d = L->d;
+    const char *slot = d->slots[k].name;
+    if (L->ask_of[k])
+        return ref(d, L->ask_of[k], find_response, "response", "responses", out);
     char name[512];
     snprintf(name, sizeof name, "utter_ask_%s_%s", f->name, slot);
     if ((*out = find_response(d, name)) >= 0)
@@ -513,19 +549,20 @@ static parley_status form_prompt(dm_domain *d, const dm_form *f, const yd_node *
             f->name, slot, name, slot);
 }
 
-static parley_status check_slot_keys(const dm_domain *d, const dm_form *f, const yd_node *map,
-                                     const char *what)
+/* Checks that every key of `map` (ask: or invalid:) is a required slot of form f, and
+ * files each value under its slot in of[]. */
+static parley_status slot_keys(const loader *L, const dm_form *f, const yd_node *map,
+                               const char *what, const yd_node **of)
 {
     parley_status st = yd_expect(map, YD_MAP, what);
     if (st != PARLEY_OK)
         return st;
     for (size_t i = 0; i < map->n; i++) {
-        int s = dm_domain_slot(d, map->keys[i]->str), listed = 0;
-        for (size_t j = 0; j < f->n_required; j++)
-            listed |= f->required[j] == s;
-        if (!listed)
+        int k = dm_domain_slot(L->d, map->keys[i]->str);
+        if (k < 0 || L->required_at[k] < 0)
             return yd_fail(map->keys[i], PARLEY_ERR_CONFIG,
                            "'%s' is not a required slot of form '%s'", map->keys[i]->str, f->name);
+        of[k] = map->items[i];
     }
     return PARLEY_OK;
 }
@@ -578,8 +615,11 @@ static parley_status load_cancel(dm_domain *d, dm_form *f, const yd_node *n)
     return PARLEY_OK;
 }
 
-static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
+/* Loads form f; L's per-slot scratch (required_at, ask_of, invalid_of) is clean before
+ * and after. */
+static parley_status load_form(loader *L, dm_form *f, const yd_node *n)
 {
+    dm_domain *d = L->d;
     static const char *const keys[] = { "required_slots", "ask",     "invalid", "on_complete",
                                         "keep_slots",     "confirm", "cancel",  NULL };
     const yd_node *req, *v;
@@ -597,29 +637,31 @@ static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
     if (!f->required || !f->ask || !f->invalid)
         return nomem();
     for (size_t i = 0; i < req->n; i++) {
-        if ((st = ref(d, req->items[i], dm_domain_slot, "slot", "slots", &f->required[i])) !=
-            PARLEY_OK)
+        int k;
+        if ((st = ref(d, req->items[i], dm_domain_slot, "slot", "slots", &k)) != PARLEY_OK)
             return st;
-        for (size_t j = 0; j < i; j++)
-            if (f->required[j] == f->required[i])
-                return yd_fail(req->items[i], PARLEY_ERR_CONFIG, "slot '%s' is required twice",
-                               req->items[i]->str);
-        f->n_required++;
+        if (L->required_at[k] >= 0)
+            return yd_fail(req->items[i], PARLEY_ERR_CONFIG, "slot '%s' is required twice",
+                           req->items[i]->str);
+        L->required_at[k] = (int)i;
+        f->required[f->n_required++] = k;
     }
     const yd_node *ask = yd_get(n, "ask"), *invalid = yd_get(n, "invalid");
-    if ((ask && (st = check_slot_keys(d, f, ask, "ask")) != PARLEY_OK) ||
-        (invalid && (st = check_slot_keys(d, f, invalid, "invalid")) != PARLEY_OK))
+    if ((ask && (st = slot_keys(L, f, ask, "ask", L->ask_of)) != PARLEY_OK) ||
+        (invalid && (st = slot_keys(L, f, invalid, "invalid", L->invalid_of)) != PARLEY_OK))
         return st;
     for (size_t i = 0; i < f->n_required; i++) {
-        const char *slot = d->slots[f->required[i]].name;
-        if ((st = form_prompt(d, f, ask, req->items[i], slot, &f->ask[i])) != PARLEY_OK)
+        int k = f->required[i];
+        if ((st = form_prompt(L, f, req->items[i], k, &f->ask[i])) != PARLEY_OK)
             return st;
         char name[512];
-        snprintf(name, sizeof name, "utter_invalid_%s", slot);
+        snprintf(name, sizeof name, "utter_invalid_%s", d->slots[k].name);
         f->invalid[i] = find_response(d, name);
-        if (invalid && (v = yd_get(invalid, slot)) &&
-            (st = ref(d, v, find_response, "response", "responses", &f->invalid[i])) != PARLEY_OK)
+        if (L->invalid_of[k] && (st = ref(d, L->invalid_of[k], find_response, "response",
+                                          "responses", &f->invalid[i])) != PARLEY_OK)
             return st;
+        L->required_at[k] = -1;
+        L->ask_of[k] = L->invalid_of[k] = NULL;
     }
     if ((st = yd_require(n, "on_complete", &v)) != PARLEY_OK ||
         (st = load_do(d, v, 0, &f->on_complete)) != PARLEY_OK)
@@ -633,24 +675,32 @@ static parley_status load_form(dm_domain *d, dm_form *f, const yd_node *n)
     return PARLEY_OK;
 }
 
-static parley_status load_forms(dm_domain *d, const yd_node *n)
+static parley_status load_forms(loader *L, const yd_node *n)
 {
+    dm_domain *d = L->d;
     parley_status st = yd_expect(n, YD_MAP, "forms");
     if (st != PARLEY_OK)
         return st;
+    size_t slots = d->n_slots ? d->n_slots : 1;
     d->forms = pl_calloc(n->n ? n->n : 1, sizeof *d->forms);
-    if (!d->forms)
+    L->required_at = pl_malloc(slots * sizeof *L->required_at);
+    L->ask_of = pl_calloc(slots, sizeof *L->ask_of);
+    L->invalid_of = pl_calloc(slots, sizeof *L->invalid_of);
+    if (!d->forms || !L->required_at || !L->ask_of || !L->invalid_of)
         return nomem();
+    for (size_t k = 0; k < slots; k++)
+        L->required_at[k] = -1;
+    if ((st = dm_names_init(&d->form_ix, n->n)) != PARLEY_OK)
+        return st;
     /* Names first, so forms may be listed in any order. */
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
         if ((st = name_of(n->keys[i], "a form name", &name)) != PARLEY_OK ||
-            (st = dup_str(name, &d->forms[i].name)) != PARLEY_OK)
+            (st = add_name(&d->form_ix, name, &d->forms[i].name, &d->n_forms, NULL)) != PARLEY_OK)
             return st;
-        d->n_forms++;
     }
     for (size_t i = 0; i < n->n; i++)
-        if ((st = load_form(d, &d->forms[i], n->items[i])) != PARLEY_OK)
+        if ((st = load_form(L, &d->forms[i], n->items[i])) != PARLEY_OK)
             return st;
     return PARLEY_OK;
 }
@@ -772,7 +822,7 @@ static parley_status load_root(loader *L)
         return st;
     if ((n = yd_get(root, "actions")) && (st = load_actions(d, n)) != PARLEY_OK)
         return st;
-    if ((n = yd_get(root, "forms")) && (st = load_forms(d, n)) != PARLEY_OK)
+    if ((n = yd_get(root, "forms")) && (st = load_forms(L, n)) != PARLEY_OK)
         return st;
     if ((n = yd_get(root, "rules")) && (st = load_rules(d, n)) != PARLEY_OK)
         return st;
@@ -788,13 +838,24 @@ parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain 
     dm_domain *d = pl_calloc(1, sizeof *d);
     if (!d)
         return nomem();
+    loader L = { .d = d, .known = known };
     parley_status st = dup_str(path, &d->file);
     if (st == PARLEY_OK)
         st = yd_parse_file(path, &doc);
+    if (st == PARLEY_OK && known && known->intents)
+        st = list_table(&L.known_intents, known->intents, known->n_intents);
+    if (st == PARLEY_OK && known && known->entities)
+        st = list_table(&L.known_entities, known->entities, known->n_entities);
     if (st == PARLEY_OK) {
-        loader L = { d, known, yd_root(doc) };
+        L.root = yd_root(doc);
         st = load_root(&L);
     }
+    dm_names_free(&L.known_intents);
+    dm_names_free(&L.known_entities);
+    dm_names_free(&L.entities);
+    pl_free(L.required_at);
+    pl_free(L.ask_of);
+    pl_free(L.invalid_of);
     yd_free(doc);
     if (st != PARLEY_OK) {
         dm_domain_free(d);
@@ -808,17 +869,20 @@ static void free_slot(dm_slot_def *s)
 {
     pl_free(s->name);
     pl_free(s->entity);
-    for (size_t i = 0; i < s->n_values; i++)
+    for (size_t i = 0; i < s->n_values; i++) {
         pl_free(s->values[i]);
+        pl_free(s->folded[i]);
+    }
     pl_free(s->values);
+    pl_free(s->folded);
+    dm_names_free(&s->value_ix);
+    dm_names_free(&s->synonym_ix);
     for (size_t i = 0; i < s->n_synonyms; i++) {
         pl_free(s->synonyms[i].from);
         pl_free(s->synonyms[i].to);
     }
     pl_free(s->synonyms);
-    if (s->pattern)
-        regfree(s->pattern);
-    pl_free(s->pattern);
+    dm_pattern_free(s->pattern);
 }
 
 static void free_form(dm_form *f)
@@ -856,6 +920,11 @@ void dm_domain_free(dm_domain *d)
         pl_free(d->actions[i].name);
     pl_free(d->actions);
     pl_free(d->rule_of_intent);
+    dm_names_free(&d->intent_ix);
+    dm_names_free(&d->slot_ix);
+    dm_names_free(&d->response_ix);
+    dm_names_free(&d->form_ix);
+    dm_names_free(&d->action_ix);
     pl_free(d->file);
     pl_free(d);
 }

@@ -4,7 +4,8 @@
  * key, intent, slot, response, form or action, a template naming an unknown slot, a
  * categorical slot without values...) is reported once at start-up as "FILE:LINE:COL:
  * message", and a turn never meets a dangling name. In memory every cross-reference is an
- * index into the domain's arrays.
+ * index into the domain's arrays, and every name is found through a table (names.h), so
+ * loading is linear in the file's size and a lookup does not depend on it.
  *
  * A loaded domain is immutable: share it between threads freely.
  */
@@ -14,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dialog/names.h"
+#include "dialog/pattern.h"
 #include "parley/status.h"
 
 typedef enum dm_slot_type {
@@ -34,12 +37,15 @@ typedef struct dm_slot_def {
     int list;      /* several values, stored joined with ", " */
     char *entity;  /* the NLU entity that fills it; NULL = only actions set it */
     char **values; /* categorical: the allowed values, as written */
+    char **folded; /* (n_values) the same, compared as dm_words(value, 1) */
     size_t n_values;
+    dm_names value_ix; /* folded value → its index */
     dm_synonym *synonyms;
     size_t n_synonyms;
-    double min, max; /* number: the accepted range */
-    int integer;     /* number: whole numbers only */
-    void *pattern;   /* text: a compiled regex_t the value must match, or NULL */
+    dm_names synonym_ix; /* synonym `from` → its index */
+    double min, max;     /* number: the accepted range */
+    int integer;         /* number: whole numbers only */
+    dm_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
 } dm_slot_def;
 
 /* A response: its variations, each a template with {slot} references. */
@@ -110,6 +116,8 @@ typedef struct dm_domain {
     int64_t session_expire_ms; /* 0 = sessions never expire */
     int carry_over_slots;      /* keep slots in a new session */
     long history_limit;        /* turns kept per user; 0 = all */
+    /* Each name → its index in the array above. */
+    dm_names intent_ix, slot_ix, response_ix, form_ix, action_ix;
 } dm_domain;
 
 /* The NLU model's labels to check against; either list may be NULL (no check). */
@@ -125,7 +133,7 @@ parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain 
 /* NULL is a no-op. */
 void dm_domain_free(dm_domain *d);
 
-/* Index of a name, or -1. */
+/* Index of a name (NULL: none), or -1. */
 int dm_domain_intent(const dm_domain *d, const char *name);
 int dm_domain_slot(const dm_domain *d, const char *name);
 int dm_domain_action(const dm_domain *d, const char *name);

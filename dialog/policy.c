@@ -19,21 +19,13 @@
 #include "dialog/slot_value.h"
 #include "sdk/base/alloc.h"
 
-/* FNV-1a, to pick a variation from (user, turn, part) reproducibly. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 parley_status dm_say(dm_ctx *c, int r)
 {
     const dm_response *resp = &c->d->responses[r];
-    uint64_t h = fnv(0xcbf29ce484222325ULL, c->in->user_id, strlen(c->in->user_id));
-    h = fnv(h, &c->turn_id, sizeof c->turn_id);
-    h = fnv(h, &c->parts, sizeof c->parts);
+    /* A hash of (user, turn, part), so the choice is reproducible. */
+    uint64_t h = dm_fnv(DM_FNV_SEED, c->in->user_id, strlen(c->in->user_id));
+    h = dm_fnv(h, &c->turn_id, sizeof c->turn_id);
+    h = dm_fnv(h, &c->parts, sizeof c->parts);
     const char *tmpl = resp->texts[h % resp->n_texts];
     parley_status st = PARLEY_OK;
     if (c->parts++ > 0)
@@ -75,16 +67,24 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     }
     /* A list keeps each value once, in the order said; another slot keeps the one above. */
     dm_text joined = { 0 };
+    dm_names seen = { 0 };
     char *value = NULL;
+    if (st == PARLEY_OK && s->list)
+        st = dm_names_init(&seen, n);
     for (size_t i = 0; st == PARLEY_OK && s->list && i < n; i++) {
-        int seen = 0;
-        for (size_t j = 0; j < i; j++)
-            seen |= !strcmp(vals[j], vals[i]);
-        if (!seen && joined.len)
+        if (dm_names_add(&seen, vals[i], strlen(vals[i]), (int)i) >= 0)
+            continue;
+        if (joined.len)
             st = dm_text_puts(&joined, ", ");
-        if (!seen && st == PARLEY_OK)
+        if (st == PARLEY_OK)
             st = dm_text_puts(&joined, vals[i]);
+        if (st == PARLEY_OK && joined.len > DM_SLOT_VALUE_MAX)
+            st = pl_fail(PARLEY_ERR_UNSUPPORTED,
+                         "slot '%s': its values joined make more than the %d bytes a slot value "
+                         "may have",
+                         s->name, DM_SLOT_VALUE_MAX);
     }
+    dm_names_free(&seen);
     if (st == PARLEY_OK && s->list && !(value = dm_text_take(&joined)))
         st = pl_nomem("a slot value");
     if (st == PARLEY_OK && !s->list) {

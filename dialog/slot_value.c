@@ -4,7 +4,6 @@
  * handled here (dialog.c normalizes each value of a list slot and joins them).
  */
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,63 +85,72 @@ static parley_status check_number(const dm_slot_def *s, const char *raw, const c
     return *out ? PARLEY_OK : pl_nomem("a slot value");
 }
 
-parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out)
+/* The slot's value for `said` (a value as kept: the words said, or a synonym's canonical
+ * text), compared as dm_words(said, 1); `raw` is what the user said, for messages. */
+static parley_status judge(const dm_slot_def *s, const char *raw, const char *said, char **out)
 {
-    *out = NULL;
-    char *key = dm_words(raw, 1);
-    char *said = dm_words(raw, 0);
+    char *key = dm_words(said, 1);
+    if (!key)
+        return pl_nomem("a slot value");
     parley_status st = PARLEY_OK;
-    if (!key || !said) {
-        st = pl_nomem("a slot value");
-        goto done;
-    }
-    if (!*key) {
-        st = pl_fail(PARLEY_ERR_INVALID_ARG, "an empty value");
-        goto done;
-    }
-    /* A synonym replaces what was said with its canonical text, which the type then checks. */
-    for (size_t i = 0; i < s->n_synonyms; i++)
-        if (!strcmp(key, s->synonyms[i].from)) {
-            char *k2 = dm_words(s->synonyms[i].to, 1), *s2 = pl_strdup(s->synonyms[i].to);
-            pl_free(key);
-            pl_free(said);
-            key = k2;
-            said = s2;
-            if (!key || !said) {
-                st = pl_nomem("a slot value");
-                goto done;
-            }
+    switch (s->type) {
+    case DM_SLOT_CATEGORICAL: {
+        int v = dm_names_find(&s->value_ix, key, strlen(key));
+        if (v < 0) {
+            st = list_values(s, raw);
             break;
         }
-    switch (s->type) {
-    case DM_SLOT_CATEGORICAL:
-        for (size_t i = 0; i < s->n_values; i++) {
-            char *v = dm_words(s->values[i], 1);
-            if (!v) {
-                st = pl_nomem("a slot value");
-                goto done;
-            }
-            int same = !strcmp(v, key);
-            pl_free(v);
-            if (same) {
-                *out = pl_strdup(s->values[i]);
-                st = *out ? PARLEY_OK : pl_nomem("a slot value");
-                goto done;
-            }
-        }
-        st = list_values(s, raw);
+        *out = pl_strdup(s->values[v]);
+        st = *out ? PARLEY_OK : pl_nomem("a slot value");
         break;
+    }
     case DM_SLOT_NUMBER: st = check_number(s, raw, key, out); break;
-    case DM_SLOT_TEXT:
-        if (s->pattern && regexec((const regex_t *)s->pattern, said, 0, NULL, 0) != 0) {
+    case DM_SLOT_TEXT: {
+        int found = 1;
+        if (s->pattern &&
+            (st = dm_pattern_match(s->pattern, said, strlen(said), &found)) != PARLEY_OK) {
+            st = pl_wrap(st, "slot '%s'", s->name);
+            break;
+        }
+        if (!found) {
             st = pl_fail(PARLEY_ERR_INVALID_ARG, "'%s' does not have the expected form", raw);
             break;
         }
-        *out = said;
-        said = NULL;
+        *out = pl_strdup(said);
+        st = *out ? PARLEY_OK : pl_nomem("a slot value");
         break;
     }
-done:
+    }
+    pl_free(key);
+    return st;
+}
+
+parley_status dm_slot_accept(const dm_slot_def *s, const char *text, char **out)
+{
+    *out = NULL;
+    return judge(s, text, text, out);
+}
+
+parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out)
+{
+    *out = NULL;
+    size_t len = strlen(raw);
+    if (len > DM_SLOT_VALUE_MAX)
+        return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                       "slot '%s': a value of %zu bytes is longer than the %d a slot value may "
+                       "have",
+                       s->name, len, DM_SLOT_VALUE_MAX);
+    char *key = dm_words(raw, 1), *said = dm_words(raw, 0);
+    parley_status st;
+    if (!key || !said) {
+        st = pl_nomem("a slot value");
+    } else if (!*key) {
+        st = pl_fail(PARLEY_ERR_INVALID_ARG, "an empty value");
+    } else {
+        /* A synonym replaces what was said with its canonical text, which the type checks. */
+        int k = dm_names_find(&s->synonym_ix, key, strlen(key));
+        st = judge(s, raw, k >= 0 ? s->synonyms[k].to : said, out);
+    }
     pl_free(key);
     pl_free(said);
     return st;

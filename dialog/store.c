@@ -9,7 +9,9 @@
  *   1  users (session, form, counters), slots (user, name, value), turns (history)
  *   2  turns.form: the active form after each turn
  * A new version appends one migration step below; opening an older file runs the missing
- * steps in one transaction, and a newer file is refused rather than misread.
+ * steps in one transaction, and a newer file is refused rather than misread. Whether the
+ * file is a parley store at all (or a new, empty one) is checked by reading only, before
+ * anything is written to it, so a file that is refused is left exactly as it was.
  */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -185,6 +187,52 @@ static parley_status quick_check(dm_store *s)
     return ps;
 }
 
+static parley_status too_new(dm_store *s, int v)
+{
+    return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                   "store %s: schema version %d is newer than this parley knows (%d); use a "
+                   "newer parley, or another store file",
+                   s->path, v, DM_STORE_SCHEMA);
+}
+
+/* Refuses, by reading only, a file that is not a parley store: a schema version newer than
+ * this build's, a database with tables but no parley version (another application's), or
+ * a parley version without parley's tables. A new, empty database passes. */
+static parley_status check_ours(dm_store *s)
+{
+    int v = 0;
+    sqlite3_stmt *st;
+    parley_status ps = user_version(s, &v);
+    if (ps != PARLEY_OK)
+        return ps;
+    if (v > DM_STORE_SCHEMA)
+        return too_new(s, v);
+    if ((ps = prepare(s,
+                      "SELECT (SELECT count(*) FROM sqlite_master), (SELECT count(*) FROM "
+                      "sqlite_master WHERE type = 'table' AND name IN ('users', 'slots', "
+                      "'turns'))",
+                      &st, "reading the schema")) != PARLEY_OK)
+        return ps;
+    int rc = sqlite3_step(st);
+    int objects = sqlite3_column_int(st, 0), ours = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return sqlite_fail(s, rc, "reading the schema");
+    if (v == 0 && objects > 0)
+        return pl_fail(PARLEY_ERR_FORMAT,
+                       "store %s: a SQLite database of another application (%d schema objects "
+                       "and no parley schema version); parley left it as it was: give the "
+                       "dialog a store file of its own",
+                       s->path, objects);
+    if (v > 0 && ours < 3)
+        return pl_fail(PARLEY_ERR_FORMAT,
+                       "store %s: schema version %d, but not parley's tables (users, slots, "
+                       "turns); parley left it as it was: give the dialog a store file of its "
+                       "own",
+                       s->path, v);
+    return PARLEY_OK;
+}
+
 /* Brings the schema to DM_STORE_SCHEMA in one write transaction, which also proves the
  * file is writable and not locked by someone else. */
 static parley_status migrate(dm_store *s)
@@ -195,12 +243,9 @@ static parley_status migrate(dm_store *s)
     int v = 0;
     if ((ps = user_version(s, &v)) != PARLEY_OK)
         goto fail;
+    /* Checked again under the lock: another process may have moved on since. */
     if (v > DM_STORE_SCHEMA) {
-        ps = pl_fail(
-                PARLEY_ERR_UNSUPPORTED,
-                "store %s: schema version %d is newer than this parley knows (%d); use a newer "
-                "parley, or another store file",
-                s->path, v, DM_STORE_SCHEMA);
+        ps = too_new(s, v);
         goto fail;
     }
     for (; v < DM_STORE_SCHEMA; v++) {
@@ -258,8 +303,11 @@ parley_status dm_store_open(const char *path, int busy_ms, dm_store **out)
         goto fail;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? busy_ms : 0);
-    if ((ps = quick_check(s)) != PARLEY_OK || (ps = set_wal(s)) != PARLEY_OK ||
-        (ps = exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring")) != PARLEY_OK ||
+    /* Read-only checks first: a file refused by them is left exactly as it was. */
+    if ((ps = quick_check(s)) != PARLEY_OK || (ps = check_ours(s)) != PARLEY_OK ||
+        (ps = set_wal(s)) != PARLEY_OK ||
+        (ps = exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring")) !=
+                PARLEY_OK ||
         (ps = migrate(s)) != PARLEY_OK)
         goto fail;
     *out = s;
@@ -314,7 +362,8 @@ static parley_status load_slots(dm_store *s, const char *user_id, dm_user *u)
         dm_slot *sl = &u->slots[u->n_slots];
         *sl = (dm_slot){ 0 };
         u->n_slots++;
-        if ((ps = column_dup(st, 0, &sl->name)) != PARLEY_OK || (ps = column_dup(st, 1, &sl->value)) != PARLEY_OK)
+        if ((ps = column_dup(st, 0, &sl->name)) != PARLEY_OK ||
+            (ps = column_dup(st, 1, &sl->value)) != PARLEY_OK)
             break;
     }
     if (ps == PARLEY_OK && rc != SQLITE_DONE)
@@ -342,7 +391,8 @@ static parley_status load_user(dm_store *s, const char *user_id, dm_user *u)
         u->last_active_ms = sqlite3_column_int64(st, 3);
         u->turns = (uint64_t)sqlite3_column_int64(st, 4);
         u->confirming = sqlite3_column_int(st, 7);
-        if (!(ps = column_dup(st, 0, &u->session_id)) != PARLEY_OK && !(ps = column_dup(st, 5, &u->form)) != PARLEY_OK)
+        if ((ps = column_dup(st, 0, &u->session_id)) == PARLEY_OK &&
+            (ps = column_dup(st, 5, &u->form)) == PARLEY_OK)
             ps = column_dup(st, 6, &u->requested_slot);
     } else if (rc != SQLITE_DONE) {
         ps = sqlite_fail(s, rc, "reading a user");
@@ -452,7 +502,8 @@ parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
     pthread_mutex_lock(&s->mu);
     parley_status ps = exec(s, "BEGIN IMMEDIATE", "starting the turn's transaction");
     if (ps == PARLEY_OK) {
-        if (!(ps = save_user(s, user_id, u)) != PARLEY_OK && !(ps = save_turn(s, user_id, row, history_limit)) != PARLEY_OK)
+        if ((ps = save_user(s, user_id, u)) == PARLEY_OK &&
+            (ps = save_turn(s, user_id, row, history_limit)) == PARLEY_OK)
             ps = exec(s, "COMMIT", "committing the turn");
         if (ps != PARLEY_OK)
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

@@ -55,9 +55,10 @@ typedef struct dm_turn_row {
 
 /* Opens or creates `path` (busy_ms: how long to wait for another process's lock; negative =
  * not at all). Fails with a message naming the file for a read-only file or folder
- * (PARLEY_ERR_IO), a lock held past busy_ms (PARLEY_ERR_IO), a file that is not a database
- * or is corrupt (PARLEY_ERR_FORMAT), a schema newer than DM_STORE_SCHEMA
- * (PARLEY_ERR_UNSUPPORTED). On success *out is owned by the caller (dm_store_close). */
+ * (PARLEY_ERR_IO), a lock held past busy_ms (PARLEY_ERR_IO), a file that is not a database,
+ * is corrupt or is another application's database (PARLEY_ERR_FORMAT), a schema newer than
+ * DM_STORE_SCHEMA (PARLEY_ERR_UNSUPPORTED); such a file is left as it was. On success *out
+ * is owned by the caller (dm_store_close). */
 parley_status dm_store_open(const char *path, int busy_ms, dm_store **out);
 /* NULL is a no-op. */
 void dm_store_close(dm_store *s);

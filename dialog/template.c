@@ -96,10 +96,7 @@ static int next_piece(const char *s, size_t *i, size_t *start, size_t *len, int 
 
 static int find_slot(const dm_domain *d, const char *name, size_t len)
 {
-    for (size_t i = 0; i < d->n_slots; i++)
-        if (strlen(d->slots[i].name) == len && !memcmp(d->slots[i].name, name, len))
-            return (int)i;
-    return -1;
+    return dm_names_find(&d->slot_ix, name, len);
 }
 
 parley_status dm_template_check(const dm_domain *d, const yd_node *n)

@@ -1,7 +1,8 @@
 /* test_store.c — the context store's failure modes and its schema versions.
  *
- * A store that is locked by another connection, read-only, corrupt or of a newer schema
- * must give a clear error naming the file and lose nothing; an older schema is migrated;
+ * A store that is locked by another connection, read-only, corrupt, of a newer schema, or
+ * another application's database must give a clear error naming the file and be left as
+ * it was, byte for byte where the test can see the bytes; an older schema is migrated;
  * a restart continues the conversation. SQLite is used directly here to play the "other
  * process" and to write the damaged files.
  */
@@ -110,15 +111,65 @@ static void test_locked(void)
     dm_store_close(s);
 }
 
-static int file_equals(const char *p, const unsigned char *data, size_t n)
+/* The whole file (owned by the caller: free) and its size, or NULL. */
+static unsigned char *slurp(const char *p, size_t *n)
 {
     FILE *f = fopen(p, "rb");
     if (!f)
-        return 0;
-    unsigned char buf[8192];
-    size_t got = fread(buf, 1, sizeof buf, f);
+        return NULL;
+    unsigned char *buf = NULL;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) &&
+        fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        free(buf);
+        buf = NULL;
+    }
     fclose(f);
-    return got == n && !memcmp(buf, data, n);
+    *n = size >= 0 ? (size_t)size : 0;
+    return buf;
+}
+
+static int file_equals(const char *p, const unsigned char *data, size_t n)
+{
+    size_t got;
+    unsigned char *now = slurp(p, &got);
+    int same = now && got == n && !memcmp(now, data, n);
+    free(now);
+    return same;
+}
+
+/* The file's journal mode as SQLite reads it ("delete", "wal"...), into buf. */
+static const char *journal_mode(const char *p, char *buf, size_t cap)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+    snprintf(buf, cap, "?");
+    if (sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        snprintf(buf, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return buf;
+}
+
+/* Opens the file at `path` as a store, which must fail with `want` and a detail holding
+ * `says`, and leave the file byte for byte as it was, with no -wal file beside it. */
+static void refused_untouched(const char *what, parley_status want, const char *says)
+{
+    size_t n;
+    unsigned char *before = slurp(path, &n);
+    CHECK(before != NULL, "%s: cannot read the file", what);
+    dm_store *s = NULL;
+    parley_status st = dm_store_open(path, 50, &s);
+    CHECK(st == want && strstr(parley_errmsg(), says) && strstr(parley_errmsg(), path), "%s: %s %s",
+          what, parley_status_str(st), parley_errmsg());
+    dm_store_close(s);
+    CHECK(before && file_equals(path, before, n), "%s: the file was modified", what);
+    char wal[4300];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    CHECK(access(wal, F_OK) != 0, "%s: a -wal file was left beside it", what);
+    free(before);
 }
 
 static void test_not_a_database(void)
@@ -130,13 +181,8 @@ static void test_not_a_database(void)
     FILE *f = fopen(path, "wb");
     fwrite(junk, 1, sizeof junk, f);
     fclose(f);
-    dm_store *s = NULL;
-    parley_status st = dm_store_open(path, 50, &s);
-    CHECK(st == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "not a SQLite database") &&
-                  strstr(parley_errmsg(), path),
-          "junk file: %s %s", parley_status_str(st), parley_errmsg());
+    refused_untouched("junk file", PARLEY_ERR_FORMAT, "not a SQLite database");
     CHECK(file_equals(path, junk, sizeof junk), "the junk file was modified");
-    dm_store_close(s);
 }
 
 /* A real store with one page overwritten: the integrity check at open refuses it. */
@@ -156,11 +202,7 @@ static void test_corrupt_page(void)
     memset(junk, 0xA5, sizeof junk);
     CHECK(pwrite(fd, junk, sizeof junk, 2 * 4096) == (ssize_t)sizeof junk, "pwrite");
     close(fd);
-    s = NULL;
-    parley_status st = dm_store_open(path, 50, &s);
-    CHECK(st == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "corrupt"), "corrupt page: %s %s",
-          parley_status_str(st), parley_errmsg());
-    dm_store_close(s);
+    refused_untouched("corrupt page", PARLEY_ERR_FORMAT, "corrupt");
 }
 
 static void test_newer_schema(void)
@@ -170,11 +212,10 @@ static void test_newer_schema(void)
     sqlite3_open(path, &db);
     sqlite3_exec(db, "CREATE TABLE future (x); PRAGMA user_version = 99", NULL, NULL, NULL);
     sqlite3_close(db);
-    dm_store *s = NULL;
-    parley_status st = dm_store_open(path, 50, &s);
-    CHECK(st == PARLEY_ERR_UNSUPPORTED && strstr(parley_errmsg(), "99"), "newer schema: %s",
-          parley_errmsg());
-    dm_store_close(s);
+    refused_untouched("newer schema", PARLEY_ERR_UNSUPPORTED, "schema version 99 is newer");
+    char mode[32];
+    CHECK(!strcmp(journal_mode(path, mode, sizeof mode), "delete"),
+          "the newer file's journal mode became %s", mode);
     sqlite3_open(path, &db);
     sqlite3_stmt *q;
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL);
@@ -182,6 +223,45 @@ static void test_newer_schema(void)
     CHECK(sqlite3_column_int(q, 0) == 99, "the newer file was changed");
     sqlite3_finalize(q);
     sqlite3_close(db);
+}
+
+/* Another application's database: refused before anything is written, so its bytes stay
+ * as they were and it is not switched to WAL mode. The same for a file whose
+ * schema version looks like parley's but whose tables are not. */
+static void test_foreign_database(void)
+{
+    remove_store();
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db,
+                          "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);"
+                          "INSERT INTO notes (body) VALUES ('keep me'), ('and me');",
+                          NULL, NULL, NULL);
+    CHECK(rc == SQLITE_OK, "foreign file: %s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    refused_untouched("foreign database", PARLEY_ERR_FORMAT, "another application");
+    char mode[32];
+    CHECK(!strcmp(journal_mode(path, mode, sizeof mode), "delete"),
+          "the foreign file's journal mode became %s", mode);
+
+    remove_store();
+    sqlite3_open(path, &db);
+    rc = sqlite3_exec(db, "CREATE TABLE users (name TEXT); PRAGMA user_version = 1", NULL, NULL,
+                      NULL);
+    CHECK(rc == SQLITE_OK, "foreign file: %s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    refused_untouched("foreign database with a version", PARLEY_ERR_FORMAT, "not parley's tables");
+    CHECK(!strcmp(journal_mode(path, mode, sizeof mode), "delete"),
+          "the foreign file's journal mode became %s", mode);
+
+    /* An empty database (a file some tool created) is a new store. */
+    remove_store();
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "CREATE TABLE t (x); DROP TABLE t", NULL, NULL, NULL);
+    sqlite3_close(db);
+    dm_store *s = NULL;
+    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "empty database: %s", parley_errmsg());
+    dm_store_close(s);
 }
 
 /* A version-1 file (no turns.form column) is migrated and its users carry on. */
@@ -276,6 +356,7 @@ int main(void)
     test_not_a_database();
     test_corrupt_page();
     test_newer_schema();
+    test_foreign_database();
     test_migration_from_v1();
     test_read_only();
     remove_store();

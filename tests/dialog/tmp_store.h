@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 /* Makes $TMPDIR/parley-<tag>-XXXXXX into dir; 0 on failure. */
-static int tmp_store_dir(char *dir, size_t cap, const char *tag)
+static inline int tmp_store_dir(char *dir, size_t cap, const char *tag)
 {
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, cap, "%s/parley-%s-XXXXXX", tmp ? tmp : "/tmp", tag);
@@ -18,7 +18,7 @@ static int tmp_store_dir(char *dir, size_t cap, const char *tag)
     return 0;
 }
 
-static void tmp_store_remove(const char *path)
+static inline void tmp_store_remove(const char *path)
 {
     static const char *const suffix[] = { "", "-wal", "-shm" };
     for (int i = 0; i < 3; i++) {

@@ -57,7 +57,9 @@ PARLEY_API parley_status parley_action_reply(parley_action_out *out, const char 
 
 /* Sets slot `name` to `value` (copied), or clears it when value is NULL. The slot must be
  * declared in the domain, and the value must pass the slot's type check (a categorical
- * value outside its allowed values fails with PARLEY_ERR_INVALID_ARG). */
+ * value outside its allowed values fails with PARLEY_ERR_INVALID_ARG). A value over the
+ * slot value limit (1024 bytes), or one its pattern cannot judge within its limits, fails
+ * with PARLEY_ERR_UNSUPPORTED (see the README's domain.yaml section). */
 PARLEY_API parley_status parley_action_set_slot(parley_action_out *out, const char *name,
                                                 const char *value);
 
