@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "dialog/dialog.h"
-#include "nlu/model.h"
+#include "parley/nlu.h"
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
 
@@ -33,23 +33,6 @@ static const pipe_param_spec params[] = {
     { NULL, 0, NULL, 0, 0, NULL },
 };
 
-/* The entity names of BIO slot tags ("B-size", "I-size" → "size"), each once. */
-static size_t entity_names(const bert_config *c, const char **out)
-{
-    size_t n = 0;
-    for (int i = 0; i < c->n_slots; i++) {
-        const char *t = c->slot_labels[i];
-        if ((t[0] != 'B' && t[0] != 'I') || t[1] != '-')
-            continue;
-        int seen = 0;
-        for (size_t j = 0; j < n; j++)
-            seen |= !strcmp(out[j], t + 2);
-        if (!seen)
-            out[n++] = t + 2;
-    }
-    return n;
-}
-
 static parley_status frames_create(pipe_node *node, void **state)
 {
     dm_params p = {
@@ -60,28 +43,19 @@ static parley_status frames_create(pipe_node *node, void **state)
     if (p.busy_timeout_ms == 0)
         p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
     const char *model = pipe_node_param_str(node, "model");
-    bert_config cfg = { 0 };
-    const char **entities = NULL;
+    parley_nlu_labels *labels = NULL;
     parley_status st;
     if (model && *model) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/config.json", model);
-        if ((st = bert_config_load(path, 0, &cfg)) != PARLEY_OK)
+        if ((st = parley_nlu_labels_read(model, &labels)) != PARLEY_OK)
             return pl_wrap(st, "node %s: checking the domain against model %s",
                            pipe_node_name(node), model);
-        entities = pl_calloc(cfg.n_slots ? (size_t)cfg.n_slots : 1, sizeof *entities);
-        if (!entities) {
-            bert_config_clear(&cfg);
-            return pl_nomem(NULL);
-        }
-        p.known_intents = (const char *const *)cfg.intent_labels;
-        p.n_known_intents = (size_t)cfg.n_intents;
-        p.known_slots = entities;
-        p.n_known_slots = entity_names(&cfg, entities);
+        p.known_intents = labels->intents;
+        p.n_known_intents = (size_t)labels->n_intents;
+        p.known_slots = labels->entities;
+        p.n_known_slots = (size_t)labels->n_entities;
     }
     st = dm_open(&p, (dm_manager **)state);
-    pl_free(entities);
-    bert_config_clear(&cfg);
+    parley_nlu_labels_free(labels);
     return st != PARLEY_OK ? pl_wrap(st, "node %s", pipe_node_name(node)) : PARLEY_OK;
 }
 

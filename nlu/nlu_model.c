@@ -1,4 +1,5 @@
-/* nlu_model.c — new model directories through the public API (parley_nlu_model_create).
+/* nlu_model.c — model directories through the public API: new ones
+ * (parley_nlu_model_create) and the labels of existing ones (parley_nlu_labels_read).
  *
  * It turns the params into a bert_config (shape from a config.json or from the fields, the
  * vocabulary's size, the labels with "O" added when missing), checks it as a loaded config
@@ -6,6 +7,7 @@
  * files are model.c's and model_io.c's; training is nlu/train/'s.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nlu/model.h"
@@ -107,4 +109,67 @@ fail:
     bert_config_clear(&cfg);
     pl_free(slots);
     return st;
+}
+
+/* The labels and the strings they point to, in one allocation freed by pl_free. */
+typedef struct labels_block {
+    parley_nlu_labels l;
+    const char *names[]; /* intents, then entities; the strings follow */
+} labels_block;
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+parley_status parley_nlu_labels_read(const char *model_dir, parley_nlu_labels **out)
+{
+    if (!model_dir || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_nlu_labels_read: NULL argument");
+    *out = NULL;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/config.json", model_dir) >= (int)sizeof path)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", model_dir);
+    bert_config c = { 0 };
+    parley_status st = bert_config_load(path, 0, &c);
+    if (st != PARLEY_OK)
+        return st;
+    size_t n_names = (size_t)c.n_intents + (size_t)c.n_slots, bytes = 0;
+    for (int i = 0; i < c.n_intents; i++)
+        bytes += strlen(c.intent_labels[i]) + 1;
+    for (int i = 0; i < c.n_slots; i++)
+        bytes += strlen(c.slot_labels[i]) + 1;
+    labels_block *b = pl_malloc(sizeof *b + n_names * sizeof(char *) + bytes);
+    if (!b) {
+        bert_config_clear(&c);
+        return pl_nomem("%s: its labels", path);
+    }
+    char *text = (char *)(b->names + n_names);
+    const char **names = b->names;
+    for (int i = 0; i < c.n_intents; i++, text += strlen(text) + 1)
+        names[i] = strcpy(text, c.intent_labels[i]);
+    /* The entity of every B-/I- tag, then sorted and made unique. */
+    const char **ents = names + c.n_intents;
+    size_t n = 0;
+    for (int i = 0; i < c.n_slots; i++) {
+        const char *t = c.slot_labels[i];
+        if ((t[0] == 'B' || t[0] == 'I') && t[1] == '-') {
+            ents[n++] = strcpy(text, t + 2);
+            text += strlen(text) + 1;
+        }
+    }
+    qsort(ents, n, sizeof *ents, by_string);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || strcmp(ents[u - 1], ents[i]))
+            ents[u++] = ents[i];
+    b->l = (parley_nlu_labels){ c.n_intents, names, (int)u, ents };
+    bert_config_clear(&c);
+    *out = &b->l;
+    return PARLEY_OK;
+}
+
+void parley_nlu_labels_free(parley_nlu_labels *labels)
+{
+    pl_free(labels); /* the first member of its labels_block */
 }

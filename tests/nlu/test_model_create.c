@@ -3,8 +3,9 @@
  * A model made from shape fields or from a config.json opens with parley_nlu_open and has
  * the shape and labels asked for ("O" put first only when missing); the shape create reports
  * is the one the opened model reports; a seed gives the same file every time, another seed
- * another file; bad params fail with the right status and message and write nothing; and
- * every allocation failure is clean.
+ * another file; bad params fail with the right status and message and write nothing; the
+ * labels read back from the directory alone (parley_nlu_labels_read) are the ones written;
+ * and every allocation failure is clean.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,44 @@ static parley_status create_fault(void *ctx)
     return parley_nlu_model_create(tmpdir_path("fault"), &p, NULL);
 }
 
+/* Intents as written, each B-/I- tag's entity once and sorted; a missing model is NOT_FOUND. */
+static void test_labels(void)
+{
+    static const char *many_tags[] = { "O",      "B-topping", "I-topping",
+                                       "B-size", "I-size",    "B-address" };
+    parley_nlu_model_params p = small();
+    p.slot_tags = many_tags, p.n_slot_tags = 6;
+    CHECK(parley_nlu_model_create(tmpdir_path("labels"), &p, NULL) == PARLEY_OK, "create: %s",
+          parley_errmsg());
+    parley_nlu_labels *l = NULL;
+    CHECK(parley_nlu_labels_read(tmpdir_path("labels"), &l) == PARLEY_OK && l, "read: %s",
+          parley_errmsg());
+    if (l) {
+        CHECK(l->n_intents == 2 && !strcmp(l->intents[0], "order") &&
+                      !strcmp(l->intents[1], "greet"),
+              "intents as written: %d", l->n_intents);
+        CHECK(l->n_entities == 3 && !strcmp(l->entities[0], "address") &&
+                      !strcmp(l->entities[1], "size") && !strcmp(l->entities[2], "topping"),
+              "entities once each, sorted: %d", l->n_entities);
+    }
+    parley_nlu_labels_free(l);
+    parley_nlu_labels_free(NULL);
+    l = (parley_nlu_labels *)&l;
+    CHECK(parley_nlu_labels_read(tmpdir_path("no-such-model"), &l) == PARLEY_ERR_NOT_FOUND &&
+                  l == NULL && strstr(parley_errmsg(), "config.json"),
+          "a missing model: %s", parley_errmsg());
+    CHECK(parley_nlu_labels_read(NULL, &l) == PARLEY_ERR_INVALID_ARG, "NULL dir");
+}
+
+static parley_status labels_fault(void *ctx)
+{
+    (void)ctx;
+    parley_nlu_labels *l = NULL;
+    parley_status st = parley_nlu_labels_read(tmpdir_path("labels"), &l);
+    parley_nlu_labels_free(l);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -185,6 +224,8 @@ int main(int argc, char **argv)
     test_from_fields();
     test_from_config();
     test_errors();
+    test_labels();
+    CHECK(fault_sweep("labels read", labels_fault, NULL) > 3, "the labels read allocates");
     long points = fault_sweep("model create", create_fault, NULL);
     CHECK(points > 10, "%ld allocation failure points", points);
     tmpdir_remove();

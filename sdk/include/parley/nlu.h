@@ -4,6 +4,7 @@
  * vocab.txt: see the README), then parse utterances from as many threads as you like.
  * Also here: the model's shape (parley_nlu_get_info), its WordPiece tokenizer on its own
  * (parley_tokenizer), writing a new untrained model directory (parley_nlu_model_create),
+ * reading a model directory's labels without loading it (parley_nlu_labels_read),
  * and the OpenBLAS setting that speeds up the CPU path on new processors. Training is
  * not here.
  *
@@ -195,6 +196,22 @@ PARLEY_API parley_nlu_model_params parley_nlu_model_params_default(void);
 PARLEY_API parley_status parley_nlu_model_create(const char *dir,
                                                  const parley_nlu_model_params *params,
                                                  parley_nlu_info *info);
+
+/* What a model directory knows, read from its config.json alone (no weights are loaded): for
+ * a dialog or a UI that checks its names against the model's. */
+typedef struct parley_nlu_labels {
+    int n_intents;
+    const char *const *intents; /* (n_intents) as in config.json */
+    int n_entities;
+    const char *const *entities; /* (n_entities) the slot types of the B-/I- tags ("B-size",
+                                    "I-size" -> "size"), each once, sorted bytewise */
+} parley_nlu_labels;
+
+/* Reads model_dir/config.json. On success *out is owned by the caller
+ * (parley_nlu_labels_free); errors name the file (and the key at fault). Any thread. */
+PARLEY_API parley_status parley_nlu_labels_read(const char *model_dir, parley_nlu_labels **out);
+/* NULL is a no-op. */
+PARLEY_API void parley_nlu_labels_free(parley_nlu_labels *labels);
 
 /* ---- OpenBLAS on new CPUs ------------------------------------------------------------
  * OpenBLAS picks its kernels once, when the process loads it; a release older than the CPU
