@@ -14,17 +14,18 @@
 
 parley_status pipe_graph_load(const char *path, const pipe_graph_opts *opts, pipe_graph **out)
 {
-    if (!path || !out)
+    if (!path || !out || !opts || !opts->kinds)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_load: NULL argument");
     return pipe_graph_build(path, opts, 1, out);
 }
 
-parley_status pipe_graph_check(const char *path)
+parley_status pipe_graph_check(const char *path, const pipe_kind *const *kinds)
 {
     pipe_graph *g = NULL;
-    if (!path)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_check: NULL path");
-    parley_status st = pipe_graph_build(path, NULL, 0, &g);
+    if (!path || !kinds)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_check: NULL argument");
+    pipe_graph_opts opts = { .kinds = kinds };
+    parley_status st = pipe_graph_build(path, &opts, 0, &g);
     pipe_graph_free(g);
     return st;
 }

@@ -38,12 +38,15 @@ typedef struct pipe_graph_opts {
     /* NULL-terminated "TARGET.PARAM=VALUE" strings overriding the YAML (`--set`), where
      * TARGET is a node name or a node kind ("text.stdin.user=bob"); may be NULL. */
     const char *const *set;
+    /* The node kinds a graph may name, NULL-terminated (required): the engine knows none of
+     * its own; the library's built-in table is sdk/lib/kinds.h's lib_kinds. */
+    const pipe_kind *const *kinds;
 } pipe_graph_opts;
 
-/* Loads `path` (opts may be NULL). On success *out is owned by the caller (pipe_graph_close). */
+/* Loads `path`. On success *out is owned by the caller (pipe_graph_close). */
 parley_status pipe_graph_load(const char *path, const pipe_graph_opts *opts, pipe_graph **out);
 /* Checks the graph like pipe_graph_load but creates no node (no model is opened). */
-parley_status pipe_graph_check(const char *path);
+parley_status pipe_graph_check(const char *path, const pipe_kind *const *kinds);
 
 /* Adds an event subscriber (before pipe_graph_start; at most 8). */
 parley_status pipe_graph_subscribe(pipe_graph *g, pipe_event_fn fn, void *user);
@@ -67,10 +70,5 @@ void *pipe_node_state(const pipe_node *node);
 
 /* Posts an event to every subscriber. */
 void pipe_graph_post(pipe_graph *g, const pipe_event *ev);
-
-/* ---- The registry of node kinds (sdk/lib/kinds.c) ---- */
-const pipe_kind *pipe_kind_find(const char *name);
-/* The i-th kind, or NULL past the end. */
-const pipe_kind *pipe_kind_at(size_t i);
 
 #endif

@@ -29,9 +29,10 @@ typedef struct edge {
 
 typedef struct load {
     pipe_graph *g;
-    const char *const *set; /* --set overrides, or NULL */
-    unsigned char *used;    /* which of them matched a param */
-    const yd_node **decl;   /* (n_nodes) each node's mapping */
+    const char *const *set;        /* --set overrides, or NULL */
+    const pipe_kind *const *kinds; /* what a node may be, NULL-terminated */
+    unsigned char *used;           /* which of them matched a param */
+    const yd_node **decl;          /* (n_nodes) each node's mapping */
     edge *edges;
     size_t n_edges;
 } load;
@@ -250,7 +251,9 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
             return yd_fail(nn, PARLEY_ERR_CONFIG, "duplicate node name '%s' (first at line %d)",
                            name, first->line);
         }
-    const pipe_kind *k = pipe_kind_find(kind);
+    const pipe_kind *k = L->kinds[0];
+    for (size_t i = 1; k && strcmp(k->name, kind); i++)
+        k = L->kinds[i];
     if (!k)
         return yd_fail(kn, PARLEY_ERR_NOT_FOUND,
                        "unknown node kind '%s' (`parley inspect` lists them)", kind);
@@ -481,16 +484,17 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
     }
     L.g = g;
     size_t n_set = 0;
-    while (opts && opts->set && opts->set[n_set])
+    while (opts->set && opts->set[n_set])
         n_set++;
-    L.set = opts ? opts->set : NULL;
+    L.set = opts->set;
+    L.kinds = opts->kinds;
     if (!(g->nodes = pl_calloc(nodes->n, sizeof *g->nodes)) ||
         !(L.used = pl_calloc(n_set + 1, 1)) || !(L.decl = pl_calloc(nodes->n, sizeof *L.decl))) {
         st = pl_nomem(NULL);
         goto fail;
     }
     g->n_nodes = nodes->n;
-    g->queue_size = opts && opts->queue_size ? opts->queue_size : 64;
+    g->queue_size = opts->queue_size ? opts->queue_size : 64;
     if ((st = set_dir(g, path)) != PARLEY_OK)
         goto fail;
     for (size_t i = 0; i < nodes->n; i++)

@@ -25,7 +25,7 @@ ALLOWED = {
     "nlu": BASE + NODE + ("nlu/cpu/", "nlu/cuda/cuda_bert.h") + (),  # plus nlu/*.h, below
     "nlu/cuda": BASE + ("nlu/cpu/", "nlu/cuda/", "nlu/train/bert_train.h"),  # plus nlu/*.h
     "nlu/train": BASE + ("nlu/",),
-    "sdk/lib": BASE + ("pipeline/", "services/", "nlu/", "dialog/"),
+    "sdk/lib": BASE + ("sdk/lib/", "pipeline/", "services/", "nlu/", "dialog/"),
     "sdk/cli": ("parley/", "parley_config.h", "sdk/cli/"),  # plus one header per module, below
 }
 # Folders whose files may also include the headers directly in nlu/ (the inference core).

@@ -12,13 +12,16 @@
 #include "pipeline/graph.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/lib/kinds.h"
 
 enum { TYPES_CAP = 32 }; /* "audio|text|nlu|reply" and its NUL fit */
 
 const char *parley_kind_name(size_t i)
 {
-    const pipe_kind *k = pipe_kind_at(i);
-    return k ? k->name : NULL;
+    for (size_t j = 0; j < i; j++) /* i may be past the end */
+        if (!lib_kinds[j])
+            return NULL;
+    return lib_kinds[i] ? lib_kinds[i]->name : NULL;
 }
 
 static const char *param_type(pipe_param_type t)
@@ -47,7 +50,7 @@ parley_status parley_kind_describe(const char *name, parley_kind_info **out)
     *out = NULL;
     if (!name)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_kind_describe: name is NULL");
-    const pipe_kind *k = pipe_kind_find(name);
+    const pipe_kind *k = lib_kind_find(name);
     if (!k)
         return pl_fail(PARLEY_ERR_NOT_FOUND, "no node kind '%s'", name);
     size_t n_ports = 0, n_params = 0;

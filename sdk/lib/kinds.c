@@ -1,4 +1,4 @@
-/* kinds.c — the table of node kinds a graph may name.
+/* kinds.c — the table of node kinds a graph may name (see kinds.h).
  *
  * Kinds are defined in their own modules (services/, nlu/, dialog/) and listed here by
  * their extern names; this file holds no node of its own. Adding a kind = one extern
@@ -6,27 +6,21 @@
  */
 #include <string.h>
 
-#include "pipeline/graph.h"
+#include "sdk/lib/kinds.h"
 
 extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
 extern const pipe_kind nlu_kind_bert;
 extern const pipe_kind dm_kind_frames;
 
-static const pipe_kind *const kinds[] = {
-    &svc_kind_stdin,    &svc_kind_stdout, &svc_kind_api,
-    &svc_kind_asr_stub, &nlu_kind_bert,   &dm_kind_frames,
+const pipe_kind *const lib_kinds[] = {
+    &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api, &svc_kind_asr_stub,
+    &nlu_kind_bert,  &dm_kind_frames,  NULL,
 };
 
-const pipe_kind *pipe_kind_at(size_t i)
+const pipe_kind *lib_kind_find(const char *name)
 {
-    return i < sizeof kinds / sizeof *kinds ? kinds[i] : NULL;
-}
-
-const pipe_kind *pipe_kind_find(const char *name)
-{
-    const pipe_kind *k;
-    for (size_t i = 0; (k = pipe_kind_at(i)); i++)
-        if (!strcmp(k->name, name))
-            return k;
+    for (size_t i = 0; lib_kinds[i]; i++)
+        if (!strcmp(lib_kinds[i]->name, name))
+            return lib_kinds[i];
     return NULL;
 }

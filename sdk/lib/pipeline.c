@@ -11,6 +11,7 @@
 #include "pipeline/graph.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/lib/kinds.h"
 #include "services/api_node.h"
 
 struct parley_pipeline {
@@ -50,7 +51,7 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_open: NULL argument");
     *out = NULL;
     parley_pipeline_params pp = params ? *params : parley_pipeline_params_default();
-    pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides };
+    pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides, .kinds = lib_kinds };
     parley_pipeline *p = pl_calloc(1, sizeof *p);
     if (!p)
         return pl_nomem(NULL);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pipeline/graph.h"
+#include "sdk/lib/kinds.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 
@@ -32,7 +33,7 @@ static void check_file(const char *name)
         return;
     char *want = line + 10;
     want[strcspn(want, "\n")] = 0;
-    parley_status st = pipe_graph_check(path);
+    parley_status st = pipe_graph_check(path, lib_kinds);
     if (!strcmp(want, "ok")) {
         CHECK(st == PARLEY_OK, "%s: %s", name, parley_errmsg());
         return;
@@ -49,12 +50,14 @@ static void check_file(const char *name)
     CHECK(strstr(msg, text) != NULL, "%s: message '%s' lacks '%s'", name, msg, text);
 }
 
+static const pipe_graph_opts builtin = { .kinds = lib_kinds };
+
 static void test_sets(void)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/good.yaml", dir);
     const char *good[] = { "out.format=chat", "text.stdin.user=bob", NULL };
-    pipe_graph_opts o = { .set = good };
+    pipe_graph_opts o = { .set = good, .kinds = lib_kinds };
     pipe_graph *g = NULL;
     CHECK(pipe_graph_load(path, &o, &g) == PARLEY_OK, "--set good: %s", parley_errmsg());
     pipe_node *in = g ? pipe_graph_find_kind(g, "text.stdin") : NULL;
@@ -98,7 +101,7 @@ static void test_relative(void)
     char path[2048];
     snprintf(path, sizeof path, "%s/relative_path.yaml", dir);
     pipe_graph *g = NULL;
-    CHECK(pipe_graph_load(path, NULL, &g) == PARLEY_OK, "relative: %s", parley_errmsg());
+    CHECK(pipe_graph_load(path, &builtin, &g) == PARLEY_OK, "relative: %s", parley_errmsg());
     pipe_node *asr = g ? pipe_graph_find_kind(g, "asr.stub") : NULL;
     const char *t = asr ? pipe_node_param_str(asr, "transcripts") : "";
     CHECK(strstr(t, "/graphs/transcripts.txt") != NULL, "resolved to %s", t);
@@ -108,7 +111,7 @@ static void test_relative(void)
 static parley_status load_good(void *ctx)
 {
     pipe_graph *g = NULL;
-    parley_status st = pipe_graph_load(ctx, NULL, &g);
+    parley_status st = pipe_graph_load(ctx, &builtin, &g);
     pipe_graph_close(g);
     return st;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pipeline/graph.h"
+#include "sdk/lib/kinds.h"
 #include "tests/check.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -34,7 +35,8 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/relative_path.yaml",
              argc > 1 ? argv[1] : "tests/pipeline/graphs");
     pipe_graph *g = NULL;
-    CHECK(pipe_graph_load(path, NULL, &g) == PARLEY_OK, "load: %s", parley_errmsg());
+    CHECK(pipe_graph_load(path, &(pipe_graph_opts){ .kinds = lib_kinds }, &g) == PARLEY_OK,
+          "load: %s", parley_errmsg());
     if (!g)
         return check_done();
     pipe_graph_subscribe(g, on_event, NULL);

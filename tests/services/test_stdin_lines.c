@@ -34,6 +34,7 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/files.h"
 #include "sdk/base/json.h"
+#include "sdk/lib/kinds.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 
@@ -186,7 +187,7 @@ static parley_status run_graph(const char *graph, seen *s)
     snprintf(set_in, sizeof set_in, "text.stdin.path=%s", tmp_in);
     snprintf(set_out, sizeof set_out, "text.stdout.path=%s", tmp_out);
     const char *sets[] = { set_in, strstr(graph, "alone") ? NULL : set_out, NULL };
-    pipe_graph_opts o = { .set = sets };
+    pipe_graph_opts o = { .set = sets, .kinds = lib_kinds };
     pipe_graph *g = NULL;
     unlink(tmp_out);
     parley_status st = pipe_graph_load(path, &o, &g);
