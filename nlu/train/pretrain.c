@@ -210,17 +210,11 @@ static parley_status check_params(const parley_pretrain_params *p)
     if (gpu != CUDA_DEVICE_CPU)
         return pl_fail(PARLEY_ERR_NOT_BUILT,
                        "device \"%s\": this version pretrains on the CPU only", t->device);
-    if (t->epochs < 1 || t->batch < 1 || t->lr < 0 || t->threads < 0 || t->vocab_size < 0 ||
-        !(t->warmup_fraction >= 0 && t->warmup_fraction <= 1) || t->weight_decay < 0 ||
-        !(t->dropout >= 0 && t->dropout < 1) || t->clip < 0 ||
-        !(p->mask_prob > 0 && p->mask_prob < 1) || !(p->holdout >= 0 && p->holdout <= 0.5f))
-        return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "pretrain: a setting is out of range (epochs and batch >= 1; lr, weight "
-                       "decay, clip >= 0; warmup in [0, 1]; dropout in [0, 1); mask "
-                       "probability in (0, 1); holdout in [0, 0.5])");
-    if (!t->init && t->shape.max_positions < 3)
-        return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "pretrain: max positions must be >= 3 ([CLS], a piece, [SEP])");
+    if ((st = train_check_common(t, "pretrain")) != PARLEY_OK)
+        return st;
+    if (!(p->mask_prob > 0 && p->mask_prob < 1) || !(p->holdout >= 0 && p->holdout <= 0.5f))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: the mask probability must be in (0, "
+                                               "1) and the holdout in [0, 0.5]");
     return PARLEY_OK;
 }
 

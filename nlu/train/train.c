@@ -926,17 +926,11 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
         return PARLEY_OK;
-    if (p->epochs < 1 || p->batch < 1 || p->augment < 0 || p->lr < 0 ||
-        !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) || p->weight_decay < 0 ||
-        !(p->dropout >= 0 && p->dropout < 1) || !(p->word_dropout >= 0 && p->word_dropout < 1) ||
-        p->slot_weight < 0 || p->clip < 0 || p->vocab_size < 0)
-        return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "train: a setting is out of range (epochs and batch >= 1; lr, weight "
-                       "decay, slot weight, clip, augment >= 0; warmup fraction in [0, 1]; "
-                       "dropouts in [0, 1))");
-    if (!p->init && p->shape.max_positions < 3)
-        return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "train: max positions must be >= 3 ([CLS], a piece, [SEP])");
+    if ((st = train_check_common(p, "train")) != PARLEY_OK)
+        return st;
+    if (p->augment < 0 || p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: augment and slot weight must be >= 0 and "
+                                               "word dropout in [0, 1)");
     return PARLEY_OK;
 }
 

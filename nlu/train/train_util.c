@@ -95,3 +95,18 @@ parley_train_shape train_shape_of(const bert_config *c)
     return (parley_train_shape){ c->layers, c->hidden, c->heads, c->intermediate,
                                  c->max_positions };
 }
+
+parley_status train_check_common(const parley_train_params *p, const char *who)
+{
+    if (p->epochs < 1 || p->batch < 1 || p->lr < 0 || p->threads < 0 || p->vocab_size < 0 ||
+        !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) || p->weight_decay < 0 ||
+        !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "%s: a setting is out of range (epochs and batch >= 1; lr, weight decay, "
+                       "clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in [0, 1))",
+                       who);
+    if (!p->init && p->shape.max_positions < 3)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "%s: max positions must be >= 3 ([CLS], a piece, [SEP])", who);
+    return PARLEY_OK;
+}

@@ -39,6 +39,11 @@ void train_shuffle(int *perm, int n, uint64_t key);
  * Anything else is PARLEY_ERR_INVALID_ARG. Whether the GPU works shows when it is opened. */
 parley_status train_parse_device(const char *device, int *gpu);
 
+/* Checks the settings training and pretraining share (epochs, batch, lr, threads, warmup,
+ * weight decay, dropout, clip, vocabulary size; max positions of a new model); `who` names
+ * the loop in the message. Each loop checks its own settings beside it. */
+parley_status train_check_common(const parley_train_params *p, const char *who);
+
 /* A new model's configuration of shape s (token types 2, BERT's LayerNorm epsilon; no
  * vocabulary size and no labels yet). */
 bert_config train_config_of(const parley_train_shape *s);
