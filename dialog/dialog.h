@@ -52,7 +52,8 @@ typedef struct dm_turn_in {
     const char *user_id; /* required, any non-empty UTF-8 string */
     const char *text;    /* the user's words (stored in the history); may be NULL */
     const char *intent;  /* the NLU's best intent; NULL or "" counts as no intent */
-    float confidence;    /* its probability; under the domain's threshold → fallback */
+    float confidence;    /* its probability; under the domain's threshold → fallback;
+                            NaN or infinite → the turn fails (PARLEY_ERR_INVALID_ARG) */
     size_t n_entities;
     const dm_entity *entities; /* in text order */
     int64_t now_ms;            /* 0 = the clock */

@@ -23,14 +23,16 @@ static const pipe_port_spec ports[] = {
 };
 
 static const pipe_param_spec params[] = {
-    { "domain", PIPE_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules" },
+    { "domain", PIPE_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules",
+      NULL },
     { "store", PIPE_P_PATH, NULL, 0, 0,
-      "SQLite file with every user's context (created if missing)" },
+      "SQLite file with every user's context (created if missing)", NULL },
     { "model", PIPE_P_PATH, "", 0, 0,
-      "NLU model directory to check the domain's intents and entities against; empty = no check" },
+      "NLU model directory to check the domain's intents and entities against; empty = no check",
+      NULL },
     { "busy_timeout_ms", PIPE_P_INT, "5000", 0, 600000,
-      "how long a turn waits for a store another process holds" },
-    { NULL, 0, NULL, 0, 0, NULL },
+      "how long a turn waits for a store another process holds", NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 static parley_status frames_create(pipe_node *node, void **state)

@@ -13,6 +13,7 @@
  *      the intent has none.
  * Loading and saving the context is dialog.c's job; running actions is action.c's.
  */
+#include <math.h>
 #include <string.h>
 
 #include "dialog/dialog_impl.h"
@@ -211,6 +212,9 @@ parley_status dm_decide(dm_ctx *c)
 {
     const dm_domain *d = c->d;
     const char *name = c->in->intent;
+    if (!isfinite(c->in->confidence)) /* NaN would pass the threshold below */
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "confidence %g is not a number to decide on",
+                       (double)c->in->confidence);
     if (!name || !*name || c->in->confidence < d->threshold) {
         c->intent = "fallback";
         parley_status st = dm_say(c, d->fallback);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +23,24 @@
 #include "sdk/base/files.h"
 #include "sdk/base/json.h"
 
-/* Far above any BERT, low enough that parameter counts cannot overflow. */
-enum { MAX_DIM = 1 << 20, MAX_LAYERS = 1024, MAX_CONFIG_BYTES = 16 << 20 };
+enum { MAX_CONFIG_BYTES = 16 << 20 };
 
+/* The limits on each size (listed in nlu/model.h) are far above any BERT (BERT-large: V 30522,
+ * H 1024, L 24, I 4096, P 512), and low enough that nlu/model_io.c's bound on weights keeps
+ * the forward pass finite. The total is bounded too (BERT_MAX_PARAMS): sizes within their
+ * limits can still multiply up to terabytes. */
 static const struct {
     const char *key;
     size_t off;
     int max;
 } int_keys[] = {
-    { "vocab_size", offsetof(bert_config, vocab_size), MAX_DIM },
-    { "hidden_size", offsetof(bert_config, hidden), MAX_DIM },
-    { "num_hidden_layers", offsetof(bert_config, layers), MAX_LAYERS },
-    { "num_attention_heads", offsetof(bert_config, heads), MAX_DIM },
-    { "intermediate_size", offsetof(bert_config, intermediate), MAX_DIM },
-    { "max_position_embeddings", offsetof(bert_config, max_positions), MAX_DIM },
-    { "type_vocab_size", offsetof(bert_config, type_vocab), MAX_DIM },
+    { "vocab_size", offsetof(bert_config, vocab_size), 1 << 20 },
+    { "hidden_size", offsetof(bert_config, hidden), 1 << 16 },
+    { "num_hidden_layers", offsetof(bert_config, layers), 1024 },
+    { "num_attention_heads", offsetof(bert_config, heads), 1 << 16 },
+    { "intermediate_size", offsetof(bert_config, intermediate), 1 << 18 },
+    { "max_position_embeddings", offsetof(bert_config, max_positions), 1 << 16 },
+    { "type_vocab_size", offsetof(bert_config, type_vocab), 1 << 16 },
 };
 enum { N_INT_KEYS = sizeof int_keys / sizeof int_keys[0] };
 
@@ -50,22 +54,59 @@ static int int_value(const bert_config *c, int k)
     return *(const int *)((const char *)c + int_keys[k].off);
 }
 
-/* A label list: non-empty, each label non-empty and unique; slot tags also BIO-shaped. */
+typedef struct label_ref {
+    const char *label;
+    int index;
+} label_ref;
+
+static int label_ref_cmp(const void *a, const void *b)
+{
+    const label_ref *x = a, *y = b;
+    int c = strcmp(x->label, y->label);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Sets *out to the first index (in list order) whose label appeared before, or to n when
+ * none did; NULL labels are passed over. Sorting (label, index) pairs puts the copies of a
+ * label side by side, first one first: n log n, where comparing every pair would take
+ * minutes for a few hundred thousand labels. */
+static parley_status first_repeat(char *const *labels, int n, int *out)
+{
+    label_ref *refs = pl_malloc((size_t)n * sizeof *refs);
+    *out = n;
+    if (!refs)
+        return pl_nomem("checking %d labels", n);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (labels[i])
+            refs[m++] = (label_ref){ labels[i], i };
+    qsort(refs, (size_t)m, sizeof *refs, label_ref_cmp);
+    for (int k = 1; k < m; k++)
+        if (!strcmp(refs[k - 1].label, refs[k].label) && refs[k].index < *out)
+            *out = refs[k].index;
+    pl_free(refs);
+    return PARLEY_OK;
+}
+
+/* A label list: non-empty, each label non-empty and unique; slot tags also BIO-shaped.
+ * The first label at fault, in list order, is the one named. */
 static parley_status check_labels(const char *where, const char *key, char *const *labels, int n,
                                   int bio)
 {
-    int has_o = 0;
+    parley_status st;
+    int has_o = 0, repeat = n;
     if (n <= 0 || !labels)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected a non-empty list of labels",
                        where, key);
+    if ((st = first_repeat(labels, n, &repeat)) != PARLEY_OK)
+        return st;
     for (int i = 0; i < n; i++) {
         const char *l = labels[i];
         if (!l || !*l)
             return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label %d is empty", where, key, i);
-        for (int j = 0; j < i; j++)
-            if (!strcmp(labels[j], l))
-                return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" appears twice",
-                               where, key, l);
+        if (i == repeat)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": label \"%s\" appears twice", where,
+                           key, l);
         if (!bio)
             continue;
         has_o |= !strcmp(l, "O");
@@ -100,9 +141,16 @@ parley_status bert_config_check(const bert_config *c, const char *where)
     if (!(c->ln_eps > 0 && c->ln_eps <= FLT_MAX))
         return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number",
                        where);
-    if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) != PARLEY_OK)
+    if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) !=
+                PARLEY_OK ||
+        (st = check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1)) != PARLEY_OK)
         return st;
-    return check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1);
+    size_t params = bert_param_count(c);
+    if (params > BERT_MAX_PARAMS)
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s: these sizes make %s%zu parameters, more than parley supports (%zu)",
+                       where, params == SIZE_MAX ? "more than " : "", params, BERT_MAX_PARAMS);
+    return PARLEY_OK;
 }
 
 static void free_labels(char **labels, int n)

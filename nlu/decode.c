@@ -78,6 +78,14 @@ fail:
     return st;
 }
 
+size_t nlu_first_nonfinite(const float *x, size_t n)
+{
+    size_t i = 0;
+    while (i < n && isfinite(x[i]))
+        i++;
+    return i;
+}
+
 void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob)
 {
     float mx = logits[0];

@@ -28,6 +28,10 @@ typedef struct nlu_tagset {
 parley_status nlu_tagset_init(nlu_tagset *ts, char *const *tags, int n_tags);
 void nlu_tagset_clear(nlu_tagset *ts);
 
+/* The index of the first of x[0..n) that is NaN or infinite, or n when all are finite:
+ * scores that are not numbers decide nothing (a NaN confidence passes every threshold). */
+size_t nlu_first_nonfinite(const float *x, size_t n);
+
 /* Softmax of logits (n), then the k most probable in order: idx (k), prob (k). */
 void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob);
 

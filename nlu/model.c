@@ -68,10 +68,24 @@ size_t bert_dim_size(const bert_config *c, bert_dim d)
     return 0;
 }
 
+/* a * b and a + b, or SIZE_MAX when the exact result does not fit: a count that
+ * overflowed stays too big to pass any limit. */
+static size_t mul_sat(size_t a, size_t b)
+{
+    size_t r;
+    return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    size_t r;
+    return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
 static size_t field_size(const bert_config *c, const struct field *f)
 {
-    return (f->per_layer ? (size_t)c->layers : 1) * bert_dim_size(c, f->rows) *
-           bert_dim_size(c, f->cols);
+    return mul_sat(mul_sat(f->per_layer ? (size_t)c->layers : 1, bert_dim_size(c, f->rows)),
+                   bert_dim_size(c, f->cols));
 }
 
 static float **field_ptr(bert_weights *w, const struct field *f)
@@ -83,7 +97,7 @@ size_t bert_param_count(const bert_config *c)
 {
     size_t n = 0;
     for (int i = 0; i < N_FIELDS; i++)
-        n += field_size(c, &fields[i]);
+        n = add_sat(n, field_size(c, &fields[i]));
     return n;
 }
 

@@ -72,8 +72,14 @@ typedef struct bert_model {
     wp_vocab *vocab; /* owned */
 } bert_model;
 
-/* Checks that a config is usable (positive sizes, heads divide hidden, labels present);
- * `where` names the source in the error ("model/config.json"). */
+/* The most parameters a model may have: 2^32, 16 GiB of FP32, some ten times BERT-large. */
+#define BERT_MAX_PARAMS ((size_t)1 << 32)
+
+/* Checks that a config is usable (positive sizes within parley's limits, heads divide
+ * hidden, labels present, at most BERT_MAX_PARAMS parameters); `where` names the source in
+ * the error ("model/config.json"). The limits on each size: vocab_size 2^20, hidden_size
+ * 2^16, num_hidden_layers 1024, num_attention_heads 2^16, intermediate_size 2^18,
+ * max_position_embeddings 2^16, type_vocab_size 2^16. */
 parley_status bert_config_check(const bert_config *c, const char *where);
 /* Copies a config (labels included) into dst, which the caller frees with bert_config_clear. */
 parley_status bert_config_copy(bert_config *dst, const bert_config *src);
@@ -106,7 +112,8 @@ typedef enum bert_dim {
 } bert_dim;
 size_t bert_dim_size(const bert_config *c, bert_dim d);
 
-/* Number of FP32 parameters for a config, and the pointer layout over `params`. */
+/* Number of FP32 parameters for a config (SIZE_MAX when that does not fit a size_t), and
+ * the pointer layout over `params`. */
 size_t bert_param_count(const bert_config *c);
 void bert_weights_point(bert_weights *w, const bert_config *c, float *params);
 

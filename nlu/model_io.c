@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,22 +63,23 @@ enum { N_HF_NAMES = sizeof hf_names / sizeof hf_names[0], NAME_CAP = 96 };
 
 static const char PREFIX[] = "bert.";
 
-/* One tensor of the file, resolved against a model: its full name and where it lives. */
+/* One tensor of the file, resolved against a config: its full name and shape, and the
+ * table entry and layer that say where it lives in a model's parameters (tensor_data). */
 typedef struct hf_tensor {
     char name[NAME_CAP];
-    float *data;
+    const struct hf_name *h;
+    int layer;
     int ndim;
     int64_t shape[2];
 } hf_tensor;
 
 /* Resolves table entry h for layer l (0 when not per layer) into e. */
-static void resolve(const bert_model *m, const struct hf_name *h, int l, int prefixed, hf_tensor *e)
+static void resolve(const bert_config *c, const struct hf_name *h, int l, int prefixed,
+                    hf_tensor *e)
 {
-    const bert_config *c = &m->cfg;
-    size_t rows = bert_dim_size(c, h->rows), cols = bert_dim_size(c, h->cols), numel = rows * cols;
-    size_t layer_size = h->part >= 0 ? 3 * numel : numel; /* one layer's share of the field */
-    float *base = *(float *const *)((const char *)&m->w + h->field);
-    e->data = base + (size_t)l * layer_size + (h->part >= 0 ? (size_t)h->part * numel : 0);
+    size_t rows = bert_dim_size(c, h->rows), cols = bert_dim_size(c, h->cols);
+    e->h = h;
+    e->layer = l;
     e->ndim = h->rows == BERT_DIM_1 ? 1 : 2;
     e->shape[0] = (int64_t)(e->ndim == 1 ? cols : rows);
     e->shape[1] = (int64_t)cols;
@@ -87,30 +89,40 @@ static void resolve(const bert_model *m, const struct hf_name *h, int l, int pre
         snprintf(e->name, NAME_CAP, "%s%s", prefixed && !h->head ? PREFIX : "", h->name);
 }
 
-/* Lists every tensor of m in file order (embeddings, layers, pooler, heads); encoder names
- * carry the "bert." prefix when `prefixed`. *out is owned by the caller. */
-static parley_status expand(const bert_model *m, int prefixed, hf_tensor **out, int *count)
+/* Where tensor e lives in m's parameters: (rows, cols) contiguous floats. */
+static float *tensor_data(const bert_model *m, const hf_tensor *e)
+{
+    const struct hf_name *h = e->h;
+    size_t numel = bert_dim_size(&m->cfg, h->rows) * bert_dim_size(&m->cfg, h->cols);
+    size_t layer_size = h->part >= 0 ? 3 * numel : numel; /* one layer's share of the field */
+    float *base = *(float *const *)((const char *)&m->w + h->field);
+    return base + (size_t)e->layer * layer_size + (h->part >= 0 ? (size_t)h->part * numel : 0);
+}
+
+/* Lists every tensor of a model shaped by c in file order (embeddings, layers, pooler,
+ * heads); encoder names carry the "bert." prefix when `prefixed`. *out is owned by the
+ * caller. */
+static parley_status expand(const bert_config *c, int prefixed, hf_tensor **out, int *count)
 {
     int n = 0, per_layer = 0;
     for (int k = 0; k < N_HF_NAMES; k++)
         per_layer += hf_names[k].per_layer;
-    hf_tensor *t =
-            pl_calloc((size_t)(N_HF_NAMES - per_layer) + (size_t)per_layer * (size_t)m->cfg.layers,
-                      sizeof *t);
+    hf_tensor *t = pl_calloc(
+            (size_t)(N_HF_NAMES - per_layer) + (size_t)per_layer * (size_t)c->layers, sizeof *t);
     if (!t)
         return pl_nomem("the tensor list");
     for (int k = 0; k < N_HF_NAMES; k++) {
         if (!hf_names[k].per_layer) {
-            resolve(m, &hf_names[k], 0, prefixed, &t[n++]);
+            resolve(c, &hf_names[k], 0, prefixed, &t[n++]);
             continue;
         }
         /* The per-layer names form one block of the table; each layer repeats it. */
         int end = k;
         while (end < N_HF_NAMES && hf_names[end].per_layer)
             end++;
-        for (int l = 0; l < m->cfg.layers; l++)
+        for (int l = 0; l < c->layers; l++)
             for (int j = k; j < end; j++)
-                resolve(m, &hf_names[j], l, prefixed, &t[n++]);
+                resolve(c, &hf_names[j], l, prefixed, &t[n++]);
         k = end - 1;
     }
     *out = t;
@@ -158,31 +170,35 @@ static int ignorable(const char *name)
     return !strcmp(name, "embeddings.position_ids");
 }
 
-/* Finds, checks and copies every tensor of m from f. */
-static parley_status fill_weights(bert_model *m, const sft_file *f)
+/* Finds every tensor a model shaped by c needs in f and checks names and shapes, before
+ * any memory is spent on the model: a config whose sizes disagree with the file (say a
+ * hidden_size of 60000 over a small model) fails here, not after allocating terabytes.
+ * On success want[i] is found as src[i] (*want and *src owned by the caller). */
+static parley_status match_tensors(const bert_config *c, const sft_file *f, hf_tensor **want,
+                                   const sft_tensor ***src, int *n)
 {
     parley_status st;
-    hf_tensor *want = NULL;
-    const sft_tensor **src = NULL;
+    hf_tensor *w = NULL;
+    const sft_tensor **s = NULL;
     unsigned char *used = NULL;
     char list[600] = "";
-    int n = 0, count = 0, prefixed = 0;
+    int count = 0, prefixed = 0;
     for (int i = 0; i < f->n_tensors && !prefixed; i++)
         prefixed = !strncmp(f->tensors[i].name, PREFIX, sizeof PREFIX - 1) &&
                    !ignorable(f->tensors[i].name);
-    if ((st = expand(m, prefixed, &want, &n)) != PARLEY_OK)
+    if ((st = expand(c, prefixed, &w, n)) != PARLEY_OK)
         goto fail;
-    src = pl_calloc((size_t)n, sizeof *src);
+    s = pl_calloc((size_t)*n, sizeof *s);
     used = pl_calloc((size_t)f->n_tensors, 1);
-    if (!src || !used) {
+    if (!s || !used) {
         st = pl_nomem("%s: the tensor index", f->path);
         goto fail;
     }
-    for (int i = 0; i < n; i++) {
-        if ((src[i] = find_tensor(f, want[i].name)))
-            used[src[i] - f->tensors] = 1;
+    for (int i = 0; i < *n; i++) {
+        if ((s[i] = find_tensor(f, w[i].name)))
+            used[s[i] - f->tensors] = 1;
         else
-            list_add(list, sizeof list, &count, want[i].name);
+            list_add(list, sizeof list, &count, w[i].name);
     }
     if (count) {
         st = pl_fail(PARLEY_ERR_FORMAT, "%s: %d tensor%s missing: %s", f->path, count,
@@ -198,26 +214,70 @@ static parley_status fill_weights(bert_model *m, const sft_file *f)
                      count > 1 ? "s" : "", prefixed ? "\"bert.\"-prefixed" : "unprefixed", list);
         goto fail;
     }
-    for (int i = 0; i < n; i++) {
-        const sft_tensor *t = src[i];
-        if (t->ndim != want[i].ndim ||
-            memcmp(t->shape, want[i].shape, (size_t)t->ndim * sizeof t->shape[0])) {
+    for (int i = 0; i < *n; i++) {
+        const sft_tensor *t = s[i];
+        if (t->ndim != w[i].ndim ||
+            memcmp(t->shape, w[i].shape, (size_t)t->ndim * sizeof t->shape[0])) {
             char a[64], b[256];
             st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": expected shape %s, got %s", f->path,
-                         t->name, sft_shape_str(a, sizeof a, want[i].shape, want[i].ndim),
+                         t->name, sft_shape_str(a, sizeof a, w[i].shape, w[i].ndim),
                          sft_shape_str(b, sizeof b, t->shape, t->ndim));
             goto fail;
         }
     }
-    for (int i = 0; i < n; i++)
-        if ((st = sft_read_f32(f, src[i], want[i].data)) != PARLEY_OK)
-            goto fail;
-    st = PARLEY_OK;
+    pl_free(used);
+    *want = w;
+    *src = s;
+    return PARLEY_OK;
 fail:
     pl_free(used);
-    pl_free(src);
-    pl_free(want);
+    pl_free(s);
+    pl_free(w);
     return st;
+}
+
+/* The largest magnitude a weight may have. Trained BERT weights stay below about 10; 1e4
+ * leaves room for any real checkpoint while keeping the FP32 forward pass finite for every
+ * input at every size nlu/config.c allows. With every |w| <= W = 1e4 (biases and LayerNorm
+ * parameters included): a LayerNorm output is at most W (sqrt(H) + 1) = A in magnitude,
+ * whatever its input, since no normalized value exceeds sqrt(H); a projection of it at most
+ * Q = H W A + W (about 1.7e15 at H = 2^16); an attention score at most D Q^2 (2e35, D <=
+ * H); the attention and feed-forward outputs at most H W Q and I W Q (4.4e24 at I = 2^18),
+ * before the next LayerNorm, which sums in double, brings them back under A; the pooler's
+ * tanh is within 1, and the logits within Q. All are below FLT_MAX (3.4e38). Reduced GPU
+ * precisions have a far smaller range; nlu/nlu.c refuses non-finite scores whatever made
+ * them. */
+static const float MAX_ABS_WEIGHT = 1e4f;
+
+/* Fails naming tensor t and the first element of x (t's values, as FP32) that is NaN,
+ * infinite, or beyond MAX_ABS_WEIGHT in magnitude. */
+static parley_status check_values(const sft_file *f, const sft_tensor *t, const hf_tensor *e,
+                                  const float *x)
+{
+    size_t cols = (size_t)e->shape[e->ndim - 1],
+           n = (size_t)e->shape[0] * (e->ndim == 2 ? cols : 1);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad |= !(fabsf(x[i]) <= MAX_ABS_WEIGHT);
+    if (!bad)
+        return PARLEY_OK;
+    size_t i = 0;
+    while (fabsf(x[i]) <= MAX_ABS_WEIGHT)
+        i++;
+    char at[64], what[64];
+    if (e->ndim == 2)
+        snprintf(at, sizeof at, "[%zu, %zu]", i / cols, i % cols);
+    else
+        snprintf(at, sizeof at, "[%zu]", i);
+    if (isnan(x[i]))
+        snprintf(what, sizeof what, "NaN");
+    else if (isinf(x[i]))
+        snprintf(what, sizeof what, "%s", x[i] > 0 ? "infinite" : "-infinite");
+    else
+        snprintf(what, sizeof what, "%g, beyond the limit of %g in magnitude", (double)x[i],
+                 (double)MAX_ABS_WEIGHT);
+    return pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\": element %s is %s", f->path, t->name, at,
+                   what);
 }
 
 static parley_status join(char *buf, const char *dir, const char *file)
@@ -235,6 +295,9 @@ parley_status bert_model_load(const char *dir, bert_model **out)
     wp_vocab *vocab = NULL;
     bert_model *m = NULL;
     sft_file *f = NULL;
+    hf_tensor *want = NULL;
+    const sft_tensor **src = NULL;
+    int n = 0;
     *out = NULL;
     if (!dir) {
         st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_load: no directory");
@@ -251,16 +314,28 @@ parley_status bert_model_load(const char *dir, bert_model **out)
                      cfg_path, cfg.vocab_size, vocab_path, wp_vocab_size(vocab));
         goto fail;
     }
+    if ((st = sft_open(sft_path, &f)) != PARLEY_OK ||
+        (st = match_tensors(&cfg, f, &want, &src, &n)) != PARLEY_OK)
+        goto fail;
     st = bert_model_alloc_uninit(&cfg, vocab, &m);
     vocab = NULL; /* the model owns it now, or freed it */
-    if (st != PARLEY_OK || (st = sft_open(sft_path, &f)) != PARLEY_OK ||
-        (st = fill_weights(m, f)) != PARLEY_OK)
+    if (st != PARLEY_OK)
         goto fail;
+    for (int i = 0; i < n; i++) {
+        float *data = tensor_data(m, &want[i]);
+        if ((st = sft_read_f32(f, src[i], data)) != PARLEY_OK ||
+            (st = check_values(f, src[i], &want[i], data)) != PARLEY_OK)
+            goto fail;
+    }
+    pl_free(src);
+    pl_free(want);
     sft_close(f);
     bert_config_clear(&cfg);
     *out = m;
     return PARLEY_OK;
 fail:
+    pl_free(src);
+    pl_free(want);
     sft_close(f);
     bert_model_free(m);
     wp_vocab_free(vocab);
@@ -285,7 +360,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     for (int i = 0; i < 3; i++)
         if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
             goto fail;
-    if ((st = pl_make_dir(dir)) != PARLEY_OK || (st = expand(m, 1, &t, &n)) != PARLEY_OK)
+    if ((st = pl_make_dir(dir)) != PARLEY_OK || (st = expand(&m->cfg, 1, &t, &n)) != PARLEY_OK)
         goto fail;
     wt = pl_calloc((size_t)n, sizeof *wt);
     if (!wt) {
@@ -296,7 +371,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
         wt[i].name = t[i].name;
         wt[i].ndim = t[i].ndim;
         memcpy(wt[i].shape, t[i].shape, sizeof t[i].shape);
-        wt[i].data = t[i].data;
+        wt[i].data = tensor_data(m, &t[i]);
     }
     /* All three are written in full before any replaces its old version, so a failure
      * leaves the directory as it was. */

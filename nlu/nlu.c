@@ -338,18 +338,41 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
     return PARLEY_OK;
 }
 
-/* One chunk of parley_nlu_parse_batch: the texts and where their results go. */
+/* One chunk of parley_nlu_parse_batch: the texts, the batch index of the first, and where
+ * their results go. */
 typedef struct chunk {
     const parley_nlu *nlu;
     const char *const *texts;
+    size_t first_index;
     parley_nlu_result **out;
 } chunk;
+
+/* Fails when text `index`'s scores are not all finite numbers: it has no intent to report,
+ * only a failed turn. Weights are checked at load so that the FP32 forward pass stays
+ * finite (nlu/model_io.c); a GPU at fp16 or bf16 can still overflow.
+ * intent_logits: (NI); slot_logits: (n_pieces, NS). */
+static parley_status check_scores(const parley_nlu *nlu, size_t index, const float *intent_logits,
+                                  const float *slot_logits, int n_pieces)
+{
+    const size_t NI = (size_t)nlu->model->cfg.n_intents;
+    const size_t NS = (size_t)nlu->model->cfg.n_slots * (size_t)n_pieces;
+    if (nlu_first_nonfinite(intent_logits, NI) == NI && nlu_first_nonfinite(slot_logits, NS) == NS)
+        return PARLEY_OK;
+    return pl_fail(PARLEY_ERR_UNSUPPORTED,
+                   "text %zu: the model's scores for it are not finite numbers (NaN or "
+                   "infinity), so no intent can be decided%s",
+                   index, nlu->gpu ? " (on the GPU, precision fp32 may avoid the overflow)" : "");
+}
 
 /* A bert_logits_fn: decodes text i of the chunk into its result. */
 static parley_status result_of(void *ctx, int i, const wp_tokens *tk, int n_pieces,
                                const float *intent_logits, const float *slot_logits)
 {
     chunk *ch = ctx;
+    parley_status st;
+    if ((st = check_scores(ch->nlu, ch->first_index + (size_t)i, intent_logits, slot_logits,
+                           n_pieces)) != PARLEY_OK)
+        return st;
     return build_result(ch->nlu, ch->texts[i], strlen(ch->texts[i]), tk, n_pieces, intent_logits,
                         slot_logits, &ch->out[i]);
 }
@@ -361,7 +384,7 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
 {
     const wp_vocab *v = nlu->model->vocab;
     wp_tokens tk[NLU_GPU_CHUNK];
-    chunk ch = { nlu, texts, out };
+    chunk ch = { nlu, texts, first_index, out };
     parley_status st = PARLEY_OK;
     size_t i;
 

@@ -32,16 +32,17 @@ static const pipe_port_spec ports[] = {
 
 static const pipe_param_spec params[] = {
     { "model", PIPE_P_PATH, NULL, 0, 0,
-      "model directory (config.json, model.safetensors, vocab.txt)" },
-    { "device", PIPE_P_STRING, "auto", 0, 0, "auto, cpu or cuda:N" },
-    { "max_batch", PIPE_P_INT, "32", 1, 1024, "most turns parsed in one pass" },
+      "model directory (config.json, model.safetensors, vocab.txt)", NULL },
+    { "device", PIPE_P_STRING, "auto", 0, 0, "auto, cpu or cuda:N", "auto|cpu|cuda|cuda:N" },
+    { "max_batch", PIPE_P_INT, "32", 1, 1024, "most turns parsed in one pass", NULL },
     { "max_queue_delay_us", PIPE_P_INT, "2000", 0, 1000000,
-      "longest wait after a turn arrives for others to batch with it (microseconds)" },
-    { "precision", PIPE_P_STRING, "fp16", 0, 0, "GPU storage: fp16, bf16 or fp32" },
+      "longest wait after a turn arrives for others to batch with it (microseconds)", NULL },
+    { "precision", PIPE_P_STRING, "fp16", 0, 0, "GPU storage: fp16, bf16 or fp32",
+      "fp16|bf16|fp32" },
     { "instances", PIPE_P_INT, "1", 1, MAX_INSTANCES,
-      "copies of the model; give the node as many workers to run them at once" },
-    { "threads", PIPE_P_INT, "0", 0, 256, "CPU threads for the math; 0 = all cores" },
-    { NULL, 0, NULL, 0, 0, NULL },
+      "copies of the model; give the node as many workers to run them at once", NULL },
+    { "threads", PIPE_P_INT, "0", 0, 256, "CPU threads for the math; 0 = all cores", NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 static parley_status bert_node_create(pipe_node *node, void **out)

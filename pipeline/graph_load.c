@@ -102,6 +102,37 @@ static parley_status resolve_path(const pipe_graph *g, const char *v, char **out
     return *out ? PARLEY_OK : pl_nomem(NULL);
 }
 
+/* Whether `value` is one of `choices` (pipe_param_spec.choices). */
+static int is_choice(const char *choices, const char *value)
+{
+    size_t len = strlen(value);
+    for (const char *c = choices;; c++) {
+        size_t n = strcspn(c, "|");
+        if (n == len && !memcmp(c, value, n))
+            return 1;
+        /* "prefix:N": the prefix, then one or more digits */
+        if (n >= 2 && !memcmp(c + n - 2, ":N", 2) && len > n - 1 && !memcmp(c, value, n - 1) &&
+            strspn(value + n - 1, "0123456789") == len - (n - 1))
+            return 1;
+        c += n;
+        if (!*c)
+            return 0;
+    }
+}
+
+/* Fails at v unless string param ps may take `value`; the message lists the choices. */
+static parley_status check_choice(const pipe_param_spec *ps, const yd_node *v, const char *value)
+{
+    if (!ps->choices || is_choice(ps->choices, value))
+        return PARLEY_OK;
+    char list[256] = "";
+    size_t n = 0;
+    for (const char *c = ps->choices; *c && n + 3 < sizeof list; c++)
+        n += (size_t)snprintf(list + n, sizeof list - n, *c == '|' ? ", " : "%c", *c);
+    return yd_fail(v, PARLEY_ERR_CONFIG, "param '%s': '%s' is not one of: %s", ps->name, value,
+                   list);
+}
+
 /* Sets one param value from YAML node v (checked) or, when v is NULL, from the default.
  * Relative paths are resolved from the graph's folder, except an override's (cli = 1),
  * which is relative to where the command runs. */
@@ -114,6 +145,9 @@ static parley_status set_param(pipe_node *nd, size_t i, const yd_node *v, int cl
     if (v) {
         switch (ps->type) {
         case PIPE_P_STRING:
+            if ((st = yd_str(v, &text)) == PARLEY_OK)
+                st = check_choice(ps, v, text);
+            break;
         case PIPE_P_PATH: st = yd_str(v, &text); break;
         case PIPE_P_INT:
             st = yd_int(v, (long long)ps->lo, (long long)ps->hi, &pv->i);

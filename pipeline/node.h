@@ -86,6 +86,10 @@ typedef struct pipe_param_spec {
     const char *def; /* default as YAML text; NULL = required param */
     double lo, hi;   /* numeric range (ignored for strings and bools) */
     const char *doc;
+    /* PIPE_P_STRING: the values allowed, separated by '|' ("json|chat"); a choice that ends
+     * in ":N" stands for its prefix followed by a decimal number ("auto|cpu|cuda|cuda:N").
+     * The loader refuses any other value at its FILE:LINE:COL. NULL: any string. */
+    const char *choices;
 } pipe_param_spec;
 
 /* A slot name and value, both owned by the message that holds it. */

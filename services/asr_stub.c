@@ -26,9 +26,9 @@ static const pipe_port_spec ports[] = {
 };
 
 static const pipe_param_spec params[] = {
-    { "transcripts", PIPE_P_PATH, "", 0, 0,
-      "file of transcripts, one per line, replayed for audio" },
-    { NULL, 0, NULL, 0, 0, NULL },
+    { "transcripts", PIPE_P_PATH, "", 0, 0, "file of transcripts, one per line, replayed for audio",
+      NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 static void asr_destroy(void *state)

@@ -39,9 +39,9 @@ static const pipe_port_spec ports[] = {
 };
 
 static const pipe_param_spec params[] = {
-    { "path", PIPE_P_PATH, "-", 0, 0, "file to read; - is standard input" },
-    { "user", PIPE_P_STRING, "default", 0, 0, "user id of plain-text lines" },
-    { NULL, 0, NULL, 0, 0, NULL },
+    { "path", PIPE_P_PATH, "-", 0, 0, "file to read; - is standard input", NULL },
+    { "user", PIPE_P_STRING, "default", 0, 0, "user id of plain-text lines", NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 static parley_status stdin_create(pipe_node *node, void **out)

@@ -35,13 +35,14 @@ static const pipe_port_spec ports[] = {
 };
 
 static const pipe_param_spec params[] = {
-    { "path", PIPE_P_PATH, "-", 0, 0, "file to append to; - is standard output" },
-    { "format", PIPE_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)" },
-    { "verbose", PIPE_P_BOOL, "false", 0, 0, "chat format: show the intent and slots too" },
-    { "prompt", PIPE_P_STRING, "", 0, 0, "chat format: written after each reply" },
+    { "path", PIPE_P_PATH, "-", 0, 0, "file to append to; - is standard output", NULL },
+    { "format", PIPE_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)",
+      "json|chat" },
+    { "verbose", PIPE_P_BOOL, "false", 0, 0, "chat format: show the intent and slots too", NULL },
+    { "prompt", PIPE_P_STRING, "", 0, 0, "chat format: written after each reply", NULL },
     { "echo", PIPE_P_BOOL, "false", 0, 0,
-      "chat format: repeat the user's words before each reply (input from a file or pipe)" },
-    { NULL, 0, NULL, 0, 0, NULL },
+      "chat format: repeat the user's words before each reply (input from a file or pipe)", NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 /* The chat format: a reply for people (under s->mu). */
@@ -92,9 +93,7 @@ static void write_line(stdout_state *s, const pipe_msg *m, const char *error)
 static parley_status stdout_create(pipe_node *node, void **out)
 {
     const char *path = pipe_node_param_str(node, "path");
-    const char *format = pipe_node_param_str(node, "format");
-    if (strcmp(format, "json") && strcmp(format, "chat"))
-        return pl_fail(PARLEY_ERR_CONFIG, "param format: expected json or chat, not '%s'", format);
+    const char *format = pipe_node_param_str(node, "format"); /* json or chat: the loader checks */
     stdout_state *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_nomem(NULL);

@@ -5,8 +5,8 @@
  * libm's expf and erff are scalar calls: inside a loop they stop vectorization, and erff costs
  * about as much as the GEMM it follows in a BERT FFN. These inline versions use only
  * arithmetic, selects and integer bit moves, so a loop over them becomes SIMD code. They are
- * accurate to a few float ulps (tests/nlu/cpu/test_ops.c measures them against double libm); they
- * are not general replacements: inputs are clamped to the range the CPU ops need.
+ * accurate to a few float ulps (tests/nlu/cpu/test_ops.c measures them against double libm) and
+ * defined for every float input, NaN and infinities included.
  *
  * CPU_SIMD marks a function that should also be compiled for AVX2+FMA and AVX-512 and chosen
  * at load time (GCC target_clones), without -ftrapping-math: under that default GCC keeps
@@ -23,6 +23,7 @@
 #ifndef NLU_CPU_KERNELS_H
 #define NLU_CPU_KERNELS_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -110,22 +111,30 @@ CPU_INLINE float cpu_lanes_max(const float *x, int n)
     return m;
 }
 
-/* e^(a + b) for a + b <= 88, where a may be large and b small: the range reduction
- * subtracts n ln2 from a before adding b, so the rounding of a + b never enters (that
- * rounding alone is 1e-7 relative of |a + b|, 1e-5 at a = -80). Below -87 the result is
- * clamped to about 1e-38 (callers only use it for softmax terms and erfc tails, where that is
- * zero for all purposes). Degree-7 Taylor series on the reduced argument |r| <= ln2/2,
- * truncation error below 6e-9 relative. */
+/* e^(a + b), where a may be large and b small: the range reduction subtracts n ln2 from a
+ * before adding b, so the rounding of a + b never enters (that rounding alone is 1e-7
+ * relative of |a + b|, 1e-5 at a = -80). Degree-7 Taylor series on the reduced argument
+ * |r| <= ln2/2, truncation error below 6e-9 relative.
+ * Defined for every input: NaN gives NaN; a sum beyond ln(FLT_MAX) = 88.72 overflows to
+ * +inf (a caller that cannot take inf keeps its arguments <= 0, as softmax does by
+ * subtracting the maximum); a sum below -87.33, where e^x leaves the normal floats
+ * (FLT_MIN = 1.2e-38), gives 0, so e^-inf = 0. Flushing that tail to zero rather than
+ * computing subnormals keeps GELU fast: its erfc tails reach there for every input below
+ * -13, and arithmetic on subnormals costs a CPU ten times as much. Outside [-87.33, 89]
+ * the arithmetic runs on 0 and the answer is chosen at the end, so no float-to-int
+ * conversion ever sees a value out of range (NaN included: it fails every comparison).
+ * 2^n is applied as two factors so that n = 128 (up to 88.72) is reached. */
 CPU_INLINE float cpu_exp_sum(float a, float b)
 {
     float s = a + b;
-    a = s < -87.0f ? -87.0f : a;
-    b = s < -87.0f ? 0.0f : b;
-    a = s > 88.0f ? 88.0f : a;
-    b = s > 88.0f ? 0.0f : b;
-    /* n = round(s / ln2) by truncating a positive number (s / ln2 >= -125.5 after the
-     * clamp), which vectorizes where lrintf would not without -ffast-math. */
-    int32_t ni = (int32_t)((a + b) * 1.44269504088896341f + 128.5f) - 128;
+    /* Two selects each, not one on (s >= lo && s <= hi): GCC vectorizes only these. */
+    a = s >= -87.33f ? a : 0.0f;
+    b = s >= -87.33f ? b : 0.0f;
+    a = s <= 89.0f ? a : 0.0f;
+    b = s <= 89.0f ? b : 0.0f;
+    /* n = round(s / ln2) by truncating a positive number (s / ln2 >= -126 here), which
+     * vectorizes where lrintf would not without -ffast-math. */
+    int32_t ni = (int32_t)((a + b) * 1.44269504088896341f + 256.5f) - 256;
     float n = (float)ni;
     /* ln2 in a high part with 16 significant bits, so n * ln2_hi is exact and, for large a,
      * so is a - n * ln2_hi (Sterbenz); then the rest. */
@@ -139,10 +148,15 @@ CPU_INLINE float cpu_exp_sum(float a, float b)
     p = 0.5f + r * p;
     p = 1.0f + r * p;
     p = 1.0f + r * p;
-    int32_t bits = (ni + 127) << 23; /* 2^n, n in [-126, 127] after the clamp */
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    int32_t n1 = ni / 2, n2 = ni - n1; /* each in [-63, 64] */
+    int32_t bits1 = (n1 + 127) << 23, bits2 = (n2 + 127) << 23;
+    float scale1, scale2;
+    memcpy(&scale1, &bits1, sizeof scale1);
+    memcpy(&scale2, &bits2, sizeof scale2);
+    float e = p * scale1 * scale2; /* both products exact unless the second overflows */
+    e = s > 89.0f ? INFINITY : e;
+    e = s < -87.33f ? 0.0f : e;
+    return s != s ? s : e;
 }
 
 CPU_INLINE float cpu_expf(float x)

@@ -319,11 +319,14 @@ static int cmp_name(const void *a, const void *b, void *names)
     return strcmp(n[*(const int *)a], n[*(const int *)b]);
 }
 
-/* Sorts names[0..n) in place and fills map[old] = new. */
+/* Sorts names[0..n) in place and fills map[old] = new. No names (a data set without slot
+ * annotations) is no work: names is NULL then, which memcpy and qsort may not be given. */
 static parley_status sort_names(char **names, int n, int *map)
 {
-    int *order = pl_malloc((size_t)(n ? n : 1) * sizeof *order);
-    char **copy = pl_malloc((size_t)(n ? n : 1) * sizeof *copy);
+    if (n == 0)
+        return PARLEY_OK;
+    int *order = pl_malloc((size_t)n * sizeof *order);
+    char **copy = pl_malloc((size_t)n * sizeof *copy);
     if (!order || !copy) {
         pl_free(order);
         pl_free(copy);

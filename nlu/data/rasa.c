@@ -132,6 +132,16 @@ static size_t skip_ws(const char *s, size_t i, size_t end)
     return i;
 }
 
+/* True when s[i..end) holds nothing but whitespace, Unicode spaces (U+00A0, U+3000, ...)
+ * included: the words of an example are what such spaces separate. */
+static int all_space(const char *s, size_t i, size_t end)
+{
+    size_t n;
+    while (i < end && (n = ds_space_len(s, i, end)) != 0)
+        i += n;
+    return i == end;
+}
+
 static int hex4(const char *s, size_t i, size_t end, unsigned *v)
 {
     *v = 0;
@@ -587,7 +597,7 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
             size_t a = skip_ws(it->str, 0, it->len), b = it->len;
             while (b > a && (it->str[b - 1] == ' ' || it->str[b - 1] == '\t'))
                 b--;
-            if (a == b)
+            if (all_space(it->str, a, b))
                 return yd_fail(it, PARLEY_ERR_FORMAT, "empty example");
             /* Only a double-quoted "\0" escape can put a NUL here; texts are C strings. */
             if (memchr(it->str, '\0', it->len))
@@ -610,7 +620,7 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
                     return yd_fail_at(ex, a, PARLEY_ERR_FORMAT,
                                       "an example line must start with '- '");
                 size_t t = skip_ws(s, a + 1, b);
-                if (t == b)
+                if (all_space(s, t, b))
                     return yd_fail_at(ex, a, PARLEY_ERR_FORMAT, "empty example");
                 if ((st = fn(c, ex, t, b - t, name)) != PARLEY_OK)
                     return st;

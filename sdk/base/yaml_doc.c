@@ -38,6 +38,9 @@ struct yd_doc {
 typedef struct parse_state {
     yaml_parser_t parser;
     yd_doc *doc;
+    /* The last mark mark_byte() placed: its line, column (characters) and byte offset.
+     * at_line is SIZE_MAX before the first. */
+    size_t at_line, at_col, at_byte;
 } parse_state;
 
 /* ---- source positions ------------------------------------------------------------- */
@@ -102,12 +105,24 @@ static size_t advance_chars(const yd_doc *d, size_t i, size_t chars)
     return i;
 }
 
-/* The byte offset of a libyaml mark. */
-static size_t mark_byte(const yd_doc *d, const yaml_mark_t *m)
+/* The byte offset of a libyaml mark. Marks arrive in document order, so a mark on the
+ * line of the one before is reached from it, and each line is walked once in all rather
+ * than once per scalar on it (a long one-line flow collection would cost its length
+ * squared). advance_chars stops at the end of the line, so starting from an earlier mark
+ * of the line gives the same byte as starting from the line's start. */
+static size_t mark_byte(parse_state *ps, const yaml_mark_t *m)
 {
+    const yd_doc *d = ps->doc;
     if (m->line >= d->n_lines)
         return d->src_len;
-    return advance_chars(d, d->line_start[m->line], m->column);
+    if (m->line != ps->at_line || m->column < ps->at_col) {
+        ps->at_line = m->line;
+        ps->at_col = 0;
+        ps->at_byte = d->line_start[m->line];
+    }
+    ps->at_byte = advance_chars(d, ps->at_byte, m->column - ps->at_col);
+    ps->at_col = m->column;
+    return ps->at_byte;
 }
 
 /* 1-based line and column (in characters) of byte offset `pos`. */
@@ -328,6 +343,62 @@ static yd_style style_of(yaml_scalar_style_t s)
     }
 }
 
+/* The keys of a mapping being built, as an open-addressing hash table of indices into
+ * its keys (slot 0: empty, else index + 1), so that each new key is checked against all
+ * earlier ones in constant time rather than one by one. */
+typedef struct key_set {
+    size_t *slot;
+    size_t cap; /* a power of two, at least twice the number of keys held */
+} key_set;
+
+static size_t key_hash(const yd_node *k)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < k->len; i++)
+        h = (h ^ (unsigned char)k->str[i]) * 0x100000001b3ull;
+    return (size_t)h;
+}
+
+/* The first slot of map's key table that is empty or holds a key equal to `key`. */
+static size_t key_slot(const key_set *ks, const yd_node *map, const yd_node *key)
+{
+    size_t j = key_hash(key) & (ks->cap - 1);
+    for (; ks->slot[j]; j = (j + 1) & (ks->cap - 1)) {
+        const yd_node *k = map->keys[ks->slot[j] - 1];
+        if (k->len == key->len && !memcmp(k->str, key->str, key->len))
+            break;
+    }
+    return j;
+}
+
+/* The earlier key of map equal to `key`, or NULL. */
+static const yd_node *key_find(const key_set *ks, const yd_node *map, const yd_node *key)
+{
+    if (!ks->cap)
+        return NULL;
+    size_t j = key_slot(ks, map, key);
+    return ks->slot[j] ? map->keys[ks->slot[j] - 1] : NULL;
+}
+
+/* Adds map->keys[i] (distinct from the keys before it), growing the table first when it
+ * would be more than half full. 0 when out of memory. */
+static int key_add(key_set *ks, const yd_node *map, size_t i)
+{
+    if (2 * (i + 1) > ks->cap) {
+        size_t cap = ks->cap ? 2 * ks->cap : 16;
+        size_t *slot = pl_calloc(cap, sizeof *slot);
+        if (!slot)
+            return 0;
+        pl_free(ks->slot);
+        ks->slot = slot;
+        ks->cap = cap;
+        for (size_t k = 0; k < i; k++)
+            ks->slot[key_slot(ks, map, map->keys[k])] = k + 1;
+    }
+    ks->slot[key_slot(ks, map, map->keys[i])] = i + 1;
+    return 1;
+}
+
 static parley_status build_node(parse_state *ps, yaml_event_t *ev, int depth, yd_node **out);
 
 /* Reads children until the closing event of a sequence or mapping node n. */
@@ -336,6 +407,8 @@ static parley_status build_children(parse_state *ps, yd_node *n, int depth)
     parley_status st;
     yaml_event_t ev;
     yd_node *key = NULL, *value = NULL;
+    const yd_node *first;
+    key_set keys = { NULL, 0 };
     size_t cap = 0;
     yaml_event_type_t end = n->kind == YD_MAP ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT;
     for (;;) {
@@ -343,6 +416,7 @@ static parley_status build_children(parse_state *ps, yd_node *n, int depth)
             goto fail;
         if (ev.type == end) {
             yaml_event_delete(&ev);
+            pl_free(keys.slot);
             return PARLEY_OK;
         }
         if (n->kind == YD_MAP) {
@@ -353,25 +427,27 @@ static parley_status build_children(parse_state *ps, yd_node *n, int depth)
                              yd_kind_name(key->kind));
                 goto fail;
             }
-            for (size_t i = 0; i < n->n; i++)
-                if (n->keys[i]->len == key->len && !memcmp(n->keys[i]->str, key->str, key->len)) {
-                    st = yd_fail(key, PARLEY_ERR_FORMAT,
-                                 "duplicate key '%s' (first at line %d, column %d)", key->str,
-                                 n->keys[i]->line, n->keys[i]->col);
-                    goto fail;
-                }
+            if ((first = key_find(&keys, n, key)) != NULL) {
+                st = yd_fail(key, PARLEY_ERR_FORMAT,
+                             "duplicate key '%s' (first at line %d, column %d)", key->str,
+                             first->line, first->col);
+                goto fail;
+            }
             if ((st = next_event(ps, &ev)) != PARLEY_OK)
                 goto fail;
         }
         if ((st = build_node(ps, &ev, depth + 1, &value)) != PARLEY_OK)
             goto fail;
-        if (!node_append(n, &cap, key, value)) {
-            st = pl_nomem("%s: building the YAML tree", ps->doc->file);
-            goto fail;
-        }
+        if (!node_append(n, &cap, key, value))
+            goto nomem;
         key = value = NULL;
+        if (n->kind == YD_MAP && !key_add(&keys, n, n->n - 1))
+            goto nomem;
     }
+nomem:
+    st = pl_nomem("%s: building the YAML tree", ps->doc->file);
 fail:
+    pl_free(keys.slot);
     node_free(key);
     node_free(value);
     return st;
@@ -396,8 +472,8 @@ static parley_status build_node(parse_state *ps, yaml_event_t *ev, int depth, yd
             goto nomem;
         n->len = ev->data.scalar.length;
         n->style = style_of(ev->data.scalar.style);
-        n->src_start = mark_byte(d, &ev->start_mark);
-        n->src_end = mark_byte(d, &ev->end_mark);
+        n->src_start = mark_byte(ps, &ev->start_mark);
+        n->src_end = mark_byte(ps, &ev->end_mark);
         break;
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT:
@@ -486,6 +562,7 @@ static parley_status parse_owned(const char *name, char *src, size_t src_len, yd
     }
     parser_ready = 1;
     ps.doc = d;
+    ps.at_line = SIZE_MAX;
     yaml_parser_set_encoding(&ps.parser, YAML_UTF8_ENCODING);
     yaml_parser_set_input_string(&ps.parser, (const unsigned char *)d->src, d->src_len);
     if ((st = build_doc(&ps)) != PARLEY_OK)

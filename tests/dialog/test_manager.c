@@ -2,6 +2,7 @@
  * reproducible variations, many users on many threads, and allocation failures.
  * Uses tests/dialog/manager_domain.yaml; NLU results are given directly.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,32 @@ static void test_actions(void)
           parley_errmsg());
     (void)before;
     (void)after;
+    dm_close(dm);
+}
+
+/* A confidence that is not a number fails the turn (NaN would pass any threshold), and the
+ * turn is not counted. */
+static void test_confidence(void)
+{
+    remove_store();
+    dm_manager *dm = open_dm();
+    if (!dm)
+        return;
+    dm_turn_out o;
+    CHECK(turn(dm, "c", "greet", NULL, NULL, &o) == PARLEY_OK, "%s", parley_errmsg());
+    uint64_t last = o.turn_id;
+    dm_turn_out_free(&o);
+    const float bad[] = { NAN, INFINITY, -INFINITY };
+    for (int i = 0; i < 3; i++) {
+        dm_turn_in in = { .user_id = "c", .text = "hi", .intent = "greet", .confidence = bad[i] };
+        parley_status st = dm_turn(dm, &in, &o);
+        CHECK(st == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "confidence") && !o.reply,
+              "confidence %g: %s %s", bad[i], parley_status_str(st), parley_errmsg());
+    }
+    CHECK(turn(dm, "c", "greet", NULL, NULL, &o) == PARLEY_OK && o.turn_id == last + 1,
+          "the refused turns were not counted: %llu after %llu", (unsigned long long)o.turn_id,
+          (unsigned long long)last);
+    dm_turn_out_free(&o);
     dm_close(dm);
 }
 
@@ -290,6 +317,7 @@ int main(void)
     snprintf(store_path, sizeof store_path, "%s/dm.db", dir);
     snprintf(domain_path, sizeof domain_path, "%s/manager_domain.yaml", SRC_DIR);
     test_actions();
+    test_confidence();
     test_history_and_variations();
     test_threads();
     long points = fault_sweep("dm_open + 3 turns", open_and_turn, NULL);

@@ -1,4 +1,5 @@
 /* test_decode.c — intent ranking and BIO repair on hand-made logits and tags. */
+#include <math.h>
 #include <string.h>
 
 #include "nlu/decode.h"
@@ -42,6 +43,23 @@ static void test_top_k(void)
 }
 
 /* Tags as strings -> repaired kinds and spans, against the conlleval reading. */
+/* Scores that are not numbers are found, wherever they are. */
+static void test_nonfinite(void)
+{
+    float x[6] = { 1.0f, -3e38f, 0.0f, 2.5f, -0.0f, 3e38f };
+    CHECK(nlu_first_nonfinite(x, 6) == 6 && nlu_first_nonfinite(x, 0) == 0, "all finite");
+    const float bad[] = { NAN, INFINITY, -INFINITY };
+    for (int b = 0; b < 3; b++)
+        for (size_t at = 0; at < 6; at++) {
+            float y[6];
+            memcpy(y, x, sizeof y);
+            y[at] = bad[b];
+            y[5] = at < 5 ? NAN : y[5]; /* a later one is not the one named */
+            CHECK(nlu_first_nonfinite(y, 6) == at, "%g at %zu: found at %zu", bad[b], at,
+                  nlu_first_nonfinite(y, 6));
+        }
+}
+
 static void test_bio(void)
 {
     char *tags[] = { "O", "B-a", "I-a", "B-b", "I-b" };
@@ -102,6 +120,7 @@ int main(void)
 {
     test_tagset();
     test_top_k();
+    test_nonfinite();
     test_bio();
     return check_done();
 }

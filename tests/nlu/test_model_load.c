@@ -8,6 +8,7 @@
  * allocation of load and save.
  */
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -593,6 +594,135 @@ static void test_bad_config(void)
                 "no directory");
 }
 
+/* --- sizes and values ---------------------------------------------------------------- */
+
+/* The largest single request since the counter was reset, through parley's allocator. */
+static size_t peak_request;
+
+static void *peak_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    peak_request = n > peak_request ? n : peak_request;
+    return malloc(n);
+}
+
+static void *peak_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    peak_request = n > peak_request ? n : peak_request;
+    return realloc(p, n);
+}
+
+static void peak_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+/* Sizes within every limit but far from the file's: the tensors are compared with the
+ * config before the model is allocated, so nothing near the model's claimed size (3.1e9
+ * parameters, 12 GB) is ever asked for. */
+static void test_sizes(void)
+{
+    const char *d = case_dir("huge_hidden");
+    cJSON *c = config_read(d);
+    cJSON_ReplaceItemInObject(c, "hidden_size", cJSON_CreateNumber(16000));
+    cJSON_ReplaceItemInObject(c, "intermediate_size", cJSON_CreateNumber(16000));
+    config_write(d, c);
+    parley_allocator a = { peak_malloc, peak_realloc, peak_free, NULL };
+    peak_request = 0;
+    parley_set_allocator(&a);
+    expect_fail(d, PARLEY_ERR_FORMAT,
+                "\"bert.embeddings.word_embeddings.weight\": expected shape "
+                "[12, 16000], got [12, 8]",
+                "model.safetensors", "config sizes far beyond the file's");
+    parley_set_allocator(NULL);
+    CHECK(peak_request > 0 && peak_request < (1u << 20),
+          "no allocation near the model's claimed size: largest %zu bytes", peak_request);
+
+    config_case("cfg_too_wide", "hidden_size", cJSON_CreateNumber(1 << 17), PARLEY_ERR_CONFIG,
+                "131072 is more than parley supports (65536)");
+    config_case("cfg_too_long", "max_position_embeddings", cJSON_CreateNumber(1 << 17),
+                PARLEY_ERR_CONFIG, "is more than parley supports (65536)");
+    /* Each size within its limit, the product far beyond BERT_MAX_PARAMS. */
+    d = case_dir("cfg_params");
+    c = config_read(d);
+    cJSON_ReplaceItemInObject(c, "hidden_size", cJSON_CreateNumber(1 << 16));
+    cJSON_ReplaceItemInObject(c, "intermediate_size", cJSON_CreateNumber(1 << 18));
+    cJSON_ReplaceItemInObject(c, "num_hidden_layers", cJSON_CreateNumber(1024));
+    config_write(d, c);
+    expect_fail(d, PARLEY_ERR_CONFIG, "config.json", "parameters, more than parley supports",
+                "too many parameters");
+}
+
+/* Labels by the hundred thousand: checked in n log n (pairwise, this takes many minutes). */
+static void test_many_labels(void)
+{
+    enum { N = 500000 };
+    char **names = malloc(N * sizeof *names);
+    for (int i = 0; i < N; i++) {
+        names[i] = malloc(16);
+        snprintf(names[i], 16, "intent_%d", i);
+    }
+    const char *d = case_dir("labels_many");
+    cJSON *c = config_read(d);
+    cJSON_ReplaceItemInObject(c, "intent_labels",
+                              cJSON_CreateStringArray((const char *const *)names, N));
+    config_write(d, c);
+    expect_fail(d, PARLEY_ERR_FORMAT, "\"intent_classifier.weight\": expected shape [500000, 8]",
+                "model.safetensors", "500000 distinct labels: on to the shape check");
+
+    snprintf(names[N - 1], 16, "intent_%d", 123);
+    d = case_dir("labels_many_dup");
+    c = config_read(d);
+    cJSON_ReplaceItemInObject(c, "intent_labels",
+                              cJSON_CreateStringArray((const char *const *)names, N));
+    config_write(d, c);
+    expect_fail(d, PARLEY_ERR_CONFIG, "label \"intent_123\" appears twice", "config.json",
+                "500000 labels, the last a repeat");
+    for (int i = 0; i < N; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* Weights that are not numbers, or too big to keep the forward pass finite, are refused
+ * with the tensor and the element. */
+static void test_bad_values(void)
+{
+    static const struct {
+        float value;
+        const char *says;
+    } cases[] = {
+        { NAN, "element [3, 5] is NaN" },
+        { -INFINITY, "element [3, 5] is -infinite" },
+        { 2e4f, "element [3, 5] is 20000, beyond the limit of 10000 in magnitude" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char d[256];
+        snprintf(d, sizeof d, "%s/values_%zu", root, k);
+        bert_model *m = good_model();
+        if (!m)
+            return;
+        m->w.ffn_in_w[I * H + 3 * H + 5] = cases[k].value; /* layer 1, row 3, column 5 */
+        m->w.ffn_in_w[I * H + 3 * H + 6] = NAN;            /* only the first is named */
+        CHECK(bert_model_save(m, d) == PARLEY_OK, "save: %s", parley_errmsg());
+        expect_fail(d, PARLEY_ERR_FORMAT, "\"bert.encoder.layer.1.intermediate.dense.weight\"",
+                    cases[k].says, cases[k].says);
+        bert_model_free(m);
+    }
+    /* The bound itself is allowed, and so is any value under it. */
+    char d[256];
+    snprintf(d, sizeof d, "%s/values_ok", root);
+    bert_model *m = good_model();
+    if (!m)
+        return;
+    m->w.slot_b[0] = -1e4f;
+    m->w.pos_emb[7] = 9999.5f;
+    CHECK(bert_model_save(m, d) == PARLEY_OK, "save: %s", parley_errmsg());
+    expect_equal(d, m, "weights at the bound");
+    bert_model_free(m);
+}
+
 static void test_save_failures(const bert_model *m, const char *good)
 {
     char path[256];
@@ -679,6 +809,9 @@ int main(void)
     test_round_trip(m, good);
     test_bad_tensors();
     test_bad_config();
+    test_sizes();
+    test_many_labels();
+    test_bad_values();
     test_save_failures(m, good);
     test_alloc_failures(m, good);
     bert_model_free(m);

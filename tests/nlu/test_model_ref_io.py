@@ -2,7 +2,10 @@
 
 Python writes model directories (F32, F16 and BF16; with and without the "bert." prefix;
 with an int64 position_ids buffer), the C loader reads each and saves it again as F32
-(tests/tools/model_dump.c), and every value must equal numpy's widening bit for bit.
+(tests/tools/model_dump.c), and every value must equal numpy's widening bit for bit. The
+widening of values no model may hold (NaN, infinities, beyond 1e4) is checked on the
+tensors alone (model_dump --tensors), and the model loader must refuse them, naming the
+tensor and the element.
 It also drives `parley model init` and checks the directory it writes: names, shapes,
 BERT's initialization, labels, determinism, and its errors.
 
@@ -93,17 +96,39 @@ def check_saved_header(path, what):
 def test_dtypes(tmp):
     rng = np.random.default_rng(5)
     special = np.array([0.0, -0.0, 1.0, -1.0, 1 / 3, 65504.0, 7e4, 1e-5, 6e-8, 1e-40, 3.4e38,
-                        np.inf, -np.inf, np.nan, -2.5e-3, 0.1], dtype=np.float32)
+                        np.inf, -np.inf, np.nan, -2.5e-3, 0.1, 1e4, -9984.0], dtype=np.float32)
+    # What a model may hold: finite and at most 1e4 in magnitude (nlu/model_io.c).
+    loadable = special[np.abs(special) <= 1e4]
     for dtype in ("F32", "F16", "BF16"):
         for prefix in ("bert.", ""):
             what = "%s %s" % (dtype, prefix or "unprefixed")
             tensors = {n: rng.normal(0, 0.5, s).astype(np.float32) for n, s in hf_shapes().items()}
-            tensors["embeddings.word_embeddings.weight"].flat[:len(special)] = special
+            word = tensors["embeddings.word_embeddings.weight"]
+            word.flat[:len(special)] = special
             if dtype == "F16":
                 tensors["embeddings.position_ids"] = np.arange(P, dtype=np.int64)[None, :]
             src = os.path.join(tmp, "src-%s-%s" % (dtype, prefix or "none"))
-            out = src + "-out"
             write_dir(src, tensors, dtype, prefix)
+            # Every value widens to F32 as numpy widens it, bit for bit, NaN and infinities too.
+            src_file = os.path.join(src, "model.safetensors")
+            r = run([DUMP, "--tensors", src_file, src + "-wide.safetensors"])
+            check(r.returncode == 0, "%s: model_dump --tensors: %s" % (what, r.stderr.strip()))
+            if r.returncode == 0:
+                want = {k: v for k, v in sio.load(src_file).items() if not k.endswith("position_ids")}
+                got = sio.load(src + "-wide.safetensors")
+                check(sorted(got) == sorted(want), "%s: widened names" % what)
+                for k in want:
+                    check(k in got and got[k].shape == want[k].shape
+                          and np.array_equal(bits(got[k]), bits(want[k])), "%s: %s widened bit for bit" % (what, k))
+                check(dtype != "F16" or np.isinf(got[prefix + "embeddings.word_embeddings.weight"].flat[6]),
+                      "F16: 7e4 overflows to inf")
+            # As a model, the file is refused at its first value beyond 1e4 (65504, element 5).
+            r = run([DUMP, src, src + "-refused"])
+            check(r.returncode == 1 and 'embeddings.word_embeddings.weight": element [0, 5] is 65' in r.stderr,
+                  "%s: a weight beyond 1e4 refused: %s" % (what, r.stderr.strip()))
+            word.flat[:len(special)] = np.resize(loadable, len(special))
+            write_dir(src, tensors, dtype, prefix)
+            out = src + "-out"
             r = run([DUMP, src, out])
             check(r.returncode == 0, "%s: model_dump: %s" % (what, r.stderr.strip()))
             if r.returncode:
@@ -118,8 +143,6 @@ def test_dtypes(tmp):
                 if k in got:
                     check(got[k].shape == want[k].shape and np.array_equal(bits(got[k]), bits(want[k])),
                           "%s: %s equal bit for bit" % (what, k))
-            check(dtype != "F16" or np.isinf(got["bert.embeddings.word_embeddings.weight"].flat[6]),
-                  "F16: 7e4 overflows to inf")
             check_saved_header(os.path.join(out, "model.safetensors"), what)
             with open(os.path.join(out, "config.json")) as f:
                 cfg = json.load(f)

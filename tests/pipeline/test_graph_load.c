@@ -94,6 +94,12 @@ static void test_sets(void)
     CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set in.user with a tab");
     CHECK(strstr(parley_errmsg(), "param user: user id: control character U+0009 at byte 1"), "%s",
           parley_errmsg());
+    const char *badchoice[] = { "out.format=xml", NULL };
+    o.set = badchoice;
+    CHECK(pipe_graph_load(path, &o, &g) == PARLEY_ERR_CONFIG && !g, "--set outside the choices");
+    CHECK(!strcmp(parley_errmsg(),
+                  "--set out.format:1:1: param 'format': 'xml' is not one of: json, chat"),
+          "%s", parley_errmsg());
 }
 
 static void test_relative(void)

@@ -80,7 +80,9 @@ typedef struct parley_nlu_result {
 
 /* Parses one utterance. Words are the whitespace-separated parts of `text`; a slot value
  * covers whole words, minus punctuation pieces at its two ends ("boston?" gives "boston").
- * Invalid UTF-8 fails with PARLEY_ERR_UTF8 and the byte offset in parley_errmsg().
+ * Invalid UTF-8 fails with PARLEY_ERR_UTF8 and the byte offset in parley_errmsg(). Scores
+ * that are not finite numbers (an overflow on a GPU at fp16 or bf16) fail with
+ * PARLEY_ERR_UNSUPPORTED: such a text gets no result rather than a meaningless one.
  * On success *out is owned by the caller (parley_nlu_result_free). */
 PARLEY_API parley_status parley_nlu_parse(parley_nlu *nlu, const char *text,
                                           parley_nlu_result **out);

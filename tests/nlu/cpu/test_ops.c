@@ -93,10 +93,41 @@ static void test_vecmath(void)
     CHECK(cpu_normal_cdf(40.0f) == 1.0f && cpu_normal_cdf(-40.0f) >= 0.0f &&
                   cpu_normal_cdf(-40.0f) < 1e-37f,
           "Phi saturates: %g %g", cpu_normal_cdf(40.0f), cpu_normal_cdf(-40.0f));
-    CHECK(cpu_expf(-1000.0f) >= 0.0f && cpu_expf(-1000.0f) < 1e-37f, "exp underflow %g",
-          cpu_expf(-1000.0f));
     CHECK(fabs(cpu_exp_sum(-80.0f, 0.25f) - exp(-79.75)) < 4 * FLT_EPSILON * exp(-79.75),
           "exp(a + b) keeps b's digits: %g vs %g", cpu_exp_sum(-80.0f, 0.25f), exp(-79.75));
+}
+
+/* exp at the edges of float and beyond: defined for every input (under UBSan a NaN once
+ * reached a float-to-int conversion and overflowed), with libm's limits. */
+static void test_exp_limits(void)
+{
+    /* Near overflow and at the bottom of the normal floats: within a few ulps of libm. */
+    double worst = 0;
+    for (int i = 0; i <= 20000; i++) {
+        float x = 88.0f + 0.72f * (float)i / 20000.0f, y = -87.0f - 0.33f * (float)i / 20000.0f;
+        double ex = exp((double)x), ey = exp((double)y);
+        worst = fmax(worst, fmax(fabs(cpu_expf(x) - ex) / ex, fabs(cpu_expf(y) - ey) / ey));
+    }
+    CHECK(worst < 4 * FLT_EPSILON, "exp on [88, 88.72] and [-87.33, -87]: relative error %g",
+          worst);
+    CHECK(cpu_expf(88.7f) < INFINITY && cpu_expf(88.75f) == INFINITY &&
+                  cpu_expf(89.5f) == INFINITY && cpu_expf(1e30f) == INFINITY &&
+                  cpu_expf(INFINITY) == INFINITY,
+          "overflow to inf: %g %g", cpu_expf(88.7f), cpu_expf(88.75f));
+    /* Below the normal floats: 0 (no subnormals, which cost ten times as much). */
+    CHECK(cpu_expf(-87.33f) >= FLT_MIN && cpu_expf(-87.34f) == 0.0f && cpu_expf(-1000.0f) == 0.0f &&
+                  cpu_expf(-INFINITY) == 0.0f,
+          "flush to 0: %g %g", cpu_expf(-87.33f), cpu_expf(-87.34f));
+    CHECK(isnan(cpu_expf(NAN)) && isnan(cpu_exp_sum(INFINITY, -INFINITY)) &&
+                  isnan(cpu_exp_sum(1.0f, NAN)) && isnan(cpu_exp_sum(NAN, -INFINITY)),
+          "NaN in, NaN out");
+    CHECK(cpu_exp_sum(1e30f, -1e30f) == 1.0f && cpu_exp_sum(FLT_MAX, FLT_MAX) == INFINITY &&
+                  cpu_exp_sum(-FLT_MAX, -FLT_MAX) == 0.0f,
+          "huge a with b: %g", cpu_exp_sum(1e30f, -1e30f));
+    CHECK(cpu_normal_cdf(-INFINITY) == 0.0f && cpu_normal_cdf(INFINITY) == 1.0f &&
+                  isnan(cpu_normal_cdf(NAN)),
+          "Phi at the infinities and NaN: %g %g", cpu_normal_cdf(-INFINITY),
+          cpu_normal_cdf(INFINITY));
 }
 
 /* |fast - ref| <= 1e-5 * (sum_k |x_k w_k| + |bias|) per element: the scale of the dot
@@ -486,6 +517,7 @@ int main(void)
           cpu_threads_for(1000, 1 << 19));
     bert_set_threads(0);
     test_vecmath();
+    test_exp_limits();
     test_matmul();
     test_layernorm();
     test_gelu();

@@ -249,6 +249,17 @@ static void test_strings(void)
         check_example(ds, 1, "\xC3\xA9 v", "a", "B-t O");
     }
     ds_free(ds);
+    /* No slot annotation anywhere: no slot names, and the tag set is "O" alone. */
+    const char *plain = "nlu:\n- intent: b\n  examples: [x y]\n- intent: a\n  examples: [z]\n";
+    CHECK(ds_load_rasa_string("p.yaml", plain, strlen(plain), &ds) == PARLEY_OK, "no slots: %s",
+          parley_errmsg());
+    if (ds) {
+        CHECK(ds->n_slots == 0 && ds->n_tags == 1 && !strcmp(ds->tags[0], "O"),
+              "tags without slots");
+        check_example(ds, 0, "x y", "b", "O O");
+    }
+    ds_free(ds);
+    ds = NULL;
     /* The annotation JSON may escape characters; the canonical value is decoded. */
     const char *esc = "nlu:\n- intent: a\n  examples: |\n    - [x]{\"entity\": \"s\", \"value\": "
                       "\"\\u00e9\\ud83d\\ude00\\\"\"}\n";

@@ -247,6 +247,89 @@ static void test_files(void)
     unlink(path);
 }
 
+/* Text being built, with its column (in characters) on the current line. */
+typedef struct text_buf {
+    char *s;
+    size_t len, col;
+} text_buf;
+
+static void put(text_buf *t, const char *s)
+{
+    for (; *s; s++) {
+        t->s[t->len++] = *s;
+        t->col += ((unsigned char)*s & 0xC0) != 0x80;
+        t->col = *s == '\n' ? 0 : t->col;
+    }
+    t->s[t->len] = '\0';
+}
+
+/* A one-line flow collection of about `bytes` bytes: {k0: é, k1: é, ...} or [é0, é1, ...]
+ * ('é' being two bytes and one column). The last scalar must sit at the column counted
+ * while writing it. */
+static void check_long_line(int map, size_t bytes)
+{
+    text_buf t = { malloc(bytes + 64), 0, 0 };
+    size_t count = 0, last_col = 0;
+    char item[32];
+    if (!t.s)
+        return;
+    put(&t, map ? "{" : "[");
+    while (t.len < bytes) {
+        put(&t, count ? ", " : "");
+        last_col = t.col + 1;
+        snprintf(item, sizeof item, map ? "k%zu: \xC3\xA9" : "\xC3\xA9%zu", count++);
+        put(&t, item);
+    }
+    put(&t, map ? "}\n" : "]\n");
+    yd_doc *d = NULL;
+    parley_status st = yd_parse_string("t.yaml", t.s, t.len, &d);
+    CHECK(st == PARLEY_OK, "long %s line: %s", map ? "mapping" : "sequence", parley_errmsg());
+    const yd_node *r = d ? yd_root(d) : NULL;
+    CHECK(r && r->n == count, "%zu items", count);
+    if (r && r->n == count) {
+        const yd_node *last = map ? r->keys[count - 1] : r->items[count - 1];
+        CHECK(last->line == 1 && last->col == (int)last_col, "last at 1:%zu, not %d:%d", last_col,
+              last->line, last->col);
+        const yd_node *v = r->items[count - 1];
+        int vcol = map ? (int)(last_col + strlen(last->str) + 2) : (int)last_col; /* "kN: " */
+        CHECK(v->line == 1 && v->col == vcol, "last value at 1:%d, not %d:%d", vcol, v->line,
+              v->col);
+        check_pos(v, 2, 1, vcol + 1); /* the byte after 'é': one column on */
+    }
+    yd_free(d);
+    free(t.s);
+}
+
+static void test_scale(void)
+{
+    check_long_line(1, 1 << 20);
+    check_long_line(0, 1 << 20);
+
+    /* KEYS distinct keys, then the 124th again: found, and named with both positions. */
+    enum { KEYS = 200000 };
+    text_buf t = { malloc(16 * (size_t)KEYS), 0, 0 };
+    char item[32];
+    if (!t.s)
+        return;
+    for (int i = 0; i < KEYS; i++) {
+        snprintf(item, sizeof item, "k%d: 1\n", i);
+        put(&t, item);
+    }
+    put(&t, "k123: 2\n");
+    char want[96];
+    snprintf(want, sizeof want, "t.yaml:%d:1: duplicate key 'k123' (first at line 124, column 1)",
+             KEYS + 1);
+    expect_error(t.s, PARLEY_ERR_FORMAT, want);
+    t.len -= strlen("k123: 2\n");
+    t.s[t.len] = '\0';
+    yd_doc *d = parse(t.s);
+    const yd_node *r = d ? yd_root(d) : NULL;
+    CHECK(r && r->n == KEYS && yd_get(r, "k199999") == r->items[KEYS - 1], "%d distinct keys",
+          KEYS);
+    yd_free(d);
+    free(t.s);
+}
+
 /* Parse, look up and free under every allocation failure (tests/fault.h). */
 static parley_status parse_free(void *ctx)
 {
@@ -268,6 +351,7 @@ int main(void)
     test_scalar_positions();
     test_syntax_errors();
     test_files();
+    test_scale();
     long points = fault_sweep("parse", parse_free, NULL);
     CHECK(points > 10, "%ld allocation failure points", points);
     return check_done();

@@ -4,7 +4,8 @@ Ctrl-C and --resume.
 Runs $PARLEY_BIN on the tiny synthetic set in tests/nlu/train/tiny/ (and a JointBERT
 copy of it written here): --help; every kind of usage error (exit 2); bad data (exit 1,
 FILE:LINE:COL of the culprit); a small training run whose plain log lines, summary and
-model directory are checked, the model then used by `parley nlu predict`; and a run
+model directory are checked, the model then used by `parley nlu predict`; the same for
+data without a single slot annotation; and a run
 interrupted by SIGINT (exit 130, state kept) then continued with --resume, which must end
 with the same files, byte for byte, as an uninterrupted run. `parley pretrain`: --help,
 usage errors, bad text (FILE:LINE:COL), a run on the tiny set's utterances whose log and
@@ -25,6 +26,7 @@ TINY = os.path.join(HERE, "..", "..", "nlu", "train", "tiny")
 DATA = os.path.join(TINY, "nlu.yaml")
 DEV = os.path.join(TINY, "dev.yaml")
 BAD = os.path.join(TINY, "bad.yaml")
+NO_SLOTS = os.path.join(TINY, "no_slots.yaml")
 BIN = os.environ.get("PARLEY_BIN")
 SMALL = ["--layers", "2", "--hidden", "64", "--heads", "2", "--intermediate", "128",
          "--max-positions", "32", "--batch", "8", "--lr", "3e-3", "--threads", "1"]
@@ -145,6 +147,24 @@ def write_jointbert(dst):
             f.write("".join(r[col] + "\n" for r in rows))
 
 
+def test_no_slots(tmp):
+    """Data without any slot annotation: one tag, "O"; training and prediction still work."""
+    out = os.path.join(tmp, "no_slots")
+    r = run(["--data", NO_SLOTS, "--out", out, "--epochs", "1", "--layers", "1", "--hidden", "32",
+             "--heads", "2", "--intermediate", "64"])
+    check(r.returncode == 0 and "6 examples, 2 intents, 1 slot tags" in r.stderr,
+          "train without slots: rc %d, stderr %r" % (r.returncode, r.stderr[-2000:]))
+    if r.returncode:
+        return
+    with open(os.path.join(out, "config.json")) as f:
+        check(json.load(f)["slot_labels"] == ["O"], "slot labels of a model without slots")
+    p = subprocess.run([BIN, "nlu", "predict", "--model", out], input="see you later\n", capture_output=True,
+                       text=True, timeout=60)
+    got = json.loads(p.stdout) if p.returncode == 0 else {}
+    check(got.get("tags") == ["O", "O", "O"] and got.get("slots") == [], "predict without slots: %r %r"
+          % (p.stdout, p.stderr))
+
+
 def test_jointbert(tmp):
     src = os.path.join(tmp, "jb")
     write_jointbert(src)
@@ -253,6 +273,7 @@ def main():
         test_usage_errors(tmp)
         test_failures(tmp)
         test_train_and_predict(tmp)
+        test_no_slots(tmp)
         test_jointbert(tmp)
         test_interrupt_and_resume(tmp)
         test_pretrain(tmp)
