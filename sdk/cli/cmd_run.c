@@ -10,12 +10,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sdk/cli/cli.h"
-
-enum { MAX_SETS = 32 };
 
 static void print_event(const parley_event *ev, void *user)
 {
@@ -88,21 +87,6 @@ static int run_graph(const char *path, const char *const *sets, const char *bann
     return 0;
 }
 
-/* Collects `--set X=Y` options into sets (NULL-terminated); returns the index of the first
- * other argument, or -1 after printing an error. */
-static int parse_sets(int argc, char **argv, int i, const char **sets, int *n)
-{
-    for (; i < argc; i++) {
-        if (!strcmp(argv[i], "--set") && i + 1 < argc && *n < MAX_SETS) {
-            sets[(*n)++] = argv[++i];
-        } else {
-            break;
-        }
-    }
-    sets[*n] = NULL;
-    return i;
-}
-
 static void run_usage(FILE *f)
 {
     fprintf(f,
@@ -118,17 +102,25 @@ static void run_usage(FILE *f)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *sets[MAX_SETS + 1];
-    int n = 0;
     if (argc >= 2 && cli_is_help(argv[1])) {
         run_usage(stdout);
         return 0;
     }
-    if (argc < 2 || argv[1][0] == '-' || parse_sets(argc, argv, 2, sets, &n) != argc) {
+    /* Every argument after the graph is a `--set X=Y` pair: at most argc of them. */
+    const char **sets = calloc((size_t)argc, sizeof *sets);
+    int n = 0, i = 2;
+    while (sets && i + 1 < argc && !strcmp(argv[i], "--set")) {
+        sets[n++] = argv[i + 1];
+        i += 2;
+    }
+    if (!sets || argc < 2 || argv[1][0] == '-' || i != argc) {
+        free(sets);
         run_usage(stderr);
         return 2;
     }
-    return run_graph(argv[1], sets, NULL);
+    int rc = run_graph(argv[1], sets, NULL);
+    free(sets);
+    return rc;
 }
 
 static void chat_usage(FILE *f)
@@ -141,11 +133,19 @@ static void chat_usage(FILE *f)
                "  --verbose   also show the intent, its confidence and the slots\n");
 }
 
+/* True when one of the user's `--set`s names param `param` ("text.stdout.format") of the
+ * node kind, so chat's own default for it gives way. */
+static int user_sets(const char *const *sets, int n, const char *param)
+{
+    size_t len = strlen(param);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(sets[i], param, len) && sets[i][len] == '=')
+            return 1;
+    return 0;
+}
+
 int cmd_chat(int argc, char **argv)
 {
-    const char *sets[MAX_SETS + 1];
-    char user_set[512];
-    int n = 0, i = 2;
     if (argc >= 2 && cli_is_help(argv[1])) {
         chat_usage(stdout);
         return 0;
@@ -154,25 +154,52 @@ int cmd_chat(int argc, char **argv)
         chat_usage(stderr);
         return 2;
     }
-    sets[n++] = "text.stdout.format=chat";
-    sets[n++] = "text.stdout.prompt=you> ";
-    if (!isatty(STDIN_FILENO)) /* a script: show its lines, as a terminal would */
-        sets[n++] = "text.stdout.echo=true";
-    for (; i < argc; i++) {
-        if (!strcmp(argv[i], "--user") && i + 1 < argc) {
-            snprintf(user_set, sizeof user_set, "text.stdin.user=%s", argv[++i]);
-            sets[n++] = user_set;
+    /* The user's --sets first, then chat's defaults for what they left alone: at most argc
+     * + 4 entries, whatever the arguments. */
+    const char **sets = calloc((size_t)argc + 5, sizeof *sets);
+    const char *user = NULL;
+    char *user_set = NULL;
+    int n = 0, verbose = 0, rc = 2;
+    if (!sets)
+        goto done;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--user") && i + 1 < argc && !user) {
+            user = argv[++i];
         } else if (!strcmp(argv[i], "--verbose")) {
-            sets[n++] = "text.stdout.verbose=true";
-        } else if (!strcmp(argv[i], "--set") && i + 1 < argc && n < MAX_SETS) {
+            verbose = 1;
+        } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             sets[n++] = argv[++i];
         } else {
+            fprintf(stderr, "parley: chat: %s%s\n", argv[i],
+                    !strcmp(argv[i], "--user") && user ? " is given twice" : ": not understood");
             chat_usage(stderr);
-            return 2;
+            goto done;
         }
     }
-    sets[n] = NULL;
-    return run_graph(argv[1], sets, "you> ");
+    int n_user = n;
+    if (user) {
+        if (user_sets(sets, n_user, "text.stdin.user")) {
+            fprintf(stderr, "parley: chat: --user and --set text.stdin.user both name the user\n");
+            goto done;
+        }
+        static const char prefix[] = "text.stdin.user=";
+        if (!(user_set = malloc(sizeof prefix + strlen(user))))
+            goto done;
+        sets[n++] = strcat(strcpy(user_set, prefix), user);
+    }
+    if (!user_sets(sets, n_user, "text.stdout.format"))
+        sets[n++] = "text.stdout.format=chat";
+    if (!user_sets(sets, n_user, "text.stdout.prompt"))
+        sets[n++] = "text.stdout.prompt=you> ";
+    if (!isatty(STDIN_FILENO) && !user_sets(sets, n_user, "text.stdout.echo"))
+        sets[n++] = "text.stdout.echo=true"; /* a script: show its lines, as a terminal would */
+    if (verbose && !user_sets(sets, n_user, "text.stdout.verbose"))
+        sets[n++] = "text.stdout.verbose=true";
+    rc = run_graph(argv[1], sets, "you> ");
+done:
+    free(user_set);
+    free(sets);
+    return rc;
 }
 
 static void print_kind(const parley_kind_info *k)
