@@ -119,6 +119,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and "parley> How many large pizzas with ham" in text
           and "intent: order_pizza" in text and "size=large" in text, "chat: %s" % text)
 
+    # Flags repeated many times are options, not a fixed array's worth: the same chat works
+    # with 40 --verbose, and a second --user is refused as such.
+    p = subprocess.run([parley, "chat", graph, "--user", "dave"] + ["--verbose"] * 40 + sets(tmp),
+                       input=b"i want a large pizza with ham\n", capture_output=True, timeout=120)
+    check(p.returncode == 0 and "size=large" in p.stdout.decode(),
+          "chat with 40 --verbose: %d %s" % (p.returncode, p.stderr.decode()[-300:]))
+    p = subprocess.run([parley, "chat", graph, "--user", "a", "--user", "b"], input=b"",
+                       capture_output=True, timeout=60)
+    check(p.returncode == 2 and b"--user is given twice" in p.stderr,
+          "chat --user twice: %d %s" % (p.returncode, p.stderr.decode()[-300:]))
+
 # Many malformed lines through the echo graph (no model): one strict JSON line per line that
 # is not blank, each naming its input line when it is an error, in input order (one worker).
 echo = os.path.join(root, "tests", "services", "lines", "echo.yaml")
