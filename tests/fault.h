@@ -42,6 +42,22 @@ static void fault_free(void *p, void *ud)
     free(p);
 }
 
+/* Routes the library's allocations through the counting allocator, with allocation number
+ * `fail_at` failing (0: none), for a test that walks the failures itself; fault_off() puts
+ * the default allocator back. fault_calls and fault_live count from here. */
+static inline void fault_on(long fail_at)
+{
+    static const parley_allocator a = { fault_malloc, fault_realloc, fault_free, NULL };
+    fault_fail_at = fail_at;
+    fault_calls = fault_live = 0;
+    parley_set_allocator(&a);
+}
+
+static inline void fault_off(void)
+{
+    parley_set_allocator(NULL);
+}
+
 /* The operation under test: it must free all it made before returning, success or not. */
 typedef parley_status (*fault_op)(void *ctx);
 
@@ -49,14 +65,11 @@ typedef parley_status (*fault_op)(void *ctx);
  * points walked (callers may check it is large enough to mean something). */
 static inline long fault_sweep(const char *what, fault_op op, void *ctx)
 {
-    parley_allocator a = { fault_malloc, fault_realloc, fault_free, NULL };
     long n;
     for (n = 1; n < 1000000; n++) {
-        fault_fail_at = n;
-        fault_calls = fault_live = 0;
-        parley_set_allocator(&a);
+        fault_on(n);
         parley_status st = op(ctx);
-        parley_set_allocator(NULL);
+        fault_off();
         if (st == PARLEY_OK && fault_calls < n)
             break;
         if (st != PARLEY_ERR_NOMEM || fault_live != 0) {

@@ -9,6 +9,7 @@
 #include "nlu/train/bert_train.h"
 #include "nlu/cpu/ops.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static unsigned long long rng_state = 0x853c49e6748fea9bull;
 static double urand(void) /* [0, 1) */
@@ -264,36 +265,18 @@ static void test_bad_input(const bert_model *m)
     free(g);
 }
 
-static long fail_at, alloc_count;
-static void *fi_malloc(size_t n, void *ud)
-{
-    (void)ud;
-    return ++alloc_count == fail_at ? NULL : malloc(n);
-}
-static void *fi_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    return ++alloc_count == fail_at ? NULL : realloc(p, n);
-}
-static void fi_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
-
 /* Fails the Nth allocation for N = 1, 2, ... until a step needs fewer than N; the same with
  * a workspace, which must stay usable after a failure. */
 static void test_alloc_failures(const bert_model *m)
 {
     float *g = calloc(m->n_params, sizeof *g);
     bert_loss loss;
-    parley_allocator a = { fi_malloc, fi_realloc, fi_free, NULL };
     int clean = 1, completed = 0;
+    long fail_at;
     for (fail_at = 1; fail_at < 1000 && !completed; fail_at++) {
-        alloc_count = 0;
-        parley_set_allocator(&a);
+        fault_on(fail_at);
         parley_status st = step(m, 0.1f, 1, g, &loss, NULL, NULL);
-        parley_set_allocator(NULL);
+        fault_off();
         if (st == PARLEY_OK)
             completed = 1;
         else if (st != PARLEY_ERR_NOMEM || !strstr(parley_errmsg(), "activations"))
@@ -306,11 +289,9 @@ static void test_alloc_failures(const bert_model *m)
     bert_labels y = { intents, slots, 1.0f };
     CHECK(bert_train_step_ws(&ws, m, &small, &y, 0.1f, 1, g, &loss, NULL, NULL) == PARLEY_OK,
           "a small batch: %s", parley_errmsg());
-    alloc_count = 0;
-    fail_at = 1;
-    parley_set_allocator(&a);
+    fault_on(1);
     parley_status st = bert_train_step_ws(&ws, m, &full, &y, 0.1f, 1, g, &loss, NULL, NULL);
-    parley_set_allocator(NULL);
+    fault_off();
     CHECK(st == PARLEY_ERR_NOMEM && !ws.block && !ws.cap, "growing the workspace fails cleanly");
     CHECK(bert_train_step_ws(&ws, m, &full, &y, 0.1f, 1, g, &loss, NULL, NULL) == PARLEY_OK,
           "the workspace works after a failure: %s", parley_errmsg());

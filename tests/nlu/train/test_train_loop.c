@@ -17,6 +17,7 @@
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/train/train.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 #include "tests/nlu/train/train_test.h"
 
 static tiny_files files;
@@ -377,23 +378,6 @@ static void test_errors(void)
 
 /* ---- allocation failures ----------------------------------------------------------------- */
 
-static long fail_at, alloc_count;
-static void *t_malloc(size_t n, void *u)
-{
-    (void)u;
-    return ++alloc_count == fail_at ? NULL : malloc(n);
-}
-static void *t_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    return ++alloc_count == fail_at ? NULL : realloc(p, n);
-}
-static void t_free(void *p, void *u)
-{
-    (void)u;
-    free(p);
-}
-
 /* Every allocation of a short run (2 epochs with dev, so saves and a state switch happen)
  * fails in turn (every 11th; all with PARLEY_TEST_FULL=1, which is slow because each save
  * syncs to disk): each failure must be clean, and what is on disk must stay loadable. */
@@ -401,7 +385,6 @@ static void test_alloc_failures(void)
 {
     path o = path_in(files.tmp, "alloc");
     const char *out = o.s;
-    parley_allocator al = { t_malloc, t_realloc, t_free, NULL };
     parley_train_params p = tiny(out, 2);
     p.dev = files.dev;
     p.shape.layers = 1;
@@ -409,11 +392,11 @@ static void test_alloc_failures(void)
     p.shape.intermediate = 16;
     p.batch = 20;
     int ok = 0, stride = getenv("PARLEY_TEST_FULL") ? 1 : 11;
+    long fail_at;
     for (fail_at = 1; fail_at < 1000000 && !ok; fail_at += stride) {
-        alloc_count = 0;
-        parley_set_allocator(&al);
+        fault_on(fail_at);
         parley_status st = parley_train_run(&p, NULL);
-        parley_set_allocator(NULL);
+        fault_off();
         if (st == PARLEY_OK) {
             ok = 1;
             break;
