@@ -17,18 +17,11 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/model.h"
 #include "tests/check.h"
+#include "tests/nlu/random_model.h"
 
-static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
-static double urand(void) /* [0, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
 static int irand(int lo, int hi)
 {
-    return lo + (int)(urand() * (hi - lo + 1));
+    return lo + (int)(test_urand() * (hi - lo + 1));
 }
 static const int odd_sizes[] = { 1, 2, 3, 17, 31, 63, 64, 65, 127, 128 };
 static int odd_size(int max)
@@ -44,7 +37,7 @@ static float *rand_buf(size_t n, float scale)
 {
     float *p = malloc((n ? n : 1) * sizeof *p);
     for (size_t i = 0; i < n; i++)
-        p[i] = (float)((urand() * 2 - 1) * scale);
+        p[i] = (float)((test_urand() * 2 - 1) * scale);
     return p;
 }
 
@@ -367,37 +360,12 @@ static void forward_ref(const bert_model *m, const bert_batch *bt, float *intent
     free(h), free(qkv), free(att), free(proj), free(ffn), free(cls), free(pooled);
 }
 
-static char *intent_names[] = { "a", "b", "c", "d", "e" };
-static char *slot_names[] = { "O", "B-x", "I-x", "B-y", "I-y", "B-z", "I-z" };
-
+/* Weights of order 0.5 and LayerNorm gains around 1 give logits of order 1, so the comparison
+ * is sensitive (BERT's 0.02 init gives tiny ones). */
 static bert_model *random_model(int V, int H, int L, int NH, int I, int P)
 {
-    bert_config c = { .vocab_size = V,
-                      .hidden = H,
-                      .layers = L,
-                      .heads = NH,
-                      .intermediate = I,
-                      .max_positions = P,
-                      .type_vocab = 2,
-                      .ln_eps = 1e-12f,
-                      .n_intents = 5,
-                      .intent_labels = intent_names,
-                      .n_slots = 7,
-                      .slot_labels = slot_names };
-    bert_model *m = NULL;
-    parley_status st = bert_model_alloc(&c, NULL, &m);
-    CHECK(st == PARLEY_OK, "bert_model_alloc: %s", parley_errmsg());
-    if (!m)
-        return NULL;
-    /* Weights of std 0.3 and LayerNorm gains around 1 give logits of order 1, so the
-     * comparison is sensitive (BERT's 0.02 init gives tiny ones). */
-    for (size_t i = 0; i < m->n_params; i++)
-        m->params[i] = (float)((urand() * 2 - 1) * 0.5);
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < H; k++) {
-            m->w.ln1_w[(size_t)l * H + k] = (float)(0.5 + urand());
-            m->w.ln2_w[(size_t)l * H + k] = (float)(0.5 + urand());
-        }
+    bert_model *m = test_random_model((test_shape){ V, H, L, NH, I, P, 5, 7 }, 0.5);
+    CHECK(m != NULL, "random model");
     return m;
 }
 

@@ -19,21 +19,13 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cpu/ops_backward.h"
 #include "tests/check.h"
-
-static unsigned long long rng_state = 0x2545f4914f6cdd1dull;
-static double urand(void) /* [0, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
+#include "tests/nlu/random_model.h"
 
 static float *rand_buf(size_t n, float scale)
 {
     float *p = malloc((n ? n : 1) * sizeof *p);
     for (size_t i = 0; i < n; i++)
-        p[i] = (float)((urand() * 2 - 1) * scale);
+        p[i] = (float)((test_urand() * 2 - 1) * scale);
     return p;
 }
 
@@ -288,7 +280,7 @@ static void test_xent(int M, int C)
     float *loss = zero_buf(M), *loss_ref = zero_buf(M);
     int *labels = malloc((size_t)M * sizeof *labels);
     for (int i = 0; i < M; i++)
-        labels[i] = i % 3 == 1 ? -1 : (int)(urand() * C);
+        labels[i] = i % 3 == 1 ? -1 : (int)(test_urand() * C);
     x[0] = 80.0f; /* a large logit must not overflow */
     xent_ctx ctx = { M, C, labels, 0.37f };
     cpu_softmax_xent(g, loss, x, labels, M, C, ctx.scale);
@@ -430,7 +422,7 @@ static void test_embedding(void)
     const int len[B] = { 4, 9, 1 }, pad = 0;
     int ids[14];
     for (int i = 0; i < 14; i++)
-        ids[i] = i % 5 == 2 ? 6 : (int)(urand() * V); /* id 6 repeats; id 0 (pad) may occur */
+        ids[i] = i % 5 == 2 ? 6 : (int)(test_urand() * V); /* id 6 repeats; id 0 (pad) may occur */
     ids[3] = pad;
     float *word = rand_buf(V * H, 1), *pos = rand_buf(P * H, 1), *type = rand_buf(TT * H, 1);
     float *sum = zero_buf(14 * H), *dsum = rand_buf(14 * H, 1);
@@ -543,6 +535,7 @@ static void test_dropout(void)
 
 int main(void)
 {
+    test_seed(0x2545f4914f6cdd1dull);
     test_matmul(5, 7, 3);
     test_matmul(9, 17, 13);
     test_matmul(130, 65, 70);

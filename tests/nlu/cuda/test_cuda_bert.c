@@ -14,7 +14,7 @@
 #include "nlu/bert.h"
 #include "nlu/cuda/cuda_bert.h"
 #include "tests/check.h"
-#include "tests/nlu/cuda/model.h"
+#include "tests/nlu/random_model.h"
 
 static float max_abs(const float *x, size_t n)
 {
@@ -61,7 +61,8 @@ static void compare(const bert_model *m, cuda_bert *g, cuda_precision prec, int 
 
 static void test_model(int H, int NH, int P, float scale)
 {
-    bert_model *m = gpu_test_model(97, H, 2, NH, 2 * H + 8, P, 5, 7, scale, 42);
+    test_seed(42);
+    bert_model *m = test_random_model((test_shape){ 97, H, 2, NH, 2 * H + 8, P, 5, 7 }, scale);
     CHECK(m != NULL, "model");
     if (!m)
         return;
@@ -112,7 +113,8 @@ int main(void)
     test_model(64, 4, 64, 0.08f);  /* D = 16 */
     test_model(96, 2, 128, 0.05f); /* D = 48 */
     cuda_bert *g;
-    bert_model *m = gpu_test_model(50, 32, 1, 2, 40, 16, 3, 3, 0.1f, 1);
+    test_seed(1);
+    bert_model *m = test_random_model((test_shape){ 50, 32, 1, 2, 40, 16, 3, 3 }, 0.1f);
     CHECK(m && cuda_bert_open(m, 99, CUDA_PREC_FP16, &g) == PARLEY_ERR_DEVICE &&
                   strstr(parley_errmsg(), "cuda:99"),
           "a missing device: %s", parley_errmsg());

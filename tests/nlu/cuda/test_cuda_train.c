@@ -16,7 +16,7 @@
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "tests/check.h"
-#include "tests/nlu/cuda/model.h"
+#include "tests/nlu/random_model.h"
 
 static float max_abs(const float *x, size_t n)
 {
@@ -124,7 +124,8 @@ static void compare_steps(bert_model *m, const batch *bt)
 
 static void test_model(int H, int NH, int P, float scale)
 {
-    bert_model *m = gpu_test_model(97, H, 2, NH, 2 * H + 8, P, 5, 7, scale, 42);
+    test_seed(42);
+    bert_model *m = test_random_model((test_shape){ 97, H, 2, NH, 2 * H + 8, P, 5, 7 }, scale);
     CHECK(m != NULL, "model");
     if (!m)
         return;

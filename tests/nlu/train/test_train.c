@@ -9,45 +9,18 @@
 #include "nlu/train/bert_train.h"
 #include "nlu/cpu/ops.h"
 #include "tests/check.h"
+#include "tests/nlu/random_model.h"
 #include "tests/fault.h"
 
-static unsigned long long rng_state = 0x853c49e6748fea9bull;
-static double urand(void) /* [0, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
-static char *intent_names[] = { "a", "b", "c", "d", "e" };
-static char *slot_names[] = { "O", "B-x", "I-x", "B-y", "I-y", "B-z", "I-z" };
 enum { V = 40, H = 32, L = 2, NH = 4, I = 64, P = 20, NI = 5, NS = 7, B = 3, N = 17 };
 
 /* Weights of order 0.5 and LayerNorm gains around 1: logits of order 1, gradients that are
  * not tiny, so differences show. */
 static bert_model *random_model(void)
 {
-    bert_config c = { .vocab_size = V,
-                      .hidden = H,
-                      .layers = L,
-                      .heads = NH,
-                      .intermediate = I,
-                      .max_positions = P,
-                      .type_vocab = 2,
-                      .ln_eps = 1e-12f,
-                      .n_intents = NI,
-                      .intent_labels = intent_names,
-                      .n_slots = NS,
-                      .slot_labels = slot_names };
-    bert_model *m = NULL;
-    CHECK(bert_model_alloc(&c, NULL, &m) == PARLEY_OK, "bert_model_alloc: %s", parley_errmsg());
+    bert_model *m = test_random_model((test_shape){ V, H, L, NH, I, P, NI, NS }, 0.5);
     if (!m)
-        exit(check_done());
-    for (size_t i = 0; i < m->n_params; i++)
-        m->params[i] = (float)((urand() * 2 - 1) * 0.5);
-    for (int k = 0; k < L * H; k++)
-        m->w.ln1_w[k] = m->w.ln2_w[k] = (float)(0.5 + urand());
+        exit(1);
     return m;
 }
 
@@ -57,11 +30,11 @@ static int ids[N], intents[B], slots[N];
 static void make_batch(void)
 {
     for (int i = 0; i < N; i++) {
-        ids[i] = 1 + (int)(urand() * (V - 1));
-        slots[i] = i % 4 == 0 ? -1 : (int)(urand() * NS);
+        ids[i] = 1 + (int)(test_urand() * (V - 1));
+        slots[i] = i % 4 == 0 ? -1 : (int)(test_urand() * NS);
     }
     for (int s = 0; s < B; s++)
-        intents[s] = (int)(urand() * NI);
+        intents[s] = (int)(test_urand() * NI);
 }
 
 static double max_abs(const float *a, size_t n)
@@ -330,6 +303,7 @@ static void test_decay_mask(const bert_model *m)
 
 int main(void)
 {
+    test_seed(0x853c49e6748fea9bull);
     bert_model *m = random_model();
     make_batch();
     test_dropout_determinism(m);
