@@ -4,13 +4,15 @@
  * (YAML comments, so the file stays the same) also become --set overrides, up to four, so
  * the override parser is fuzzed with the graph it applies to. The graph is built without
  * creating nodes (as pipe_graph_check does: no model is opened, no store or file other than
- * the graph is touched). A refusal must carry a message; a graph that loads must be what the
- * loader promises: named nodes of known kinds, names unique, every link between existing
- * nodes and going forward (sources first) except into a node that ends turns.
+ * the graph is touched), against the library's table of kinds (sdk/lib/kinds.h). A refusal
+ * must carry a message; a graph that loads must be what the loader promises: named nodes of
+ * those kinds, names unique, every link between existing nodes and going forward (sources
+ * first) except into a node that ends turns.
  */
 #include <string.h>
 
 #include "pipeline/graph_impl.h"
+#include "sdk/lib/kinds.h"
 #include "tests/fuzz/fuzz_input.h"
 
 enum { MAX_SETS = 4 };
@@ -21,7 +23,10 @@ static void check_graph(const pipe_graph *g)
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pipe_node *nd = g->nodes[i];
         FUZZ_EXPECT(nd && nd->kind && nd->name && *nd->name, "node %zu is named, of a kind", i);
-        FUZZ_EXPECT(pipe_kind_find(nd->kind->name) == nd->kind, "node %s: a registered kind",
+        size_t k = 0;
+        while (lib_kinds[k] && lib_kinds[k] != nd->kind)
+            k++;
+        FUZZ_EXPECT(lib_kinds[k] != NULL, "node %s: a kind of the table it was loaded with",
                     nd->name);
         FUZZ_EXPECT(!nd->created && !nd->state, "node %s: not created by a check", nd->name);
         for (size_t j = 0; j < i; j++)
@@ -51,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n_sets++;
         at = nl ? end + 1 : size;
     }
-    pipe_graph_opts opts = { .set = (const char *const *)sets };
+    pipe_graph_opts opts = { .set = (const char *const *)sets, .kinds = lib_kinds };
     pipe_graph *g = NULL;
     parley_status st = pipe_graph_build(fuzz_write("graph.yaml", data, size), &opts, 0, &g);
     if (st == PARLEY_OK) {

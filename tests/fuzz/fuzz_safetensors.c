@@ -7,12 +7,14 @@
  * inside the mapping and no two overlapping, F32/F16/BF16 readable as FP32 and other dtypes
  * refused as unsupported). Then bert_model_load() on a folder whose config.json and
  * vocab.txt are this file's fixed tiny model (below) and whose model.safetensors is the
- * input: it must refuse with a message or hand out a model of exactly that config.
+ * input: it must refuse with a message or hand out a model of exactly that config whose
+ * every weight is finite and at most 1e4 in magnitude (nlu/model_io.c's limit).
  *
  * Seeds: `PARLEY_FUZZ_WRITE_SEED=DIR fuzz_safetensors -runs=0` writes the tiny model, with
  * random weights from a fixed seed, into DIR (corpus/safetensors/tiny_f32.safetensors is
  * that file's model.safetensors). config.json fuzzing is fuzz_config.c's.
  */
+#include <math.h>
 #include <string.h>
 
 #include "nlu/model.h"
@@ -152,6 +154,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_EXPECT(m && m->cfg.vocab_size == 12 && m->cfg.hidden == 4 && m->cfg.layers == 1 &&
                             m->n_params == bert_param_count(&m->cfg),
                     "the model is the config's");
+        for (size_t i = 0; i < m->n_params; i++)
+            FUZZ_EXPECT(isfinite(m->params[i]) && fabsf(m->params[i]) <= 1e4f,
+                        "parameter %zu is %g: a loaded weight is finite, at most 1e4", i,
+                        (double)m->params[i]);
         bert_model_free(m);
     } else {
         FUZZ_EXPECT(m == NULL, "a refused model is not handed out");
