@@ -3,14 +3,18 @@
 #
 #   bash run.sh demo   install what is missing, build, run the main job (see README)
 #   bash run.sh test   install what is missing, build, run every test twice: a release build
-#                      and an AddressSanitizer + UndefinedBehaviorSanitizer build; the last
-#                      line is "N passed, N failed"
+#                      and an AddressSanitizer + UndefinedBehaviorSanitizer build (the fault
+#                      suite included: kill -9, full disk, locked store); then build the
+#                      libFuzzer targets with clang (build-fuzz/) and run each for
+#                      $PARLEY_FUZZ_SECONDS (60) after replaying its committed inputs; the
+#                      last line is "N passed, N failed"
 #   bash run.sh build  install what is missing and build only (into build/)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
-          libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch)
+          libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
+          clang libclang-rt-14-dev)  # the fuzz build: clang and its libFuzzer runtime
 
 install_missing() {
     local missing=()
@@ -32,9 +36,10 @@ build() { # build DIR [meson options...]
     ninja -C "$dir"
 }
 
-run_tests() { # run_tests DIR — prints meson's summary and leaves "ok fail" in $counts
+run_tests() { # run_tests DIR [MESON TEST ARGS...] — prints meson's summary, leaves "ok fail" in $counts
     local dir=$1 log rc=0
-    meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 || rc=$?
+    shift
+    meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 "$@" || rc=$?
     log="$dir/meson-logs/testlog.json"
     counts=$(/usr/bin/python3 - "$log" <<'PY'
 import json, sys
@@ -47,6 +52,17 @@ print(ok, fail)
 PY
 )
     return 0
+}
+
+# The fuzz build: the whole library instrumented for libFuzzer, ASan and UBSan (a UBSan
+# report aborts), so the harnesses see its coverage; only the fuzz targets are built.
+fuzz() {
+    local dir=build-fuzz
+    [ -f "$dir/build.ninja" ] || CC=clang meson setup "$dir" -Dcuda=disabled \
+        -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' >/dev/null
+    ninja -C "$dir" $(ninja -C "$dir" -t targets all | sed -n 's|^\(tests/fuzz/fuzz_[a-z_]*\): .*|\1|p')
+    PARLEY_FUZZ_SECONDS=${PARLEY_FUZZ_SECONDS:-60} run_tests "$dir" --suite fuzz --no-rebuild
 }
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
@@ -73,6 +89,10 @@ case "$cmd" in
             read -r ok fail <<<"$counts"
             passed=$((passed + ok)) failed=$((failed + fail))
         done
+        echo "== fuzz: build-fuzz"
+        fuzz
+        read -r ok fail <<<"$counts"
+        passed=$((passed + ok)) failed=$((failed + fail))
         echo "$passed passed, $failed failed"
         [ "$failed" = 0 ]
         ;;
