@@ -12,7 +12,6 @@
  * so that a graph stop (SIGINT in `parley run`) ends it promptly. It is not a terminal UI
  * (that is `parley chat`).
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,7 +21,7 @@
 
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
-#include "sdk/base/json.h"
+#include "services/input_line.h"
 
 /* The longest input line, in bytes before its newline (1 MiB: room for a text of
  * PARLEY_MAX_TEXT_BYTES written with JSON escapes). */
@@ -88,122 +87,23 @@ static void refuse_line(pipe_node *node, const char *user, long lineno, parley_s
     pipe_node_fail_turn(node, m, st);
 }
 
-/* Whether JSON text holds the escape \u0000, which cJSON decodes into a NUL that would cut
- * the string short: "u0000" after an odd run of backslashes (an even run is escaped
- * backslashes). Backslashes occur only inside strings of valid JSON. */
-static int has_nul_escape(const char *s, size_t len)
-{
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\\') {
-            run++;
-            continue;
-        }
-        if (run % 2 == 1 && len - i >= 5 && !memcmp(s + i, "u0000", 5))
-            return 1;
-        run = 0;
-    }
-    return 0;
-}
-
-/* How many members of object j are named `key` (cJSON keeps duplicates). */
-static int count_key(const cJSON *j, const char *key)
-{
-    int n = 0;
-    for (const cJSON *c = j->child; c; c = c->next)
-        n += !strcmp(c->string, key);
-    return n;
-}
-
-/* The user of a JSON line: a string id, a whole number written in decimal (into idbuf), or
- * the default when there is none. */
-static parley_status json_user(const cJSON *u, const char *def, char *idbuf, size_t cap,
-                               const char **user)
-{
-    if (!u) {
-        *user = def;
-        return PARLEY_OK;
-    }
-    if (cJSON_IsString(u)) {
-        *user = u->valuestring;
-        return pipe_check_user_id(u->valuestring, strlen(u->valuestring));
-    }
-    /* Up to 2^53 - 1 every whole number is exact in a double, so no two ids meet. */
-    if (cJSON_IsNumber(u) && u->valuedouble >= -9007199254740991.0 &&
-        u->valuedouble <= 9007199254740991.0 &&
-        u->valuedouble == (double)(long long)u->valuedouble) {
-        snprintf(idbuf, cap, "%lld", (long long)u->valuedouble);
-        *user = idbuf;
-        return PARLEY_OK;
-    }
-    const char *got = cJSON_IsNumber(u)  ? "a number that is not whole or is 2^53 or more"
-                      : cJSON_IsBool(u)  ? "a boolean"
-                      : cJSON_IsNull(u)  ? "null"
-                      : cJSON_IsArray(u) ? "an array"
-                                         : "an object";
-    return pl_fail(PARLEY_ERR_FORMAT, "\"user\": expected a string or a whole number, not %s", got);
-}
-
-/* A JSON line's user and text (borrowed from *j, or idbuf, or the param). The line starts
- * with '{', so what parses is an object. On failure the detail says why and *user is the
- * user when it could be read, else NULL. */
-static parley_status read_json(pipe_node *node, const char *line, size_t len, cJSON **j,
-                               char *idbuf, size_t cap, const char **user, const char **text)
-{
-    parley_status st;
-    const char *nul = memchr(line, 0, len);
-    *user = NULL;
-    if (nul)
-        return pl_fail(PARLEY_ERR_FORMAT, "a NUL byte at byte %zu", (size_t)(nul - line));
-    if ((st = pl_json_parse(line, len, "JSON", j)) != PARLEY_OK)
-        return st;
-    if (has_nul_escape(line, len))
-        return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is allowed neither in a user id nor in "
-                                          "a text");
-    if (count_key(*j, "user") > 1 || count_key(*j, "text") > 1)
-        return pl_fail(PARLEY_ERR_FORMAT, "\"user\" or \"text\" given twice");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(*j, "text");
-    const char *u = NULL;
-    if ((st = json_user(cJSON_GetObjectItemCaseSensitive(*j, "user"),
-                        pipe_node_param_str(node, "user"), idbuf, cap, &u)) != PARLEY_OK)
-        return st;
-    *user = u;
-    if (!t)
-        return pl_fail(PARLEY_ERR_FORMAT, "\"text\" is missing");
-    if (!cJSON_IsString(t))
-        return pl_fail(PARLEY_ERR_FORMAT, "\"text\": expected a string");
-    *text = t->valuestring;
-    return pipe_check_text(t->valuestring, strlen(t->valuestring));
-}
-
 /* One line of `len` bytes (its newline replaced by a NUL) into a turn, or into an answer
  * saying why it cannot be one. */
 static void submit_line(pipe_node *node, char *line, size_t len, long lineno)
 {
-    const char *user = pipe_node_param_str(node, "user"), *text = line;
-    char idbuf[32];
-    cJSON *j = NULL;
+    svc_line in;
     pipe_msg *m = NULL;
-    parley_status st;
-    if (len && line[len - 1] == '\r')
-        line[--len] = 0;
-    size_t lead = strspn(line, " \t");
-    if (lead == len)
-        return;
-    if (line[lead] == '{')
-        st = read_json(node, line, len, &j, idbuf, sizeof idbuf, &user, &text);
-    else
-        st = pipe_check_text(line, len);
-    if (st == PARLEY_OK)
-        st = pipe_msg_new(pipe_node_graph(node), user, text, &m);
+    parley_status st = svc_line_read(line, len, pipe_node_param_str(node, "user"), &in);
+    if (st == PARLEY_OK && !in.blank)
+        st = pipe_msg_new(pipe_node_graph(node), in.user, in.text, &m);
     if (st != PARLEY_OK) {
         pl_wrap(st, "input line %ld", lineno);
-        refuse_line(node, user, lineno, st);
-    } else {
+        refuse_line(node, in.user, lineno, st);
+    } else if (m) {
         m->line = lineno;
         pipe_node_emit(node, 0, m);
     }
-    cJSON_Delete(j);
+    svc_line_clear(&in);
 }
 
 static parley_status stdin_run(pipe_node *node, void *state)
