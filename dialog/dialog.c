@@ -126,7 +126,7 @@ static parley_status new_session(dm_user *u, const char *user_id, int64_t now)
 {
     char key[64];
     int n = snprintf(key, sizeof key, "%" PRId64 ":%" PRId64, u->session_no + 1, now);
-    uint64_t h = dm_fnv(dm_fnv(DM_FNV_SEED, user_id, strlen(user_id)), key, (size_t)n);
+    uint64_t h = pl_fnv(pl_fnv(PL_FNV_SEED, user_id, strlen(user_id)), key, (size_t)n);
     char id[17];
     snprintf(id, sizeof id, "%016" PRIx64, h);
     char *s = pl_strdup(id);

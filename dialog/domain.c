@@ -19,8 +19,8 @@ typedef struct loader {
     dm_domain *d;
     const dm_known *known;
     const yd_node *root;
-    dm_names known_intents, known_entities; /* the NLU model's labels, when given */
-    dm_names entities;                      /* the `entities:` list, when given */
+    pl_names known_intents, known_entities; /* the NLU model's labels, when given */
+    pl_names entities;                      /* the `entities:` list, when given */
     /* While a form loads, by slot index: the slot's place among the form's required slots
      * (-1: not required), and its ask: and invalid: entries (NULL: none). */
     int *required_at;
@@ -50,11 +50,11 @@ static parley_status name_of(const yd_node *n, const char *what, const char **ou
 }
 
 /* A table of n names from a list (borrowed; a repeated name is kept once). */
-static parley_status list_table(dm_names *t, const char *const *list, size_t n)
+static parley_status list_table(pl_names *t, const char *const *list, size_t n)
 {
-    parley_status st = dm_names_init(t, n);
+    parley_status st = pl_names_reserve(t, n);
     for (size_t i = 0; st == PARLEY_OK && i < n; i++)
-        dm_names_add(t, list[i], strlen(list[i]), (int)i);
+        pl_names_add(t, list[i], strlen(list[i]), (int)i);
     return st;
 }
 
@@ -71,9 +71,9 @@ static const char *join(char *buf, size_t cap, const char *const *list, size_t n
 }
 
 /* The index of name in t (NULL: none), or -1. */
-static int lookup(const dm_names *t, const char *name)
+static int lookup(const pl_names *t, const char *name)
 {
-    return name ? dm_names_find(t, name, strlen(name)) : -1;
+    return name ? pl_names_find(t, name, strlen(name)) : -1;
 }
 
 int dm_domain_intent(const dm_domain *d, const char *name)
@@ -104,13 +104,13 @@ static int find_response(const dm_domain *d, const char *name)
 /* Copies name into *copy, the array entry number *count (which it counts, so the domain
  * frees it), and adds it to table t. *earlier (unless NULL: the keys of a mapping, which
  * yaml_doc keeps unique) is the entry an earlier copy of the same name has, or -1. */
-static parley_status add_name(dm_names *t, const char *name, char **copy, size_t *count,
+static parley_status add_name(pl_names *t, const char *name, char **copy, size_t *count,
                               int *earlier)
 {
     parley_status st = dup_str(name, copy);
     if (st != PARLEY_OK)
         return st;
-    int e = dm_names_add(t, *copy, strlen(*copy), (int)(*count)++);
+    int e = pl_names_add(t, *copy, strlen(*copy), (int)(*count)++);
     if (earlier)
         *earlier = e;
     return PARLEY_OK;
@@ -163,7 +163,7 @@ static parley_status load_intents(loader *L, const yd_node *n)
     d->intents = pl_calloc(n->n, sizeof *d->intents);
     if (!d->intents)
         return nomem();
-    if ((st = dm_names_init(&d->intent_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&d->intent_ix, n->n)) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
@@ -194,7 +194,7 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
     s->synonyms = pl_calloc(n->n ? n->n : 1, sizeof *s->synonyms);
     if (!s->synonyms)
         return nomem();
-    if ((st = dm_names_init(&s->synonym_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&s->synonym_ix, n->n)) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *to;
@@ -204,7 +204,7 @@ static parley_status load_synonyms(dm_slot_def *s, const yd_node *n)
         y->from = dm_words(n->keys[i]->str, 1);
         if (!y->from || (st = dup_str(to, &y->to)) != PARLEY_OK)
             return y->from ? st : nomem();
-        if (dm_names_add(&s->synonym_ix, y->from, strlen(y->from), (int)i) >= 0)
+        if (pl_names_add(&s->synonym_ix, y->from, strlen(y->from), (int)i) >= 0)
             return yd_fail(n->keys[i], PARLEY_ERR_CONFIG,
                            "synonym '%s' is listed twice (case and spacing do not count)",
                            n->keys[i]->str);
@@ -236,7 +236,7 @@ static parley_status load_values(dm_slot_def *s, const yd_node *n)
     s->folded = pl_calloc(n->n, sizeof *s->folded);
     if (!s->values || !s->folded)
         return nomem();
-    if ((st = dm_names_init(&s->value_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&s->value_ix, n->n)) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const yd_node *v = n->items[i];
@@ -252,7 +252,7 @@ static parley_status load_values(dm_slot_def *s, const yd_node *n)
         s->n_values++;
         if (!(s->folded[i] = dm_words(str, 1)))
             return nomem();
-        int earlier = dm_names_add(&s->value_ix, s->folded[i], strlen(s->folded[i]), (int)i);
+        int earlier = pl_names_add(&s->value_ix, s->folded[i], strlen(s->folded[i]), (int)i);
         if (earlier >= 0)
             return yd_fail(v, PARLEY_ERR_CONFIG,
                            "value '%s' is listed twice (as '%s'; case and spacing do not count)",
@@ -379,17 +379,17 @@ static parley_status load_slots(loader *L, const yd_node *n, const yd_node *enti
         return st;
     if (entities) {
         if ((st = yd_expect(entities, YD_SEQ, "entities")) != PARLEY_OK ||
-            (st = dm_names_init(&L->entities, entities->n)) != PARLEY_OK)
+            (st = pl_names_reserve(&L->entities, entities->n)) != PARLEY_OK)
             return st;
         for (size_t i = 0; i < entities->n; i++)
             if (entities->items[i]->kind == YD_SCALAR)
-                dm_names_add(&L->entities, entities->items[i]->str, entities->items[i]->len,
+                pl_names_add(&L->entities, entities->items[i]->str, entities->items[i]->len,
                              (int)i);
     }
     d->slots = pl_calloc(n->n ? n->n : 1, sizeof *d->slots);
     if (!d->slots)
         return nomem();
-    if ((st = dm_names_init(&d->slot_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&d->slot_ix, n->n)) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
@@ -439,7 +439,7 @@ static parley_status load_responses(dm_domain *d, const yd_node *n)
     d->responses = pl_calloc(n->n ? n->n : 1, sizeof *d->responses);
     if (!d->responses)
         return nomem();
-    if ((st = dm_names_init(&d->response_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&d->response_ix, n->n)) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const char *name;
@@ -463,7 +463,7 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
     d->actions = pl_calloc(n->n ? n->n : 1, sizeof *d->actions);
     if (!d->actions)
         return nomem();
-    if ((st = dm_names_init(&d->action_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&d->action_ix, n->n)) != PARLEY_OK)
         return st;
     for (size_t i = 0; i < n->n; i++) {
         const yd_node *name_node = n->kind == YD_MAP ? n->keys[i] : n->items[i];
@@ -690,7 +690,7 @@ static parley_status load_forms(loader *L, const yd_node *n)
         return nomem();
     for (size_t k = 0; k < slots; k++)
         L->required_at[k] = -1;
-    if ((st = dm_names_init(&d->form_ix, n->n)) != PARLEY_OK)
+    if ((st = pl_names_reserve(&d->form_ix, n->n)) != PARLEY_OK)
         return st;
     /* Names first, so forms may be listed in any order. */
     for (size_t i = 0; i < n->n; i++) {
@@ -850,9 +850,9 @@ parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain 
         L.root = yd_root(doc);
         st = load_root(&L);
     }
-    dm_names_free(&L.known_intents);
-    dm_names_free(&L.known_entities);
-    dm_names_free(&L.entities);
+    pl_names_free(&L.known_intents);
+    pl_names_free(&L.known_entities);
+    pl_names_free(&L.entities);
     pl_free(L.required_at);
     pl_free(L.ask_of);
     pl_free(L.invalid_of);
@@ -875,8 +875,8 @@ static void free_slot(dm_slot_def *s)
     }
     pl_free(s->values);
     pl_free(s->folded);
-    dm_names_free(&s->value_ix);
-    dm_names_free(&s->synonym_ix);
+    pl_names_free(&s->value_ix);
+    pl_names_free(&s->synonym_ix);
     for (size_t i = 0; i < s->n_synonyms; i++) {
         pl_free(s->synonyms[i].from);
         pl_free(s->synonyms[i].to);
@@ -920,11 +920,11 @@ void dm_domain_free(dm_domain *d)
         pl_free(d->actions[i].name);
     pl_free(d->actions);
     pl_free(d->rule_of_intent);
-    dm_names_free(&d->intent_ix);
-    dm_names_free(&d->slot_ix);
-    dm_names_free(&d->response_ix);
-    dm_names_free(&d->form_ix);
-    dm_names_free(&d->action_ix);
+    pl_names_free(&d->intent_ix);
+    pl_names_free(&d->slot_ix);
+    pl_names_free(&d->response_ix);
+    pl_names_free(&d->form_ix);
+    pl_names_free(&d->action_ix);
     pl_free(d->file);
     pl_free(d);
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dialog/names.h"
+#include "sdk/base/names.h"
 #include "dialog/pattern.h"
 #include "parley/status.h"
 
@@ -39,10 +39,10 @@ typedef struct dm_slot_def {
     char **values; /* categorical: the allowed values, as written */
     char **folded; /* (n_values) the same, compared as dm_words(value, 1) */
     size_t n_values;
-    dm_names value_ix; /* folded value → its index */
+    pl_names value_ix; /* folded value → its index */
     dm_synonym *synonyms;
     size_t n_synonyms;
-    dm_names synonym_ix; /* synonym `from` → its index */
+    pl_names synonym_ix; /* synonym `from` → its index */
     double min, max;     /* number: the accepted range */
     int integer;         /* number: whole numbers only */
     dm_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
@@ -117,7 +117,7 @@ typedef struct dm_domain {
     int carry_over_slots;      /* keep slots in a new session */
     long history_limit;        /* turns kept per user; 0 = all */
     /* Each name → its index in the array above. */
-    dm_names intent_ix, slot_ix, response_ix, form_ix, action_ix;
+    pl_names intent_ix, slot_ix, response_ix, form_ix, action_ix;
 } dm_domain;
 
 /* The NLU model's labels to check against; either list may be NULL (no check). */

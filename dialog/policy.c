@@ -24,9 +24,9 @@ parley_status dm_say(dm_ctx *c, int r)
 {
     const dm_response *resp = &c->d->responses[r];
     /* A hash of (user, turn, part), so the choice is reproducible. */
-    uint64_t h = dm_fnv(DM_FNV_SEED, c->in->user_id, strlen(c->in->user_id));
-    h = dm_fnv(h, &c->turn_id, sizeof c->turn_id);
-    h = dm_fnv(h, &c->parts, sizeof c->parts);
+    uint64_t h = pl_fnv(PL_FNV_SEED, c->in->user_id, strlen(c->in->user_id));
+    h = pl_fnv(h, &c->turn_id, sizeof c->turn_id);
+    h = pl_fnv(h, &c->parts, sizeof c->parts);
     const char *tmpl = resp->texts[h % resp->n_texts];
     parley_status st = PARLEY_OK;
     if (c->parts++ > 0)
@@ -68,12 +68,12 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     }
     /* A list keeps each value once, in the order said; another slot keeps the one above. */
     dm_text joined = { 0 };
-    dm_names seen = { 0 };
+    pl_names seen = { 0 };
     char *value = NULL;
     if (st == PARLEY_OK && s->list)
-        st = dm_names_init(&seen, n);
+        st = pl_names_reserve(&seen, n);
     for (size_t i = 0; st == PARLEY_OK && s->list && i < n; i++) {
-        if (dm_names_add(&seen, vals[i], strlen(vals[i]), (int)i) >= 0)
+        if (pl_names_add(&seen, vals[i], strlen(vals[i]), (int)i) >= 0)
             continue;
         if (joined.len)
             st = dm_text_puts(&joined, ", ");
@@ -85,7 +85,7 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
                          "may have",
                          s->name, DM_SLOT_VALUE_MAX);
     }
-    dm_names_free(&seen);
+    pl_names_free(&seen);
     if (st == PARLEY_OK && s->list && !(value = dm_text_take(&joined)))
         st = pl_nomem("a slot value");
     if (st == PARLEY_OK && !s->list) {

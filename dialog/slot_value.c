@@ -95,7 +95,7 @@ static parley_status judge(const dm_slot_def *s, const char *raw, const char *sa
     parley_status st = PARLEY_OK;
     switch (s->type) {
     case DM_SLOT_CATEGORICAL: {
-        int v = dm_names_find(&s->value_ix, key, strlen(key));
+        int v = pl_names_find(&s->value_ix, key, strlen(key));
         if (v < 0) {
             st = list_values(s, raw);
             break;
@@ -148,7 +148,7 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
         st = pl_fail(PARLEY_ERR_INVALID_ARG, "an empty value");
     } else {
         /* A synonym replaces what was said with its canonical text, which the type checks. */
-        int k = dm_names_find(&s->synonym_ix, key, strlen(key));
+        int k = pl_names_find(&s->synonym_ix, key, strlen(key));
         st = judge(s, raw, k >= 0 ? s->synonyms[k].to : said, out);
     }
     pl_free(key);

@@ -96,7 +96,7 @@ static int next_piece(const char *s, size_t *i, size_t *start, size_t *len, int 
 
 static int find_slot(const dm_domain *d, const char *name, size_t len)
 {
-    return dm_names_find(&d->slot_ix, name, len);
+    return pl_names_find(&d->slot_ix, name, len);
 }
 
 parley_status dm_template_check(const dm_domain *d, const yd_node *n)

@@ -104,47 +104,54 @@ void ds_free(ds_dataset *ds)
         pl_free(ds->seen->slot);
     pl_free(ds->seen);
     pl_free(ds->source);
+    pl_names_free(&ds->intent_ix);
+    pl_names_free(&ds->slot_ix);
     pl_free(ds);
 }
 
-/* Finds name[0..len) in names, or adds it (unless the list is closed). */
-static parley_status intern(ds_dataset *ds, char ***names, int *n, const char *what,
+static int find_name(char *const *names, int n, const char *name, size_t len);
+
+/* Finds name[0..len) in names through its table `ix`, or adds it; once the data set is
+ * finished (names sorted, tables gone) only finds, by bisection. Either way O(1) or
+ * O(log n), so building a data set is linear in its size. */
+static parley_status intern(ds_dataset *ds, char ***names, int *n, pl_names *ix, const char *what,
                             const char *name, size_t len, int *id)
 {
-    for (int i = 0; i < *n; i++)
-        if (strlen((*names)[i]) == len && !memcmp((*names)[i], name, len)) {
-            *id = i;
+    if (ds->finished) {
+        if ((*id = find_name(*names, *n, name, len)) >= 0)
             return PARLEY_OK;
-        }
-    if (ds->finished)
         return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: unknown %s '%.*s'", ds->source, what, (int)len,
                        name);
-    char **grown = pl_realloc(*names, (size_t)(*n + 1) * sizeof *grown);
-    if (!grown)
+    }
+    if ((*id = pl_names_find(ix, name, len)) >= 0)
+        return PARLEY_OK;
+    if (*n == 0 || !(*n & (*n - 1))) { /* at 1, 2, 4, ...: the array doubles */
+        char **grown = pl_realloc(*names, (size_t)(*n ? 2 * *n : 1) * sizeof *grown);
+        if (!grown)
+            return pl_nomem("%s: %s names", ds->source, what);
+        *names = grown;
+    }
+    if (pl_names_reserve(ix, (size_t)*n + 1) != PARLEY_OK ||
+        !((*names)[*n] = pl_strndup(name, len)))
         return pl_nomem("%s: %s names", ds->source, what);
-    *names = grown;
-    if (!(grown[*n] = pl_strndup(name, len)))
-        return pl_nomem("%s: %s names", ds->source, what);
+    pl_names_add(ix, (*names)[*n], len, *n);
     *id = (*n)++;
     return PARLEY_OK;
 }
 
 parley_status ds_intern_intent(ds_dataset *ds, const char *name, size_t len, int *id)
 {
-    return intern(ds, &ds->intents, &ds->n_intents, "intent", name, len, id);
+    return intern(ds, &ds->intents, &ds->n_intents, &ds->intent_ix, "intent", name, len, id);
 }
 
 parley_status ds_intern_slot(ds_dataset *ds, const char *name, size_t len, int *id)
 {
-    return intern(ds, &ds->slots, &ds->n_slots, "slot type", name, len, id);
+    return intern(ds, &ds->slots, &ds->n_slots, &ds->slot_ix, "slot type", name, len, id);
 }
 
 static uint64_t text_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return pl_fnv(PL_FNV_SEED, s, strlen(s));
 }
 
 static parley_status seen_insert(ds_dataset *ds, int index)
@@ -375,6 +382,8 @@ parley_status ds_finish(ds_dataset *ds)
     ds->tags = tags;
     ds->n_tags = 1 + 2 * ns;
     ds->finished = 1;
+    pl_names_free(&ds->intent_ix); /* the names moved: lookups bisect from here on */
+    pl_names_free(&ds->slot_ix);
     pl_free(imap);
     pl_free(smap);
     return PARLEY_OK;
@@ -387,27 +396,40 @@ nomem:
 
 /* ---- queries ------------------------------------------------------------------------- */
 
-static int find_name(char *const *names, int n, const char *name)
+/* The index of name[0..len) in the sorted names, or -1. */
+static int find_name(char *const *names, int n, const char *name, size_t len)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], name))
-            return i;
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = strncmp(names[mid], name, len);
+        if (c == 0 && names[mid][len]) /* names[mid] is longer: it sorts after name */
+            c = 1;
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return -1;
 }
 
 int ds_intent_index(const ds_dataset *ds, const char *name)
 {
-    return find_name(ds->intents, ds->n_intents, name);
+    return find_name(ds->intents, ds->n_intents, name, strlen(name));
 }
 
 int ds_slot_index(const ds_dataset *ds, const char *name)
 {
-    return find_name(ds->slots, ds->n_slots, name);
+    return find_name(ds->slots, ds->n_slots, name, strlen(name));
 }
 
 int ds_tag_index(const ds_dataset *ds, const char *tag)
 {
-    return find_name(ds->tags, ds->n_tags, tag);
+    if (!strcmp(tag, "O"))
+        return 0;
+    int s = (tag[0] == 'B' || tag[0] == 'I') && tag[1] == '-' ? ds_slot_index(ds, tag + 2) : -1;
+    return s < 0 || !ds->finished ? -1 : 1 + 2 * s + (tag[0] == 'I');
 }
 
 const ds_values *ds_lookup_for(const ds_dataset *ds, const char *slot)

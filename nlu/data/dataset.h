@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "parley/status.h"
+#include "sdk/base/names.h"
 
 typedef struct ds_span {
     int start, end; /* words [start, end) */
@@ -79,6 +80,7 @@ typedef struct ds_dataset {
     /* private */
     int cap_examples;
     int finished;
+    pl_names intent_ix, slot_ix; /* name -> index while the data set is built */
     struct ds_seen *seen;
 } ds_dataset;
 
@@ -92,7 +94,7 @@ parley_status ds_load_jointbert(const char *dir, ds_dataset **out);
 /* NULL is a no-op. */
 void ds_free(ds_dataset *ds);
 
-/* Index of an intent, slot type or tag by name, or -1. */
+/* Index of an intent, slot type or tag by name in a finished data set (ds_finish), or -1. */
 int ds_intent_index(const ds_dataset *ds, const char *name);
 int ds_slot_index(const ds_dataset *ds, const char *name);
 int ds_tag_index(const ds_dataset *ds, const char *tag);

@@ -399,6 +399,45 @@ static void sweep_load(const char *what, const char *name, int augment)
     CHECK(points > 50, "%s: %ld allocation failure points", what, points);
 }
 
+/* 300,000 intents and as many slot types, one example each: building the data set looks
+ * names up in tables, so this takes seconds; a list scanned per name (as it once was) would
+ * take minutes, past the test's timeout. Labels come out sorted, every index right. */
+static void test_many_labels(void)
+{
+    enum { N = 300000 };
+    size_t cap = (size_t)N * 64, len = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return;
+    len += (size_t)snprintf(text + len, cap - len, "version: \"3.1\"\nnlu:\n");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "- intent: i%06d\n  examples: |\n    - say [w%d](s%06d)\n", i, i,
+                                i);
+    ds_dataset *ds = NULL;
+    CHECK(ds_load_rasa_string("many.yaml", text, len, &ds) == PARLEY_OK, "many labels: %s",
+          parley_errmsg());
+    if (ds) {
+        CHECK(ds->n_intents == N && ds->n_slots == N && ds->n_examples == N, "%d %d %d",
+              ds->n_intents, ds->n_slots, ds->n_examples);
+        CHECK(!strcmp(ds->intents[N - 1], "i299999") && ds_intent_index(ds, "i012345") == 12345 &&
+                      ds_slot_index(ds, "s054321") == 54321 &&
+                      ds_tag_index(ds, "I-s000007") == 1 + 2 * 7 + 1 &&
+                      ds_intent_index(ds, "i1") == -1,
+              "indices by name");
+        int right = 1;
+        for (int e = 0; e < ds->n_examples; e++) {
+            char want[16];
+            snprintf(want, sizeof want, "i%06d", e);
+            right &= !strcmp(ds->intents[ds->examples[e].intent], want) &&
+                     ds->examples[e].spans[0].slot == ds->examples[e].intent;
+        }
+        CHECK(right, "every example keeps its intent and slot");
+    }
+    ds_free(ds);
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -412,6 +451,7 @@ int main(int argc, char **argv)
     test_strings();
     test_jointbert();
     test_shared_data();
+    test_many_labels();
     sweep_load("nlu.yaml", "pizza.yaml", 1);
     sweep_load("jointbert", "jointbert/good", 0);
     return check_done();
