@@ -182,8 +182,7 @@ typedef struct pt_run {
     float lr;
     long warmup, step, steps, epoch_steps;
     parley_train_progress pr;
-    double t_train, loss_sum;
-    long steps_done, ex_done, loss_steps;
+    train_meter meter; /* this call's counts, for progress */
 } pt_run;
 
 static void run_clear(pt_run *r)
@@ -343,17 +342,8 @@ static int report(pt_run *r, parley_train_event ev)
 {
     parley_train_progress *pr = &r->pr;
     const parley_train_params *p = &r->p->train;
-    pr->event = ev;
-    pr->step = r->step;
-    pr->steps = r->steps;
+    train_meter_report(&r->meter, ev, r->step, r->steps, r->epoch_steps, pr);
     pr->epochs = p->epochs;
-    long e = ev == PARLEY_TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
-                                                                 : r->step / r->epoch_steps;
-    pr->epoch = e < 1 ? 1 : (int)e;
-    pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
-    pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
-    pr->eta_s =
-            r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
     return p->progress ? p->progress(pr, p->user_data) : 0;
 }
 
@@ -386,13 +376,9 @@ static parley_status train_step(pt_run *r)
     adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, r->n_enc, r->step + 1, &ap);
     adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head,
                r->step + 1, &ap);
-    r->t_train += train_now_s() - t0;
+    train_meter_step(&r->meter, t0, nb, loss.loss);
     r->pr.lr = ap.lr;
     r->step++;
-    r->steps_done++;
-    r->ex_done += nb;
-    r->loss_sum += loss.loss;
-    r->loss_steps++;
     return PARLEY_OK;
 }
 
@@ -490,24 +476,21 @@ parley_status parley_pretrain_run(const parley_pretrain_params *p, parley_pretra
                 goto done;
             r.pr.best = 1;
             stop |= report(&r, PARLEY_TRAIN_EPOCH);
-            r.loss_sum = 0;
-            r.loss_steps = 0;
+            train_meter_epoch(&r.meter);
         }
     }
     if (r.step % r.epoch_steps && (st = save(&r)) != PARLEY_OK) /* stopped mid-epoch */
         goto done;
     if (result)
-        *result = (parley_pretrain_result){
-            .epochs_done = (int)(r.step / r.epoch_steps),
-            .steps_done = r.step,
-            .stopped = r.step<r.steps, .wall_s = train_now_s() - t0, .examples_per_s = r.t_train> 0
-                               ? (double)r.ex_done / r.t_train
-                               : 0,
-            .n_train = r.n_train,
-            .n_holdout = r.n_hold,
-            .mlm_loss = r.pr.mlm_loss,
-            .mlm_accuracy = r.pr.mlm_accuracy
-        };
+        *result = (parley_pretrain_result){ .epochs_done = (int)(r.step / r.epoch_steps),
+                                            .steps_done = r.step,
+                                            .stopped = (r.step < r.steps),
+                                            .wall_s = train_now_s() - t0,
+                                            .examples_per_s = train_meter_rate(&r.meter),
+                                            .n_train = r.n_train,
+                                            .n_holdout = r.n_hold,
+                                            .mlm_loss = r.pr.mlm_loss,
+                                            .mlm_accuracy = r.pr.mlm_accuracy };
 done:
     run_clear(&r);
     return st;

@@ -416,10 +416,7 @@ typedef struct run_state {
     int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
     parley_train_progress pr;
-    double t_train;           /* seconds spent in steps in this call */
-    long steps_done, ex_done; /* steps and examples trained in this call */
-    double loss_sum;          /* this epoch's losses in this call */
-    long loss_steps;
+    train_meter meter; /* this call's counts, for progress */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
@@ -447,19 +444,8 @@ static void word_dropout(run_state *r, int nb)
 static int report(run_state *r, parley_train_event ev)
 {
     parley_train_progress *pr = &r->pr;
-    pr->event = ev;
-    pr->step = r->step;
-    pr->steps = r->steps;
+    train_meter_report(&r->meter, ev, r->step, r->steps, r->epoch_steps, pr);
     pr->epochs = r->s.epochs;
-    /* During an epoch the one running; at its end (and at a start on a boundary) the one
-     * just done, or the first. */
-    long e = ev == PARLEY_TRAIN_STEP && r->step % r->epoch_steps ? r->step / r->epoch_steps + 1
-                                                                 : r->step / r->epoch_steps;
-    pr->epoch = e < 1 ? 1 : (int)e;
-    pr->loss = r->loss_steps ? (float)(r->loss_sum / (double)r->loss_steps) : 0.0f;
-    pr->examples_per_s = r->t_train > 0 ? (double)r->ex_done / r->t_train : 0;
-    pr->eta_s =
-            r->steps_done ? r->t_train / (double)r->steps_done * (double)(r->steps - r->step) : 0;
     return r->p->progress ? r->p->progress(pr, r->p->user_data) : 0;
 }
 
@@ -517,13 +503,9 @@ static parley_status train_step(run_state *r)
         train_clip_grads(r->grads, n, r->s.clip);
         adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
     }
-    r->t_train += train_now_s() - t0;
+    train_meter_step(&r->meter, t0, nb, loss.total);
     r->pr.lr = ap.lr;
     r->step++;
-    r->steps_done++;
-    r->ex_done += nb;
-    r->loss_sum += loss.total;
-    r->loss_steps++;
     return PARLEY_OK;
 }
 
@@ -903,8 +885,7 @@ static parley_status epoch_end(run_state *r, int *stop)
     if ((st = state_save(r)) != PARLEY_OK)
         return st;
     *stop |= report(r, PARLEY_TRAIN_EPOCH);
-    r->loss_sum = 0;
-    r->loss_steps = 0;
+    train_meter_epoch(&r->meter);
     return PARLEY_OK;
 }
 
@@ -1083,16 +1064,14 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
         rmdir(r.state_dir);
     }
     if (result) {
-        *result = (parley_train_result){
-            .epochs_done = (int)(r.step / r.epoch_steps),
-            .steps_done = r.step,
-            .stopped = r.step<r.steps, .wall_s = train_now_s() - t0, .examples_per_s = r.t_train> 0
-                               ? (double)r.ex_done / r.t_train
-                               : 0,
-            .has_dev = r.dev != NULL,
-            .best_epoch = r.best_epoch,
-            .best = r.best
-        };
+        *result = (parley_train_result){ .epochs_done = (int)(r.step / r.epoch_steps),
+                                         .steps_done = r.step,
+                                         .stopped = (r.step < r.steps),
+                                         .wall_s = train_now_s() - t0,
+                                         .examples_per_s = train_meter_rate(&r.meter),
+                                         .has_dev = r.dev != NULL,
+                                         .best_epoch = r.best_epoch,
+                                         .best = r.best };
     }
     st = PARLEY_OK;
 fail:

@@ -110,3 +110,37 @@ parley_status train_check_common(const parley_train_params *p, const char *who)
                        "%s: max positions must be >= 3 ([CLS], a piece, [SEP])", who);
     return PARLEY_OK;
 }
+
+void train_meter_step(train_meter *m, double t0, int n, double loss)
+{
+    m->t_train += train_now_s() - t0;
+    m->steps_done++;
+    m->ex_done += n;
+    m->loss_sum += loss;
+    m->loss_steps++;
+}
+
+void train_meter_epoch(train_meter *m)
+{
+    m->loss_sum = 0;
+    m->loss_steps = 0;
+}
+
+double train_meter_rate(const train_meter *m)
+{
+    return m->t_train > 0 ? (double)m->ex_done / m->t_train : 0;
+}
+
+void train_meter_report(const train_meter *m, parley_train_event ev, long step, long steps,
+                        long epoch_steps, parley_train_progress *pr)
+{
+    pr->event = ev;
+    pr->step = step;
+    pr->steps = steps;
+    long e = ev == PARLEY_TRAIN_STEP && step % epoch_steps ? step / epoch_steps + 1
+                                                           : step / epoch_steps;
+    pr->epoch = e < 1 ? 1 : (int)e;
+    pr->loss = m->loss_steps ? (float)(m->loss_sum / (double)m->loss_steps) : 0.0f;
+    pr->examples_per_s = train_meter_rate(m);
+    pr->eta_s = m->steps_done ? m->t_train / (double)m->steps_done * (double)(steps - step) : 0;
+}

@@ -44,6 +44,26 @@ parley_status train_parse_device(const char *device, int *gpu);
  * the loop in the message. Each loop checks its own settings beside it. */
 parley_status train_check_common(const parley_train_params *p, const char *who);
 
+/* What a loop counts in one call for its progress reports (throughput, time to go, the
+ * epoch's mean loss), the same way for training and pretraining. */
+typedef struct train_meter {
+    double t_train;           /* seconds spent in steps in this call */
+    long steps_done, ex_done; /* steps and examples trained in this call */
+    double loss_sum;          /* this epoch's losses in this call */
+    long loss_steps;
+} train_meter;
+
+/* Counts a step that began at t0 (train_now_s) over n examples with mean loss `loss`. */
+void train_meter_step(train_meter *m, double t0, int n, double loss);
+/* Starts the next epoch's mean loss. */
+void train_meter_epoch(train_meter *m);
+/* Examples per second over this call's steps (0 before the first). */
+double train_meter_rate(const train_meter *m);
+/* Fills pr's event, step, steps, epoch (the one running during it, the one just done at its
+ * end, at least 1), loss, examples_per_s and eta_s. */
+void train_meter_report(const train_meter *m, parley_train_event ev, long step, long steps,
+                        long epoch_steps, parley_train_progress *pr);
+
 /* A new model's configuration of shape s (token types 2, BERT's LayerNorm epsilon; no
  * vocabulary size and no labels yet). */
 bert_config train_config_of(const parley_train_shape *s);
