@@ -190,7 +190,7 @@ int cmd_chat(int argc, char **argv)
     if (!user_sets(sets, n_user, "text.stdout.format"))
         sets[n++] = "text.stdout.format=chat";
     if (!user_sets(sets, n_user, "text.stdout.prompt"))
-        sets[n++] = "text.stdout.prompt=you> ";
+        sets[n++] = "text.stdout.prompt='you> '" /* quoted: a --set value is YAML */;
     if (!isatty(STDIN_FILENO) && !user_sets(sets, n_user, "text.stdout.echo"))
         sets[n++] = "text.stdout.echo=true"; /* a script: show its lines, as a terminal would */
     if (verbose && !user_sets(sets, n_user, "text.stdout.verbose"))
