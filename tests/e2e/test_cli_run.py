@@ -20,16 +20,10 @@ import sys
 import tempfile
 import time
 
+from checks import check, done
+
 parley, model, root = sys.argv[1:4]
 graph = os.path.join(root, "samples", "pizza", "pipeline.yaml")
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def strict_json(raw):
@@ -176,5 +170,4 @@ p = subprocess.run([parley, "run", os.path.join(root, "tests", "pipeline", "grap
 check(p.returncode == 1 and b"unknown_kind.yaml:7:11: unknown node kind" in p.stderr,
       "run names the graph error: %s" % p.stderr.decode())
 
-print("cli run/chat/inspect: %d failures" % failures)
-sys.exit(1 if failures else 0)
+sys.exit(done("cli run/chat/inspect"))

@@ -31,21 +31,14 @@ except ImportError:
 
 from reference import bert_ref, safetensors_io
 
+from checks import check, done
+
 RTOL_MAX = 1e-4  # times max|r|
 RTOL = 1e-4      # times |r|
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 INTENTS = ["greet", "book", "cancel", "ask_price", "bye"]
 SLOTS = ["O", "B-city", "I-city", "B-date", "I-date", "B-n", "I-n"]
-
-failures = 0
-
-
-def check(cond, msg):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", msg)
 
 
 def write_vocab(path, size):
@@ -204,8 +197,7 @@ def main():
         compare(tool, "BERT-base shape L12 H768 A12 I3072", d,
                 [[int(x) for x in rng.integers(0, 64, size=t)] for t in (64, 9)], tmp)
 
-    print("%d failure(s)" % failures)
-    return 1 if failures else 0
+    return done("bert ref")
 
 
 if __name__ == "__main__":

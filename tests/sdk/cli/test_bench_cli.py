@@ -13,17 +13,11 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, done
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB = os.path.join(HERE, "..", "..", "nlu", "vocab_small.txt")
 BIN = os.environ.get("PARLEY_BIN")
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args):
@@ -77,8 +71,7 @@ def main():
         r = run(["--model", model, "--device", "cuda:0", "--iters", "1"])
         check(r.returncode in (0, 1) and (r.returncode == 0 or "cuda" in r.stderr.lower()),
               "--device cuda:0: rc %d, %s" % (r.returncode, r.stderr))
-    print("bench cli: %d failures" % failures)
-    return 1 if failures else 0
+    return done("bench cli")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, done
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = os.path.join(HERE, "..", "..", "nlu", "train", "tiny")
 DATA = os.path.join(TINY, "nlu.yaml")
@@ -31,15 +33,6 @@ BIN = os.environ.get("PARLEY_BIN")
 SMALL = ["--layers", "2", "--hidden", "64", "--heads", "2", "--intermediate", "128",
          "--max-positions", "32", "--batch", "8", "--lr", "3e-3", "--threads", "1"]
 MODEL_FILES = ("config.json", "model.safetensors", "vocab.txt")
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args, cmd="train", **kw):
@@ -279,8 +272,7 @@ def main():
         test_pretrain(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%s" % ("ok" if not failures else "%d failures" % failures))
-    return 1 if failures else 0
+    return done("train cli")
 
 
 if __name__ == "__main__":
