@@ -138,8 +138,8 @@ void bert_model_init_random(bert_model *m, unsigned long long seed);
 void bert_fill_normal(float *p, size_t n, double std, unsigned long long seed);
 
 /* Writes config.json, model.safetensors (F32, HF names with the "bert." prefix) and
- * vocab.txt into `dir` (created if missing). Each file is written to a temporary name and
- * renamed, so an interrupted save never leaves a broken file. */
+ * vocab.txt into `dir` (created with its parents if missing). Each file is written to a temporary
+ * name and renamed, so an interrupted save never leaves a broken file. */
 parley_status bert_model_save(const bert_model *m, const char *dir);
 
 void bert_model_free(bert_model *m);

@@ -360,7 +360,7 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
     for (int i = 0; i < 3; i++)
         if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
             goto fail;
-    if ((st = pl_make_dir(dir)) != PARLEY_OK || (st = expand(&m->cfg, 1, &t, &n)) != PARLEY_OK)
+    if ((st = pl_make_dirs(dir)) != PARLEY_OK || (st = expand(&m->cfg, 1, &t, &n)) != PARLEY_OK)
         goto fail;
     wt = pl_calloc((size_t)n, sizeof *wt);
     if (!wt) {

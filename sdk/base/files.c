@@ -179,8 +179,8 @@ parley_status pl_make_dirs(const char *dir)
         *s = '\0';
         parley_status st = pl_make_dir(path);
         *s = '/';
-        if (st != PARLEY_OK)
-            return st;
+        if (st != PARLEY_OK) /* a parent failed: say what it was for */
+            return pl_wrap(st, "%s", dir);
     }
     return pl_make_dir(path);
 }

@@ -21,7 +21,7 @@ parley_status pl_read_file(const char *path, size_t max_size, char **out, size_t
 
 /* Creates dir unless it exists as a directory; the error names it. */
 parley_status pl_make_dir(const char *dir);
-/* Creates dir and any missing parents (mkdir -p). */
+/* Creates dir and any missing parents (mkdir -p); a failure on a parent names dir too. */
 parley_status pl_make_dirs(const char *dir);
 
 /* A file written under a temporary name in the final directory and renamed over `path` by

@@ -182,11 +182,11 @@ static void test_labels(void)
                                        "B-size", "I-size",    "B-address" };
     parley_nlu_model_params p = small();
     p.slot_tags = many_tags, p.n_slot_tags = 6;
-    CHECK(parley_nlu_model_create(tmpdir_path("labels"), &p, NULL) == PARLEY_OK, "create: %s",
-          parley_errmsg());
+    CHECK(parley_nlu_model_create(tmpdir_path("new/parents/labels"), &p, NULL) == PARLEY_OK,
+          "create: %s", parley_errmsg());
     parley_nlu_labels *l = NULL;
-    CHECK(parley_nlu_labels_read(tmpdir_path("labels"), &l) == PARLEY_OK && l, "read: %s",
-          parley_errmsg());
+    CHECK(parley_nlu_labels_read(tmpdir_path("new/parents/labels"), &l) == PARLEY_OK && l,
+          "read: %s", parley_errmsg());
     if (l) {
         CHECK(l->n_intents == 2 && !strcmp(l->intents[0], "order") &&
                       !strcmp(l->intents[1], "greet"),
@@ -208,7 +208,7 @@ static parley_status labels_fault(void *ctx)
 {
     (void)ctx;
     parley_nlu_labels *l = NULL;
-    parley_status st = parley_nlu_labels_read(tmpdir_path("labels"), &l);
+    parley_status st = parley_nlu_labels_read(tmpdir_path("new/parents/labels"), &l);
     parley_nlu_labels_free(l);
     return st;
 }

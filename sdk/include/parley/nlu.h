@@ -187,7 +187,7 @@ typedef struct parley_nlu_model_params {
 /* Defaults for every field; a zeroed struct means the same. */
 PARLEY_API parley_nlu_model_params parley_nlu_model_params_default(void);
 
-/* Writes a new, untrained model directory `dir` (created if missing): config.json,
+/* Writes a new, untrained model directory `dir` (created, parents too, if missing): config.json,
  * model.safetensors (F32) and vocab.txt, initialized as BERT is (weights from normal(0,
  * 0.02), zero biases, LayerNorm weights 1, a zero [PAD] embedding) — where training starts,
  * or a model of the right shape for tests and benchmarks. The same params give the same
