@@ -143,6 +143,11 @@ def stored_turns(store):
         return turns, counters
     con = sqlite3.connect(store, timeout=30)
     try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "turns" not in tables:
+            # Killed while creating the store: an empty database, nothing stored yet (the
+            # answered-turns check still holds the test to every reply it read).
+            return turns, counters
         for user, turn, text, reply in con.execute(
                 "SELECT user_id, turn_id, text, reply FROM turns"):
             turns.setdefault(user, {})[turn] = (text, reply)
