@@ -1,6 +1,6 @@
 """checks.py — the assertion kit of the Python tests, as tests/check.h is of the C ones.
 
-check(cond, what) records a failure and goes on, so one run reports every broken case;
+check(cond, what) records a failure and goes on (returning cond), so one run reports every broken case;
 done(name) prints the tally and gives the exit code. The tests find this module through
 PYTHONPATH (tests/, set by tests/meson.build).
 """
@@ -10,9 +10,11 @@ failures = []
 
 
 def check(cond, what):
+    """Records `what` as a failure unless cond holds; returns cond (for `if not check(...)`)."""
     if not cond:
         failures.append(what)
         print("FAIL:", what, file=sys.stderr)
+    return cond
 
 
 def done(name):

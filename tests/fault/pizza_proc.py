@@ -156,20 +156,3 @@ def stored_turns(store):
     finally:
         con.close()
     return turns, counters
-
-
-class Checks:
-    """Counts failed expectations and prints each; exit() gives the test's exit code."""
-
-    def __init__(self):
-        self.failures = 0
-
-    def __call__(self, cond, what):
-        if not cond:
-            self.failures += 1
-            print("FAIL:", what, file=sys.stderr)
-        return cond
-
-    def exit(self):
-        print("%d failed" % self.failures if self.failures else "all checks passed")
-        sys.exit(1 if self.failures else 0)

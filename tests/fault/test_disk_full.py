@@ -22,13 +22,13 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pizza_proc as pp  # noqa: E402
+from checks import check, done, failures  # noqa: E402
 
 parley, model, root = sys.argv[1:4]
 pp.need_python_sqlite()
 if os.geteuid() != 0:
     print("skip: mounting a tmpfs needs root")
     sys.exit(pp.SKIP)
-check = pp.Checks()
 graph = os.path.join(root, "samples", "pizza", "pipeline.yaml")
 USERS = ["ann", "bob", "cid"]
 # A long turn fills the store faster; it stays well under any input cap.
@@ -65,7 +65,7 @@ class Conversation:
         check(self.p.send(user, text), "the process reads its input")
         r = self.p.reply(timeout=120)
         if not check(r is not None, "a line for every turn (got end of output)"):
-            raise SystemExit(check.exit())
+            raise SystemExit(done("fault/disk_full"))
         check(r.get("user") == user, "the reply is %s's: %s" % (user, r))
         if "error" in r:
             self.failed += 1
@@ -125,4 +125,4 @@ with tempfile.TemporaryDirectory() as tmp:
         if p is not None:
             p.kill()
         subprocess.run(["umount", mnt])
-check.exit()
+sys.exit(done("fault/disk_full"))

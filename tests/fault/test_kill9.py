@@ -27,6 +27,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pizza_proc as pp  # noqa: E402
+import checks  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("parley")
@@ -38,7 +40,6 @@ ap.add_argument("--kills", type=int, default=8)
 ap.add_argument("--seed", type=int, default=1)
 args = ap.parse_args()
 pp.need_python_sqlite()
-check = pp.Checks()
 rng = random.Random(args.seed)
 graph = os.path.join(args.root, "samples", "pizza", "pipeline.yaml")
 users = ["u%03d" % i for i in range(args.users)]
@@ -143,7 +144,7 @@ with tempfile.TemporaryDirectory() as tmp:
               args.users, stats["kills"], stats["answered"], stored, stored - stats["answered"],
               stats["errors"], pp.integrity(store), time.monotonic() - start))
     print("kill9: replies read per run: %s" % stats["per_run"])
-    if check.failures:
+    if failures:
         with open(os.path.join(tmp, "stderr.txt"), "rb") as f:
             sys.stderr.write(f.read().decode(errors="replace")[-4000:])
-check.exit()
+sys.exit(checks.done("fault/kill9"))
