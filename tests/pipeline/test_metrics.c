@@ -20,10 +20,12 @@
 #include "sdk/lib/kinds.h"
 #include "tests/check.h"
 #include "tests/fault.h"
+#include "tests/metrics_text.h"
+#include "tests/tmpdir.h"
 
-enum { THREADS = 8, UPDATES = 100000, TURNS = 200 };
+enum { THREADS = 8, UPDATES = 400000, TURNS = 200 };
 
-static char graph_path[1024];
+static char graph_path[1024], stdin_graph[1024];
 
 static pipe_graph *load(void)
 {
@@ -31,16 +33,6 @@ static pipe_graph *load(void)
     pipe_graph *g = NULL;
     CHECK(pipe_graph_load(graph_path, &opts, &g) == PARLEY_OK, "load: %s", parley_errmsg());
     return g;
-}
-
-/* The value of the sample line `series` (name and labels exactly as rendered), or -1. */
-static double value_of(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-        if (!strncmp(p, series, n) && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-    return -1;
 }
 
 static int count_of(const char *text, const char *needle)
@@ -52,6 +44,7 @@ static int count_of(const char *text, const char *needle)
 }
 
 typedef struct shared {
+    pthread_barrier_t go; /* the threads start together */
     pipe_counter *c;
     pipe_gauge *g;
     pipe_histogram *h;
@@ -62,6 +55,7 @@ static void *hammer(void *arg)
 {
     static const double values[] = { 0.5, 1.5, 2.5, 100 };
     shared *s = arg;
+    pthread_barrier_wait(&s->go);
     for (int i = 0; i < UPDATES; i++) {
         pipe_counter_add(s->c, 1);
         pipe_gauge_add(s->g, i % 2 ? 1.0 : 0.5);
@@ -77,9 +71,9 @@ static void test_concurrent(void)
         return;
     static const double bounds[] = { 1, 2, 3 };
     shared s = {
-        pipe_metrics_counter(g, "parley_test_events_total", "Events", "who=\"t\""),
-        pipe_metrics_gauge(g, "parley_test_level", "Level", NULL),
-        pipe_metrics_histogram(g, "parley_test_size_bytes", "Sizes", "who=\"t\"", bounds, 3),
+        .c = pipe_metrics_counter(g, "parley_test_events_total", "Events", "who=\"t\""),
+        .g = pipe_metrics_gauge(g, "parley_test_level", "Level", NULL),
+        .h = pipe_metrics_histogram(g, "parley_test_size_bytes", "Sizes", "who=\"t\"", bounds, 3),
     };
     CHECK(s.c && s.g && s.h, "register: %s", parley_errmsg());
     if (!s.c || !s.g || !s.h) {
@@ -87,10 +81,12 @@ static void test_concurrent(void)
         return;
     }
     pthread_t t[THREADS];
+    pthread_barrier_init(&s.go, NULL, THREADS);
     for (int i = 0; i < THREADS; i++)
         pthread_create(&t[i], NULL, hammer, &s);
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&s.go);
     const long total = (long)THREADS * UPDATES, quarter = total / 4;
     CHECK(pipe_counter_get(s.c) == (uint64_t)total, "counter %llu, want %ld",
           (unsigned long long)pipe_counter_get(s.c), total);
@@ -99,19 +95,23 @@ static void test_concurrent(void)
     char *text = NULL;
     CHECK(pipe_metrics_render(g, &text, NULL) == PARLEY_OK, "render: %s", parley_errmsg());
     if (text) {
-        CHECK(value_of(text, "parley_test_events_total{who=\"t\"}") == (double)total, "%s", text);
-        CHECK(value_of(text, "parley_test_level") == 0.75 * (double)total, "gauge line");
+        CHECK(metrics_value(text, "parley_test_events_total{who=\"t\"}") == (double)total, "%s",
+              text);
+        CHECK(metrics_value(text, "parley_test_level") == 0.75 * (double)total, "gauge line");
         /* Cumulative: <=1 holds the 0.5s, <=2 adds the 1.5s, <=3 the 2.5s, +Inf the 100s. */
-        CHECK(value_of(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"1\"}") == quarter,
+        CHECK(metrics_value(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"1\"}") == quarter,
               "le=1");
-        CHECK(value_of(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"2\"}") == 2 * quarter,
+        CHECK(metrics_value(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"2\"}") ==
+                      2 * quarter,
               "le=2");
-        CHECK(value_of(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"3\"}") == 3 * quarter,
+        CHECK(metrics_value(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"3\"}") ==
+                      3 * quarter,
               "le=3");
-        CHECK(value_of(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"+Inf\"}") == total,
+        CHECK(metrics_value(text, "parley_test_size_bytes_bucket{who=\"t\",le=\"+Inf\"}") == total,
               "+Inf");
-        CHECK(value_of(text, "parley_test_size_bytes_count{who=\"t\"}") == total, "count");
-        CHECK(value_of(text, "parley_test_size_bytes_sum{who=\"t\"}") == 104.5 * (double)quarter,
+        CHECK(metrics_value(text, "parley_test_size_bytes_count{who=\"t\"}") == total, "count");
+        CHECK(metrics_value(text, "parley_test_size_bytes_sum{who=\"t\"}") ==
+                      104.5 * (double)quarter,
               "sum");
     }
     pl_free(text);
@@ -160,9 +160,9 @@ static void test_format(void)
         CHECK(count_of(text, "# TYPE parley_test_hits_total ") == 1 &&
                       count_of(text, "# HELP parley_test_hits_total ") == 1,
               "one HELP and TYPE per name");
-        CHECK(value_of(text, "parley_test_hits_total{path=\"a\\\"b\\\\c\\nd\"}") == 3,
+        CHECK(metrics_value(text, "parley_test_hits_total{path=\"a\\\"b\\\\c\\nd\"}") == 3,
               "escaped series");
-        CHECK(value_of(text, "parley_test_hits_total{path=\"/\"}") == 0, "zero series");
+        CHECK(metrics_value(text, "parley_test_hits_total{path=\"/\"}") == 0, "zero series");
         CHECK(strstr(text, "parley_test_odd{v=\"nan\"} NaN\n") &&
                       strstr(text, "parley_test_odd{v=\"inf\"} -Inf\n") &&
                       strstr(text, "parley_test_odd{v=\"tenth\"} 0.1\n"),
@@ -263,26 +263,63 @@ static void test_engine_counts(void)
         parley_pipeline_poll(p, -1, &r);
         parley_reply_free(r);
     }
-    char *text = NULL;
-    size_t len = 0;
-    CHECK(parley_pipeline_metrics(p, &text, &len) == PARLEY_OK, "metrics: %s", parley_errmsg());
+    char *text = metrics_settled(p, TURNS);
+    CHECK(text, "metrics: %s", parley_errmsg());
     if (text) {
-        CHECK(value_of(text, "parley_turns_total{outcome=\"ok\"}") == TURNS, "turns:\n%s", text);
-        CHECK(value_of(text, "parley_turns_total{outcome=\"error\"}") == 0, "no errors");
-        CHECK(value_of(text, "parley_turn_duration_seconds_count") == TURNS, "latency count");
-        CHECK(value_of(text, "parley_turn_duration_seconds_sum") > 0, "latency sum");
-        CHECK(value_of(text, "parley_stage_duration_seconds_count{stage=\"nlu\"}") == 0,
+        CHECK(metrics_value(text, "parley_turns_total{outcome=\"ok\"}") == TURNS, "turns:\n%s",
+              text);
+        CHECK(metrics_value(text, "parley_turns_total{outcome=\"error\"}") == 0, "no errors");
+        CHECK(metrics_value(text, "parley_turn_duration_seconds_count") == TURNS, "latency count");
+        CHECK(metrics_value(text, "parley_turn_duration_seconds_sum") > 0, "latency sum");
+        CHECK(metrics_value(text, "parley_stage_duration_seconds_count{stage=\"nlu\"}") == 0,
               "no NLU stage in the echo graph");
-        CHECK(value_of(text, "parley_turns_in_flight") == 0, "nothing in flight");
-        CHECK(value_of(text, "parley_queue_depth{node=\"asr\"}") == 0 &&
-                      value_of(text, "parley_queue_capacity{node=\"asr\"}") == 4 * 64,
+        CHECK(metrics_value(text, "parley_turns_in_flight") == 0, "nothing in flight");
+        CHECK(metrics_value(text, "parley_queue_depth{node=\"asr\"}") == 0 &&
+                      metrics_value(text, "parley_queue_capacity{node=\"asr\"}") == 4 * 64,
               "queues of asr (4 workers x 64)");
-        CHECK(value_of(text, "parley_turn_errors_total{kind=\"invalid_arg\"}") == 0,
+        CHECK(metrics_value(text, "parley_turn_errors_total{kind=\"invalid_arg\"}") == 0,
               "error kinds are listed at zero");
     }
     parley_metrics_free(text);
     CHECK(parley_pipeline_metrics(NULL, &text, NULL) == PARLEY_ERR_INVALID_ARG, "NULL pipeline");
     parley_pipeline_close(p);
+}
+
+/* Lines text.stdin refuses become failed turns, counted by the kind of error. */
+static void test_error_kinds(void)
+{
+    tmpdir_make("metrics");
+    const char *input = tmpdir_path("input.txt");
+    FILE *f = fopen(input, "w");
+    if (!f) {
+        CHECK(0, "cannot write %s", input);
+        return;
+    }
+    fputs("hello\nbad \xff byte\n{\"user\": [1]}\n{\"text\": 5}\nbye\nagain\n", f);
+    fclose(f);
+    char set[600];
+    snprintf(set, sizeof set, "in.path=%s", input);
+    const char *sets[] = { set, NULL };
+    pipe_graph_opts opts = { .set = sets, .kinds = lib_kinds };
+    pipe_graph *g = NULL;
+    CHECK(pipe_graph_load(stdin_graph, &opts, &g) == PARLEY_OK, "load: %s", parley_errmsg());
+    if (g && pipe_graph_start(g) == PARLEY_OK) {
+        pipe_graph_wait_sources(g);
+        pipe_graph_drain(g);
+        char *text = NULL;
+        CHECK(pipe_metrics_render(g, &text, NULL) == PARLEY_OK, "render: %s", parley_errmsg());
+        if (text) {
+            CHECK(metrics_value(text, "parley_turns_total{outcome=\"ok\"}") == 3, "ok:\n%s", text);
+            CHECK(metrics_value(text, "parley_turns_total{outcome=\"error\"}") == 3, "errors");
+            CHECK(metrics_value(text, "parley_turn_errors_total{kind=\"utf8\"}") == 1, "utf8");
+            CHECK(metrics_value(text, "parley_turn_errors_total{kind=\"format\"}") == 2, "format");
+            CHECK(metrics_value(text, "parley_turn_duration_seconds_count") == 6,
+                  "every turn timed");
+        }
+        pl_free(text);
+    }
+    pipe_graph_close(g);
+    tmpdir_remove();
 }
 
 static parley_status render_once(void *ctx)
@@ -297,11 +334,14 @@ int main(int argc, char **argv)
 {
     snprintf(graph_path, sizeof graph_path, "%s/echo.yaml",
              argc > 1 ? argv[1] : "tests/pipeline/engine");
+    snprintf(stdin_graph, sizeof stdin_graph, "%s/stdin_null.yaml",
+             argc > 1 ? argv[1] : "tests/pipeline/engine");
     test_concurrent();
     test_format();
     test_refused();
     test_state();
     test_engine_counts();
+    test_error_kinds();
     pipe_graph *g = load();
     if (g) {
         long points = fault_sweep("render", render_once, g);
