@@ -163,7 +163,8 @@ PARLEY_API void parley_pipeline_stop(parley_pipeline *p);
  * Prometheus text exposition format 0.0.4: what a ws.server node serves at GET /metrics, for
  * applications that publish it their own way. On success *text (NUL-terminated, *len bytes
  * without the NUL; len may be NULL) is owned by the caller: free it with
- * parley_metrics_free(). Any thread, while the pipeline is open. */
+ * parley_metrics_free(). Any thread, while the pipeline is open. A turn is counted just
+ * after its reply is delivered, before its PARLEY_EVENT_TURN_DONE event. */
 PARLEY_API parley_status parley_pipeline_metrics(parley_pipeline *p, char **text, size_t *len);
 
 /* Frees what parley_pipeline_metrics() returned. NULL is a no-op. */
