@@ -10,13 +10,13 @@
  * graph_metrics.c's; this file knows no metric by name.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/graph_impl.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/strbuf.h"
 #include "sdk/base/sync.h"
 
 typedef enum mtype { M_COUNTER, M_GAUGE, M_HISTOGRAM } mtype;
@@ -407,36 +407,6 @@ pipe_histogram *pipe_metrics_histogram(pipe_graph *g, const char *name, const ch
 
 /* ---- the exposition format --------------------------------------------------------------- */
 
-typedef struct text {
-    char *p;
-    size_t len, cap;
-    int failed;
-} text;
-
-static void put(text *t, const char *fmt, ...) PL_PRINTF(2, 3);
-static void put(text *t, const char *fmt, ...)
-{
-    va_list ap;
-    for (int tries = 0; tries < 2 && !t->failed; tries++) {
-        va_start(ap, fmt);
-        int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = 1;
-        } else if ((size_t)n < t->cap - t->len) {
-            t->len += (size_t)n;
-            return;
-        } else {
-            size_t cap = (t->cap + (size_t)n + 1) * 2;
-            char *p = pl_realloc(t->p, cap);
-            if (!p)
-                t->failed = 1;
-            else
-                t->p = p, t->cap = cap;
-        }
-    }
-}
-
 /* The shortest decimal that reads back as v (whole numbers without an exponent), or NaN,
  * +Inf, -Inf. */
 static const char *num(char buf[32], double v)
@@ -457,28 +427,32 @@ static const char *num(char buf[32], double v)
     return buf;
 }
 
-static void put_help(text *t, const family *f)
+static void put_help(pl_strbuf *t, const family *f)
 {
-    put(t, "# HELP %s ", f->name);
+    pl_strbuf_printf(t, "# HELP %s ", f->name);
     for (const char *c = f->help; *c; c++)
-        put(t, "%s", *c == '\\' ? "\\\\" : *c == '\n' ? "\\n" : (char[]){ *c, 0 });
-    put(t, "\n# TYPE %s %s\n", f->name, type_names[f->type]);
+        if (*c == '\\' || *c == '\n')
+            pl_strbuf_printf(t, "\\%c", *c == '\n' ? 'n' : '\\');
+        else
+            pl_strbuf_printf(t, "%c", *c);
+    pl_strbuf_printf(t, "\n# TYPE %s %s\n", f->name, type_names[f->type]);
 }
 
-static void put_histogram(text *t, const char *name, const char *labels, pipe_histogram *h)
+static void put_histogram(pl_strbuf *t, const char *name, const char *labels, pipe_histogram *h)
 {
     char b[32];
     const char *sep = *labels ? "," : "";
     uint64_t total = 0;
     for (size_t i = 0; i <= h->n; i++) {
         total += atomic_load_explicit(&h->counts[i], memory_order_relaxed);
-        put(t, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep,
-            i < h->n ? num(b, h->bounds[i]) : "+Inf", (unsigned long long)total);
+        pl_strbuf_printf(t, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep,
+                         i < h->n ? num(b, h->bounds[i]) : "+Inf", (unsigned long long)total);
     }
     const char *open = *labels ? "{" : "", *close = *labels ? "}" : "";
-    put(t, "%s_sum%s%s%s %s\n", name, open, labels, close,
-        num(b, double_of(atomic_load_explicit(&h->sum, memory_order_relaxed))));
-    put(t, "%s_count%s%s%s %llu\n", name, open, labels, close, (unsigned long long)total);
+    pl_strbuf_printf(t, "%s_sum%s%s%s %s\n", name, open, labels, close,
+                     num(b, double_of(atomic_load_explicit(&h->sum, memory_order_relaxed))));
+    pl_strbuf_printf(t, "%s_count%s%s%s %llu\n", name, open, labels, close,
+                     (unsigned long long)total);
 }
 
 parley_status pipe_metrics_render(pipe_graph *g, char **out, size_t *len)
@@ -488,8 +462,7 @@ parley_status pipe_metrics_render(pipe_graph *g, char **out, size_t *len)
     *out = NULL;
     pipe_metrics_sample(g);
     pipe_metrics *m = g->metrics;
-    text t = { pl_malloc(4096), 0, 4096, 0 };
-    t.failed = !t.p;
+    pl_strbuf t = { 0 };
     pthread_mutex_lock(&m->mu);
     for (family *f = m->first; f; f = f->next) {
         put_help(&t, f);
@@ -499,19 +472,19 @@ parley_status pipe_metrics_render(pipe_graph *g, char **out, size_t *len)
             if (f->type == M_HISTOGRAM)
                 put_histogram(&t, f->name, s->labels, &s->u.h);
             else if (f->type == M_COUNTER)
-                put(&t, "%s%s%s%s %llu\n", f->name, open, s->labels, close,
-                    (unsigned long long)pipe_counter_get(&s->u.c));
+                pl_strbuf_printf(&t, "%s%s%s%s %llu\n", f->name, open, s->labels, close,
+                                 (unsigned long long)pipe_counter_get(&s->u.c));
             else
-                put(&t, "%s%s%s%s %s\n", f->name, open, s->labels, close,
-                    num(b, pipe_gauge_get(&s->u.g)));
+                pl_strbuf_printf(&t, "%s%s%s%s %s\n", f->name, open, s->labels, close,
+                                 num(b, pipe_gauge_get(&s->u.g)));
         }
     }
     pthread_mutex_unlock(&m->mu);
-    if (t.failed) {
-        pl_free(t.p);
+    if (t.failed || !t.s) {
+        pl_free(t.s);
         return pl_nomem("the metrics text");
     }
-    *out = t.p;
+    *out = t.s;
     if (len)
         *len = t.len;
     return PARLEY_OK;
