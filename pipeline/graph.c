@@ -141,6 +141,10 @@ static void *source_main(void *arg)
 static parley_status start_workers(pipe_node *nd)
 {
     size_t qcap = nd->g->queue_size;
+    parley_status st;
+    /* Before the threads, which read the batch histogram. */
+    if ((st = pipe_metrics_node_init(nd)) != PARLEY_OK)
+        return st;
     nd->w = pl_calloc((size_t)nd->workers, sizeof *nd->w);
     if (!nd->w)
         return pl_nomem(NULL);
@@ -156,7 +160,7 @@ static parley_status start_workers(pipe_node *nd)
             return pl_fail(PARLEY_ERR_NOMEM, "node '%s': cannot start a worker thread", nd->name);
         w->running = 1;
     }
-    return pipe_metrics_node_init(nd);
+    return PARLEY_OK;
 }
 
 static void stop_workers(pipe_node *nd)
