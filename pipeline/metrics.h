@@ -17,10 +17,12 @@
  * an error, as is a malformed name or label set (PARLEY_ERR_INVALID_ARG with pl_fail detail).
  *
  * Ownership and threads. Metrics belong to the graph and stay valid until pipe_graph_close.
- * Registration runs on the thread that loads the graph (node create()); updates are lock-free
- * atomics, safe from any number of threads at once; rendering and the state may be read from
- * any thread while the graph runs (a render sees each value atomically, the set of values
- * not as one snapshot).
+ * Registration belongs in a node's create(), on the thread that loads the graph (it takes
+ * the registry's lock, so a later one from another thread is safe too); a metric cannot be
+ * removed. Updates are lock-free atomics, safe from any number of threads at once; rendering
+ * and the state may be read from any thread while the graph runs (a render reads each value
+ * atomically, but not all of them at one instant). The engine counts a turn when its sink
+ * ends it, just before the PIPE_EV_TURN_DONE event.
  */
 #ifndef PIPELINE_METRICS_H
 #define PIPELINE_METRICS_H
