@@ -5,7 +5,6 @@
  * (sdk/cli/cmd_eval.c does both). tests/reference/seqeval_ref.py is an independent
  * scorer that tests/nlu/data/test_metrics_ref.py compares with this one number for number.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "nlu/data/metrics.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/strbuf.h"
 
 /* ---- tags and chunks ---------------------------------------------------------------- */
 
@@ -474,78 +474,45 @@ parley_status mt_report_json(const mt_report *r, int max_confusions, cJSON **out
 
 /* ---- table ------------------------------------------------------------------------------ */
 
-/* A growing string; `failed` sticks after the first allocation failure. */
-typedef struct strbuf {
-    char *s;
-    size_t len, cap;
-    int failed;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...) PL_PRINTF(2, 3);
-static void sb_printf(strbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (int pass = 0; pass < 2 && !b->failed; pass++) {
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-        } else if (b->s && (size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        } else {
-            size_t cap = b->cap ? b->cap : 1024;
-            while (cap < b->len + (size_t)n + 1)
-                cap *= 2;
-            char *s = pl_realloc(b->s, cap);
-            if (!s)
-                b->failed = 1;
-            else {
-                b->s = s;
-                b->cap = cap;
-            }
-        }
-    }
-}
-
-static void table_labels(strbuf *b, const char *title, const mt_label *l, int n)
+static void table_labels(pl_strbuf *b, const char *title, const mt_label *l, int n)
 {
     int w = (int)strlen(title);
     for (int i = 0; i < n; i++)
         if ((int)strlen(l[i].name) > w)
             w = (int)strlen(l[i].name);
-    sb_printf(b, "\n%-*s  precision  recall      f1  support\n", w, title);
+    pl_strbuf_printf(b, "\n%-*s  precision  recall      f1  support\n", w, title);
     for (int i = 0; i < n; i++)
-        sb_printf(b, "%-*s  %9.2f  %6.2f  %6.2f  %7ld\n", w, l[i].name, 100 * l[i].s.precision,
-                  100 * l[i].s.recall, 100 * l[i].s.f1, l[i].s.support);
+        pl_strbuf_printf(b, "%-*s  %9.2f  %6.2f  %6.2f  %7ld\n", w, l[i].name,
+                         100 * l[i].s.precision, 100 * l[i].s.recall, 100 * l[i].s.f1,
+                         l[i].s.support);
 }
 
-static void table_confusions(strbuf *b, const char *title, const mt_confusion *c, int n, int max)
+static void table_confusions(pl_strbuf *b, const char *title, const mt_confusion *c, int n, int max)
 {
     if (n == 0 || max == 0)
         return;
-    sb_printf(b, "\n%s\n", title);
+    pl_strbuf_printf(b, "\n%s\n", title);
     for (int i = 0; i < n && (max < 0 || i < max); i++)
-        sb_printf(b, "%7ld  %s -> %s\n", c[i].count, c[i].gold, c[i].pred);
+        pl_strbuf_printf(b, "%7ld  %s -> %s\n", c[i].count, c[i].gold, c[i].pred);
 }
 
 parley_status mt_report_table(const mt_report *r, int max_confusions, char **out)
 {
-    strbuf b = { 0 };
+    pl_strbuf b = { 0 };
     *out = NULL;
-    sb_printf(&b, "examples           %ld\n", r->n_examples);
-    sb_printf(&b, "intent accuracy    %6.2f%%  (%ld/%ld)\n", 100 * r->intent_accuracy,
-              r->intent_correct, r->n_examples);
-    sb_printf(&b,
-              "slot F1 (chunks)   %6.2f%%  precision %.2f%%, recall %.2f%% (%ld correct, %ld "
-              "predicted, %ld gold)\n",
-              100 * r->slots.f1, 100 * r->slots.precision, 100 * r->slots.recall, r->slots.correct,
-              r->slots.predicted, r->slots.support);
-    sb_printf(&b, "sentence accuracy  %6.2f%%  (%ld/%ld: intent and every tag right)\n",
-              100 * r->sentence_accuracy, r->sentence_correct, r->n_examples);
-    sb_printf(&b, "tag accuracy       %6.2f%%  (%ld/%ld words)\n", 100 * r->tag_accuracy,
-              r->tags_correct, r->n_tags);
+    pl_strbuf_printf(&b, "examples           %ld\n", r->n_examples);
+    pl_strbuf_printf(&b, "intent accuracy    %6.2f%%  (%ld/%ld)\n", 100 * r->intent_accuracy,
+                     r->intent_correct, r->n_examples);
+    pl_strbuf_printf(
+            &b,
+            "slot F1 (chunks)   %6.2f%%  precision %.2f%%, recall %.2f%% (%ld correct, %ld "
+            "predicted, %ld gold)\n",
+            100 * r->slots.f1, 100 * r->slots.precision, 100 * r->slots.recall, r->slots.correct,
+            r->slots.predicted, r->slots.support);
+    pl_strbuf_printf(&b, "sentence accuracy  %6.2f%%  (%ld/%ld: intent and every tag right)\n",
+                     100 * r->sentence_accuracy, r->sentence_correct, r->n_examples);
+    pl_strbuf_printf(&b, "tag accuracy       %6.2f%%  (%ld/%ld words)\n", 100 * r->tag_accuracy,
+                     r->tags_correct, r->n_tags);
     table_labels(&b, "intent", r->intents, r->n_intents);
     table_labels(&b, "slot type", r->slot_types, r->n_slot_types);
     table_confusions(&b, "most frequent intent confusions (count  gold -> predicted)",
