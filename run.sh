@@ -15,7 +15,9 @@ cd "$(dirname "$0")"
 packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
           libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
-          clang-format)              # the layout/format test
+          clang-format               # the layout/format test
+          libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
+          python3-websockets openssl)  # ws.server's protocol tests: a client, a test certificate
 
 install_missing() {
     local missing=()

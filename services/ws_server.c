@@ -324,12 +324,11 @@ static void on_audio(ws_state *s, ws_conn *c, size_t len, int last)
     if (c->rx_len % 2)
         send_error(s, c, "audio: a binary message of an odd number of bytes (16-bit samples)",
                    NULL);
-    else if (!c->audio_refused)
+    else if (!c->audio_refused++)
         send_error(s, c,
                    "this graph has no speech recognizer: audio is not carried yet (send "
                    "{\"text\": ...} turns); the rest of this utterance is dropped",
                    NULL);
-    c->audio_refused = 1;
     ws_conn_rx_reset(c);
 }
 
@@ -511,8 +510,18 @@ static int on_upgrade(ws_state *s, struct lws *wsi)
     }
     if (!status)
         return 0;
-    lws_return_http_status(wsi, status, NULL);
-    return 1;
+    /* Written whole here: lws would answer an upgrade request in HTTP/1.0, which websocket
+     * clients refuse to read. */
+    const char *why = status == HTTP_STATUS_UNAUTHORIZED ? "Unauthorized" : "Service Unavailable";
+    const char *body = status == HTTP_STATUS_UNAUTHORIZED
+                               ? "a wrong or missing token\n"
+                               : "too many connections, or the server is stopping\n";
+    unsigned char buf[LWS_PRE + 256];
+    int n = snprintf((char *)buf + LWS_PRE, sizeof buf - LWS_PRE,
+                     "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\n"
+                     "connection: close\r\n\r\n%s",
+                     status, why, strlen(body), body);
+    return lws_write(wsi, buf + LWS_PRE, (size_t)n, LWS_WRITE_HTTP) < 0 ? -1 : 1;
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
