@@ -11,14 +11,17 @@ Fatal ones close with their code: invalid UTF-8 (1007), a message over max_messa
 their contexts apart; a client resumes with its ready id (also after vanishing mid-turn); a
 client-chosen id is refused without the token; a second connection for the same user takes
 over and the first is closed (1008). HTTP: /healthz, static files, 404. SIGTERM with turns in
-flight: every turn is answered, connections close with 1001, the exit code is 0.
+flight: every turn is answered, connections close with 1001, the exit code is 0. /metrics
+counts connections and errors by kind, and passes `promtool check metrics` (when installed).
 
 Usage: test_ws_protocol.py PARLEY MODEL_DIR
 """
 import asyncio
 import json
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import urllib.error
@@ -233,6 +236,20 @@ def http(srv):
     check(get("/style.css") == (200, b"body { color: black; }\n"), "a static file")
     check(get("/nothing-here")[0] == 404, "404 for a missing file")
     check(get("/../pizza_ws.yaml")[0] in (403, 404), "nothing outside static_dir")
+    status, body = get("/metrics")
+    text = body.decode()
+    check(status == 200 and "parley_turns_total" in text, "/metrics: %r" % status)
+    for line in ('parley_ws_connections_open{node="ws"} 0',
+                 'parley_ws_connections_refused_total{node="ws",reason="token"} 0',
+                 'parley_ws_protocol_errors_total{node="ws",kind="too_large"} 2',
+                 'parley_ws_protocol_errors_total{node="ws",kind="too_many_errors"} 1'):
+        check(line in text.splitlines(), "/metrics has %r" % line)
+    accepted = [l for l in text.splitlines() if l.startswith("parley_ws_connections_total")]
+    check(accepted and int(float(accepted[0].split()[-1])) >= 15, "connections counted: %r"
+          % accepted)
+    if shutil.which("promtool"):
+        p = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True)
+        check(p.returncode == 0, "promtool check metrics: %s" % (p.stdout + p.stderr).decode())
 
 
 async def stop_in_flight(srv):
