@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "pipeline/metrics.h"
@@ -700,6 +701,9 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->retry.secs_since_valid_ping = (uint16_t)(timeout / 2);
     s->retry.secs_since_valid_hangup = (uint16_t)timeout;
     s->protocols[0] = (struct lws_protocols){ "parley", callback, sizeof(ws_pss), 0, 0, NULL, 0 };
+    struct stat sb;
+    if (dir[0] && (stat(dir, &sb) || !S_ISDIR(sb.st_mode)))
+        pl_log(PARLEY_LOG_WARN, "%s: static_dir %s is not a folder: / will answer 404", name, dir);
     if (dir[0]) {
         s->mounts[0].mountpoint = "/";
         s->mounts[0].mountpoint_len = 1;

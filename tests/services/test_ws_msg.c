@@ -78,31 +78,35 @@ static void messages(void)
     expect_ok("{\"config\": {\"sample_rate\": 48000}}", WS_CMD_CONFIG);
     expect_ok("{\"text\": \"\\\\u0000 is a backslash and u0000\"}", WS_CMD_TEXT);
 
-    expect_refused("", "not valid JSON", NULL);
-    expect_refused("hello", "not valid JSON", NULL);
-    expect_refused("{\"text\": \"a\"} x", "after the JSON value", NULL);
-    expect_refused("[1]", "not an array", NULL);
-    expect_refused("\"text\"", "not a string", NULL);
-    expect_refused("{}", "unknown message type", NULL);
-    expect_refused("{\"hello\": 1, \"id\": 4}", "unknown message type", "4");
-    expect_refused("{\"text\": \"a\", \"eof\": 1}", "one of", NULL);
-    expect_refused("{\"text\": \"a\", \"text\": \"b\"}", "one of", NULL);
-    expect_refused("{\"text\": 1, \"id\": \"x\"}", "\"text\": expected a string, not a number",
-                   "\"x\"");
-    expect_refused("{\"text\": null}", "not null", NULL);
-    expect_refused("{\"text\": \"a\", \"id\": true}", "\"id\"", NULL);
-    expect_refused("{\"text\": \"a\", \"id\": 1, \"id\": 2}", "\"id\" given twice", NULL);
-    expect_refused("{\"text\": \"a\\u0000b\", \"id\": 9}", "NUL", "9");
-    expect_refused("{\"eof\": 0}", "\"eof\"", NULL);
-    expect_refused("{\"config\": []}", "expected an object", NULL);
-    expect_refused("{\"config\": {\"user\": 5}}", "config.user", NULL);
-    expect_refused("{\"config\": {\"user\": \"\"}}", "config.user", NULL);
-    expect_refused("{\"config\": {\"user\": \"a\\u0007b\"}}", "config.user", NULL);
-    expect_refused("{\"config\": {\"user\": \"a\", \"user\": \"b\"}}", "twice", NULL);
-    expect_refused("{\"config\": {\"sample_rate\": 7999}}", "sample_rate", NULL);
-    expect_refused("{\"config\": {\"sample_rate\": 48001}}", "sample_rate", NULL);
-    expect_refused("{\"config\": {\"sample_rate\": 16000.5}}", "sample_rate", NULL);
-    expect_refused("{\"config\": {\"sample_rate\": \"16000\"}}", "sample_rate", NULL);
+    /* message, what the reason mentions, the id kept for the answer (JSON) or NULL */
+    static const char *const refused[][3] = {
+        { "", "not valid JSON", NULL },
+        { "hello", "not valid JSON", NULL },
+        { "{\"text\": \"a\"} x", "after the JSON value", NULL },
+        { "[1]", "not an array", NULL },
+        { "\"text\"", "not a string", NULL },
+        { "{}", "unknown message type", NULL },
+        { "{\"hello\": 1, \"id\": 4}", "unknown message type", "4" },
+        { "{\"text\": \"a\", \"eof\": 1}", "one of", NULL },
+        { "{\"text\": \"a\", \"text\": \"b\"}", "one of", NULL },
+        { "{\"text\": 1, \"id\": \"x\"}", "\"text\": expected a string, not a number", "\"x\"" },
+        { "{\"text\": null}", "not null", NULL },
+        { "{\"text\": \"a\", \"id\": true}", "\"id\"", NULL },
+        { "{\"text\": \"a\", \"id\": 1, \"id\": 2}", "\"id\" given twice", NULL },
+        { "{\"text\": \"a\\u0000b\", \"id\": 9}", "NUL", "9" },
+        { "{\"eof\": 0}", "\"eof\"", NULL },
+        { "{\"config\": []}", "expected an object", NULL },
+        { "{\"config\": {\"user\": 5}}", "config.user", NULL },
+        { "{\"config\": {\"user\": \"\"}}", "config.user", NULL },
+        { "{\"config\": {\"user\": \"a\\u0007b\"}}", "config.user", NULL },
+        { "{\"config\": {\"user\": \"a\", \"user\": \"b\"}}", "twice", NULL },
+        { "{\"config\": {\"sample_rate\": 7999}}", "sample_rate", NULL },
+        { "{\"config\": {\"sample_rate\": 48001}}", "sample_rate", NULL },
+        { "{\"config\": {\"sample_rate\": 16000.5}}", "sample_rate", NULL },
+        { "{\"config\": {\"sample_rate\": \"16000\"}}", "sample_rate", NULL },
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        expect_refused(refused[i][0], refused[i][1], refused[i][2]);
 
     /* A raw NUL inside the bytes, and a text over PARLEY_MAX_TEXT_BYTES. */
     static const char nul[] = "{\"text\": \"a\0b\"}";
