@@ -103,6 +103,7 @@ typedef struct ws_state {
     lws_sorted_usec_list_t tick; /* wakes the loop while stopping */
     const char *token;
     int trust_user_ids;
+    int takes_text; /* the text output links somewhere */
     int max_connections;
     size_t max_message_bytes;
     int tls;
@@ -283,6 +284,12 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     parley_status st;
     if (atomic_load(&s->stopping)) {
         send_error(s, c, -1, "the server is stopping: no new turns", cmd->id);
+        return;
+    }
+    if (!s->takes_text) {
+        send_error(s, c, BAD_MESSAGE,
+                   "this graph takes no typed turns (the server's text output links nowhere)",
+                   cmd->id);
         return;
     }
     if ((st = pipe_msg_new(pipe_node_graph(s->node), c->user, cmd->text, &m)) != PARLEY_OK) {
@@ -685,6 +692,7 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->node = node;
     s->token = pipe_node_param_str(node, "token");
     s->trust_user_ids = pipe_node_param_bool(node, "trust_user_ids");
+    s->takes_text = pipe_node_out_links(node, PORT_TEXT) > 0;
     s->max_connections = (int)pipe_node_param_int(node, "max_connections");
     s->max_message_bytes = (size_t)pipe_node_param_int(node, "max_message_bytes");
     s->tls = cert[0] != 0;

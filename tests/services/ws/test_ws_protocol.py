@@ -13,11 +13,13 @@ client-chosen id is refused without the token; a second connection for the same 
 over and the first is closed (1008). HTTP: /healthz, static files, 404. SIGTERM with turns in
 flight: every turn is answered, connections close with 1001, the exit code is 0. /metrics
 counts connections and errors by kind, and passes `promtool check metrics` (when installed).
+A graph whose ws.server text output links nowhere answers typed turns with an error.
 
 Usage: test_ws_protocol.py PARLEY MODEL_DIR
 """
 import asyncio
 import json
+import os
 import re
 import shutil
 import signal
@@ -28,7 +30,7 @@ import urllib.error
 import urllib.request
 
 from checks import check, done
-from ws_server import Server, closed_with, recv_json, skip_without_ws_server, turn, websockets
+from ws_server import HERE, Server, closed_with, recv_json, skip_without_ws_server, turn, websockets
 
 parley, model = sys.argv[1:3]
 ID = re.compile(r"^u-[0-9a-f]{32}$")
@@ -265,6 +267,18 @@ async def stop_in_flight(srv):
     check(srv.stop(None) == 0, "exit code 0 after SIGTERM: %s" % "".join(srv.log[-5:]))
 
 
+async def no_text_consumer(tmp):
+    srv = Server(parley, None, tmp, graph=os.path.join(HERE, "audio_only.yaml"))
+    try:
+        async with websockets.connect(srv.url()) as ws:
+            await ready(ws)
+            e = await turn(ws, "a large pizza", id="t")
+            check(e.get("type") == "error" and "no typed turns" in e.get("error", "") and
+                  e.get("id") == "t", "a graph that takes no typed turns says so: %r" % e)
+    finally:
+        srv.stop()
+
+
 async def main():
     skip_without_ws_server(parley)
     with tempfile.TemporaryDirectory() as tmp:
@@ -280,6 +294,7 @@ async def main():
             await stop_in_flight(srv)
         finally:
             srv.stop(signal.SIGKILL)
+        await no_text_consumer(tmp)
 
 
 asyncio.run(main())
