@@ -10,7 +10,8 @@
  * service loop in run(), the callbacks, the handshake's checks (token, connection cap), the
  * HTTP side on the same port (/healthz, /metrics, static files), its metrics, and stopping.
  *
- * Threads: one service thread (run()) does every lws call but lws_cancel_service. The graph's
+ * Threads: one service thread (run()) does every lws call but lws_cancel_service (and the
+ * context's creation and destruction, in create and destroy, before and after it). The graph's
  * workers (process()) put the reply onto its connection's queue under `mu`, mark the
  * connection dirty, and wake the service thread with lws_cancel_service(); the service thread
  * asks for a writeable callback for each dirty connection and writes one message per
@@ -873,7 +874,7 @@ static void ws_destroy(void *state)
 const pipe_kind svc_kind_ws_server = {
     .name = "ws.server",
     .doc = "a websocket server: clients send turns as JSON messages and get their replies; "
-           "HTTP /healthz and static files on the same port",
+           "HTTP /healthz, /metrics and static files on the same port",
     .ports = ports,
     .params = params,
     .workers = 2,
