@@ -670,7 +670,7 @@ static parley_status register_metrics(ws_state *s)
         ok = (m->bad[i] = metric(s, 0, "parley_ws_protocol_errors_total",
                                  "client errors answered or closed, by kind", "kind",
                                  bad_names[i])) != NULL;
-    return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "node '%s'", pipe_node_name(s->node));
+    return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "its metrics");
 }
 
 static parley_status ws_create(pipe_node *node, void **out)
@@ -681,10 +681,10 @@ static parley_status ws_create(pipe_node *node, void **out)
     const char *dir = pipe_node_param_str(node, "static_dir");
     const char *host = pipe_node_param_str(node, "host");
     if (!cert[0] != !key[0])
-        return pl_fail(PARLEY_ERR_CONFIG, "node '%s': TLS needs both cert and key", name);
+        return pl_fail(PARLEY_ERR_CONFIG, "TLS needs both cert and key");
     ws_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_nomem("node '%s'", name);
+        return pl_nomem(NULL);
     parley_status st = pl_mutex_init(&s->mu, name);
     if (st != PARLEY_OK) {
         pl_free(s);
@@ -699,7 +699,7 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->tls = cert[0] != 0;
     if (!(s->turns = ws_turns_new())) {
         ws_destroy(s);
-        return pl_nomem("node '%s': the table of turns", name);
+        return pl_nomem("the table of turns");
     }
     if ((st = register_metrics(s)) != PARLEY_OK) {
         ws_destroy(s);
@@ -748,9 +748,9 @@ static parley_status ws_create(pipe_node *node, void **out)
     if (!(s->ctx = lws_create_context(&info))) {
         ws_destroy(s);
         return pl_fail(PARLEY_ERR_IO,
-                       "node '%s': cannot listen on %s:%lld%s (in use, not an address of this "
-                       "machine, or unreadable TLS files)",
-                       name, host[0] ? host : "*", pipe_node_param_int(node, "port"),
+                       "cannot listen on %s:%lld%s (in use, not an address of this machine, or "
+                       "unreadable TLS files)",
+                       host[0] ? host : "*", pipe_node_param_int(node, "port"),
                        s->tls ? " with TLS" : "");
     }
     int port = lws_get_vhost_listen_port(lws_get_vhost_by_name(s->ctx, "default"));
