@@ -744,6 +744,8 @@ static parley_status ws_create(pipe_node *node, void **out)
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = cert;
         info.ssl_private_key_filepath = key;
+        /* HTTP/1.1 only: the handshake's refusals (on_upgrade) are written as HTTP/1.1. */
+        info.alpn = "http/1.1";
     }
     if (!(s->ctx = lws_create_context(&info))) {
         ws_destroy(s);
