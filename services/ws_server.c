@@ -329,7 +329,7 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
 static void on_message(ws_state *s, ws_conn *c)
 {
     ws_cmd cmd;
-    parley_status st = ws_msg_parse((const char *)c->rx, c->rx_len, &cmd);
+    parley_status st = ws_msg_parse(c->rx ? (const char *)c->rx : "", c->rx_len, &cmd);
     pipe_counter_add(s->m.in, 1);
     if (st != PARLEY_OK)
         send_error(s, c, st == PARLEY_ERR_NOMEM ? -1 : BAD_MESSAGE, parley_errmsg(), cmd.id);
