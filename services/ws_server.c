@@ -748,12 +748,13 @@ static parley_status ws_create(pipe_node *node, void **out)
         info.alpn = "http/1.1";
     }
     if (!(s->ctx = lws_create_context(&info))) {
+        st = pl_fail(PARLEY_ERR_IO,
+                     "cannot listen on %s:%lld%s (in use, not an address of this machine, or "
+                     "unreadable TLS files)",
+                     host[0] ? host : "*", pipe_node_param_int(node, "port"),
+                     cert[0] ? " with TLS" : "");
         ws_destroy(s);
-        return pl_fail(PARLEY_ERR_IO,
-                       "cannot listen on %s:%lld%s (in use, not an address of this machine, or "
-                       "unreadable TLS files)",
-                       host[0] ? host : "*", pipe_node_param_int(node, "port"),
-                       s->tls ? " with TLS" : "");
+        return st;
     }
     int port = lws_get_vhost_listen_port(lws_get_vhost_by_name(s->ctx, "default"));
     pl_log(PARLEY_LOG_INFO, "%s: listening on %s://%s:%d/", name, s->tls ? "wss" : "ws",
