@@ -5,7 +5,7 @@ Server(parley, model, tmp, *sets) starts the graph with the test model and a fre
 (model None: a graph without the pizza bot's nodes, started as it is),
 reads the port from the line "ws: listening on ws://HOST:PORT/" on stderr, and keeps reading
 stderr (kept in .log). stop(sig) sends a signal and waits for the exit code. The tests exit 77
-when python3-websockets is missing or the build has no ws.server node.
+when python3-websockets is missing or the build has no websocket server (NOT_BUILT).
 """
 import asyncio
 import json
@@ -26,13 +26,6 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRAPH = os.path.join(HERE, "pizza_ws.yaml")
 LISTEN = re.compile(r"ws: listening on (wss?)://([0-9.]+):([0-9]+)/")
-
-
-def skip_without_ws_server(parley):
-    p = subprocess.run([parley, "inspect", "ws.server"], capture_output=True)
-    if p.returncode != 0:
-        print("this build has no ws.server node (no libwebsockets): skipped")
-        sys.exit(77)
 
 
 class Server:
@@ -65,6 +58,9 @@ class Server:
         ready.wait(120)
         if self.port is None:
             self.proc.kill()
+            if any("PARLEY_ERR_NOT_BUILT" in line for line in self.log):
+                print("this build has no websocket server (no libwebsockets): skipped")
+                sys.exit(77)
             raise RuntimeError("the server did not start: " + "".join(self.log))
 
     def url(self, path="/"):
