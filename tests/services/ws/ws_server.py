@@ -5,7 +5,8 @@ Server(parley, model, tmp, *sets) starts the graph with the test model and a fre
 (model None: a graph without the pizza bot's nodes, started as it is),
 reads the port from the line "ws: listening on ws://HOST:PORT/" on stderr, and keeps reading
 stderr (kept in .log). stop(sig) sends a signal and waits for the exit code. The tests exit 77
-when python3-websockets is missing or the build has no websocket server (NOT_BUILT).
+when python3-websockets is missing or the build has no websocket server (NOT_BUILT: when a
+Server starts, or up front with skip_without_ws_server).
 """
 import asyncio
 import json
@@ -26,6 +27,16 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRAPH = os.path.join(HERE, "pizza_ws.yaml")
 LISTEN = re.compile(r"ws: listening on (wss?)://([0-9.]+):([0-9]+)/")
+
+
+def skip_without_ws_server(parley):
+    """Exits 77 in a build without the websocket server: a graph naming ws.server does not
+    open there (NOT_BUILT), where a build with it refuses a certificate without its key."""
+    p = subprocess.run([parley, "run", os.path.join(HERE, "audio_only.yaml"), "--set",
+                        "ws.cert=-"], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    if b"PARLEY_ERR_NOT_BUILT" in p.stderr:
+        print("this build has no websocket server (no libwebsockets): skipped")
+        sys.exit(77)
 
 
 class Server:
