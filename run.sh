@@ -2,7 +2,8 @@
 # run.sh — set up a Debian 12 machine for parley, build it, and run the demo or the tests.
 #
 #   bash run.sh demo   install what is missing, build, run the main job (see README)
-#   bash run.sh test   install what is missing, build, run every test twice: a release build
+#   bash run.sh test   install what is missing (puppeteer-core too: npm ci into tests/web),
+#                      build, run every test twice: a release build
 #                      and an AddressSanitizer + UndefinedBehaviorSanitizer build (the fault
 #                      suite included: kill -9, full disk, locked store); then build the
 #                      libFuzzer targets with clang (build-fuzz/) and run each for
@@ -15,7 +16,9 @@ cd "$(dirname "$0")"
 packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
           libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
-          clang-format)              # the layout/format test
+          clang-format               # the layout/format test
+          libwebsockets-dev openssl  # the websocket server and client; test certificates
+          nodejs npm chromium)       # the chat page's browser test (puppeteer-core from npm)
 
 install_missing() {
     local missing=()
@@ -81,6 +84,7 @@ case "$cmd" in
         ;;
     test)
         install_missing
+        npm ci --prefix tests/web --no-audit --no-fund --loglevel=error # puppeteer-core
         build build
         build build-asan -Db_sanitize=address,undefined -Dbuildtype=debugoptimized -Db_lundef=false
         passed=0 failed=0

@@ -9,7 +9,7 @@
 // over); when the server goes away the page shows an error and that it reconnects.
 // Skips (77) without node's puppeteer-core (npm ci --prefix tests/web) or chromium.
 //
-// Usage: node test_chat_page.js SOURCE_ROOT -- SERVER_COMMAND...
+// Usage: node test_chat_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
 'use strict';
 
 const { spawn } = require('child_process');
@@ -18,7 +18,9 @@ const path = require('path');
 
 const CHROMIUM = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
 const root = process.argv[2];
-const command = process.argv.slice(process.argv.indexOf('--') + 1);
+// "{tmp}" in the command stands for a fresh folder (the dialog's store goes there).
+const tmp = fs.mkdtempSync(path.join(require('os').tmpdir(), 'parley-chat-'));
+const command = process.argv.slice(process.argv.indexOf('--') + 1).map((a) => a.replace('{tmp}', tmp));
 
 let failures = 0;
 function check(cond, what) {
@@ -140,6 +142,7 @@ async function main() {
 }
 
 main().then(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
   console.log('chat_page: ' + failures + ' failure(s)');
   process.exit(failures ? 1 : 0);
 }, (e) => {
