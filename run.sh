@@ -17,7 +17,9 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
           clang-format               # the layout/format test
-          libwebsockets-dev openssl  # the websocket server and client; test certificates
+          prometheus                 # promtool, for e2e/metrics
+          libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
+          python3-websockets openssl  # ws.server's protocol tests: a client, a test certificate
           nodejs npm chromium)       # the chat page's browser test (puppeteer-core from npm)
 
 install_missing() {

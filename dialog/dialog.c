@@ -93,6 +93,13 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static parley_status check_input(const dm_turn_in *in)
 {
     if (!in || !in->user_id || !*in->user_id)
@@ -297,8 +304,11 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     /* The result is built before the save, so a turn that fails leaves the store as it was. */
     st = fill_out(out, &c, &u, reply, new_sess);
     reply = NULL;
-    if (st == PARLEY_OK)
+    if (st == PARLEY_OK) {
+        int64_t t0 = monotonic_ns();
         st = dm_store_save(dm->store, in->user_id, &u, &row, d->history_limit);
+        out->store_ns = monotonic_ns() - t0;
+    }
     if (st != PARLEY_OK)
         dm_turn_out_free(out);
 done:

@@ -78,6 +78,7 @@ typedef struct dm_turn_out {
     char *action;         /* the action that ran this turn, or NULL */
     size_t n_slots;       /* every slot with a value after the turn, in domain order */
     dm_slot *slots;
+    int64_t store_ns; /* the store's transaction for the turn (CLOCK_MONOTONIC ns) */
 } dm_turn_out;
 
 /* Loads the domain and opens the store. On success *out is owned by the caller

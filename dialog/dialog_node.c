@@ -90,6 +90,7 @@ static parley_status to_msg(pipe_msg *m, dm_turn_out *o)
     m->intent = o->intent;
     o->session_id = o->reply = o->intent = NULL;
     m->turn_id = o->turn_id;
+    m->store_ns = o->store_ns;
     m->confidence = o->confidence;
     m->slots = slots;
     m->n_slots = o->n_slots;

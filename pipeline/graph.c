@@ -92,6 +92,8 @@ static void pass_failed(pipe_node *nd, pipe_msg *msg)
 static void run_batch(pipe_worker *w, size_t n)
 {
     pipe_node *nd = w->nd;
+    if (nd->batch_size)
+        pipe_histogram_observe(nd->batch_size, (double)n);
     parley_status st = nd->kind->process_batch(nd, nd->state, w->msgs, n);
     if (st != PARLEY_OK)
         pipe_node_error(nd, st);
@@ -154,7 +156,7 @@ static parley_status start_workers(pipe_node *nd)
             return pl_fail(PARLEY_ERR_NOMEM, "node '%s': cannot start a worker thread", nd->name);
         w->running = 1;
     }
-    return PARLEY_OK;
+    return pipe_metrics_node_init(nd);
 }
 
 static void stop_workers(pipe_node *nd)
@@ -190,6 +192,11 @@ parley_status pipe_graph_start(pipe_graph *g)
             return pl_fail(PARLEY_ERR_NOMEM, "node '%s': cannot start its thread", nd->name);
         nd->has_run = 1;
     }
+    pthread_mutex_lock(&g->mu);
+    g->queues_up = 1;
+    pthread_mutex_unlock(&g->mu);
+    int starting = PIPE_STATE_STARTING;
+    atomic_compare_exchange_strong(&g->state, &starting, PIPE_STATE_RUNNING);
     return PARLEY_OK;
 }
 
@@ -206,6 +213,7 @@ void pipe_graph_wait_sources(pipe_graph *g)
 void pipe_graph_stop(pipe_graph *g)
 {
     atomic_store(&g->stopping, 1);
+    atomic_store(&g->state, PIPE_STATE_STOPPING);
     for (size_t i = 0; i < g->n_nodes; i++) {
         pipe_node *nd = g->nodes[i];
         if (nd->kind->stop && nd->created)
@@ -229,6 +237,9 @@ void pipe_graph_close(pipe_graph *g)
         pipe_graph_stop(g);
         pipe_graph_wait_sources(g);
         pipe_graph_drain(g);
+        pthread_mutex_lock(&g->mu);
+        g->queues_up = 0; /* the metrics stop reading the queues before they go */
+        pthread_mutex_unlock(&g->mu);
         for (size_t i = 0; i < g->n_nodes; i++)
             stop_workers(g->nodes[i]);
     }
@@ -263,6 +274,7 @@ void pipe_graph_free(pipe_graph *g)
     }
     pl_free(g->nodes);
     pl_free(g->dir);
+    pipe_metrics_free(g->metrics);
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->idle);
     pl_free(g);
@@ -361,6 +373,9 @@ parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
             parley_status st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is closing");
             pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
             pipe_graph_post(nd->g, &ev);
+            msg->status = st;
+            msg->t_out = pipe_now_ns();
+            pipe_metrics_turn_end(nd->g, msg);
             pipe_msg_free(msg);
             return st;
         }
@@ -371,6 +386,7 @@ parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
 void pipe_node_turn_done(pipe_node *nd, pipe_msg *msg)
 {
     msg->t_out = pipe_now_ns();
+    pipe_metrics_turn_end(nd->g, msg);
     pipe_event ev = { PIPE_EV_TURN_DONE, nd->name, msg, PARLEY_OK, "" };
     pipe_graph_post(nd->g, &ev);
     pipe_msg_free(msg);

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "pipeline/graph.h"
+#include "pipeline/metrics.h"
 #include "pipeline/queue.h"
 
 typedef struct pipe_pval {
@@ -50,11 +51,28 @@ struct pipe_node {
     pipe_worker *w; /* (workers) when the node has inputs and the graph started */
     int max_batch;
     long delay_us;
-    int has_run; /* a run() thread was started and not yet joined */
+    pipe_gauge *queue_depth;    /* set at start for nodes with inputs */
+    pipe_histogram *batch_size; /* set at start for batching nodes */
+    int has_run;                /* a run() thread was started and not yet joined */
     pthread_t run_thread;
 };
 
 enum { PIPE_MAX_SUBSCRIBERS = 8 };
+
+/* The registry of a graph's metrics (metrics.c). */
+typedef struct pipe_metrics pipe_metrics;
+
+enum { PIPE_STAGE_NLU, PIPE_STAGE_DIALOG, PIPE_STAGE_STORE, PIPE_STAGES };
+enum { PIPE_N_STATUS = PARLEY_ERR_INTERNAL + 1 };
+
+/* The engine's own metrics (graph_metrics.c). */
+typedef struct pipe_engine_metrics {
+    pipe_counter *turns_ok, *turns_error;
+    pipe_counter *errors[PIPE_N_STATUS]; /* by status; [0] unused */
+    pipe_histogram *turn_seconds;
+    pipe_histogram *stage_seconds[PIPE_STAGES];
+    pipe_gauge *in_flight;
+} pipe_engine_metrics;
 
 struct pipe_graph {
     char *dir; /* folder of the graph file, for relative paths */
@@ -66,7 +84,11 @@ struct pipe_graph {
     int started;
     pthread_mutex_t mu; /* guards live */
     pthread_cond_t idle;
-    long live; /* messages in flight */
+    long live;        /* messages in flight */
+    int queues_up;    /* guarded by mu: every worker queue exists (metrics may read them) */
+    atomic_int state; /* a pipe_graph_state */
+    pipe_metrics *metrics;
+    pipe_engine_metrics em;
     int n_subs;
     pipe_event_fn sub_fn[PIPE_MAX_SUBSCRIBERS];
     void *sub_user[PIPE_MAX_SUBSCRIBERS];
@@ -80,5 +102,19 @@ void pipe_graph_free(pipe_graph *g);
 
 /* msg.c */
 void pipe_msg_live_add(pipe_graph *g, long delta);
+
+/* metrics.c: a new empty registry (*out owned by the caller), and freeing one (NULL: no-op). */
+parley_status pipe_metrics_new(pipe_metrics **out);
+void pipe_metrics_free(pipe_metrics *m);
+
+/* graph_metrics.c */
+/* Registers the engine's turn metrics in g->metrics (when the graph is built). */
+parley_status pipe_metrics_engine_init(pipe_graph *g);
+/* Registers a node's queue gauges and, for batching nodes, its batch histogram (at start). */
+parley_status pipe_metrics_node_init(pipe_node *nd);
+/* Counts a turn that ended (at its sink, or dropped while the graph closed). */
+void pipe_metrics_turn_end(pipe_graph *g, const pipe_msg *m);
+/* Sets the sampled gauges (turns in flight, queue depths) before a render. */
+void pipe_metrics_sample(pipe_graph *g);
 
 #endif

@@ -115,6 +115,7 @@ typedef struct pipe_msg {
     int64_t nlu_ns;       /* the NLU batch call this turn was part of */
     int nlu_batch;        /* how many turns that batch held */
     int64_t dialog_ns;    /* dialog manager + store */
+    int64_t store_ns;     /* the store's transaction for the turn (part of dialog_ns) */
     pipe_graph *graph;    /* internal: the graph that counts it in flight */
     int *nlu_refs;        /* internal: how many clones share msg->nlu */
     parley_status status; /* PARLEY_OK, or why the turn failed (pipe_node_fail_turn) */

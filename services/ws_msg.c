@@ -82,8 +82,6 @@ parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out)
     const cJSON *j = out->json;
     if (!cJSON_IsObject(j))
         return pl_fail(PARLEY_ERR_FORMAT, "expected a JSON object, not %s", json_kind(j));
-    if (svc_json_has_nul_escape(data, len))
-        return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is not allowed in a message");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
     if (svc_json_count_key(j, "id") > 1)
         return pl_fail(PARLEY_ERR_FORMAT, "\"id\" given twice");
@@ -91,6 +89,8 @@ parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out)
         return pl_fail(PARLEY_ERR_FORMAT, "\"id\": expected a string or a number, not %s",
                        json_kind(id));
     out->id = id;
+    if (svc_json_has_nul_escape(data, len))
+        return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is not allowed in a message");
     const cJSON *found = NULL;
     int which = -1;
     for (int k = 0; k < 3; k++) {

@@ -8,7 +8,7 @@
  * the table of turns in flight are services/ws_conn.c. This file is the I/O: the lws
  * context (made in create, so a port that cannot be bound fails the graph's open), the
  * service loop in run(), the callbacks, the handshake's checks (token, connection cap), the
- * HTTP side on the same port (/healthz, static files), and stopping.
+ * HTTP side on the same port (/healthz, /metrics, static files), its metrics, and stopping.
  *
  * Threads: one service thread (run()) does every lws call but lws_cancel_service. The graph's
  * workers (process()) put the reply onto its connection's queue under `mu`, mark the
@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "pipeline/metrics.h"
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
@@ -79,11 +80,24 @@ static const pipe_param_spec params[] = {
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
+/* Why a handshake or a message was refused: the label values of the refusal metrics. */
+enum { REFUSED_TOKEN, REFUSED_FULL, REFUSED_STOPPING, N_REFUSED };
+enum { BAD_MESSAGE, BAD_CONFIG, BAD_AUDIO, BAD_TOO_LARGE, BAD_TOO_MANY, N_BAD };
+static const char *const refused_names[N_REFUSED] = { "token", "full", "stopping" };
+static const char *const bad_names[N_BAD] = { "message", "config", "audio", "too_large",
+                                              "too_many_errors" };
+
+typedef struct ws_metrics {
+    pipe_gauge *open;
+    pipe_counter *accepted, *refused[N_REFUSED], *in, *out, *bad[N_BAD];
+} ws_metrics;
+
 typedef struct ws_state {
     pipe_node *node;
+    ws_metrics m;
     struct lws_context *ctx;
     struct lws_protocols protocols[2];
-    struct lws_http_mount mounts[2];
+    struct lws_http_mount mounts[3];
     lws_retry_bo_t retry;
     lws_sorted_usec_list_t tick; /* wakes the loop while stopping */
     const char *token;
@@ -190,8 +204,9 @@ static void send_obj(ws_state *s, ws_conn *c, cJSON *o, int made)
     lws_callback_on_writable(c->wsi);
 }
 
-/* Sends {"type":"error","error":why,"id":id}; after MAX_ERRORS of them, closes with 1008. */
-static void send_error(ws_state *s, ws_conn *c, const char *why, const cJSON *id)
+/* Sends {"type":"error","error":why,"id":id} for a protocol error of kind `bad` (-1: not the
+ * client's fault); after MAX_ERRORS of the client's, closes with 1008. */
+static void send_error(ws_state *s, ws_conn *c, int bad, const char *why, const cJSON *id)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *copy = id ? cJSON_Duplicate(id, 1) : NULL;
@@ -200,8 +215,13 @@ static void send_error(ws_state *s, ws_conn *c, const char *why, const cJSON *id
     if (ok && copy && !(ok = cJSON_AddItemToObject(o, "id", copy)))
         cJSON_Delete(copy);
     send_obj(s, c, o, ok);
-    if (++c->errors >= MAX_ERRORS)
+    if (bad < 0)
+        return;
+    pipe_counter_add(s->m.bad[bad], 1);
+    if (++c->errors >= MAX_ERRORS) {
+        pipe_counter_add(s->m.bad[BAD_TOO_MANY], 1);
         close_later(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too many errors");
+    }
 }
 
 static void send_ready(ws_state *s, ws_conn *c, int resumed)
@@ -233,11 +253,11 @@ static void pace(ws_state *s, ws_conn *c)
 static void on_config(ws_state *s, ws_conn *c, const ws_cmd *cmd)
 {
     if (c->turns) {
-        send_error(s, c, "config: only before the first turn of a connection", NULL);
+        send_error(s, c, BAD_CONFIG, "config: only before the first turn of a connection", NULL);
         return;
     }
     if (cmd->user && !is_issued_id(cmd->user) && !c->authorized && !s->trust_user_ids) {
-        send_error(s, c,
+        send_error(s, c, BAD_CONFIG,
                    "config.user: only an id this server issued (u- and 32 hex digits) may be "
                    "resumed without the server's token; the connection keeps its fresh id",
                    NULL);
@@ -261,11 +281,11 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     pipe_msg *m = NULL;
     parley_status st;
     if (atomic_load(&s->stopping)) {
-        send_error(s, c, "the server is stopping: no new turns", cmd->id);
+        send_error(s, c, -1, "the server is stopping: no new turns", cmd->id);
         return;
     }
     if ((st = pipe_msg_new(pipe_node_graph(s->node), c->user, cmd->text, &m)) != PARLEY_OK) {
-        send_error(s, c, parley_errmsg(), cmd->id);
+        send_error(s, c, BAD_MESSAGE, parley_errmsg(), cmd->id);
         return;
     }
     uint64_t seq = m->seq;
@@ -277,7 +297,7 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     pthread_mutex_unlock(&s->mu);
     if (st != PARLEY_OK) {
         pipe_msg_free(m);
-        send_error(s, c, parley_errmsg(), cmd->id);
+        send_error(s, c, -1, parley_errmsg(), cmd->id);
         return;
     }
     c->turns++;
@@ -292,7 +312,7 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
             c->inflight--;
         }
         pthread_mutex_unlock(&s->mu);
-        send_error(s, c, "the server is stopping: no new turns", id);
+        send_error(s, c, -1, "the server is stopping: no new turns", id);
         cJSON_Delete(id);
     }
 }
@@ -301,8 +321,9 @@ static void on_message(ws_state *s, ws_conn *c)
 {
     ws_cmd cmd;
     parley_status st = ws_msg_parse((const char *)c->rx, c->rx_len, &cmd);
+    pipe_counter_add(s->m.in, 1);
     if (st != PARLEY_OK)
-        send_error(s, c, parley_errmsg(), cmd.id);
+        send_error(s, c, st == PARLEY_ERR_NOMEM ? -1 : BAD_MESSAGE, parley_errmsg(), cmd.id);
     else if (cmd.type == WS_CMD_CONFIG)
         on_config(s, c, &cmd);
     else if (cmd.type == WS_CMD_TEXT)
@@ -322,14 +343,13 @@ static void on_audio(ws_state *s, ws_conn *c, size_t len, int last)
     if (!last)
         return;
     if (c->rx_len % 2)
-        send_error(s, c, "audio: a binary message of an odd number of bytes (16-bit samples)",
-                   NULL);
-    else if (!c->audio_refused)
-        send_error(s, c,
+        send_error(s, c, BAD_AUDIO,
+                   "audio: a binary message of an odd number of bytes (16-bit samples)", NULL);
+    else if (!c->audio_refused++)
+        send_error(s, c, BAD_AUDIO,
                    "this graph has no speech recognizer: audio is not carried yet (send "
                    "{\"text\": ...} turns); the rest of this utterance is dropped",
                    NULL);
-    c->audio_refused = 1;
     ws_conn_rx_reset(c);
 }
 
@@ -341,6 +361,7 @@ static void on_receive(ws_state *s, ws_conn *c, struct lws *wsi, const void *in,
     if (c->rx_len == 0)
         c->rx_binary = lws_frame_is_binary(wsi);
     if (c->rx_len + len > s->max_message_bytes) {
+        pipe_counter_add(s->m.bad[BAD_TOO_LARGE], 1);
         close_later(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message too large");
         return;
     }
@@ -378,6 +399,8 @@ static int on_established(ws_state *s, struct lws *wsi, ws_pss *pss)
     s->conns = c;
     s->n_conns++;
     pthread_mutex_unlock(&s->mu);
+    pipe_counter_add(s->m.accepted, 1);
+    pipe_gauge_add(s->m.open, 1);
     send_ready(s, c, 0);
     return 0;
 }
@@ -403,6 +426,7 @@ static void on_closed(ws_state *s, ws_pss *pss)
         }
     s->n_conns--;
     pthread_mutex_unlock(&s->mu);
+    pipe_gauge_add(s->m.open, -1);
     ws_conn_free(c);
 }
 
@@ -420,6 +444,7 @@ static int on_writeable(ws_state *s, ws_conn *c, struct lws *wsi)
         pl_free(o);
         if (n < 0)
             return -1;
+        pipe_counter_add(s->m.out, 1);
         if (more || c->close_code || done)
             lws_callback_on_writable(wsi);
         return 0;
@@ -473,8 +498,21 @@ static int on_http(ws_state *s, struct lws *wsi, ws_pss *pss)
     char uri[256];
     if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
         uri[0] = 0;
+    if (!strcmp(uri, "/metrics")) {
+        char *text = NULL;
+        size_t len = 0;
+        if (pipe_metrics_render(pipe_node_graph(s->node), &text, &len) != PARLEY_OK) {
+            pipe_node_error(s->node, PARLEY_ERR_NOMEM);
+            lws_return_http_status(wsi, HTTP_STATUS_INTERNAL_SERVER_ERROR, NULL);
+            return -1;
+        }
+        int r = http_answer(wsi, pss, 200, "text/plain; version=0.0.4", text, len);
+        pl_free(text);
+        return r;
+    }
     if (!strcmp(uri, "/healthz")) {
-        int up = atomic_load(&s->serving);
+        int up = atomic_load(&s->serving) &&
+                 pipe_graph_get_state(pipe_node_graph(s->node)) == PIPE_STATE_RUNNING;
         return http_answer(wsi, pss, up ? 200 : 503, "text/plain", up ? "ok\n" : "unavailable\n",
                            up ? 3 : 12);
     }
@@ -498,21 +536,34 @@ static int on_http_writeable(struct lws *wsi, ws_pss *pss)
  * server that is stopping (503). >0 when refused with an HTTP answer, 0 to go on. */
 static int on_upgrade(ws_state *s, struct lws *wsi)
 {
-    unsigned status = 0;
+    int reason = -1;
     if (s->token[0] && !token_ok(s, wsi))
-        status = HTTP_STATUS_UNAUTHORIZED;
+        reason = REFUSED_TOKEN;
     else if (atomic_load(&s->stopping))
-        status = HTTP_STATUS_SERVICE_UNAVAILABLE;
+        reason = REFUSED_STOPPING;
     else {
         pthread_mutex_lock(&s->mu);
         if (s->n_conns >= s->max_connections)
-            status = HTTP_STATUS_SERVICE_UNAVAILABLE;
+            reason = REFUSED_FULL;
         pthread_mutex_unlock(&s->mu);
     }
-    if (!status)
+    if (reason < 0)
         return 0;
-    lws_return_http_status(wsi, status, NULL);
-    return 1;
+    pipe_counter_add(s->m.refused[reason], 1);
+    unsigned status =
+            reason == REFUSED_TOKEN ? HTTP_STATUS_UNAUTHORIZED : HTTP_STATUS_SERVICE_UNAVAILABLE;
+    /* Written whole here: lws would answer an upgrade request in HTTP/1.0, which websocket
+     * clients refuse to read. */
+    const char *why = status == HTTP_STATUS_UNAUTHORIZED ? "Unauthorized" : "Service Unavailable";
+    const char *body = status == HTTP_STATUS_UNAUTHORIZED
+                               ? "a wrong or missing token\n"
+                               : "too many connections, or the server is stopping\n";
+    unsigned char buf[LWS_PRE + 256];
+    int n = snprintf((char *)buf + LWS_PRE, sizeof buf - LWS_PRE,
+                     "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\n"
+                     "connection: close\r\n\r\n%s",
+                     status, why, strlen(body), body);
+    return lws_write(wsi, buf + LWS_PRE, (size_t)n, LWS_WRITE_HTTP) < 0 ? -1 : 1;
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -568,6 +619,51 @@ static void raise_fd_limit(int max_connections)
 
 static void ws_destroy(void *state);
 
+/* One metric with the node's label and, when `key` is not NULL, key="value" too. */
+static void *metric(ws_state *s, int gauge, const char *name, const char *help, const char *key,
+                    const char *value)
+{
+    pipe_graph *g = pipe_node_graph(s->node);
+    char *node = pipe_metrics_label("node", pipe_node_name(s->node));
+    char *more = key ? pipe_metrics_label(key, value) : NULL;
+    size_t n = (node ? strlen(node) : 0) + (more ? strlen(more) : 0) + 2;
+    char *labels = node && (more || !key) ? pl_malloc(n) : NULL;
+    void *m = NULL;
+    if (labels) {
+        snprintf(labels, n, "%s%s%s", node, more ? "," : "", more ? more : "");
+        m = gauge ? (void *)pipe_metrics_gauge(g, name, help, labels)
+                  : (void *)pipe_metrics_counter(g, name, help, labels);
+    } else {
+        pl_nomem("the labels of metric %s", name);
+    }
+    pl_free(labels);
+    pl_free(more);
+    pl_free(node);
+    return m;
+}
+
+static parley_status register_metrics(ws_state *s)
+{
+    ws_metrics *m = &s->m;
+    int ok = (m->open = metric(s, 1, "parley_ws_connections_open", "websocket connections open",
+                               NULL, NULL)) &&
+             (m->accepted = metric(s, 0, "parley_ws_connections_total",
+                                   "websocket connections accepted", NULL, NULL)) &&
+             (m->in = metric(s, 0, "parley_ws_messages_in_total",
+                             "text messages received from clients", NULL, NULL)) &&
+             (m->out = metric(s, 0, "parley_ws_messages_out_total", "messages sent to clients",
+                              NULL, NULL));
+    for (int i = 0; ok && i < N_REFUSED; i++)
+        ok = (m->refused[i] = metric(s, 0, "parley_ws_connections_refused_total",
+                                     "websocket handshakes refused, by reason", "reason",
+                                     refused_names[i])) != NULL;
+    for (int i = 0; ok && i < N_BAD; i++)
+        ok = (m->bad[i] = metric(s, 0, "parley_ws_protocol_errors_total",
+                                 "client errors answered or closed, by kind", "kind",
+                                 bad_names[i])) != NULL;
+    return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "node '%s'", pipe_node_name(s->node));
+}
+
 static parley_status ws_create(pipe_node *node, void **out)
 {
     const char *name = pipe_node_name(node);
@@ -595,6 +691,10 @@ static parley_status ws_create(pipe_node *node, void **out)
         ws_destroy(s);
         return pl_nomem("node '%s': the table of turns", name);
     }
+    if ((st = register_metrics(s)) != PARLEY_OK) {
+        ws_destroy(s);
+        return st;
+    }
     raise_fd_limit(s->max_connections);
     int timeout = (int)pipe_node_param_int(node, "timeout");
     s->retry.secs_since_valid_ping = (uint16_t)(timeout / 2);
@@ -607,12 +707,15 @@ static parley_status ws_create(pipe_node *node, void **out)
         s->mounts[0].def = "index.html";
         s->mounts[0].origin_protocol = LWSMPRO_FILE;
     }
-    /* /healthz goes to the callback: a mount of its own, longer than "/" so it wins. */
-    s->mounts[1].mountpoint = "/healthz";
-    s->mounts[1].mountpoint_len = 8;
-    s->mounts[1].origin = "parley";
-    s->mounts[1].origin_protocol = LWSMPRO_CALLBACK;
-    s->mounts[1].mount_next = dir[0] ? &s->mounts[0] : NULL;
+    /* /healthz and /metrics go to the callback: mounts of their own, longer than "/". */
+    for (int i = 1; i < 3; i++) {
+        s->mounts[i].mountpoint = i == 1 ? "/healthz" : "/metrics";
+        s->mounts[i].mountpoint_len = 8;
+        s->mounts[i].origin = "parley";
+        s->mounts[i].origin_protocol = LWSMPRO_CALLBACK;
+    }
+    s->mounts[1].mount_next = &s->mounts[2];
+    s->mounts[2].mount_next = dir[0] ? &s->mounts[0] : NULL;
 
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_parley);
     struct lws_context_creation_info info;

@@ -12,7 +12,7 @@ import re
 import sys
 
 BASE = ("parley/", "sdk/base/", "parley_config.h")
-NODE = ("pipeline/node.h",)
+NODE = ("pipeline/node.h", "pipeline/metrics.h")
 
 # Folder -> the project headers its files may include (prefixes). The most specific folder wins.
 ALLOWED = {

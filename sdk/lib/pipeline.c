@@ -9,6 +9,7 @@
  */
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
+#include "pipeline/metrics.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/lib/kinds.h"
@@ -114,6 +115,18 @@ parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_re
     if (!p->api)
         return no_api("parley_pipeline_poll");
     return svc_api_poll(p->api, timeout_ms, out);
+}
+
+parley_status parley_pipeline_metrics(parley_pipeline *p, char **text, size_t *len)
+{
+    if (!p || !text)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_metrics: NULL argument");
+    return pipe_metrics_render(p->g, text, len);
+}
+
+void parley_metrics_free(char *text)
+{
+    pl_free(text);
 }
 
 void parley_pipeline_wait(parley_pipeline *p)

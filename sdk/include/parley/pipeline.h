@@ -158,6 +158,18 @@ PARLEY_API void parley_pipeline_wait(parley_pipeline *p);
  * Any thread, also while another waits; not from a signal handler. */
 PARLEY_API void parley_pipeline_stop(parley_pipeline *p);
 
+/* The graph's metrics (turns by outcome and error kind, latency histograms per stage and end
+ * to end, batch sizes, queue depths, turns in flight; the README's "Metrics" section) in the
+ * Prometheus text exposition format 0.0.4: what a ws.server node serves at GET /metrics, for
+ * applications that publish it their own way. On success *text (NUL-terminated, *len bytes
+ * without the NUL; len may be NULL) is owned by the caller: free it with
+ * parley_metrics_free(). Any thread, while the pipeline is open. A turn is counted just
+ * after its reply is delivered, before its PARLEY_EVENT_TURN_DONE event. */
+PARLEY_API parley_status parley_pipeline_metrics(parley_pipeline *p, char **text, size_t *len);
+
+/* Frees what parley_pipeline_metrics() returned. NULL is a no-op. */
+PARLEY_API void parley_metrics_free(char *text);
+
 /* Waits until every submitted turn has its reply, stops the graph and frees it. In poll
  * mode, replies not yet polled are freed. NULL is a no-op. */
 PARLEY_API void parley_pipeline_close(parley_pipeline *p);
