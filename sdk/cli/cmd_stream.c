@@ -109,7 +109,7 @@ static void on_event(svc_ws_conn *conn, const svc_ws_event *ev, void *user)
 enum { WAIT_READY, WAIT_ANSWERS, WAIT_CLOSE };
 
 /* Runs the loop until the condition holds (1), the connection ends first (0) or `timeout_s`
- * passes (-1). */
+ * passes (-1; also when the loop itself fails, which is said here). */
 static int wait_for(svc_ws_client *c, stream *s, int what, long n, int timeout_s)
 {
     double end = now_s() + timeout_s;
@@ -125,7 +125,7 @@ static int wait_for(svc_ws_client *c, stream *s, int what, long n, int timeout_s
         if (left <= 0)
             return -1;
         if (svc_ws_client_service(c, left > 0.1 ? 100 : (int)(left * 1000) + 1) != PARLEY_OK)
-            return 0;
+            return -fail("%s", parley_errmsg());
     }
 }
 
