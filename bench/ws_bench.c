@@ -1,7 +1,7 @@
 /* ws_bench.c — text turns over parley's websocket server against the same turns over a
  * graph's stdin, and the server's memory with many idle connections.
  *
- * usage: ws_bench ws URL CLIENTS SECONDS [WARMUP]
+ * usage: ws_bench ws URL CLIENTS SECONDS [WARMUP [SERVER_PID]]
  *        ws_bench stdin CLIENTS SECONDS [WARMUP] -- COMMAND...
  *        ws_bench idle URL CLIENTS SECONDS PID
  *
@@ -11,10 +11,12 @@
  * (`parley run` of the graph with text.stdin/text.stdout in place of ws.server), replies
  * read from its standard output. Both print one JSON line: turns, turns/s, and the p50/p99
  * latency from sending a turn to reading its reply, leaving out the first WARMUP seconds
- * (default 1). idle: opens CLIENTS connections, waits until each has its `ready`, holds them
- * SECONDS (the server pings them as it wishes), and prints process PID's resident memory
- * before and with them. It measures; it does not judge: the figures and the targets are in
- * bench/RESULTS.md, and bench/ws_bench.sh runs the whole comparison.
+ * (default 1), and the server's CPU time per turn over that window (its process: SERVER_PID, or
+ * COMMAND's), which a machine shared with other work disturbs less than turns/s. idle: opens
+ * CLIENTS connections, waits until each has its `ready`, holds them SECONDS (the server pings them
+ * as it wishes), and prints process PID's resident memory before and with them. It measures; it
+ * does not judge: the figures and the targets are in bench/RESULTS.md, and bench/ws_bench.sh runs
+ * the whole comparison.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -38,7 +40,34 @@ typedef struct {
     long errors;
     double t_count; /* turns sent before this do not count (warm-up) */
     double t_end;   /* no turn is sent after this */
+    long pid;       /* the server's process, whose CPU time is read (0: none) */
+    double cpu0;    /* its CPU seconds when the warm-up ended (< 0: not read yet) */
 } tally;
+
+/* The CPU time (user + system) process `pid` has used so far, in seconds; -1 if unknown. */
+static double cpu_s(long pid)
+{
+    char path[64], buf[1024];
+    unsigned long utime = 0, stime = 0;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+        return -1;
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Reads the server's CPU time once the warm-up is over; call it as the loop turns. */
+static void tally_tick(tally *t)
+{
+    if (t->pid && t->cpu0 < 0 && bench_now_s() >= t->t_count)
+        t->cpu0 = cpu_s(t->pid);
+}
 
 static void tally_add(tally *t, double t_sent, double ms, int failed)
 {
@@ -64,10 +93,12 @@ static int report(const char *transport, int clients, tally *t)
         return 1;
     }
     qsort(t->ms, t->n, sizeof *t->ms, bench_cmp_double);
+    double cpu = t->pid && t->cpu0 >= 0 ? cpu_s(t->pid) - t->cpu0 : -1;
     printf("{\"transport\":\"%s\",\"clients\":%d,\"turns\":%zu,\"seconds\":%.1f,"
-           "\"turns_per_s\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"errors\":%ld}\n",
+           "\"turns_per_s\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"errors\":%ld,"
+           "\"server_cpu_ms_per_turn\":%.3f}\n",
            transport, clients, t->n, dt, (double)t->n / dt, t->ms[t->n / 2],
-           t->ms[(size_t)((double)t->n * 0.99)], t->errors);
+           t->ms[(size_t)((double)t->n * 0.99)], t->errors, cpu * 1000 / (double)t->n);
     fflush(stdout);
     free(t->ms);
     return 0;
@@ -178,7 +209,7 @@ static ws_run *ws_run_new(int clients)
     return r;
 }
 
-static int bench_ws(const char *url, int clients, double seconds, double warmup)
+static int bench_ws(const char *url, int clients, double seconds, double warmup, long pid)
 {
     svc_ws_client *c = NULL;
     ws_run *r = ws_run_new(clients);
@@ -188,11 +219,15 @@ static int bench_ws(const char *url, int clients, double seconds, double warmup)
     r->talk = 1;
     r->t.t_count = bench_now_s() + warmup;
     r->t.t_end = r->t.t_count + seconds;
+    r->t.pid = pid;
+    r->t.cpu0 = -1;
     for (int i = 0; i < clients; i++)
         send_turn(r, &r->users[i]);
-    while (r->running > 0 && !*r->why)
+    while (r->running > 0 && !*r->why) {
+        tally_tick(&r->t);
         if (svc_ws_client_service(c, 100) != PARLEY_OK)
             goto done;
+    }
     if (*r->why)
         fprintf(stderr, "ws_bench: %s\n", r->why);
     else
@@ -333,15 +368,18 @@ static int bench_stdin(char **argv, int clients, double seconds, double warmup)
         goto done;
     t.t_count = bench_now_s() + warmup;
     t.t_end = t.t_count + seconds;
+    t.pid = pid;
+    t.cpu0 = -1;
     for (int u = 0; u < clients; u++, running++) {
         t_sent[u] = bench_now_s();
         if (queue_line(&p, u, sent[u]++))
             goto done;
     }
     while (running > 0) {
+        tally_tick(&t);
         struct pollfd fds[2] = { { p.out, POLLIN, 0 }, { p.in, p.wlen ? POLLOUT : 0, 0 } };
-        if (poll(fds, 2, 60000) <= 0) {
-            fprintf(stderr, "ws_bench: stdin: no reply in 60 s\n");
+        if (poll(fds, 2, 100) == 0 && bench_now_s() > t.t_end + 60) {
+            fprintf(stderr, "ws_bench: stdin: turns still unanswered 60 s after the end\n");
             goto done;
         }
         if (fds[1].revents & POLLOUT) {
@@ -380,7 +418,7 @@ done:
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: ws_bench ws URL CLIENTS SECONDS [WARMUP]\n"
+    fprintf(stderr, "usage: ws_bench ws URL CLIENTS SECONDS [WARMUP [SERVER_PID]]\n"
                     "       ws_bench stdin CLIENTS SECONDS [WARMUP] -- COMMAND...\n"
                     "       ws_bench idle URL CLIENTS SECONDS PID\n");
 }
@@ -395,7 +433,8 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 5 && !strcmp(argv[1], "ws"))
-        return bench_ws(argv[2], atoi(argv[3]), atof(argv[4]), argc > 5 ? atof(argv[5]) : 1);
+        return bench_ws(argv[2], atoi(argv[3]), atof(argv[4]), argc > 5 ? atof(argv[5]) : 1,
+                        argc > 6 ? atol(argv[6]) : 0);
     if (argc >= 6 && !strcmp(argv[1], "idle"))
         return bench_idle(argv[2], atoi(argv[3]), atof(argv[4]), atol(argv[5]));
     if (argc >= 5 && !strcmp(argv[1], "stdin")) {

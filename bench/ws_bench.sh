@@ -28,6 +28,7 @@ sets() { # the settings both graphs share, with a store of their own ($1)
 }
 
 start_server() { # start_server NAME: a fresh server; sets $server (pid) and $url
+    : >"$tmp/$1.log" # there before the server opens it, for the loop below
     # shellcheck disable=SC2046
     "$parley" run samples/pizza/server.yaml $(sets "$1") --set ws.server.port=0 \
         --set ws.server.max_connections=$((clients + 100)) 2>"$tmp/$1.log" &
@@ -56,7 +57,7 @@ for n in 1 "$clients"; do
 done
 for n in 1 "$clients"; do
     start_server "ws$n"
-    "$bench" ws "$url" "$n" "$seconds" 1
+    "$bench" ws "$url" "$n" "$seconds" 1 "$server"
     stop_server
 done
 start_server idle
