@@ -9,7 +9,8 @@ client-chosen user id with the token, a message over max_message_bytes (close 10
 connection more than max_connections (HTTP 503); wss:// with a certificate made at test
 time, trusted with --ca or --insecure and refused otherwise; --user with a ready id resumes
 the conversation where it was, and without the token a made-up id is refused; no turns at all is a clean close; a
-turn the server answers with an error fails the run; a server that is not there, a bad URL,
+turn the server answers with an error fails the run, and so does a line that is not UTF-8
+(the server closes with 1007); a server that is not there, a bad URL,
 a server that never speaks (--timeout) and usage errors each fail with a clear message.
 Every stdout line is one JSON object. Skips (77) when parley was built without
 libwebsockets.
@@ -154,6 +155,12 @@ with tempfile.TemporaryDirectory() as tmp:
         check(rc == 1 and len(errors) == 1 and errors[0].get("id") == 1,
               "an empty turn: exit %d, %s" % (rc, out))
         check("parley stream: the server answered with 1 error(s)" in err, "says so: %s" % err)
+
+        # A line that is not UTF-8 goes out as it is: the server closes with 1007.
+        p = subprocess.run([parley, "stream", url, "-"], input=b"caf\xe9\n", capture_output=True,
+                           timeout=120)
+        check(p.returncode == 1 and b"the server closed the connection" in p.stderr
+              and b"(code 1007)" in p.stderr, "not UTF-8: exit %d: %s" % (p.returncode, p.stderr))
 
         # A WAV file: this graph has no speech recognizer, which the server says once.
         wav = os.path.join(tmp, "speech.wav")
