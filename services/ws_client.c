@@ -67,6 +67,7 @@ static void emit_closed(svc_ws_conn *k, parley_status st, int http_status, const
         return;
     k->done = 1;
     k->open = 0;
+    k->wsi = NULL; /* libwebsockets frees it after this callback: never touched again */
     svc_ws_event ev = { .type = SVC_WS_CLOSED,
                         .status = st,
                         .close_code = k->close_code,
@@ -208,10 +209,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                                    : "the connection dropped without a closing handshake");
         else
             emit_closed(k, PARLEY_ERR_IO, 0, "cannot connect: the connection ended");
-        if (reason == LWS_CALLBACK_WSI_DESTROY) {
+        if (reason == LWS_CALLBACK_WSI_DESTROY)
             lws_set_opaque_user_data(wsi, NULL);
-            k->wsi = NULL;
-        }
         return 0;
     default: return 0;
     }
