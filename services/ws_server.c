@@ -10,7 +10,8 @@
  * service loop in run(), the callbacks, the handshake's checks (token, connection cap), the
  * HTTP side on the same port (/healthz, /metrics, static files), its metrics, and stopping.
  *
- * Threads: one service thread (run()) does every lws call but lws_cancel_service. The graph's
+ * Threads: one service thread (run()) does every lws call but lws_cancel_service (and the
+ * context's creation and destruction, in create and destroy, before and after it). The graph's
  * workers (process()) put the reply onto its connection's queue under `mu`, mark the
  * connection dirty, and wake the service thread with lws_cancel_service(); the service thread
  * asks for a writeable callback for each dirty connection and writes one message per
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "pipeline/metrics.h"
@@ -102,6 +104,7 @@ typedef struct ws_state {
     lws_sorted_usec_list_t tick; /* wakes the loop while stopping */
     const char *token;
     int trust_user_ids;
+    int takes_text; /* the text output links somewhere */
     int max_connections;
     size_t max_message_bytes;
     int tls;
@@ -282,6 +285,12 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     parley_status st;
     if (atomic_load(&s->stopping)) {
         send_error(s, c, -1, "the server is stopping: no new turns", cmd->id);
+        return;
+    }
+    if (!s->takes_text) {
+        send_error(s, c, BAD_MESSAGE,
+                   "this graph takes no typed turns (the server's text output links nowhere)",
+                   cmd->id);
         return;
     }
     if ((st = pipe_msg_new(pipe_node_graph(s->node), c->user, cmd->text, &m)) != PARLEY_OK) {
@@ -684,6 +693,7 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->node = node;
     s->token = pipe_node_param_str(node, "token");
     s->trust_user_ids = pipe_node_param_bool(node, "trust_user_ids");
+    s->takes_text = pipe_node_out_links(node, PORT_TEXT) > 0;
     s->max_connections = (int)pipe_node_param_int(node, "max_connections");
     s->max_message_bytes = (size_t)pipe_node_param_int(node, "max_message_bytes");
     s->tls = cert[0] != 0;
@@ -700,6 +710,9 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->retry.secs_since_valid_ping = (uint16_t)(timeout / 2);
     s->retry.secs_since_valid_hangup = (uint16_t)timeout;
     s->protocols[0] = (struct lws_protocols){ "parley", callback, sizeof(ws_pss), 0, 0, NULL, 0 };
+    struct stat sb;
+    if (dir[0] && (stat(dir, &sb) || !S_ISDIR(sb.st_mode)))
+        pl_log(PARLEY_LOG_WARN, "%s: static_dir %s is not a folder: / will answer 404", name, dir);
     if (dir[0]) {
         s->mounts[0].mountpoint = "/";
         s->mounts[0].mountpoint_len = 1;
@@ -861,7 +874,7 @@ static void ws_destroy(void *state)
 const pipe_kind svc_kind_ws_server = {
     .name = "ws.server",
     .doc = "a websocket server: clients send turns as JSON messages and get their replies; "
-           "HTTP /healthz and static files on the same port",
+           "HTTP /healthz, /metrics and static files on the same port",
     .ports = ports,
     .params = params,
     .workers = 2,

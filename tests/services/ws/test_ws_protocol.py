@@ -13,11 +13,14 @@ client-chosen id is refused without the token; a second connection for the same 
 over and the first is closed (1008). HTTP: /healthz, static files, 404. SIGTERM with turns in
 flight: every turn is answered, connections close with 1001, the exit code is 0. /metrics
 counts connections and errors by kind, and passes `promtool check metrics` (when installed).
+A graph whose ws.server text output links nowhere answers typed turns with an error. A port
+in use, or a certificate without its key, fails `parley run` with the reason.
 
 Usage: test_ws_protocol.py PARLEY MODEL_DIR
 """
 import asyncio
 import json
+import os
 import re
 import shutil
 import signal
@@ -28,7 +31,7 @@ import urllib.error
 import urllib.request
 
 from checks import check, done
-from ws_server import Server, closed_with, recv_json, skip_without_ws_server, turn, websockets
+from ws_server import HERE, Server, closed_with, recv_json, skip_without_ws_server, turn, websockets
 
 parley, model = sys.argv[1:3]
 ID = re.compile(r"^u-[0-9a-f]{32}$")
@@ -265,6 +268,31 @@ async def stop_in_flight(srv):
     check(srv.stop(None) == 0, "exit code 0 after SIGTERM: %s" % "".join(srv.log[-5:]))
 
 
+async def no_text_consumer(tmp):
+    srv = Server(parley, None, tmp, graph=os.path.join(HERE, "audio_only.yaml"))
+    try:
+        async with websockets.connect(srv.url()) as ws:
+            await ready(ws)
+            e = await turn(ws, "a large pizza", id="t")
+            check(e.get("type") == "error" and "no typed turns" in e.get("error", "") and
+                  e.get("id") == "t", "a graph that takes no typed turns says so: %r" % e)
+    finally:
+        srv.stop()
+
+
+def refused_configs(srv, tmp):
+    """A port in use, TLS with a certificate and no key: the graph does not open."""
+    for sets, what in ((["ws.port=%d" % srv.port], "cannot listen"),
+                       (["ws.cert=" + os.path.join(HERE, "pizza_ws.yaml")], "both cert and key")):
+        args = [parley, "run", os.path.join(HERE, "audio_only.yaml")]
+        for s in sets:
+            args += ["--set", s]
+        p = subprocess.run(args, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        err = p.stderr.decode()
+        check(p.returncode == 1 and what in err, "%s: refused with %r: %d %s" % (sets, what,
+                                                                                  p.returncode, err))
+
+
 async def main():
     skip_without_ws_server(parley)
     with tempfile.TemporaryDirectory() as tmp:
@@ -276,10 +304,12 @@ async def main():
             await users_apart(srv)
             await resume(srv)
             http(srv)
+            refused_configs(srv, tmp)
             check(srv.proc.poll() is None, "the server is still running")
             await stop_in_flight(srv)
         finally:
             srv.stop(signal.SIGKILL)
+        await no_text_consumer(tmp)
 
 
 asyncio.run(main())
