@@ -42,7 +42,8 @@ struct svc_ws_conn {
     size_t n_out;
     char *rx; /* the message being gathered */
     size_t rx_len, rx_cap;
-    int open, done, closing, close_code, by_server, too_big;
+    int open, done, closing, close_code, by_server;
+    parley_status failed; /* why this side dropped the connection: FORMAT, NOMEM (else OK) */
     char reason[128];
 };
 
@@ -102,7 +103,7 @@ static int receive(svc_ws_conn *k, struct lws *wsi, const void *in, size_t len)
     size_t max = k->client->p.max_message_bytes;
     if (k->rx_len + len > max) {
         static const char why[] = "message too big";
-        k->too_big = 1;
+        k->failed = PARLEY_ERR_FORMAT;
         k->close_code = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
         snprintf(k->reason, sizeof k->reason, "a message from the server is over %zu bytes", max);
         lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)why,
@@ -113,6 +114,7 @@ static int receive(svc_ws_conn *k, struct lws *wsi, const void *in, size_t len)
         size_t cap = k->rx_len + len + 1 > RX_CHUNK ? k->rx_len + len + 1 : RX_CHUNK;
         char *rx = pl_realloc(k->rx, cap);
         if (!rx) {
+            k->failed = PARLEY_ERR_NOMEM;
             snprintf(k->reason, sizeof k->reason, "out of memory for a received message");
             return -1;
         }
@@ -199,8 +201,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: connection_error(k, wsi, in); return 0;
     case LWS_CALLBACK_CLIENT_CLOSED:
     case LWS_CALLBACK_WSI_DESTROY:
-        if (k->too_big)
-            emit_closed(k, PARLEY_ERR_FORMAT, 0, k->reason);
+        if (k->failed != PARLEY_OK)
+            emit_closed(k, k->failed, 0, k->reason);
         else if (k->by_server || k->closing)
             emit_closed(k, PARLEY_OK, 0, k->reason);
         else if (k->open || reason == LWS_CALLBACK_CLIENT_CLOSED)

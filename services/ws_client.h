@@ -41,7 +41,8 @@ typedef struct {
     /* SVC_WS_CLOSED: PARLEY_OK when a closing handshake took place (either side began it,
      * any code); PARLEY_ERR_IO when the connection could not be made, the handshake was
      * refused or the connection dropped; PARLEY_ERR_FORMAT when the server sent a message
-     * over max_message_bytes (the client then closed with 1009). */
+     * over max_message_bytes (the client then closed with 1009); PARLEY_ERR_NOMEM when
+     * there was no memory for a message received (the connection was dropped). */
     parley_status status;
     int close_code;   /* the close code (the server's, or ours when we began); 0 if none */
     int by_server;    /* the server began the closing handshake */
