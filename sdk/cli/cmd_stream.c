@@ -189,6 +189,10 @@ static int wav_open(const char *path, wav *w)
                         path, format, channels, bits);
                 return -1;
             }
+            if (w->rate < 8000 || w->rate > 48000)
+                return -fail("%s: %u Hz; the protocol takes 8000 to 48000 (convert: sox IN -r "
+                             "16000 OUT.wav)",
+                             path, w->rate);
             have_fmt = 1;
         } else if (!memcmp(ch, "data", 4)) {
             if (!have_fmt)
@@ -208,6 +212,7 @@ static int wav_open(const char *path, wav *w)
 static int send_wav(svc_ws_client *c, stream *s, wav *w, int fast)
 {
     size_t frame = (size_t)w->rate * 2 * FRAME_MS / 1000, left = w->data_bytes & ~(uint32_t)1;
+    size_t sent = 0;
     unsigned char *buf = malloc(frame);
     double t0 = now_s();
     int rc = -1;
@@ -227,9 +232,10 @@ static int send_wav(svc_ws_client *c, stream *s, wav *w, int fast)
         if (svc_ws_send(s->conn, buf, n, 1) != PARLEY_OK)
             goto done;
         left -= n;
+        sent += n;
     }
     /* The last frame's 100 ms pass before {"eof":1}, as they would from a microphone. */
-    while (!fast && !s->closed && now_s() < t0 + (double)w->data_bytes / (2.0 * w->rate))
+    while (!fast && !s->closed && now_s() < t0 + (double)sent / (2.0 * w->rate))
         if (svc_ws_client_service(c, 10) != PARLEY_OK)
             goto done;
     rc = s->closed ? -1 : 0;

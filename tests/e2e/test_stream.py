@@ -3,8 +3,8 @@
 Typed turns (--text, and standard input's lines with '-', waiting or not) are answered in
 order with replies that carry their ids, and the session ends with the server's normal close
 (exit 0); a WAV file is refused by this graph with the protocol's "no speech recognizer"
-error (exit 1, the error printed); a WAV file that is not 16-bit PCM mono and a file that is
-no WAV are refused before connecting; a token right and wrong (HTTP 401, exit 1), a
+error (exit 1, the error printed); a WAV file that is not 16-bit PCM mono, one at a rate the
+protocol does not take and a file that is no WAV are refused before connecting; a token right and wrong (HTTP 401, exit 1), a
 client-chosen user id with the token, a message over max_message_bytes (close 1009), one
 connection more than max_connections (HTTP 503); wss:// with a certificate made at test
 time, trusted with --ca or --insecure and refused otherwise; --user with a ready id resumes
@@ -182,6 +182,15 @@ with tempfile.TemporaryDirectory() as tmp:
         rc, out, err = stream(url, stereo)
         check(rc == 1 and out == [] and "only 16-bit PCM mono" in err,
               "stereo WAV: exit %d: %s" % (rc, err))
+        slow = os.path.join(tmp, "slow.wav")
+        with wave.open(slow, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(4000)
+            w.writeframes(b"\0\0" * 400)
+        rc, out, err = stream(url, slow)
+        check(rc == 1 and out == [] and "4000 Hz; the protocol takes 8000 to 48000" in err,
+              "a rate out of range: exit %d: %s" % (rc, err))
         rc, out, err = stream(url, graph)
         check(rc == 1 and out == [] and "not a WAV file" in err, "not a WAV: %d %s" % (rc, err))
         rc, out, err = stream(url, wav, "--text", "hi")
