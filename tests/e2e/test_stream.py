@@ -12,8 +12,8 @@ the conversation where it was, and without the token a made-up id is refused; no
 turn the server answers with an error fails the run, and so does a line that is not UTF-8
 (the server closes with 1007); a server that is not there, a bad URL,
 a server that never speaks (--timeout) and usage errors each fail with a clear message.
-Every stdout line is one JSON object. Skips (77) when parley was built without
-libwebsockets.
+Every stdout line is one JSON object. The server is started by tests/services/ws/ws_server.py
+(which skips, 77, without python3-websockets or a build without libwebsockets).
 
 Usage: test_stream.py PARLEY MODEL_DIR SOURCE_ROOT
 """
@@ -24,7 +24,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import wave
 
@@ -33,40 +32,15 @@ from checks import check, done
 parley, model, root = sys.argv[1:4]
 graph = os.path.join(root, "samples", "pizza", "server.yaml")
 
-kinds = subprocess.run([parley, "inspect"], capture_output=True, text=True)
-if "ws.server" not in kinds.stdout:
-    print("SKIP: parley was built without libwebsockets (no ws.server)")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(root, "tests", "services", "ws"))
+from ws_server import Server, skip_without_ws_server  # noqa: E402 (exits 77 without websockets)
+
+skip_without_ws_server(parley)
 
 
-class Server:
-    """`parley run server.yaml` on a free port; its stderr is drained by a thread."""
-
-    def __init__(self, tmp, *sets):
-        args = [parley, "run", graph, "--set", "ws.server.port=0",
-                "--set", "nlu.model=" + model, "--set", "dialog.model=" + model,
-                "--set", "dialog.store=" + os.path.join(tmp, "pizza.db")]
-        for s in sets:
-            args += ["--set", s]
-        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
-        self.log = []
-        found = threading.Event()
-
-        def drain():
-            for line in self.proc.stderr:
-                self.log.append(line)
-                m = re.search(r"listening on (wss?://\S+/)", line)
-                if m:
-                    self.url = m.group(1)
-                    found.set()
-        threading.Thread(target=drain, daemon=True).start()
-        if not found.wait(120):
-            self.stop()
-            raise RuntimeError("the server did not start: " + "".join(self.log))
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(60)
+def start(tmp, *sets):
+    """`parley run samples/pizza/server.yaml` on a free port with the test model."""
+    return Server(parley, model, tmp, "ws.server.port=0", *sets, graph=graph)
 
 
 def stream(*args, stdin=None, timeout=120):
@@ -97,9 +71,9 @@ def write_wav(path, channels=1, width=2, seconds=0.5):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    srv = Server(tmp)
+    srv = start(tmp)
     try:
-        url = srv.url
+        url = srv.url()
         # Typed turns, in order, each answered; the dialog's slots carry over.
         rc, out, err = stream(url, "--text", "i want a large pizza with mushrooms",
                               "--text", "2 pizzas")
@@ -200,28 +174,28 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # A server with a token: refused without it or with a wrong one (HTTP 401 at the
     # handshake); with it, a client-chosen id is accepted.
-    srv = Server(tmp, "ws.server.token=s3cret", "ws.server.max_connections=1",
+    srv = start(tmp, "ws.server.token=s3cret", "ws.server.max_connections=1",
                  "ws.server.max_message_bytes=2048")
     try:
         for args in ([], ["--token", "wrong"]):
-            rc, out, err = stream(srv.url, "--text", "hello", *args)
+            rc, out, err = stream(srv.url(), "--text", "hello", *args)
             check(rc == 1 and out == [] and "HTTP 401" in err,
                   "token %s: exit %d: %s" % (args, rc, err))
-        rc, out, err = stream(srv.url, "--token", "s3cret", "--user", "alice", "--text", "hello")
+        rc, out, err = stream(srv.url(), "--token", "s3cret", "--user", "alice", "--text", "hello")
         ready = of_type(out, "ready")
         check(rc == 0 and len(ready) == 2 and ready[1].get("user") == "alice"
               and of_type(out, "reply")[0].get("user") == "alice",
               "right token and a chosen id: exit %d, %s: %s" % (rc, out, err))
         # A message over max_message_bytes: the server closes with 1009, and the run fails.
-        rc, out, err = stream(srv.url, "--token", "s3cret", "--text", "x" * 4000)
+        rc, out, err = stream(srv.url(), "--token", "s3cret", "--text", "x" * 4000)
         check(rc == 1 and "parley stream: the server closed the connection" in err
               and "(code 1009)" in err, "over max_message_bytes: exit %d: %s" % (rc, err))
         # One connection held open (its standard input stays open): the next is refused
         # at the handshake with HTTP 503.
-        held = subprocess.Popen([parley, "stream", srv.url, "--token", "s3cret", "-"],
+        held = subprocess.Popen([parley, "stream", srv.url(), "--token", "s3cret", "-"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         check(json.loads(held.stdout.readline()).get("type") == "ready", "the first is in")
-        rc, out, err = stream(srv.url, "--token", "s3cret", "--text", "hello")
+        rc, out, err = stream(srv.url(), "--token", "s3cret", "--text", "hello")
         check(rc == 1 and out == [] and "HTTP 503" in err, "over max_connections: %d %s" % (rc, err))
         held.communicate("hello\n", timeout=60)
         check(held.returncode == 0, "the held connection ends well: exit %d" % held.returncode)
@@ -236,10 +210,10 @@ with tempfile.TemporaryDirectory() as tmp:
     if made.returncode != 0:
         print("no openssl: the TLS cases are left out")
     else:
-        srv = Server(tmp, "ws.server.cert=" + cert, "ws.server.key=" + key)
+        srv = start(tmp, "ws.server.cert=" + cert, "ws.server.key=" + key)
         try:
-            check(srv.url.startswith("wss://127.0.0.1:"), "the server speaks TLS: %s" % srv.url)
-            tls = srv.url.replace("127.0.0.1", "localhost")  # the certificate's name
+            check(srv.url().startswith("wss://"), "the server speaks TLS: %s" % srv.url())
+            tls = srv.url().replace("127.0.0.1", "localhost")  # the certificate's name
             rc, out, err = stream(tls, "--text", "hello")
             check(rc == 1 and out == [] and "TLS handshake failed" in err,
                   "an untrusted certificate: exit %d: %s" % (rc, err))
