@@ -8,6 +8,9 @@
 #include "sdk/base/error.h"
 #include "services/ws_conn.h"
 
+/* The largest reassembly buffer a connection keeps between messages. */
+enum { RX_KEEP = 64 * 1024 };
+
 ws_conn *ws_conn_new(void *wsi, size_t pre)
 {
     ws_conn *c = pl_calloc(1, sizeof *c);
@@ -53,6 +56,11 @@ parley_status ws_conn_rx_add(ws_conn *c, const void *data, size_t len, size_t ma
 void ws_conn_rx_reset(ws_conn *c)
 {
     c->rx_len = 0;
+    if (c->rx_cap > RX_KEEP) { /* a big message's buffer is not kept for an idle client */
+        pl_free(c->rx);
+        c->rx = NULL;
+        c->rx_cap = 0;
+    }
 }
 
 parley_status ws_conn_push(ws_conn *c, const char *json, size_t len)

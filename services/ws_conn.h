@@ -62,7 +62,7 @@ void ws_conn_free(ws_conn *c);
 /* Appends a frame's bytes to the message being reassembled. PARLEY_ERR_INVALID_ARG when the
  * message would pass max bytes, PARLEY_ERR_NOMEM when out of memory. */
 parley_status ws_conn_rx_add(ws_conn *c, const void *data, size_t len, size_t max);
-/* Forgets the reassembled message (keeping its buffer for the next one). */
+/* Forgets the reassembled message (keeping its buffer for the next one when it is small). */
 void ws_conn_rx_reset(ws_conn *c);
 
 /* Queues a copy of json[0, len) to be written; PARLEY_ERR_NOMEM when out of memory. */

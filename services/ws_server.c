@@ -329,7 +329,7 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
 static void on_message(ws_state *s, ws_conn *c)
 {
     ws_cmd cmd;
-    parley_status st = ws_msg_parse((const char *)c->rx, c->rx_len, &cmd);
+    parley_status st = ws_msg_parse(c->rx ? (const char *)c->rx : "", c->rx_len, &cmd);
     pipe_counter_add(s->m.in, 1);
     if (st != PARLEY_OK)
         send_error(s, c, st == PARLEY_ERR_NOMEM ? -1 : BAD_MESSAGE, parley_errmsg(), cmd.id);
@@ -670,7 +670,7 @@ static parley_status register_metrics(ws_state *s)
         ok = (m->bad[i] = metric(s, 0, "parley_ws_protocol_errors_total",
                                  "client errors answered or closed, by kind", "kind",
                                  bad_names[i])) != NULL;
-    return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "node '%s'", pipe_node_name(s->node));
+    return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "its metrics");
 }
 
 static parley_status ws_create(pipe_node *node, void **out)
@@ -681,10 +681,10 @@ static parley_status ws_create(pipe_node *node, void **out)
     const char *dir = pipe_node_param_str(node, "static_dir");
     const char *host = pipe_node_param_str(node, "host");
     if (!cert[0] != !key[0])
-        return pl_fail(PARLEY_ERR_CONFIG, "node '%s': TLS needs both cert and key", name);
+        return pl_fail(PARLEY_ERR_CONFIG, "TLS needs both cert and key");
     ws_state *s = pl_calloc(1, sizeof *s);
     if (!s)
-        return pl_nomem("node '%s'", name);
+        return pl_nomem(NULL);
     parley_status st = pl_mutex_init(&s->mu, name);
     if (st != PARLEY_OK) {
         pl_free(s);
@@ -699,7 +699,7 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->tls = cert[0] != 0;
     if (!(s->turns = ws_turns_new())) {
         ws_destroy(s);
-        return pl_nomem("node '%s': the table of turns", name);
+        return pl_nomem("the table of turns");
     }
     if ((st = register_metrics(s)) != PARLEY_OK) {
         ws_destroy(s);
@@ -744,14 +744,17 @@ static parley_status ws_create(pipe_node *node, void **out)
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = cert;
         info.ssl_private_key_filepath = key;
+        /* HTTP/1.1 only: the handshake's refusals (on_upgrade) are written as HTTP/1.1. */
+        info.alpn = "http/1.1";
     }
     if (!(s->ctx = lws_create_context(&info))) {
+        st = pl_fail(PARLEY_ERR_IO,
+                     "cannot listen on %s:%lld%s (in use, not an address of this machine, or "
+                     "unreadable TLS files)",
+                     host[0] ? host : "*", pipe_node_param_int(node, "port"),
+                     cert[0] ? " with TLS" : "");
         ws_destroy(s);
-        return pl_fail(PARLEY_ERR_IO,
-                       "node '%s': cannot listen on %s:%lld%s (in use, not an address of this "
-                       "machine, or unreadable TLS files)",
-                       name, host[0] ? host : "*", pipe_node_param_int(node, "port"),
-                       s->tls ? " with TLS" : "");
+        return st;
     }
     int port = lws_get_vhost_listen_port(lws_get_vhost_by_name(s->ctx, "default"));
     pl_log(PARLEY_LOG_INFO, "%s: listening on %s://%s:%d/", name, s->tls ? "wss" : "ws",

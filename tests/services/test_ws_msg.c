@@ -136,7 +136,13 @@ static void connection(void)
           "over the limit: %s", parley_errmsg());
     CHECK(ws_conn_rx_add(c, "!", 1, 10) == PARLEY_OK && c->rx_len == 10, "up to the limit");
     ws_conn_rx_reset(c);
-    CHECK(c->rx_len == 0 && ws_conn_rx_add(c, "x", 1, 10) == PARLEY_OK, "reset");
+    CHECK(c->rx_len == 0 && c->rx && ws_conn_rx_add(c, "x", 1, 10) == PARLEY_OK,
+          "reset: a small buffer is kept");
+    static char big[100000];
+    CHECK(ws_conn_rx_add(c, big, sizeof big, 1 << 20) == PARLEY_OK && c->rx_cap >= sizeof big,
+          "a big message");
+    ws_conn_rx_reset(c);
+    CHECK(c->rx_len == 0 && !c->rx && !c->rx_cap, "a big buffer is not kept");
 
     CHECK(ws_conn_push(c, "{\"a\":1}", 7) == PARLEY_OK && ws_conn_push(c, "{}", 2) == PARLEY_OK,
           "two queued");

@@ -79,6 +79,7 @@ async def messages(srv):
 
 BAD = [  # (message, what the error must mention, id expected back)
     ("not json", "not valid JSON", None),
+    ("", "not valid JSON", None),
     ("[1, 2]", "object", None),
     ('{"hello": 1}', "unknown message type", None),
     ('{"text": 5, "id": "t5"}', "\"text\"", "t5"),
