@@ -6,7 +6,8 @@
 // server serves: the page says it is ready with a user id; an order typed in gets a reply
 // with its intent, confidence and slots rendered; after a reload the page resumes the same
 // user (sessionStorage) and the conversation goes on where it was (the dialog's slots carry
-// over); when the server goes away the page shows an error and that it reconnects.
+// over); when the server goes away the page shows an error and that it reconnects, and
+// when it comes back on the same port the page reconnects by itself and resumes again.
 // Skips (77) without node's puppeteer-core (npm ci --prefix tests/web) or chromium.
 //
 // Usage: node test_chat_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
@@ -45,10 +46,12 @@ try {
 }
 if (!fs.existsSync(CHROMIUM)) skip(CHROMIUM + ' is not there');
 
-// Starts the server and resolves with its http:// URL once it says where it listens.
-function startServer() {
+// Starts the server (on `port`, or where the command says) and resolves with its http://
+// URL once it says where it listens.
+function startServer(port) {
+  const args = command.slice(1).map((a) => (port ? a.replace(/\.port=0$/, '.port=' + port) : a));
   return new Promise((resolve, reject) => {
-    const server = spawn(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(command[0], args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let seen = '';
     const timer = setTimeout(() => reject(new Error('no "listening on" line in 120 s:\n' + seen)),
       120000);
@@ -57,10 +60,19 @@ function startServer() {
       const m = /listening on ws:\/\/([^/\s]+)\//.exec(seen);
       if (m && timer) {
         clearTimeout(timer);
-        resolve({ server, url: 'http://' + m[1] + '/' });
+        resolve({ server, url: 'http://' + m[1] + '/', port: m[1].split(':').pop() });
       }
     });
     server.on('exit', (code) => reject(new Error('the server exited (' + code + '):\n' + seen)));
+  });
+}
+
+// Stops the server (SIGTERM) and waits until it is gone.
+function stop(server) {
+  if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.on('exit', resolve);
+    server.kill('SIGTERM');
   });
 }
 
@@ -90,9 +102,7 @@ async function say(page, text) {
 }
 
 async function main() {
-  const { server, url } = await startServer();
-  let exited = false;
-  server.on('exit', () => { exited = true; });
+  let { server, url, port } = await startServer();
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -129,15 +139,26 @@ async function main() {
       'the conversation goes on where it was: ' + JSON.stringify(b));
 
     // The server goes away: the page says so and that it tries again.
-    server.kill('SIGTERM');
+    await stop(server);
     await page.waitForSelector('#status.error', { timeout: 30000 });
     const gone = await statusOf(page);
     check(/reconnecting/.test(gone.text), 'the page says it reconnects: ' + gone.text);
     check(await page.$eval('#say', (e) => e.disabled), 'no typing while disconnected');
+
+    // It comes back on the same port with the same store: the page reconnects by itself
+    // and resumes the conversation.
+    ({ server } = await startServer(port));
+    await page.waitForSelector('#status.ready', { timeout: 60000 });
+    const back = await statusOf(page);
+    check(back.text.includes('resumed') && back.text.includes(user),
+      'after the server restarts the page resumes the same user: ' + back.text);
+    const c = await say(page, 'deliver to 5 main street');
+    check(c.cls === 'bot' && c.slots.count === '2' && c.slots.address === '5 main street',
+      'the conversation goes on after the reconnection: ' + JSON.stringify(c));
     check(pageErrors.length === 0, 'no script errors on the page: ' + pageErrors.join('; '));
   } finally {
     await browser.close();
-    if (!exited) server.kill('SIGKILL');
+    await stop(server);
   }
 }
 
