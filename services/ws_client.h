@@ -87,7 +87,9 @@ parley_status svc_ws_send(svc_ws_conn *k, const void *data, size_t len, int bina
  * a short `reason` (cut at 120 bytes). SVC_WS_CLOSED follows. No-op when already closing. */
 void svc_ws_close(svc_ws_conn *k, int code, const char *reason);
 
-/* How many messages of `k` are queued and not yet written. */
+/* How many messages of `k` are queued and not yet written. Pacing is the caller's: send each
+ * message when it is due (svc_ws_client_service() waits until then) and keep this small, as
+ * `parley stream` does with 100 ms of audio every 100 ms. */
 size_t svc_ws_pending(const svc_ws_conn *k);
 
 /* Runs the event loop until something happened or `wait_ms` passed (0: only what is ready
