@@ -49,7 +49,8 @@ struct svc_ws_conn {
 
 struct svc_ws_client {
     svc_ws_client_params p;
-    char *bearer; /* "Bearer TOKEN", or NULL */
+    char *bearer;  /* "Bearer TOKEN", or NULL */
+    char *ca_file; /* a copy: libwebsockets may read it when the first wss:// connection starts */
     struct lws_context *ctx;
     lws_sorted_usec_list_t wake;
     svc_ws_conn *conns;
@@ -243,7 +244,11 @@ parley_status svc_ws_client_open(const svc_ws_client_params *p, svc_ws_client **
         c->p.connect_timeout_s = 10;
     if (!c->p.max_message_bytes)
         c->p.max_message_bytes = DEFAULT_MAX_MESSAGE;
-    c->p.token = c->p.ca_file = NULL; /* not kept: the bearer is copied, the CA file read now */
+    c->p.token = c->p.ca_file = NULL; /* the caller's strings are not kept: copies below */
+    if (p->ca_file && !(c->ca_file = pl_strdup(p->ca_file))) {
+        st = pl_nomem("websocket client: the CA file's name");
+        goto fail;
+    }
     if (p->token) {
         size_t n = strlen(p->token) + sizeof "Bearer ";
         if (!(c->bearer = pl_malloc(n))) {
@@ -258,15 +263,16 @@ parley_status svc_ws_client_open(const svc_ws_client_params *p, svc_ws_client **
     info.port = CONTEXT_PORT_NO_LISTEN;
     info.protocols = protocols;
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-    info.client_ssl_ca_filepath = p->ca_file;
+    info.client_ssl_ca_filepath = c->ca_file;
     info.connect_timeout_secs = (unsigned)c->p.connect_timeout_s;
     info.timeout_secs = (unsigned)c->p.connect_timeout_s;
     info.gid = (gid_t)-1;
     info.uid = (uid_t)-1;
     if (!(c->ctx = lws_create_context(&info))) {
-        st = pl_fail(PARLEY_ERR_IO, "websocket client: cannot create the libwebsockets context%s%s",
-                     p->ca_file ? " (is the CA file readable PEM?) " : "",
-                     p->ca_file ? p->ca_file : "");
+        st = pl_fail(PARLEY_ERR_IO,
+                     "websocket client: cannot create the libwebsockets context%s%s%s",
+                     c->ca_file ? " (is the CA file " : "", c->ca_file ? c->ca_file : "",
+                     c->ca_file ? " readable PEM?)" : "");
         goto fail;
     }
     *out = c;
@@ -303,6 +309,7 @@ void svc_ws_client_close(svc_ws_client *c)
         pl_free(k);
     }
     pl_free(c->bearer);
+    pl_free(c->ca_file);
     pl_free(c);
 }
 
