@@ -5,19 +5,18 @@
  * wait in a per-connection list and leave one per WRITEABLE callback (libwebsockets allows
  * one lws_write there); incoming fragments are gathered until the final one. lws logs go to
  * the library's log at debug level: the events say what happened. It is not a server, and
- * it does not speak parley's protocol.
+ * it does not speak parley's protocol. Built with libwebsockets only; ws_client_none.c
+ * stands in without it.
  */
 #include "services/ws_client.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "parley_config.h"
+#include <libwebsockets.h>
+
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
-
-#if PARLEY_HAVE_WEBSOCKETS
-#include <libwebsockets.h>
 
 #define RX_CHUNK            65536
 #define DEFAULT_MAX_MESSAGE (16u << 20)
@@ -432,57 +431,3 @@ parley_status svc_ws_client_service(svc_ws_client *c, int wait_ms)
         return pl_fail(PARLEY_ERR_IO, "websocket client: the event loop failed");
     return PARLEY_OK;
 }
-
-#else /* no libwebsockets in this build */
-
-svc_ws_client_params svc_ws_client_params_default(void)
-{
-    return (svc_ws_client_params){ 0 };
-}
-
-parley_status svc_ws_client_open(const svc_ws_client_params *p, svc_ws_client **out)
-{
-    (void)p;
-    if (out)
-        *out = NULL;
-    return pl_fail(PARLEY_ERR_NOT_BUILT, "websocket client: parley was built without "
-                                         "libwebsockets");
-}
-
-void svc_ws_client_close(svc_ws_client *c)
-{
-    (void)c;
-}
-
-parley_status svc_ws_connect(svc_ws_client *c, const char *url, void *user, svc_ws_conn **out)
-{
-    (void)c, (void)url, (void)user;
-    if (out)
-        *out = NULL;
-    return pl_fail(PARLEY_ERR_NOT_BUILT, "websocket client: not built");
-}
-
-parley_status svc_ws_send(svc_ws_conn *k, const void *data, size_t len, int binary)
-{
-    (void)k, (void)data, (void)len, (void)binary;
-    return pl_fail(PARLEY_ERR_NOT_BUILT, "websocket client: not built");
-}
-
-void svc_ws_close(svc_ws_conn *k, int code, const char *reason)
-{
-    (void)k, (void)code, (void)reason;
-}
-
-size_t svc_ws_pending(const svc_ws_conn *k)
-{
-    (void)k;
-    return 0;
-}
-
-parley_status svc_ws_client_service(svc_ws_client *c, int wait_ms)
-{
-    (void)c, (void)wait_ms;
-    return pl_fail(PARLEY_ERR_NOT_BUILT, "websocket client: not built");
-}
-
-#endif

@@ -1,4 +1,5 @@
-/* ws_server.c — the `ws.server` node: parley on the network, over libwebsockets.
+/* ws_server.c — the `ws.server` node's workings: parley on the network, over libwebsockets.
+ * Built only with libwebsockets; its ports and params are services/ws_node.c.
  *
  * Both where turns start and where they end (like `api`): a client's {"text": ...} message
  * becomes a turn at the `text` output, and the finished turn comes back at the `reply`
@@ -36,50 +37,15 @@
 #include "services/reply_json.h"
 #include "services/ws_conn.h"
 #include "services/ws_msg.h"
+#include "services/ws_server.h"
 
 enum {
-    PORT_TEXT = 0,
-    PORT_AUDIO = 1,
-    PORT_REPLY = 2,
     MAX_INFLIGHT = 8,     /* turns of one connection in the graph at once */
     OUT_HIGH = 1 << 20,   /* queued bytes to one connection before reading from it stops */
     MAX_ERRORS = 32,      /* protocol errors one connection may make before it is closed */
     DRAIN_SECONDS = 10,   /* how long a stop waits for the turns in flight */
     CLOSE_SECONDS = 2,    /* then how long for the connections to close */
     PROTOCOL_VERSION = 1, /* the "protocol" of the ready message */
-};
-
-static const pipe_port_spec ports[] = {
-    { "text", PIPE_OUT, PIPE_T_TEXT, 0, "typed turns of the clients" },
-    { "audio", PIPE_OUT, PIPE_T_AUDIO, 0,
-      "the clients' speech (not carried yet: audio is answered with an error)" },
-    { "reply", PIPE_IN, PIPE_T_REPLY | PIPE_T_NLU | PIPE_T_TEXT, 1,
-      "finished turns, sent back to the connection that asked" },
-    { NULL, 0, 0, 0, NULL },
-};
-
-static const pipe_param_spec params[] = {
-    { "port", PIPE_P_INT, "8765", 0, 65535, "TCP port; 0 = any free port (logged)", NULL },
-    { "host", PIPE_P_STRING, "127.0.0.1", 0, 0, "address to listen on; \"\" = every interface",
-      NULL },
-    { "max_connections", PIPE_P_INT, "1000", 1, 100000,
-      "connections at once; more are refused at the handshake (HTTP 503)", NULL },
-    { "max_message_bytes", PIPE_P_INT, "1048576", 1024, 67108864,
-      "largest client message, reassembled (over it: close 1009)", NULL },
-    { "timeout", PIPE_P_INT, "60", 2, 86400,
-      "seconds without a valid frame before a connection is closed (pinged at half)", NULL },
-    { "static_dir", PIPE_P_PATH, "", 0, 0, "folder served over HTTP at / (index.html); \"\" = none",
-      NULL },
-    { "cert", PIPE_P_PATH, "", 0, 0, "TLS certificate (PEM); with key, the server speaks wss://",
-      NULL },
-    { "key", PIPE_P_PATH, "", 0, 0, "TLS private key (PEM)", NULL },
-    { "token", PIPE_P_STRING, "", 0, 0,
-      "when set, clients must present it (Authorization: Bearer, or ?token=) and may then name "
-      "their user ids",
-      NULL },
-    { "trust_user_ids", PIPE_P_BOOL, "false", 0, 0,
-      "accept any user id a client names (local development)", NULL },
-    { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
 /* Why a handshake or a message was refused: the label values of the refusal metrics. */
@@ -311,7 +277,7 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     }
     c->turns++;
     pace(s, c);
-    if ((st = pipe_node_emit(s->node, PORT_TEXT, m)) != PARLEY_OK) {
+    if ((st = pipe_node_emit(s->node, WS_PORT_TEXT, m)) != PARLEY_OK) {
         /* The graph is closing: the turn went nowhere, so it is answered here. */
         ws_conn *owner;
         cJSON *id;
@@ -626,8 +592,6 @@ static void raise_fd_limit(int max_connections)
                (unsigned long long)rl.rlim_cur);
 }
 
-static void ws_destroy(void *state);
-
 /* One metric with the node's label and, when `key` is not NULL, key="value" too. */
 static void *metric(ws_state *s, int gauge, const char *name, const char *help, const char *key,
                     const char *value)
@@ -673,7 +637,7 @@ static parley_status register_metrics(ws_state *s)
     return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "its metrics");
 }
 
-static parley_status ws_create(pipe_node *node, void **out)
+parley_status svc_ws_create(pipe_node *node, void **out)
 {
     const char *name = pipe_node_name(node);
     const char *cert = pipe_node_param_str(node, "cert");
@@ -693,16 +657,16 @@ static parley_status ws_create(pipe_node *node, void **out)
     s->node = node;
     s->token = pipe_node_param_str(node, "token");
     s->trust_user_ids = pipe_node_param_bool(node, "trust_user_ids");
-    s->takes_text = pipe_node_out_links(node, PORT_TEXT) > 0;
+    s->takes_text = pipe_node_out_links(node, WS_PORT_TEXT) > 0;
     s->max_connections = (int)pipe_node_param_int(node, "max_connections");
     s->max_message_bytes = (size_t)pipe_node_param_int(node, "max_message_bytes");
     s->tls = cert[0] != 0;
     if (!(s->turns = ws_turns_new())) {
-        ws_destroy(s);
+        svc_ws_destroy(s);
         return pl_nomem("the table of turns");
     }
     if ((st = register_metrics(s)) != PARLEY_OK) {
-        ws_destroy(s);
+        svc_ws_destroy(s);
         return st;
     }
     raise_fd_limit(s->max_connections);
@@ -753,7 +717,7 @@ static parley_status ws_create(pipe_node *node, void **out)
                      "unreadable TLS files)",
                      host[0] ? host : "*", pipe_node_param_int(node, "port"),
                      cert[0] ? " with TLS" : "");
-        ws_destroy(s);
+        svc_ws_destroy(s);
         return st;
     }
     int port = lws_get_vhost_listen_port(lws_get_vhost_by_name(s->ctx, "default"));
@@ -775,7 +739,7 @@ static double now_s(void)
     return (double)pipe_now_ns() / 1e9;
 }
 
-static parley_status ws_run(pipe_node *node, void *state)
+parley_status svc_ws_run(pipe_node *node, void *state)
 {
     (void)node;
     ws_state *s = state;
@@ -811,7 +775,7 @@ static parley_status ws_run(pipe_node *node, void *state)
     return PARLEY_OK;
 }
 
-static void ws_stop(void *state)
+void svc_ws_stop(void *state)
 {
     ws_state *s = state;
     atomic_store(&s->stopping, 1);
@@ -819,7 +783,7 @@ static void ws_stop(void *state)
 }
 
 /* A finished turn (worker threads): to the queue of the connection that asked. */
-static parley_status ws_process(pipe_node *node, void *state, int port, pipe_msg *msg)
+parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
     ws_state *s = state;
@@ -862,7 +826,7 @@ static parley_status ws_process(pipe_node *node, void *state, int port, pipe_msg
     return PARLEY_OK;
 }
 
-static void ws_destroy(void *state)
+void svc_ws_destroy(void *state)
 {
     ws_state *s = state;
     if (!s)
@@ -873,18 +837,3 @@ static void ws_destroy(void *state)
     pthread_mutex_destroy(&s->mu);
     pl_free(s);
 }
-
-const pipe_kind svc_kind_ws_server = {
-    .name = "ws.server",
-    .doc = "a websocket server: clients send turns as JSON messages and get their replies; "
-           "HTTP /healthz, /metrics and static files on the same port",
-    .ports = ports,
-    .params = params,
-    .workers = 2,
-    .ends_turns = 1,
-    .create = ws_create,
-    .process = ws_process,
-    .run = ws_run,
-    .stop = ws_stop,
-    .destroy = ws_destroy,
-};

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "parley/parley.h"
-#include "parley_config.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 #include "tests/tmpdir.h"
@@ -239,8 +238,7 @@ static void test_kinds(void)
         has_api |= !strcmp(name, "api");
         has_bert |= !strcmp(name, "nlu.bert");
     }
-    CHECK(n == 6 + PARLEY_HAVE_WEBSOCKETS && has_api && has_bert,
-          "six kinds (seven with ws.server), api and nlu.bert among them: %d", n);
+    CHECK(n == 7 && has_api && has_bert, "seven kinds, api and nlu.bert among them: %d", n);
 
     parley_kind_info *k = NULL;
     CHECK(parley_kind_describe("nlu.bert", &k) == PARLEY_OK, "%s", parley_errmsg());

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 from checks import check, done
-from ws_server import Server, recv_json, skip_without_ws_server, turn, websockets
+from ws_server import Server, recv_json, turn, websockets
 
 parley, model = sys.argv[1:3]
 N = 500
@@ -128,7 +128,6 @@ async def idle(tmp):
 
 
 async def main():
-    skip_without_ws_server(parley)
     # Under AddressSanitizer freed memory is held in a quarantine (256 MiB by default), which
     # the resident size would count as growth: keep it small (a release build ignores this).
     os.environ["ASAN_OPTIONS"] = ":".join(

@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 
 from checks import check, done
-from ws_server import HERE, Server, closed_with, recv_json, skip_without_ws_server, turn, websockets
+from ws_server import HERE, Server, closed_with, recv_json, turn, websockets
 
 parley, model = sys.argv[1:3]
 ID = re.compile(r"^u-[0-9a-f]{32}$")
@@ -295,7 +295,6 @@ def refused_configs(srv, tmp):
 
 
 async def main():
-    skip_without_ws_server(parley)
     with tempfile.TemporaryDirectory() as tmp:
         srv = Server(parley, model, tmp)
         try:
