@@ -8,7 +8,8 @@
 // user (sessionStorage) and the conversation goes on where it was (the dialog's slots carry
 // over); when the server goes away the page shows an error and that it reconnects, and
 // when it comes back on the same port the page reconnects by itself and resumes again.
-// Skips (77) without node's puppeteer-core (npm ci --prefix tests/web) or chromium.
+// Skips (77) without node's puppeteer-core (npm ci --prefix tests/web), chromium, or a
+// websocket server in the build (the server command fails with PARLEY_ERR_NOT_BUILT).
 //
 // Usage: node test_chat_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
 'use strict';
@@ -32,6 +33,7 @@ function check(cond, what) {
 }
 
 function skip(why) {
+  fs.rmSync(tmp, { recursive: true, force: true });
   console.log('SKIP: ' + why);
   process.exit(77);
 }
@@ -63,7 +65,10 @@ function startServer(port) {
         resolve({ server, url: 'http://' + m[1] + '/', port: m[1].split(':').pop() });
       }
     });
-    server.on('exit', (code) => reject(new Error('the server exited (' + code + '):\n' + seen)));
+    server.on('exit', (code) => {
+      if (/PARLEY_ERR_NOT_BUILT/.test(seen)) skip('this build has no websocket server');
+      reject(new Error('the server exited (' + code + '):\n' + seen));
+    });
   });
 }
 
