@@ -171,11 +171,12 @@ static void arg_d(pg_args *a, double v)
     arg_s(a, a->num[a->n]);
 }
 
-/* Runs sql with a's parameters; *out (when not NULL) gets the result to PQclear. */
+/* Runs sql with a's parameters (a NULL: sql may hold several statements); *out (when not
+ * NULL) gets the result to PQclear. */
 static parley_status query(pg_store *s, PGconn *c, const char *sql, const pg_args *a,
                            const char *doing, PGresult **out)
 {
-    PGresult *r = PQexecParams(c, sql, a ? a->n : 0, NULL, a ? a->v : NULL, NULL, NULL, 0);
+    PGresult *r = a ? PQexecParams(c, sql, a->n, NULL, a->v, NULL, NULL, 0) : PQexec(c, sql);
     ExecStatusType rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     parley_status ps = PARLEY_OK;
     if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK)

@@ -315,7 +315,7 @@ int main(void)
 {
     if (!tmp_store_dir(dir, sizeof dir, "dm"))
         return 1;
-    snprintf(store_path, sizeof store_path, "%s/dm.db", dir);
+    tmp_store_name(store_path, sizeof store_path, dir, "dm");
     snprintf(domain_path, sizeof domain_path, "%s/manager_domain.yaml", SRC_DIR);
     test_actions();
     test_confidence();
