@@ -16,7 +16,9 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
           clang-format               # the layout/format test
-          prometheus)                # promtool, for e2e/metrics
+          prometheus                 # promtool, for e2e/metrics
+          libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
+          python3-websockets openssl)  # ws.server's protocol tests: a client, a test certificate
 
 install_missing() {
     local missing=()

@@ -185,6 +185,9 @@ void pipe_node_set_batch(pipe_node *node, int max_batch, long max_delay_us);
  * full. After the graph stops accepting work, fails with PARLEY_ERR_UNSUPPORTED and frees. */
 parley_status pipe_node_emit(pipe_node *node, int port, pipe_msg *msg);
 
+/* How many inputs output port `port` is linked to (links are made before create()). */
+size_t pipe_node_out_links(const pipe_node *node, int port);
+
 /* Sinks: stamps t_out, posts the per-turn event on the bus, frees msg. */
 void pipe_node_turn_done(pipe_node *node, pipe_msg *msg);
 
