@@ -109,14 +109,14 @@ static void one_line(const char *msg, char *buf, size_t cap)
 
 /* A failed connection attempt: the server cannot be reached, refuses the login, has no such
  * database... libpq's message says which. */
-static parley_status conn_fail(pg_store *s, PGconn *c, const char *doing)
+static parley_status conn_fail(pg_store *s, PGconn *c)
 {
     char msg[512];
     one_line(c ? PQerrorMessage(c) : "out of memory", msg, sizeof msg);
     return pl_fail(PARLEY_ERR_IO,
-                   "store %s: cannot connect while %s: %s; the turn failed and nothing was "
-                   "written (parley connects again on the next turn)",
-                   s->where, doing, msg);
+                   "store %s: cannot connect: %s; nothing was written (parley tries again on "
+                   "the next turn)",
+                   s->where, msg);
 }
 
 /* A failed statement: its SQLSTATE says whether it timed out, waited too long for a user's
@@ -226,7 +226,7 @@ static parley_status connect_one(pg_store *s, PGconn **out)
     const char *vals[] = { "5", "parley", s->uri, NULL };
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c || PQstatus(c) != CONNECTION_OK) {
-        parley_status ps = conn_fail(s, c, "connecting");
+        parley_status ps = conn_fail(s, c);
         PQfinish(c);
         return ps;
     }
