@@ -289,33 +289,86 @@ static void release(pg_store *s, int i)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Takes a connection and starts a transaction on it. A pooled connection that the server
- * dropped since its last use (a restart) fails its BEGIN: it is opened again, once. */
-static parley_status begin_on(pg_store *s, int *slot, const char *doing)
-{
-    parley_status ps;
-    for (int attempt = 0;; attempt++) {
-        if ((ps = acquire(s, slot)) != PARLEY_OK)
-            return ps;
-        PGconn *c = s->conns[*slot];
-        if ((ps = exec(s, c, "BEGIN", doing)) == PARLEY_OK)
-            return PARLEY_OK;
-        int dropped = PQstatus(c) != CONNECTION_OK;
-        release(s, *slot);
-        if (!dropped || attempt == 1)
-            return ps;
-    }
-}
-
-/* Ends the transaction (commit when ps is OK) and gives the connection back. */
-static parley_status end_on(pg_store *s, int slot, parley_status ps, const char *doing)
+/* Ends the transaction (committed already when ps is OK: the batch did it) and gives the
+ * connection back; a failed one is rolled back first. */
+static parley_status end_on(pg_store *s, int slot, parley_status ps)
 {
     PGconn *c = s->conns[slot];
-    if (ps == PARLEY_OK)
-        ps = exec(s, c, "COMMIT", doing);
-    else if (PQstatus(c) == CONNECTION_OK)
+    if (ps != PARLEY_OK && PQstatus(c) == CONNECTION_OK)
         PQclear(PQexec(c, "ROLLBACK"));
     release(s, slot);
+    return ps;
+}
+
+/* ---- batches: several statements in one round trip ------------------------------------ */
+
+/* Statements sent together in libpq's pipeline mode: the server runs them in order (so a
+ * read after the user's lock sees what the last holder committed) and, after a failure,
+ * skips the rest; one round trip instead of one per statement. The capacity is fixed at
+ * batch_init, so the pg_args (whose values may point into themselves) never move. */
+typedef struct pg_batch {
+    int n, cap;
+    const char **sql; /* (cap) */
+    pg_args *args;    /* (cap) */
+    PGresult **rows;  /* (cap) the results that have rows, for the caller; others NULL */
+} pg_batch;
+
+static parley_status batch_init(pg_batch *b, int cap)
+{
+    *b = (pg_batch){ .cap = cap };
+    b->sql = pl_calloc((size_t)cap, sizeof *b->sql);
+    b->args = pl_calloc((size_t)cap, sizeof *b->args);
+    b->rows = pl_calloc((size_t)cap, sizeof *b->rows);
+    return b->sql && b->args && b->rows ? PARLEY_OK : pl_nomem("a store batch");
+}
+
+static void batch_free(pg_batch *b)
+{
+    for (int i = 0; b->rows && i < b->n; i++)
+        PQclear(b->rows[i]);
+    pl_free(b->sql);
+    pl_free(b->args);
+    pl_free(b->rows);
+}
+
+/* Appends a statement; its parameters go into the returned pg_args. */
+static pg_args *batch_add(pg_batch *b, const char *sql)
+{
+    b->sql[b->n] = sql;
+    return &b->args[b->n++];
+}
+
+/* Sends the batch and reads every result; the first failure is the one reported. */
+static parley_status batch_run(pg_store *s, PGconn *c, pg_batch *b, const char *doing)
+{
+    if (!PQenterPipelineMode(c))
+        return pg_fail(s, c, NULL, doing);
+    int sent = 0;
+    while (sent < b->n && PQsendQueryParams(c, b->sql[sent], b->args[sent].n, NULL, b->args[sent].v,
+                                            NULL, NULL, 0))
+        sent++;
+    parley_status ps = sent == b->n && PQpipelineSync(c) ? PARLEY_OK : pg_fail(s, c, NULL, doing);
+    for (int i = 0; i < sent; i++) {
+        PGresult *r = PQgetResult(c);
+        if (!r) { /* the connection went away: no more results will come */
+            if (ps == PARLEY_OK)
+                ps = pg_fail(s, c, NULL, doing);
+            break;
+        }
+        ExecStatusType rs = PQresultStatus(r);
+        if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK && ps == PARLEY_OK)
+            ps = pg_fail(s, c, r, doing);
+        if (rs == PGRES_TUPLES_OK)
+            b->rows[i] = r;
+        else
+            PQclear(r);
+        PQclear(PQgetResult(c)); /* the NULL that ends each statement's results */
+    }
+    if (PQstatus(c) == CONNECTION_OK) {
+        PQclear(PQgetResult(c)); /* PGRES_PIPELINE_SYNC */
+        if (!PQexitPipelineMode(c) && ps == PARLEY_OK)
+            ps = pg_fail(s, c, NULL, doing);
+    }
     return ps;
 }
 
@@ -500,65 +553,68 @@ fail:
 
 /* ---- one user's turn --------------------------------------------------------------------- */
 
-static parley_status lock_user(pg_store *s, PGconn *c, const char *user_id)
+/* BEGIN, the user's advisory lock, then the reads: results 2 (the user) and 3 (slots). */
+static void add_begin(pg_batch *b, const char *user_id)
 {
-    pg_args a = { 0 };
-    arg_i(&a, (int64_t)pl_fnv(PL_FNV_SEED, user_id, strlen(user_id)));
-    return query(s, c, "SELECT pg_advisory_xact_lock($1::bigint)", &a,
-                 "waiting for the user's lock", NULL);
+    batch_add(b, "BEGIN");
+    arg_i(batch_add(b, "SELECT pg_advisory_xact_lock($1::bigint)"),
+          (int64_t)pl_fnv(PL_FNV_SEED, user_id, strlen(user_id)));
 }
 
-static parley_status load_user(pg_store *s, PGconn *c, const char *user_id, dm_user *u)
+static parley_status read_user(const PGresult *r, const PGresult *slots, dm_user *u)
 {
-    pg_args a = { 0 };
-    arg_s(&a, user_id);
-    PGresult *r = NULL;
-    parley_status ps = query(s, c,
-                             "SELECT session_id, session_no, session_start, last_active, turns, "
-                             "form, requested_slot, confirming FROM users WHERE user_id = $1",
-                             &a, "reading a user", &r);
-    if (ps != PARLEY_OK)
-        return ps;
-    if (PQntuples(r) == 1) {
-        u->exists = 1;
-        u->session_no = val_i(r, 0, 1);
-        u->session_start_ms = val_i(r, 0, 2);
-        u->last_active_ms = val_i(r, 0, 3);
-        u->turns = (uint64_t)val_i(r, 0, 4);
-        u->confirming = (int)val_i(r, 0, 7);
-        if ((ps = dup_val(r, 0, 0, &u->session_id)) == PARLEY_OK &&
-            (ps = dup_val(r, 0, 5, &u->form)) == PARLEY_OK)
-            ps = dup_val(r, 0, 6, &u->requested_slot);
-    }
-    PQclear(r);
-    if (ps != PARLEY_OK || !u->exists)
-        return ps;
-    if ((ps = query(s, c,
-                    "SELECT name, value FROM slots WHERE user_id = $1 ORDER BY name COLLATE \"C\"",
-                    &a, "reading slots", &r)) != PARLEY_OK)
-        return ps;
+    parley_status ps = PARLEY_OK;
+    if (!r || PQntuples(r) != 1)
+        return PARLEY_OK;
+    u->exists = 1;
+    u->session_no = val_i(r, 0, 1);
+    u->session_start_ms = val_i(r, 0, 2);
+    u->last_active_ms = val_i(r, 0, 3);
+    u->turns = (uint64_t)val_i(r, 0, 4);
+    u->confirming = (int)val_i(r, 0, 7);
+    if ((ps = dup_val(r, 0, 0, &u->session_id)) == PARLEY_OK &&
+        (ps = dup_val(r, 0, 5, &u->form)) == PARLEY_OK)
+        ps = dup_val(r, 0, 6, &u->requested_slot);
     size_t cap = 0;
-    for (int i = 0; ps == PARLEY_OK && i < PQntuples(r); i++)
-        ps = dm_user_add_slot(u, &cap, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
-    PQclear(r);
+    for (int i = 0; ps == PARLEY_OK && slots && i < PQntuples(slots); i++)
+        ps = dm_user_add_slot(u, &cap, PQgetvalue(slots, i, 0), PQgetvalue(slots, i, 1));
     return ps;
 }
 
+/* A pooled connection that the server dropped since its last use (a restart) fails the
+ * batch before anything was done: it is opened again and the batch sent again, once. */
 static parley_status pg_begin(dm_store *base, const char *user_id, dm_store_turn *t, dm_user *out)
 {
     pg_store *s = (pg_store *)base;
-    int slot;
-    parley_status ps = begin_on(s, &slot, "starting the turn");
-    if (ps != PARLEY_OK)
-        return ps;
-    PGconn *c = s->conns[slot];
-    if ((ps = lock_user(s, c, user_id)) != PARLEY_OK ||
-        (ps = load_user(s, c, user_id, out)) != PARLEY_OK) {
-        end_on(s, slot, ps, "reading a user");
-        return ps;
+    parley_status ps;
+    for (int attempt = 0;; attempt++) {
+        int slot;
+        pg_batch b;
+        if ((ps = acquire(s, &slot)) != PARLEY_OK)
+            return ps;
+        if ((ps = batch_init(&b, 4)) == PARLEY_OK) {
+            add_begin(&b, user_id);
+            arg_s(batch_add(&b, "SELECT session_id, session_no, session_start, last_active, "
+                                "turns, form, requested_slot, confirming FROM users WHERE "
+                                "user_id = $1"),
+                  user_id);
+            arg_s(batch_add(&b, "SELECT name, value FROM slots WHERE user_id = $1 ORDER BY "
+                                "name COLLATE \"C\""),
+                  user_id);
+            if ((ps = batch_run(s, s->conns[slot], &b, "reading a user")) == PARLEY_OK)
+                ps = read_user(b.rows[2], b.rows[3], out);
+        }
+        batch_free(&b);
+        if (ps == PARLEY_OK) {
+            t->conn = (void *)(intptr_t)(slot + 1);
+            return PARLEY_OK;
+        }
+        int dropped = PQstatus(s->conns[slot]) != CONNECTION_OK;
+        end_on(s, slot, ps);
+        if (!dropped || attempt == 1)
+            return ps;
+        dm_user_clear(out);
     }
-    t->conn = (void *)(intptr_t)(slot + 1);
-    return PARLEY_OK;
 }
 
 static int turn_slot(const dm_store_turn *t)
@@ -566,94 +622,89 @@ static int turn_slot(const dm_store_turn *t)
     return (int)(intptr_t)t->conn - 1;
 }
 
-static parley_status save_user(pg_store *s, PGconn *c, const char *user_id, const dm_user *u)
+/* The user row (inserted or replaced) and its slots: 2 + u->n_slots statements. */
+static void add_user(pg_batch *b, const char *user_id, const dm_user *u)
 {
-    pg_args a = { 0 };
-    arg_s(&a, user_id);
-    arg_s(&a, u->session_id);
-    arg_i(&a, u->session_no);
-    arg_i(&a, u->session_start_ms);
-    arg_i(&a, u->last_active_ms);
-    arg_i(&a, (int64_t)u->turns);
-    arg_s(&a, u->form);
-    arg_s(&a, u->requested_slot);
-    arg_i(&a, u->confirming);
-    parley_status ps = query(
-            s, c,
-            "INSERT INTO users (user_id, session_id, session_no, session_start, last_active, "
-            "turns, form, requested_slot, confirming) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
-            "ON CONFLICT (user_id) DO UPDATE SET session_id = EXCLUDED.session_id, session_no = "
-            "EXCLUDED.session_no, session_start = EXCLUDED.session_start, last_active = "
-            "EXCLUDED.last_active, turns = EXCLUDED.turns, form = EXCLUDED.form, requested_slot "
-            "= EXCLUDED.requested_slot, confirming = EXCLUDED.confirming",
-            &a, "saving a user", NULL);
-    a.n = 1;
-    if (ps == PARLEY_OK)
-        ps = query(s, c, "DELETE FROM slots WHERE user_id = $1", &a, "saving slots", NULL);
-    for (size_t i = 0; ps == PARLEY_OK && i < u->n_slots; i++) {
-        pg_args b = { 0 };
-        arg_s(&b, user_id);
-        arg_s(&b, u->slots[i].name);
-        arg_s(&b, u->slots[i].value);
-        ps = query(s, c, "INSERT INTO slots (user_id, name, value) VALUES ($1, $2, $3)", &b,
-                   "saving slots", NULL);
+    pg_args *a = batch_add(
+            b, "INSERT INTO users (user_id, session_id, session_no, session_start, last_active, "
+               "turns, form, requested_slot, confirming) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+               "$9) ON CONFLICT (user_id) DO UPDATE SET session_id = EXCLUDED.session_id, "
+               "session_no = EXCLUDED.session_no, session_start = EXCLUDED.session_start, "
+               "last_active = EXCLUDED.last_active, turns = EXCLUDED.turns, form = "
+               "EXCLUDED.form, requested_slot = EXCLUDED.requested_slot, confirming = "
+               "EXCLUDED.confirming");
+    arg_s(a, user_id);
+    arg_s(a, u->session_id);
+    arg_i(a, u->session_no);
+    arg_i(a, u->session_start_ms);
+    arg_i(a, u->last_active_ms);
+    arg_i(a, (int64_t)u->turns);
+    arg_s(a, u->form);
+    arg_s(a, u->requested_slot);
+    arg_i(a, u->confirming);
+    arg_s(batch_add(b, "DELETE FROM slots WHERE user_id = $1"), user_id);
+    for (size_t i = 0; i < u->n_slots; i++) {
+        a = batch_add(b, "INSERT INTO slots (user_id, name, value) VALUES ($1, $2, $3)");
+        arg_s(a, user_id);
+        arg_s(a, u->slots[i].name);
+        arg_s(a, u->slots[i].value);
     }
-    return ps;
 }
 
-/* Writes one history row (replacing a row of the same turn) and trims to `limit` rows. */
-static parley_status save_turn(pg_store *s, PGconn *c, const char *user_id, const dm_turn_row *r,
-                               long limit)
+/* One history row (replacing a row of the same turn), then the trim to `limit` rows: 2
+ * statements. */
+static void add_turn(pg_batch *b, const char *user_id, const dm_turn_row *r, long limit)
 {
-    pg_args a = { 0 };
-    arg_s(&a, user_id);
-    arg_i(&a, (int64_t)r->turn_id);
-    arg_s(&a, r->session_id);
-    arg_s(&a, r->text);
-    arg_s(&a, r->nlu_intent);
-    arg_d(&a, r->confidence);
-    arg_s(&a, r->entities_json);
-    arg_s(&a, r->intent);
-    arg_s(&a, r->action);
-    arg_s(&a, r->reply);
-    arg_i(&a, r->t_in_ms);
-    arg_i(&a, r->t_reply_ms);
-    arg_s(&a, r->form);
-    parley_status ps = query(
-            s, c,
-            "INSERT INTO turns (user_id, turn_id, session_id, text, nlu_intent, confidence, "
-            "entities, intent, action, reply, t_in, t_reply, form) VALUES ($1, $2, $3, $4, $5, "
-            "$6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (user_id, turn_id) DO UPDATE SET "
-            "session_id = EXCLUDED.session_id, text = EXCLUDED.text, nlu_intent = "
-            "EXCLUDED.nlu_intent, confidence = EXCLUDED.confidence, entities = EXCLUDED.entities, "
-            "intent = EXCLUDED.intent, action = EXCLUDED.action, reply = EXCLUDED.reply, t_in = "
-            "EXCLUDED.t_in, t_reply = EXCLUDED.t_reply, form = EXCLUDED.form",
-            &a, "saving the turn", NULL);
-    if (ps != PARLEY_OK || limit <= 0 || r->turn_id <= (uint64_t)limit)
-        return ps;
-    pg_args b = { 0 };
-    arg_s(&b, user_id);
-    arg_i(&b, (int64_t)(r->turn_id - (uint64_t)limit));
-    return query(s, c, "DELETE FROM turns WHERE user_id = $1 AND turn_id <= $2", &b,
-                 "trimming the history", NULL);
+    pg_args *a = batch_add(
+            b, "INSERT INTO turns (user_id, turn_id, session_id, text, nlu_intent, confidence, "
+               "entities, intent, action, reply, t_in, t_reply, form) VALUES ($1, $2, $3, $4, "
+               "$5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (user_id, turn_id) DO "
+               "UPDATE SET session_id = EXCLUDED.session_id, text = EXCLUDED.text, nlu_intent "
+               "= EXCLUDED.nlu_intent, confidence = EXCLUDED.confidence, entities = "
+               "EXCLUDED.entities, intent = EXCLUDED.intent, action = EXCLUDED.action, reply = "
+               "EXCLUDED.reply, t_in = EXCLUDED.t_in, t_reply = EXCLUDED.t_reply, form = "
+               "EXCLUDED.form");
+    arg_s(a, user_id);
+    arg_i(a, (int64_t)r->turn_id);
+    arg_s(a, r->session_id);
+    arg_s(a, r->text);
+    arg_s(a, r->nlu_intent);
+    arg_d(a, r->confidence);
+    arg_s(a, r->entities_json);
+    arg_s(a, r->intent);
+    arg_s(a, r->action);
+    arg_s(a, r->reply);
+    arg_i(a, r->t_in_ms);
+    arg_i(a, r->t_reply_ms);
+    arg_s(a, r->form);
+    /* limit 0 keeps all: the trim deletes nothing below turn 1 */
+    a = batch_add(b, "DELETE FROM turns WHERE user_id = $1 AND turn_id <= $2");
+    arg_s(a, user_id);
+    arg_i(a,
+          limit > 0 && r->turn_id > (uint64_t)limit ? (int64_t)(r->turn_id - (uint64_t)limit) : 0);
 }
 
+/* The user, its slots, the turn row and the trim, and COMMIT: one round trip. */
 static parley_status pg_commit(dm_store_turn *t, const char *user_id, const dm_user *u,
                                const dm_turn_row *row, long history_limit)
 {
     pg_store *s = (pg_store *)t->store;
     int slot = turn_slot(t);
-    PGconn *c = s->conns[slot];
-    parley_status ps = save_user(s, c, user_id, u);
-    if (ps == PARLEY_OK)
-        ps = save_turn(s, c, user_id, row, history_limit);
-    return end_on(s, slot, ps, "committing the turn");
+    pg_batch b;
+    parley_status ps = batch_init(&b, 5 + (int)u->n_slots);
+    if (ps == PARLEY_OK) {
+        add_user(&b, user_id, u);
+        add_turn(&b, user_id, row, history_limit);
+        batch_add(&b, "COMMIT");
+        ps = batch_run(s, s->conns[slot], &b, "saving the turn");
+    }
+    batch_free(&b);
+    return end_on(s, slot, ps);
 }
 
 static void pg_abort(dm_store_turn *t)
 {
-    pg_store *s = (pg_store *)t->store;
-    end_on(s, turn_slot(t), PARLEY_ERR_IO, "ending the turn");
+    end_on((pg_store *)t->store, turn_slot(t), PARLEY_ERR_IO);
 }
 
 /* ---- whole users: import, purge ------------------------------------------------------------ */
@@ -663,43 +714,48 @@ static parley_status pg_put(dm_store *base, const char *user_id, const dm_user *
 {
     pg_store *s = (pg_store *)base;
     int slot;
-    parley_status ps = begin_on(s, &slot, "importing a user");
+    parley_status ps = acquire(s, &slot);
     if (ps != PARLEY_OK)
         return ps;
-    PGconn *c = s->conns[slot];
-    pg_args a = { 0 };
-    arg_s(&a, user_id);
-    if ((ps = lock_user(s, c, user_id)) == PARLEY_OK &&
-        (ps = save_user(s, c, user_id, u)) == PARLEY_OK)
-        ps = query(s, c, "DELETE FROM turns WHERE user_id = $1", &a, "replacing history", NULL);
-    for (size_t i = 0; ps == PARLEY_OK && i < n_rows; i++)
-        ps = save_turn(s, c, user_id, &rows[i], 0);
-    return end_on(s, slot, ps, "importing a user");
+    pg_batch b;
+    if ((ps = batch_init(&b, 6 + (int)u->n_slots + 2 * (int)n_rows)) == PARLEY_OK) {
+        add_begin(&b, user_id);
+        add_user(&b, user_id, u);
+        arg_s(batch_add(&b, "DELETE FROM turns WHERE user_id = $1"), user_id);
+        for (size_t i = 0; i < n_rows; i++)
+            add_turn(&b, user_id, &rows[i], 0);
+        batch_add(&b, "COMMIT");
+        ps = batch_run(s, s->conns[slot], &b, "importing a user");
+    }
+    batch_free(&b);
+    return end_on(s, slot, ps);
 }
 
 static parley_status pg_purge(dm_store *base, int64_t before_ms, long *n)
 {
-    static const char *const sql[] = {
-        "DELETE FROM slots WHERE user_id IN (SELECT user_id FROM users WHERE last_active < $1)",
-        "DELETE FROM turns WHERE user_id IN (SELECT user_id FROM users WHERE last_active < $1)",
-        "DELETE FROM users WHERE last_active < $1",
-    };
     pg_store *s = (pg_store *)base;
     int slot;
-    parley_status ps = begin_on(s, &slot, "purging old users");
+    parley_status ps = acquire(s, &slot);
     if (ps != PARLEY_OK)
         return ps;
-    pg_args a = { 0 };
-    arg_i(&a, before_ms);
-    for (int i = 0; ps == PARLEY_OK && i < 3; i++) {
-        PGresult *r = NULL;
-        if ((ps = query(s, s->conns[slot], sql[i], &a, "purging old users", &r)) == PARLEY_OK) {
-            if (i == 2)
-                *n = strtol(PQcmdTuples(r), NULL, 10);
-            PQclear(r);
-        }
+    pg_batch b;
+    if ((ps = batch_init(&b, 5)) == PARLEY_OK) {
+        batch_add(&b, "BEGIN");
+        arg_i(batch_add(&b, "DELETE FROM slots WHERE user_id IN (SELECT user_id FROM users "
+                            "WHERE last_active < $1)"),
+              before_ms);
+        arg_i(batch_add(&b, "DELETE FROM turns WHERE user_id IN (SELECT user_id FROM users "
+                            "WHERE last_active < $1)"),
+              before_ms);
+        arg_i(batch_add(&b, "WITH gone AS (DELETE FROM users WHERE last_active < $1 RETURNING "
+                            "1) SELECT count(*) FROM gone"),
+              before_ms);
+        batch_add(&b, "COMMIT");
+        if ((ps = batch_run(s, s->conns[slot], &b, "purging old users")) == PARLEY_OK)
+            *n = (long)val_i(b.rows[3], 0, 0);
     }
-    return end_on(s, slot, ps, "purging old users");
+    batch_free(&b);
+    return end_on(s, slot, ps);
 }
 
 /* ---- reading for tools --------------------------------------------------------------------- */
