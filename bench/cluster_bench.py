@@ -7,14 +7,16 @@ next turn leaves when the last is answered), on this machine:
   sqlite    one `parley run`, store a SQLite file
   postgres  one `parley run`, store a PostgreSQL database (tests/pg_server.py's server)
   cluster   samples/cluster/cluster.sh: two replicas, PostgreSQL, HAProxy (no Prometheus)
-  takeover  the cluster again, users pausing THINK ms between turns; replica 1 is killed
+  takeover  the cluster again, TAKEOVER_TURNS turns per user pausing THINK ms between
+            turns; replica 1 is killed
             with SIGKILL 3 s in; the time from each moved user's dropped connection to its
             next answer
 For each it prints the client's JSON summary plus the store's share of a turn, read from
 the replicas' /metrics: parley_stage_duration_seconds{stage="store"} (the store's lock,
 read and write) over parley_turn_duration_seconds, sums over counts.
 
-Usage: bench/cluster_bench.py PARLEY MODEL_DIR [--users 1000] [--turns 5] [--think 100]
+Usage: bench/cluster_bench.py PARLEY MODEL_DIR [--users 1000] [--turns 5] [--think 200]
+                              [--takeover-turns 20]
                               [--only sqlite,postgres,cluster,takeover]
 """
 import argparse
@@ -36,7 +38,8 @@ ap.add_argument("parley")
 ap.add_argument("model")
 ap.add_argument("--users", type=int, default=1000)
 ap.add_argument("--turns", type=int, default=5)
-ap.add_argument("--think", type=int, default=100)
+ap.add_argument("--think", type=int, default=200)
+ap.add_argument("--takeover-turns", type=int, default=20)
 ap.add_argument("--only", default="sqlite,postgres,cluster,takeover")
 args = ap.parse_args()
 client_py = os.path.join(root, "samples", "cluster", "client.py")
@@ -81,8 +84,9 @@ def store_share(ports):
 
 
 def client(url, think=0, kill_pid=None):
+    turns = args.takeover_turns if kill_pid else args.turns
     p = subprocess.Popen([sys.executable, client_py, url, "--users", str(args.users), "--turns",
-                          str(args.turns), "--think-ms", str(think)], stdout=subprocess.PIPE,
+                          str(turns), "--think-ms", str(think)], stdout=subprocess.PIPE,
                          text=True)
     if kill_pid:
         time.sleep(3)
