@@ -709,37 +709,40 @@ static void pg_abort(dm_store_turn *t)
 
 /* ---- whole users: import, purge ------------------------------------------------------------ */
 
-static parley_status pg_put(dm_store *base, const char *user_id, const dm_user *u,
-                            const dm_turn_row *rows, size_t n_rows)
+/* Runs a batch that is a whole transaction on a pooled connection. */
+static parley_status run_alone(pg_store *s, pg_batch *b, const char *doing)
 {
-    pg_store *s = (pg_store *)base;
     int slot;
     parley_status ps = acquire(s, &slot);
     if (ps != PARLEY_OK)
         return ps;
+    ps = batch_run(s, s->conns[slot], b, doing);
+    return end_on(s, slot, ps);
+}
+
+static parley_status pg_put(dm_store *base, const char *user_id, const dm_user *u,
+                            const dm_turn_row *rows, size_t n_rows)
+{
     pg_batch b;
-    if ((ps = batch_init(&b, 6 + (int)u->n_slots + 2 * (int)n_rows)) == PARLEY_OK) {
+    parley_status ps = batch_init(&b, 6 + (int)u->n_slots + 2 * (int)n_rows);
+    if (ps == PARLEY_OK) {
         add_begin(&b, user_id);
         add_user(&b, user_id, u);
         arg_s(batch_add(&b, "DELETE FROM turns WHERE user_id = $1"), user_id);
         for (size_t i = 0; i < n_rows; i++)
             add_turn(&b, user_id, &rows[i], 0);
         batch_add(&b, "COMMIT");
-        ps = batch_run(s, s->conns[slot], &b, "importing a user");
+        ps = run_alone((pg_store *)base, &b, "importing a user");
     }
     batch_free(&b);
-    return end_on(s, slot, ps);
+    return ps;
 }
 
 static parley_status pg_purge(dm_store *base, int64_t before_ms, long *n)
 {
-    pg_store *s = (pg_store *)base;
-    int slot;
-    parley_status ps = acquire(s, &slot);
-    if (ps != PARLEY_OK)
-        return ps;
     pg_batch b;
-    if ((ps = batch_init(&b, 5)) == PARLEY_OK) {
+    parley_status ps = batch_init(&b, 5);
+    if (ps == PARLEY_OK) {
         batch_add(&b, "BEGIN");
         arg_i(batch_add(&b, "DELETE FROM slots WHERE user_id IN (SELECT user_id FROM users "
                             "WHERE last_active < $1)"),
@@ -751,11 +754,11 @@ static parley_status pg_purge(dm_store *base, int64_t before_ms, long *n)
                             "1) SELECT count(*) FROM gone"),
               before_ms);
         batch_add(&b, "COMMIT");
-        if ((ps = batch_run(s, s->conns[slot], &b, "purging old users")) == PARLEY_OK)
+        if ((ps = run_alone((pg_store *)base, &b, "purging old users")) == PARLEY_OK)
             *n = (long)val_i(b.rows[3], 0, 0);
     }
     batch_free(&b);
-    return end_on(s, slot, ps);
+    return ps;
 }
 
 /* ---- reading for tools --------------------------------------------------------------------- */

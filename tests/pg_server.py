@@ -96,6 +96,22 @@ class PgServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def run_with_server(fn, name):
+    """Calls fn(server) on a new server and stops it; the exit code for checks.done(name),
+    77 when PostgreSQL is missing."""
+    import checks
+    try:
+        srv = PgServer()
+    except Unavailable as e:
+        print("skip:", e)
+        return 77
+    try:
+        fn(srv)
+    finally:
+        srv.stop()
+    return checks.done(name)
+
+
 def main(argv):
     if len(argv) < 2:
         print("usage: pg_server.py CMD [ARGS...]", file=sys.stderr)

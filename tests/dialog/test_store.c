@@ -1,4 +1,4 @@
-/* test_store.c — the context store's failure modes and its schema versions.
+/* test_store.c — the SQLite context store's failure modes and its schema versions.
  *
  * A store that is locked by another connection, read-only, corrupt, of a newer schema, or
  * another application's database must give a clear error naming the file and be left as

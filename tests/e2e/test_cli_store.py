@@ -22,7 +22,6 @@ sys.path.insert(0, os.path.join(here, ".."))
 sys.path.insert(0, os.path.join(here, "..", "fault"))
 import pizza_proc as pp  # noqa: E402
 import pg_server  # noqa: E402
-import checks  # noqa: E402
 from checks import check  # noqa: E402
 
 parley, model, root = sys.argv[1:4]
@@ -102,14 +101,9 @@ def main(srv, tmp):
     check(r.returncode == 2 and "--older-than" in r.stderr, "purge without days: %s" % r.stderr)
 
 
-try:
-    server = pg_server.PgServer()
-except pg_server.Unavailable as e:
-    print("skip:", e)
-    sys.exit(77)
-try:
+def with_tmp(srv):
     with tempfile.TemporaryDirectory() as tmpdir:
-        main(server, tmpdir)
-finally:
-    server.stop()
-sys.exit(checks.done("cli_store"))
+        main(srv, tmpdir)
+
+
+sys.exit(pg_server.run_with_server(with_tmp, "cli_store"))

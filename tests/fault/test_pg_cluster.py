@@ -25,7 +25,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import pizza_proc as pp  # noqa: E402
 import pg_server  # noqa: E402
-import checks  # noqa: E402
 from checks import check  # noqa: E402
 
 USERS, TURNS = 50, 20
@@ -160,15 +159,10 @@ def restart(srv, tmp):
     print("restart: %d turns answered, %d failed while the server was stopped" % (len(ok), n_err))
 
 
-try:
-    server = pg_server.PgServer()
-except pg_server.Unavailable as e:
-    print("skip:", e)
-    sys.exit(77)
-try:
+def both(srv):
     with tempfile.TemporaryDirectory() as tmpdir:
-        replicas(server, tmpdir)
-        restart(server, tmpdir)
-finally:
-    server.stop()
-sys.exit(checks.done("pg_cluster"))
+        replicas(srv, tmpdir)
+        restart(srv, tmpdir)
+
+
+sys.exit(pg_server.run_with_server(both, "pg_cluster"))
