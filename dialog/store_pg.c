@@ -347,7 +347,8 @@ static parley_status batch_run(pg_store *s, PGconn *c, pg_batch *b, const char *
     while (sent < b->n && PQsendQueryParams(c, b->sql[sent], b->args[sent].n, NULL, b->args[sent].v,
                                             NULL, NULL, 0))
         sent++;
-    parley_status ps = sent == b->n && PQpipelineSync(c) ? PARLEY_OK : pg_fail(s, c, NULL, doing);
+    int synced = PQpipelineSync(c); /* also after a failed send: what was sent gets run */
+    parley_status ps = sent == b->n && synced ? PARLEY_OK : pg_fail(s, c, NULL, doing);
     for (int i = 0; i < sent; i++) {
         PGresult *r = PQgetResult(c);
         if (!r) { /* the connection went away: no more results will come */
