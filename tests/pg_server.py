@@ -96,36 +96,26 @@ class PgServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def run_with_server(fn, name):
-    """Calls fn(server) on a new server and stops it; the exit code for checks.done(name),
-    77 when PostgreSQL is missing."""
-    import checks
+def with_server(fn):
+    """fn(server) on a new server, stopped afterwards; fn's result, or 77 (a skip) when
+    PostgreSQL is missing."""
     try:
         srv = PgServer()
     except Unavailable as e:
         print("skip:", e)
         return 77
     try:
-        fn(srv)
+        return fn(srv)
     finally:
         srv.stop()
-    return checks.done(name)
 
 
 def main(argv):
     if len(argv) < 2:
         print("usage: pg_server.py CMD [ARGS...]", file=sys.stderr)
         return 2
-    try:
-        srv = PgServer()
-    except Unavailable as e:
-        print("skip:", e)
-        return 77
-    try:
-        env = dict(os.environ, PARLEY_TEST_PG=srv.uri(), PARLEY_TEST_PG_DIR=srv.dir)
-        return subprocess.run(argv[1:], env=env).returncode
-    finally:
-        srv.stop()
+    return with_server(lambda srv: subprocess.run(argv[1:], env=dict(
+        os.environ, PARLEY_TEST_PG=srv.uri(), PARLEY_TEST_PG_DIR=srv.dir)).returncode)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(here, ".."))
 sys.path.insert(0, os.path.join(here, "..", "fault"))
 import pizza_proc as pp  # noqa: E402
 import pg_server  # noqa: E402
+import checks  # noqa: E402
 from checks import check  # noqa: E402
 
 parley, model, root = sys.argv[1:4]
@@ -104,6 +105,7 @@ def main(srv, tmp):
 def with_tmp(srv):
     with tempfile.TemporaryDirectory() as tmpdir:
         main(srv, tmpdir)
+    return checks.done("cli_store")
 
 
-sys.exit(pg_server.run_with_server(with_tmp, "cli_store"))
+sys.exit(pg_server.with_server(with_tmp))

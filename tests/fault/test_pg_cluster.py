@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import pizza_proc as pp  # noqa: E402
 import pg_server  # noqa: E402
+import checks  # noqa: E402
 from checks import check  # noqa: E402
 
 USERS, TURNS = 50, 20
@@ -181,6 +182,7 @@ def both(srv):
     with tempfile.TemporaryDirectory() as tmpdir:
         replicas(srv, tmpdir)
         restart(srv, tmpdir)
+    return checks.done("pg_cluster")
 
 
-sys.exit(pg_server.run_with_server(both, "pg_cluster"))
+sys.exit(pg_server.with_server(both))
