@@ -5,11 +5,11 @@
  * without it). A newer schema and another application's tables are refused and left as
  * they were; a wrong password, a missing database and a server nobody listens on fail
  * with a message naming the server and the cause, never the password; a version-1 schema
- * is migrated. Then the lost update: threads on two stores (two pools, as two processes
- * have) run turns of ONE user at once. Done as the store does it (the user's advisory lock
- * first), every turn counts; done the same way without the lock (libpq directly, the
- * read-modify-write a store without the lock would do), turns are lost: the test shows
- * that the lock is what keeps them.
+ * is migrated; a user's lock held elsewhere fails that user's turn after busy_ms. Then the lost
+ * update: threads on two stores (two pools, as two processes have) run turns of ONE user at once.
+ * Done as the store does it (the user's advisory lock first), every turn counts; done the same way
+ * without the lock (libpq directly, the read-modify-write a store without the lock would do), turns
+ * are lost: the test shows that the lock is what keeps them.
  */
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -19,6 +19,7 @@
 
 #include "dialog/store.h"
 #include "sdk/base/alloc.h"
+#include "sdk/base/names.h"
 #include "tests/check.h"
 #include "tests/dialog/tmp_store.h"
 
@@ -140,6 +141,35 @@ static void test_connection_errors(void)
           parley_status_str(st), parley_errmsg());
 }
 
+/* Another connection holds user "held"'s lock: a turn waits busy_ms (lock_timeout), fails
+ * naming the cause, and works once the lock is released. */
+static void test_lock_timeout(void)
+{
+    tmp_store_remove(uri);
+    dm_store *s = NULL;
+    CHECK(dm_store_open(uri, &(dm_store_params){ .busy_ms = 200 }, &s) == PARLEY_OK, "open: %s",
+          parley_errmsg());
+    if (!s)
+        return;
+    PGconn *other = PQconnectdb(uri);
+    char q[128];
+    snprintf(q, sizeof q, "SELECT pg_advisory_lock(%lld)",
+             (long long)(int64_t)pl_fnv(PL_FNV_SEED, "held", 4));
+    PQclear(PQexec(other, q));
+    dm_store_turn t;
+    dm_user u;
+    parley_status st = dm_store_begin(s, "held", &t, &u);
+    CHECK(st == PARLEY_ERR_IO && strstr(parley_errmsg(), "past 200 ms"), "held lock: %s %s",
+          parley_status_str(st), parley_errmsg());
+    CHECK(dm_store_load(s, "free", &u) == PARLEY_OK, "another user waited: %s", parley_errmsg());
+    dm_user_clear(&u);
+    PQfinish(other); /* releases the lock */
+    CHECK(dm_store_begin(s, "held", &t, &u) == PARLEY_OK, "after release: %s", parley_errmsg());
+    dm_user_clear(&u);
+    dm_store_abort(&t);
+    dm_store_close(s);
+}
+
 /* Each thread: TURNS_EACH turns of user "same", through its own store or raw libpq. */
 typedef struct worker {
     dm_store *store; /* NULL: the lock-less read-modify-write with libpq */
@@ -238,6 +268,7 @@ int main(void)
     test_refusals();
     test_migration();
     test_connection_errors();
+    test_lock_timeout();
     test_lost_update();
     return check_done();
 }
