@@ -19,8 +19,10 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           clang-format               # the layout/format test
           prometheus                 # promtool, for e2e/metrics
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
-          python3-websockets openssl  # ws.server's protocol tests: a client, a test certificate
-          nodejs npm chromium)       # the chat page's browser test (puppeteer-core from npm)
+          python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
+          nodejs npm chromium          # the chat page's browser test (puppeteer-core from npm)
+          libpq-dev postgresql haproxy curl) # the PostgreSQL store; samples/cluster and its tests
+                                             # (a throwaway server per test run, as `nobody`)
 
 install_missing() {
     local missing=()

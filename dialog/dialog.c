@@ -4,7 +4,7 @@
  * expired, lets policy.c decide, and writes the context and the history row back in one
  * transaction. Nothing is kept in memory between turns, so any number of processes and
  * restarts see one consistent conversation per user. What to say is policy.c's business;
- * SQLite is store.c's.
+ * the store (SQLite or PostgreSQL) is store.h's.
  */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -15,8 +15,6 @@
 #include "dialog/dialog_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
-
-enum { DEFAULT_BUSY_MS = 5000 };
 
 parley_status dm_open(const dm_params *p, dm_manager **out)
 {
@@ -42,8 +40,8 @@ parley_status dm_open(const dm_params *p, dm_manager **out)
         st = pl_nomem("opening the dialog manager");
         goto fail;
     }
-    int busy = p->busy_timeout_ms == 0 ? DEFAULT_BUSY_MS : p->busy_timeout_ms;
-    if ((st = dm_store_open(p->store_path, busy, &dm->store)) != PARLEY_OK)
+    dm_store_params sp = { .busy_ms = p->busy_timeout_ms, .pool_size = p->pool_size };
+    if ((st = dm_store_open(p->store_path, &sp, &dm->store)) != PARLEY_OK)
         goto fail;
     *out = dm;
     return PARLEY_OK;
@@ -249,7 +247,8 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
         return st;
     const dm_domain *d = dm->domain;
     int64_t now = in->now_ms ? in->now_ms : wall_ms();
-    dm_user u;
+    dm_user u = { 0 };
+    dm_store_turn txn = { 0 };
     char *ents = NULL, *reply = NULL;
     dm_ctx c = { .dm = dm, .d = d, .in = in, .form = -1, .requested = -1, .action = -1 };
     c.values = pl_calloc(d->n_slots ? d->n_slots : 1, sizeof *c.values);
@@ -259,8 +258,12 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
         pl_free(c.rejected);
         return pl_nomem("a turn");
     }
-    if ((st = dm_store_load(dm->store, in->user_id, &u)) != PARLEY_OK)
+    /* From here to the commit the user's lock is held (PostgreSQL): a turn of the same user
+     * in another process waits, then reads what this one wrote. */
+    int64_t t_begin = monotonic_ns();
+    if ((st = dm_store_begin(dm->store, in->user_id, &txn, &u)) != PARLEY_OK)
         goto done;
+    int64_t begin_ns = monotonic_ns() - t_begin;
     int expired =
             u.exists && d->session_expire_ms > 0 && now - u.last_active_ms > d->session_expire_ms;
     int new_sess = !u.exists || expired;
@@ -306,12 +309,15 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     reply = NULL;
     if (st == PARLEY_OK) {
         int64_t t0 = monotonic_ns();
-        st = dm_store_save(dm->store, in->user_id, &u, &row, d->history_limit);
-        out->store_ns = monotonic_ns() - t0;
+        st = dm_store_commit(&txn, in->user_id, &u, &row, d->history_limit);
+        txn.store = NULL; /* the commit ended the turn, whether it worked or not */
+        out->store_ns = begin_ns + monotonic_ns() - t0;
     }
     if (st != PARLEY_OK)
         dm_turn_out_free(out);
 done:
+    if (txn.store)
+        dm_store_abort(&txn);
     pl_free(reply);
     pl_free(ents);
     dm_text_free(&c.reply);

@@ -1,7 +1,7 @@
 /* dialog.h — the dialog manager: a domain file, a context store, and one call per turn.
  *
  * dm_open() loads a domain.yaml (intents, slots, responses, forms, rules, fallback,
- * sessions: see the README) and opens or creates the SQLite context store. dm_turn() takes
+ * sessions: see the README) and opens or creates the context store. dm_turn() takes
  * one user's NLU result, loads that user's context from the store, decides the reply (rule,
  * form step, action or fallback), and writes the new context and the turn's history row
  * back in one transaction. Nothing is cached between turns, so a restarted process
@@ -28,9 +28,11 @@ typedef struct dm_manager dm_manager;
 
 typedef struct dm_params {
     const char *domain_path; /* domain.yaml; required */
-    const char *store_path;  /* SQLite file, created when missing; required */
+    const char *store_path;  /* SQLite file, created when missing, or a postgresql:// URI
+                                (store.h); required */
     int busy_timeout_ms;     /* how long to wait for a store another process holds;
                                 0 = 5000, negative = do not wait */
+    int pool_size;           /* PostgreSQL connections; 0 = 4 */
     /* The NLU model's labels, to check the domain against (NULL = no check). Intents are
      * intent labels; slots are slot names without the B-/I- prefix. Every intent the
      * domain names must be one of known_intents, and every slot filled from an entity
@@ -78,7 +80,8 @@ typedef struct dm_turn_out {
     char *action;         /* the action that ran this turn, or NULL */
     size_t n_slots;       /* every slot with a value after the turn, in domain order */
     dm_slot *slots;
-    int64_t store_ns; /* the store's transaction for the turn (CLOCK_MONOTONIC ns) */
+    int64_t store_ns; /* the store's read and write for the turn, a user's lock wait
+                         included (CLOCK_MONOTONIC ns) */
 } dm_turn_out;
 
 /* Loads the domain and opens the store. On success *out is owned by the caller

@@ -26,12 +26,16 @@ static const pipe_param_spec params[] = {
     { "domain", PIPE_P_PATH, NULL, 0, 0, "domain.yaml: intents, slots, responses, forms, rules",
       NULL },
     { "store", PIPE_P_PATH, NULL, 0, 0,
-      "SQLite file with every user's context (created if missing)", NULL },
+      "every user's context: a SQLite file (created if missing) or a postgresql:// URI", NULL },
     { "model", PIPE_P_PATH, "", 0, 0,
       "NLU model directory to check the domain's intents and entities against; empty = no check",
       NULL },
     { "busy_timeout_ms", PIPE_P_INT, "5000", 0, 600000,
-      "how long a turn waits for a store another process holds", NULL },
+      "how long a turn waits for a store another process holds (PostgreSQL: for the user's "
+      "lock and for any statement)",
+      NULL },
+    { "pool_size", PIPE_P_INT, "4", 1, 64, "PostgreSQL connections of this node (SQLite: unused)",
+      NULL },
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
@@ -41,6 +45,7 @@ static parley_status frames_create(pipe_node *node, void **state)
         .domain_path = pipe_node_param_str(node, "domain"),
         .store_path = pipe_node_param_str(node, "store"),
         .busy_timeout_ms = (int)pipe_node_param_int(node, "busy_timeout_ms"),
+        .pool_size = (int)pipe_node_param_int(node, "pool_size"),
     };
     if (p.busy_timeout_ms == 0)
         p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
@@ -143,7 +148,8 @@ static parley_status frames_action(pipe_node *node, void *state, const char *nam
 
 const pipe_kind dm_kind_frames = {
     .name = "dialog.frames",
-    .doc = "dialog manager: slots, forms, rules and replies from domain.yaml; context in SQLite",
+    .doc = "dialog manager: slots, forms, rules and replies from domain.yaml; context in SQLite "
+           "or PostgreSQL",
     .ports = ports,
     .params = params,
     .workers = 4,

@@ -1,14 +1,19 @@
-/* store.h — the context store: each user's session, slots, form and turn history in SQLite.
+/* store.h — the context store: each user's session, slots, form and turn history.
  *
- * One SQLite file in WAL mode (readers never wait for the writer; another process may use
- * the same file), with a versioned schema (PRAGMA user_version) that dm_store_open()
- * migrates forward in one transaction. dialog/store.c is the only file that includes
- * <sqlite3.h> and the one place where SQLite result codes become parley_status values.
+ * One interface, two back ends, chosen by the location dm_store_open() is given: a path is
+ * a SQLite file (store_sqlite.c), a `postgresql://` or `postgres://` URI is a PostgreSQL
+ * database (store_pg.c). Both hold the same tables with the same meaning, a versioned
+ * schema migrated forward in place (a newer schema is refused), and one transaction per
+ * turn. The dialog manager talks only to this header and never learns which back end it
+ * has; each back end is the one place its library's errors become parley_status values.
  *
- * Threading: a dm_store may be used from many threads; its calls are serialized inside by
- * a mutex (one connection, so the process never waits on itself for SQLite's locks).
- * Durability: synchronous=NORMAL, so a committed turn survives a crash of the process;
- * after a power loss the last turns may be rolled back, never half-written.
+ * A turn is dm_store_begin() (reads the user's context, and for PostgreSQL takes that
+ * user's lock, held until the turn ends, so turns of one user from several processes
+ * apply one at a time) then dm_store_commit() or dm_store_abort(), exactly one of them.
+ *
+ * Threading: a dm_store may be used from many threads at once (SQLite: one connection
+ * behind a mutex; PostgreSQL: a pool of connections, a turn holds one from begin to end).
+ * Durability: a committed turn survives a crash of the process; a failed one wrote nothing.
  */
 #ifndef DIALOG_STORE_H
 #define DIALOG_STORE_H
@@ -20,7 +25,7 @@
 
 typedef struct dm_store dm_store;
 
-/* The schema version this build writes. */
+/* The schema version this build writes (both back ends). */
 #define DM_STORE_SCHEMA 2
 
 /* A user's context between turns. Every pointer is owned by the struct. */
@@ -38,13 +43,13 @@ typedef struct dm_user {
     dm_slot *slots;
 } dm_user;
 
-/* One turn for the history. Borrowed pointers. */
+/* One turn for the history. Borrowed pointers (owned ones when dm_store_turns fills it). */
 typedef struct dm_turn_row {
     uint64_t turn_id;
     const char *session_id;
     const char *text;
     const char *nlu_intent;
-    float confidence;
+    double confidence;
     const char *entities_json; /* the NLU's entities as a JSON array of {name, value} */
     const char *intent;        /* the intent acted on */
     const char *action;
@@ -53,21 +58,48 @@ typedef struct dm_turn_row {
     int64_t t_in_ms, t_reply_ms;
 } dm_turn_row;
 
-/* Opens or creates `path` (busy_ms: how long to wait for another process's lock; negative =
- * not at all). Fails with a message naming the file for a read-only file or folder
- * (PARLEY_ERR_IO), a lock held past busy_ms (PARLEY_ERR_IO), a file that is not a database,
- * is corrupt or is another application's database (PARLEY_ERR_FORMAT), a schema newer than
- * DM_STORE_SCHEMA (PARLEY_ERR_UNSUPPORTED); such a file is left as it was. On success *out
- * is owned by the caller (dm_store_close). */
-parley_status dm_store_open(const char *path, int busy_ms, dm_store **out);
-/* NULL is a no-op. */
+/* How to open a store; zero fields mean defaults. */
+typedef struct dm_store_params {
+    int busy_ms;   /* how long to wait for a lock another process holds (SQLite), or for a
+                      user's lock and any statement (PostgreSQL); negative = not at all;
+                      0 = 5000 */
+    int pool_size; /* PostgreSQL connections per process; 0 = 4 (SQLite: ignored) */
+} dm_store_params;
+
+/* Opens `where`: a SQLite file (created when missing) or a PostgreSQL URI (passwords from
+ * the URI, PGPASSWORD or ~/.pgpass, as libpq reads them; never logged or put in an error).
+ * Creates or migrates the schema. Fails with a message naming the file or the server (never
+ * the password) and the cause: unreachable server, refused login, no such database, a
+ * read-only or locked file (PARLEY_ERR_IO); not a database, corrupt, or another
+ * application's (PARLEY_ERR_FORMAT); a newer schema (PARLEY_ERR_UNSUPPORTED); PostgreSQL in
+ * a build without libpq (PARLEY_ERR_NOT_BUILT). A refused store is left as it was. On
+ * success *out is owned by the caller (dm_store_close). p may be NULL. */
+parley_status dm_store_open(const char *where, const dm_store_params *p, dm_store **out);
+/* NULL is a no-op. No turn may be open. */
 void dm_store_close(dm_store *s);
+/* Whether `where` names a PostgreSQL database rather than a file. */
+int dm_store_is_uri(const char *where);
 
-/* Reads a user's context into *out (zeroed first; free with dm_user_clear). */
+/* One turn in progress, between dm_store_begin and dm_store_commit/abort. */
+typedef struct dm_store_turn {
+    dm_store *store;
+    void *conn; /* the back end's hold (PostgreSQL: a pooled connection in a transaction) */
+} dm_store_turn;
+
+/* Starts user_id's turn: takes the user's lock (PostgreSQL) and reads the context into
+ * *out (zeroed first; free with dm_user_clear). On failure nothing is held. */
+parley_status dm_store_begin(dm_store *s, const char *user_id, dm_store_turn *t, dm_user *out);
+/* Writes the user's context and the turn's history row, trims the history to
+ * `history_limit` turns (0 = keep all) and commits; ends the turn either way. On failure
+ * nothing changed. */
+parley_status dm_store_commit(dm_store_turn *t, const char *user_id, const dm_user *u,
+                              const dm_turn_row *row, long history_limit);
+/* Ends a turn without writing anything. */
+void dm_store_abort(dm_store_turn *t);
+
+/* A turn without a decision in between, for tests and tools: load is begin + abort, save
+ * is begin + commit. */
 parley_status dm_store_load(dm_store *s, const char *user_id, dm_user *out);
-
-/* Writes a user's context and the turn's history row in one transaction, then trims the
- * user's history to `history_limit` turns (0 = keep all). On failure nothing changed. */
 parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
                             const dm_turn_row *row, long history_limit);
 
@@ -75,6 +107,21 @@ parley_status dm_store_save(dm_store *s, const char *user_id, const dm_user *u,
  * when that turn is not kept), for tests and tools. */
 parley_status dm_store_history(dm_store *s, const char *user_id, uint64_t turn_id, long *count,
                                char **reply);
+
+/* Every user id, in byte order, to fn (borrowed for the call); fn's failure stops the walk
+ * and is returned. */
+typedef parley_status (*dm_store_user_fn)(const char *user_id, void *arg);
+parley_status dm_store_users(dm_store *s, dm_store_user_fn fn, void *arg);
+/* A user's kept history rows in turn order, to fn (borrowed for the call). */
+typedef parley_status (*dm_store_row_fn)(const dm_turn_row *row, void *arg);
+parley_status dm_store_turns(dm_store *s, const char *user_id, dm_store_row_fn fn, void *arg);
+/* Writes a whole user (context and history rows, replacing what the store had for that
+ * user) in one transaction; for imports. */
+parley_status dm_store_put(dm_store *s, const char *user_id, const dm_user *u,
+                           const dm_turn_row *rows, size_t n_rows);
+/* Deletes every user last active before before_ms (wall-clock ms), with their slots and
+ * history, in one transaction; *n: how many users. */
+parley_status dm_store_purge(dm_store *s, int64_t before_ms, long *n);
 
 void dm_user_clear(dm_user *u);
 

@@ -91,7 +91,8 @@ static void name_list(const pipe_kind *k, int params, pipe_dir dir, char *buf, s
 
 static parley_status resolve_path(const pipe_graph *g, const char *v, char **out)
 {
-    if (!v[0] || v[0] == '/' || !strcmp(v, "-") || !g->dir) {
+    /* A URI (a database's "postgresql://...") is not a file: it is left as written. */
+    if (!v[0] || v[0] == '/' || !strcmp(v, "-") || !g->dir || strstr(v, "://")) {
         *out = pl_strdup(v);
     } else {
         size_t n = strlen(g->dir) + strlen(v) + 2;

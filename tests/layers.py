@@ -37,7 +37,8 @@ CLI_MODULES = ("sdk/base/", "pipeline/", "services/", "nlu/", "dialog/")
 # boundary each.
 SYSTEM_OWNERS = {
     "yaml.h": ("sdk/base/yaml_doc.c",),
-    "sqlite3.h": ("dialog/store.c",),
+    "sqlite3.h": ("dialog/store_sqlite.c",),
+    "libpq-fe.h": ("dialog/store_pg.c",),
     "pcre2.h": ("dialog/pattern.c",),
     "cblas.h": ("nlu/cpu/",),
     "cublas_v2.h": ("nlu/cuda/",),

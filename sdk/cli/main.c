@@ -30,6 +30,7 @@ static const struct {
     { "model", cmd_model, "create model directories (model init)" },
     { "tokenize", cmd_tokenize, "split text into WordPiece tokens with offsets" },
     { "bench", cmd_bench, "measure speed (bench nlu)" },
+    { "store", cmd_store, "migrate, export, import or purge a context store" },
 };
 
 static void usage(FILE *f)

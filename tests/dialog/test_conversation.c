@@ -90,7 +90,7 @@ static void run_file(const char *file)
     }
     const yd_node *root = yd_root(doc), *turns = yd_get(root, "turns");
     char dom[4096], store[4200];
-    snprintf(store, sizeof store, "%s/conv.db", dir_buf);
+    tmp_store_name(store, sizeof store, dir_buf, "conv");
     dm_params p = { .domain_path = rel(file, yd_get(root, "domain")->str, dom, sizeof dom),
                     .store_path = store };
     dm_manager *dm = NULL;

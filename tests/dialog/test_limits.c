@@ -216,7 +216,7 @@ int main(void)
 {
     if (!tmp_store_dir(dir, sizeof dir, "limits"))
         return 1;
-    snprintf(store_path, sizeof store_path, "%s/limits.db", dir);
+    tmp_store_name(store_path, sizeof store_path, dir, "limits");
     snprintf(domain_path, sizeof domain_path, "%s/limits_domain.yaml", SRC_DIR);
     test_one_user_cannot_cross_another();
     tmp_store_remove(store_path);

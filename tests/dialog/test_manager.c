@@ -204,7 +204,8 @@ static void test_history_and_variations(void)
 
     /* history_limit: 3 keeps turns 6..8 only. */
     dm_store *s;
-    CHECK(dm_store_open(store_path, 1000, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(store_path, &(dm_store_params){ .busy_ms = 1000 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     long count = 0;
     char *reply = NULL;
     CHECK(dm_store_history(s, "h", 5, &count, &reply) == PARLEY_OK && count == 3 && !reply,
@@ -314,7 +315,7 @@ int main(void)
 {
     if (!tmp_store_dir(dir, sizeof dir, "dm"))
         return 1;
-    snprintf(store_path, sizeof store_path, "%s/dm.db", dir);
+    tmp_store_name(store_path, sizeof store_path, dir, "dm");
     snprintf(domain_path, sizeof domain_path, "%s/manager_domain.yaml", SRC_DIR);
     test_actions();
     test_confidence();

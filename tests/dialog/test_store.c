@@ -1,4 +1,4 @@
-/* test_store.c — the context store's failure modes and its schema versions.
+/* test_store.c — the SQLite context store's failure modes and its schema versions.
  *
  * A store that is locked by another connection, read-only, corrupt, of a newer schema, or
  * another application's database must give a clear error naming the file and be left as
@@ -54,10 +54,12 @@ static void test_roundtrip_and_restart(void)
 {
     remove_store();
     dm_store *s;
-    CHECK(dm_store_open(path, 1000, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 1000 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     CHECK(save_one(s, "alice", 1) == PARLEY_OK, "%s", parley_errmsg());
     dm_store_close(s);
-    CHECK(dm_store_open(path, 1000, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 1000 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     dm_user u;
     CHECK(dm_store_load(s, "alice", &u) == PARLEY_OK, "%s", parley_errmsg());
     CHECK(u.exists && u.turns == 1 && u.form && !strcmp(u.form, "pizza_form") && u.requested_slot &&
@@ -89,7 +91,8 @@ static void test_locked(void)
 {
     remove_store();
     dm_store *s;
-    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     sqlite3 *other;
     sqlite3_open(path, &other);
     CHECK(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK, "lock");
@@ -98,7 +101,7 @@ static void test_locked(void)
           "locked store: %s %s", parley_status_str(st), parley_errmsg());
     /* Opening a second manager on it fails the same way (the schema check needs the lock). */
     dm_store *s2 = NULL;
-    st = dm_store_open(path, 50, &s2);
+    st = dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s2);
     CHECK(st == PARLEY_ERR_IO && strstr(parley_errmsg(), "locked"), "open while locked: %s",
           parley_errmsg());
     dm_store_close(s2);
@@ -161,7 +164,7 @@ static void refused_untouched(const char *what, parley_status want, const char *
     unsigned char *before = slurp(path, &n);
     CHECK(before != NULL, "%s: cannot read the file", what);
     dm_store *s = NULL;
-    parley_status st = dm_store_open(path, 50, &s);
+    parley_status st = dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s);
     CHECK(st == want && strstr(parley_errmsg(), says) && strstr(parley_errmsg(), path), "%s: %s %s",
           what, parley_status_str(st), parley_errmsg());
     dm_store_close(s);
@@ -190,7 +193,8 @@ static void test_corrupt_page(void)
 {
     remove_store();
     dm_store *s;
-    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     for (int i = 1; i <= 200; i++)
         save_one(s, "carol", (uint64_t)i);
     dm_store_close(s); /* checkpoints the WAL into the file */
@@ -260,7 +264,8 @@ static void test_foreign_database(void)
     sqlite3_exec(db, "CREATE TABLE t (x); DROP TABLE t", NULL, NULL, NULL);
     sqlite3_close(db);
     dm_store *s = NULL;
-    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "empty database: %s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s) == PARLEY_OK,
+          "empty database: %s", parley_errmsg());
     dm_store_close(s);
 }
 
@@ -293,7 +298,8 @@ static void test_migration_from_v1(void)
     CHECK(rc == SQLITE_OK, "v1 file: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
     dm_store *s;
-    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "migrating: %s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s) == PARLEY_OK,
+          "migrating: %s", parley_errmsg());
     if (!s)
         return;
     dm_user u;
@@ -310,7 +316,8 @@ static void test_read_only(void)
 {
     remove_store();
     dm_store *s;
-    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     CHECK(save_one(s, "erin", 1) == PARLEY_OK, "%s", parley_errmsg());
     dm_store_close(s);
     chmod(path, 0444);
@@ -320,7 +327,7 @@ static void test_read_only(void)
         if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
             _exit(77);
         dm_store *r = NULL;
-        parley_status st = dm_store_open(path, 50, &r);
+        parley_status st = dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &r);
         int ok = st == PARLEY_ERR_IO && strstr(parley_errmsg(), "read-only") &&
                  strstr(parley_errmsg(), path);
         if (!ok)
@@ -338,7 +345,8 @@ static void test_read_only(void)
     else
         CHECK(code == 0, "read-only store check failed (exit %d)", code);
     /* Nothing was lost. */
-    CHECK(dm_store_open(path, 50, &s) == PARLEY_OK, "%s", parley_errmsg());
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 50 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
     dm_user u = { 0 };
     CHECK(s && dm_store_load(s, "erin", &u) == PARLEY_OK && u.exists && u.turns == 1, "erin lost");
     dm_user_clear(&u);

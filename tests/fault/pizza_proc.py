@@ -1,6 +1,6 @@
 """pizza_proc.py — what the fault tests share: `parley run` on the pizza sample as a child
 process fed one JSON turn per line, its reply lines read with a deadline, and the store read
-back with Python's sqlite3 module (schema: dialog/store.c).
+back with Python's sqlite3 module (schema: dialog/store_sqlite.c).
 
 It drives and observes; each test decides what must hold. Not a general client: the turn
 lines are the README's `{"user": ID, "text": ...}` and the replies text.stdout's JSON lines.

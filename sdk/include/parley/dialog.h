@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "parley/status.h"
 
@@ -68,6 +69,30 @@ PARLEY_API parley_status parley_action_set_slot(parley_action_out *out, const ch
  * likes): a failed action fails the turn, and nothing of the turn is stored. */
 typedef parley_status (*parley_action_fn)(const parley_action_ctx *ctx, parley_action_out *out,
                                           void *user_data);
+
+/* ---- the context store, for operators (`parley store`) ----------------------------------
+ *
+ * `where` is what the dialog.frames node's `store` param takes: a SQLite file, or a
+ * postgresql:// URI (the password from the URI, PGPASSWORD or ~/.pgpass; never printed).
+ * Each call opens the store (creating or migrating its schema, refusing a newer one), does
+ * its work and closes it; it may run while parley processes serve from the same store.
+ * Failures name the file or server and say why (see the README's "Context store"). */
+
+/* Creates or migrates the schema, and nothing else. */
+PARLEY_API parley_status parley_store_migrate(const char *where);
+
+/* Writes every user (byte order of ids) as one JSON line: the context (session, counters,
+ * form, slots) and the kept history rows. *n_users (may be NULL): the users written. */
+PARLEY_API parley_status parley_store_export(const char *where, FILE *out, long *n_users);
+
+/* Reads JSON lines as parley_store_export writes them and stores each user, replacing what
+ * the store held for that user (one transaction per user). A bad line fails with its line
+ * number; the users before it are imported. *n_users (may be NULL): the users stored. */
+PARLEY_API parley_status parley_store_import(const char *where, FILE *in, long *n_users);
+
+/* Deletes the users last active more than `days` days ago, with their slots and history, in
+ * one transaction. *n_users (may be NULL): how many. */
+PARLEY_API parley_status parley_store_purge(const char *where, double days, long *n_users);
 
 #ifdef __cplusplus
 }
