@@ -141,6 +141,11 @@ parley_status bert_config_check(const bert_config *c, const char *where)
     if (!(c->ln_eps > 0 && c->ln_eps <= FLT_MAX))
         return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number",
                        where);
+    if (c->intent_temperature != 0 && !(c->intent_temperature >= BERT_MIN_TEMPERATURE &&
+                                        c->intent_temperature <= BERT_MAX_TEMPERATURE))
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s: key \"intent_temperature\": expected a number in [%g, %g]", where,
+                       BERT_MIN_TEMPERATURE, BERT_MAX_TEMPERATURE);
     if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) !=
                 PARLEY_OK ||
         (st = check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1)) != PARLEY_OK)
@@ -289,6 +294,14 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
                        where);
     if (shape_only)
         return PARLEY_OK;
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "intent_temperature"))) {
+        if (!cJSON_IsNumber(j) ||
+            !(j->valuedouble >= BERT_MIN_TEMPERATURE && j->valuedouble <= BERT_MAX_TEMPERATURE))
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"intent_temperature\": expected a number in [%g, %g]", where,
+                           BERT_MIN_TEMPERATURE, BERT_MAX_TEMPERATURE);
+        c->intent_temperature = (float)j->valuedouble;
+    }
     if ((st = read_labels(root, "intent_labels", where, &c->intent_labels, &c->n_intents)) !=
         PARLEY_OK)
         return st;
@@ -353,6 +366,10 @@ static cJSON *build_json(const bert_config *c)
     ok = intents && cJSON_AddItemToObject(root, "intent_labels", intents);
     if (!ok)
         cJSON_Delete(intents);
+    /* Written only when fitted, so an uncalibrated model's file is as before. */
+    if (ok && c->intent_temperature > 0 && c->intent_temperature != 1)
+        ok = cJSON_AddNumberToObject(root, "intent_temperature",
+                                     short_float(c->intent_temperature)) != NULL;
     cJSON *slots =
             ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
     ok = slots && cJSON_AddItemToObject(root, "slot_labels", slots);

@@ -36,7 +36,15 @@ typedef struct bert_config {
     char **intent_labels;
     int n_slots; /* NS, slot tags including "O" */
     char **slot_labels;
+    /* config.json "intent_temperature": intent probabilities are softmax(logits / T), T fitted
+     * on dev data after training so that a confidence threshold means the same across models
+     * (nlu/train/calibrate.c); 0 (the key absent) means 1. */
+    float intent_temperature;
 } bert_config;
+
+/* The range of intent_temperature a config may hold. */
+#define BERT_MIN_TEMPERATURE 0.01
+#define BERT_MAX_TEMPERATURE 100.0
 
 typedef struct bert_weights {
     float *word_emb;   /* (V, H) */

@@ -39,6 +39,8 @@
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train/bert_train.h"
+#include "nlu/train/calibrate.h"
+#include "nlu/train/defaults.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
@@ -63,17 +65,17 @@ parley_train_params parley_train_params_default(void)
                    .heads = 4,
                    .intermediate = 1024,
                    .max_positions = 128 },
-        .epochs = 30,
-        .batch = 32,
+        .epochs = 0, /* these five sized to the data: nlu/train/defaults.c */
+        .batch = 0,
         .lr = 0,
+        .augment = -1,
+        .weight_decay = -1,
         .warmup_fraction = 0.1f,
         .warmup_steps = -1,
-        .weight_decay = 0.01f,
         .dropout = 0.1f,
         .slot_weight = 1.0f,
         .clip = 1.0f,
         .seed = 42,
-        .augment = 2,
         .word_dropout = 0.1f,
     };
 }
@@ -289,6 +291,8 @@ typedef struct eval_pass {
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
+    float *logits;    /* (n_examples, NI) the intent logits, kept to fit the temperature; or NULL */
+    int *gold_intent; /* (n_examples) the gold intent's index in the model, -1 when it has none */
 } eval_pass;
 
 /* A bert_logits_fn: scores example ev->first + k from its logits, intent (NI) and slots
@@ -302,7 +306,15 @@ static parley_status eval_one(void *ctx, int k, const wp_tokens *tk, int n_used,
     const ds_example *e = &ev->ds->examples[i];
     int best;
     float prob;
-    nlu_top_k(intent_logits, c->n_intents, 1, &best, &prob);
+    nlu_top_k(intent_logits, c->n_intents, c->intent_temperature, 1, &best, &prob);
+    if (ev->logits) {
+        memcpy(ev->logits + (size_t)i * c->n_intents, intent_logits,
+               (size_t)c->n_intents * sizeof *intent_logits);
+        ev->gold_intent[i] = -1;
+        for (int j = 0; j < c->n_intents; j++)
+            if (!strcmp(c->intent_labels[j], ev->ds->intents[e->intent]))
+                ev->gold_intent[i] = j;
+    }
     nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag, ev->viterbi);
     nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
     for (int w = 0; w < e->n_words; w++) {
@@ -334,7 +346,8 @@ fail:
     return st;
 }
 
-parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out)
+parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out,
+                             float *temperature)
 {
     parley_status st;
     eval_pass ev = { .m = m, .ds = ds };
@@ -357,7 +370,12 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.gold = pl_malloc(w * sizeof *ev.gold);
     ev.pred = pl_malloc(w * sizeof *ev.pred);
     ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
-    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi) {
+    if (temperature) {
+        ev.logits = pl_malloc(((size_t)ds->n_examples * m->cfg.n_intents + 1) * sizeof *ev.logits);
+        ev.gold_intent = pl_malloc(((size_t)ds->n_examples + 1) * sizeof *ev.gold_intent);
+    }
+    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi ||
+        (temperature && (!ev.logits || !ev.gold_intent))) {
         st = pl_nomem("%s: scoring", ds->source);
         goto fail;
     }
@@ -367,7 +385,12 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
             goto fail;
     }
     st = mt_scorer_report(ev.sc, out);
+    if (st == PARLEY_OK && temperature)
+        *temperature =
+                train_fit_temperature(ev.logits, ev.gold_intent, ds->n_examples, m->cfg.n_intents);
 fail:
+    pl_free(ev.logits);
+    pl_free(ev.gold_intent);
     nlu_tagset_clear(&ev.ts);
     pl_free(ev.bi);
     mt_scorer_free(ev.sc);
@@ -417,6 +440,7 @@ typedef struct run_state {
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
     parley_train_progress pr;
     train_meter meter; /* this call's counts, for progress */
+    train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
@@ -864,7 +888,8 @@ static parley_status epoch_end(run_state *r, int *stop)
         return st;
     if (r->dev) {
         mt_report *rep = NULL;
-        if ((st = train_evaluate(r->m, r->dev, &rep)) != PARLEY_OK)
+        float t = 0;
+        if ((st = train_evaluate(r->m, r->dev, &rep, &t)) != PARLEY_OK)
             return pl_wrap(st, "scoring epoch %d", epoch);
         r->pr.dev = (parley_train_scores){ rep->intent_accuracy, rep->slots.f1,
                                            rep->sentence_accuracy };
@@ -872,6 +897,7 @@ static parley_status epoch_end(run_state *r, int *stop)
         mt_report_free(rep);
         keep = !r->has_best || better(&r->pr.dev, &r->best);
         if (keep) {
+            r->m->cfg.intent_temperature = t; /* saved with this epoch's weights */
             r->best = r->pr.dev;
             r->has_best = 1;
         }
@@ -907,11 +933,11 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
         return PARLEY_OK;
-    if ((st = train_check_common(p, "train")) != PARLEY_OK)
+    if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
-    if (p->augment < 0 || p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: augment and slot weight must be >= 0 and "
-                                               "word dropout in [0, 1)");
+    if (p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: slot weight must be >= 0 and word dropout in [0, 1)");
     return PARLEY_OK;
 }
 
@@ -955,6 +981,7 @@ static parley_status run_prepare(run_state *r)
     const parley_train_params *p = r->p;
     parley_status st;
     char dir[PATH_MAX];
+    train_sizes sizes = train_sizes_of(p);
     if ((st = ds_load(p->data, &r->train)) != PARLEY_OK ||
         (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
         return st;
@@ -966,11 +993,11 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
-        r->s = (run_settings){ .epochs = p->epochs,
-                               .batch = p->batch,
-                               .augment = p->augment,
-                               .lr = p->lr > 0 ? p->lr : parley_train_default_lr(p->init != NULL),
-                               .weight_decay = p->weight_decay,
+        train_size_data(&sizes, r->train, p->init != NULL, &r->notes);
+        r->s = (run_settings){ .batch = sizes.batch,
+                               .augment = sizes.augment,
+                               .lr = sizes.lr,
+                               .weight_decay = sizes.weight_decay,
                                .dropout = p->dropout,
                                .slot_weight = p->slot_weight,
                                .clip = p->clip,
@@ -994,9 +1021,15 @@ static parley_status run_prepare(run_state *r)
         rmdir(r->state_dir);
         if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK)
             return st;
+        r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     }
     if ((st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
         return st;
+    if (!p->resume) {
+        train_size_epochs(&sizes, r->set.n, &r->notes);
+        r->s.epochs = sizes.epochs;
+        r->pr.chosen = r->notes.len ? r->notes.text : NULL;
+    }
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
     if (!p->resume)

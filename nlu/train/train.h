@@ -30,7 +30,9 @@
 
 /* Scores model m on ds through the inference path: tokenize, bert_forward, the first
  * piece's tag for each word, BIO repaired as parley_nlu_parse reports it. Labels are
- * compared by name. *out is owned by the caller (mt_report_free). */
-parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out);
+ * compared by name. *out is owned by the caller (mt_report_free). With temperature non-NULL
+ * it also fits the intent temperature on ds (nlu/train/calibrate.h) into *temperature. */
+parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out,
+                             float *temperature);
 
 #endif

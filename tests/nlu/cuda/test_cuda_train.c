@@ -186,7 +186,7 @@ static void test_train_run(const char *data_dir)
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
     if (bert_model_load(out, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK &&
-        train_evaluate(m, ds, &r) == PARLEY_OK)
+        train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
         CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
               "training set after GPU training: intent %g, "
               "sentence %g",

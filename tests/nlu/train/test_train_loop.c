@@ -48,7 +48,7 @@ static parley_train_scores score(const char *model_dir, const char *set)
     mt_report *r = NULL;
     CHECK(bert_model_load(model_dir, &m) == PARLEY_OK, "load %s: %s", model_dir, parley_errmsg());
     CHECK(ds_load(set, &ds) == PARLEY_OK, "load %s: %s", set, parley_errmsg());
-    if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
+    if (m && ds && train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
         s = (parley_train_scores){ r->intent_accuracy, r->slots.f1, r->sentence_accuracy };
     mt_report_free(r);
     ds_free(ds);
@@ -315,14 +315,14 @@ static void test_errors(void)
     path o = path_in(files.tmp, "err");
     const char *out = o.s;
     parley_train_params p = tiny(out, 1);
-    p.epochs = 0;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
+    p.epochs = -1; /* 0 sizes the epochs to the data */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs -1");
     p = tiny(out, 1);
     p.word_dropout = 1;
     CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
     p = tiny(out, 1);
-    p.augment = -1;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "augment -1");
+    p.batch = -1; /* 0 sizes the batch to the data */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "batch -1");
     p = tiny(out, 1);
     p.device = "cuda:0";
     if (cuda_device_count() == 0) { /* no CUDA in the build, or no device: a clear refusal */
