@@ -121,6 +121,13 @@ static void test_dev_and_best(void)
     CHECK(d.sentence_accuracy == res.best.sentence_accuracy && d.slot_f1 == res.best.slot_f1 &&
                   d.intent_accuracy == res.best.intent_accuracy,
           "saved model scores %g, best %g", d.sentence_accuracy, res.best.sentence_accuracy);
+    /* Its confidences are calibrated on dev: a fitted temperature in config.json. */
+    bert_config c;
+    CHECK(bert_config_load(path_in(out, "config.json").s, 0, &c) == PARLEY_OK &&
+                  c.intent_temperature >= BERT_MIN_TEMPERATURE &&
+                  c.intent_temperature <= BERT_MAX_TEMPERATURE && c.intent_temperature != 1,
+          "a temperature fitted on dev: %g", (double)c.intent_temperature);
+    bert_config_clear(&c);
 }
 
 /* ---- reproducibility --------------------------------------------------------------------- */
@@ -135,6 +142,11 @@ static void test_determinism(void)
     p.out = b;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
     CHECK(same_model_files(a, b), "same seed, different files");
+    bert_config cfg;
+    CHECK(bert_config_load(path_in(a, "config.json").s, 0, &cfg) == PARLEY_OK &&
+                  cfg.intent_temperature == 0,
+          "without dev no temperature is fitted: %g", (double)cfg.intent_temperature);
+    bert_config_clear(&cfg);
     p.out = c;
     p.seed = 7;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
