@@ -153,21 +153,30 @@ static cJSON *names_json(const sf_strtab *t)
                 : cJSON_CreateArray();
 }
 
+/* Adds item under key, or deletes it (cJSON keeps no item it failed to add). */
+static int add(cJSON *o, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObject(o, key, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
+}
+
 static cJSON *build_json(const sf_featurizer *f)
 {
     cJSON *root = cJSON_CreateObject(), *sent, *word, *lookups, *idf;
     int ok = root && cJSON_AddStringToObject(root, "format", FORMAT) &&
              cJSON_AddNumberToObject(root, "version", VERSION) &&
              (sent = cJSON_AddObjectToObject(root, "sentence")) &&
-             cJSON_AddItemToObject(sent, "features", names_json(&f->sent)) &&
+             add(sent, "features", names_json(&f->sent)) &&
              (idf = cJSON_AddArrayToObject(sent, "idf")) &&
              (word = cJSON_AddObjectToObject(root, "word")) &&
-             cJSON_AddItemToObject(word, "features", names_json(&f->word)) &&
+             add(word, "features", names_json(&f->word)) &&
              (lookups = cJSON_AddObjectToObject(root, "lookups"));
     for (int i = 0; ok && i < f->sent.n; i++)
         ok = cJSON_AddItemToArray(idf, cJSON_CreateNumber(f->idf[i]));
     for (int l = 0; ok && l < f->n_lookups; l++)
-        ok = cJSON_AddItemToObject(lookups, f->lookups[l].name, names_json(&f->lookups[l].values));
+        ok = add(lookups, f->lookups[l].name, names_json(&f->lookups[l].values));
     if (!ok) {
         cJSON_Delete(root);
         return NULL;
