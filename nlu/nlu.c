@@ -399,7 +399,7 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
             goto fail;
         }
     }
-    st = bert_run_pieces(nlu->model, tk, (int)n, nlu_forward, nlu, result_of, &ch);
+    st = bert_run_pieces(nlu->model, texts, tk, (int)n, nlu_forward, nlu, result_of, &ch);
 fail:
     if (st != PARLEY_OK)
         for (i = 0; i < n; i++) {

@@ -41,6 +41,7 @@
 #include "nlu/train/bert_train.h"
 #include "nlu/train/calibrate.h"
 #include "nlu/train/defaults.h"
+#include "nlu/train/sparse_train.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
@@ -188,12 +189,14 @@ static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds,
 /* The training set as model inputs. */
 typedef struct encoded_set {
     int n;
-    size_t *off;   /* (n + 1) where each example starts in ids and slot */
-    int *ids;      /* [CLS] pieces [SEP] of every example, one after another */
-    int *slot;     /* tag of a word's first piece, -1 on every other token */
-    int *intent;   /* (n) */
-    int max_len;   /* longest example in tokens */
-    int truncated; /* examples cut to max_positions */
+    size_t *off;              /* (n + 1) where each example starts in ids and slot */
+    int *ids;                 /* [CLS] pieces [SEP] of every example, one after another */
+    int *slot;                /* tag of a word's first piece, -1 on every other token */
+    int *intent;              /* (n) */
+    int max_len;              /* longest example in tokens */
+    int truncated;            /* examples cut to max_positions */
+    bert_sparse_batch sparse; /* a model with sparse features: a sentence row per example, a
+                                 row per token (bert_sparse_rows) */
 } encoded_set;
 
 static void set_clear(encoded_set *s)
@@ -202,6 +205,7 @@ static void set_clear(encoded_set *s)
     pl_free(s->ids);
     pl_free(s->slot);
     pl_free(s->intent);
+    bert_sparse_batch_free(&s->sparse);
     memset(s, 0, sizeof *s);
 }
 
@@ -220,7 +224,8 @@ static parley_status set_encode(encoded_set *s, const bert_model *m, const ds_da
     for (int i = 0; i < s->n; i++) {
         const ds_example *e = &ds->examples[i];
         int used = 0;
-        if ((st = tokenize_example(m, ds, i, &tk, &used)) != PARLEY_OK)
+        if ((st = tokenize_example(m, ds, i, &tk, &used)) != PARLEY_OK ||
+            (m->sparse && (st = bert_sparse_rows(m, e->text, &tk, &s->sparse)) != PARLEY_OK))
             goto fail;
         if (n_tok + (size_t)used + 2 > cap) {
             size_t c = cap ? cap : 4096;
@@ -334,12 +339,15 @@ static parley_status eval_chunk(eval_pass *ev, int first, int n)
     wp_tokens tk[EVAL_CHUNK];
     parley_status st = PARLEY_OK;
     int i, used;
+    const char *texts[EVAL_CHUNK];
     memset(tk, 0, sizeof tk);
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        texts[i] = ev->ds->examples[first + i].text;
         if ((st = tokenize_example(ev->m, ev->ds, first + i, &tk[i], &used)) != PARLEY_OK)
             goto fail;
+    }
     ev->first = first;
-    st = bert_run_pieces(ev->m, tk, n, NULL, NULL, eval_one, ev);
+    st = bert_run_pieces(ev->m, texts, tk, n, NULL, NULL, eval_one, ev);
 fail:
     for (i = 0; i < n; i++)
         wp_tokens_free(&tk[i]);
@@ -438,6 +446,7 @@ typedef struct run_state {
     long saved_step;                        /* the step of the checkpoint written last, or -1 */
     int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
+    bert_sparse_batch b_sparse;             /* its sparse features */
     parley_train_progress pr;
     train_meter meter; /* this call's counts, for progress */
     train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
@@ -500,15 +509,18 @@ static parley_status train_step(run_state *r)
     }
     if (r->s.word_dropout > 0)
         word_dropout(r, nb);
+    parley_status st;
+    if (r->m->sparse && (st = train_sparse_batch(&set->sparse, set->off, r->perm + first, nb,
+                                                 &r->b_sparse)) != PARLEY_OK)
+        return st;
     bert_batch b = { nb, r->b_len, r->b_ids };
-    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
+    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight, &r->b_sparse };
     bert_loss loss;
     size_t n = r->m->n_params;
     uint64_t seed = train_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
     adamw_params ap = { train_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
                         r->s.weight_decay };
     double t0 = train_now_s();
-    parley_status st;
     if (r->gpu) {
         /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
         st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1,
@@ -935,6 +947,11 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return PARLEY_OK;
     if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
+    if (p->sparse && strcmp(p->sparse, "on") && strcmp(p->sparse, "off"))
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: sparse features are \"on\" or \"off\", not "
+                       "\"%s\"",
+                       p->sparse);
     if (p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "train: slot weight must be >= 0 and word dropout in [0, 1)");
@@ -958,6 +975,7 @@ static void run_clear(run_state *r)
     pl_free(r->b_slot);
     pl_free(r->b_len);
     pl_free(r->b_intent);
+    bert_sparse_batch_free(&r->b_sparse);
 }
 
 /* Puts the training on the GPU when the device says so. */
@@ -967,6 +985,9 @@ static parley_status open_device(run_state *r)
     if (r->device == CUDA_DEVICE_CPU)
         return PARLEY_OK;
     parley_status st = cuda_trainer_open(r->m, r->decay, r->device, r->prec, &r->gpu);
+    if (st == PARLEY_OK && r->m->sparse)
+        st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the GPU trainer has no sparse features yet; train "
+                                             "on the cpu, or with --sparse off");
     if (st == PARLEY_OK && r->p->resume)
         st = cuda_trainer_set_moments(r->gpu, r->adam_m, r->adam_v);
     if (st != PARLEY_OK)
@@ -1019,7 +1040,9 @@ static parley_status run_prepare(run_state *r)
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
-        if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK)
+        if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK ||
+            (st = train_sparse_setup(&r->m, r->train, !p->sparse || strcmp(p->sparse, "off"))) !=
+                    PARLEY_OK)
             return st;
         r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     }
@@ -1078,6 +1101,8 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
     r.pr.vocab_size = r.m->cfg.vocab_size;
     r.pr.n_truncated = r.set.truncated;
     r.pr.n_params = r.m->n_params;
+    r.pr.sparse_sentence = r.m->cfg.sparse_sent;
+    r.pr.sparse_word = r.m->cfg.sparse_word;
     r.pr.shape = train_shape_of(&r.m->cfg);
     stop = report(&r, PARLEY_TRAIN_START);
     while (r.step < r.steps && !stop) {

@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
+            "  --sparse on|off      sparse features (words, character n-grams, word shapes,\n"
+            "                       lookup-table matches) beside the encoder (default on)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
@@ -61,6 +63,7 @@ static const opt_def opts[] = {
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
+    { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
     { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
 };
@@ -108,6 +111,9 @@ static void print_start(const parley_train_progress *pr)
             c->layers, c->hidden, c->heads, c->intermediate, c->max_positions, pr->vocab_size,
             pr->vocab_learned ? " (learned)" : "", (double)pr->n_params / 1e6,
             pr->heads_replaced ? ", new heads" : "");
+    if (pr->sparse_sentence || pr->sparse_word)
+        fprintf(stderr, "train: sparse features: %d sentence, %d word\n", pr->sparse_sentence,
+                pr->sparse_word);
     for (const char *s = pr->chosen; s && *s;) {
         size_t n = strcspn(s, "\n");
         fprintf(stderr, "train: sized to the data: %.*s\n", (int)n, s);

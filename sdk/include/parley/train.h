@@ -91,8 +91,9 @@ typedef struct parley_train_progress {
     int vocab_learned;  /* the vocabulary was learned from the training text */
     int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */
     parley_train_shape shape;
-    size_t n_params;    /* parameters trained */
-    const char *device; /* what trains: "cpu", or the GPU and precision (borrowed) */
+    size_t n_params;                  /* parameters trained */
+    int sparse_sentence, sparse_word; /* the model's sparse features (0 and 0: none) */
+    const char *device;               /* what trains: "cpu", or the GPU and precision (borrowed) */
     const char *chosen; /* training: the settings sized to the data, one line each ("epochs
                            80: why"), or NULL when every one was given (borrowed) */
 } parley_train_progress;
@@ -140,6 +141,9 @@ typedef struct parley_train_params {
     const char *device;       /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
                                  when one is usable) */
     const char *precision;    /* on a GPU: "bf16" (NULL) or "fp32" */
+    const char *sparse;       /* sparse features beside the encoder (words and character
+                                 n-grams for the intent, per word for the tags; README "The
+                                 model directory"): "on" (NULL too) or "off" */
     int resume;               /* nonzero: continue the stopped run in out/train_state/ with its
                                  own settings; only data, dev, out, threads, device, precision,
                                  progress and user_data are read from here */
