@@ -279,7 +279,8 @@ static parley_status find_matches(const sf_featurizer *f, sf_text *t)
         t->flags = p;
         t->cap_flags = n;
     }
-    memset(t->flags, 0, n);
+    if (n) /* no lookups: flags may be NULL, which memset may not take even for 0 bytes */
+        memset(t->flags, 0, n);
     for (int l = 0; l < f->n_lookups; l++) {
         const sf_lookup *lk = &f->lookups[l];
         for (int w = 0; w < t->n_words; w++)
@@ -460,7 +461,8 @@ static int by_int(const void *a, const void *b)
 
 int sf_emit_unique(sf_emit *e)
 {
-    qsort(e->ids, (size_t)e->n_ids, sizeof *e->ids, by_int);
+    if (e->n_ids > 1) /* none: ids may be NULL, which qsort may not take */
+        qsort(e->ids, (size_t)e->n_ids, sizeof *e->ids, by_int);
     int n = 0;
     for (int i = 0; i < e->n_ids; i++) {
         if (n && e->ids[n - 1] == e->ids[i]) {

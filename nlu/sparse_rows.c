@@ -58,8 +58,10 @@ parley_status sf_rows_push(sf_rows *r, const int *index, const float *value, int
     if (st != PARLEY_OK)
         return st;
     int at = r->start[r->n_rows];
-    memcpy(r->index + at, index, (size_t)n * sizeof *index);
-    memcpy(r->value + at, value, (size_t)n * sizeof *value);
+    if (n > 0) { /* an empty row passes NULL, which memcpy may not take even for 0 bytes */
+        memcpy(r->index + at, index, (size_t)n * sizeof *index);
+        memcpy(r->value + at, value, (size_t)n * sizeof *value);
+    }
     r->start[++r->n_rows] = at + n;
     return PARLEY_OK;
 }
