@@ -32,7 +32,7 @@ bench/RESULTS.md.
 
   /usr/bin/python3 bench/fewshot.py --sets clinc150,snips --k 5,10 --seeds 3 --systems svm
   /usr/bin/python3 bench/fewshot.py --sets snips --k 10,50 --systems parley \\
-      --parley build/sdk/cli/parley --variant dense="--no-sparse"
+      --parley build/sdk/cli/parley --variant dense="--sparse off" --variant sparse=
 """
 import argparse
 import concurrent.futures
