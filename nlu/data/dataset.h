@@ -24,8 +24,9 @@
  *
  * Synonyms, canonical values and regexes are kept as data for later stages: slot-value
  * normalization happens in the dialog manager. Regexes are NOT used as features by the
- * trainer (it has no feature channel for them); they are stored so nothing in the file is
- * silently lost. Lookup tables feed ds_augment_lookups().
+ * trainer (the sparse features have no regex matches yet); they are stored so nothing in
+ * the file is silently lost. Lookup tables feed ds_augment_lookups() and the sparse
+ * features' lookup matches (nlu/sparse.h).
  *
  * A dataset is not synchronized: build it on one thread, then read it from any.
  */

@@ -89,3 +89,14 @@ parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off
     }
     return st;
 }
+
+void train_sparse_adamw(bert_model *m, const float *grads, float *mom, float *vel,
+                        const unsigned char *decay, long t, const adamw_params *p, float sparse_lr)
+{
+    const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
+    adamw_params ps = *p;
+    ps.lr = sparse_lr;
+    adamw_step(m->params, grads, mom, vel, decay, dense, t, p);
+    adamw_step(m->params + dense, grads + dense, mom + dense, vel + dense, decay + dense, n, t,
+               &ps);
+}

@@ -10,6 +10,9 @@
  *     replaced by a value drawn from its table (ds_augment_lookups, from the seed). JointBERT
  *     folders have no lookup tables. Synonyms and regexes do not reach the trainer
  *     (nlu/data/dataset.h says why);
+ *   - with sparse features on (the default), the featurizer is learned from the training
+ *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
+ *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;
  *   - labels are the training set's intents and slot tags (sorted, see dataset.h). A word's
  *     tag goes to its first word piece; other pieces, [CLS] and [SEP] are not scored. Dev
  *     examples whose intent or slot type the training set lacks are kept and scored: the
