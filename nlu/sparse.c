@@ -72,7 +72,7 @@ parley_status sf_strtab_add(sf_strtab *t, const char *s, size_t len, int *id)
 /* ---- reading a text -------------------------------------------------------------------- */
 
 /* A growing byte buffer. */
-static parley_status buf_put(sf_buf *b, const char *s, size_t n)
+parley_status sf_buf_put(sf_buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -94,7 +94,7 @@ static parley_status buf_put_cp(sf_buf *b, uint32_t c)
 {
     utf8proc_uint8_t u[4];
     utf8proc_ssize_t n = utf8proc_encode_char((utf8proc_int32_t)c, u);
-    return buf_put(b, (const char *)u, (size_t)n);
+    return sf_buf_put(b, (const char *)u, (size_t)n);
 }
 
 /* The next code point of s[i..len) (valid UTF-8 by contract; an invalid byte reads as
@@ -154,7 +154,7 @@ static void core_of(sf_text *t, sf_word *w)
     w->c1 = b;
 }
 
-static parley_status word_open(sf_text *t)
+static parley_status word_open(sf_text *t, size_t at)
 {
     if (t->n_words == t->cap_words) {
         int cap = t->cap_words ? 2 * t->cap_words : 32;
@@ -166,6 +166,7 @@ static parley_status word_open(sf_text *t)
     }
     sf_word *w = &t->words[t->n_words++];
     memset(w, 0, sizeof *w);
+    w->o0 = w->o1 = at;
     w->n0 = w->n1 = t->norm.len;
     w->s0 = w->s1 = t->shape.len;
     return PARLEY_OK;
@@ -187,7 +188,8 @@ static parley_status word_add(sf_text *t, uint32_t c, char *last_shape, int *run
     char s = shape_of(c);
     *run = s && s == *last_shape ? *run + 1 : 1;
     *last_shape = s;
-    if (*run <= 3 && (st = s ? buf_put(&t->shape, &s, 1) : buf_put_cp(&t->shape, c)) != PARLEY_OK)
+    if (*run <= 3 &&
+        (st = s ? sf_buf_put(&t->shape, &s, 1) : buf_put_cp(&t->shape, c)) != PARLEY_OK)
         return st;
     w->s1 = t->shape.len;
     return PARLEY_OK;
@@ -200,17 +202,18 @@ parley_status sf_text_read(sf_text *t, const char *text, size_t len)
     t->n_words = 0;
     int in_word = 0, run = 0;
     char last = 0;
-    if ((st = buf_put(&t->norm, "", 0)) != PARLEY_OK || (st = buf_put(&t->shape, "", 0)))
+    if ((st = sf_buf_put(&t->norm, "", 0)) != PARLEY_OK || (st = sf_buf_put(&t->shape, "", 0)))
         return st;
     for (size_t i = 0; i < len;) {
         uint32_t c;
+        size_t at = i;
         i += next_cp(text, i, len, &c);
         if (wp_is_space(c)) {
             in_word = 0;
             continue;
         }
         if (!in_word) {
-            if ((st = word_open(t)) != PARLEY_OK)
+            if ((st = word_open(t, at)) != PARLEY_OK)
                 return st;
             in_word = 1;
             last = 0;
@@ -218,6 +221,7 @@ parley_status sf_text_read(sf_text *t, const char *text, size_t len)
         }
         if ((st = word_add(t, c, &last, &run)) != PARLEY_OK)
             return st;
+        t->words[t->n_words - 1].o1 = i;
     }
     for (int w = 0; w < t->n_words; w++)
         core_of(t, &t->words[w]);
@@ -232,69 +236,6 @@ void sf_text_free(sf_text *t)
     pl_free(t->flags);
     pl_free(t->key.data);
     memset(t, 0, sizeof *t);
-}
-
-/* ---- lookup tables --------------------------------------------------------------------- */
-
-/* The cores of t's words [w, w + k) joined by single spaces, into t->key. */
-static parley_status join_cores(sf_text *t, int w, int k)
-{
-    parley_status st = PARLEY_OK;
-    t->key.len = 0;
-    for (int j = w; j < w + k && st == PARLEY_OK; j++) {
-        if (j > w)
-            st = buf_put(&t->key, " ", 1);
-        if (st == PARLEY_OK)
-            st = buf_put(&t->key, t->norm.data + t->words[j].c0, t->words[j].c1 - t->words[j].c0);
-    }
-    return st == PARLEY_OK ? buf_put(&t->key, "", 0) : st;
-}
-
-parley_status sf_lookup_add_value(sf_lookup *l, sf_text *scratch, const char *value)
-{
-    parley_status st;
-    int id;
-    if ((st = sf_text_read(scratch, value, strlen(value))) != PARLEY_OK)
-        return st;
-    if (scratch->n_words == 0)
-        return PARLEY_OK;
-    if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK ||
-        (st = sf_strtab_add(&l->values, scratch->key.data, scratch->key.len, &id)) != PARLEY_OK)
-        return st;
-    if (scratch->n_words > l->max_words)
-        l->max_words = scratch->n_words;
-    return PARLEY_OK;
-}
-
-/* flags (n_words, n_lookups): SF_BEGINS / SF_CONTINUES where a match of table l begins or
- * continues at word w. */
-static parley_status find_matches(const sf_featurizer *f, sf_text *t)
-{
-    parley_status st;
-    size_t n = (size_t)t->n_words * (size_t)f->n_lookups;
-    if (n > t->cap_flags) {
-        unsigned char *p = pl_realloc(t->flags, n);
-        if (!p)
-            return pl_nomem("sparse features: lookup matches of %d words", t->n_words);
-        t->flags = p;
-        t->cap_flags = n;
-    }
-    if (n) /* no lookups: flags may be NULL, which memset may not take even for 0 bytes */
-        memset(t->flags, 0, n);
-    for (int l = 0; l < f->n_lookups; l++) {
-        const sf_lookup *lk = &f->lookups[l];
-        for (int w = 0; w < t->n_words; w++)
-            for (int k = 1; k <= lk->max_words && w + k <= t->n_words; k++) {
-                if ((st = join_cores(t, w, k)) != PARLEY_OK)
-                    return st;
-                if (sf_strtab_find(&lk->values, t->key.data, t->key.len) < 0)
-                    continue;
-                t->flags[(size_t)w * f->n_lookups + l] |= SF_BEGINS;
-                for (int j = w + 1; j < w + k; j++)
-                    t->flags[(size_t)j * f->n_lookups + l] |= SF_CONTINUES;
-            }
-    }
-    return PARLEY_OK;
 }
 
 /* ---- composing features ---------------------------------------------------------------- */
@@ -336,11 +277,11 @@ static void emit3(sf_emit *e, const char *a, const char *b, size_t nb, const cha
 {
     e->name.len = 0;
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, a, strlen(a));
+        e->st = sf_buf_put(&e->name, a, strlen(a));
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, b, nb);
+        e->st = sf_buf_put(&e->name, b, nb);
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, c, strlen(c));
+        e->st = sf_buf_put(&e->name, c, strlen(c));
     emit_name(e);
 }
 
@@ -350,11 +291,11 @@ static void emit_ngrams(sf_emit *e, const char *prefix, const char *s, size_t le
     sf_buf *p = &e->padded;
     p->len = 0;
     if (e->st == PARLEY_OK)
-        e->st = buf_put(p, "<", 1);
+        e->st = sf_buf_put(p, "<", 1);
     if (e->st == PARLEY_OK)
-        e->st = buf_put(p, s, len);
+        e->st = sf_buf_put(p, s, len);
     if (e->st == PARLEY_OK)
-        e->st = buf_put(p, ">", 1);
+        e->st = sf_buf_put(p, ">", 1);
     if (e->st != PARLEY_OK)
         return;
     /* Code point starts: at most one per byte, and the end. */
@@ -373,13 +314,13 @@ static void emit_bigram(sf_emit *e, const char *x, size_t nx, const char *y, siz
 {
     e->name.len = 0;
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, "b:", 2);
+        e->st = sf_buf_put(&e->name, "b:", 2);
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, x, nx);
+        e->st = sf_buf_put(&e->name, x, nx);
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, " ", 1);
+        e->st = sf_buf_put(&e->name, " ", 1);
     if (e->st == PARLEY_OK)
-        e->st = buf_put(&e->name, y, ny);
+        e->st = sf_buf_put(&e->name, y, ny);
     emit_name(e);
 }
 
@@ -427,15 +368,16 @@ void sf_emit_word(sf_emit *e, const sf_featurizer *f, const sf_text *t, int w)
         emit3(e, prefix, t->norm.data + wd->n0, wd->n1 - wd->n0, "");
         snprintf(prefix, sizeof prefix, "%ss:", P);
         emit3(e, prefix, t->shape.data + wd->s0, wd->s1 - wd->s0, "");
-        for (int l = 0; l < f->n_lookups; l++) {
-            unsigned char fl = t->flags[(size_t)j * f->n_lookups + l];
-            const char *name = f->lookups[l].name;
+        for (int l = 0; l < f->n_lookups + f->n_regexes; l++) {
+            unsigned char fl = t->flags[(size_t)j * (f->n_lookups + f->n_regexes) + l];
+            const int lk = l < f->n_lookups;
+            const char *name = lk ? f->lookups[l].name : f->regexes[l - f->n_lookups].name;
             if (fl & SF_BEGINS) {
-                snprintf(prefix, sizeof prefix, "%sL:B:", P);
+                snprintf(prefix, sizeof prefix, "%s%s:B:", P, lk ? "L" : "R");
                 emit3(e, prefix, name, strlen(name), "");
             }
             if (fl & SF_CONTINUES) {
-                snprintf(prefix, sizeof prefix, "%sL:I:", P);
+                snprintf(prefix, sizeof prefix, "%s%s:I:", P, lk ? "L" : "R");
                 emit3(e, prefix, name, strlen(name), "");
             }
         }
@@ -450,7 +392,7 @@ parley_status sf_text_analyze(const sf_featurizer *f, sf_text *t, const char *te
     parley_status st;
     if ((st = sf_text_read(t, text, len)) != PARLEY_OK)
         return st;
-    return find_matches(f, t);
+    return sf_text_match(f, t, text, len);
 }
 
 static int by_int(const void *a, const void *b)
@@ -514,38 +456,20 @@ void sf_free(sf_featurizer *f)
     sf_strtab_free(&f->sent);
     sf_strtab_free(&f->word);
     pl_free(f->idf);
-    for (int l = 0; l < f->n_lookups; l++) {
-        pl_free(f->lookups[l].name);
-        sf_strtab_free(&f->lookups[l].values);
-    }
-    pl_free(f->lookups);
+    sf_matchers_free(f);
     pl_free(f);
 }
 
-parley_status sf_featurizer_new(int n_lookups, sf_featurizer **out)
+parley_status sf_featurizer_new(int n_lookups, int n_regexes, sf_featurizer **out)
 {
     sf_featurizer *f = pl_calloc(1, sizeof *f);
-    if (f && n_lookups > 0 && !(f->lookups = pl_calloc((size_t)n_lookups, sizeof *f->lookups))) {
-        pl_free(f);
+    if (f && (!(f->lookups = pl_calloc((size_t)n_lookups + 1, sizeof *f->lookups)) ||
+              !(f->regexes = pl_calloc((size_t)n_regexes + 1, sizeof *f->regexes)))) {
+        sf_free(f);
         f = NULL;
     }
     *out = f;
     return f ? PARLEY_OK : pl_nomem("a sparse featurizer");
-}
-
-parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n,
-                                       const char *const *values)
-{
-    parley_status st = PARLEY_OK;
-    sf_text scratch = { 0 };
-    sf_lookup *l = &f->lookups[f->n_lookups];
-    if (!(l->name = pl_strdup(name)))
-        return pl_nomem("sparse features: lookup table \"%s\"", name);
-    f->n_lookups++;
-    for (int i = 0; i < n && st == PARLEY_OK; i++)
-        st = sf_lookup_add_value(l, &scratch, values[i]);
-    sf_text_free(&scratch);
-    return st;
 }
 
 /* A name of a table being sorted into vocabulary order: most counted first, ties by byte
@@ -626,13 +550,17 @@ parley_status sf_build(const char *const *texts, int n, const sf_build_params *p
     sf_strtab sent = { 0 }, word = { 0 };
     *out = NULL;
     if (n < 0 || (n && !texts) || d.n_lookups < 0 || (d.n_lookups && !d.lookups) ||
-        d.max_sentence < 0 || d.max_word < 0)
+        d.n_regexes < 0 || (d.n_regexes && !d.regexes) || d.max_sentence < 0 || d.max_word < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "sf_build: bad arguments");
-    if ((st = sf_featurizer_new(d.n_lookups, &f)) != PARLEY_OK)
+    if ((st = sf_featurizer_new(d.n_lookups, d.n_regexes, &f)) != PARLEY_OK)
         return st;
     for (int l = 0; l < d.n_lookups; l++)
         if ((st = sf_featurizer_add_lookup(f, d.lookups[l].name, d.lookups[l].n,
                                            d.lookups[l].values)) != PARLEY_OK)
+            goto fail;
+    for (int r = 0; r < d.n_regexes; r++)
+        if ((st = sf_featurizer_add_regex(f, d.regexes[r].name, d.regexes[r].n,
+                                          d.regexes[r].values)) != PARLEY_OK)
             goto fail;
     if ((st = learn(f, texts, n, &sent, &word)) != PARLEY_OK ||
         (st = keep_top(&sent, d.max_sentence ? d.max_sentence : SF_DEFAULT_MAX_SENTENCE,

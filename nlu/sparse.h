@@ -22,7 +22,9 @@
  *     typed: X upper case, x lower case, d digit, other characters as they are, runs cut to
  *     3: "Xxxx", "dd", "x.x"), "O:<s>" / "O:</s>" past either end, and "O:L:B:TABLE" /
  *     "O:L:I:TABLE" when the word begins or continues a match of a lookup table (whole
- *     words, compared without the punctuation at their ends); for the word itself also its
+ *     words, compared without the punctuation at their ends), and "O:R:B:NAME" /
+ *     "O:R:I:NAME" when a match of a regex (PCRE2, case-insensitive, in the text as given,
+ *     sdk/base/pattern.h) begins or continues over it; for the word itself also its
  *     character n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values
  *     are 1, the row L2-normalized.
  * Features never seen in training are dropped; the norm is taken over the known ones.
@@ -34,7 +36,8 @@
  * sparse.json: {"format": "parley-sparse", "version": 1,
  *   "sentence": {"features": [FS strings], "idf": [FS numbers]},
  *   "word": {"features": [FW strings]},
- *   "lookups": {"TABLE": ["value", ...], ...}}   (the tables, normalized)
+ *   "lookups": {"TABLE": ["value", ...], ...},   (the tables, normalized)
+ *   "regexes": {"NAME": ["pattern", ...], ...}}  (as the nlu.yaml writes them)
  *
  * A featurizer is immutable once built or loaded: share it between threads freely.
  */
@@ -64,10 +67,13 @@ typedef struct sf_build_params {
     int max_sentence, max_word; /* caps; 0 = the defaults above */
     int n_lookups;
     const sf_table *lookups;
+    int n_regexes;
+    const sf_table *regexes; /* name = the regex's, values = its patterns (pattern.h) */
 } sf_build_params;
 
 /* Learns the vocabulary and IDF from texts[0..n) (valid UTF-8). *out is owned by the caller
- * (sf_free). A text that yields no feature is no error; a vocabulary may be empty. */
+ * (sf_free). A text that yields no feature is no error; a vocabulary may be empty. A regex
+ * pattern that does not compile is PARLEY_ERR_CONFIG naming it. */
 parley_status sf_build(const char *const *texts, int n, const sf_build_params *p,
                        sf_featurizer **out);
 /* Reads sparse.json (see above); every value checked, errors name the file and key. */

@@ -78,31 +78,42 @@ static parley_status read_idf(const cJSON *o, const char *path, sf_featurizer *f
     return PARLEY_OK;
 }
 
-static parley_status read_lookups(const cJSON *o, const char *path, sf_featurizer **out)
+/* The object under key (NULL when absent), or a failure when it is not an object. */
+static parley_status get_object(const cJSON *root, const char *key, const char *path,
+                                const cJSON **out)
+{
+    *out = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (*out && !cJSON_IsObject(*out))
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is not an object", path, key);
+    return PARLEY_OK;
+}
+
+/* Adds the lookup tables (regex 0) or regexes (1) of object o, each a list of strings. */
+static parley_status read_tables(const cJSON *o, int regex, const char *path, sf_featurizer *f)
 {
     parley_status st;
     const cJSON *t;
-    if (o && !cJSON_IsObject(o))
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"lookups\" is not an object", path);
-    if ((st = sf_featurizer_new(o ? cJSON_GetArraySize(o) : 0, out)) != PARLEY_OK || !o)
-        return st;
+    const char *what = regex ? "regex" : "lookup table";
     cJSON_ArrayForEach(t, o)
     {
         int n = cJSON_GetArraySize(t), i = 0;
         const cJSON *v;
         const char **values = pl_calloc((size_t)n + 1, sizeof *values);
         if (!values)
-            return pl_nomem("%s: lookup table \"%s\"", path, t->string);
+            return pl_nomem("%s: %s \"%s\"", path, what, t->string);
         cJSON_ArrayForEach(v, t) values[i++] = cJSON_IsString(v) ? v->valuestring : NULL;
         for (i = 0; i < n && values[i]; i++)
             ;
-        st = !cJSON_IsArray(t) || i < n
-                     ? pl_fail(PARLEY_ERR_FORMAT,
-                               "%s: lookup table \"%s\" is not a list of strings", path, t->string)
-                     : sf_featurizer_add_lookup(*out, t->string, n, values);
+        if (!cJSON_IsArray(t) || i < n)
+            st = pl_fail(PARLEY_ERR_FORMAT, "%s: %s \"%s\" is not a list of strings", path, what,
+                         t->string);
+        else if (regex)
+            st = sf_featurizer_add_regex(f, t->string, n, values);
+        else
+            st = sf_featurizer_add_lookup(f, t->string, n, values);
         pl_free(values);
         if (st != PARLEY_OK)
-            return st;
+            return st == PARLEY_ERR_NOMEM ? st : pl_wrap(st, "%s", path);
     }
     return PARLEY_OK;
 }
@@ -129,9 +140,13 @@ parley_status sf_load(const char *path, sf_featurizer **out)
         goto fail;
     }
     const cJSON *sent = cJSON_GetObjectItemCaseSensitive(root, "sentence"),
-                *word = cJSON_GetObjectItemCaseSensitive(root, "word");
-    if ((st = read_lookups(cJSON_GetObjectItemCaseSensitive(root, "lookups"), path, &f)) !=
+                *word = cJSON_GetObjectItemCaseSensitive(root, "word"), *lookups, *regexes;
+    if ((st = get_object(root, "lookups", path, &lookups)) != PARLEY_OK ||
+        (st = get_object(root, "regexes", path, &regexes)) != PARLEY_OK ||
+        (st = sf_featurizer_new(cJSON_GetArraySize(lookups), cJSON_GetArraySize(regexes), &f)) !=
                 PARLEY_OK ||
+        (st = read_tables(lookups, 0, path, f)) != PARLEY_OK ||
+        (st = read_tables(regexes, 1, path, f)) != PARLEY_OK ||
         (st = read_names(cJSON_IsObject(sent) ? sent : NULL, "sentence", path, &f->sent)) !=
                 PARLEY_OK ||
         (st = read_idf(sent, path, f)) != PARLEY_OK ||
@@ -164,7 +179,7 @@ static int add(cJSON *o, const char *key, cJSON *item)
 
 static cJSON *build_json(const sf_featurizer *f)
 {
-    cJSON *root = cJSON_CreateObject(), *sent, *word, *lookups, *idf;
+    cJSON *root = cJSON_CreateObject(), *sent, *word, *lookups, *regexes, *idf;
     int ok = root && cJSON_AddStringToObject(root, "format", FORMAT) &&
              cJSON_AddNumberToObject(root, "version", VERSION) &&
              (sent = cJSON_AddObjectToObject(root, "sentence")) &&
@@ -172,11 +187,18 @@ static cJSON *build_json(const sf_featurizer *f)
              (idf = cJSON_AddArrayToObject(sent, "idf")) &&
              (word = cJSON_AddObjectToObject(root, "word")) &&
              add(word, "features", names_json(&f->word)) &&
-             (lookups = cJSON_AddObjectToObject(root, "lookups"));
+             (lookups = cJSON_AddObjectToObject(root, "lookups")) &&
+             (regexes = cJSON_AddObjectToObject(root, "regexes"));
     for (int i = 0; ok && i < f->sent.n; i++)
         ok = cJSON_AddItemToArray(idf, cJSON_CreateNumber(f->idf[i]));
     for (int l = 0; ok && l < f->n_lookups; l++)
         ok = add(lookups, f->lookups[l].name, names_json(&f->lookups[l].values));
+    for (int r = 0; ok && r < f->n_regexes; r++)
+        ok = add(regexes, f->regexes[r].name,
+                 f->regexes[r].n
+                         ? cJSON_CreateStringArray((const char *const *)f->regexes[r].sources,
+                                                   f->regexes[r].n)
+                         : cJSON_CreateArray());
     if (!ok) {
         cJSON_Delete(root);
         return NULL;

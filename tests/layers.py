@@ -38,7 +38,7 @@ CLI_MODULES = ("sdk/base/", "pipeline/", "services/", "nlu/", "dialog/")
 SYSTEM_OWNERS = {
     "yaml.h": ("sdk/base/yaml_doc.c",),
     "sqlite3.h": ("dialog/store.c",),
-    "pcre2.h": ("dialog/pattern.c",),
+    "pcre2.h": ("sdk/base/pattern.c",),
     "cblas.h": ("nlu/cpu/",),
     "cublas_v2.h": ("nlu/cuda/",),
     "cuda_runtime.h": ("nlu/cuda/",),

@@ -15,7 +15,7 @@ static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
 {
     parley_status st = PARLEY_OK;
     const char **texts = pl_malloc(((size_t)ds->n_examples + 1) * sizeof *texts);
-    sf_table *tables = pl_calloc((size_t)ds->n_lookups + 1, sizeof *tables);
+    sf_table *tables = pl_calloc((size_t)ds->n_lookups + (size_t)ds->n_regexes + 1, sizeof *tables);
     *out = NULL;
     if (!texts || !tables) {
         st = pl_nomem("%s: learning the sparse features", ds->source);
@@ -23,10 +23,16 @@ static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
     }
     for (int i = 0; i < ds->n_examples; i++)
         texts[i] = ds->examples[i].text;
-    for (int l = 0; l < ds->n_lookups; l++)
-        tables[l] = (sf_table){ ds->lookups[l].name, ds->lookups[l].n,
-                                (const char *const *)ds->lookups[l].values };
-    sf_build_params p = { .n_lookups = ds->n_lookups, .lookups = tables };
+    const ds_values *from[2] = { ds->lookups, ds->regexes };
+    const int count[2] = { ds->n_lookups, ds->n_regexes };
+    for (int k = 0, at = 0; k < 2; k++)
+        for (int i = 0; i < count[k]; i++, at++)
+            tables[at] = (sf_table){ from[k][i].name, from[k][i].n,
+                                     (const char *const *)from[k][i].values };
+    sf_build_params p = { .n_lookups = ds->n_lookups,
+                          .lookups = tables,
+                          .n_regexes = ds->n_regexes,
+                          .regexes = tables + ds->n_lookups };
     if ((st = sf_build(texts, ds->n_examples, &p, out)) != PARLEY_OK) {
         pl_wrap(st, "%s: learning the sparse features", ds->source);
         goto done;
@@ -88,4 +94,15 @@ parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off
             st = sf_rows_append(&x->tok, &set->tok, (int)off[e], (int)(off[e + 1] - off[e]));
     }
     return st;
+}
+
+void train_sparse_adamw(bert_model *m, const float *grads, float *mom, float *vel,
+                        const unsigned char *decay, long t, const adamw_params *p, float sparse_lr)
+{
+    const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
+    adamw_params ps = *p;
+    ps.lr = sparse_lr;
+    adamw_step(m->params, grads, mom, vel, decay, dense, t, p);
+    adamw_step(m->params + dense, grads + dense, mom + dense, vel + dense, decay + dense, n, t,
+               &ps);
 }

@@ -10,6 +10,7 @@
 
 #include "nlu/bert.h"
 #include "nlu/data/dataset.h"
+#include "nlu/train/bert_train.h"
 
 /* With `on`, replaces *m by the same model with a featurizer learned from ds's texts and
  * lookup tables, and zero sparse weights (a vocabulary that comes out empty leaves the model
@@ -22,5 +23,12 @@ parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on);
  * those examples in that order. */
 parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off, const int *ex,
                                  int nb, bert_sparse_batch *x);
+
+/* One AdamW step over all of m's parameters (adamw_step's arrays, n_params each), the sparse
+ * weights at learning rate sparse_lr instead of p's: a linear model over a few thousand
+ * L2-normalized features needs far larger steps than the encoder to learn in the few
+ * hundred steps of a small data set. */
+void train_sparse_adamw(bert_model *m, const float *grads, float *mom, float *vel,
+                        const unsigned char *decay, long t, const adamw_params *p, float sparse_lr);
 
 #endif

@@ -419,6 +419,7 @@ typedef struct run_settings {
     int epochs, batch;
     int augment; /* lookup-table variants per example (ds_augment_lookups) */
     float lr, weight_decay, dropout, slot_weight, clip;
+    float sparse_lr;    /* peak learning rate of the sparse features' weights */
     float word_dropout; /* chance that a training piece is shown as [UNK] */
     long warmup;        /* steps */
     uint64_t seed;
@@ -537,7 +538,8 @@ static parley_status train_step(run_state *r)
                        r->step + 1, (double)loss.total);
     if (!r->gpu) {
         train_clip_grads(r->grads, n, r->s.clip);
-        adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
+        train_sparse_adamw(r->m, r->grads, r->adam_m, r->adam_v, r->decay, r->step + 1, &ap,
+                           train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step));
     }
     train_meter_step(&r->meter, t0, nb, loss.total);
     r->pr.lr = ap.lr;
@@ -664,6 +666,7 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "weight_decay", r->s.weight_decay) &&
              cJSON_AddNumberToObject(root, "dropout", r->s.dropout) &&
              cJSON_AddNumberToObject(root, "word_dropout", r->s.word_dropout) &&
+             cJSON_AddNumberToObject(root, "sparse_lr", r->s.sparse_lr) &&
              cJSON_AddNumberToObject(root, "slot_weight", r->s.slot_weight) &&
              cJSON_AddNumberToObject(root, "clip", r->s.clip) &&
              cJSON_AddStringToObject(root, "seed", seed) &&
@@ -752,7 +755,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     char path[PATH_MAX], *text = NULL;
     size_t len;
     cJSON *root = NULL;
-    double v[12];
+    double v[13];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
         (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
@@ -772,6 +775,7 @@ static parley_status state_parse(run_state *r, const char *dir)
         (st = json_num(root, "weight_decay", path, 0, 1e3, &v[6])) != PARLEY_OK ||
         (st = json_num(root, "dropout", path, 0, 1, &v[7])) != PARLEY_OK ||
         (st = json_num(root, "word_dropout", path, 0, 1, &v[11])) != PARLEY_OK ||
+        (st = json_num(root, "sparse_lr", path, 0, 1e3, &v[12])) != PARLEY_OK ||
         (st = json_num(root, "slot_weight", path, 0, 1e6, &v[8])) != PARLEY_OK ||
         (st = json_num(root, "clip", path, 0, 1e30, &v[9])) != PARLEY_OK ||
         (st = json_hex(root, "seed", path, 10, &r->s.seed)) != PARLEY_OK ||
@@ -787,6 +791,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     r->s.weight_decay = (float)v[6];
     r->s.dropout = (float)v[7];
     r->s.word_dropout = (float)v[11];
+    r->s.sparse_lr = (float)v[12];
     r->s.slot_weight = (float)v[8];
     r->s.clip = (float)v[9];
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
@@ -952,6 +957,8 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
                        "train: sparse features are \"on\" or \"off\", not "
                        "\"%s\"",
                        p->sparse);
+    if (!(p->sparse_lr >= 0 && p->sparse_lr <= 1e3))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: sparse lr must be in [0, 1000]");
     if (p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "train: slot weight must be >= 0 and word dropout in [0, 1)");
@@ -1023,6 +1030,8 @@ static parley_status run_prepare(run_state *r)
                                .slot_weight = p->slot_weight,
                                .clip = p->clip,
                                .word_dropout = p->word_dropout,
+                               .sparse_lr = p->sparse_lr > 0 ? p->sparse_lr
+                                                             : PARLEY_TRAIN_DEFAULT_SPARSE_LR,
                                .seed = p->seed };
     }
     /* The variants are a function of the seed, so a resumed run makes the same ones. */

@@ -8,8 +8,11 @@
  *   - augmentation gives each training example with a span of a slot type that has a
  *     lookup table (Rasa's `- lookup: SLOT`) up to `augment` variants, every such span
  *     replaced by a value drawn from its table (ds_augment_lookups, from the seed). JointBERT
- *     folders have no lookup tables. Synonyms and regexes do not reach the trainer
- *     (nlu/data/dataset.h says why);
+ *     folders have no lookup tables. Synonyms do not reach the trainer (nlu/data/dataset.h
+ *     says why); lookup tables and regexes reach it through the sparse features;
+ *   - with sparse features on (the default), the featurizer is learned from the training
+ *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
+ *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;
  *   - labels are the training set's intents and slot tags (sorted, see dataset.h). A word's
  *     tag goes to its first word piece; other pieces, [CLS] and [SEP] are not scored. Dev
  *     examples whose intent or slot type the training set lacks are kept and scored: the

@@ -38,13 +38,14 @@ static void usage(FILE *f)
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
             "  --sparse on|off      sparse features (words, character n-grams, word shapes,\n"
             "                       lookup-table matches) beside the encoder (default on)\n"
+            "  --sparse-lr X        peak learning rate of their weights (default %g)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
             "gpu (--device cuda):\n"
             "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
             "                       (to compare with the CPU)\n",
-            (double)d.word_dropout, (double)d.slot_weight);
+            (double)d.word_dropout, (double)d.slot_weight, (double)PARLEY_TRAIN_DEFAULT_SPARSE_LR);
     cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
                           parley_train_default_lr(1));
     fprintf(f,
@@ -64,6 +65,7 @@ static const opt_def opts[] = {
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
     { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
+    { "--sparse-lr", OPT_FLOAT, P(sparse_lr), 0, 0, 1000, G_SETTING },
     { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
 };

@@ -2,7 +2,8 @@
  *
  * The featurizer: the features of known texts by name (words, bigrams, character n-grams
  * with boundary marks, word forms and shapes, neighbours, sentence ends, lookup matches that
- * begin and continue, punctuation at a word's ends ignored), TF-IDF values against a hand
+ * begin and continue, punctuation at a word's ends ignored, regex matches over the words
+ * they overlap), TF-IDF values against a hand
  * computation, unknown features dropped, the vocabulary's order and cap, rows L2-normalized.
  * The model: a model with sparse features saved and loaded exactly (sparse.json and the two
  * maps), broken sparse.json files refused with messages naming the file and what is wrong,
@@ -134,6 +135,45 @@ static void test_features(void)
     sf_free(f);
 }
 
+/* Regex matches: every word a match overlaps, the first beginning it; searched in the text
+ * as given, case-insensitively; a pattern that does not compile is refused by name. */
+static void test_regexes(void)
+{
+    const char *const zip[] = { "\\b\\d{5}\\b" }, *const phone[] = { "\\d{3} \\d{4}" },
+                      *const code[] = { "ab-?c" };
+    const sf_table regexes[] = { { "zip", 1, zip }, { "phone", 1, phone }, { "code", 1, code } };
+    const char *const texts[] = { "call 555 1234 to 90210 now, abc", "x-AB-C" };
+    sf_build_params p = { .n_regexes = 3, .regexes = regexes };
+    sf_featurizer *f = NULL;
+    sf_rows s = { 0 }, w = { 0 };
+    CHECK(sf_build(texts, 2, &p, &f) == PARLEY_OK, "build: %s", parley_errmsg());
+    if (!f)
+        return;
+    CHECK(sf_featurize(f, texts[0], strlen(texts[0]), &s, &w, NULL) == PARLEY_OK, "featurize: %s",
+          parley_errmsg());
+    CHECK(word_has(f, &w, 1, "0:R:B:phone") && word_has(f, &w, 2, "0:R:I:phone") &&
+                  !word_has(f, &w, 2, "0:R:B:phone") && !word_has(f, &w, 3, "0:R:I:phone"),
+          "phone over words 1-2");
+    CHECK(word_has(f, &w, 4, "0:R:B:zip") && word_has(f, &w, 3, "+1:R:B:zip") &&
+                  !word_has(f, &w, 1, "0:R:B:zip"),
+          "zip on word 4");
+    CHECK(word_has(f, &w, 6, "0:R:B:code"), "a match inside a word marks it");
+    sf_rows_free(&s);
+    sf_rows_free(&w);
+    CHECK(sf_featurize(f, texts[1], strlen(texts[1]), &s, &w, NULL) == PARLEY_OK &&
+                  word_has(f, &w, 0, "0:R:B:code"),
+          "case-insensitive, in the text as given");
+    sf_rows_free(&s);
+    sf_rows_free(&w);
+    sf_free(f);
+    const char *const bad[] = { "(unclosed" };
+    const sf_table broken = { "broken", 1, bad };
+    p = (sf_build_params){ .n_regexes = 1, .regexes = &broken };
+    CHECK(sf_build(texts, 2, &p, &f) == PARLEY_ERR_CONFIG &&
+                  strstr(parley_errmsg(), "regex \"broken\", pattern 1"),
+          "a bad pattern: %s", parley_errmsg());
+}
+
 static void test_tfidf(void)
 {
     const char *const texts[] = { "a b", "a c" };
@@ -185,7 +225,10 @@ static const char NLU_YAML[] = "nlu:\n"
                                "- lookup: topping\n"
                                "  examples: |\n"
                                "    - extra cheese\n"
-                               "    - olives\n";
+                               "    - olives\n"
+                               "- regex: size\n"
+                               "  examples: |\n"
+                               "    - (large|small)\n";
 
 static const char *const TEXTS[] = { "two large pizzas", "hello", "a small pizza with olives",
                                      "unheard of words here" };
@@ -374,6 +417,11 @@ static void test_model_files(void)
                   "{\"format\": \"parley-sparse\", \"version\": 1, \"sentence\": {\"features\": "
                   "[\"w:a\"], \"idf\": [1]}, \"word\": {\"features\": []}}",
                   "but the model's config says");
+    expect_broken(broken,
+                  "{\"format\": \"parley-sparse\", \"version\": 1, \"sentence\": {\"features\": "
+                  "[], \"idf\": []}, \"word\": {\"features\": []}, \"regexes\": {\"r\": "
+                  "[\"a(\"]}}",
+                  "regex \"r\", pattern 1");
 
     /* Turned off again: the plain model back, and a stale sparse.json removed on save. */
     CHECK(train_sparse_setup(&m, ds, 0) == PARLEY_OK && !m->sparse && !m->cfg.sparse_sent,
@@ -393,7 +441,9 @@ static parley_status learn_and_featurize(void *ctx)
 {
     (void)ctx;
     sf_table t = { "topping", 2, TOPPINGS };
-    sf_build_params p = { .n_lookups = 1, .lookups = &t };
+    const char *const size[] = { "(large|small)" };
+    sf_table r = { "size", 1, size };
+    sf_build_params p = { .n_lookups = 1, .lookups = &t, .n_regexes = 1, .regexes = &r };
     sf_featurizer *f = NULL;
     sf_rows s = { 0 }, w = { 0 };
     parley_status st = sf_build(TRAIN, 3, &p, &f);
@@ -438,6 +488,7 @@ int main(void)
 {
     tmpdir_make("sparse");
     test_features();
+    test_regexes();
     test_tfidf();
     test_model_files();
     test_alloc_failures();

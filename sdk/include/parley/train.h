@@ -144,6 +144,8 @@ typedef struct parley_train_params {
     const char *sparse;       /* sparse features beside the encoder (words and character
                                  n-grams for the intent, per word for the tags; README "The
                                  model directory"): "on" (NULL too) or "off" */
+    float sparse_lr;          /* peak learning rate of their weights (same warmup and decay as
+                                 lr); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
     int resume;               /* nonzero: continue the stopped run in out/train_state/ with its
                                  own settings; only data, dev, out, threads, device, precision,
                                  progress and user_data are read from here */
@@ -169,6 +171,12 @@ typedef struct parley_train_result {
  * has the rules), 10% warmup, dropout 0.1, word dropout 0.1, slot weight 1, clip 1, seed
  * 42, all cores, the CPU. */
 PARLEY_API parley_train_params parley_train_params_default(void);
+
+/* The sparse features' weights are a linear model over L2-normalized features: it needs far
+ * larger steps than the encoder to learn in the few hundred steps of a small data set (on 8
+ * SNIPS examples per intent, 0.03 to 0.1 took dev intent accuracy from 53% to 86-87%,
+ * README "Sparse features"). */
+#define PARLEY_TRAIN_DEFAULT_SPARSE_LR 0.05f
 
 /* The peak learning rate at batches of 32: 1e-3 for a new model, 5e-5 starting from init
  * (a new model's rate sized to the data scales 1e-3 by sqrt(batch / 32)). */
