@@ -322,7 +322,7 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
         if ((st = yd_str(v, &str)) != PARLEY_OK)
             return st;
         size_t where;
-        if ((st = dm_pattern_compile(str, v->len, &s->pattern, &where)) == PARLEY_ERR_CONFIG) {
+        if ((st = pl_pattern_compile(str, v->len, &s->pattern, &where)) == PARLEY_ERR_CONFIG) {
             char why[300];
             snprintf(why, sizeof why, "%s", parley_errmsg());
             return yd_fail_at(v, where, PARLEY_ERR_CONFIG, "pattern: %s", why);
@@ -882,7 +882,7 @@ static void free_slot(dm_slot_def *s)
         pl_free(s->synonyms[i].to);
     }
     pl_free(s->synonyms);
-    dm_pattern_free(s->pattern);
+    pl_pattern_free(s->pattern);
 }
 
 static void free_form(dm_form *f)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "sdk/base/names.h"
-#include "dialog/pattern.h"
+#include "sdk/base/pattern.h"
 #include "parley/status.h"
 
 typedef enum dm_slot_type {
@@ -45,7 +45,7 @@ typedef struct dm_slot_def {
     pl_names synonym_ix; /* synonym `from` → its index */
     double min, max;     /* number: the accepted range */
     int integer;         /* number: whole numbers only */
-    dm_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
+    pl_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
 } dm_slot_def;
 
 /* A response: its variations, each a template with {slot} references. */

@@ -1,8 +1,10 @@
 /* policy.c — what the dialog does with one turn: fallback, rules, forms.
  *
  * The order of decisions, written once here:
- *   1. No intent, or confidence under the domain's threshold: the fallback reply (and, in
- *      a form, its question again). Entities of such a turn are not trusted, so not used.
+ *   1. No intent, an out-of-scope intent (out_of_scope or nlu_fallback, trained from
+ *      examples of what the bot does not cover), or confidence under the domain's
+ *      threshold: the fallback reply (and, in a form, its question again). Entities of such
+ *      a turn are not trusted, so not used.
  *   2. The turn's entities fill their slots (a refused value is remembered for the form).
  *   3. In a form: a cancel intent ends it; while confirming, a yes completes it and a no
  *      gets the on_no reply (unless the same turn changed a slot: then it confirms again);
@@ -208,6 +210,12 @@ static parley_status form_turn(dm_ctx *c, int intent)
     return c->form >= 0 ? form_step(c) : PARLEY_OK;
 }
 
+/* Whether the NLU said "none of this bot's intents": Rasa's two names for that intent. */
+static int out_of_scope(const char *intent)
+{
+    return !strcmp(intent, "out_of_scope") || !strcmp(intent, "nlu_fallback");
+}
+
 parley_status dm_decide(dm_ctx *c)
 {
     const dm_domain *d = c->d;
@@ -215,7 +223,7 @@ parley_status dm_decide(dm_ctx *c)
     if (!isfinite(c->in->confidence)) /* NaN would pass the threshold below */
         return pl_fail(PARLEY_ERR_INVALID_ARG, "confidence %g is not a number to decide on",
                        (double)c->in->confidence);
-    if (!name || !*name || c->in->confidence < d->threshold) {
+    if (!name || !*name || out_of_scope(name) || c->in->confidence < d->threshold) {
         c->intent = "fallback";
         parley_status st = dm_say(c, d->fallback);
         return st || c->form < 0 ? st : form_step(c);

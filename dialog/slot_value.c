@@ -108,7 +108,7 @@ static parley_status judge(const dm_slot_def *s, const char *raw, const char *sa
     case DM_SLOT_TEXT: {
         int found = 1;
         if (s->pattern &&
-            (st = dm_pattern_match(s->pattern, said, strlen(said), &found)) != PARLEY_OK) {
+            (st = pl_pattern_match(s->pattern, said, strlen(said), &found)) != PARLEY_OK) {
             st = pl_wrap(st, "slot '%s'", s->name);
             break;
         }

@@ -5,7 +5,8 @@
  * Everything that runs the model on text goes through here — the parley_nlu API (nlu.c),
  * the trainer's scoring (train/train.c), pretraining's encoding (train/pretrain.c), the
  * `parley bench` tool — so where a sequence starts, how long text is cut and that slot
- * logits are read after [CLS] are written once. It neither tokenizes (callers bring
+ * logits are read after [CLS] are written once; the sparse features' logits are added here
+ * (bert_sparse.c), whatever device ran the encoder. It neither tokenizes (callers bring
  * wp_tokens) nor decides anything from the logits (the callers' callbacks do).
  */
 #include <string.h>
@@ -67,8 +68,26 @@ void bert_packed_free(bert_packed *p)
     memset(p, 0, sizeof *p);
 }
 
-parley_status bert_run_pieces(const bert_model *m, const wp_tokens *tk, int n, bert_forward_fn fwd,
-                              void *fwd_ctx, bert_logits_fn each, void *each_ctx)
+/* Adds the sparse features' logits of texts[0..n) to p's (a model that has them). */
+static parley_status add_sparse(const bert_model *m, const char *const *texts, const wp_tokens *tk,
+                                int n, bert_packed *p)
+{
+    parley_status st = PARLEY_OK;
+    bert_sparse_batch x = { 0 };
+    if (!texts)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "bert_run_pieces: the model has sparse features and no texts were given");
+    for (int i = 0; i < n && st == PARLEY_OK; i++)
+        st = bert_sparse_rows(m, texts[i], &tk[i], &x);
+    if (st == PARLEY_OK)
+        bert_sparse_logits(m, &x, p->intent_logits, p->slot_logits);
+    bert_sparse_batch_free(&x);
+    return st;
+}
+
+parley_status bert_run_pieces(const bert_model *m, const char *const *texts, const wp_tokens *tk,
+                              int n, bert_forward_fn fwd, void *fwd_ctx, bert_logits_fn each,
+                              void *each_ctx)
 {
     const size_t NI = (size_t)m->cfg.n_intents, NS = (size_t)m->cfg.n_slots;
     bert_packed p;
@@ -77,6 +96,8 @@ parley_status bert_run_pieces(const bert_model *m, const wp_tokens *tk, int n, b
         return st;
     st = fwd ? fwd(fwd_ctx, &p.batch, p.intent_logits, p.slot_logits)
              : bert_forward(m, &p.batch, p.intent_logits, p.slot_logits);
+    if (st == PARLEY_OK && m->sparse)
+        st = add_sparse(m, texts, tk, n, &p);
     size_t first = 0; /* sequence i's [CLS] */
     for (int i = 0; i < n && st == PARLEY_OK; i++) {
         st = each(each_ctx, i, &tk[i], p.len[i] - 2, p.intent_logits + (size_t)i * NI,

@@ -11,6 +11,7 @@
 #define NLU_BERT_H
 
 #include "nlu/model.h"
+#include "nlu/sparse.h"
 #include "nlu/tokenizer.h"
 
 typedef struct bert_batch {
@@ -70,9 +71,38 @@ typedef parley_status (*bert_logits_fn)(void *ctx, int i, const wp_tokens *tk, i
                                         const float *intent_logits, const float *slot_logits);
 
 /* The one way from word pieces to logits: packs tk[0..n) (bert_pack), runs the forward pass
- * (fwd(fwd_ctx, ...), or bert_forward on m when fwd is NULL), then calls each(each_ctx, i,
- * ...) for i = 0..n-1 in order. Stops at the first failure and returns it. */
-parley_status bert_run_pieces(const bert_model *m, const wp_tokens *tk, int n, bert_forward_fn fwd,
-                              void *fwd_ctx, bert_logits_fn each, void *each_ctx);
+ * (fwd(fwd_ctx, ...), or bert_forward on m when fwd is NULL), adds the sparse features'
+ * logits of texts[i] (the text tk[i] was tokenized from) when the model has them, then calls
+ * each(each_ctx, i, ...) for i = 0..n-1 in order. texts may be NULL for a model without
+ * sparse features. Stops at the first failure and returns it. */
+parley_status bert_run_pieces(const bert_model *m, const char *const *texts, const wp_tokens *tk,
+                              int n, bert_forward_fn fwd, void *fwd_ctx, bert_logits_fn each,
+                              void *each_ctx);
+
+/* ---- bert_sparse.c: the sparse features of a packed batch (nlu/sparse.h) ---------------
+ * The sentence features of sequence b add U · x to its intent logits; the word features of
+ * word w add S · x to the slot logits of w's first piece, the piece that carries its tag;
+ * [CLS], [SEP], later pieces and the words cut off by max_positions get none. The CPU adds
+ * them after any forward pass (the GPU's too), and the trainer inside its step, from the
+ * same rows. */
+typedef struct bert_sparse_batch {
+    sf_rows sent; /* (B rows) over FS */
+    sf_rows tok;  /* (N rows) over FW: one per token of the packed batch */
+} bert_sparse_batch;
+
+/* Appends the rows of one sequence: text[0..strlen) tokenized into tk gives 1 sentence row
+ * and bert_seq_len(&m->cfg, tk) token rows. m must have sparse features. */
+parley_status bert_sparse_rows(const bert_model *m, const char *text, const wp_tokens *tk,
+                               bert_sparse_batch *x);
+/* PARLEY_OK when x fits a batch of B sequences and N tokens of model config c. */
+parley_status bert_sparse_check(const bert_config *c, const bert_sparse_batch *x, int B, int N);
+/* intent_logits (B, NI) += U · sent, slot_logits (N, NS) += S · tok. */
+void bert_sparse_logits(const bert_model *m, const bert_sparse_batch *x, float *intent_logits,
+                        float *slot_logits);
+/* The gradients of U and S into g (laid out as the model's weights), from those of the
+ * logits: d_intent (B, NI), d_slot (N, NS). */
+void bert_sparse_backward(const bert_model *m, const bert_sparse_batch *x, const float *d_intent,
+                          const float *d_slot, bert_weights *g);
+void bert_sparse_batch_free(bert_sparse_batch *x);
 
 #endif

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "nlu/model.h"
+#include "nlu/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"
@@ -43,6 +44,17 @@ static const struct {
     { "type_vocab_size", offsetof(bert_config, type_vocab), 1 << 16 },
 };
 enum { N_INT_KEYS = sizeof int_keys / sizeof int_keys[0] };
+
+/* The optional keys of a model with sparse features (nlu/sparse.h): absent means 0, and
+ * they are written only when not 0, so a model without them keeps its config.json. */
+static const struct {
+    const char *key;
+    size_t off;
+} sparse_keys[] = {
+    { "sparse_sentence_features", offsetof(bert_config, sparse_sent) },
+    { "sparse_word_features", offsetof(bert_config, sparse_word) },
+};
+enum { N_SPARSE_KEYS = sizeof sparse_keys / sizeof sparse_keys[0] };
 
 static int *int_field(bert_config *c, int k)
 {
@@ -134,6 +146,12 @@ parley_status bert_config_check(const bert_config *c, const char *where)
                            "%s: key \"%s\": %d is more than parley supports (%d)", where,
                            int_keys[k].key, v, int_keys[k].max);
     }
+    for (int k = 0; k < N_SPARSE_KEYS; k++) {
+        int v = *(const int *)((const char *)c + sparse_keys[k].off);
+        if (v < 0 || v > SF_MAX_FEATURES)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": %d is not in [0, %d]", where,
+                           sparse_keys[k].key, v, SF_MAX_FEATURES);
+    }
     if (c->hidden % c->heads)
         return pl_fail(PARLEY_ERR_CONFIG,
                        "%s: key \"num_attention_heads\": %d does not divide hidden_size %d", where,
@@ -141,6 +159,11 @@ parley_status bert_config_check(const bert_config *c, const char *where)
     if (!(c->ln_eps > 0 && c->ln_eps <= FLT_MAX))
         return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"layer_norm_eps\": expected a positive number",
                        where);
+    if (c->intent_temperature != 0 && !(c->intent_temperature >= BERT_MIN_TEMPERATURE &&
+                                        c->intent_temperature <= BERT_MAX_TEMPERATURE))
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s: key \"intent_temperature\": expected a number in [%g, %g]", where,
+                       BERT_MIN_TEMPERATURE, BERT_MAX_TEMPERATURE);
     if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) !=
                 PARLEY_OK ||
         (st = check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1)) != PARLEY_OK)
@@ -289,6 +312,23 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
                        where);
     if (shape_only)
         return PARLEY_OK;
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "intent_temperature"))) {
+        if (!cJSON_IsNumber(j) ||
+            !(j->valuedouble >= BERT_MIN_TEMPERATURE && j->valuedouble <= BERT_MAX_TEMPERATURE))
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"intent_temperature\": expected a number in [%g, %g]", where,
+                           BERT_MIN_TEMPERATURE, BERT_MAX_TEMPERATURE);
+        c->intent_temperature = (float)j->valuedouble;
+    }
+    for (int k = 0; k < N_SPARSE_KEYS; k++) {
+        if (!(j = cJSON_GetObjectItemCaseSensitive(root, sparse_keys[k].key)))
+            continue;
+        double v = cJSON_IsNumber(j) ? j->valuedouble : -1;
+        if (!(v >= 0 && v <= SF_MAX_FEATURES) || v != (double)(int)v)
+            return pl_fail(PARLEY_ERR_CONFIG, "%s: key \"%s\": expected an integer in [0, %d]",
+                           where, sparse_keys[k].key, SF_MAX_FEATURES);
+        *(int *)((char *)c + sparse_keys[k].off) = (int)v;
+    }
     if ((st = read_labels(root, "intent_labels", where, &c->intent_labels, &c->n_intents)) !=
         PARLEY_OK)
         return st;
@@ -347,12 +387,20 @@ static cJSON *build_json(const bert_config *c)
          cJSON_AddNumberToObject(root, "hidden_dropout_prob", 0.1) &&
          cJSON_AddNumberToObject(root, "attention_probs_dropout_prob", 0.1) &&
          cJSON_AddNumberToObject(root, "initializer_range", 0.02);
+    for (int k = 0; ok && k < N_SPARSE_KEYS; k++) {
+        int v = *(const int *)((const char *)c + sparse_keys[k].off);
+        ok = !v || cJSON_AddNumberToObject(root, sparse_keys[k].key, v);
+    }
     cJSON *intents =
             ok ? cJSON_CreateStringArray((const char *const *)c->intent_labels, c->n_intents)
                : NULL;
     ok = intents && cJSON_AddItemToObject(root, "intent_labels", intents);
     if (!ok)
         cJSON_Delete(intents);
+    /* Written only when fitted, so an uncalibrated model's file is as before. */
+    if (ok && c->intent_temperature > 0 && c->intent_temperature != 1)
+        ok = cJSON_AddNumberToObject(root, "intent_temperature",
+                                     short_float(c->intent_temperature)) != NULL;
     cJSON *slots =
             ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
     ok = slots && cJSON_AddItemToObject(root, "slot_labels", slots);

@@ -86,15 +86,16 @@ size_t nlu_first_nonfinite(const float *x, size_t n)
     return i;
 }
 
-void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob)
+void nlu_top_k(const float *logits, int n, float temperature, int k, int *idx, float *prob)
 {
+    const double inv_t = temperature > 0 ? 1.0 / temperature : 1.0;
     float mx = logits[0];
     for (int i = 1; i < n; i++)
         if (logits[i] > mx)
             mx = logits[i];
     double sum = 0;
     for (int i = 0; i < n; i++)
-        sum += exp((double)logits[i] - mx);
+        sum += exp(((double)logits[i] - mx) * inv_t);
     /* Selection by repeated scans: k and n are small (tens of intents). */
     for (int j = 0; j < k; j++) {
         int best = -1;
@@ -106,7 +107,7 @@ void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob)
                 best = i;
         }
         idx[j] = best;
-        prob[j] = (float)(exp((double)logits[best] - mx) / sum);
+        prob[j] = (float)(exp(((double)logits[best] - mx) * inv_t) / sum);
     }
 }
 

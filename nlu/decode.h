@@ -32,8 +32,10 @@ void nlu_tagset_clear(nlu_tagset *ts);
  * scores that are not numbers decide nothing (a NaN confidence passes every threshold). */
 size_t nlu_first_nonfinite(const float *x, size_t n);
 
-/* Softmax of logits (n), then the k most probable in order: idx (k), prob (k). */
-void nlu_top_k(const float *logits, int n, int k, int *idx, float *prob);
+/* Softmax of logits (n) / temperature (<= 0 means 1: the model's intent_temperature, see
+ * nlu/model.h), then the k most probable in order: idx (k), prob (k). Every inference path
+ * turns intent logits into confidences here, so a calibrated model answers alike in all. */
+void nlu_top_k(const float *logits, int n, float temperature, int k, int *idx, float *prob);
 
 /* A slot span over words [w0, w1). */
 typedef struct nlu_span {

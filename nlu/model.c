@@ -2,7 +2,8 @@
  * its shape in the public API's terms.
  *
  * Every parameter lives in one FP32 array; bert_weights points into it in the order of the
- * table below, which is also the order of the struct's fields. This file does not read or
+ * table below, which is also the order of the struct's fields; the sparse features'
+ * weights come last (empty in a model without them). This file does not read or
  * write files (nlu/model_io.c, nlu/config.c) and does not compute anything (nlu/bert.c).
  */
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "nlu/model.h"
+#include "nlu/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
@@ -46,6 +48,9 @@ static const struct field {
     { FIELD(intent_b), 0, BERT_DIM_1, BERT_DIM_NI, FILL_ZERO },
     { FIELD(slot_w), 0, BERT_DIM_NS, BERT_DIM_H, FILL_NORMAL },
     { FIELD(slot_b), 0, BERT_DIM_1, BERT_DIM_NS, FILL_ZERO },
+    /* Last, so a model without sparse features draws the same initial weights as before. */
+    { FIELD(sparse_intent_w), 0, BERT_DIM_NI, BERT_DIM_FS, FILL_ZERO },
+    { FIELD(sparse_slot_w), 0, BERT_DIM_NS, BERT_DIM_FW, FILL_ZERO },
 };
 #undef FIELD
 enum { N_FIELDS = sizeof fields / sizeof fields[0] };
@@ -64,6 +69,8 @@ size_t bert_dim_size(const bert_config *c, bert_dim d)
     case BERT_DIM_I: return (size_t)c->intermediate;
     case BERT_DIM_NI: return (size_t)c->n_intents;
     case BERT_DIM_NS: return (size_t)c->n_slots;
+    case BERT_DIM_FS: return (size_t)c->sparse_sent;
+    case BERT_DIM_FW: return (size_t)c->sparse_word;
     }
     return 0;
 }
@@ -182,7 +189,24 @@ void bert_model_free(bert_model *m)
     bert_config_clear(&m->cfg);
     pl_free(m->params);
     wp_vocab_free(m->vocab);
+    sf_free(m->sparse);
     pl_free(m);
+}
+
+parley_status bert_model_set_sparse(bert_model *m, sf_featurizer *f)
+{
+    if (f && (sf_sentence_size(f) != m->cfg.sparse_sent || sf_word_size(f) != m->cfg.sparse_word)) {
+        parley_status st = pl_fail(PARLEY_ERR_CONFIG,
+                                   "sparse features: %d sentence and %d word features, but the "
+                                   "model's config says %d and %d",
+                                   sf_sentence_size(f), sf_word_size(f), m->cfg.sparse_sent,
+                                   m->cfg.sparse_word);
+        sf_free(f);
+        return st;
+    }
+    sf_free(m->sparse);
+    m->sparse = f;
+    return PARLEY_OK;
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): tiny, and good enough for initial weights. */

@@ -2,7 +2,9 @@
  *
  * A model directory holds config.json (Hugging Face BertConfig keys plus intent_labels and
  * slot_labels), model.safetensors (HF BERT tensor names, with or without the "bert." prefix,
- * plus intent_classifier.* and slot_classifier.*) and vocab.txt.
+ * plus intent_classifier.* and slot_classifier.*) and vocab.txt; a model with sparse features
+ * (nlu/sparse.h) also sparse.json, and the tensors sparse_intent_classifier.weight and
+ * sparse_slot_classifier.weight.
  *
  * In memory every parameter is FP32 in one contiguous array (bert_model.params), laid out as
  * bert_weights describes, so an optimizer can walk it flat; query, key and value are fused into
@@ -11,7 +13,8 @@
  * Dimension letters used in shape comments across nlu/:
  *   V vocab size, P max positions, TT token types, H hidden size, L layers, NH heads,
  *   D = H / NH head size, I intermediate size, NI intents, NS slot tags,
- *   B sequences in a batch, N tokens in a batch (all sequences packed, no padding).
+ *   B sequences in a batch, N tokens in a batch (all sequences packed, no padding),
+ *   FS and FW sparse sentence and word features (nlu/sparse.h; 0 when the model has none).
  * A loaded model is immutable: share it between threads freely.
  */
 #ifndef NLU_MODEL_H
@@ -36,32 +39,44 @@ typedef struct bert_config {
     char **intent_labels;
     int n_slots; /* NS, slot tags including "O" */
     char **slot_labels;
+    /* config.json "intent_temperature": intent probabilities are softmax(logits / T), T fitted
+     * on dev data after training so that a confidence threshold means the same across models
+     * (nlu/train/calibrate.c); 0 (the key absent) means 1. */
+    float intent_temperature;
+    int sparse_sent; /* FS sentence features (config.json "sparse_sentence_features"), or 0 */
+    int sparse_word; /* FW word features ("sparse_word_features"), or 0 */
 } bert_config;
 
+/* The range of intent_temperature a config may hold. */
+#define BERT_MIN_TEMPERATURE 0.01
+#define BERT_MAX_TEMPERATURE 100.0
+
 typedef struct bert_weights {
-    float *word_emb;   /* (V, H) */
-    float *pos_emb;    /* (P, H) */
-    float *type_emb;   /* (TT, H) */
-    float *emb_ln_w;   /* (H) */
-    float *emb_ln_b;   /* (H) */
-    float *qkv_w;      /* (L, 3H, H) rows: query, then key, then value */
-    float *qkv_b;      /* (L, 3H) */
-    float *attn_out_w; /* (L, H, H) */
-    float *attn_out_b; /* (L, H) */
-    float *ln1_w;      /* (L, H) attention.output.LayerNorm */
-    float *ln1_b;      /* (L, H) */
-    float *ffn_in_w;   /* (L, I, H) intermediate.dense */
-    float *ffn_in_b;   /* (L, I) */
-    float *ffn_out_w;  /* (L, H, I) output.dense */
-    float *ffn_out_b;  /* (L, H) */
-    float *ln2_w;      /* (L, H) output.LayerNorm */
-    float *ln2_b;      /* (L, H) */
-    float *pool_w;     /* (H, H) pooler.dense */
-    float *pool_b;     /* (H) */
-    float *intent_w;   /* (NI, H) intent_classifier */
-    float *intent_b;   /* (NI) */
-    float *slot_w;     /* (NS, H) slot_classifier */
-    float *slot_b;     /* (NS) */
+    float *word_emb;        /* (V, H) */
+    float *pos_emb;         /* (P, H) */
+    float *type_emb;        /* (TT, H) */
+    float *emb_ln_w;        /* (H) */
+    float *emb_ln_b;        /* (H) */
+    float *qkv_w;           /* (L, 3H, H) rows: query, then key, then value */
+    float *qkv_b;           /* (L, 3H) */
+    float *attn_out_w;      /* (L, H, H) */
+    float *attn_out_b;      /* (L, H) */
+    float *ln1_w;           /* (L, H) attention.output.LayerNorm */
+    float *ln1_b;           /* (L, H) */
+    float *ffn_in_w;        /* (L, I, H) intermediate.dense */
+    float *ffn_in_b;        /* (L, I) */
+    float *ffn_out_w;       /* (L, H, I) output.dense */
+    float *ffn_out_b;       /* (L, H) */
+    float *ln2_w;           /* (L, H) output.LayerNorm */
+    float *ln2_b;           /* (L, H) */
+    float *pool_w;          /* (H, H) pooler.dense */
+    float *pool_b;          /* (H) */
+    float *intent_w;        /* (NI, H) intent_classifier */
+    float *intent_b;        /* (NI) */
+    float *slot_w;          /* (NS, H) slot_classifier */
+    float *slot_b;          /* (NS) */
+    float *sparse_intent_w; /* (NI, FS) sparse_intent_classifier, no bias; empty when FS = 0 */
+    float *sparse_slot_w;   /* (NS, FW) sparse_slot_classifier, no bias; empty when FW = 0 */
 } bert_weights;
 
 typedef struct bert_model {
@@ -69,7 +84,8 @@ typedef struct bert_model {
     bert_weights w; /* pointers into params */
     float *params;  /* (n_params) owned */
     size_t n_params;
-    wp_vocab *vocab; /* owned */
+    wp_vocab *vocab;              /* owned */
+    struct sf_featurizer *sparse; /* owned; NULL when FS = FW = 0 (nlu/sparse.h) */
 } bert_model;
 
 /* The most parameters a model may have: 2^32, 16 GiB of FP32, some ten times BERT-large. */
@@ -109,6 +125,8 @@ typedef enum bert_dim {
     BERT_DIM_I,
     BERT_DIM_NI,
     BERT_DIM_NS,
+    BERT_DIM_FS,
+    BERT_DIM_FW,
 } bert_dim;
 size_t bert_dim_size(const bert_config *c, bert_dim d);
 
@@ -125,9 +143,14 @@ parley_status bert_model_alloc(const bert_config *cfg, wp_vocab *vocab, bert_mod
  * (loading), so the memory is touched once instead of twice. */
 parley_status bert_model_alloc_uninit(const bert_config *cfg, wp_vocab *vocab, bert_model **out);
 
+/* Gives m the featurizer f (owned from then on, freed on failure too; NULL removes it):
+ * f's feature counts must be cfg's FS and FW (PARLEY_ERR_CONFIG otherwise). */
+parley_status bert_model_set_sparse(bert_model *m, struct sf_featurizer *f);
+
 /* Loads a model directory, checking everything: config keys and types, vocab size against
  * config, every tensor's presence, shape and dtype (F32, F16, BF16), unexpected tensors,
- * header offsets (in file, not overlapping), truncation. Errors name the file and tensor. */
+ * header offsets (in file, not overlapping), truncation; with sparse features, sparse.json
+ * and its feature counts against config.json. Errors name the file and tensor. */
 parley_status bert_model_load(const char *dir, bert_model **out);
 
 /* Fills the parameters the way BERT initializes them: normal(0, 0.02) weights, zero biases,
@@ -137,9 +160,10 @@ void bert_model_init_random(bert_model *m, unsigned long long seed);
 /* n values drawn from normal(0, std), deterministic for a seed (the generator above). */
 void bert_fill_normal(float *p, size_t n, double std, unsigned long long seed);
 
-/* Writes config.json, model.safetensors (F32, HF names with the "bert." prefix) and
- * vocab.txt into `dir` (created with its parents if missing). Each file is written to a temporary
- * name and renamed, so an interrupted save never leaves a broken file. */
+/* Writes config.json, model.safetensors (F32, HF names with the "bert." prefix), vocab.txt
+ * and, with sparse features, sparse.json into `dir` (created with its parents if missing). Each
+ * file is written to a temporary name and renamed, so an interrupted save never leaves a broken
+ * file. */
 parley_status bert_model_save(const bert_model *m, const char *dir);
 
 void bert_model_free(bert_model *m);

@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "nlu/model.h"
 #include "nlu/safetensors.h"
+#include "nlu/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"
@@ -57,6 +59,10 @@ static const struct hf_name {
     { "intent_classifier.bias", FIELD(intent_b), -1, 0, 1, BERT_DIM_1, BERT_DIM_NI },
     { "slot_classifier.weight", FIELD(slot_w), -1, 0, 1, BERT_DIM_NS, BERT_DIM_H },
     { "slot_classifier.bias", FIELD(slot_b), -1, 0, 1, BERT_DIM_1, BERT_DIM_NS },
+    /* The sparse features' maps (nlu/sparse.h): in the file only when FS, FW are not 0. */
+    { "sparse_intent_classifier.weight", FIELD(sparse_intent_w), -1, 0, 1, BERT_DIM_NI,
+      BERT_DIM_FS },
+    { "sparse_slot_classifier.weight", FIELD(sparse_slot_w), -1, 0, 1, BERT_DIM_NS, BERT_DIM_FW },
 };
 #undef FIELD
 enum { N_HF_NAMES = sizeof hf_names / sizeof hf_names[0], NAME_CAP = 96 };
@@ -112,6 +118,8 @@ static parley_status expand(const bert_config *c, int prefixed, hf_tensor **out,
     if (!t)
         return pl_nomem("the tensor list");
     for (int k = 0; k < N_HF_NAMES; k++) {
+        if (!bert_dim_size(c, hf_names[k].cols))
+            continue; /* sparse maps of a model without sparse features */
         if (!hf_names[k].per_layer) {
             resolve(c, &hf_names[k], 0, prefixed, &t[n++]);
             continue;
@@ -287,6 +295,20 @@ static parley_status join(char *buf, const char *dir, const char *file)
     return PARLEY_OK;
 }
 
+/* Reads dir/sparse.json into m, whose config.json names sparse features. */
+static parley_status load_sparse(bert_model *m, const char *dir)
+{
+    parley_status st;
+    char path[PATH_MAX];
+    sf_featurizer *sf = NULL;
+    if ((st = join(path, dir, "sparse.json")) != PARLEY_OK ||
+        (st = sf_load(path, &sf)) != PARLEY_OK)
+        return pl_wrap(st, "%s/config.json names sparse features", dir);
+    if ((st = bert_model_set_sparse(m, sf)) != PARLEY_OK)
+        return pl_wrap(st, "%s", path);
+    return PARLEY_OK;
+}
+
 parley_status bert_model_load(const char *dir, bert_model **out)
 {
     parley_status st;
@@ -327,6 +349,8 @@ parley_status bert_model_load(const char *dir, bert_model **out)
             (st = check_values(f, src[i], &want[i], data)) != PARLEY_OK)
             goto fail;
     }
+    if ((cfg.sparse_sent || cfg.sparse_word) && (st = load_sparse(m, dir)) != PARLEY_OK)
+        goto fail;
     pl_free(src);
     pl_free(want);
     sft_close(f);
@@ -346,18 +370,20 @@ fail:
 parley_status bert_model_save(const bert_model *m, const char *dir)
 {
     parley_status st;
-    char path[3][PATH_MAX];
-    static const char *const names[3] = { "config.json", "model.safetensors", "vocab.txt" };
-    pl_atomic files[3] = { { 0 } };
+    enum { N_FILES = 4 };
+    char path[N_FILES][PATH_MAX];
+    static const char *const names[N_FILES] = { "config.json", "model.safetensors", "vocab.txt",
+                                                "sparse.json" };
+    pl_atomic files[N_FILES] = { { 0 } };
     hf_tensor *t = NULL;
     sft_wtensor *wt = NULL;
     int n = 0;
-    if (!m || !dir || !m->vocab) {
-        st = pl_fail(PARLEY_ERR_INVALID_ARG,
-                     "bert_model_save: needs a model with a vocabulary and a directory");
+    if (!m || !dir || !m->vocab || (!m->sparse && (m->cfg.sparse_sent || m->cfg.sparse_word))) {
+        st = pl_fail(PARLEY_ERR_INVALID_ARG, "bert_model_save: needs a model with a vocabulary "
+                                             "(and its sparse features) and a directory");
         goto fail;
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_FILES; i++)
         if ((st = join(path[i], dir, names[i])) != PARLEY_OK)
             goto fail;
     if ((st = pl_make_dirs(dir)) != PARLEY_OK || (st = expand(&m->cfg, 1, &t, &n)) != PARLEY_OK)
@@ -373,24 +399,29 @@ parley_status bert_model_save(const bert_model *m, const char *dir)
         memcpy(wt[i].shape, t[i].shape, sizeof t[i].shape);
         wt[i].data = tensor_data(m, &t[i]);
     }
-    /* All three are written in full before any replaces its old version, so a failure
-     * leaves the directory as it was. */
+    /* All are written in full before any replaces its old version, so a failure leaves the
+     * directory as it was. */
     if ((st = pl_atomic_begin(&files[0], path[0])) != PARLEY_OK ||
         (st = bert_config_write(&m->cfg, &files[0])) != PARLEY_OK ||
         (st = pl_atomic_begin(&files[1], path[1])) != PARLEY_OK ||
         (st = sft_write_f32(&files[1], wt, n)) != PARLEY_OK ||
+        (m->sparse && ((st = pl_atomic_begin(&files[3], path[3])) != PARLEY_OK ||
+                       (st = sf_write(m->sparse, &files[3])) != PARLEY_OK)) ||
         (st = pl_atomic_begin(&files[2], path[2])) != PARLEY_OK ||
         (st = wp_vocab_save(m->vocab, files[2].tmp_path)) != PARLEY_OK) {
         if (files[2].tmp_path)
             pl_wrap(st, "%s", path[2]); /* the vocabulary's error names the temporary file */
         goto fail;
     }
-    for (int i = 0; i < 3; i++)
-        if ((st = pl_atomic_commit(&files[i])) != PARLEY_OK)
+    for (int i = 0; i < N_FILES; i++)
+        if (files[i].path && (st = pl_atomic_commit(&files[i])) != PARLEY_OK)
             goto fail;
+    /* A model without sparse features saved over one with them: its sparse.json is stale. */
+    if (!m->sparse && unlink(path[3]) != 0 && errno != ENOENT)
+        pl_log(PARLEY_LOG_WARN, "%s: cannot remove the stale file: %s", path[3], strerror(errno));
     st = PARLEY_OK;
 fail:
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_FILES; i++)
         pl_atomic_abort(&files[i]);
     pl_free(wt);
     pl_free(t);

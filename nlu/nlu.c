@@ -292,7 +292,7 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
 
     int idx[K ? K : 1];
     float prob[K ? K : 1];
-    nlu_top_k(intent_logits, c->n_intents, (int)K, idx, prob);
+    nlu_top_k(intent_logits, c->n_intents, c->intent_temperature, (int)K, idx, prob);
     for (size_t k = 0; k < K; k++) {
         const char *label = c->intent_labels[idx[k]];
         top[k] = (parley_nlu_intent){ arena_str(&a, label, strlen(label)), prob[k] };
@@ -399,7 +399,7 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
             goto fail;
         }
     }
-    st = bert_run_pieces(nlu->model, tk, (int)n, nlu_forward, nlu, result_of, &ch);
+    st = bert_run_pieces(nlu->model, texts, tk, (int)n, nlu_forward, nlu, result_of, &ch);
 fail:
     if (st != PARLEY_OK)
         for (i = 0; i < n; i++) {

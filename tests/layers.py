@@ -39,7 +39,7 @@ SYSTEM_OWNERS = {
     "yaml.h": ("sdk/base/yaml_doc.c",),
     "sqlite3.h": ("dialog/store_sqlite.c",),
     "libpq-fe.h": ("dialog/store_pg.c",),
-    "pcre2.h": ("dialog/pattern.c",),
+    "pcre2.h": ("sdk/base/pattern.c",),
     "cblas.h": ("nlu/cpu/",),
     "cublas_v2.h": ("nlu/cuda/",),
     "cuda_runtime.h": ("nlu/cuda/",),

@@ -23,9 +23,8 @@
  * train 13,084, ATIS train 4,478).
  *
  * Synonyms, canonical values and regexes are kept as data for later stages: slot-value
- * normalization happens in the dialog manager. Regexes are NOT used as features by the
- * trainer (it has no feature channel for them); they are stored so nothing in the file is
- * silently lost. Lookup tables feed ds_augment_lookups().
+ * normalization happens in the dialog manager. Lookup tables feed ds_augment_lookups(), and
+ * lookup tables and regexes the sparse features' matches (nlu/sparse.h).
  *
  * A dataset is not synchronized: build it on one thread, then read it from any.
  */

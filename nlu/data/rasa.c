@@ -12,7 +12,7 @@
  *   - lookup: pizza                      # values of slot "pizza", for ds_augment_lookups
  *     examples: |
  *       - hawaiian
- *   - regex: zipcode                     # kept, not used as a feature (see dataset.h)
+ *   - regex: zipcode                     # patterns, matched as sparse features (sparse.h)
  *     examples: |
  *       - \d{5}
  *

@@ -196,9 +196,16 @@ static parley_status check_batch(const bert_config *c, const bert_batch *b, floa
     return PARLEY_OK;
 }
 
-/* Checks the joint labels of a measured batch. */
+/* Checks the joint labels (and sparse features) of a measured batch. */
 static parley_status check_labels(const bert_config *c, const bert_batch *b, const bert_labels *y)
 {
+    parley_status st;
+    int n_tok = 0;
+    for (int s = 0; s < b->n_seq; s++)
+        n_tok += b->len[s]; /* check_batch has bounded them */
+    if ((c->sparse_sent || c->sparse_word) &&
+        (st = bert_sparse_check(c, y->sparse, b->n_seq, n_tok)) != PARLEY_OK)
+        return pl_wrap(st, "bert_train_step");
     if (!y->intent || !y->slot || !isfinite(y->slot_weight))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "bert_train_step: the labels need intents, slot "
@@ -429,7 +436,12 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
         a.pooled[i] = tanhf(a.pooled[i]);
     cpu_dropout(a.pd, a.pooled, NULL, BH, p, bert_dropout_key(seed, -1, BERT_DROP_INTENT_HEAD), 0);
     cpu_matmul(a.intent_logits, a.pd, w->intent_w, w->intent_b, B, H, NI);
+    const int sparse = c->sparse_sent || c->sparse_word;
+    if (sparse)
+        bert_sparse_logits(m, y->sparse, a.intent_logits, a.slot_logits);
     joint_loss(c, y, &d, &a, loss);
+    if (sparse)
+        bert_sparse_backward(m, y->sparse, a.dintent, a.dslot, &g);
     if (intent_logits)
         memcpy(intent_logits, a.intent_logits, (size_t)B * NI * sizeof(float));
     if (slot_logits)
@@ -596,6 +608,8 @@ void bert_decay_mask(const bert_config *c, unsigned char *decay)
         { (size_t)c->n_intents, 0 },
         { (size_t)c->n_slots * H, 1 },
         { (size_t)c->n_slots, 0 },
+        { (size_t)c->n_intents * (size_t)c->sparse_sent, 1 },
+        { (size_t)c->n_slots * (size_t)c->sparse_word, 1 },
     };
     _Static_assert(sizeof fields / sizeof fields[0] * sizeof(float *) == sizeof(bert_weights),
                    "one entry per field of bert_weights");

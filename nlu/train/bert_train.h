@@ -19,6 +19,10 @@ typedef struct bert_labels {
     const int *intent; /* (B) intent ids */
     const int *slot;   /* (N) slot tag ids, -1 = not scored */
     float slot_weight; /* weight of the slot loss (1.0 in JointBERT) */
+    /* The batch's sparse features (bert.h), required when the model has them, ignored
+     * otherwise: their logits join the encoder's before the loss, and the sparse weights
+     * get their gradients (no dropout on them). */
+    const bert_sparse_batch *sparse;
 } bert_labels;
 
 typedef struct bert_loss {

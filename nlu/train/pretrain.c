@@ -48,6 +48,7 @@ parley_pretrain_params parley_pretrain_params_default(void)
                                  .holdout = 0.02f };
     p.train.epochs = 10;
     p.train.batch = 64;
+    p.train.weight_decay = 0.01f; /* training sizes it to the data; pretraining does not */
     return p;
 }
 
@@ -209,7 +210,7 @@ static parley_status check_params(const parley_pretrain_params *p)
     if (gpu != CUDA_DEVICE_CPU)
         return pl_fail(PARLEY_ERR_NOT_BUILT,
                        "device \"%s\": this version pretrains on the CPU only", t->device);
-    if ((st = train_check_common(t, "pretrain")) != PARLEY_OK)
+    if ((st = train_check_common(t, "pretrain", 0)) != PARLEY_OK)
         return st;
     if (!(p->mask_prob > 0 && p->mask_prob < 1) || !(p->holdout >= 0 && p->holdout <= 0.5f))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pretrain: the mask probability must be in (0, "

@@ -39,6 +39,9 @@
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train/bert_train.h"
+#include "nlu/train/calibrate.h"
+#include "nlu/train/defaults.h"
+#include "nlu/train/sparse_train.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
@@ -63,17 +66,17 @@ parley_train_params parley_train_params_default(void)
                    .heads = 4,
                    .intermediate = 1024,
                    .max_positions = 128 },
-        .epochs = 30,
-        .batch = 32,
+        .epochs = 0, /* these five sized to the data: nlu/train/defaults.c */
+        .batch = 0,
         .lr = 0,
+        .augment = -1,
+        .weight_decay = -1,
         .warmup_fraction = 0.1f,
         .warmup_steps = -1,
-        .weight_decay = 0.01f,
         .dropout = 0.1f,
         .slot_weight = 1.0f,
         .clip = 1.0f,
         .seed = 42,
-        .augment = 2,
         .word_dropout = 0.1f,
     };
 }
@@ -186,12 +189,14 @@ static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds,
 /* The training set as model inputs. */
 typedef struct encoded_set {
     int n;
-    size_t *off;   /* (n + 1) where each example starts in ids and slot */
-    int *ids;      /* [CLS] pieces [SEP] of every example, one after another */
-    int *slot;     /* tag of a word's first piece, -1 on every other token */
-    int *intent;   /* (n) */
-    int max_len;   /* longest example in tokens */
-    int truncated; /* examples cut to max_positions */
+    size_t *off;              /* (n + 1) where each example starts in ids and slot */
+    int *ids;                 /* [CLS] pieces [SEP] of every example, one after another */
+    int *slot;                /* tag of a word's first piece, -1 on every other token */
+    int *intent;              /* (n) */
+    int max_len;              /* longest example in tokens */
+    int truncated;            /* examples cut to max_positions */
+    bert_sparse_batch sparse; /* a model with sparse features: a sentence row per example, a
+                                 row per token (bert_sparse_rows) */
 } encoded_set;
 
 static void set_clear(encoded_set *s)
@@ -200,6 +205,7 @@ static void set_clear(encoded_set *s)
     pl_free(s->ids);
     pl_free(s->slot);
     pl_free(s->intent);
+    bert_sparse_batch_free(&s->sparse);
     memset(s, 0, sizeof *s);
 }
 
@@ -218,7 +224,8 @@ static parley_status set_encode(encoded_set *s, const bert_model *m, const ds_da
     for (int i = 0; i < s->n; i++) {
         const ds_example *e = &ds->examples[i];
         int used = 0;
-        if ((st = tokenize_example(m, ds, i, &tk, &used)) != PARLEY_OK)
+        if ((st = tokenize_example(m, ds, i, &tk, &used)) != PARLEY_OK ||
+            (m->sparse && (st = bert_sparse_rows(m, e->text, &tk, &s->sparse)) != PARLEY_OK))
             goto fail;
         if (n_tok + (size_t)used + 2 > cap) {
             size_t c = cap ? cap : 4096;
@@ -289,6 +296,8 @@ typedef struct eval_pass {
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
+    float *logits;    /* (n_examples, NI) the intent logits, kept to fit the temperature; or NULL */
+    int *gold_intent; /* (n_examples) the gold intent's index in the model, -1 when it has none */
 } eval_pass;
 
 /* A bert_logits_fn: scores example ev->first + k from its logits, intent (NI) and slots
@@ -302,7 +311,15 @@ static parley_status eval_one(void *ctx, int k, const wp_tokens *tk, int n_used,
     const ds_example *e = &ev->ds->examples[i];
     int best;
     float prob;
-    nlu_top_k(intent_logits, c->n_intents, 1, &best, &prob);
+    nlu_top_k(intent_logits, c->n_intents, c->intent_temperature, 1, &best, &prob);
+    if (ev->logits) {
+        memcpy(ev->logits + (size_t)i * c->n_intents, intent_logits,
+               (size_t)c->n_intents * sizeof *intent_logits);
+        ev->gold_intent[i] = -1;
+        for (int j = 0; j < c->n_intents; j++)
+            if (!strcmp(c->intent_labels[j], ev->ds->intents[e->intent]))
+                ev->gold_intent[i] = j;
+    }
     nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag, ev->viterbi);
     nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
     for (int w = 0; w < e->n_words; w++) {
@@ -322,19 +339,23 @@ static parley_status eval_chunk(eval_pass *ev, int first, int n)
     wp_tokens tk[EVAL_CHUNK];
     parley_status st = PARLEY_OK;
     int i, used;
+    const char *texts[EVAL_CHUNK];
     memset(tk, 0, sizeof tk);
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        texts[i] = ev->ds->examples[first + i].text;
         if ((st = tokenize_example(ev->m, ev->ds, first + i, &tk[i], &used)) != PARLEY_OK)
             goto fail;
+    }
     ev->first = first;
-    st = bert_run_pieces(ev->m, tk, n, NULL, NULL, eval_one, ev);
+    st = bert_run_pieces(ev->m, texts, tk, n, NULL, NULL, eval_one, ev);
 fail:
     for (i = 0; i < n; i++)
         wp_tokens_free(&tk[i]);
     return st;
 }
 
-parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out)
+parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out,
+                             float *temperature)
 {
     parley_status st;
     eval_pass ev = { .m = m, .ds = ds };
@@ -357,7 +378,12 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.gold = pl_malloc(w * sizeof *ev.gold);
     ev.pred = pl_malloc(w * sizeof *ev.pred);
     ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
-    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi) {
+    if (temperature) {
+        ev.logits = pl_malloc(((size_t)ds->n_examples * m->cfg.n_intents + 1) * sizeof *ev.logits);
+        ev.gold_intent = pl_malloc(((size_t)ds->n_examples + 1) * sizeof *ev.gold_intent);
+    }
+    if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi ||
+        (temperature && (!ev.logits || !ev.gold_intent))) {
         st = pl_nomem("%s: scoring", ds->source);
         goto fail;
     }
@@ -367,7 +393,12 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
             goto fail;
     }
     st = mt_scorer_report(ev.sc, out);
+    if (st == PARLEY_OK && temperature)
+        *temperature =
+                train_fit_temperature(ev.logits, ev.gold_intent, ds->n_examples, m->cfg.n_intents);
 fail:
+    pl_free(ev.logits);
+    pl_free(ev.gold_intent);
     nlu_tagset_clear(&ev.ts);
     pl_free(ev.bi);
     mt_scorer_free(ev.sc);
@@ -388,6 +419,7 @@ typedef struct run_settings {
     int epochs, batch;
     int augment; /* lookup-table variants per example (ds_augment_lookups) */
     float lr, weight_decay, dropout, slot_weight, clip;
+    float sparse_lr;    /* peak learning rate of the sparse features' weights */
     float word_dropout; /* chance that a training piece is shown as [UNK] */
     long warmup;        /* steps */
     uint64_t seed;
@@ -415,8 +447,10 @@ typedef struct run_state {
     long saved_step;                        /* the step of the checkpoint written last, or -1 */
     int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
+    bert_sparse_batch b_sparse;             /* its sparse features */
     parley_train_progress pr;
     train_meter meter; /* this call's counts, for progress */
+    train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
@@ -476,15 +510,18 @@ static parley_status train_step(run_state *r)
     }
     if (r->s.word_dropout > 0)
         word_dropout(r, nb);
+    parley_status st;
+    if (r->m->sparse && (st = train_sparse_batch(&set->sparse, set->off, r->perm + first, nb,
+                                                 &r->b_sparse)) != PARLEY_OK)
+        return st;
     bert_batch b = { nb, r->b_len, r->b_ids };
-    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight };
+    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight, &r->b_sparse };
     bert_loss loss;
     size_t n = r->m->n_params;
     uint64_t seed = train_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
     adamw_params ap = { train_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
                         r->s.weight_decay };
     double t0 = train_now_s();
-    parley_status st;
     if (r->gpu) {
         /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
         st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1,
@@ -501,7 +538,8 @@ static parley_status train_step(run_state *r)
                        r->step + 1, (double)loss.total);
     if (!r->gpu) {
         train_clip_grads(r->grads, n, r->s.clip);
-        adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, n, r->step + 1, &ap);
+        train_sparse_adamw(r->m, r->grads, r->adam_m, r->adam_v, r->decay, r->step + 1, &ap,
+                           train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step));
     }
     train_meter_step(&r->meter, t0, nb, loss.total);
     r->pr.lr = ap.lr;
@@ -628,6 +666,7 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "weight_decay", r->s.weight_decay) &&
              cJSON_AddNumberToObject(root, "dropout", r->s.dropout) &&
              cJSON_AddNumberToObject(root, "word_dropout", r->s.word_dropout) &&
+             cJSON_AddNumberToObject(root, "sparse_lr", r->s.sparse_lr) &&
              cJSON_AddNumberToObject(root, "slot_weight", r->s.slot_weight) &&
              cJSON_AddNumberToObject(root, "clip", r->s.clip) &&
              cJSON_AddStringToObject(root, "seed", seed) &&
@@ -716,7 +755,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     char path[PATH_MAX], *text = NULL;
     size_t len;
     cJSON *root = NULL;
-    double v[12];
+    double v[13];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
         (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
@@ -736,6 +775,7 @@ static parley_status state_parse(run_state *r, const char *dir)
         (st = json_num(root, "weight_decay", path, 0, 1e3, &v[6])) != PARLEY_OK ||
         (st = json_num(root, "dropout", path, 0, 1, &v[7])) != PARLEY_OK ||
         (st = json_num(root, "word_dropout", path, 0, 1, &v[11])) != PARLEY_OK ||
+        (st = json_num(root, "sparse_lr", path, 0, 1e3, &v[12])) != PARLEY_OK ||
         (st = json_num(root, "slot_weight", path, 0, 1e6, &v[8])) != PARLEY_OK ||
         (st = json_num(root, "clip", path, 0, 1e30, &v[9])) != PARLEY_OK ||
         (st = json_hex(root, "seed", path, 10, &r->s.seed)) != PARLEY_OK ||
@@ -751,6 +791,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     r->s.weight_decay = (float)v[6];
     r->s.dropout = (float)v[7];
     r->s.word_dropout = (float)v[11];
+    r->s.sparse_lr = (float)v[12];
     r->s.slot_weight = (float)v[8];
     r->s.clip = (float)v[9];
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
@@ -864,7 +905,8 @@ static parley_status epoch_end(run_state *r, int *stop)
         return st;
     if (r->dev) {
         mt_report *rep = NULL;
-        if ((st = train_evaluate(r->m, r->dev, &rep)) != PARLEY_OK)
+        float t = 0;
+        if ((st = train_evaluate(r->m, r->dev, &rep, &t)) != PARLEY_OK)
             return pl_wrap(st, "scoring epoch %d", epoch);
         r->pr.dev = (parley_train_scores){ rep->intent_accuracy, rep->slots.f1,
                                            rep->sentence_accuracy };
@@ -872,6 +914,7 @@ static parley_status epoch_end(run_state *r, int *stop)
         mt_report_free(rep);
         keep = !r->has_best || better(&r->pr.dev, &r->best);
         if (keep) {
+            r->m->cfg.intent_temperature = t; /* saved with this epoch's weights */
             r->best = r->pr.dev;
             r->has_best = 1;
         }
@@ -907,11 +950,18 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
         return PARLEY_OK;
-    if ((st = train_check_common(p, "train")) != PARLEY_OK)
+    if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
-    if (p->augment < 0 || p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: augment and slot weight must be >= 0 and "
-                                               "word dropout in [0, 1)");
+    if (p->sparse && strcmp(p->sparse, "on") && strcmp(p->sparse, "off"))
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: sparse features are \"on\" or \"off\", not "
+                       "\"%s\"",
+                       p->sparse);
+    if (!(p->sparse_lr >= 0 && p->sparse_lr <= 1e3))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: sparse lr must be in [0, 1000]");
+    if (p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "train: slot weight must be >= 0 and word dropout in [0, 1)");
     return PARLEY_OK;
 }
 
@@ -932,6 +982,7 @@ static void run_clear(run_state *r)
     pl_free(r->b_slot);
     pl_free(r->b_len);
     pl_free(r->b_intent);
+    bert_sparse_batch_free(&r->b_sparse);
 }
 
 /* Puts the training on the GPU when the device says so. */
@@ -941,6 +992,9 @@ static parley_status open_device(run_state *r)
     if (r->device == CUDA_DEVICE_CPU)
         return PARLEY_OK;
     parley_status st = cuda_trainer_open(r->m, r->decay, r->device, r->prec, &r->gpu);
+    if (st == PARLEY_OK && r->m->sparse)
+        st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the GPU trainer has no sparse features yet; train "
+                                             "on the cpu, or with --sparse off");
     if (st == PARLEY_OK && r->p->resume)
         st = cuda_trainer_set_moments(r->gpu, r->adam_m, r->adam_v);
     if (st != PARLEY_OK)
@@ -955,6 +1009,7 @@ static parley_status run_prepare(run_state *r)
     const parley_train_params *p = r->p;
     parley_status st;
     char dir[PATH_MAX];
+    train_sizes sizes = train_sizes_of(p);
     if ((st = ds_load(p->data, &r->train)) != PARLEY_OK ||
         (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
         return st;
@@ -966,15 +1021,17 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
-        r->s = (run_settings){ .epochs = p->epochs,
-                               .batch = p->batch,
-                               .augment = p->augment,
-                               .lr = p->lr > 0 ? p->lr : parley_train_default_lr(p->init != NULL),
-                               .weight_decay = p->weight_decay,
+        train_size_data(&sizes, r->train, p->init != NULL, &r->notes);
+        r->s = (run_settings){ .batch = sizes.batch,
+                               .augment = sizes.augment,
+                               .lr = sizes.lr,
+                               .weight_decay = sizes.weight_decay,
                                .dropout = p->dropout,
                                .slot_weight = p->slot_weight,
                                .clip = p->clip,
                                .word_dropout = p->word_dropout,
+                               .sparse_lr = p->sparse_lr > 0 ? p->sparse_lr
+                                                             : PARLEY_TRAIN_DEFAULT_SPARSE_LR,
                                .seed = p->seed };
     }
     /* The variants are a function of the seed, so a resumed run makes the same ones. */
@@ -992,11 +1049,19 @@ static parley_status run_prepare(run_state *r)
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
-        if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK)
+        if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK ||
+            (st = train_sparse_setup(&r->m, r->train, !p->sparse || strcmp(p->sparse, "off"))) !=
+                    PARLEY_OK)
             return st;
+        r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     }
     if ((st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
         return st;
+    if (!p->resume) {
+        train_size_epochs(&sizes, r->set.n, &r->notes);
+        r->s.epochs = sizes.epochs;
+        r->pr.chosen = r->notes.len ? r->notes.text : NULL;
+    }
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
     if (!p->resume)
@@ -1045,6 +1110,8 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
     r.pr.vocab_size = r.m->cfg.vocab_size;
     r.pr.n_truncated = r.set.truncated;
     r.pr.n_params = r.m->n_params;
+    r.pr.sparse_sentence = r.m->cfg.sparse_sent;
+    r.pr.sparse_word = r.m->cfg.sparse_word;
     r.pr.shape = train_shape_of(&r.m->cfg);
     stop = report(&r, PARLEY_TRAIN_START);
     while (r.step < r.steps && !stop) {

@@ -8,8 +8,11 @@
  *   - augmentation gives each training example with a span of a slot type that has a
  *     lookup table (Rasa's `- lookup: SLOT`) up to `augment` variants, every such span
  *     replaced by a value drawn from its table (ds_augment_lookups, from the seed). JointBERT
- *     folders have no lookup tables. Synonyms and regexes do not reach the trainer
- *     (nlu/data/dataset.h says why);
+ *     folders have no lookup tables. Synonyms do not reach the trainer (nlu/data/dataset.h
+ *     says why); lookup tables and regexes reach it through the sparse features;
+ *   - with sparse features on (the default), the featurizer is learned from the training
+ *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
+ *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;
  *   - labels are the training set's intents and slot tags (sorted, see dataset.h). A word's
  *     tag goes to its first word piece; other pieces, [CLS] and [SEP] are not scored. Dev
  *     examples whose intent or slot type the training set lacks are kept and scored: the
@@ -30,7 +33,9 @@
 
 /* Scores model m on ds through the inference path: tokenize, bert_forward, the first
  * piece's tag for each word, BIO repaired as parley_nlu_parse reports it. Labels are
- * compared by name. *out is owned by the caller (mt_report_free). */
-parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out);
+ * compared by name. *out is owned by the caller (mt_report_free). With temperature non-NULL
+ * it also fits the intent temperature on ds (nlu/train/calibrate.h) into *temperature. */
+parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out,
+                             float *temperature);
 
 #endif

@@ -96,15 +96,18 @@ parley_train_shape train_shape_of(const bert_config *c)
                                  c->max_positions };
 }
 
-parley_status train_check_common(const parley_train_params *p, const char *who)
+parley_status train_check_common(const parley_train_params *p, const char *who, int sized)
 {
-    if (p->epochs < 1 || p->batch < 1 || p->lr < 0 || p->threads < 0 || p->vocab_size < 0 ||
-        !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) || p->weight_decay < 0 ||
-        !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
+    /* sized: epochs and batch 0, weight decay -1 mean "sized to the data" (defaults.h) */
+    const int min_count = sized ? 0 : 1;
+    const float min_decay = sized ? -INFINITY : 0;
+    if (p->epochs < min_count || p->batch < min_count || p->lr < 0 || p->threads < 0 ||
+        p->vocab_size < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
+        !(p->weight_decay >= min_decay) || !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "%s: a setting is out of range (epochs and batch >= 1; lr, weight decay, "
+                       "%s: a setting is out of range (epochs and batch >= 1%s; lr, weight decay, "
                        "clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in [0, 1))",
-                       who);
+                       who, sized ? ", or 0 to size them to the data" : "");
     if (!p->init && p->shape.max_positions < 3)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "%s: max positions must be >= 3 ([CLS], a piece, [SEP])", who);

@@ -41,8 +41,10 @@ parley_status train_parse_device(const char *device, int *gpu);
 
 /* Checks the settings training and pretraining share (epochs, batch, lr, threads, warmup,
  * weight decay, dropout, clip, vocabulary size; max positions of a new model); `who` names
- * the loop in the message. Each loop checks its own settings beside it. */
-parley_status train_check_common(const parley_train_params *p, const char *who);
+ * the loop in the message. With `sized`, epochs and batch 0 and a negative weight decay pass
+ * (training sizes them to the data, nlu/train/defaults.h). Each loop checks its own settings
+ * beside it. */
+parley_status train_check_common(const parley_train_params *p, const char *who, int sized);
 
 /* What a loop counts in one call for its progress reports (throughput, time to go, the
  * epoch's mean loss), the same way for training and pretraining. */

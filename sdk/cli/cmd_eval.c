@@ -37,7 +37,7 @@ static void eval_usage(FILE *f)
             "  --json              print the report as JSON (ratios as fractions)\n"
             "  --batch N           utterances per model call (default 32)\n"
             "  --predictions FILE  write one JSON line per example: {\"text\", \"intent\", "
-            "\"tags\"}\n"
+            "\"confidence\", \"tags\"}\n"
             "  --confusions K      confusions listed of each kind (default 10; -1 = all)\n"
             "  --threads N         CPU threads (default: all cores)\n"
             "  --device D          auto | cpu | cuda:N (default auto)\n");
@@ -98,6 +98,7 @@ static int write_prediction(const parley_eval_example *ex, void *file)
     cJSON *o = cJSON_CreateObject(), *tags = NULL;
     int ok = o && cJSON_AddStringToObject(o, "text", r->text) &&
              cJSON_AddStringToObject(o, "intent", r->intent) &&
+             cJSON_AddNumberToObject(o, "confidence", r->confidence) &&
              (tags = cJSON_AddArrayToObject(o, "tags"));
     for (int w = 0; ok && w < r->n_words; w++) {
         cJSON *t = cJSON_CreateString(r->tags[w]);

@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sdk/cli/cli.h"
@@ -30,17 +31,21 @@ static void usage(FILE *f)
             "  --data PATH          training examples (required)\n"
             "  --dev PATH           dev examples, scored after each epoch\n"
             "  --augment N          up to N variants of each example with slot values drawn from\n"
-            "                       the nlu.yaml's lookup tables; 0 = off (default %d)\n"
+            "                       the nlu.yaml's lookup tables; 0 = off (default: sized to\n"
+            "                       the data)\n"
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
+            "  --sparse on|off      sparse features (words, character n-grams, word shapes,\n"
+            "                       lookup-table matches) beside the encoder (default on)\n"
+            "  --sparse-lr X        peak learning rate of their weights (default %g)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
             "gpu (--device cuda):\n"
             "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
             "                       (to compare with the CPU)\n",
-            d.augment, (double)d.word_dropout, (double)d.slot_weight);
+            (double)d.word_dropout, (double)d.slot_weight, (double)PARLEY_TRAIN_DEFAULT_SPARSE_LR);
     cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
                           parley_train_default_lr(1));
     fprintf(f,
@@ -59,6 +64,8 @@ static const opt_def opts[] = {
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
+    { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
+    { "--sparse-lr", OPT_FLOAT, P(sparse_lr), 0, 0, 1000, G_SETTING },
     { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
 };
@@ -106,6 +113,14 @@ static void print_start(const parley_train_progress *pr)
             c->layers, c->hidden, c->heads, c->intermediate, c->max_positions, pr->vocab_size,
             pr->vocab_learned ? " (learned)" : "", (double)pr->n_params / 1e6,
             pr->heads_replaced ? ", new heads" : "");
+    if (pr->sparse_sentence || pr->sparse_word)
+        fprintf(stderr, "train: sparse features: %d sentence, %d word\n", pr->sparse_sentence,
+                pr->sparse_word);
+    for (const char *s = pr->chosen; s && *s;) {
+        size_t n = strcspn(s, "\n");
+        fprintf(stderr, "train: sized to the data: %.*s\n", (int)n, s);
+        s += n + (s[n] == '\n');
+    }
     fprintf(stderr, "train: %d epochs, %ld steps, on %s\n", pr->epochs, pr->steps, pr->device);
     if (pr->n_truncated)
         fprintf(stderr,

@@ -43,9 +43,21 @@ static const opt_def common[] = {
 #undef P
 enum { N_COMMON = sizeof common / sizeof common[0] };
 
+/* A default as help shows it: v, or "sized to the data" for the 0 or negative that means so. */
+static const char *sized(char *buf, size_t cap, double v)
+{
+    if (v <= 0)
+        return "sized to the data";
+    snprintf(buf, cap, "%g", v);
+    return buf;
+}
+
 void cli_train_common_help(FILE *f, const parley_train_params *d, const char *init_note,
                            float lr_init)
 {
+    char ep[32], ba[32], lr[32], wd[32];
+    /* Training sizes the rate with the rest (epochs 0); pretraining has a fixed one. */
+    const double lr_new = d->epochs > 0 ? parley_train_default_lr(0) : 0;
     fprintf(f,
             "model:\n"
             "  --out DIR            model directory to write (required)\n"
@@ -59,12 +71,12 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
             "  --vocab-size N       ... or learn a WordPiece vocabulary of at most N tokens from\n"
             "                       the training text (default %d)\n"
             "training:\n"
-            "  --epochs N           passes over the data (default %d)\n"
-            "  --batch N            examples per step (default %d)\n"
-            "  --lr X               peak learning rate (default %g, or %g with --init)\n"
+            "  --epochs N           passes over the data (default %s)\n"
+            "  --batch N            examples per step (default %s)\n"
+            "  --lr X               peak learning rate (default %s, or %g with --init)\n"
             "  --warmup X           linear warmup: a fraction of all steps if X has a '.', else a\n"
             "                       number of steps (default %g); then linear decay to 0\n"
-            "  --weight-decay X     AdamW weight decay, not on biases and LayerNorm (default %g)\n"
+            "  --weight-decay X     AdamW weight decay, not on biases and LayerNorm (default %s)\n"
             "  --dropout X          dropout probability (default %g)\n"
             "  --clip X             clip gradients to this global norm; 0 = off (default %g)\n"
             "  --seed N             seed of the initialization, shuffling and dropout (default "
@@ -76,10 +88,10 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
             "                       parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
             init_note, d->shape.layers, d->shape.hidden, d->shape.heads, d->shape.intermediate,
-            d->shape.max_positions, d->vocab_size, d->epochs, d->batch,
-            (double)parley_train_default_lr(0), (double)lr_init, (double)d->warmup_fraction,
-            (double)d->weight_decay, (double)d->dropout, (double)d->clip,
-            (unsigned long long)d->seed);
+            d->shape.max_positions, d->vocab_size, sized(ep, sizeof ep, d->epochs),
+            sized(ba, sizeof ba, d->batch), sized(lr, sizeof lr, lr_new), (double)lr_init,
+            (double)d->warmup_fraction, sized(wd, sizeof wd, d->weight_decay), (double)d->dropout,
+            (double)d->clip, (unsigned long long)d->seed);
 }
 
 int cli_usage_error(const opt_parse *o, const char *what)

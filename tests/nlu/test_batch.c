@@ -123,15 +123,15 @@ static void test_walk(void)
         return;
     }
     walk w = { &ref, 0, -1, 0 };
-    CHECK(bert_run_pieces(M, TK, NT, NULL, NULL, check_seq, &w) == PARLEY_OK, "run: %s",
+    CHECK(bert_run_pieces(M, NULL, TK, NT, NULL, NULL, check_seq, &w) == PARLEY_OK, "run: %s",
           parley_errmsg());
     CHECK(w.calls == NT, "every sequence walked: %d", w.calls);
     w = (walk){ &ref, 0, -1, 0 };
-    CHECK(bert_run_pieces(M, TK, NT, counted_forward, &w, check_seq, &w) == PARLEY_OK,
+    CHECK(bert_run_pieces(M, NULL, TK, NT, counted_forward, &w, check_seq, &w) == PARLEY_OK,
           "run through a given forward pass");
     CHECK(w.forwards == 1 && w.calls == NT, "one forward pass: %d, %d calls", w.forwards, w.calls);
     w = (walk){ &ref, 0, 1, 0 };
-    CHECK(bert_run_pieces(M, TK, NT, NULL, NULL, check_seq, &w) == PARLEY_ERR_CONFIG,
+    CHECK(bert_run_pieces(M, NULL, TK, NT, NULL, NULL, check_seq, &w) == PARLEY_ERR_CONFIG,
           "a failing callback's status comes back");
     CHECK(w.calls == 2, "the walk stops at the failure: %d calls", w.calls);
     bert_packed_free(&ref);
@@ -147,7 +147,7 @@ static parley_status ignore_seq(void *ctx, int i, const wp_tokens *tk, int n_pie
 static parley_status run_all(void *ctx)
 {
     (void)ctx;
-    return bert_run_pieces(M, TK, NT, NULL, NULL, ignore_seq, NULL);
+    return bert_run_pieces(M, NULL, TK, NT, NULL, NULL, ignore_seq, NULL);
 }
 
 int main(void)

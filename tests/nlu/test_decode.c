@@ -31,15 +31,27 @@ static void test_top_k(void)
     float logits[] = { 1.0f, 3.0f, -2.0f, 3.0f, 0.5f };
     int idx[5];
     float prob[5];
-    nlu_top_k(logits, 5, 5, idx, prob);
+    nlu_top_k(logits, 5, 0, 5, idx, prob);
     CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 0 && idx[3] == 4 && idx[4] == 2,
           "order %d %d %d %d %d", idx[0], idx[1], idx[2], idx[3], idx[4]);
     double z = exp(1.0) + 2 * exp(3.0) + exp(-2.0) + exp(0.5);
     CHECK(fabs(prob[0] - exp(3.0) / z) < 1e-6 && fabs(prob[4] - exp(-2.0) / z) < 1e-6, "softmax");
     float big[] = { 1000.0f, 999.0f };
-    nlu_top_k(big, 2, 1, idx, prob);
+    nlu_top_k(big, 2, 0, 1, idx, prob);
     CHECK(idx[0] == 0 && fabs(prob[0] - 1.0 / (1.0 + exp(-1.0))) < 1e-6, "no overflow: %f",
           prob[0]);
+    /* A temperature divides the logits: the order stays, the probabilities soften (T > 1)
+     * or sharpen (T < 1); T = 1 is the plain softmax. */
+    float p1[5], p2[5], p05[5];
+    int i1[5], i2[5], i05[5];
+    nlu_top_k(logits, 5, 1.0f, 5, i1, p1);
+    nlu_top_k(logits, 5, 2.0f, 5, i2, p2);
+    nlu_top_k(logits, 5, 0.5f, 5, i05, p05);
+    double z2 = exp(0.5) + 2 * exp(1.5) + exp(-1.0) + exp(0.25);
+    CHECK(fabs(p1[0] - exp(3.0) / z) < 1e-6, "T = 1 is the plain softmax");
+    CHECK(fabs(p2[0] - exp(1.5) / z2) < 1e-6 && p2[0] < p1[0] && p05[0] > p1[0],
+          "temperature: %f %f %f", p05[0], p1[0], p2[0]);
+    CHECK(!memcmp(i1, i2, sizeof i1) && !memcmp(i1, i05, sizeof i1), "the order does not move");
 }
 
 /* Tags as strings -> repaired kinds and spans, against the conlleval reading. */

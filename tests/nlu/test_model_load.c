@@ -517,9 +517,9 @@ static void config_case(const char *name, const char *key, cJSON *value, parley_
 {
     const char *d = case_dir(name);
     cJSON *c = config_read(d);
-    if (value)
-        cJSON_ReplaceItemInObject(c, key, value);
-    else
+    if (value && !cJSON_ReplaceItemInObject(c, key, value))
+        cJSON_AddItemToObject(c, key, value); /* a key the file lacks */
+    else if (!value)
         cJSON_DeleteItemFromObject(c, key);
     config_write(d, c);
     char quoted[64];
@@ -544,6 +544,12 @@ static void test_bad_config(void)
                 "\"relu\" is not supported");
     config_case("cfg_eps", "layer_norm_eps", cJSON_CreateNumber(-1), PARLEY_ERR_CONFIG,
                 "positive number");
+    config_case("cfg_temp_zero", "intent_temperature", cJSON_CreateNumber(0), PARLEY_ERR_CONFIG,
+                "expected a number in [0.01, 100]");
+    config_case("cfg_temp_big", "intent_temperature", cJSON_CreateNumber(1e3), PARLEY_ERR_CONFIG,
+                "expected a number in");
+    config_case("cfg_temp_type", "intent_temperature", cJSON_CreateString("2"), PARLEY_ERR_CONFIG,
+                "expected a number in");
     config_case("cfg_intents", "intent_labels", NULL, PARLEY_ERR_CONFIG, "is missing");
     config_case("cfg_intents_type", "intent_labels", cJSON_CreateString("greet"), PARLEY_ERR_CONFIG,
                 "list of strings");

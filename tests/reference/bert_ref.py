@@ -4,7 +4,11 @@ Written from the BERT paper and the Hugging Face BertModel layout (the tensor na
 model directory), not from parley's C code: embeddings (word + position + token type 0,
 LayerNorm), post-LN encoder layers with separate query/key/value projections and an erf GELU,
 the tanh pooler on each sequence's first token, and the two heads (intent on the pooled
-output, slot tags on every token). It takes a PADDED batch with an attention mask, the
+output, slot tags on every token). A model with sparse features (config.json
+"sparse_sentence_features" FS, "sparse_word_features" FW) adds two bias-free linear maps:
+sparse_intent_classifier (NI, FS) of each sequence's sentence features to its intent logits
+and sparse_slot_classifier (NS, FW) of each token's word features to its slot logits; the
+features come in as given (parley's README says which token gets a word's features). It takes a PADDED batch with an attention mask, the
 ordinary way, so comparing it with parley's packed batches also checks the packing.
 It runs in float64 by default so that its own rounding is negligible in the comparison.
 
@@ -38,6 +42,8 @@ class Config:
         self.eps = d.get("layer_norm_eps", 1e-12)
         self.intent_labels = d["intent_labels"]
         self.slot_labels = d["slot_labels"]
+        self.sparse_sentence = d.get("sparse_sentence_features", 0)
+        self.sparse_word = d.get("sparse_word_features", 0)
         if d.get("hidden_act", "gelu") != "gelu":
             raise ValueError("hidden_act %r: this reference implements the erf GELU only" % d["hidden_act"])
         if self.hidden % self.heads:
@@ -147,13 +153,23 @@ class JointBert(nn.Module):
         self.pooler = Pooler(c)
         self.intent_classifier = nn.Linear(c.hidden, len(c.intent_labels))
         self.slot_classifier = nn.Linear(c.hidden, len(c.slot_labels))
+        if c.sparse_sentence:
+            self.sparse_intent_classifier = nn.Linear(c.sparse_sentence, len(c.intent_labels), bias=False)
+        if c.sparse_word:
+            self.sparse_slot_classifier = nn.Linear(c.sparse_word, len(c.slot_labels), bias=False)
 
-    def forward(self, ids, mask):
-        """ids, mask (B, T) -> intent logits (B, NI), slot logits (B, T, NS)."""
+    def forward(self, ids, mask, x_sent=None, x_tok=None):
+        """ids, mask (B, T) -> intent logits (B, NI), slot logits (B, T, NS). With sparse
+        features: x_sent (B, FS) and x_tok (B, T, FW), dense."""
         h = self.embeddings(ids)
         for layer in self.encoder.layer:
             h = layer(h, mask)
-        return self.intent_classifier(self.pooler(h)), self.slot_classifier(h)
+        intent, slot = self.intent_classifier(self.pooler(h)), self.slot_classifier(h)
+        if self.config.sparse_sentence:
+            intent = intent + self.sparse_intent_classifier(x_sent)
+        if self.config.sparse_word:
+            slot = slot + self.sparse_slot_classifier(x_tok)
+        return intent, slot
 
 
 def load(model_dir, dtype=torch.float64):
@@ -182,6 +198,32 @@ def pad(seqs):
         ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
         mask[i, :len(s)] = 1
     return ids, mask
+
+
+def dense_rows(rows, n_feat, dtype=torch.float64):
+    """Rows of [index, value] pairs -> a dense (len(rows), n_feat) tensor."""
+    x = torch.zeros((len(rows), n_feat), dtype=dtype)
+    for r, row in enumerate(rows):
+        for j, v in row:
+            x[r, j] += v
+    return x
+
+
+def sparse_inputs(model, sent_rows, tok_rows, lens):
+    """Packed sparse rows (one per sequence, one per token) -> x_sent (B, FS), x_tok
+    (B, T, FW) padded like bert_ref.pad; None for a model without them."""
+    c = model.config
+    if not (c.sparse_sentence or c.sparse_word):
+        return None, None
+    dtype = next(model.parameters()).dtype
+    x_sent = dense_rows(sent_rows, c.sparse_sentence, dtype)
+    tok = dense_rows(tok_rows, c.sparse_word, dtype)
+    x_tok = torch.zeros((len(lens), max(lens), c.sparse_word), dtype=dtype)
+    at = 0
+    for i, n in enumerate(lens):
+        x_tok[i, :n] = tok[at:at + n]
+        at += n
+    return x_sent, x_tok
 
 
 def logits(model, seqs):

@@ -28,12 +28,17 @@ def split(lens, flat):
     return out
 
 
-def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None):
+def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None, sparse=None):
     """A dict of loss, intent_loss, slot_loss (tensors) and intent_logits (B, NI),
-    slot_logits (N, NS) in packed order. device: where the model is (None: the CPU)."""
+    slot_logits (N, NS) in packed order. device: where the model is (None: the CPU).
+    sparse: (sentence rows, token rows) of [index, value] pairs for a model with sparse
+    features (bert_ref.sparse_inputs)."""
     padded, mask = bert_ref.pad(split(lens, ids))
     padded, mask = padded.to(device), mask.to(device)
-    intent_logits, slot_logits = model(padded, mask)
+    x_sent, x_tok = bert_ref.sparse_inputs(model, *(sparse or ([], [])), lens)
+    if x_sent is not None:
+        x_sent, x_tok = x_sent.to(device), x_tok.to(device)
+    intent_logits, slot_logits = model(padded, mask, x_sent, x_tok)
     slot_logits = slot_logits[mask.bool()]  # (N, NS): row-major over (sequence, token)
     intent_loss = F.cross_entropy(intent_logits, torch.tensor(intent, device=device))
     labels = torch.tensor(slot, device=device)
@@ -45,11 +50,11 @@ def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None):
             "slot_loss": slot_loss, "intent_logits": intent_logits, "slot_logits": slot_logits}
 
 
-def loss_and_grads(model_dir, lens, ids, intent, slot, slot_weight=1.0, pad_id=0):
+def loss_and_grads(model_dir, lens, ids, intent, slot, slot_weight=1.0, pad_id=0, sparse=None):
     """(joint_loss's outputs as numpy, parameter name -> gradient as numpy) in float64 for
     the model directory; names are Hugging Face's without the "bert." prefix."""
     model = bert_ref.load(model_dir, dtype=torch.float64)
-    out = joint_loss(model, lens, ids, intent, slot, slot_weight)
+    out = joint_loss(model, lens, ids, intent, slot, slot_weight, sparse=sparse)
     model.zero_grad()
     out["loss"].backward()
     grads = {}

@@ -20,8 +20,8 @@ _NUMPY = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int
 _FROM_NUMPY = {np.dtype(np.int64): "I64", np.dtype(np.int32): "I32", np.dtype(np.int16): "I16",
                np.dtype(np.int8): "I8", np.dtype(np.uint8): "U8", np.dtype(np.bool_): "BOOL"}
 
-# The joint heads never carry the encoder's "bert." prefix.
-HEADS = ("intent_classifier.", "slot_classifier.")
+# The joint heads (and the sparse features' maps) never carry the encoder's "bert." prefix.
+HEADS = ("intent_classifier.", "slot_classifier.", "sparse_intent_classifier.", "sparse_slot_classifier.")
 
 
 def bf16_to_f32(bits):

@@ -4,6 +4,8 @@
  * Usage: train_grads MODEL_DIR BATCH_JSON OUT_DIR
  * BATCH_JSON: {"len": [B], "ids": [N], "intent": [B], "slot": [N], "slot_weight": w,
  *              "dropout": p, "seed": s, "threads": t}   (the last four optional)
+ *             plus, for a model with sparse features, "sent": B rows and "tok": N rows, each
+ *             a list of [feature, value] pairs.
  * OUT_DIR/outputs.json: the loss parts and the logits, floats printed to round-trip;
  * OUT_DIR/grads/: a model directory whose parameters are the gradients, saved by
  * bert_model_save, so Python reads them by their Hugging Face names.
@@ -33,6 +35,26 @@ static int *int_array(const cJSON *root, const char *name, int *n)
     const cJSON *e;
     cJSON_ArrayForEach(e, a) out[i++] = (int)e->valuedouble;
     return out;
+}
+
+/* Rows of sparse features: a JSON list of rows, each a list of [index, value] pairs. */
+static void read_rows(const cJSON *root, const char *name, sf_rows *out)
+{
+    const cJSON *row, *pair;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(root, name))
+    {
+        int n = cJSON_GetArraySize(row), k = 0;
+        int *index = calloc((size_t)n + 1, sizeof *index);
+        float *value = calloc((size_t)n + 1, sizeof *value);
+        cJSON_ArrayForEach(pair, row)
+        {
+            index[k] = (int)cJSON_GetArrayItem(pair, 0)->valuedouble;
+            value[k++] = (float)cJSON_GetArrayItem(pair, 1)->valuedouble;
+        }
+        if (sf_rows_push(out, index, value, n) != PARLEY_OK)
+            exit(1);
+        free(index), free(value);
+    }
 }
 
 static double number(const cJSON *root, const char *name, double fallback)
@@ -134,9 +156,13 @@ int main(int argc, char **argv)
     int *intent = int_array(root, "intent", &n_intent), *slot = int_array(root, "slot", &n_slot);
     bert_set_threads((int)number(root, "threads", 0));
     bert_batch b = { .n_seq = B, .len = len, .ids = ids };
+    bert_sparse_batch x = { 0 };
+    read_rows(root, "sent", &x.sent);
+    read_rows(root, "tok", &x.tok);
     bert_labels y = { .intent = intent,
                       .slot = slot,
-                      .slot_weight = (float)number(root, "slot_weight", 1.0) };
+                      .slot_weight = (float)number(root, "slot_weight", 1.0),
+                      .sparse = &x };
     const int NI = m->cfg.n_intents, NS = m->cfg.n_slots;
     float *grads = calloc(m->n_params, sizeof *grads);
     float *il = calloc((size_t)B * NI + 1, sizeof *il),
@@ -175,6 +201,7 @@ int main(int argc, char **argv)
         return 1;
     }
     free(len), free(ids), free(intent), free(slot), free(grads), free(il), free(sl);
+    bert_sparse_batch_free(&x);
     pl_free(text);
     cJSON_Delete(root);
     bert_model_free(m);

@@ -63,7 +63,7 @@ static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision p
     const size_t n = m->n_params;
     float *gc = calloc(n, sizeof *gc), *gg = malloc(n * sizeof *gg);
     bert_batch b = { bt->B, bt->len, bt->ids };
-    bert_labels y = { bt->intent, bt->slot, 1.5f };
+    bert_labels y = { bt->intent, bt->slot, 1.5f, NULL };
     bert_loss lc, lg;
     CHECK(bert_train_step(m, &b, &y, dropout, 7, gc, &lc, NULL, NULL) == PARLEY_OK, "%s: cpu: %s",
           what, parley_errmsg());
@@ -95,7 +95,7 @@ static void compare_steps(bert_model *m, const batch *bt)
     CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK, "open: %s",
           parley_errmsg());
     bert_batch b = { bt->B, bt->len, bt->ids };
-    bert_labels y = { bt->intent, bt->slot, 1.0f };
+    bert_labels y = { bt->intent, bt->slot, 1.0f, NULL };
     adamw_params ap = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
     for (long t = 1; g && t <= 3; t++) {
         bert_loss lc, lg;
@@ -150,7 +150,7 @@ static void test_model(int H, int NH, int P, float scale)
         }
         int bad_len[] = { 3, P + 1 }, ids[256] = { 0 }, intent[2] = { 0 }, slot[256] = { 0 };
         bert_batch b = { 2, bad_len, ids };
-        bert_labels y = { intent, slot, 1.0f };
+        bert_labels y = { intent, slot, 1.0f, NULL };
         bert_loss l;
         CHECK(cuda_trainer_grads(g, &b, &y, 0, 1, &l, NULL) == PARLEY_ERR_INVALID_ARG &&
                       strstr(parley_errmsg(), "sequence 1"),
@@ -186,7 +186,7 @@ static void test_train_run(const char *data_dir)
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
     if (bert_model_load(out, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK &&
-        train_evaluate(m, ds, &r) == PARLEY_OK)
+        train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
         CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
               "training set after GPU training: intent %g, "
               "sentence %g",

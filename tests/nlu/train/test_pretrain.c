@@ -188,7 +188,7 @@ static void test_finetune(void)
     CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(files.data, &ds) == PARLEY_OK,
           "load: %s", parley_errmsg());
     CHECK(m && m->cfg.n_intents == 4, "heads replaced: %d intents", m ? m->cfg.n_intents : -1);
-    if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
+    if (m && ds && train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
         CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
               "training set: intent %g, sentence %g", r->intent_accuracy, r->sentence_accuracy);
     else

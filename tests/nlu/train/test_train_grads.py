@@ -5,6 +5,9 @@ top of tests/reference/bert_ref.py's model).
 Random small models (L2 H32 A4 I64, and an odd L3 H36 A3 I52 with eps 1e-5), weights
 uniform in +-0.5 and LayerNorm gains in [0.5, 1.5] so activations, attention and gradients
 are far from trivial (BERT's 0.02 init would leave gradients near zero and hide mistakes);
+with sparse features too (the maps sparse_intent_classifier and sparse_slot_classifier
+over random rows of features, one per sequence and one per token, some empty; and a model
+with sentence features only);
 batches of sequences of different lengths (1 and max_position_embeddings included, one
 [PAD] token inside a sequence), slot labels with unscored tokens, a batch with no scored
 slot, and slot weights 1 and 0.5. The C step runs with dropout 0, writes its outputs
@@ -80,6 +83,12 @@ def hf_tensors(rng, V, H, L, I, P, NI, NS):
 
 def write_model(d, cfg, tensors):
     os.makedirs(d)
+    if cfg.get("sparse_sentence_features") or cfg.get("sparse_word_features"):
+        fs, fw = cfg.get("sparse_sentence_features", 0), cfg.get("sparse_word_features", 0)
+        with open(os.path.join(d, "sparse.json"), "w") as f:
+            json.dump({"format": "parley-sparse", "version": 1,
+                       "sentence": {"features": ["w:s%d" % i for i in range(fs)], "idf": [1.0] * fs},
+                       "word": {"features": ["0:w:w%d" % i for i in range(fw)]}, "lookups": {}}, f)
     V = cfg["vocab_size"]
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)
@@ -103,11 +112,22 @@ def make_batch(rng, cfg, lens, scored=0.7):
     return ids, intent, slot
 
 
-def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight):
+def sparse_rows(rng, n_rows, n_feat, density, empty=()):
+    """n_rows rows of [index, value] pairs, increasing indices; the rows in `empty` empty."""
+    rows = []
+    for r in range(n_rows):
+        idx = [] if r in empty else sorted(set(int(j) for j in rng.integers(0, n_feat, size=density)))
+        rows.append([[j, float(rng.uniform(-1, 1))] for j in idx])
+    return rows
+
+
+def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight, sparse=None):
     d = os.path.join(tmp, name)
     write_model(os.path.join(d, "model"), cfg, tensors)
     batch = {"len": lens, "ids": ids, "intent": intent, "slot": slot, "slot_weight": slot_weight,
              "dropout": 0.0, "seed": 1}
+    if sparse:
+        batch["sent"], batch["tok"] = sparse
     with open(os.path.join(d, "batch.json"), "w") as f:
         json.dump(batch, f)
     r = subprocess.run([TOOL, os.path.join(d, "model"), os.path.join(d, "batch.json"), d],
@@ -121,7 +141,7 @@ def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight):
              for k, v in sio.load(os.path.join(d, "grads", "model.safetensors")).items()}
 
     ref, g_ref = bert_train_ref.loss_and_grads(os.path.join(d, "model"), lens, ids, intent, slot,
-                                               slot_weight, pad_id=0)
+                                               slot_weight, pad_id=0, sparse=sparse)
     print("%s: %d sequences, %d tokens, %d scored; loss %.7f (torch %.7f)" % (
         name, len(lens), len(ids), sum(s >= 0 for s in slot), out["loss"], ref["loss"]))
     for key in ("loss", "intent_loss", "slot_loss"):
@@ -224,6 +244,18 @@ def main():
             run_case(tmp, "shape%d-weight0.5" % k, cfg, tensors, lens[:3], ids, intent, slot, 0.5)
             ids, intent, slot = make_batch(rng, cfg, [4, 7], scored=0.0)
             run_case(tmp, "shape%d-unscored" % k, cfg, tensors, [4, 7], ids, intent, slot, 1.0)
+            # Sparse features beside the encoder: their maps' logits and gradients too.
+            FS, FW = (40, 30) if k == 0 else (7, 0)
+            scfg = dict(cfg, sparse_sentence_features=FS, sparse_word_features=FW)
+            stensors = dict(tensors, **{"sparse_intent_classifier.weight":
+                                        rng.uniform(-0.5, 0.5, size=(NI, FS)).astype(np.float32)})
+            if FW:
+                stensors["sparse_slot_classifier.weight"] = rng.uniform(-0.5, 0.5, size=(NS, FW)).astype(np.float32)
+            ids, intent, slot = make_batch(rng, cfg, lens)
+            first = set(np.cumsum([0] + lens[:-1]))  # [CLS] tokens carry no word features
+            sparse = (sparse_rows(rng, len(lens), FS, 6, empty={1}),
+                      sparse_rows(rng, len(ids), max(FW, 1), 4 if FW else 0, empty=first))
+            run_case(tmp, "shape%d-sparse" % k, scfg, stensors, lens, ids, intent, slot, 1.0, sparse)
             run_mlm_case(tmp, "shape%d-mlm" % k, cfg, tensors, rng, lens)
             run_mlm_case(tmp, "shape%d-mlm-unmasked" % k, cfg, tensors, rng, [4, 7])
     print("%d failures" % len(FAILURES))

@@ -48,7 +48,7 @@ static parley_train_scores score(const char *model_dir, const char *set)
     mt_report *r = NULL;
     CHECK(bert_model_load(model_dir, &m) == PARLEY_OK, "load %s: %s", model_dir, parley_errmsg());
     CHECK(ds_load(set, &ds) == PARLEY_OK, "load %s: %s", set, parley_errmsg());
-    if (m && ds && train_evaluate(m, ds, &r) == PARLEY_OK)
+    if (m && ds && train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
         s = (parley_train_scores){ r->intent_accuracy, r->slots.f1, r->sentence_accuracy };
     mt_report_free(r);
     ds_free(ds);
@@ -121,6 +121,13 @@ static void test_dev_and_best(void)
     CHECK(d.sentence_accuracy == res.best.sentence_accuracy && d.slot_f1 == res.best.slot_f1 &&
                   d.intent_accuracy == res.best.intent_accuracy,
           "saved model scores %g, best %g", d.sentence_accuracy, res.best.sentence_accuracy);
+    /* Its confidences are calibrated on dev: a fitted temperature in config.json. */
+    bert_config c;
+    CHECK(bert_config_load(path_in(out, "config.json").s, 0, &c) == PARLEY_OK &&
+                  c.intent_temperature >= BERT_MIN_TEMPERATURE &&
+                  c.intent_temperature <= BERT_MAX_TEMPERATURE && c.intent_temperature != 1,
+          "a temperature fitted on dev: %g", (double)c.intent_temperature);
+    bert_config_clear(&c);
 }
 
 /* ---- reproducibility --------------------------------------------------------------------- */
@@ -135,6 +142,11 @@ static void test_determinism(void)
     p.out = b;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "b: %s", parley_errmsg());
     CHECK(same_model_files(a, b), "same seed, different files");
+    bert_config cfg;
+    CHECK(bert_config_load(path_in(a, "config.json").s, 0, &cfg) == PARLEY_OK &&
+                  cfg.intent_temperature == 0,
+          "without dev no temperature is fitted: %g", (double)cfg.intent_temperature);
+    bert_config_clear(&cfg);
     p.out = c;
     p.seed = 7;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "c: %s", parley_errmsg());
@@ -315,14 +327,14 @@ static void test_errors(void)
     path o = path_in(files.tmp, "err");
     const char *out = o.s;
     parley_train_params p = tiny(out, 1);
-    p.epochs = 0;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
+    p.epochs = -1; /* 0 sizes the epochs to the data */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs -1");
     p = tiny(out, 1);
     p.word_dropout = 1;
     CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
     p = tiny(out, 1);
-    p.augment = -1;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "augment -1");
+    p.batch = -1; /* 0 sizes the batch to the data */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "batch -1");
     p = tiny(out, 1);
     p.device = "cuda:0";
     if (cuda_device_count() == 0) { /* no CUDA in the build, or no device: a clear refusal */

@@ -1,4 +1,5 @@
-/* test_pattern.c — slot patterns (dialog/pattern.h): the dialect, and bounded cost.
+/* test_pattern.c — patterns (sdk/base/pattern.h): the dialect, match spans, and bounded
+ * cost.
  *
  * The dialect checks hold what the README promises (PCRE2 syntax, searched anywhere in the
  * value, case-insensitive, UTF-8). The cost checks run patterns that backtrack without end
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dialog/pattern.h"
+#include "sdk/base/pattern.h"
 #include "sdk/base/alloc.h"
 #include "tests/check.h"
 #include "tests/fault.h"
@@ -18,15 +19,15 @@
 /* 1 found, 0 not found, -1 an error (its status in *st when st is given). */
 static int search(const char *pattern, const char *value, size_t len, parley_status *st_out)
 {
-    dm_pattern *p;
+    pl_pattern *p;
     size_t where;
-    parley_status st = dm_pattern_compile(pattern, strlen(pattern), &p, &where);
+    parley_status st = pl_pattern_compile(pattern, strlen(pattern), &p, &where);
     CHECK(st == PARLEY_OK, "compiling '%s': %s", pattern, parley_errmsg());
     if (st != PARLEY_OK)
         return -1;
     int found = 0;
-    st = dm_pattern_match(p, value, len, &found);
-    dm_pattern_free(p);
+    st = pl_pattern_match(p, value, len, &found);
+    pl_pattern_free(p);
     if (st_out)
         *st_out = st;
     return st == PARLEY_OK ? found : -1;
@@ -76,27 +77,27 @@ static void test_refused_at_compile(void)
         { "((a{1,100}){1,100}){1,100}", "too large once compiled" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        dm_pattern *p = NULL;
+        pl_pattern *p = NULL;
         size_t where = 99999;
-        parley_status st = dm_pattern_compile(bad[i].pattern, strlen(bad[i].pattern), &p, &where);
+        parley_status st = pl_pattern_compile(bad[i].pattern, strlen(bad[i].pattern), &p, &where);
         CHECK(st == PARLEY_ERR_CONFIG && !p && strstr(parley_errmsg(), bad[i].says) &&
                       where <= strlen(bad[i].pattern),
               "'%s': %s %s (at %zu)", bad[i].pattern, parley_status_str(st), parley_errmsg(),
               where);
-        dm_pattern_free(p);
+        pl_pattern_free(p);
     }
-    char longest[DM_PATTERN_MAX_BYTES + 2];
+    char longest[PL_PATTERN_MAX_BYTES + 2];
     memset(longest, 'a', sizeof longest);
-    dm_pattern *p = NULL;
+    pl_pattern *p = NULL;
     size_t where;
-    CHECK(dm_pattern_compile(longest, DM_PATTERN_MAX_BYTES, &p, &where) == PARLEY_OK,
+    CHECK(pl_pattern_compile(longest, PL_PATTERN_MAX_BYTES, &p, &where) == PARLEY_OK,
           "a pattern of the largest length: %s", parley_errmsg());
-    dm_pattern_free(p);
+    pl_pattern_free(p);
     p = NULL;
-    parley_status st = dm_pattern_compile(longest, DM_PATTERN_MAX_BYTES + 1, &p, &where);
+    parley_status st = pl_pattern_compile(longest, PL_PATTERN_MAX_BYTES + 1, &p, &where);
     CHECK(st == PARLEY_ERR_CONFIG && !p && where == 0 && strstr(parley_errmsg(), "1025 bytes"),
           "one byte longer: %s", parley_errmsg());
-    dm_pattern_free(p);
+    pl_pattern_free(p);
 }
 
 /* `unit` repeated to at least n bytes, then `tail`. Owned by the caller (free). */
@@ -178,22 +179,45 @@ static parley_status compile_and_match(void *ctx)
 {
     (void)ctx;
     static const char pattern[] = "^(bk|ref)-([0-9]+)\\2?$";
-    dm_pattern *p;
+    pl_pattern *p;
     size_t where;
-    parley_status st = dm_pattern_compile(pattern, strlen(pattern), &p, &where);
+    parley_status st = pl_pattern_compile(pattern, strlen(pattern), &p, &where);
     if (st != PARLEY_OK)
         return st;
     int found = 0;
-    st = dm_pattern_match(p, "BK-4242", 7, &found);
-    dm_pattern_free(p);
+    st = pl_pattern_match(p, "BK-4242", 7, &found);
+    pl_pattern_free(p);
     if (st == PARLEY_OK && !found)
         st = PARLEY_ERR_INTERNAL;
     return st;
 }
 
+/* pl_pattern_find: the first match from a start, as a byte span, and the next ones after it. */
+static void test_spans(void)
+{
+    pl_pattern *p = NULL;
+    size_t where, span[2] = { 0, 0 };
+    const char *text = "call 555-1234 or 555-9876 now";
+    int found = 0;
+    CHECK(pl_pattern_compile("\\d{3}-\\d{4}", 11, &p, &where) == PARLEY_OK, "compile: %s",
+          parley_errmsg());
+    if (!p)
+        return;
+    CHECK(pl_pattern_find(p, text, strlen(text), 0, &found, span) == PARLEY_OK && found &&
+                  span[0] == 5 && span[1] == 13,
+          "first match [%zu, %zu)", span[0], span[1]);
+    CHECK(pl_pattern_find(p, text, strlen(text), span[1], &found, span) == PARLEY_OK && found &&
+                  span[0] == 17 && span[1] == 25,
+          "second match [%zu, %zu)", span[0], span[1]);
+    CHECK(pl_pattern_find(p, text, strlen(text), span[1], &found, span) == PARLEY_OK && !found,
+          "no third match");
+    pl_pattern_free(p);
+}
+
 int main(void)
 {
     test_dialect();
+    test_spans();
     test_refused_at_compile();
     test_catastrophic();
     test_depth_and_heap();

@@ -1,0 +1,182 @@
+/* sparse_match.c — where a text's words match the nlu.yaml's lookup tables and regexes, for
+ * the word features "L:B:TABLE" / "L:I:TABLE" and "R:B:NAME" / "R:I:NAME" (sparse.h).
+ *
+ * A lookup value matches whole words, compared by their cores (normalized, without the
+ * punctuation at their ends), so "Mushrooms!" matches "mushrooms". A regex is searched in
+ * the text as given, case-insensitively (sdk/base/pattern.h), and every word its match
+ * overlaps takes part: the first begins it, the others continue it. The features
+ * themselves are composed in sparse.c.
+ */
+#include <string.h>
+
+#include "nlu/sparse_impl.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/error.h"
+
+/* The cores of t's words [w, w + k) joined by single spaces, into t->key. */
+static parley_status join_cores(sf_text *t, int w, int k)
+{
+    parley_status st = PARLEY_OK;
+    t->key.len = 0;
+    for (int j = w; j < w + k && st == PARLEY_OK; j++) {
+        if (j > w)
+            st = sf_buf_put(&t->key, " ", 1);
+        if (st == PARLEY_OK)
+            st = sf_buf_put(&t->key, t->norm.data + t->words[j].c0,
+                            t->words[j].c1 - t->words[j].c0);
+    }
+    return st == PARLEY_OK ? sf_buf_put(&t->key, "", 0) : st;
+}
+
+static parley_status add_value(sf_lookup *l, sf_text *scratch, const char *value)
+{
+    parley_status st;
+    int id;
+    if ((st = sf_text_read(scratch, value, strlen(value))) != PARLEY_OK)
+        return st;
+    if (scratch->n_words == 0)
+        return PARLEY_OK;
+    if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK ||
+        (st = sf_strtab_add(&l->values, scratch->key.data, scratch->key.len, &id)) != PARLEY_OK)
+        return st;
+    if (scratch->n_words > l->max_words)
+        l->max_words = scratch->n_words;
+    return PARLEY_OK;
+}
+
+parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n,
+                                       const char *const *values)
+{
+    parley_status st = PARLEY_OK;
+    sf_text scratch = { 0 };
+    sf_lookup *l = &f->lookups[f->n_lookups];
+    if (!(l->name = pl_strdup(name)))
+        return pl_nomem("sparse features: lookup table \"%s\"", name);
+    f->n_lookups++;
+    for (int i = 0; i < n && st == PARLEY_OK; i++)
+        st = add_value(l, &scratch, values[i]);
+    sf_text_free(&scratch);
+    return st;
+}
+
+parley_status sf_featurizer_add_regex(sf_featurizer *f, const char *name, int n,
+                                      const char *const *patterns)
+{
+    parley_status st;
+    sf_regex *r = &f->regexes[f->n_regexes];
+    if (!(r->name = pl_strdup(name)) || !(r->sources = pl_calloc((size_t)n + 1, sizeof(char *))) ||
+        !(r->pats = pl_calloc((size_t)n + 1, sizeof(pl_pattern *)))) {
+        pl_free(r->name);
+        pl_free(r->sources);
+        memset(r, 0, sizeof *r);
+        return pl_nomem("sparse features: regex \"%s\"", name);
+    }
+    f->n_regexes++;
+    for (int i = 0; i < n; i++, r->n++) {
+        size_t where;
+        if (!(r->sources[i] = pl_strdup(patterns[i])))
+            return pl_nomem("sparse features: regex \"%s\"", name);
+        if ((st = pl_pattern_compile(patterns[i], strlen(patterns[i]), &r->pats[i], &where)) !=
+            PARLEY_OK) {
+            r->n++; /* its source is freed with the others */
+            return st == PARLEY_ERR_NOMEM
+                           ? st
+                           : pl_wrap(st, "regex \"%s\", pattern %d (\"%s\") at byte %zu", name,
+                                     i + 1, patterns[i], where);
+        }
+    }
+    return PARLEY_OK;
+}
+
+void sf_matchers_free(sf_featurizer *f)
+{
+    for (int l = 0; f->lookups && l < f->n_lookups; l++) {
+        pl_free(f->lookups[l].name);
+        sf_strtab_free(&f->lookups[l].values);
+    }
+    for (int r = 0; f->regexes && r < f->n_regexes; r++) {
+        for (int i = 0; i < f->regexes[r].n; i++) {
+            pl_free(f->regexes[r].sources[i]);
+            pl_pattern_free(f->regexes[r].pats[i]);
+        }
+        pl_free(f->regexes[r].name);
+        pl_free(f->regexes[r].sources);
+        pl_free(f->regexes[r].pats);
+    }
+    pl_free(f->lookups);
+    pl_free(f->regexes);
+}
+
+/* Marks column c of t's flags (row stride `stride`) for words [w, w + k). */
+static void mark(sf_text *t, int stride, int c, int w, int k)
+{
+    t->flags[(size_t)w * stride + c] |= SF_BEGINS;
+    for (int j = w + 1; j < w + k; j++)
+        t->flags[(size_t)j * stride + c] |= SF_CONTINUES;
+}
+
+static parley_status match_lookup(const sf_lookup *lk, sf_text *t, int stride, int c)
+{
+    parley_status st;
+    for (int w = 0; w < t->n_words; w++)
+        for (int k = 1; k <= lk->max_words && w + k <= t->n_words; k++) {
+            if ((st = join_cores(t, w, k)) != PARLEY_OK)
+                return st;
+            if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0)
+                mark(t, stride, c, w, k);
+        }
+    return PARLEY_OK;
+}
+
+/* Marks the words every match of p in text[0..len) overlaps. */
+static parley_status match_pattern(const pl_pattern *p, sf_text *t, const char *text, size_t len,
+                                   int stride, int c)
+{
+    size_t from = 0, span[2];
+    int found = 1, w = 0;
+    while (from <= len) {
+        parley_status st = pl_pattern_find(p, text, len, from, &found, span);
+        if (st == PARLEY_ERR_NOMEM)
+            return st;
+        if (st != PARLEY_OK || !found)
+            break; /* a search past the cost limits ends this pattern's matches */
+        while (w < t->n_words && t->words[w].o1 <= span[0])
+            w++;
+        int k = 0;
+        while (w + k < t->n_words && t->words[w + k].o0 < span[1])
+            k++;
+        if (k > 0 && span[1] > span[0])
+            mark(t, stride, c, w, k);
+        /* On past the match, or past one character after an empty one. */
+        from = span[1] > span[0] ? span[1] : span[0] + 1;
+        while (from < len && ((unsigned char)text[from] & 0xC0) == 0x80)
+            from++;
+    }
+    pl_clear_error(); /* a search that ended at a limit is no error of the text's */
+    return PARLEY_OK;
+}
+
+parley_status sf_text_match(const sf_featurizer *f, sf_text *t, const char *text, size_t len)
+{
+    parley_status st;
+    const int stride = f->n_lookups + f->n_regexes;
+    size_t n = (size_t)t->n_words * (size_t)stride;
+    if (n > t->cap_flags) {
+        unsigned char *p = pl_realloc(t->flags, n);
+        if (!p)
+            return pl_nomem("sparse features: matches of %d words", t->n_words);
+        t->flags = p;
+        t->cap_flags = n;
+    }
+    if (n)
+        memset(t->flags, 0, n);
+    for (int l = 0; l < f->n_lookups; l++)
+        if ((st = match_lookup(&f->lookups[l], t, stride, l)) != PARLEY_OK)
+            return st;
+    for (int r = 0; r < f->n_regexes; r++)
+        for (int i = 0; i < f->regexes[r].n; i++)
+            if ((st = match_pattern(f->regexes[r].pats[i], t, text, len, stride,
+                                    f->n_lookups + r)) != PARLEY_OK)
+                return st;
+    return PARLEY_OK;
+}

@@ -1,0 +1,91 @@
+/* defaults.c — the rules that size training to the data (defaults.h). They aim at a number
+ * of optimizer steps rather than of passes: a bot of 40 examples needs many passes to take
+ * enough steps and still trains in seconds, while SNIPS (13,084 examples) takes enough
+ * steps in a few passes. The constants are the ones measured on SNIPS and CLINC150 train/dev
+ * splits of 10-50 examples per intent and on the full sets (bench/RESULTS.md, "Few-shot");
+ * nothing here is tuned on a test split. It does not train: train.c applies the result.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "nlu/train/defaults.h"
+
+enum {
+    TARGET_STEPS = 1200, /* optimizer steps the epochs aim at */
+    MIN_EPOCHS = 20,     /* big data: as many passes as the full SNIPS/ATIS runs measured */
+    MAX_EPOCHS = 80,     /* tiny data: passes beyond this only memorize */
+    SMALL_DATA = 200,    /* examples: batches of 8 below, 16 up to MID_DATA, 32 above */
+    MID_DATA = 2000,
+    BIG_DATA = 5000, /* examples: no lookup variants from here on (they only cost time) */
+};
+
+static void note(train_notes *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (n->len < sizeof n->text) {
+        int w = vsnprintf(n->text + n->len, sizeof n->text - n->len, fmt, ap);
+        n->len += w > 0 ? (size_t)w : 0;
+        if (n->len < sizeof n->text - 1) {
+            n->text[n->len++] = '\n';
+            n->text[n->len] = 0;
+        }
+    }
+    va_end(ap);
+}
+
+train_sizes train_sizes_of(const parley_train_params *p)
+{
+    return (train_sizes){ p->epochs, p->batch, p->augment, p->lr, p->weight_decay };
+}
+
+void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_notes *notes)
+{
+    const int n = ds->n_examples, ni = ds->n_intents > 0 ? ds->n_intents : 1;
+    const double per = (double)n / ni;
+    if (s->augment < 0) {
+        /* Each variant shows a slot value the examples do not: worth most when the examples
+         * are few, and only time when they are many. */
+        s->augment = !ds->n_lookups ? 0 : per < 10 ? 8 : per < 50 ? 4 : n < BIG_DATA ? 2 : 0;
+        if (!ds->n_lookups)
+            note(notes, "augment 0: the data has no lookup tables to draw slot values from");
+        else
+            note(notes,
+                 "augment %d: %.0f examples per intent; variants with lookup values are worth "
+                 "most to few examples%s",
+                 s->augment, per, n >= BIG_DATA ? " and only cost time with many" : "");
+    }
+    if (s->batch <= 0) {
+        s->batch = n < SMALL_DATA ? 8 : n < MID_DATA ? 16 : 32;
+        note(notes, "batch %d: %d examples; smaller batches give small data more optimizer steps",
+             s->batch, n);
+    }
+    if (s->lr <= 0) {
+        /* A new model: 1e-3 at batches of 32 (measured on SNIPS and ATIS), scaled with the
+         * square root of the batch as the gradient noise grows. */
+        s->lr = from_init ? parley_train_default_lr(1)
+                          : parley_train_default_lr(0) * (float)sqrt(s->batch / 32.0);
+        if (from_init)
+            note(notes, "lr %g: fine-tuning a trained encoder (--init) wants BERT's small rate",
+                 (double)s->lr);
+        else
+            note(notes, "lr %.2g: 1e-3 at batches of 32, scaled by sqrt(batch / 32)",
+                 (double)s->lr);
+    }
+    if (s->weight_decay < 0) {
+        s->weight_decay = 0.01f;
+        note(notes, "weight decay 0.01: BERT's value");
+    }
+}
+
+void train_size_epochs(train_sizes *s, int n_train, train_notes *notes)
+{
+    if (s->epochs > 0)
+        return;
+    const int per_epoch = (n_train + s->batch - 1) / s->batch;
+    const int want = (TARGET_STEPS + per_epoch - 1) / per_epoch;
+    s->epochs = want < MIN_EPOCHS ? MIN_EPOCHS : want > MAX_EPOCHS ? MAX_EPOCHS : want;
+    note(notes, "epochs %d: %d steps of %d per epoch; aiming at %d steps, %d to %d epochs",
+         s->epochs, per_epoch, s->batch, TARGET_STEPS, MIN_EPOCHS, MAX_EPOCHS);
+}

@@ -1,0 +1,41 @@
+/* defaults.h — training settings sized to the data: what `parley train --data nlu.yaml` uses
+ * for every setting it is not given (parley/train.h: epochs or batch 0, lr 0, augment or
+ * weight_decay negative), chosen from the number of examples and intents, each choice with
+ * a line saying why. Sizing happens in two steps because the epochs depend on the number
+ * of lookup variants, which depends on the augmentation chosen first. The rules and the
+ * measurements behind them are in defaults.c; what is trained is train.c's.
+ */
+#ifndef NLU_TRAIN_DEFAULTS_H
+#define NLU_TRAIN_DEFAULTS_H
+
+#include <stddef.h>
+
+#include "nlu/data/dataset.h"
+#include "parley/train.h"
+
+/* The settings that may be sized; start from p's values (train_sizes_of). */
+typedef struct train_sizes {
+    int epochs, batch, augment;
+    float lr, weight_decay;
+} train_sizes;
+
+/* What was chosen, one line per choice ("epochs 80: ..."), NUL-terminated. */
+typedef struct train_notes {
+    char text[1024];
+    size_t len;
+} train_notes;
+
+/* p's values, sentinels included. */
+train_sizes train_sizes_of(const parley_train_params *p);
+
+/* Before augmentation: fills the batch, learning rate, weight decay and augmentation that s
+ * leaves to the data from ds (its examples, intents and lookup tables) and from_init (a
+ * model to fine-tune gets BERT's fine-tuning rate), adding a line to notes for each. */
+void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_notes *notes);
+
+/* After augmentation: the epochs, when left to the data, from n_train examples (variants
+ * included) in batches of s->batch, so that small data gets enough optimizer steps and big
+ * data few enough passes. */
+void train_size_epochs(train_sizes *s, int n_train, train_notes *notes);
+
+#endif

@@ -1,0 +1,123 @@
+/* test_defaults.c — training settings sized to the data (nlu/train/defaults.h) and the
+ * intent temperature fitted on held-out logits (nlu/train/calibrate.h).
+ *
+ * Sizing: a 40-example bot gets small batches and many epochs, SNIPS-sized data big
+ * batches and the fewest epochs, a setting given explicitly is never touched, and each
+ * choice is explained on a line of its own. Calibration: labels drawn from softmax(z / T0)
+ * give back a temperature near T0; the fitted T never scores worse than T = 1; and it
+ * never moves the ranking (that is nlu/decode's, tested there).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nlu/train/calibrate.h"
+#include "nlu/train/defaults.h"
+#include "tests/check.h"
+
+static int lines(const train_notes *n)
+{
+    int k = 0;
+    for (const char *s = n->text; *s; s++)
+        k += *s == '\n';
+    return k;
+}
+
+static void test_sizes(void)
+{
+    parley_train_params p = parley_train_params_default();
+    ds_dataset tiny = { .n_examples = 40, .n_intents = 8 },
+               big = { .n_examples = 13084, .n_intents = 7 };
+    train_notes notes = { .len = 0 };
+    train_sizes s = train_sizes_of(&p);
+    train_size_data(&s, &tiny, 0, &notes);
+    train_size_epochs(&s, 40, &notes);
+    CHECK(s.batch == 8 && s.augment == 0 && s.epochs == 80, "tiny: batch %d augment %d epochs %d",
+          s.batch, s.augment, s.epochs);
+    CHECK(fabsf(s.lr - 1e-3f * sqrtf(8 / 32.0f)) < 1e-7f && s.weight_decay == 0.01f,
+          "tiny: lr %g weight decay %g", (double)s.lr, (double)s.weight_decay);
+    CHECK(lines(&notes) == 5 && strstr(notes.text, "epochs 80:") && strstr(notes.text, "batch 8:"),
+          "one line per choice:\n%s", notes.text);
+
+    notes = (train_notes){ .len = 0 };
+    s = train_sizes_of(&p);
+    big.n_lookups = 1; /* many examples: no lookup variants even with tables */
+    train_size_data(&s, &big, 0, &notes);
+    train_size_epochs(&s, 13084, &notes);
+    CHECK(s.batch == 32 && s.augment == 0 && s.epochs == 20 && s.lr == 1e-3f,
+          "big: batch %d augment %d epochs %d lr %g", s.batch, s.augment, s.epochs, (double)s.lr);
+
+    notes = (train_notes){ .len = 0 };
+    tiny.n_lookups = 2; /* few examples with tables: many variants */
+    s = train_sizes_of(&p);
+    train_size_data(&s, &tiny, 1, &notes);
+    CHECK(s.augment == 8 && s.lr == parley_train_default_lr(1), "tiny with lookups, from init");
+
+    /* Given settings stay as given, and nothing is said about them. */
+    p.epochs = 3;
+    p.batch = 5;
+    p.lr = 0.5f;
+    p.augment = 0;
+    p.weight_decay = 0;
+    notes = (train_notes){ .len = 0 };
+    s = train_sizes_of(&p);
+    train_size_data(&s, &tiny, 0, &notes);
+    train_size_epochs(&s, 40, &notes);
+    CHECK(s.epochs == 3 && s.batch == 5 && s.lr == 0.5f && s.augment == 0 && s.weight_decay == 0 &&
+                  notes.len == 0 && !notes.text[0],
+          "explicit settings kept: %d %d %g %d %g \"%s\"", s.epochs, s.batch, (double)s.lr,
+          s.augment, (double)s.weight_decay, notes.text);
+}
+
+/* A fixed pseudo-random stream (splitmix64) in [0, 1). */
+static double uniform(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
+
+static void test_temperature(void)
+{
+    enum { N = 4000, C = 5 };
+    static float logits[N * C];
+    static int gold[N];
+    uint64_t seed = 7;
+    for (double t0 = 0.5; t0 <= 4; t0 *= 2) {
+        /* Logits whose true probabilities are softmax(z / t0): a model over- (t0 > 1) or
+         * under-confident (t0 < 1) by t0. */
+        for (int i = 0; i < N; i++) {
+            double p[C], sum = 0, u = uniform(&seed);
+            for (int c = 0; c < C; c++) {
+                logits[i * C + c] = (float)(6 * uniform(&seed) - 3);
+                sum += p[c] = exp(logits[i * C + c] / t0);
+            }
+            gold[i] = C - 1;
+            for (int c = 0; c < C - 1; c++)
+                if ((u -= p[c] / sum) < 0) {
+                    gold[i] = c;
+                    break;
+                }
+        }
+        float t = train_fit_temperature(logits, gold, N, C);
+        CHECK(fabs(log(t / t0)) < 0.15, "fitted %g for a true %g", (double)t, t0);
+        CHECK(train_intent_nll(logits, gold, N, C, t) <= train_intent_nll(logits, gold, N, C, 1),
+              "the fitted temperature scores no worse than 1");
+    }
+    /* Gold the model does not know is left out; with nothing left, 1. */
+    for (int i = 0; i < N; i++)
+        gold[i] = -1;
+    CHECK(train_fit_temperature(logits, gold, N, C) == 1.0f, "no usable examples: 1");
+    gold[0] = 2;
+    logits[0 * C + 2] = 3; /* one example, right and confident: the sharpest allowed */
+    float t = train_fit_temperature(logits, gold, N, C);
+    CHECK(t >= 0.01f && t < 0.02f, "one right example: %g", (double)t);
+}
+
+int main(void)
+{
+    test_sizes();
+    test_temperature();
+    return check_done();
+}
