@@ -387,6 +387,11 @@ parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
     return PARLEY_OK;
 }
 
+size_t pipe_node_out_links(const pipe_node *nd, int port)
+{
+    return nd->outs[port].n;
+}
+
 void pipe_node_turn_done(pipe_node *nd, pipe_msg *msg)
 {
     msg->t_out = pipe_now_ns();

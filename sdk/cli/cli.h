@@ -18,6 +18,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_asr(int argc, char **argv);
 
 /* Prints "parley: <what>: <status>: <errmsg>" to stderr and returns 1. */
 int cli_fail(const char *what, parley_status st);

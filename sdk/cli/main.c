@@ -29,6 +29,7 @@ static const struct {
     { "model", cmd_model, "create model directories (model init)" },
     { "tokenize", cmd_tokenize, "split text into WordPiece tokens with offsets" },
     { "bench", cmd_bench, "measure speed (bench nlu)" },
+    { "asr", cmd_asr, "build the recognizer's grammar from nlu.yaml, transcribe audio files" },
 };
 
 static void usage(FILE *f)
