@@ -16,7 +16,12 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
           clang-format               # the layout/format test
-          prometheus)                # promtool, for e2e/metrics
+          prometheus                 # promtool, for e2e/metrics
+          # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng; the tests'
+          # real speech (pocketsphinx-testdata) and sox to make test audio
+          libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
+          gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
+          libespeak-ng-dev espeak-ng pocketsphinx-testdata sox)
 
 install_missing() {
     local missing=()

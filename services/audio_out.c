@@ -2,15 +2,18 @@
  * through a GStreamer sink description (`autoaudiosink` on a kiosk, `wavenc ! filesink
  * location=reply.wav` in tests).
  *
- * A reply without speech (no tts.* before it) only ends its turn. Each reply plays to its
- * end before the next (one worker): a file sink holds the last reply. Failed turns end here
- * too, with their error on the bus. It synthesizes nothing: tts.espeak does.
+ * A reply without speech (no tts.* before it) plays nothing. Each reply plays to its end
+ * before the next (one worker): a file sink holds the last reply. With its `reply` output
+ * linked (to text.stdout, say) the reply goes on there after playing, else its turn ends
+ * here. A failure to play is a node error on the bus; the turn still goes on. It
+ * synthesizes nothing: tts.espeak does.
  */
 #include "pipeline/node.h"
 #include "services/gst_audio.h"
 
 static const pipe_port_spec ports[] = {
     { "reply", PIPE_IN, PIPE_T_REPLY, 1, "replies (with their speech, after tts.*)" },
+    { "out", PIPE_OUT, PIPE_T_REPLY, 0, "the same replies once played (optional)" },
     { NULL, 0, 0, 0, NULL },
 };
 
@@ -35,8 +38,7 @@ static parley_status out_process(pipe_node *node, void *state, int port, pipe_ms
         st = svc_gst_sink_play(state, msg->pcm, msg->n_pcm, msg->rate);
     if (st != PARLEY_OK)
         pipe_node_error(node, st);
-    pipe_node_turn_done(node, msg);
-    return PARLEY_OK;
+    return pipe_node_emit(node, 1, msg); /* unlinked: the turn ends here */
 }
 
 const pipe_kind svc_kind_audio_out = {

@@ -129,7 +129,7 @@ static parley_status tts_process(pipe_node *node, void *state, int port, pipe_ms
         pipe_node_fail_turn(node, msg, st);
         return PARLEY_OK;
     }
-    return pipe_node_emit(node, 0, msg);
+    return pipe_node_emit(node, 1, msg); /* ports[1]: out */
 }
 
 static void tts_destroy(void *state)
