@@ -6,7 +6,8 @@
  * end it, take the final transcript, close it. svc_asr drives one engine for a node: it
  * keeps one stream per user (the utterance in progress), feeds the PIPE_T_AUDIO pieces of
  * pipeline/audio.h in order, sends partial hypotheses (at most every `partial_ms`) out of a
- * `partial` port when one is linked, and turns an utterance's last piece into its text turn.
+ * `partial` port when one is linked, and turns an utterance's last piece into its text turn
+ * (sending its transcript out of `partial` too, with utt_end set: the "final" for display).
  * Text turns pass through unchanged, so typed and spoken turns share the graph.
  *
  * The grammar (asr_grammar.c) is built from the bot's nlu.yaml: every example becomes a

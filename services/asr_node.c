@@ -19,7 +19,8 @@ const pipe_port_spec svc_asr_ports[] = {
       "speech (pieces of utterances), or typed text that passes through" },
     { "text", PIPE_OUT, PIPE_T_TEXT, 0, "one turn per utterance: its transcript" },
     { "partial", PIPE_OUT, PIPE_T_TEXT, 0,
-      "hypotheses while an utterance goes on (not turns: for display)" },
+      "hypotheses while an utterance goes on, then its final transcript (utt_end set) as soon "
+      "as it is known (not turns: for display)" },
     { NULL, 0, 0, 0, NULL },
 };
 
@@ -113,12 +114,24 @@ static parley_status put_back(svc_asr *a, asr_stream *s)
     return st;
 }
 
+/* Sends text for user's utterance utt out of the partial port (end: 0 for a hypothesis, or
+ * why the utterance ended, for its final transcript). Best effort: it is for display. */
+static void send_display(pipe_node *node, const char *user, const char *text, uint32_t utt,
+                         pipe_utt_end end)
+{
+    pipe_msg *m = NULL;
+    if (pipe_msg_new(pipe_node_graph(node), user, text, &m) == PARLEY_OK) {
+        m->utt = utt;
+        m->utt_end = end;
+        pipe_node_emit(node, SVC_ASR_PARTIAL, m);
+    }
+}
+
 /* Sends the hypothesis so far when it changed and partial_ns has passed since the last. */
 static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s)
 {
     int64_t now = pipe_now_ns();
     char *hyp = NULL;
-    pipe_msg *m = NULL;
     if (!a->vt->partial || !pipe_node_out_links(node, SVC_ASR_PARTIAL) ||
         now - s->last_partial < a->partial_ns)
         return;
@@ -128,10 +141,7 @@ static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s)
         pl_free(hyp);
         return;
     }
-    if (pipe_msg_new(pipe_node_graph(node), s->user, hyp, &m) == PARLEY_OK) {
-        m->utt = s->utt;
-        pipe_node_emit(node, SVC_ASR_PARTIAL, m);
-    }
+    send_display(node, s->user, hyp, s->utt, PIPE_UTT_MORE);
     pl_free(s->partial);
     s->partial = hyp;
 }
@@ -193,6 +203,8 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
             pipe_node_fail_turn(node, msg, st);
             return PARLEY_OK;
         }
+        if (pipe_node_out_links(node, SVC_ASR_PARTIAL))
+            send_display(node, msg->user_id, msg->text, msg->utt, msg->utt_end);
         return pipe_node_emit(node, SVC_ASR_TEXT, msg);
     }
     if (!s.failed)
