@@ -214,3 +214,11 @@ parley_status pipe_seg_end(pipe_seg *s, int *sent)
     s->n_frame = 0;
     return end_utterance(s, PIPE_UTT_EXPLICIT);
 }
+
+parley_status pipe_seg_drop(pipe_seg *s)
+{
+    if (!s->in_speech)
+        return PARLEY_OK;
+    s->n_piece = 0;
+    return end_utterance(s, PIPE_UTT_DROPPED);
+}

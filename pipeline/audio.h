@@ -45,6 +45,9 @@ parley_status pipe_seg_feed(pipe_seg *s, const int16_t *pcm, size_t n);
 /* Ends the utterance in progress (PIPE_UTT_EXPLICIT). *sent is 1 when there was one (its
  * last piece went out), 0 when there was only silence. */
 parley_status pipe_seg_end(pipe_seg *s, int *sent);
+/* The source went away: an utterance in progress is dropped (an empty last piece with
+ * PIPE_UTT_DROPPED tells the recognizer to forget it; no turn comes of it). */
+parley_status pipe_seg_drop(pipe_seg *s);
 /* The number of the last utterance started (0 before the first). */
 uint32_t pipe_seg_utterances(const pipe_seg *s);
 /* Whether an utterance is in progress. */

@@ -125,15 +125,16 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->grammar = p->grammar && *p->grammar ? pl_strdup(p->grammar) : NULL;
     if (!ps->hmm || !ps->dict || !ps->lm || (p->grammar && *p->grammar && !ps->grammar))
         st = pl_nomem("the pocketsphinx engine");
-    /* the generic model: for every utterance without a grammar, else the fallback */
-    if (st == PARLEY_OK && (!ps->grammar || p->fallback))
-        st = new_decoder(ps, NULL, &ps->fallback);
-    /* one grammar decoder now, so a broken grammar is found at start-up */
+    /* one grammar decoder now, so a broken grammar is found at start-up; it is made first,
+     * so the cepstral mean every utterance starts from is a grammar decoder's own */
     if (st == PARLEY_OK && ps->grammar && (ps->pool = pl_malloc(sizeof *ps->pool)) == NULL)
         st = pl_nomem("the pocketsphinx decoders");
     if (st == PARLEY_OK && ps->grammar &&
         (st = new_decoder(ps, ps->grammar, &ps->pool[0])) == PARLEY_OK)
         ps->n_pool = ps->cap_pool = 1;
+    /* the generic model: for every utterance without a grammar, else the fallback */
+    if (st == PARLEY_OK && (!ps->grammar || p->fallback))
+        st = new_decoder(ps, NULL, &ps->fallback);
     if (st != PARLEY_OK) {
         svc_ps_close(ps);
         return st;

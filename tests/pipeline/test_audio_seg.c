@@ -2,7 +2,7 @@
  * bursts between silences at 8, 16, 44.1 and 48 kHz, fed in odd-sized chunks, give one
  * utterance per burst ended by trailing silence, numbered in order; silence alone gives
  * nothing; a burst longer than max_ms is cut at it; an explicit end closes the utterance in
- * progress; the pieces of an utterance hold its samples at 16 kHz (the burst's length).
+ * progress; a dropped utterance makes no turn.
  * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api).
  */
 #include <math.h>
@@ -128,6 +128,21 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_seen && i < 3; i++)
         CHECK(seen[i].utt == (uint32_t)i + 1 && seen[i].end == want[i],
               "long burst: utterance %d is #%u ended by %d", i, seen[i].utt, seen[i].end);
+
+    /* a dropped utterance reaches the recognizer as such: no turn, no transcript */
+    g = open_graph(dir);
+    s = g ? open_seg(g, 16000, 0) : NULL;
+    if (s) {
+        feed(s, 16000, 500, 3000);
+        CHECK(pipe_seg_drop(s) == PARLEY_OK && !pipe_seg_in_speech(s), "dropped");
+        feed(s, 16000, 500, 3000);
+        int sent = 0;
+        CHECK(pipe_seg_end(s, &sent) == PARLEY_OK && sent == 1, "the next one is ended");
+    }
+    pipe_seg_close(s);
+    pipe_graph_close(g);
+    CHECK(n_seen == 1 && seen[0].utt == 2 && seen[0].end == PIPE_UTT_EXPLICIT,
+          "after a drop: %d turns, #%u", n_seen, n_seen ? seen[0].utt : 0);
 
     /* a rate out of range is refused */
     pipe_seg_params p = { .in_rate = 96000 };
