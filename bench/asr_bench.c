@@ -58,6 +58,7 @@ int main(int argc, char **argv)
         if ((st = svc_grammar_build(argv[1], p.dict, NULL, &g)) != PARLEY_OK)
             return fail("grammar", st);
         p.grammar = g.path;
+        p.grammar_dict = g.dict;
     }
     double rss0 = rss_mb(), t0 = cpu_s();
     svc_ps *ps;

@@ -14,7 +14,8 @@
  * sentence pattern with its slot values replaced by a class of all the values that slot
  * has (in examples, lookup tables and synonyms), numbers are spelled out, words the
  * pronunciation dictionary lacks drop the phrase that holds them (with a warning). It is
- * cached on disk under a name that hashes the nlu.yaml, so a changed file builds a new one.
+ * cached on disk under a name that hashes the nlu.yaml, so a changed file builds a new one,
+ * with a dictionary of its words only (a decoder loads it in a fraction of the memory).
  *
  * Threading: an engine's open() may run on any worker; one stream is used by one thread at a
  * time (svc_asr guarantees it: a user's pieces reach one worker). svc_asr guards its table.
@@ -64,7 +65,8 @@ typedef struct svc_grammar_info {
     int values;      /* slot values in them */
     int dropped;     /* phrases dropped for words missing from the dictionary */
     int cached;      /* 1: the file was there already */
-    char path[4096]; /* the JSGF file */
+    char path[4096]; /* the JSGF file, NAME-HASH.gram */
+    char dict[4096]; /* its words' pronunciations, NAME-HASH.dict */
 } svc_grammar_info;
 
 /* The folder grammars are cached in when none is given: $XDG_CACHE_HOME/parley/asr, else
@@ -81,11 +83,12 @@ parley_status svc_grammar_build(const char *nlu, const char *dict, const char *c
 typedef struct svc_ps svc_ps;
 
 typedef struct svc_ps_params {
-    const char *hmm;     /* acoustic model folder (NULL: Debian's en-us) */
-    const char *dict;    /* pronunciation dictionary (NULL: Debian's cmudict-en-us.dict) */
-    const char *lm;      /* the generic language model for the fallback (NULL: en-us.lm.bin) */
-    const char *grammar; /* a JSGF file (svc_grammar_build), or NULL: the generic model only */
-    int fallback;        /* 1: an utterance the grammar cannot match goes to the generic model */
+    const char *hmm;          /* acoustic model folder (NULL: Debian's en-us) */
+    const char *dict;         /* pronunciation dictionary (NULL: Debian's cmudict-en-us.dict) */
+    const char *lm;           /* the generic language model for the fallback (NULL: en-us.lm.bin) */
+    const char *grammar;      /* a JSGF file (svc_grammar_build), or NULL: the generic model only */
+    const char *grammar_dict; /* the grammar's dictionary (NULL: dict) */
+    int fallback; /* 1: an utterance the grammar cannot match goes to the generic model */
 } svc_ps_params;
 
 /* The paths of Debian's en-us model (pocketsphinx-en-us) for NULL fields. */

@@ -35,7 +35,7 @@ svc_ps_params svc_ps_params_default(void)
 enum { MAX_CEP = 64 };
 
 struct svc_ps {
-    char *hmm, *dict, *lm, *grammar;
+    char *hmm, *dict, *lm, *grammar, *grammar_dict;
     pthread_mutex_t mu; /* the pool */
     ps_decoder_t **pool;
     size_t n_pool, cap_pool;
@@ -56,10 +56,11 @@ typedef struct ps_stream {
 /* A new decoder: with the grammar when `grammar` is not NULL, else the generic model. */
 static parley_status new_decoder(svc_ps *ps, const char *grammar, ps_decoder_t **out)
 {
-    cmd_ln_t *cfg = grammar ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict,
-                                          "-jsgf", grammar, "-logfn", "/dev/null", NULL)
-                            : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict,
-                                          "-lm", ps->lm, "-logfn", "/dev/null", NULL);
+    cmd_ln_t *cfg =
+            grammar ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->grammar_dict,
+                                  "-jsgf", grammar, "-logfn", "/dev/null", NULL)
+                    : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm",
+                                  ps->lm, "-logfn", "/dev/null", NULL);
     *out = cfg ? ps_init(cfg) : NULL;
     if (cfg)
         cmd_ln_free_r(cfg);
@@ -74,8 +75,8 @@ static parley_status new_decoder(svc_ps *ps, const char *grammar, ps_decoder_t *
         return pl_fail(PARLEY_ERR_CONFIG,
                        "pocketsphinx cannot load acoustic model %s, dictionary %s and %s %s "
                        "(missing or broken files?)",
-                       ps->hmm, ps->dict, grammar ? "grammar" : "language model",
-                       grammar ? grammar : ps->lm);
+                       ps->hmm, grammar ? ps->grammar_dict : ps->dict,
+                       grammar ? "grammar" : "language model", grammar ? grammar : ps->lm);
     return PARLEY_OK;
 }
 
@@ -92,6 +93,7 @@ void svc_ps_close(svc_ps *ps)
     pl_free(ps->dict);
     pl_free(ps->lm);
     pl_free(ps->grammar);
+    pl_free(ps->grammar_dict);
     pthread_mutex_destroy(&ps->mu);
     pthread_mutex_destroy(&ps->fb_mu);
     pl_free(ps);
@@ -123,7 +125,9 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->dict = dup_or(p->dict, d.dict);
     ps->lm = dup_or(p->lm, d.lm);
     ps->grammar = p->grammar && *p->grammar ? pl_strdup(p->grammar) : NULL;
-    if (!ps->hmm || !ps->dict || !ps->lm || (p->grammar && *p->grammar && !ps->grammar))
+    ps->grammar_dict = dup_or(p->grammar_dict, ps->dict);
+    if (!ps->hmm || !ps->dict || !ps->lm || !ps->grammar_dict ||
+        (p->grammar && *p->grammar && !ps->grammar))
         st = pl_nomem("the pocketsphinx engine");
     /* one grammar decoder now, so a broken grammar is found at start-up; it is made first,
      * so the cepstral mean every utterance starts from is a grammar decoder's own */

@@ -63,6 +63,7 @@ static parley_status node_create(pipe_node *node, void **out)
         pl_log(PARLEY_LOG_INFO, "%s: grammar %s (%d sentences, %d slot values%s)",
                pipe_node_name(node), g.path, g.sentences, g.values, g.cached ? ", cached" : "");
         p.grammar = g.path;
+        p.grammar_dict = g.dict;
     }
     ps_node *s = pl_calloc(1, sizeof *s);
     if (!s)

@@ -77,6 +77,7 @@ int cmd_asr(int argc, char **argv)
         return 0;
     }
     p.grammar = nlu ? g.path : NULL;
+    p.grammar_dict = nlu ? g.dict : NULL;
     svc_ps *ps;
     if ((st = svc_ps_open(&p, &ps)) != PARLEY_OK)
         return cli_fail("asr transcribe", st);

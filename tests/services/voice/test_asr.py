@@ -1,6 +1,7 @@
 """test_asr.py — `parley asr build` and `parley asr transcribe`, and audio.gst's errors.
 
-build: the grammar of both sample bots is built (sentence patterns, slot classes), found in
+build: the grammar of both sample bots is built (sentence patterns, slot classes, a
+dictionary of exactly its words), found in
 the cache the second time, and built anew when nlu.yaml changes; a broken nlu.yaml is an
 error naming FILE:LINE:COL. transcribe: real recorded speech (pocketsphinx-testdata's
 goforward.raw, "go forward ten meters") with the generic model; pizza orders synthesized
@@ -12,6 +13,7 @@ description and the cause, and `parley run` returns within seconds (no hang).
 Usage: test_asr.py PARLEY SOURCE_ROOT   (skips, exit 77, without espeak-ng, sox or the data)
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +57,13 @@ for bot in ("pizza", "smarthome"):
         gram = open(lines[0]).read()
         check(gram.startswith("#JSGF V1.0;") and "public <utterance>" in gram and "<c_" in gram,
               "%s: a JSGF grammar with slot classes" % bot)
+        body = " ".join(line for line in gram[gram.index("public <utterance> ="):].splitlines()
+                        if not line.startswith("//"))
+        used = {w for w in re.split(r"[\s()|;=]+", body[len("public <utterance> ="):])
+                if w and not w.startswith("<")}
+        dict_words = {line.split()[0].split("(")[0] for line in open(lines[0][:-5] + ".dict")}
+        check(used and used <= dict_words, "%s: the grammar's dictionary lacks %r" %
+              (bot, sorted(used - dict_words)[:5]))
         again = run("asr", "build", "--nlu", nlu, "--cache", cache)
         check(again.stdout.splitlines()[0] == lines[0] and "(cached)" in again.stdout,
               "%s: the second build is the cached file: %r" % (bot, again.stdout))
