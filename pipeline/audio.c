@@ -115,6 +115,8 @@ static parley_status send_piece(pipe_seg *s, pipe_utt_end end)
     s->n_piece = 0;
     if (st != PARLEY_OK)
         return st;
+    if (end != PIPE_UTT_MORE && end != PIPE_UTT_DROPPED && s->p.on_end)
+        s->p.on_end(s->p.ctx, m);
     return pipe_node_emit(s->node, s->port, m);
 }
 

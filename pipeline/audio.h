@@ -25,6 +25,11 @@ typedef struct pipe_seg_params {
     int max_ms;     /* an utterance's maximum length (0: 15000) */
     int piece_ms;   /* audio per message (0: 100) */
     int threshold;  /* RMS of a speech frame, 16-bit units (0: 300, about -40 dBFS) */
+    /* Optional: called with an utterance's last piece just before it is sent (a source that
+     * tracks its turns records last->seq here, as the reply will carry it); not for a
+     * dropped utterance. On the feeding thread. */
+    void (*on_end)(void *ctx, const pipe_msg *last);
+    void *ctx;
 } pipe_seg_params;
 
 typedef struct pipe_seg pipe_seg;

@@ -2,7 +2,7 @@
  * bursts between silences at 8, 16, 44.1 and 48 kHz, fed in odd-sized chunks, give one
  * utterance per burst ended by trailing silence, numbered in order; silence alone gives
  * nothing; a burst longer than max_ms is cut at it; an explicit end closes the utterance in
- * progress; a dropped utterance makes no turn.
+ * progress; a dropped utterance makes no turn; on_end sees every utterance's last piece.
  * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api).
  */
 #include <math.h>
@@ -22,7 +22,13 @@ static struct {
     uint32_t utt;
     pipe_utt_end end;
 } seen[MAX_SEEN];
-static int n_seen;
+static int n_seen, n_ends;
+
+static void on_end(void *ctx, const pipe_msg *last)
+{
+    (void)ctx;
+    n_ends += last->utt_end != PIPE_UTT_MORE && last->utt == (uint32_t)n_ends + 1;
+}
 
 static void on_event(const pipe_event *ev, void *user)
 {
@@ -72,7 +78,8 @@ static pipe_graph *open_graph(const char *dir)
 static pipe_seg *open_seg(pipe_graph *g, int rate, int max_ms)
 {
     pipe_seg *s = NULL;
-    pipe_seg_params p = { .in_rate = rate, .silence_ms = 500, .max_ms = max_ms };
+    pipe_seg_params p = { .in_rate = rate, .silence_ms = 500, .max_ms = max_ms, .on_end = on_end };
+    n_ends = 0;
     CHECK(pipe_seg_open(&p, pipe_graph_find_kind(g, "api"), 0, "mic", &s) == PARLEY_OK,
           "open at %d Hz: %s", rate, parley_errmsg());
     return s;
@@ -97,6 +104,7 @@ static void bursts_at(const char *dir, int rate)
     pipe_seg_close(s);
     pipe_graph_close(g);
     CHECK(n_seen == 3, "%d Hz: %d utterances reached the sink", rate, n_seen);
+    CHECK(n_ends == 3, "%d Hz: on_end called for utterances 1-3: %d", rate, n_ends);
     for (int i = 0; i < n_seen; i++)
         CHECK(seen[i].utt == (uint32_t)i + 1 && seen[i].end == PIPE_UTT_SILENCE,
               "%d Hz: utterance %d is #%u ended by %d", rate, i, seen[i].utt, seen[i].end);
