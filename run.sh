@@ -17,6 +17,8 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
           clang-format               # the layout/format test
           prometheus                 # promtool, for e2e/metrics
+          libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
+          python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
           # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng; the tests'
           # real speech (pocketsphinx-testdata) and sox to make test audio
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base

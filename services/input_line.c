@@ -13,10 +13,9 @@
 #include "sdk/base/json.h"
 #include "services/input_line.h"
 
-/* Whether JSON text holds the escape \u0000, which cJSON decodes into a NUL that would cut
- * the string short: "u0000" after an odd run of backslashes (an even run is escaped
- * backslashes). Backslashes occur only inside strings of valid JSON. */
-static int has_nul_escape(const char *s, size_t len)
+/* "u0000" after an odd run of backslashes (an even run is escaped backslashes). Backslashes
+ * occur only inside strings of valid JSON. */
+int svc_json_has_nul_escape(const char *s, size_t len)
 {
     size_t run = 0;
     for (size_t i = 0; i < len; i++) {
@@ -31,8 +30,7 @@ static int has_nul_escape(const char *s, size_t len)
     return 0;
 }
 
-/* How many members of object j are named `key` (cJSON keeps duplicates). */
-static int count_key(const cJSON *j, const char *key)
+int svc_json_count_key(const cJSON *j, const char *key)
 {
     int n = 0;
     for (const cJSON *c = j->child; c; c = c->next)
@@ -82,10 +80,10 @@ static parley_status read_json(const char *line, size_t len, const char *def, cJ
         return pl_fail(PARLEY_ERR_FORMAT, "a NUL byte at byte %zu", (size_t)(nul - line));
     if ((st = pl_json_parse(line, len, "JSON", j)) != PARLEY_OK)
         return st;
-    if (has_nul_escape(line, len))
+    if (svc_json_has_nul_escape(line, len))
         return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is allowed neither in a user id nor in "
                                           "a text");
-    if (count_key(*j, "user") > 1 || count_key(*j, "text") > 1)
+    if (svc_json_count_key(*j, "user") > 1 || svc_json_count_key(*j, "text") > 1)
         return pl_fail(PARLEY_ERR_FORMAT, "\"user\" or \"text\" given twice");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(*j, "text");
     const char *u = NULL;

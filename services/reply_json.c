@@ -60,12 +60,8 @@ static int add_slots(cJSON *o, const pipe_msg *m)
     return ok;
 }
 
-char *svc_reply_json(const pipe_msg *m, const char *error)
+int svc_reply_fill(struct cJSON *o, const pipe_msg *m, const char *error)
 {
-    cJSON *o = cJSON_CreateObject();
-    char *s = NULL;
-    if (!o)
-        return NULL;
     int ok = m->user_id[0] ? add_str(o, "user", m->user_id)
                            : cJSON_AddNullToObject(o, "user") != NULL;
     ok = ok && cJSON_AddNumberToObject(o, "turn", (double)(m->turn_id ? m->turn_id : m->seq));
@@ -82,8 +78,13 @@ char *svc_reply_json(const pipe_msg *m, const char *error)
                      NULL &&
              add_slots(o, m);
     }
-    if (ok)
-        s = cJSON_PrintUnformatted(o);
+    return ok;
+}
+
+char *svc_reply_json(const pipe_msg *m, const char *error)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *s = o && svc_reply_fill(o, m, error) ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
 }

@@ -12,4 +12,9 @@
  * (cJSON_free); NULL when out of memory. */
 char *svc_reply_json(const pipe_msg *m, const char *error);
 
+struct cJSON;
+/* Adds the members above to object o (after those it has, for callers that add their own
+ * around them: the websocket server). 0 when out of memory (o may hold some of them). */
+int svc_reply_fill(struct cJSON *o, const pipe_msg *m, const char *error);
+
 #endif

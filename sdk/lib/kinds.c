@@ -10,6 +10,7 @@
 #include "sdk/lib/kinds.h"
 
 extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
+extern const pipe_kind svc_kind_ws_server;
 extern const pipe_kind svc_kind_asr_pocketsphinx, svc_kind_audio_gst, svc_kind_audio_out;
 extern const pipe_kind svc_kind_tts_espeak;
 extern const pipe_kind nlu_kind_bert;
@@ -22,6 +23,7 @@ const pipe_kind *const lib_kinds[] = {
     &svc_kind_asr_stub,
     &nlu_kind_bert,
     &dm_kind_frames,
+    &svc_kind_ws_server,
 #if PARLEY_HAVE_POCKETSPHINX
     &svc_kind_asr_pocketsphinx, /* built with pocketsphinx only */
 #endif

@@ -238,7 +238,7 @@ static void test_kinds(void)
         has_api |= !strcmp(name, "api");
         has_bert |= !strcmp(name, "nlu.bert");
     }
-    CHECK(n == 6 && has_api && has_bert, "six kinds, api and nlu.bert among them: %d", n);
+    CHECK(n == 7 && has_api && has_bert, "seven kinds, api and nlu.bert among them: %d", n);
 
     parley_kind_info *k = NULL;
     CHECK(parley_kind_describe("nlu.bert", &k) == PARLEY_OK, "%s", parley_errmsg());
