@@ -2,7 +2,8 @@
 # run.sh — set up a Debian 12 machine for parley, build it, and run the demo or the tests.
 #
 #   bash run.sh demo   install what is missing, build, run the main job (see README)
-#   bash run.sh test   install what is missing, build, run every test twice: a release build
+#   bash run.sh test   install what is missing (puppeteer-core too: npm ci into tests/web),
+#                      build, run every test twice: a release build
 #                      and an AddressSanitizer + UndefinedBehaviorSanitizer build (the fault
 #                      suite included: kill -9, full disk, locked store); then build the
 #                      libFuzzer targets with clang (build-fuzz/) and run each for
@@ -18,7 +19,8 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           clang-format               # the layout/format test
           prometheus                 # promtool, for e2e/metrics
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
-          python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
+          python3-websockets openssl  # ws.server's protocol tests: a client, a test certificate
+          nodejs npm chromium         # the chat page's browser test (puppeteer-core from npm)
           # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng; the tests'
           # real speech (pocketsphinx-testdata) and sox to make test audio
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
@@ -89,6 +91,7 @@ case "$cmd" in
         ;;
     test)
         install_missing
+        npm ci --prefix tests/web --no-audit --no-fund --loglevel=error # puppeteer-core
         build build
         build build-asan -Db_sanitize=address,undefined -Dbuildtype=debugoptimized -Db_lundef=false
         passed=0 failed=0

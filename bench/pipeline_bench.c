@@ -14,40 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_turns.h"
 #include "parley/pipeline.h"
-
-static const char *const utterances[] = {
-    "i want a large pizza with mushrooms",
-    "deliver to 5 main street",
-    "a small pepperoni pizza please",
-    "make it two pizzas",
-    "hello",
-    "thanks",
-    "add olives",
-    "can i get a medium pizza with ham and pineapple",
-    "cancel my order",
-};
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int submit(parley_pipeline *p, int user, unsigned long n)
 {
     char id[32];
     snprintf(id, sizeof id, "bench-%d", user);
-    const char *text =
-            utterances[(n * 7 + (unsigned long)user) % (sizeof utterances / sizeof *utterances)];
-    if (parley_pipeline_submit(p, id, text, NULL) == PARLEY_OK)
+    if (parley_pipeline_submit(p, id, bench_utterance(user, n), NULL) == PARLEY_OK)
         return 0;
     fprintf(stderr, "pipeline_bench: submit: %s\n", parley_errmsg());
     return -1;
@@ -65,7 +39,7 @@ static int level(parley_pipeline *p, int users, double seconds, int print)
     for (int u = 0; u < users; u++)
         if (submit(p, u, sent[u]++))
             return -1;
-    double t0 = now_s(), t_end = t0 + seconds;
+    double t0 = bench_now_s(), t_end = t0 + seconds;
     long in_flight = users;
     while (in_flight > 0) {
         parley_reply *r = NULL;
@@ -84,14 +58,14 @@ static int level(parley_pipeline *p, int users, double seconds, int print)
         batch += r->nlu_batch;
         int u = atoi(r->user + 6);
         parley_reply_free(r);
-        if (now_s() < t_end) {
+        if (bench_now_s() < t_end) {
             if (submit(p, u, sent[u]++))
                 return -1;
             in_flight++;
         }
     }
-    double dt = now_s() - t0;
-    qsort(lat, n, sizeof *lat, cmp_double);
+    double dt = bench_now_s() - t0;
+    qsort(lat, n, sizeof *lat, bench_cmp_double);
     if (print)
         printf("| %5d | %7zu | %8.1f | %7.2f | %7.2f | %5.1f | %4.0f%% | %4.0f%% | %4.0f%% | %ld "
                "|\n",

@@ -7,8 +7,9 @@ command -v clang-format >/dev/null || exit 77
 clang-format --version | grep -q 'version 14\.' || exit 77
 cd "$root" || exit 1
 bad=0
-for f in $(find sdk pipeline services nlu dialog tests bench samples \
-               \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \)); do
+# (npm's packages under node_modules/ are not ours)
+for f in $(find sdk pipeline services nlu dialog tests bench samples -name node_modules -prune -o \
+               \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \) -print); do
     if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then
         echo "not formatted: $f"
         bad=1

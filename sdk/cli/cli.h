@@ -19,6 +19,7 @@ int cmd_run(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_asr(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
 
 /* Prints "parley: <what>: <status>: <errmsg>" to stderr and returns 1. */
 int cli_fail(const char *what, parley_status st);

@@ -4,19 +4,17 @@
  * `build` makes (or finds cached) the grammar a graph's asr.pocketsphinx node would build
  * from the same nlu.yaml, so a deployment can build it ahead of time; `transcribe` decodes
  * audio files (any format GStreamer reads) with it and prints one transcript per line. The
- * work is services/asr.h's; this file reads options and prints.
+ * work is the public parley/asr.h's; this file reads options and prints.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/base/alloc.h"
 #include "sdk/cli/cli.h"
-#include "services/asr.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--dict FILE]\n"
+    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR]\n"
                "       parley asr transcribe [--nlu FILE] [--cache DIR] [--no-fallback] FILE...\n"
                "\n"
                "build       builds the recognizer's grammar from a bot's nlu.yaml (as the\n"
@@ -27,14 +25,12 @@ static void usage(FILE *f)
                "\n"
                "  --nlu FILE     the bot's nlu.yaml\n"
                "  --cache DIR    where grammars are cached (default ~/.cache/parley/asr)\n"
-               "  --dict FILE    pronunciation dictionary (default Debian's cmudict-en-us)\n"
                "  --no-fallback  no generic model for speech outside the grammar\n");
 }
 
 int cmd_asr(int argc, char **argv)
 {
-    const char *nlu = NULL, *cache = NULL;
-    svc_ps_params p = svc_ps_params_default();
+    parley_asr_params p = { 0 };
     int first = 0;
     if (argc < 2 || cli_is_help(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
@@ -51,11 +47,9 @@ int cmd_asr(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--no-fallback")) {
-            p.fallback = 0;
-        } else if ((!strcmp(a, "--nlu") || !strcmp(a, "--cache") || !strcmp(a, "--dict")) &&
-                   i + 1 < argc) {
-            const char **dst = a[2] == 'n' ? &nlu : a[2] == 'c' ? &cache : &p.dict;
-            *dst = argv[++i];
+            p.no_fallback = 1;
+        } else if ((!strcmp(a, "--nlu") || !strcmp(a, "--cache")) && i + 1 < argc) {
+            *(a[2] == 'n' ? &p.nlu_yaml : &p.cache_dir) = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "parley asr: unknown option '%s'\n", a);
             return 2;
@@ -63,23 +57,21 @@ int cmd_asr(int argc, char **argv)
             first = i;
         }
     }
-    if (build ? !nlu || first : !first) {
+    if (build ? !p.nlu_yaml || first : !first) {
         usage(stderr);
         return 2;
     }
     parley_status st;
-    svc_grammar_info g;
-    if (nlu && (st = svc_grammar_build(nlu, p.dict, cache, &g)) != PARLEY_OK)
-        return cli_fail("asr build", st);
     if (build) {
+        parley_asr_grammar g;
+        if ((st = parley_asr_grammar_build(p.nlu_yaml, p.cache_dir, &g)) != PARLEY_OK)
+            return cli_fail("asr build", st);
         printf("%s\n%d sentences, %d slot classes with %d values, %d phrases dropped%s\n", g.path,
                g.sentences, g.classes, g.values, g.dropped, g.cached ? " (cached)" : "");
         return 0;
     }
-    p.grammar = nlu ? g.path : NULL;
-    p.grammar_dict = nlu ? g.dict : NULL;
-    svc_ps *ps;
-    if ((st = svc_ps_open(&p, &ps)) != PARLEY_OK)
+    parley_asr *asr;
+    if ((st = parley_asr_open(&p, &asr)) != PARLEY_OK)
         return cli_fail("asr transcribe", st);
     int rc = 0;
     for (int i = first; i < argc; i++) {
@@ -88,14 +80,14 @@ int cmd_asr(int argc, char **argv)
             i += strcmp(argv[i], "--no-fallback") != 0;
             continue;
         }
-        if ((st = svc_asr_transcribe_file(&svc_ps_engine, ps, argv[i], &text)) != PARLEY_OK) {
+        if ((st = parley_asr_transcribe_file(asr, argv[i], &text)) != PARLEY_OK) {
             rc = cli_fail(argv[i], st);
             continue;
         }
         printf("%s\n", text);
         fflush(stdout);
-        pl_free(text);
+        parley_asr_text_free(text);
     }
-    svc_ps_close(ps);
+    parley_asr_close(asr);
     return rc;
 }

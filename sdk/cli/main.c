@@ -21,6 +21,7 @@ static const struct {
 } commands[] = {
     { "run", cmd_run, "run a pipeline graph (YAML) until its input ends" },
     { "chat", cmd_chat, "talk to a pipeline graph on the terminal" },
+    { "stream", cmd_stream, "talk to a parley websocket server (typed turns or a WAV file)" },
     { "inspect", cmd_inspect, "list node kinds, or one kind's ports and params" },
     { "nlu", cmd_nlu, "parse utterances with a model (nlu predict)" },
     { "train", cmd_train, "train a joint intent/slot model from examples" },
