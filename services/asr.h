@@ -69,12 +69,10 @@ typedef struct svc_grammar_info {
     char dict[4096]; /* its words' pronunciations, NAME-HASH.dict */
 } svc_grammar_info;
 
-/* The folder grammars are cached in when none is given: $XDG_CACHE_HOME/parley/asr, else
- * $HOME/.cache/parley/asr, else /tmp/parley-asr. Writes at most `size` bytes. */
-void svc_grammar_default_dir(char *dir, size_t size);
-
 /* Builds (or finds in cache_dir) the JSGF grammar for the nlu.yaml at `nlu`, checking words
- * against the pronunciation dictionary `dict`. Errors name the file (FILE:LINE:COL for YAML). */
+ * against the pronunciation dictionary `dict`. cache_dir NULL or "": $XDG_CACHE_HOME/parley/asr,
+ * else $HOME/.cache/parley/asr, else /tmp/parley-asr. Errors name the file (FILE:LINE:COL for
+ * YAML). */
 parley_status svc_grammar_build(const char *nlu, const char *dict, const char *cache_dir,
                                 svc_grammar_info *info);
 

@@ -366,7 +366,8 @@ static parley_status write_file(const char *path, const char *text)
     return pl_atomic_commit(&a);
 }
 
-void svc_grammar_default_dir(char *dir, size_t size)
+/* Where grammars are cached when no folder is given (see svc_grammar_build). */
+static void default_dir(char *dir, size_t size)
 {
     const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
     if (x && *x)
@@ -429,7 +430,7 @@ parley_status svc_grammar_build(const char *nlu, const char *dict, const char *c
     h = pl_fnv(pl_fnv(h, dict, strlen(dict) + 1), src, len);
     pl_free(src);
     if (!cache_dir || !*cache_dir)
-        svc_grammar_default_dir(dir, sizeof dir);
+        default_dir(dir, sizeof dir);
     else
         snprintf(dir, sizeof dir, "%s", cache_dir);
     const char *base = strrchr(nlu, '/') ? strrchr(nlu, '/') + 1 : nlu;
