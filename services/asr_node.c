@@ -127,7 +127,8 @@ static void send_display(pipe_node *node, const char *user, const char *text, ui
     }
 }
 
-/* Sends the hypothesis so far when it changed and partial_ns has passed since the last. */
+/* Sends the hypothesis so far when it changed and partial_ns has passed since the last one
+ * sent (the first as soon as there is one). */
 static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s)
 {
     int64_t now = pipe_now_ns();
@@ -135,12 +136,12 @@ static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s)
     if (!a->vt->partial || !pipe_node_out_links(node, SVC_ASR_PARTIAL) ||
         now - s->last_partial < a->partial_ns)
         return;
-    s->last_partial = now;
     if (a->vt->partial(s->stream, &hyp) != PARLEY_OK || !hyp[0] ||
         (s->partial && !strcmp(s->partial, hyp))) {
-        pl_free(hyp);
+        pl_free(hyp); /* nothing new: the next piece asks again */
         return;
     }
+    s->last_partial = now;
     send_display(node, s->user, hyp, s->utt, PIPE_UTT_MORE);
     pl_free(s->partial);
     s->partial = hyp;
