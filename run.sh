@@ -21,8 +21,13 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
           python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
           nodejs npm chromium          # the chat page's browser test (puppeteer-core from npm)
-          libpq-dev postgresql haproxy curl) # the PostgreSQL store; samples/cluster and its tests
-                                             # (a throwaway server per test run, as `nobody`)
+          libpq-dev postgresql haproxy curl # the PostgreSQL store; samples/cluster and its tests
+                                            # (a throwaway server per test run, as `nobody`)
+          # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng; the tests'
+          # real speech (pocketsphinx-testdata) and sox to make test audio
+          libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
+          gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
+          libespeak-ng-dev espeak-ng pocketsphinx-testdata sox)
 
 install_missing() {
     local missing=()

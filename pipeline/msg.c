@@ -150,6 +150,37 @@ pipe_msg *pipe_msg_new_refused(pipe_graph *g, const char *user)
     return make_msg(g, user ? user : "", "");
 }
 
+parley_status pipe_msg_set_pcm(pipe_msg *msg, const int16_t *pcm, size_t n, int rate)
+{
+    int16_t *copy = NULL;
+    if (n && !(copy = pl_malloc(n * sizeof *copy)))
+        return pl_nomem("%zu audio samples", n);
+    if (n)
+        memcpy(copy, pcm, n * sizeof *copy);
+    pl_free(msg->pcm);
+    msg->pcm = copy;
+    msg->n_pcm = n;
+    msg->rate = rate;
+    return PARLEY_OK;
+}
+
+parley_status pipe_msg_new_audio(pipe_graph *g, const char *user, const int16_t *pcm, size_t n,
+                                 uint32_t utt, pipe_utt_end end, pipe_msg **out)
+{
+    parley_status st;
+    if ((st = pipe_msg_new(g, user, "", out)) != PARLEY_OK)
+        return st;
+    if ((st = pipe_msg_set_pcm(*out, pcm, n, PIPE_AUDIO_RATE)) != PARLEY_OK) {
+        pipe_msg_free(*out);
+        *out = NULL;
+        return st;
+    }
+    (*out)->type = PIPE_T_AUDIO;
+    (*out)->utt = utt;
+    (*out)->utt_end = end;
+    return PARLEY_OK;
+}
+
 void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r)
 {
     msg->nlu = r;
@@ -186,6 +217,7 @@ void pipe_msg_free(pipe_msg *m)
     pl_free(m->reply);
     pl_free(m->intent);
     pl_free(m->error);
+    pl_free(m->pcm);
     free_slots(m->slots, m->n_slots);
     pipe_graph *g = m->graph;
     pl_free(m);
@@ -210,7 +242,10 @@ pipe_msg *pipe_msg_clone(const pipe_msg *m)
     c->n_slots = 0;
     c->nlu = NULL;
     c->graph = NULL;
-    int ok = dup_str(&c->user_id, m->user_id) && dup_str(&c->session_id, m->session_id) &&
+    c->pcm = NULL;
+    c->n_pcm = 0;
+    int ok = pipe_msg_set_pcm(c, m->pcm, m->n_pcm, m->rate) == PARLEY_OK &&
+             dup_str(&c->user_id, m->user_id) && dup_str(&c->session_id, m->session_id) &&
              dup_str(&c->text, m->text) && dup_str(&c->reply, m->reply) &&
              dup_str(&c->intent, m->intent) && dup_str(&c->error, m->error);
     if (ok && m->n_slots) {

@@ -35,8 +35,13 @@
  * A source kind has run(): the engine calls it on a thread of its own until it returns
  * (end of input) or stop() asks it to return.
  *
- * Streaming: ports are typed (PIPE_T_AUDIO, PIPE_T_TEXT, PIPE_T_NLU, PIPE_T_REPLY) so audio frames
- * can travel as messages of their own type once audio nodes land.
+ * Audio. Ports are typed (PIPE_T_AUDIO, PIPE_T_TEXT, PIPE_T_NLU, PIPE_T_REPLY). Speech travels
+ * as PIPE_T_AUDIO messages, each one piece (about 100 ms) of one utterance of its user: 16 kHz
+ * mono 16-bit PCM in msg->pcm, the user's utterance number in msg->utt, and on the last piece
+ * msg->utt_end saying why the utterance ended. Pieces of a user arrive in order like turns
+ * (one worker per user) and wait in bounded queues (backpressure). Sources cut utterances
+ * with pipeline/audio.h; a recognizer consumes the pieces and turns the last one into the
+ * utterance's text turn. A reply may carry its speech in the same fields (tts.*).
  */
 #ifndef PIPELINE_NODE_H
 #define PIPELINE_NODE_H
@@ -53,7 +58,7 @@
 
 /* Bit flags: an output port has exactly one type; an input port accepts a set. */
 typedef enum pipe_type {
-    PIPE_T_AUDIO = 1, /* audio frames (a later issue) */
+    PIPE_T_AUDIO = 1, /* a piece of an utterance: msg->pcm, msg->utt, msg->utt_end */
     PIPE_T_TEXT = 2,  /* user text: msg->text */
     PIPE_T_NLU = 4,   /* msg->text + msg->nlu */
     PIPE_T_REPLY = 8, /* msg->reply, msg->intent, msg->confidence, msg->slots (+ the above) */
@@ -100,6 +105,15 @@ typedef struct pipe_slot {
 
 typedef struct pipe_graph pipe_graph;
 
+/* Why an utterance ended (pipe_msg.utt_end on its last piece); 0 on the other pieces. */
+typedef enum pipe_utt_end {
+    PIPE_UTT_MORE = 0,     /* not the last piece */
+    PIPE_UTT_SILENCE = 1,  /* trailing silence (the endpoint) */
+    PIPE_UTT_EXPLICIT = 2, /* the source said so (end of file, the client's eof) */
+    PIPE_UTT_MAX = 3,      /* the utterance reached its maximum length */
+    PIPE_UTT_DROPPED = 4,  /* the source went away mid-utterance: no turn comes of it */
+} pipe_utt_end;
+
 /* One turn on its way through the graph. Every pointer is owned by the message. */
 typedef struct pipe_msg {
     pipe_type type; /* which payload is current */
@@ -128,7 +142,16 @@ typedef struct pipe_msg {
     float confidence;
     size_t n_slots; /* PIPE_T_REPLY: the user's slot state after the turn */
     pipe_slot *slots;
+    /* audio: a piece of an utterance (PIPE_T_AUDIO), or a reply's speech (tts.*) */
+    int16_t *pcm; /* mono 16-bit samples, or NULL */
+    size_t n_pcm; /* samples in pcm */
+    int rate;     /* samples per second of pcm (PIPE_T_AUDIO: always PIPE_AUDIO_RATE) */
+    uint32_t utt; /* the user's utterance number (from 1), kept by the text turn it becomes */
+    pipe_utt_end utt_end; /* PIPE_T_AUDIO: set on the utterance's last piece */
 } pipe_msg;
+
+/* The sample rate of every PIPE_T_AUDIO message: what speech recognizers read. */
+#define PIPE_AUDIO_RATE 16000
 
 /* ---- Node kinds ---------------------------------------------------------------------- */
 
@@ -228,6 +251,13 @@ parley_status pipe_msg_new(pipe_graph *g, const char *user, const char *text, pi
  * source hands it to pipe_node_fail_turn() while parley_errmsg() still says why. NULL when
  * out of memory. */
 pipe_msg *pipe_msg_new_refused(pipe_graph *g, const char *user);
+/* A new PIPE_T_AUDIO piece for `user` (checked as above): a copy of n samples of pcm at
+ * PIPE_AUDIO_RATE, utterance utt, utt_end as given; stamps t_in and seq. *out is owned by the
+ * caller; NULL on failure (INVALID_ARG, UTF8 or NOMEM). */
+parley_status pipe_msg_new_audio(pipe_graph *g, const char *user, const int16_t *pcm, size_t n,
+                                 uint32_t utt, pipe_utt_end end, pipe_msg **out);
+/* Replaces msg's audio with a copy of n samples of pcm at `rate` (NULL, 0 clears it). */
+parley_status pipe_msg_set_pcm(pipe_msg *msg, const int16_t *pcm, size_t n, int rate);
 /* NULL is a no-op. */
 void pipe_msg_free(pipe_msg *msg);
 /* What a sink reports for msg: NULL for a turn that succeeded, else its detail message (or

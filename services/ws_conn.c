@@ -63,14 +63,15 @@ void ws_conn_rx_reset(ws_conn *c)
     }
 }
 
-parley_status ws_conn_push(ws_conn *c, const char *json, size_t len)
+static parley_status push(ws_conn *c, const void *data, size_t len, int binary)
 {
     ws_out *o = pl_malloc(sizeof *o + c->pre + len);
     if (!o)
         return pl_nomem("a message of %zu bytes for user %s", len, c->user);
     o->next = NULL;
     o->len = len;
-    memcpy(o->data + c->pre, json, len);
+    o->binary = binary;
+    memcpy(o->data + c->pre, data, len);
     if (c->out_tail)
         c->out_tail->next = o;
     else
@@ -78,6 +79,16 @@ parley_status ws_conn_push(ws_conn *c, const char *json, size_t len)
     c->out_tail = o;
     c->out_bytes += len;
     return PARLEY_OK;
+}
+
+parley_status ws_conn_push(ws_conn *c, const char *json, size_t len)
+{
+    return push(c, json, len, 0);
+}
+
+parley_status ws_conn_push_binary(ws_conn *c, const void *data, size_t len)
+{
+    return push(c, data, len, 1);
 }
 
 ws_out *ws_conn_pop(ws_conn *c)

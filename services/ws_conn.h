@@ -1,7 +1,8 @@
 /* ws_conn.h — what the websocket server keeps per connection, and the turns in flight.
  *
- * A ws_conn is one client: its user id, the message it is reassembling from frames, the
- * JSON messages waiting to be written to it (each with `pre` bytes of headroom before it, as
+ * A ws_conn is one client: its user id, the message it is reassembling from frames, its
+ * audio (services/ws_voice.h), the messages waiting to be written to it (JSON, or a reply's
+ * speech as a binary frame) (each with `pre` bytes of headroom before it, as
  * lws_write wants), and its counters. A ws_turns table maps the sequence number of every
  * turn in flight to the connection that asked (and the client's id for it), so a reply goes
  * to the connection that asked and a reply for a closed connection finds nothing.
@@ -24,6 +25,7 @@ struct cJSON;
 typedef struct ws_out {
     struct ws_out *next;
     size_t len;
+    int binary;           /* a binary frame (a reply's speech), else JSON text */
     unsigned char data[]; /* pre bytes of headroom, then len bytes */
 } ws_out;
 
@@ -38,6 +40,9 @@ typedef struct ws_conn {
     int inflight;                            /* turns sent into the graph, not yet answered */
     int errors;                              /* protocol errors so far */
     int audio_refused;                       /* this utterance's audio was answered already */
+    struct ws_voice *voice;                  /* its audio cut into utterances, or NULL */
+    void *server;                            /* the server's state (for voice callbacks) */
+    uint64_t last_utt_seq;                   /* the turn of its last utterance sent */
     int eof;                                 /* the client sent {"eof":1}: close once answered */
     int paused;                              /* reading from it is stopped (rx flow control) */
     int dirty;                               /* on the dirty list */
@@ -67,6 +72,8 @@ void ws_conn_rx_reset(ws_conn *c);
 
 /* Queues a copy of json[0, len) to be written; PARLEY_ERR_NOMEM when out of memory. */
 parley_status ws_conn_push(ws_conn *c, const char *json, size_t len);
+/* Queues a copy of data[0, len) to be written as one binary frame; PARLEY_ERR_NOMEM. */
+parley_status ws_conn_push_binary(ws_conn *c, const void *data, size_t len);
 /* Takes the oldest queued message (owned by the caller: pl_free), or NULL. */
 ws_out *ws_conn_pop(ws_conn *c);
 

@@ -2,8 +2,8 @@
  *
  * JSON is parsed by cJSON (through pl_json_parse); this file only decides what a message
  * means and refuses what would be misread: anything but one object naming exactly one of
- * "config", "text" and "eof", fields of the wrong type, ids and texts that break the rules of
- * parley/pipeline.h, a \u0000 escape (cJSON would cut the string there).
+ * "config", "text", "eof" and "end", fields of the wrong type, ids and texts that break the
+ * rules of parley/pipeline.h, a \u0000 escape (cJSON would cut the string there).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -62,17 +62,18 @@ static parley_status read_text(const cJSON *t, ws_cmd *out)
     return PARLEY_OK;
 }
 
-static parley_status read_eof(const cJSON *e, ws_cmd *out)
+/* {"eof": 1} or {"end": 1}: a flag whose only value is 1 (or true). */
+static parley_status read_flag(const cJSON *e, const char *key, ws_cmd_type type, ws_cmd *out)
 {
     if (!cJSON_IsTrue(e) && !(cJSON_IsNumber(e) && e->valuedouble == 1))
-        return pl_fail(PARLEY_ERR_FORMAT, "\"eof\": expected 1");
-    out->type = WS_CMD_EOF;
+        return pl_fail(PARLEY_ERR_FORMAT, "\"%s\": expected 1", key);
+    out->type = type;
     return PARLEY_OK;
 }
 
 parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out)
 {
-    static const char *const keys[] = { "config", "text", "eof" };
+    static const char *const keys[] = { "config", "text", "eof", "end" };
     parley_status st;
     memset(out, 0, sizeof *out);
     if (memchr(data, 0, len))
@@ -93,22 +94,23 @@ parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out)
         return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is not allowed in a message");
     const cJSON *found = NULL;
     int which = -1;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         int n = svc_json_count_key(j, keys[k]);
         if (n > 1 || (n && found))
-            return pl_fail(PARLEY_ERR_FORMAT, "a message is one of \"config\", \"text\" and "
-                                              "\"eof\", each at most once");
+            return pl_fail(PARLEY_ERR_FORMAT, "a message is one of \"config\", \"text\", "
+                                              "\"eof\" and \"end\", each at most once");
         if (n) {
             found = cJSON_GetObjectItemCaseSensitive(j, keys[k]);
             which = k;
         }
     }
     if (!found)
-        return pl_fail(PARLEY_ERR_FORMAT, "unknown message type: expected \"config\", \"text\" "
-                                          "or \"eof\"");
+        return pl_fail(PARLEY_ERR_FORMAT, "unknown message type: expected \"config\", \"text\", "
+                                          "\"eof\" or \"end\"");
     return which == 0   ? read_config(found, out)
            : which == 1 ? read_text(found, out)
-                        : read_eof(found, out);
+           : which == 2 ? read_flag(found, "eof", WS_CMD_EOF, out)
+                        : read_flag(found, "end", WS_CMD_END, out);
 }
 
 void ws_cmd_clear(ws_cmd *out)

@@ -2,9 +2,9 @@
  *
  * The ws.server node's protocol (README, "The websocket server"): a client text frame is a
  * JSON object that is exactly one of {"config": {"user": ID, "sample_rate": N}},
- * {"text": "...", "id": ID} or {"eof": 1}. This module only reads and checks one message;
- * what a command does to a connection is services/ws_server.c's. Pure: no I/O, no graph,
- * any thread.
+ * {"text": "...", "id": ID}, {"eof": 1} or {"end": 1} (the end of an utterance). This module only
+ * reads and checks one message; what a command does to a connection is services/ws_server.c's.
+ * Pure: no I/O, no graph, any thread.
  */
 #ifndef SERVICES_WS_MSG_H
 #define SERVICES_WS_MSG_H
@@ -22,6 +22,7 @@ typedef enum ws_cmd_type {
     WS_CMD_CONFIG = 0, /* user and/or sample_rate */
     WS_CMD_TEXT = 1,   /* a typed turn: text, and id when given */
     WS_CMD_EOF = 2,    /* end of the utterance and of the stream */
+    WS_CMD_END = 3,    /* end of the utterance; the stream goes on */
 } ws_cmd_type;
 
 typedef struct ws_cmd {

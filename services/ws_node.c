@@ -8,9 +8,11 @@
 static const pipe_port_spec ports[] = {
     { "text", PIPE_OUT, PIPE_T_TEXT, 0, "typed turns of the clients" },
     { "audio", PIPE_OUT, PIPE_T_AUDIO, 0,
-      "the clients' speech (not carried yet: audio is answered with an error)" },
+      "the clients' speech, cut into utterances (link it to an asr.* node)" },
     { "reply", PIPE_IN, PIPE_T_REPLY | PIPE_T_NLU | PIPE_T_TEXT, 1,
-      "finished turns, sent back to the connection that asked" },
+      "finished turns, sent back to the connection that asked (with their speech, after tts.*)" },
+    { "partial", PIPE_IN, PIPE_T_TEXT, 0,
+      "an asr.* node's partial and final transcripts, sent to the speaker's connection" },
     { NULL, 0, 0, 0, NULL },
 };
 
@@ -35,6 +37,11 @@ static const pipe_param_spec params[] = {
       NULL },
     { "trust_user_ids", PIPE_P_BOOL, "false", 0, 0,
       "accept any user id a client names (local development)", NULL },
+    { "silence_ms", PIPE_P_INT, "600", 50, 10000,
+      "trailing silence that ends a client's utterance (the endpoint)", NULL },
+    { "max_ms", PIPE_P_INT, "15000", 500, 120000,
+      "an utterance's maximum length: it is ended and answered there", NULL },
+    { "threshold", PIPE_P_INT, "300", 1, 32767, "RMS level of speech (16-bit units)", NULL },
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 

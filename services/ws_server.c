@@ -38,6 +38,7 @@
 #include "services/ws_conn.h"
 #include "services/ws_msg.h"
 #include "services/ws_server.h"
+#include "services/ws_voice.h"
 
 enum {
     MAX_INFLIGHT = 8,     /* turns of one connection in the graph at once */
@@ -70,7 +71,9 @@ typedef struct ws_state {
     lws_sorted_usec_list_t tick; /* wakes the loop while stopping */
     const char *token;
     int trust_user_ids;
-    int takes_text; /* the text output links somewhere */
+    int takes_text;      /* the text output links somewhere */
+    int takes_audio;     /* the audio output links somewhere (an asr.* node) */
+    pipe_seg_params seg; /* how a connection's audio is cut into utterances */
     int max_connections;
     size_t max_message_bytes;
     int tls;
@@ -217,6 +220,69 @@ static void pace(ws_state *s, ws_conn *c)
     }
 }
 
+/* ---- Audio (service thread, but on_utterance_end) ---- */
+
+/* pipe_seg's on_end, on the service thread inside a feed: the utterance's last piece is
+ * about to go into the graph; its turn is recorded first, so its reply finds c. */
+static void on_utterance_end(void *ctx, const pipe_msg *last)
+{
+    ws_conn *c = ctx;
+    ws_state *s = c->server;
+    pthread_mutex_lock(&s->mu);
+    if (ws_turns_add(s->turns, last->seq, c, NULL) == PARLEY_OK) {
+        s->inflight++;
+        c->inflight++;
+        c->last_utt_seq = last->seq;
+    }
+    c->turns++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static parley_status open_voice(ws_state *s, ws_conn *c)
+{
+    pipe_seg_params p = s->seg;
+    p.ctx = c;
+    c->server = s;
+    parley_status st =
+            ws_voice_open(s->node, WS_PORT_AUDIO, c->user, c->sample_rate, &p, &c->voice);
+    if (st != PARLEY_OK)
+        send_error(s, c, -1, parley_errmsg(), NULL);
+    return st;
+}
+
+/* A feed or end that failed (the graph is closing, or out of memory): the utterance whose
+ * last piece may not have gone in is answered here, and the audio starts afresh. */
+static void audio_failed(ws_state *s, ws_conn *c)
+{
+    ws_conn *owner;
+    cJSON *id = NULL;
+    char why[256];
+    snprintf(why, sizeof why, "audio: %s", parley_errmsg());
+    pthread_mutex_lock(&s->mu);
+    if (c->last_utt_seq && ws_turns_take(s->turns, c->last_utt_seq, &owner, &id)) {
+        s->inflight--;
+        c->inflight--;
+    }
+    c->last_utt_seq = 0;
+    pthread_mutex_unlock(&s->mu);
+    cJSON_Delete(id);
+    ws_voice_close(c->voice);
+    c->voice = NULL;
+    send_error(s, c, -1, why, NULL);
+}
+
+/* The client's end of an utterance ({"end":1}; {"eof":1} with `told` 0: silence needs no
+ * answer there). */
+static void end_utterance(ws_state *s, ws_conn *c, int told)
+{
+    int sent = 0;
+    if (c->voice && ws_voice_end(c->voice, &sent) != PARLEY_OK)
+        audio_failed(s, c);
+    else if (!sent && told)
+        send_error(s, c, -1, "end: no speech since the last utterance (nothing to answer)", NULL);
+    c->audio_refused = 0;
+}
+
 /* ---- The protocol's commands (service thread) ---- */
 
 static void on_config(ws_state *s, ws_conn *c, const ws_cmd *cmd)
@@ -234,6 +300,8 @@ static void on_config(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     }
     if (cmd->sample_rate)
         c->sample_rate = cmd->sample_rate;
+    ws_voice_close(c->voice); /* opened again at the next audio, with the new rate or user */
+    c->voice = NULL;
     if (cmd->user) {
         /* One connection per user: the newer takes over, the older one is told and closed. */
         for (ws_conn *o = s->conns; o; o = o->next)
@@ -303,7 +371,10 @@ static void on_message(ws_state *s, ws_conn *c)
         on_config(s, c, &cmd);
     else if (cmd.type == WS_CMD_TEXT)
         on_text(s, c, &cmd);
+    else if (cmd.type == WS_CMD_END)
+        end_utterance(s, c, 1);
     else {
+        end_utterance(s, c, 0);
         c->eof = 1; /* closed with 1000 once every turn is answered and written */
         c->audio_refused = 0;
         lws_callback_on_writable(c->wsi);
@@ -311,21 +382,31 @@ static void on_message(ws_state *s, ws_conn *c)
     ws_cmd_clear(&cmd);
 }
 
-/* A piece of a binary message: audio, which no node carries yet. */
-static void on_audio(ws_state *s, ws_conn *c, size_t len, int last)
+/* A piece of a binary message: audio, fed to the connection's utterances when the graph
+ * has a recognizer, else answered once per utterance with an error. */
+static void on_audio(ws_state *s, ws_conn *c, const void *in, size_t len, int last)
 {
+    parley_status st = PARLEY_OK;
     c->rx_len += len; /* counted, not kept */
+    if (s->takes_audio && !atomic_load(&s->stopping)) {
+        if (!c->voice)
+            st = open_voice(s, c);
+        if (st == PARLEY_OK && (st = ws_voice_feed(c->voice, in, len)) != PARLEY_OK)
+            audio_failed(s, c);
+    }
     if (!last)
         return;
-    if (c->rx_len % 2)
+    int odd = c->voice ? ws_voice_message_end(c->voice) : (int)(c->rx_len % 2);
+    if (odd)
         send_error(s, c, BAD_AUDIO,
                    "audio: a binary message of an odd number of bytes (16-bit samples)", NULL);
-    else if (!c->audio_refused++)
+    else if (!s->takes_audio && !c->audio_refused++)
         send_error(s, c, BAD_AUDIO,
-                   "this graph has no speech recognizer: audio is not carried yet (send "
+                   "this graph has no speech recognizer: audio is not carried (send "
                    "{\"text\": ...} turns); the rest of this utterance is dropped",
                    NULL);
     ws_conn_rx_reset(c);
+    pace(s, c);
 }
 
 static void on_receive(ws_state *s, ws_conn *c, struct lws *wsi, const void *in, size_t len)
@@ -341,7 +422,7 @@ static void on_receive(ws_state *s, ws_conn *c, struct lws *wsi, const void *in,
         return;
     }
     if (c->rx_binary) {
-        on_audio(s, c, len, last);
+        on_audio(s, c, in, len, last);
         return;
     }
     if (ws_conn_rx_add(c, in, len, s->max_message_bytes) != PARLEY_OK) {
@@ -386,6 +467,8 @@ static void on_closed(ws_state *s, ws_pss *pss)
     if (!c)
         return;
     pss->conn = NULL;
+    ws_voice_close(c->voice); /* an utterance in progress is dropped; its context is kept */
+    c->voice = NULL;
     pthread_mutex_lock(&s->mu);
     ws_turns_drop_conn(s->turns, c);
     if (c->prev)
@@ -415,7 +498,8 @@ static int on_writeable(ws_state *s, ws_conn *c, struct lws *wsi)
     int done = c->eof && c->inflight == 0;
     pthread_mutex_unlock(&s->mu);
     if (o) {
-        int n = lws_write(wsi, o->data + LWS_PRE, o->len, LWS_WRITE_TEXT);
+        int n = lws_write(wsi, o->data + LWS_PRE, o->len,
+                          o->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
         pl_free(o);
         if (n < 0)
             return -1;
@@ -658,6 +742,11 @@ parley_status svc_ws_create(pipe_node *node, void **out)
     s->token = pipe_node_param_str(node, "token");
     s->trust_user_ids = pipe_node_param_bool(node, "trust_user_ids");
     s->takes_text = pipe_node_out_links(node, WS_PORT_TEXT) > 0;
+    s->takes_audio = pipe_node_out_links(node, WS_PORT_AUDIO) > 0;
+    s->seg = (pipe_seg_params){ .silence_ms = (int)pipe_node_param_int(node, "silence_ms"),
+                                .max_ms = (int)pipe_node_param_int(node, "max_ms"),
+                                .threshold = (int)pipe_node_param_int(node, "threshold"),
+                                .on_end = on_utterance_end };
     s->max_connections = (int)pipe_node_param_int(node, "max_connections");
     s->max_message_bytes = (size_t)pipe_node_param_int(node, "max_message_bytes");
     s->tls = cert[0] != 0;
@@ -783,16 +872,51 @@ void svc_ws_stop(void *state)
 }
 
 /* A finished turn (worker threads): to the queue of the connection that asked. */
+/* A partial or final transcript from the recognizer: to the connection of its user, if
+ * still there (graph worker). Not a turn: it is freed here. */
+static void send_transcript(ws_state *s, pipe_msg *msg)
+{
+    char *text = ws_voice_text_json(msg);
+    int sent = 0;
+    pthread_mutex_lock(&s->mu);
+    for (ws_conn *c = s->conns; c && text; c = c->next)
+        if (!strcmp(c->user, msg->user_id)) {
+            sent = ws_conn_push(c, text, strlen(text)) == PARLEY_OK;
+            mark_dirty(s, c);
+            break;
+        }
+    pthread_mutex_unlock(&s->mu);
+    if (sent)
+        lws_cancel_service(s->ctx);
+    pl_free(text);
+    pipe_msg_free(msg);
+}
+
+/* Queues a reply's speech to c: the {"type":"audio"} header, then the samples as one
+ * binary frame (16-bit little-endian, as this machine stores them). Under s->mu. */
+static int push_speech(ws_conn *c, const pipe_msg *msg)
+{
+    char *head = ws_voice_audio_json(msg);
+    int ok = head && ws_conn_push(c, head, strlen(head)) == PARLEY_OK &&
+             ws_conn_push_binary(c, msg->pcm, msg->n_pcm * sizeof *msg->pcm) == PARLEY_OK;
+    pl_free(head);
+    return ok;
+}
+
 parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
-    (void)port;
     ws_state *s = state;
+    if (port == WS_PORT_PARTIAL) {
+        send_transcript(s, msg);
+        return PARLEY_OK;
+    }
     const char *error = pipe_msg_error(msg);
     ws_conn *c;
     cJSON *id;
     cJSON *o = cJSON_CreateObject();
     int ok = o && cJSON_AddStringToObject(o, "type", error ? "error" : "reply") &&
-             svc_reply_fill(o, msg, error);
+             svc_reply_fill(o, msg, error) &&
+             (!msg->utt || cJSON_AddNumberToObject(o, "utterance", msg->utt));
     if (ok && !error) {
         cJSON *lat = cJSON_AddObjectToObject(o, "latency_ms");
         ok = cJSON_AddStringToObject(o, "text", msg->text ? msg->text : "") && lat &&
@@ -810,7 +934,8 @@ parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *m
         if (ok && id && (ok = cJSON_AddItemToObject(o, "id", id)))
             id = NULL;
         char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
-        lost = !text || ws_conn_push(c, text, strlen(text)) != PARLEY_OK;
+        lost = !text || ws_conn_push(c, text, strlen(text)) != PARLEY_OK ||
+               (!error && msg->n_pcm && !push_speech(c, msg));
         mark_dirty(s, c); /* even when lost: its pacing may change */
         cJSON_free(text);
     }

@@ -9,7 +9,7 @@
 #include "pipeline/node.h"
 
 /* The node's ports, in the order of its table. */
-enum { WS_PORT_TEXT = 0, WS_PORT_AUDIO = 1, WS_PORT_REPLY = 2 };
+enum { WS_PORT_TEXT = 0, WS_PORT_AUDIO = 1, WS_PORT_REPLY = 2, WS_PORT_PARTIAL = 3 };
 
 extern const pipe_kind svc_kind_ws_server;
 

@@ -18,6 +18,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_asr(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 

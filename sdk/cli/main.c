@@ -31,6 +31,7 @@ static const struct {
     { "tokenize", cmd_tokenize, "split text into WordPiece tokens with offsets" },
     { "bench", cmd_bench, "measure speed (bench nlu)" },
     { "store", cmd_store, "migrate, export, import or purge a context store" },
+    { "asr", cmd_asr, "build the recognizer's grammar from nlu.yaml, transcribe audio files" },
 };
 
 static void usage(FILE *f)

@@ -6,16 +6,35 @@
  */
 #include <string.h>
 
+#include "parley_config.h"
 #include "sdk/lib/kinds.h"
 
 extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
 extern const pipe_kind svc_kind_ws_server;
+extern const pipe_kind svc_kind_asr_pocketsphinx, svc_kind_audio_gst, svc_kind_audio_out;
+extern const pipe_kind svc_kind_tts_espeak;
 extern const pipe_kind nlu_kind_bert;
 extern const pipe_kind dm_kind_frames;
 
 const pipe_kind *const lib_kinds[] = {
-    &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api,       &svc_kind_asr_stub,
-    &nlu_kind_bert,  &dm_kind_frames,  &svc_kind_ws_server, NULL,
+    &svc_kind_stdin,
+    &svc_kind_stdout,
+    &svc_kind_api,
+    &svc_kind_asr_stub,
+    &nlu_kind_bert,
+    &dm_kind_frames,
+    &svc_kind_ws_server,
+#if PARLEY_HAVE_POCKETSPHINX
+    &svc_kind_asr_pocketsphinx, /* built with pocketsphinx only */
+#endif
+#if PARLEY_HAVE_GSTREAMER
+    &svc_kind_audio_gst, /* built with GStreamer only */
+    &svc_kind_audio_out,
+#endif
+#if PARLEY_HAVE_ESPEAK
+    &svc_kind_tts_espeak, /* built with espeak-ng only */
+#endif
+    NULL,
 };
 
 const pipe_kind *lib_kind_find(const char *name)

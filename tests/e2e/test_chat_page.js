@@ -14,9 +14,9 @@
 // Usage: node test_chat_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
 'use strict';
 
-const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
+const { startServer: startAt, stop, puppeteerOrNull } = require('./parley_server.js');
 
 const CHROMIUM = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
 const root = process.argv[2];
@@ -38,48 +38,12 @@ function skip(why) {
   process.exit(77);
 }
 
-let puppeteer;
-try {
-  puppeteer = require(require.resolve('puppeteer-core', {
-    paths: [path.join(root, 'tests', 'web')],
-  }));
-} catch (e) {
-  skip('puppeteer-core is not installed (npm ci --prefix tests/web)');
-}
+const puppeteer = puppeteerOrNull(root);
+if (!puppeteer) skip('puppeteer-core is not installed (npm ci --prefix tests/web)');
 if (!fs.existsSync(CHROMIUM)) skip(CHROMIUM + ' is not there');
 
-// Starts the server (on `port`, or where the command says) and resolves with its http://
-// URL once it says where it listens.
-function startServer(port) {
-  const args = command.slice(1).map((a) => (port ? a.replace(/\.port=0$/, '.port=' + port) : a));
-  return new Promise((resolve, reject) => {
-    const server = spawn(command[0], args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error('no "listening on" line in 120 s:\n' + seen)),
-      120000);
-    server.stderr.on('data', (chunk) => {
-      seen += chunk;
-      const m = /listening on ws:\/\/([^/\s]+)\//.exec(seen);
-      if (m && timer) {
-        clearTimeout(timer);
-        resolve({ server, url: 'http://' + m[1] + '/', port: m[1].split(':').pop() });
-      }
-    });
-    server.on('exit', (code) => {
-      if (/PARLEY_ERR_NOT_BUILT/.test(seen)) skip('this build has no websocket server');
-      reject(new Error('the server exited (' + code + '):\n' + seen));
-    });
-  });
-}
-
-// Stops the server (SIGTERM) and waits until it is gone.
-function stop(server) {
-  if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    server.on('exit', resolve);
-    server.kill('SIGTERM');
-  });
-}
+const startServer = (port) =>
+  startAt(command, port, () => skip('this build has no websocket server'));
 
 async function statusOf(page) {
   return page.$eval('#status', (e) => ({ text: e.textContent, cls: e.className }));

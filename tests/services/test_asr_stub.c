@@ -1,7 +1,7 @@
 /* test_asr_stub.c — asr.stub replays its scripted transcripts for audio turns, in order,
  * passes text turns through, and fails an audio turn once the script has run out (the
- * failed turn still reaches the sink). Audio messages are made by hand here: no audio
- * source exists yet. Graph: graphs/relative_path.yaml (api → asr.stub → api).
+ * failed turn still reaches the sink). Audio messages (each a whole utterance in one piece)
+ * are made by hand here. Graph: graphs/relative_path.yaml (api → asr.stub → api).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         if (!m)
             continue;
         if (audio[i])
-            m->type = PIPE_T_AUDIO;
+            m->type = PIPE_T_AUDIO, m->utt = (uint32_t)i + 1, m->utt_end = PIPE_UTT_EXPLICIT;
         pipe_node_emit(api, 0, m);
     }
     pipe_graph_close(g); /* drains */

@@ -74,6 +74,7 @@ static void messages(void)
     ws_cmd_clear(&cmd);
     expect_ok("{\"eof\": 1}", WS_CMD_EOF);
     expect_ok("{\"eof\": true}", WS_CMD_EOF);
+    expect_ok("{\"end\": 1}", WS_CMD_END);
     expect_ok("{\"text\": \"caf\xc3\xa9 \\u00e9\", \"other\": [1]}", WS_CMD_TEXT);
     expect_ok("{\"config\": {\"sample_rate\": 48000}}", WS_CMD_CONFIG);
     expect_ok("{\"text\": \"\\\\u0000 is a backslash and u0000\"}", WS_CMD_TEXT);
@@ -95,6 +96,8 @@ static void messages(void)
         { "{\"text\": \"a\", \"id\": 1, \"id\": 2}", "\"id\" given twice", NULL },
         { "{\"text\": \"a\\u0000b\", \"id\": 9}", "NUL", "9" },
         { "{\"eof\": 0}", "\"eof\"", NULL },
+        { "{\"end\": 2}", "\"end\"", NULL },
+        { "{\"end\": 1, \"eof\": 1}", "one of", NULL },
         { "{\"config\": []}", "expected an object", NULL },
         { "{\"config\": {\"user\": 5}}", "config.user", NULL },
         { "{\"config\": {\"user\": \"\"}}", "config.user", NULL },

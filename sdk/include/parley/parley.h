@@ -11,5 +11,6 @@
 #include "parley/pipeline.h"
 #include "parley/dialog.h"
 #include "parley/train.h"
+#include "parley/asr.h"
 
 #endif

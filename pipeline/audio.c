@@ -1,0 +1,226 @@
+/* audio.c — the utterance segmenter of pipeline/audio.h: rate conversion to 16 kHz, an
+ * energy detector over 10 ms frames, and the pieces it sends.
+ *
+ * Rate conversion is linear interpolation after a moving average as wide as the rate ratio
+ * (a plain low-pass when going down from 44.1 or 48 kHz): good enough for speech
+ * recognition, not for music. The detector calls a frame speech when its RMS reaches the
+ * threshold; three speech frames in a row start an utterance, which takes the 200 ms before
+ * it along (the first sounds are quiet). Nothing here knows a recognizer.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "pipeline/audio.h"
+#include "sdk/base/alloc.h"
+
+enum {
+    FRAME = PIPE_AUDIO_RATE / 100, /* 10 ms */
+    PRE_FRAMES = 20,               /* kept from before the start of speech */
+    START_FRAMES = 3,              /* speech frames in a row that start an utterance */
+    MAX_AVG = 8,                   /* widest moving average (48 kHz / 16 kHz = 3) */
+};
+
+struct pipe_seg {
+    pipe_seg_params p;
+    pipe_node *node;
+    int port;
+    char *user;
+    /* rate conversion */
+    double step, t; /* input samples per output sample; position of the next output */
+    double prev;    /* the last filtered input sample */
+    int avg_w, avg_n, avg_at;
+    double avg[MAX_AVG];
+    /* detection */
+    int16_t frame[FRAME];
+    int n_frame;
+    int16_t pre[PRE_FRAMES * FRAME]; /* ring of the frames before speech */
+    int pre_frames, pre_at, speech_run;
+    int in_speech, silence_run;
+    size_t utt_samples;
+    uint32_t utt;
+    /* the piece being filled */
+    int16_t *piece;
+    size_t n_piece, piece_samples, piece_cap;
+};
+
+static int or_default(int v, int def)
+{
+    return v ? v : def;
+}
+
+parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port, const char *user,
+                            pipe_seg **out)
+{
+    parley_status st;
+    *out = NULL;
+    if ((st = pipe_check_user_id(user, strlen(user))) != PARLEY_OK)
+        return st;
+    pipe_seg_params q = *p;
+    q.in_rate = or_default(q.in_rate, PIPE_AUDIO_RATE);
+    q.silence_ms = or_default(q.silence_ms, 600);
+    q.max_ms = or_default(q.max_ms, 15000);
+    q.piece_ms = or_default(q.piece_ms, 100);
+    q.threshold = or_default(q.threshold, 300);
+    if (q.in_rate < PIPE_SEG_MIN_RATE || q.in_rate > PIPE_SEG_MAX_RATE || q.max_ms < 0 ||
+        q.piece_ms < 10 || q.piece_ms > 1000 || q.threshold < 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "audio of user '%s': rate %d Hz (8000-48000), piece %d ms (10-1000) or "
+                       "maximum %d ms out of range",
+                       user, q.in_rate, q.piece_ms, q.max_ms);
+    pipe_seg *s = pl_calloc(1, sizeof *s);
+    if (!s)
+        return pl_nomem("an audio segmenter");
+    s->p = q;
+    s->node = node;
+    s->port = port;
+    s->step = (double)q.in_rate / PIPE_AUDIO_RATE;
+    s->avg_w = s->step > 1 ? (int)lround(s->step) : 1;
+    s->avg_w = s->avg_w > MAX_AVG ? MAX_AVG : s->avg_w;
+    s->piece_samples = (size_t)q.piece_ms * (PIPE_AUDIO_RATE / 1000);
+    s->piece_cap = s->piece_samples + PRE_FRAMES * FRAME + FRAME;
+    s->user = pl_strdup(user);
+    s->piece = pl_malloc(s->piece_cap * sizeof *s->piece);
+    if (!s->user || !s->piece) {
+        pipe_seg_close(s);
+        return pl_nomem("an audio segmenter");
+    }
+    *out = s;
+    return PARLEY_OK;
+}
+
+void pipe_seg_close(pipe_seg *s)
+{
+    if (!s)
+        return;
+    pl_free(s->user);
+    pl_free(s->piece);
+    pl_free(s);
+}
+
+uint32_t pipe_seg_utterances(const pipe_seg *s)
+{
+    return s->utt;
+}
+
+int pipe_seg_in_speech(const pipe_seg *s)
+{
+    return s->in_speech;
+}
+
+static parley_status send_piece(pipe_seg *s, pipe_utt_end end)
+{
+    pipe_msg *m;
+    parley_status st = pipe_msg_new_audio(pipe_node_graph(s->node), s->user, s->piece, s->n_piece,
+                                          s->utt, end, &m);
+    s->n_piece = 0;
+    if (st != PARLEY_OK)
+        return st;
+    if (end != PIPE_UTT_MORE && end != PIPE_UTT_DROPPED && s->p.on_end)
+        s->p.on_end(s->p.ctx, m);
+    return pipe_node_emit(s->node, s->port, m);
+}
+
+static parley_status end_utterance(pipe_seg *s, pipe_utt_end why)
+{
+    s->in_speech = 0;
+    s->speech_run = s->silence_run = 0;
+    s->pre_frames = s->pre_at = 0;
+    return send_piece(s, why);
+}
+
+static void append(pipe_seg *s, const int16_t *x, size_t n)
+{
+    memcpy(s->piece + s->n_piece, x, n * sizeof *x);
+    s->n_piece += n;
+    s->utt_samples += n;
+}
+
+/* One whole 10 ms frame at 16 kHz. */
+static parley_status on_frame(pipe_seg *s)
+{
+    double e = 0;
+    for (int i = 0; i < FRAME; i++)
+        e += (double)s->frame[i] * s->frame[i];
+    int speech = sqrt(e / FRAME) >= s->p.threshold;
+    if (!s->in_speech) {
+        memcpy(s->pre + s->pre_at * FRAME, s->frame, sizeof s->frame);
+        s->pre_at = (s->pre_at + 1) % PRE_FRAMES;
+        s->pre_frames += s->pre_frames < PRE_FRAMES;
+        s->speech_run = speech ? s->speech_run + 1 : 0;
+        if (s->speech_run < START_FRAMES)
+            return PARLEY_OK;
+        s->in_speech = 1;
+        s->utt++;
+        s->utt_samples = 0;
+        s->n_piece = 0;
+        for (int i = 0; i < s->pre_frames; i++) {
+            int at = (s->pre_at - s->pre_frames + i + PRE_FRAMES) % PRE_FRAMES;
+            append(s, s->pre + at * FRAME, FRAME);
+        }
+    } else {
+        append(s, s->frame, FRAME);
+        s->silence_run = speech ? 0 : s->silence_run + 1;
+    }
+    if (s->p.silence_ms > 0 && s->silence_run * 10 >= s->p.silence_ms)
+        return end_utterance(s, PIPE_UTT_SILENCE);
+    if (s->utt_samples >= (size_t)s->p.max_ms * (PIPE_AUDIO_RATE / 1000))
+        return end_utterance(s, PIPE_UTT_MAX);
+    return s->n_piece >= s->piece_samples ? send_piece(s, PIPE_UTT_MORE) : PARLEY_OK;
+}
+
+/* One sample at 16 kHz. */
+static parley_status put(pipe_seg *s, double v)
+{
+    s->frame[s->n_frame++] = (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : lrint(v));
+    if (s->n_frame < FRAME)
+        return PARLEY_OK;
+    s->n_frame = 0;
+    return on_frame(s);
+}
+
+parley_status pipe_seg_feed(pipe_seg *s, const int16_t *pcm, size_t n)
+{
+    parley_status st = PARLEY_OK;
+    for (size_t i = 0; i < n && st == PARLEY_OK; i++) {
+        if (s->step == 1) {
+            st = put(s, pcm[i]);
+            continue;
+        }
+        /* moving average of the last avg_w inputs, then linear interpolation */
+        s->avg[s->avg_at] = pcm[i];
+        s->avg_at = (s->avg_at + 1) % s->avg_w;
+        s->avg_n += s->avg_n < s->avg_w;
+        double cur = 0;
+        for (int k = 0; k < s->avg_n; k++)
+            cur += s->avg[k];
+        cur /= s->avg_n;
+        while (s->t <= 1 && st == PARLEY_OK) {
+            st = put(s, s->prev + (cur - s->prev) * s->t);
+            s->t += s->step;
+        }
+        s->t -= 1;
+        s->prev = cur;
+    }
+    return st;
+}
+
+parley_status pipe_seg_end(pipe_seg *s, int *sent)
+{
+    *sent = s->in_speech;
+    if (!s->in_speech) {
+        s->n_frame = 0;
+        s->speech_run = 0;
+        return PARLEY_OK;
+    }
+    append(s, s->frame, (size_t)s->n_frame);
+    s->n_frame = 0;
+    return end_utterance(s, PIPE_UTT_EXPLICIT);
+}
+
+parley_status pipe_seg_drop(pipe_seg *s)
+{
+    if (!s->in_speech)
+        return PARLEY_OK;
+    s->n_piece = 0;
+    return end_utterance(s, PIPE_UTT_DROPPED);
+}

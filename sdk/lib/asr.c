@@ -1,0 +1,73 @@
+/* asr.c — the public recognizer of parley/asr.h over services/asr.h: the grammar build, the
+ * pocketsphinx engine, whole-file transcription. Nothing of its own but argument checks.
+ */
+#include <string.h>
+
+#include "parley/asr.h"
+#include "sdk/base/alloc.h"
+#include "services/asr.h"
+
+struct parley_asr {
+    svc_ps *ps;
+};
+
+parley_status parley_asr_grammar_build(const char *nlu_yaml, const char *cache_dir,
+                                       parley_asr_grammar *out)
+{
+    parley_status st;
+    svc_grammar_info g;
+    if (!nlu_yaml || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_grammar_build: NULL argument");
+    if ((st = svc_grammar_build(nlu_yaml, svc_ps_params_default().dict, cache_dir, &g)) !=
+        PARLEY_OK)
+        return st;
+    *out = (parley_asr_grammar){ g.sentences, g.classes, g.values, g.dropped, g.cached, "" };
+    memcpy(out->path, g.path, sizeof out->path);
+    return PARLEY_OK;
+}
+
+parley_status parley_asr_open(const parley_asr_params *p, parley_asr **out)
+{
+    parley_status st;
+    svc_grammar_info g;
+    svc_ps_params q = svc_ps_params_default();
+    if (!p || !out)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_open: NULL argument");
+    *out = NULL;
+    q.fallback = !p->no_fallback;
+    if (p->nlu_yaml) {
+        if ((st = svc_grammar_build(p->nlu_yaml, q.dict, p->cache_dir, &g)) != PARLEY_OK)
+            return st;
+        q.grammar = g.path;
+        q.grammar_dict = g.dict;
+    }
+    parley_asr *a = pl_calloc(1, sizeof *a);
+    if (!a)
+        return pl_nomem("a recognizer");
+    if ((st = svc_ps_open(&q, &a->ps)) != PARLEY_OK) {
+        pl_free(a);
+        return st;
+    }
+    *out = a;
+    return PARLEY_OK;
+}
+
+parley_status parley_asr_transcribe_file(parley_asr *asr, const char *path, char **text)
+{
+    if (!asr || !path || !text)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_transcribe_file: NULL argument");
+    return svc_asr_transcribe_file(&svc_ps_engine, asr->ps, path, text);
+}
+
+void parley_asr_text_free(char *text)
+{
+    pl_free(text);
+}
+
+void parley_asr_close(parley_asr *asr)
+{
+    if (!asr)
+        return;
+    svc_ps_close(asr->ps);
+    pl_free(asr);
+}

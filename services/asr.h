@@ -1,0 +1,105 @@
+/* asr.h — speech recognition: the engine interface, the node machinery every ASR kind
+ * shares, the bot-specialized grammar, and one-shot transcription for `parley asr`.
+ *
+ * An engine (asr.stub's scripted transcripts, asr.pocketsphinx) is a vtable over streams:
+ * open a stream for one utterance, feed it 16 kHz samples, ask for the hypothesis so far,
+ * end it, take the final transcript, close it. svc_asr drives one engine for a node: it
+ * keeps one stream per user (the utterance in progress), feeds the PIPE_T_AUDIO pieces of
+ * pipeline/audio.h in order, sends partial hypotheses (at most every `partial_ms`) out of a
+ * `partial` port when one is linked, and turns an utterance's last piece into its text turn
+ * (sending its transcript out of `partial` too, with utt_end set: the "final" for display).
+ * Text turns pass through unchanged, so typed and spoken turns share the graph.
+ *
+ * The grammar (asr_grammar.c) is built from the bot's nlu.yaml: every example becomes a
+ * sentence pattern with its slot values replaced by a class of all the values that slot
+ * has (in examples, lookup tables and synonyms), numbers are spelled out, words the
+ * pronunciation dictionary lacks drop the phrase that holds them (with a warning). It is
+ * cached on disk under a name that hashes the nlu.yaml, so a changed file builds a new one,
+ * with a dictionary of its words only (a decoder loads it in a fraction of the memory).
+ *
+ * Threading: an engine's open() may run on any worker; one stream is used by one thread at a
+ * time (svc_asr guarantees it: a user's pieces reach one worker). svc_asr guards its table.
+ */
+#ifndef SERVICES_ASR_H
+#define SERVICES_ASR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeline/node.h"
+
+typedef struct svc_asr_engine {
+    const char *name; /* the node kind: "asr.pocketsphinx" */
+    /* A stream for one utterance of one user (*stream owned by svc_asr until close). */
+    parley_status (*open)(void *engine, void **stream);
+    parley_status (*feed)(void *stream, const int16_t *pcm, size_t n);
+    /* The hypothesis so far, "" when none; *text owned by the caller. May be NULL. */
+    parley_status (*partial)(void *stream, char **text);
+    /* End of the utterance's audio. */
+    parley_status (*end)(void *stream);
+    /* The utterance's transcript after end (lower-case words, "" when nothing was heard);
+     * *text owned by the caller. */
+    parley_status (*final)(void *stream, char **text);
+    void (*close)(void *stream);
+} svc_asr_engine;
+
+/* The ports of every ASR kind, in this order. */
+enum { SVC_ASR_IN = 0, SVC_ASR_TEXT = 1, SVC_ASR_PARTIAL = 2 };
+extern const pipe_port_spec svc_asr_ports[];
+
+typedef struct svc_asr svc_asr;
+
+/* Drives `engine` (borrowed; its streams are closed by svc_asr_free) for `node`. */
+parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_ms, svc_asr **out);
+/* Closes every stream still open. NULL is a no-op. */
+void svc_asr_free(svc_asr *a);
+/* A kind's process(): owns msg. Engine failures fail that turn (an utterance's last piece)
+ * or drop the utterance (an earlier piece: its last piece then fails). */
+parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg);
+
+/* ---- The grammar built from nlu.yaml (asr_grammar.c) ----------------------------------- */
+
+typedef struct svc_grammar_info {
+    int sentences;   /* sentence patterns in the grammar */
+    int classes;     /* slot classes */
+    int values;      /* slot values in them */
+    int dropped;     /* phrases dropped for words missing from the dictionary */
+    int cached;      /* 1: the file was there already */
+    char path[4096]; /* the JSGF file, NAME-HASH.gram */
+    char dict[4096]; /* its words' pronunciations, NAME-HASH.dict */
+} svc_grammar_info;
+
+/* Builds (or finds in cache_dir) the JSGF grammar for the nlu.yaml at `nlu`, checking words
+ * against the pronunciation dictionary `dict`. cache_dir NULL or "": $XDG_CACHE_HOME/parley/asr,
+ * else $HOME/.cache/parley/asr, else /tmp/parley-asr. Errors name the file (FILE:LINE:COL for
+ * YAML). */
+parley_status svc_grammar_build(const char *nlu, const char *dict, const char *cache_dir,
+                                svc_grammar_info *info);
+
+/* ---- pocketsphinx (asr_pocketsphinx.c) ------------------------------------------------- */
+
+typedef struct svc_ps svc_ps;
+
+typedef struct svc_ps_params {
+    const char *hmm;          /* acoustic model folder (NULL: Debian's en-us) */
+    const char *dict;         /* pronunciation dictionary (NULL: Debian's cmudict-en-us.dict) */
+    const char *lm;           /* the generic language model for the fallback (NULL: en-us.lm.bin) */
+    const char *grammar;      /* a JSGF file (svc_grammar_build), or NULL: the generic model only */
+    const char *grammar_dict; /* the grammar's dictionary (NULL: dict) */
+    int fallback; /* 1: an utterance the grammar cannot match goes to the generic model */
+} svc_ps_params;
+
+/* The paths of Debian's en-us model (pocketsphinx-en-us) for NULL fields. */
+svc_ps_params svc_ps_params_default(void);
+/* Loads the models (not built: PARLEY_ERR_NOT_BUILT). *out owned by the caller. */
+parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out);
+void svc_ps_close(svc_ps *ps);
+/* The engine whose `engine` argument is an svc_ps. */
+extern const svc_asr_engine svc_ps_engine;
+
+/* Transcribes a whole audio file (any format GStreamer decodes) with one engine: opens a
+ * stream, feeds it the file at 16 kHz, returns the final transcript (owned by the caller). */
+parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, const char *path,
+                                      char **text);
+
+#endif

@@ -1,0 +1,319 @@
+/* asr_pocketsphinx.c — the pocketsphinx engine of services/asr.h: Debian's pocketsphinx
+ * 5prealpha with the en-us acoustic model, decoding with the bot's grammar, and the generic
+ * English language model as a fallback.
+ *
+ * Decoders are pooled: an utterance takes one (loading one costs about 0.1 s and 17 MB with
+ * a grammar) and gives it back when it ends, so the pool grows to the number of utterances
+ * in progress at once. A grammar decoder says nothing for speech outside the grammar; then
+ * the utterance's audio, kept by its stream, is decoded again by the one generic-model
+ * decoder (about 100 MB, loaded once, shared under a lock), so out-of-grammar speech still
+ * gets a transcript. pocketsphinx's log goes to /dev/null. Foreign error codes end here.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "parley_config.h"
+#include "sdk/base/alloc.h"
+#include "sdk/base/sync.h"
+#include "services/asr.h"
+
+#define MODEL_DIR "/usr/share/pocketsphinx/model/en-us"
+
+svc_ps_params svc_ps_params_default(void)
+{
+    return (svc_ps_params){ .hmm = MODEL_DIR "/en-us",
+                            .dict = MODEL_DIR "/cmudict-en-us.dict",
+                            .lm = MODEL_DIR "/en-us.lm.bin",
+                            .fallback = 1 };
+}
+
+#if PARLEY_HAVE_POCKETSPHINX
+#include <pocketsphinx.h>
+#include <sphinxbase/cmn.h>
+#include <sphinxbase/feat.h>
+
+enum { MAX_CEP = 64 };
+
+struct svc_ps {
+    char *hmm, *dict, *lm, *grammar, *grammar_dict;
+    pthread_mutex_t mu; /* the pool */
+    ps_decoder_t **pool;
+    size_t n_pool, cap_pool;
+    pthread_mutex_t fb_mu; /* the fallback decoder */
+    ps_decoder_t *fallback;
+    mfcc_t cmn0[MAX_CEP]; /* a new decoder's cepstral mean (the model's cmninit) */
+    int cmn_len;
+};
+
+typedef struct ps_stream {
+    svc_ps *ps;
+    ps_decoder_t *dec;
+    int16_t *audio; /* the utterance so far, for the fallback */
+    size_t n, cap;
+    int ended; /* ps_end_utt was called */
+} ps_stream;
+
+/* A new decoder: with the grammar when `grammar` is not NULL, else the generic model. */
+static parley_status new_decoder(svc_ps *ps, const char *grammar, ps_decoder_t **out)
+{
+    cmd_ln_t *cfg =
+            grammar ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->grammar_dict,
+                                  "-jsgf", grammar, "-logfn", "/dev/null", NULL)
+                    : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm",
+                                  ps->lm, "-logfn", "/dev/null", NULL);
+    *out = cfg ? ps_init(cfg) : NULL;
+    if (cfg)
+        cmd_ln_free_r(cfg);
+    if (*out && !ps->cmn_len) {
+        const cmn_t *c = ps_get_feat(*out)->cmn_struct;
+        if (c && c->veclen <= MAX_CEP) {
+            memcpy(ps->cmn0, c->cmn_mean, (size_t)c->veclen * sizeof *c->cmn_mean);
+            ps->cmn_len = c->veclen;
+        }
+    }
+    if (!*out)
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "pocketsphinx cannot load acoustic model %s, dictionary %s and %s %s "
+                       "(missing or broken files?)",
+                       ps->hmm, grammar ? ps->grammar_dict : ps->dict,
+                       grammar ? "grammar" : "language model", grammar ? grammar : ps->lm);
+    return PARLEY_OK;
+}
+
+void svc_ps_close(svc_ps *ps)
+{
+    if (!ps)
+        return;
+    for (size_t i = 0; i < ps->n_pool; i++)
+        ps_free(ps->pool[i]);
+    if (ps->fallback)
+        ps_free(ps->fallback);
+    pl_free(ps->pool);
+    pl_free(ps->hmm);
+    pl_free(ps->dict);
+    pl_free(ps->lm);
+    pl_free(ps->grammar);
+    pl_free(ps->grammar_dict);
+    pthread_mutex_destroy(&ps->mu);
+    pthread_mutex_destroy(&ps->fb_mu);
+    pl_free(ps);
+}
+
+static char *dup_or(const char *s, const char *def)
+{
+    return pl_strdup(s && *s ? s : def);
+}
+
+parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
+{
+    parley_status st;
+    svc_ps_params d = svc_ps_params_default();
+    *out = NULL;
+    svc_ps *ps = pl_calloc(1, sizeof *ps);
+    if (!ps)
+        return pl_nomem("the pocketsphinx engine");
+    if ((st = pl_mutex_init(&ps->mu, "asr.pocketsphinx")) != PARLEY_OK) {
+        pl_free(ps);
+        return st;
+    }
+    if ((st = pl_mutex_init(&ps->fb_mu, "asr.pocketsphinx")) != PARLEY_OK) {
+        pthread_mutex_destroy(&ps->mu);
+        pl_free(ps);
+        return st;
+    }
+    ps->hmm = dup_or(p->hmm, d.hmm);
+    ps->dict = dup_or(p->dict, d.dict);
+    ps->lm = dup_or(p->lm, d.lm);
+    ps->grammar = p->grammar && *p->grammar ? pl_strdup(p->grammar) : NULL;
+    ps->grammar_dict = dup_or(p->grammar_dict, ps->dict);
+    if (!ps->hmm || !ps->dict || !ps->lm || !ps->grammar_dict ||
+        (p->grammar && *p->grammar && !ps->grammar))
+        st = pl_nomem("the pocketsphinx engine");
+    /* one grammar decoder now, so a broken grammar is found at start-up; it is made first,
+     * so the cepstral mean every utterance starts from is a grammar decoder's own */
+    if (st == PARLEY_OK && ps->grammar && (ps->pool = pl_malloc(sizeof *ps->pool)) == NULL)
+        st = pl_nomem("the pocketsphinx decoders");
+    if (st == PARLEY_OK && ps->grammar &&
+        (st = new_decoder(ps, ps->grammar, &ps->pool[0])) == PARLEY_OK)
+        ps->n_pool = ps->cap_pool = 1;
+    /* the generic model: for every utterance without a grammar, else the fallback */
+    if (st == PARLEY_OK && (!ps->grammar || p->fallback))
+        st = new_decoder(ps, NULL, &ps->fallback);
+    if (st != PARLEY_OK) {
+        svc_ps_close(ps);
+        return st;
+    }
+    *out = ps;
+    return PARLEY_OK;
+}
+
+/* Starts an utterance from the model's initial cepstral mean: a reused decoder would
+ * otherwise carry the last speaker's (measured: a second voice then went unrecognized). */
+static int start_utt(const svc_ps *ps, ps_decoder_t *dec)
+{
+    cmn_t *c = ps_get_feat(dec)->cmn_struct;
+    if (c && ps->cmn_len == c->veclen)
+        cmn_live_set(c, ps->cmn0);
+    return ps_start_utt(dec);
+}
+
+static parley_status ps_open_stream(void *engine, void **out)
+{
+    parley_status st = PARLEY_OK;
+    svc_ps *ps = engine;
+    ps_stream *s = pl_calloc(1, sizeof *s);
+    if (!s)
+        return pl_nomem("a pocketsphinx stream");
+    s->ps = ps;
+    if (ps->grammar) {
+        pthread_mutex_lock(&ps->mu);
+        s->dec = ps->n_pool ? ps->pool[--ps->n_pool] : NULL;
+        pthread_mutex_unlock(&ps->mu);
+        if (!s->dec)
+            st = new_decoder(ps, ps->grammar, &s->dec);
+        if (st == PARLEY_OK && start_utt(ps, s->dec) < 0)
+            st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
+    }
+    if (st != PARLEY_OK) {
+        if (s->dec)
+            ps_free(s->dec);
+        pl_free(s);
+        return st;
+    }
+    *out = s;
+    return PARLEY_OK;
+}
+
+static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
+{
+    ps_stream *s = stream;
+    if (s->n + n > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16000;
+        while (cap < s->n + n)
+            cap *= 2;
+        int16_t *a = pl_realloc(s->audio, cap * sizeof *a);
+        if (!a)
+            return pl_nomem("%zu samples of an utterance", cap);
+        s->audio = a;
+        s->cap = cap;
+    }
+    memcpy(s->audio + s->n, pcm, n * sizeof *pcm);
+    s->n += n;
+    if (s->dec && ps_process_raw(s->dec, pcm, n, FALSE, FALSE) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
+    return PARLEY_OK;
+}
+
+static parley_status hyp_copy(ps_decoder_t *dec, char **text)
+{
+    const char *h = ps_get_hyp(dec, NULL);
+    if (!(*text = pl_strdup(h ? h : "")))
+        return pl_nomem("a transcript");
+    return PARLEY_OK;
+}
+
+static parley_status ps_partial(void *stream, char **text)
+{
+    ps_stream *s = stream;
+    if (!s->dec) { /* the generic model decodes at the end only */
+        *text = pl_strdup("");
+        return *text ? PARLEY_OK : pl_nomem("a transcript");
+    }
+    return hyp_copy(s->dec, text);
+}
+
+static parley_status ps_end(void *stream)
+{
+    ps_stream *s = stream;
+    s->ended = 1;
+    if (s->dec && ps_end_utt(s->dec) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
+    return PARLEY_OK;
+}
+
+/* The whole utterance through the generic model. */
+static parley_status decode_generic(ps_stream *s, char **text)
+{
+    parley_status st = PARLEY_OK;
+    svc_ps *ps = s->ps;
+    pthread_mutex_lock(&ps->fb_mu);
+    if (start_utt(ps, ps->fallback) < 0 ||
+        ps_process_raw(ps->fallback, s->audio, s->n, FALSE, TRUE) < 0 ||
+        ps_end_utt(ps->fallback) < 0)
+        st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
+                     s->n);
+    if (st == PARLEY_OK)
+        st = hyp_copy(ps->fallback, text);
+    pthread_mutex_unlock(&ps->fb_mu);
+    return st;
+}
+
+static parley_status ps_final(void *stream, char **text)
+{
+    parley_status st;
+    ps_stream *s = stream;
+    *text = NULL;
+    if (s->dec) {
+        if ((st = hyp_copy(s->dec, text)) != PARLEY_OK || (*text)[0] || !s->ps->fallback)
+            return st;
+        pl_free(*text);
+        *text = NULL;
+    }
+    return s->n ? decode_generic(s, text) : hyp_copy(s->ps->fallback, text);
+}
+
+static void ps_close_stream(void *stream)
+{
+    ps_stream *s = stream;
+    svc_ps *ps = s->ps;
+    if (s->dec && !s->ended) /* an utterance dropped half-way */
+        ps_end_utt(s->dec);
+    if (s->dec) {
+        pthread_mutex_lock(&ps->mu);
+        if (ps->n_pool == ps->cap_pool) {
+            size_t cap = ps->cap_pool ? 2 * ps->cap_pool : 4;
+            ps_decoder_t **p = pl_realloc(ps->pool, cap * sizeof *p);
+            if (p) {
+                ps->pool = p;
+                ps->cap_pool = cap;
+            }
+        }
+        if (ps->n_pool < ps->cap_pool) {
+            ps->pool[ps->n_pool++] = s->dec;
+            s->dec = NULL;
+        }
+        pthread_mutex_unlock(&ps->mu);
+        if (s->dec) /* no room to keep it */
+            ps_free(s->dec);
+    }
+    pl_free(s->audio);
+    pl_free(s);
+}
+
+const svc_asr_engine svc_ps_engine = {
+    .name = "asr.pocketsphinx",
+    .open = ps_open_stream,
+    .feed = ps_feed,
+    .partial = ps_partial,
+    .end = ps_end,
+    .final = ps_final,
+    .close = ps_close_stream,
+};
+
+#else /* built without pocketsphinx */
+
+parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
+{
+    (void)p;
+    *out = NULL;
+    return pl_fail(PARLEY_ERR_NOT_BUILT, "asr.pocketsphinx: built without pocketsphinx");
+}
+
+void svc_ps_close(svc_ps *ps)
+{
+    (void)ps;
+}
+
+const svc_asr_engine svc_ps_engine = { .name = "asr.pocketsphinx" };
+
+#endif

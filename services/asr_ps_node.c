@@ -1,0 +1,98 @@
+/* asr_ps_node.c — the `asr.pocketsphinx` node: offline speech recognition specialized to
+ * the bot (services/asr.h).
+ *
+ * At creation it builds (or finds cached) the grammar of the `nlu_data` it is given, loads
+ * pocketsphinx with it, and then recognizes each user's utterances as they stream in. The
+ * decoding is asr_pocketsphinx.c's, the stream bookkeeping asr_node.c's, the grammar
+ * asr_grammar.c's; this file only reads params and wires them together.
+ */
+#include "sdk/base/alloc.h"
+#include "services/asr.h"
+
+typedef struct ps_node {
+    svc_ps *ps;
+    svc_asr *asr;
+} ps_node;
+
+static const pipe_param_spec params[] = {
+    { "nlu_data", PIPE_P_PATH, "", 0, 0,
+      "the bot's nlu.yaml: the recognizer listens for what it says (empty: the generic model)",
+      NULL },
+    { "cache_dir", PIPE_P_PATH, "", 0, 0,
+      "where built grammars are kept (empty: $XDG_CACHE_HOME/parley/asr or ~/.cache/parley/asr)",
+      NULL },
+    { "fallback", PIPE_P_BOOL, "true", 0, 0,
+      "speech the grammar cannot match goes to the generic English model (else: an error)", NULL },
+    { "partial_ms", PIPE_P_INT, "200", 0, 60000, "least time between two partial hypotheses",
+      NULL },
+    { "hmm", PIPE_P_PATH, "", 0, 0, "acoustic model folder (empty: Debian's en-us)", NULL },
+    { "dict", PIPE_P_PATH, "", 0, 0, "pronunciation dictionary (empty: Debian's cmudict-en-us)",
+      NULL },
+    { "lm", PIPE_P_PATH, "", 0, 0, "the generic language model (empty: Debian's en-us.lm.bin)",
+      NULL },
+    { NULL, 0, NULL, 0, 0, NULL, NULL },
+};
+
+static void node_destroy(void *state)
+{
+    ps_node *s = state;
+    if (!s)
+        return;
+    svc_asr_free(s->asr);
+    svc_ps_close(s->ps);
+    pl_free(s);
+}
+
+static parley_status node_create(pipe_node *node, void **out)
+{
+    parley_status st = PARLEY_OK;
+    svc_grammar_info g;
+    svc_ps_params p = svc_ps_params_default();
+    const char *nlu = pipe_node_param_str(node, "nlu_data"), *v;
+    if (*(v = pipe_node_param_str(node, "hmm")))
+        p.hmm = v;
+    if (*(v = pipe_node_param_str(node, "dict")))
+        p.dict = v;
+    if (*(v = pipe_node_param_str(node, "lm")))
+        p.lm = v;
+    p.fallback = pipe_node_param_bool(node, "fallback");
+    if (*nlu) {
+        if ((st = svc_grammar_build(nlu, p.dict, pipe_node_param_str(node, "cache_dir"), &g)) !=
+            PARLEY_OK)
+            return pl_wrap(st, "node '%s'", pipe_node_name(node));
+        pl_log(PARLEY_LOG_INFO, "%s: grammar %s (%d sentences, %d slot values%s)",
+               pipe_node_name(node), g.path, g.sentences, g.values, g.cached ? ", cached" : "");
+        p.grammar = g.path;
+        p.grammar_dict = g.dict;
+    }
+    ps_node *s = pl_calloc(1, sizeof *s);
+    if (!s)
+        return pl_nomem("node '%s'", pipe_node_name(node));
+    if ((st = svc_ps_open(&p, &s->ps)) != PARLEY_OK ||
+        (st = svc_asr_new(&svc_ps_engine, s->ps, (long)pipe_node_param_int(node, "partial_ms"),
+                          &s->asr)) != PARLEY_OK) {
+        node_destroy(s);
+        return pl_wrap(st, "node '%s'", pipe_node_name(node));
+    }
+    *out = s;
+    return PARLEY_OK;
+}
+
+static parley_status node_process(pipe_node *node, void *state, int port, pipe_msg *msg)
+{
+    ps_node *s = state;
+    (void)port;
+    return svc_asr_process(s->asr, node, msg);
+}
+
+const pipe_kind svc_kind_asr_pocketsphinx = {
+    .name = "asr.pocketsphinx",
+    .doc = "offline speech recognition (pocketsphinx) with a grammar built from the bot's "
+           "nlu.yaml",
+    .ports = svc_asr_ports,
+    .params = params,
+    .workers = 2,
+    .create = node_create,
+    .process = node_process,
+    .destroy = node_destroy,
+};

@@ -1,0 +1,99 @@
+// test_voice_page.js — the voice page (samples/voice/web) in a real browser, speaking.
+//
+// Makes a WAV of a pizza order with espeak-ng and sox (16 kHz would be too easy: 48 kHz,
+// the rate of most microphones, with silence after it), starts the voice graph
+// (samples/voice/pipeline.yaml, port 0) and Debian's chromium (headless, through
+// puppeteer-core) with that WAV as its fake microphone. Pressing the talk button streams
+// the order through the page's AudioWorklet; the page must show the transcript, the intent
+// order_pizza with the size, and the reply, and play the reply's speech. Skips (77) without
+// puppeteer-core (npm ci --prefix tests/web), chromium, espeak-ng/sox, or a websocket
+// server in the build.
+//
+// Usage: node test_voice_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
+'use strict';
+
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { startServer, stop, puppeteerOrNull } = require('./parley_server.js');
+
+const CHROMIUM = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
+const root = process.argv[2];
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-voice-'));
+const command = process.argv.slice(process.argv.indexOf('--') + 1)
+  .map((a) => a.replace('{tmp}', tmp));
+
+let failures = 0;
+function check(cond, what) {
+  if (!cond) {
+    failures++;
+    console.error('FAIL: ' + what);
+  }
+}
+
+function skip(why) {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  console.log('SKIP: ' + why);
+  process.exit(77);
+}
+
+const puppeteer = puppeteerOrNull(root);
+if (!puppeteer) skip('puppeteer-core is not installed (npm ci --prefix tests/web)');
+if (!fs.existsSync(CHROMIUM)) skip(CHROMIUM + ' is not there');
+const order = path.join(tmp, 'order.wav');
+try {
+  const raw = path.join(tmp, 'raw.wav');
+  execFileSync('espeak-ng', ['-s', '150', '-w', raw, 'i want a large pizza']);
+  execFileSync('sox', [raw, '-r', '48000', order, 'pad', '0.5', '2.5']);
+} catch (e) {
+  skip('espeak-ng or sox missing: ' + e.message);
+}
+
+async function main() {
+  const { server, url } = await startServer(command, 0, () => skip('no websocket server'));
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+      '--use-file-for-fake-audio-capture=' + order + '%noloop',
+      '--autoplay-policy=no-user-gesture-required'],
+  });
+  try {
+    const page = await browser.newPage();
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(url, { waitUntil: 'load' });
+    await page.waitForSelector('#talk:not([disabled])', { timeout: 30000 });
+    await page.click('#talk');
+    await page.waitForFunction(() => {
+      const r = document.querySelector('#turns li .reply');
+      return r && r.textContent.length > 0;
+    }, { timeout: 90000 });
+    const shown = await page.$eval('#turns li', (li) => ({
+      said: li.querySelector('.said').textContent,
+      nlu: li.querySelector('.nlu').textContent,
+      reply: li.querySelector('.reply').textContent,
+    }));
+    check(shown.said === 'i want a large pizza', 'the transcript is shown: ' + shown.said);
+    check(/order_pizza/.test(shown.nlu) && /size=large/.test(shown.nlu),
+      'the intent and slots are shown: ' + shown.nlu);
+    check(/large/.test(shown.reply), 'the reply is shown: ' + shown.reply);
+    await page.waitForFunction(() => Number(document.body.dataset.played || 0) >= 1,
+      { timeout: 30000 }).catch(() => check(false, 'the reply\'s speech was played'));
+    check(pageErrors.length === 0, 'no script errors on the page: ' + pageErrors.join('; '));
+  } finally {
+    await browser.close();
+    await stop(server);
+  }
+}
+
+main().then(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  console.log('voice_page: ' + failures + ' failure(s)');
+  process.exit(failures ? 1 : 0);
+}, (e) => {
+  console.error('FAIL: ' + (e && e.stack || e));
+  process.exit(1);
+});

@@ -1,0 +1,159 @@
+/* test_audio_seg.c — the utterance segmenter (pipeline/audio.h) through a real graph: tone
+ * bursts between silences at 8, 16, 44.1 and 48 kHz, fed in odd-sized chunks, give one
+ * utterance per burst ended by trailing silence, numbered in order; silence alone gives
+ * nothing; a burst longer than max_ms is cut at it; an explicit end closes the utterance in
+ * progress; a dropped utterance makes no turn; on_end sees every utterance's last piece.
+ * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeline/audio.h"
+#include "pipeline/graph.h"
+#include "sdk/lib/kinds.h"
+#include "tests/check.h"
+
+enum { MAX_SEEN = 64 };
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint32_t utt;
+    pipe_utt_end end;
+} seen[MAX_SEEN];
+static int n_seen, n_ends;
+
+static void on_end(void *ctx, const pipe_msg *last)
+{
+    (void)ctx;
+    n_ends += last->utt_end != PIPE_UTT_MORE && last->utt == (uint32_t)n_ends + 1;
+}
+
+static void on_event(const pipe_event *ev, void *user)
+{
+    (void)user;
+    if (ev->type != PIPE_EV_TURN_DONE)
+        return;
+    pthread_mutex_lock(&mu);
+    if (n_seen < MAX_SEEN) {
+        seen[n_seen].utt = ev->msg->utt;
+        seen[n_seen++].end = ev->msg->utt_end;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* Feeds `ms` of a 440 Hz tone (amp > 0) or silence at `rate`, in chunks of 37 samples. */
+static void feed(pipe_seg *s, int rate, int ms, double amp)
+{
+    int16_t buf[37];
+    static double phase;
+    long n = (long)rate * ms / 1000;
+    for (long at = 0; at < n;) {
+        int k = n - at < 37 ? (int)(n - at) : 37;
+        for (int i = 0; i < k; i++) {
+            buf[i] = (int16_t)(amp * sin(phase));
+            phase += 2 * M_PI * 440 / rate;
+        }
+        CHECK(pipe_seg_feed(s, buf, (size_t)k) == PARLEY_OK, "feed: %s", parley_errmsg());
+        at += k;
+    }
+}
+
+static pipe_graph *open_graph(const char *dir)
+{
+    char path[1024];
+    pipe_graph *g = NULL;
+    snprintf(path, sizeof path, "%s/audio_seg.yaml", dir);
+    CHECK(pipe_graph_load(path, &(pipe_graph_opts){ .kinds = lib_kinds }, &g) == PARLEY_OK,
+          "load: %s", parley_errmsg());
+    if (g) {
+        pipe_graph_subscribe(g, on_event, NULL);
+        CHECK(pipe_graph_start(g) == PARLEY_OK, "start");
+    }
+    n_seen = 0;
+    return g;
+}
+
+static pipe_seg *open_seg(pipe_graph *g, int rate, int max_ms)
+{
+    pipe_seg *s = NULL;
+    pipe_seg_params p = { .in_rate = rate, .silence_ms = 500, .max_ms = max_ms, .on_end = on_end };
+    n_ends = 0;
+    CHECK(pipe_seg_open(&p, pipe_graph_find_kind(g, "api"), 0, "mic", &s) == PARLEY_OK,
+          "open at %d Hz: %s", rate, parley_errmsg());
+    return s;
+}
+
+static void bursts_at(const char *dir, int rate)
+{
+    pipe_graph *g = open_graph(dir);
+    pipe_seg *s = g ? open_seg(g, rate, 0) : NULL;
+    if (!s) {
+        pipe_graph_close(g);
+        return;
+    }
+    feed(s, rate, 300, 0);
+    for (int i = 0; i < 3; i++) {
+        feed(s, rate, 700, 3000);
+        feed(s, rate, 900, 0);
+    }
+    int sent = -1;
+    CHECK(pipe_seg_end(s, &sent) == PARLEY_OK && sent == 0, "end after silence: nothing sent");
+    CHECK(pipe_seg_utterances(s) == 3, "%d Hz: %u utterances", rate, pipe_seg_utterances(s));
+    pipe_seg_close(s);
+    pipe_graph_close(g);
+    CHECK(n_seen == 3, "%d Hz: %d utterances reached the sink", rate, n_seen);
+    CHECK(n_ends == 3, "%d Hz: on_end called for utterances 1-3: %d", rate, n_ends);
+    for (int i = 0; i < n_seen; i++)
+        CHECK(seen[i].utt == (uint32_t)i + 1 && seen[i].end == PIPE_UTT_SILENCE,
+              "%d Hz: utterance %d is #%u ended by %d", rate, i, seen[i].utt, seen[i].end);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "tests/pipeline/graphs";
+    const int rates[] = { 8000, 16000, 22050, 44100, 48000 };
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        bursts_at(dir, rates[i]);
+
+    /* silence only: nothing; a long burst cut at max_ms; an explicit end mid-speech */
+    pipe_graph *g = open_graph(dir);
+    pipe_seg *s = g ? open_seg(g, 16000, 1000) : NULL;
+    if (s) {
+        feed(s, 16000, 2000, 0);
+        feed(s, 16000, 2000, 20); /* under the threshold */
+        CHECK(pipe_seg_utterances(s) == 0, "silence: %u utterances", pipe_seg_utterances(s));
+        feed(s, 16000, 2500, 3000); /* 1000 + 1000 ms, then 500 ms ended by hand */
+        int sent = 0;
+        CHECK(pipe_seg_in_speech(s), "in speech after the burst");
+        CHECK(pipe_seg_end(s, &sent) == PARLEY_OK && sent == 1, "explicit end sent");
+    }
+    pipe_seg_close(s);
+    pipe_graph_close(g);
+    CHECK(n_seen == 3, "long burst: %d utterances", n_seen);
+    const pipe_utt_end want[3] = { PIPE_UTT_MAX, PIPE_UTT_MAX, PIPE_UTT_EXPLICIT };
+    for (int i = 0; i < n_seen && i < 3; i++)
+        CHECK(seen[i].utt == (uint32_t)i + 1 && seen[i].end == want[i],
+              "long burst: utterance %d is #%u ended by %d", i, seen[i].utt, seen[i].end);
+
+    /* a dropped utterance reaches the recognizer as such: no turn, no transcript */
+    g = open_graph(dir);
+    s = g ? open_seg(g, 16000, 0) : NULL;
+    if (s) {
+        feed(s, 16000, 500, 3000);
+        CHECK(pipe_seg_drop(s) == PARLEY_OK && !pipe_seg_in_speech(s), "dropped");
+        feed(s, 16000, 500, 3000);
+        int sent = 0;
+        CHECK(pipe_seg_end(s, &sent) == PARLEY_OK && sent == 1, "the next one is ended");
+    }
+    pipe_seg_close(s);
+    pipe_graph_close(g);
+    CHECK(n_seen == 1 && seen[0].utt == 2 && seen[0].end == PIPE_UTT_EXPLICIT,
+          "after a drop: %d turns, #%u", n_seen, n_seen ? seen[0].utt : 0);
+
+    /* a rate out of range is refused */
+    pipe_seg_params p = { .in_rate = 96000 };
+    CHECK(pipe_seg_open(&p, NULL, 0, "mic", &s) == PARLEY_ERR_INVALID_ARG && !s, "96 kHz refused");
+    return check_done();
+}
