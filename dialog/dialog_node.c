@@ -116,6 +116,7 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
         .confidence = r ? r->confidence : 0.0f,
         .n_entities = n,
         .entities = ents,
+        .restart = msg->new_session,
     };
     dm_turn_out out;
     int64_t t0 = pipe_now_ns();

@@ -24,7 +24,7 @@ parley_status pipe_graph_check(const char *path, const pipe_kind *const *kinds)
     pipe_graph *g = NULL;
     if (!path || !kinds)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_check: NULL argument");
-    pipe_graph_opts opts = { .kinds = kinds };
+    pipe_graph_opts opts = { .kinds = kinds, .need_output = 1 };
     parley_status st = pipe_graph_build(path, &opts, 0, &g);
     pipe_graph_free(g);
     return st;

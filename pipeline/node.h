@@ -109,6 +109,8 @@ typedef struct pipe_msg {
     uint64_t turn_id; /* the user's turn number as the dialog counts it; 0 before */
     uint64_t seq;     /* unique in the graph, set by pipe_msg_new (the API returns it) */
     long line;        /* the input line it came from (text.stdin), 0 when none */
+    int new_session;  /* set by the source: the dialog starts the user's session anew with
+                         this turn, forgetting form and slots (`parley chat`'s /restart) */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;         /* when the source created the turn */
     int64_t t_out;        /* when the sink ended it */

@@ -9,12 +9,18 @@
 #include "sdk/lib/kinds.h"
 
 extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
+extern const pipe_kind svc_kind_api_stdin, svc_kind_api_stdout;
 extern const pipe_kind nlu_kind_bert;
 extern const pipe_kind dm_kind_frames;
 
 const pipe_kind *const lib_kinds[] = {
     &svc_kind_stdin, &svc_kind_stdout, &svc_kind_api, &svc_kind_asr_stub,
     &nlu_kind_bert,  &dm_kind_frames,  NULL,
+};
+
+const pipe_kind *const lib_kinds_text_io[] = {
+    &svc_kind_api_stdin, &svc_kind_api_stdout, &svc_kind_asr_stub,
+    &nlu_kind_bert,      &dm_kind_frames,      NULL,
 };
 
 const pipe_kind *lib_kind_find(const char *name)
