@@ -28,7 +28,8 @@ static const pipe_param_spec params[] = {
     { "store", PIPE_P_PATH, NULL, 0, 0,
       "SQLite file with every user's context (created if missing)", NULL },
     { "model", PIPE_P_PATH, "", 0, 0,
-      "NLU model directory to check the domain's intents and entities against; empty = no check",
+      "NLU model directory to check the domain's intents and entities against; empty = the "
+      "model of the NLU node linked to its input (none: no check)",
       NULL },
     { "busy_timeout_ms", PIPE_P_INT, "5000", 0, 600000,
       "how long a turn waits for a store another process holds", NULL },
@@ -45,6 +46,8 @@ static parley_status frames_create(pipe_node *node, void **state)
     if (p.busy_timeout_ms == 0)
         p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
     const char *model = pipe_node_param_str(node, "model");
+    if (!model || !*model) /* the model of the NLU node that feeds this one, if any */
+        model = pipe_node_upstream_param(node, "model");
     parley_nlu_labels *labels = NULL;
     parley_status st;
     if (model && *model) {

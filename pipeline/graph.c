@@ -301,6 +301,18 @@ const char *pipe_node_param_str(const pipe_node *nd, const char *name)
     return v ? v->s : NULL;
 }
 
+const char *pipe_node_upstream_param(const pipe_node *nd, const char *name)
+{
+    for (size_t i = 0; i < nd->g->n_nodes; i++) {
+        const pipe_node *from = nd->g->nodes[i];
+        for (size_t p = 0; p < from->n_ports; p++)
+            for (size_t t = 0; from->outs && t < from->outs[p].n; t++)
+                if (from->outs[p].t[t].node == nd && pipe_node_param_str(from, name))
+                    return pipe_node_param_str(from, name);
+    }
+    return NULL;
+}
+
 long long pipe_node_param_int(const pipe_node *nd, const char *name)
 {
     const pipe_pval *v = param(nd, name);

@@ -174,6 +174,9 @@ pipe_graph *pipe_node_graph(const pipe_node *node);
 /* Params as validated and defaulted by the loader (call from create). Strings and paths
  * are borrowed for the graph's lifetime; a path is resolved against the graph file's folder. */
 const char *pipe_node_param_str(const pipe_node *node, const char *name);
+/* The string param `name` of a node linked into this one's inputs (the first found that has
+ * it), or NULL: a dialog takes the model of the NLU node that feeds it. From create on. */
+const char *pipe_node_upstream_param(const pipe_node *node, const char *name);
 long long pipe_node_param_int(const pipe_node *node, const char *name);
 double pipe_node_param_double(const pipe_node *node, const char *name);
 int pipe_node_param_bool(const pipe_node *node, const char *name);

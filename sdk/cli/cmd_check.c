@@ -2,8 +2,8 @@
  *
  * Checks the graph, then every file it names — each model (nlu.bert's `model`), each domain
  * (dialog.frames' `domain`, against the labels of the model its node is linked to) — and
- * the training examples (--data, or the data the model's training.json names, or the
- * nlu.yaml beside the graph), and lists every problem found, not only the first: one error
+ * the training examples (--data, or the nlu.yaml beside the graph, or the data the model's
+ * training.json names), and lists every problem found, not only the first: one error
  * per file that fails, with FILE:LINE:COL, and warnings about what would make the bot
  * weak: intents the domain uses with few examples, an example under two intents, a slot no
  * example fills, a model older than its examples. The checks themselves are the library's
@@ -36,8 +36,8 @@ static void usage(FILE *f)
             "\n"
             "Checks a bot's files together and lists every problem at once: the graph, each\n"
             "model it names, each domain (against the model its dialog is linked to) and the\n"
-            "training examples (--data, else the file the model was trained from, else the\n"
-            "nlu.yaml beside the graph). Warnings: an intent the domain uses with fewer than %d\n"
+            "training examples (--data, else the nlu.yaml beside the graph, else the file the\n"
+            "model was trained from). Warnings: an intent the domain uses with fewer than %d\n"
             "examples, an example under two intents, a slot no example fills, a model older\n"
             "than its examples. Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
             MIN_EXAMPLES);
@@ -212,16 +212,19 @@ static void warn_age(check *c, const char *model, const char *data)
                 path, data, data);
 }
 
-/* The training data to check: --data, the model's record, or nlu.yaml beside the graph. */
+/* The training data to check: --data, the nlu.yaml beside the graph, or the data the model
+ * was trained from (its training.json). */
 static const char *find_data(const check *c, const char *model, char *buf, size_t cap)
 {
+    char path[4096];
     if (c->data)
         return c->data;
-    char path[4096];
+    if (access(resolve(c, "nlu.yaml", buf, cap), F_OK) == 0)
+        return buf;
     if (model &&
         parley_train_record_data(resolve(c, model, path, sizeof path), buf, cap) == PARLEY_OK)
         return buf;
-    return access(resolve(c, "nlu.yaml", buf, cap), F_OK) == 0 ? buf : NULL;
+    return NULL;
 }
 
 /* Checks every model and domain of the graph and the training data. */
