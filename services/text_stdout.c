@@ -58,7 +58,7 @@ static void write_chat(stdout_state *s, const pipe_msg *m, const char *error)
         fprintf(s->f, "parley> %s\n", reply && m->reply ? m->reply : "(no dialog in this graph)");
     if (s->verbose && !error) {
         const char *intent = reply ? m->intent : m->nlu ? m->nlu->intent : NULL;
-        fprintf(s->f, "         intent: %s (%.2f)  slots:", intent ? intent : "-",
+        fprintf(s->f, "         intent: %s (%.4f)  slots:", intent ? intent : "-",
                 reply    ? m->confidence
                 : m->nlu ? m->nlu->confidence
                          : 0);
