@@ -43,8 +43,8 @@ void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *b
  * Haswell's): only a CPU with AVX2 running older ones needs a change. */
 const char *cpu_blas_better_core(void)
 {
-    static const char *const modern[] = { "Haswell",    "Zen",          "SkylakeX",
-                                          "Cooperlake", "SapphireRapids" };
+    static const char *const modern[] = { "Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                          "SapphireRapids" };
     const char *core = openblas_get_corename();
     if (!core)
         return NULL;

@@ -11,8 +11,9 @@
  *
  * The checksum is FNV-1a over the data's bytes (a JointBERT folder: seq.in, seq.out, label):
  * a way to see that the examples changed, not a defence against anyone. Two runs agree
- * when their data, dev, init and options do; the device and thread count are recorded but
- * not compared. What to do about a difference is the caller's choice (`parley train`).
+ * when their data and dev (absolute path and checksum), init and options do; the device and thread
+ * count are recorded but not compared. What to do about a difference is the caller's choice
+ * (`parley train`).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -248,6 +249,18 @@ static const char *data_real(const cJSON *rec)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* Whether records a and b name the same file with the same bytes as `key` (the path as
+ * given may differ: "nlu.yaml" from its folder, "bot/nlu.yaml" from above it). */
+static int same_data(const cJSON *a, const cJSON *b, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItem(a, key), *y = cJSON_GetObjectItem(b, key);
+    if (cJSON_IsNull(x) || cJSON_IsNull(y))
+        return cJSON_IsNull(x) && cJSON_IsNull(y);
+    return cJSON_Compare(cJSON_GetObjectItem(x, "realpath"), cJSON_GetObjectItem(y, "realpath"),
+                         1) &&
+           cJSON_Compare(cJSON_GetObjectItem(x, "fnv1a64"), cJSON_GetObjectItem(y, "fnv1a64"), 1);
+}
+
 parley_status parley_train_record_compare(const parley_train_params *p,
                                           parley_train_verdict *verdict)
 {
@@ -267,11 +280,9 @@ parley_status parley_train_record_compare(const parley_train_params *p,
         cJSON_Delete(rec);
         return st;
     }
-    static const char *const keys[] = { "data", "dev", "options" };
-    int same = model;
-    for (size_t i = 0; i < 3; i++)
-        same &= cJSON_Compare(cJSON_GetObjectItem(rec, keys[i]), cJSON_GetObjectItem(now, keys[i]),
-                              1);
+    int same = model && same_data(rec, now, "data") && same_data(rec, now, "dev") &&
+               cJSON_Compare(cJSON_GetObjectItem(rec, "options"),
+                             cJSON_GetObjectItem(now, "options"), 1);
     *verdict = same                                     ? PARLEY_TRAIN_UP_TO_DATE
                : strcmp(data_real(rec), data_real(now)) ? PARLEY_TRAIN_OTHER_DATA
                                                         : PARLEY_TRAIN_CHANGED;
