@@ -37,7 +37,7 @@ static void usage(FILE *f)
                "text.stdin node, and the reply its text.stdout node would write is printed.\n"
                "On a terminal the line can be edited (arrows, Ctrl-R, history in\n"
                "~/.parley_history) and the intent, confidence and slots are shown dimmed.\n"
-               "  --user ID   your user id (default: the graph's text.stdin user, \"default\")\n"
+               "  --user ID   your user id (default \"default\")\n"
                "  --fresh     start a new session: forget the form and slots the store kept\n"
                "  --verbose   show the intent, confidence and slots (always on a colour terminal)\n"
                "  --set X.P=V override param P of node X (or of every node of kind X)\n"
@@ -117,11 +117,10 @@ static char *read_line(const chat *c)
     return buf;
 }
 
-/* Reads lines until the end of input or /quit; returns the exit code. */
-static int converse(chat *c)
+/* Reads lines until the end of input or /quit. */
+static void converse(chat *c)
 {
     char *line;
-    int rc = 0;
     while ((line = read_line(c))) {
         const char *text = line + strspn(line, " \t");
         if (c->tty && *text)
@@ -148,17 +147,15 @@ static int converse(chat *c)
     }
     if (c->tty)
         printf("\n");
-    return rc;
 }
 
-/* The default user: the graph's text.stdin user param, as --set may give it. */
+/* The user a `--set text.stdin.user=ID` names, or NULL. */
 static const char *set_user(const char *const *sets, int n)
 {
-    static const char *const keys[] = { "text.stdin.user=", "input.user=" };
+    static const char key[] = "text.stdin.user=";
     for (int i = n - 1; i >= 0; i--)
-        for (size_t k = 0; k < 2; k++)
-            if (!strncmp(sets[i], keys[k], strlen(keys[k])))
-                return sets[i] + strlen(keys[k]);
+        if (!strncmp(sets[i], key, sizeof key - 1))
+            return sets[i] + sizeof key - 1;
     return NULL;
 }
 
@@ -222,7 +219,8 @@ int cmd_chat(int argc, char **argv)
     }
     if (c.tty)
         printf("Chatting as %s with %s. /help lists the commands; Ctrl-D ends.\n", c.user, argv[1]);
-    rc = converse(&c);
+    converse(&c);
+    rc = 0;
     if (c.history)
         write_history(c.history);
     parley_pipeline_close(c.p);
