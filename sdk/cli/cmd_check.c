@@ -99,13 +99,15 @@ static const char *linked_model(const yd_node *nodes, const yd_node *dialog)
 /* The model's labels, or NULL after reporting why not. */
 static parley_nlu_labels *check_model(check *c, const char *model)
 {
-    char path[4096];
+    char path[4096], data[4096];
     parley_nlu_labels *labels = NULL;
     resolve(c, model, path, sizeof path);
     if (parley_nlu_labels_read(path, &labels) != PARLEY_OK) {
         error(c, parley_errmsg());
-        printf("  (no model in %s yet? train it first: parley train --data nlu.yaml --out %s)\n",
-               path, path);
+        if (!c->data && access(resolve(c, "nlu.yaml", data, sizeof data), F_OK) != 0)
+            snprintf(data, sizeof data, "nlu.yaml");
+        printf("  (no model in %s yet? train it first: parley train --data %s --out %s)\n", path,
+               c->data ? c->data : data, path);
         return NULL;
     }
     return labels;

@@ -206,7 +206,8 @@ check(re.search(r"(\d+) error\(s\)", out) and int(re.search(r"(\d+) error\(s\)",
 nomodel = os.path.join(tmp, "nomodel")
 shutil.copytree(os.path.join(tmp, "bare"), nomodel)
 p = run(["check", os.path.join(nomodel, "pipeline.yaml")])
-check(p.returncode == 1 and "train it first: parley train --data nlu.yaml --out" in p.stdout,
+check(p.returncode == 1 and re.search(r"train it first: parley train --data \S*nomodel/nlu\.yaml "
+                                     r"--out \S*nomodel/models/nlu", p.stdout),
       "check: a missing model's hint: %s" % p.stdout)
 
 # ---- train's record -------------------------------------------------------------------
