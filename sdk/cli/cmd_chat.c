@@ -218,7 +218,9 @@ int cmd_chat(int argc, char **argv)
         read_history(c.history);
     }
     if (c.tty)
-        printf("Chatting as %s with %s. /help lists the commands; Ctrl-D ends.\n", c.user, argv[1]);
+        printf("Chatting as %s with %s. /restart leaves any form, /help lists the commands, "
+               "Ctrl-D ends.\n",
+               c.user, argv[1]);
     converse(&c);
     rc = 0;
     if (c.history)
