@@ -50,29 +50,41 @@ static void usage(FILE *f)
             "Exit code 0 when every turn passes, 1 otherwise, 2 for bad usage.\n");
 }
 
-/* Prints one line of the diff: "- what: want" then "+ what: got". */
-static void diff(const char *what, const char *want, const char *got)
+/* The differences of one turn, printed as they are found. */
+typedef struct turn_diff {
+    const char *file;
+    const yd_node *turn;
+    const parley_reply *reply;
+    int n; /* differences so far */
+} turn_diff;
+
+/* Prints a difference: the turn's place and text before the first, then "- what: want" and
+ * "+ what: got". */
+static void diff(turn_diff *d, const char *what, const char *want, const char *got)
 {
+    if (!d->n++)
+        printf("  %s:%d: \"%s\"\n", d->file, d->turn->line, d->reply->text);
     printf("    - %s: %s\n    + %s: %s\n", what, want, what, got);
 }
 
-/* The reply's slots as "a=1 b=2" in buf. */
+/* The reply's slots as "a=1 b=2" in buf ("(none)" for none). */
 static const char *slots_text(const parley_reply *r, char *buf, size_t cap)
 {
     size_t at = 0;
-    buf[0] = '\0';
+    snprintf(buf, cap, "(none)");
     for (size_t i = 0; i < r->n_slots && at < cap; i++)
         at += (size_t)snprintf(buf + at, cap - at, "%s%s=%s", i ? " " : "", r->slots[i].name,
                                r->slots[i].value);
     return buf;
 }
 
-/* The expected slots as "a=1 b=2" in buf; 1 when they are exactly the reply's. */
+/* The expected slots as "a=1 b=2" in buf ("(none)" for none); 1 when they are exactly the
+ * reply's. */
 static int slots_match(const yd_node *want, const parley_reply *r, char *buf, size_t cap)
 {
     size_t at = 0;
     int same = want->n == r->n_slots;
-    buf[0] = '\0';
+    snprintf(buf, cap, "(none)");
     for (size_t i = 0; i < want->n; i++) {
         const char *name = want->keys[i]->str, *value = want->items[i]->str;
         if (at < cap)
@@ -90,38 +102,27 @@ static int slots_match(const yd_node *want, const parley_reply *r, char *buf, si
 static int compare(const char *file, const yd_node *t, const parley_reply *r, int new_session)
 {
     const yd_node *v;
-    int bad = 0;
+    turn_diff d = { file, t, r, 0 };
     char want[2048], got[2048];
     if (r->status != PARLEY_OK) {
         printf("  %s:%d: \"%s\": the turn failed: %s\n", file, t->line, r->text, r->error);
         return 1;
     }
-#define HEADER() (bad++ ? 0 : printf("  %s:%d: \"%s\"\n", file, t->line, r->text))
-    if ((v = yd_get(t, "intent")) && strcmp(v->str, r->intent)) {
-        HEADER();
-        diff("intent", v->str, r->intent);
-    }
-    if ((v = yd_get(t, "reply")) && strcmp(v->str, r->reply)) {
-        HEADER();
-        diff("reply", v->str, r->reply);
-    }
+    if ((v = yd_get(t, "intent")) && strcmp(v->str, r->intent))
+        diff(&d, "intent", v->str, r->intent);
+    if ((v = yd_get(t, "reply")) && strcmp(v->str, r->reply))
+        diff(&d, "reply", v->str, r->reply);
     for (size_t i = 0; (v = yd_get(t, "reply_has")) && i < v->n; i++)
         if (!strstr(r->reply, v->items[i]->str)) {
-            HEADER();
             snprintf(want, sizeof want, "... %s ...", v->items[i]->str);
-            diff("reply", want, r->reply);
+            diff(&d, "reply", want, r->reply);
         }
-    if ((v = yd_get(t, "slots")) && !slots_match(v, r, want, sizeof want)) {
-        HEADER();
-        diff("slots", want, slots_text(r, got, sizeof got));
-    }
+    if ((v = yd_get(t, "slots")) && !slots_match(v, r, want, sizeof want))
+        diff(&d, "slots", want, slots_text(r, got, sizeof got));
     int flag;
-    if ((v = yd_get(t, "new_session")) && yd_bool(v, &flag) == PARLEY_OK && flag != new_session) {
-        HEADER();
-        diff("new_session", flag ? "true" : "false", new_session ? "true" : "false");
-    }
-#undef HEADER
-    return bad;
+    if ((v = yd_get(t, "new_session")) && yd_bool(v, &flag) == PARLEY_OK && flag != new_session)
+        diff(&d, "new_session", flag ? "true" : "false", new_session ? "true" : "false");
+    return d.n;
 }
 
 /* Checks a turn's keys and types (FILE:LINE:COL on error). */
