@@ -123,21 +123,28 @@ static cJSON *options_json(const parley_train_params *p)
     return o;
 }
 
+/* Adds item (owned; NULL means out of memory) to o as key; frees it when it cannot. */
+static parley_status attach(cJSON *o, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObject(o, key, item))
+        return PARLEY_OK;
+    cJSON_Delete(item);
+    return pl_nomem("the training record");
+}
+
 /* The part of a record two runs must share to make the same model. */
 static parley_status identity_json(const parley_train_params *p, cJSON **out)
 {
-    cJSON *o = cJSON_CreateObject(), *data = NULL, *dev = NULL, *opts = options_json(p);
-    parley_status st = PARLEY_OK;
-    if (!o || !opts || (st = data_json(p->data, &data)) != PARLEY_OK ||
-        (st = data_json(p->dev, &dev)) != PARLEY_OK) {
+    cJSON *o = cJSON_CreateObject(), *data = NULL, *dev = NULL;
+    parley_status st = o ? PARLEY_OK : pl_nomem("the training record");
+    if (st == PARLEY_OK && (st = data_json(p->data, &data)) == PARLEY_OK &&
+        (st = attach(o, "data", data)) == PARLEY_OK &&
+        (st = data_json(p->dev, &dev)) == PARLEY_OK && (st = attach(o, "dev", dev)) == PARLEY_OK)
+        st = attach(o, "options", options_json(p));
+    if (st != PARLEY_OK) {
         cJSON_Delete(o);
-        cJSON_Delete(opts);
-        cJSON_Delete(data);
-        return st != PARLEY_OK ? st : pl_nomem("the training record");
+        return st;
     }
-    cJSON_AddItemToObject(o, "data", data);
-    cJSON_AddItemToObject(o, "dev", dev);
-    cJSON_AddItemToObject(o, "options", opts);
     *out = o;
     return PARLEY_OK;
 }
@@ -155,18 +162,16 @@ parley_status train_record_open(const parley_train_params *p, train_record **out
         train_record_free(r);
         return st;
     }
-    cJSON *run = cJSON_CreateObject();
+    cJSON *run = NULL;
     int ok = cJSON_AddStringToObject(r->root, "format", RECORD_FORMAT) &&
              cJSON_AddNumberToObject(r->root, "version", RECORD_VERSION) &&
-             cJSON_AddStringToObject(r->root, "parley_version", parley_version()) && run &&
-             cJSON_AddItemToObject(r->root, "run", run) &&
+             cJSON_AddStringToObject(r->root, "parley_version", parley_version()) &&
+             (run = cJSON_AddObjectToObject(r->root, "run")) &&
              cJSON_AddStringToObject(run, "device", p->device && *p->device ? p->device : "cpu") &&
              cJSON_AddStringToObject(run, "precision", p->precision ? p->precision : "bf16") &&
              cJSON_AddNumberToObject(run, "threads", p->threads) &&
              (r->epochs = cJSON_AddArrayToObject(r->root, "epochs"));
     if (!ok) {
-        if (run && !cJSON_GetObjectItem(r->root, "run"))
-            cJSON_Delete(run);
         train_record_free(r);
         return pl_nomem("the training record");
     }

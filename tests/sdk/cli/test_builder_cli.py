@@ -155,9 +155,9 @@ def read_until(fd, what, limit=120):
 
 seen = read_until(fd, b"you> ")
 os.write(fd, b"hello\r")
-seen += read_until(fd, b"What can I get you today?")
+seen += read_until(fd, b"slots: none")  # the reply, then its NLU details
 os.write(fd, b"\x1b[A\r")  # the up arrow brings "hello" back
-seen2 = read_until(fd, b"What can I get you today?")
+seen2 = read_until(fd, b"slots: none")
 os.write(fd, b"\x04")
 read_until(fd, b"\n", 10)
 os.waitpid(pid, 0)
