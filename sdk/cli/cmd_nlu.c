@@ -62,9 +62,8 @@ static void print_error(size_t line_no, parley_status st)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "line", (double)line_no);
-    char msg[1400];
-    snprintf(msg, sizeof msg, "%s: %s", parley_status_str(st), parley_errmsg());
-    cJSON_AddStringToObject(o, "error", msg);
+    const char *msg = parley_errmsg();
+    cJSON_AddStringToObject(o, "error", *msg ? msg : parley_status_str(st));
     print_json(o);
 }
 
