@@ -25,7 +25,7 @@ struct parley_pipeline {
 
 parley_pipeline_params parley_pipeline_params_default(void)
 {
-    return (parley_pipeline_params){ NULL, NULL, 64, NULL, NULL, 0 };
+    return (parley_pipeline_params){ .queue_size = 64 }; /* named: fields may be added */
 }
 
 /* An engine event as the application sees it (a pipe_event_fn; user is the pipeline). */
