@@ -10,6 +10,7 @@ mistyped commands and options get a did-you-mean, a missing model a hint. The ch
 driven through a pipe (its slash commands) and through a pseudo-terminal (libedit's
 history: the up arrow brings the last line back). Needs only the standard library.
 """
+import atexit
 import json
 import os
 import pty
@@ -32,6 +33,7 @@ def run(args, cwd=None, stdin=None, timeout=300):
 
 
 tmp = tempfile.mkdtemp(prefix="parley-builder-")
+atexit.register(shutil.rmtree, tmp, True)  # also when a check raises
 bot = os.path.join(tmp, "bot")
 model = os.path.join(bot, "models", "nlu")
 
@@ -270,5 +272,4 @@ p = run(["run", noout], stdin="")
 check(p.returncode == 1 and re.search(r"noout\.yaml:\d+:\d+: the graph has no output", p.stderr),
       "a graph with no output: %s" % p.stderr)
 
-shutil.rmtree(tmp)
 sys.exit(done("builder cli"))
