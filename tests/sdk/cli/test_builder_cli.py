@@ -162,7 +162,16 @@ os.write(fd, b"\x1b[A\r")  # the up arrow brings "hello" back
 seen2 = read_until(fd, b"slots: none")
 os.write(fd, b"\x04")
 read_until(fd, b"\n", 10)
-os.waitpid(pid, 0)
+ended = False
+for _ in range(300):  # 30 s at most: a chat that does not end fails the test, never hangs it
+    ended = os.waitpid(pid, os.WNOHANG)[0] == pid
+    if ended:
+        break
+    time.sleep(0.1)
+if not ended:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+check(ended, "pty chat ends on Ctrl-D: %r" % seen2[-300:])
 check(b"What can I get you today?" in seen, "pty chat answers: %r" % seen[-300:])
 check(b"What can I get you today?" in seen2 and b"hello" in seen2,
       "pty chat: up arrow recalls the last line: %r" % seen2[-300:])
