@@ -157,11 +157,10 @@ def read_until(fd, what, limit=120):
 
 seen = read_until(fd, b"you> ")
 os.write(fd, b"hello\r")
-seen += read_until(fd, b"slots: none")  # the reply, then its NLU details
-seen += read_until(fd, b"you> ")  # libedit drops what is typed before its prompt
+# The reply, its NLU details, then the prompt: libedit drops what is typed before it.
+seen += read_until(fd, b"slots: none\x1b[0m\r\nyou> ")
 os.write(fd, b"\x1b[A\r")  # the up arrow brings "hello" back
-seen2 = read_until(fd, b"slots: none")
-seen2 += read_until(fd, b"you> ")
+seen2 = read_until(fd, b"slots: none\x1b[0m\r\nyou> ")
 os.write(fd, b"\x04")
 read_until(fd, b"\n", 10)
 ended = False
