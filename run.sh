@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
-          libyaml-dev libsqlite3-dev libpcre2-dev python3 python3-numpy python3-torch
+          libyaml-dev libsqlite3-dev libpcre2-dev libedit-dev python3 python3-numpy python3-torch
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
           clang-format               # the layout/format test
           prometheus                 # promtool, for e2e/metrics

@@ -266,13 +266,14 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     int64_t begin_ns = monotonic_ns() - t_begin;
     int expired =
             u.exists && d->session_expire_ms > 0 && now - u.last_active_ms > d->session_expire_ms;
-    int new_sess = !u.exists || expired;
-    if (!new_sess || (expired && d->carry_over_slots)) {
+    int new_sess = !u.exists || expired || in->restart;
+    if (!new_sess || (expired && !in->restart && d->carry_over_slots)) {
         if ((st = ctx_from_user(&c, &u)) != PARLEY_OK)
             goto done;
     }
     if (new_sess) {
-        /* A new session forgets the form, and the slots unless the domain carries them. */
+        /* A new session forgets the form, and the slots unless the domain carries them
+         * (never on a restart). */
         c.form = c.requested = -1;
         c.confirming = 0;
         if ((st = new_session(&u, in->user_id, now)) != PARLEY_OK)

@@ -59,6 +59,8 @@ typedef struct dm_turn_in {
     size_t n_entities;
     const dm_entity *entities; /* in text order */
     int64_t now_ms;            /* 0 = the clock */
+    int restart;               /* 1: start a new session with this turn, forgetting the form
+                                  and the slots (whatever the domain carries over) */
 } dm_turn_in;
 
 /* A slot and its canonical value; both owned by the dm_turn_out that holds them. */

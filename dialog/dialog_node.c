@@ -28,7 +28,8 @@ static const pipe_param_spec params[] = {
     { "store", PIPE_P_PATH, NULL, 0, 0,
       "every user's context: a SQLite file (created if missing) or a postgresql:// URI", NULL },
     { "model", PIPE_P_PATH, "", 0, 0,
-      "NLU model directory to check the domain's intents and entities against; empty = no check",
+      "NLU model directory to check the domain's intents and entities against; empty = the "
+      "model of the NLU node linked to its input (none: no check)",
       NULL },
     { "busy_timeout_ms", PIPE_P_INT, "5000", 0, 600000,
       "how long a turn waits for a store another process holds (PostgreSQL: for the user's "
@@ -50,6 +51,8 @@ static parley_status frames_create(pipe_node *node, void **state)
     if (p.busy_timeout_ms == 0)
         p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
     const char *model = pipe_node_param_str(node, "model");
+    if (!model || !*model) /* the model of the NLU node that feeds this one, if any */
+        model = pipe_node_upstream_param(node, "model");
     parley_nlu_labels *labels = NULL;
     parley_status st;
     if (model && *model) {
@@ -122,6 +125,7 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
         .confidence = r ? r->confidence : 0.0f,
         .n_entities = n,
         .entities = ents,
+        .restart = msg->new_session,
     };
     dm_turn_out out;
     int64_t t0 = pipe_now_ns();

@@ -24,7 +24,7 @@ parley_status pipe_graph_check(const char *path, const pipe_kind *const *kinds)
     pipe_graph *g = NULL;
     if (!path || !kinds)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "pipe_graph_check: NULL argument");
-    pipe_graph_opts opts = { .kinds = kinds };
+    pipe_graph_opts opts = { .kinds = kinds, .need_output = 1 };
     parley_status st = pipe_graph_build(path, &opts, 0, &g);
     pipe_graph_free(g);
     return st;
@@ -315,6 +315,18 @@ const char *pipe_node_param_str(const pipe_node *nd, const char *name)
 {
     const pipe_pval *v = param(nd, name);
     return v ? v->s : NULL;
+}
+
+const char *pipe_node_upstream_param(const pipe_node *nd, const char *name)
+{
+    for (size_t i = 0; i < nd->g->n_nodes; i++) {
+        const pipe_node *from = nd->g->nodes[i];
+        for (size_t p = 0; p < from->n_ports; p++)
+            for (size_t t = 0; from->outs && t < from->outs[p].n; t++)
+                if (from->outs[p].t[t].node == nd && pipe_node_param_str(from, name))
+                    return pipe_node_param_str(from, name);
+    }
+    return NULL;
 }
 
 long long pipe_node_param_int(const pipe_node *nd, const char *name)

@@ -41,11 +41,16 @@ typedef struct pipe_graph_opts {
     /* The node kinds a graph may name, NULL-terminated (required): the engine knows none of
      * its own; the library's built-in table is sdk/lib/kinds.h's lib_kinds. */
     const pipe_kind *const *kinds;
+    /* 1: refuse a graph in which no node answers turns (no text.stdout, api or other node
+     * that ends them), as every graph the public API opens must; 0 lets tests run bare
+     * sources. */
+    int need_output;
 } pipe_graph_opts;
 
 /* Loads `path`. On success *out is owned by the caller (pipe_graph_close). */
 parley_status pipe_graph_load(const char *path, const pipe_graph_opts *opts, pipe_graph **out);
-/* Checks the graph like pipe_graph_load but creates no node (no model is opened). */
+/* Checks the graph like pipe_graph_load (with need_output) but creates no node (no model is
+ * opened). */
 parley_status pipe_graph_check(const char *path, const pipe_kind *const *kinds);
 
 /* Adds an event subscriber (before pipe_graph_start; at most 8). */

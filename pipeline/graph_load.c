@@ -459,6 +459,23 @@ done:
     return st;
 }
 
+/* A graph must answer its turns: some node must end them (a kind with no outputs, such as
+ * text.stdout, or one that ends_turns, such as api). */
+static parley_status check_has_output(const pipe_graph *g, const yd_node *nodes)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pipe_kind *k = g->nodes[i]->kind;
+        int outs = 0;
+        for (const pipe_port_spec *ps = k->ports; ps && ps->name; ps++)
+            outs += ps->dir == PIPE_OUT;
+        if (k->ends_turns || !outs)
+            return PARLEY_OK;
+    }
+    return yd_fail(nodes, PARLEY_ERR_CONFIG,
+                   "the graph has no output, so no turn would be answered: add a text.stdout "
+                   "node (or an api node) linked to the last node's output");
+}
+
 static parley_status create_nodes(pipe_graph *g)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -551,7 +568,8 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
     for (size_t i = 0; i < g->n_nodes; i++)
         if ((st = link_inputs(&L, i)) != PARLEY_OK)
             goto fail;
-    if ((st = order_nodes(&L)) != PARLEY_OK)
+    if ((st = order_nodes(&L)) != PARLEY_OK ||
+        (opts->need_output && (st = check_has_output(g, nodes)) != PARLEY_OK))
         goto fail;
     if (create && (st = create_nodes(g)) != PARLEY_OK)
         goto fail;

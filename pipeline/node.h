@@ -123,6 +123,8 @@ typedef struct pipe_msg {
     uint64_t turn_id; /* the user's turn number as the dialog counts it; 0 before */
     uint64_t seq;     /* unique in the graph, set by pipe_msg_new (the API returns it) */
     long line;        /* the input line it came from (text.stdin), 0 when none */
+    int new_session;  /* set by the source: the dialog starts the user's session anew with
+                         this turn, forgetting form and slots (`parley chat`'s /restart) */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;         /* when the source created the turn */
     int64_t t_out;        /* when the sink ended it */
@@ -196,6 +198,9 @@ pipe_graph *pipe_node_graph(const pipe_node *node);
 /* Params as validated and defaulted by the loader (call from create). Strings and paths
  * are borrowed for the graph's lifetime; a path is resolved against the graph file's folder. */
 const char *pipe_node_param_str(const pipe_node *node, const char *name);
+/* The string param `name` of a node linked into this one's inputs (the first found that has
+ * it), or NULL: a dialog takes the model of the NLU node that feeds it. From create on. */
+const char *pipe_node_upstream_param(const pipe_node *node, const char *name);
 long long pipe_node_param_int(const pipe_node *node, const char *name);
 double pipe_node_param_double(const pipe_node *node, const char *name);
 int pipe_node_param_bool(const pipe_node *node, const char *name);

@@ -7,6 +7,11 @@
  * pipeline/, the public functions around this node sdk/lib/pipeline.c; this file only
  * converts between messages and parley_reply (and owns parley_reply_free, which knows how a
  * reply is allocated).
+ *
+ * Two stand-ins let a program drive a graph made for the terminal (parley_pipeline_params
+ * .text_io): one named text.stdin that is only the api's `text` output, one named
+ * text.stdout that is only its `reply` input. They take the params of the kinds they
+ * stand for, so the same graph file checks the same, and ignore them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -178,6 +183,36 @@ const pipe_kind svc_kind_api = {
     .name = "api",
     .doc = "the embedding application's door: parley_pipeline_submit() in, replies out",
     .ports = ports,
+    .workers = 2,
+    .ends_turns = 1,
+    .create = api_create,
+    .process = api_process,
+    .destroy = api_destroy,
+};
+
+static const pipe_port_spec in_ports[] = {
+    { "text", PIPE_OUT, PIPE_T_TEXT, 0, "texts the application submits" },
+    { NULL, 0, 0, 0, NULL },
+};
+
+static const pipe_port_spec out_ports[] = {
+    { "reply", PIPE_IN, PIPE_T_REPLY | PIPE_T_NLU | PIPE_T_TEXT, 1,
+      "replies (or NLU results, or transcripts) handed back to the application" },
+    { NULL, 0, 0, 0, NULL },
+};
+
+const pipe_kind svc_kind_api_stdin = {
+    .name = "text.stdin",
+    .doc = "stands for text.stdin: parley_pipeline_submit() in",
+    .ports = in_ports,
+    .params = svc_stdin_params,
+};
+
+const pipe_kind svc_kind_api_stdout = {
+    .name = "text.stdout",
+    .doc = "stands for text.stdout: replies handed back to the application",
+    .ports = out_ports,
+    .params = svc_stdout_params,
     .workers = 2,
     .ends_turns = 1,
     .create = api_create,

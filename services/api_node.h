@@ -10,6 +10,11 @@
 #include "pipeline/node.h"
 
 extern const pipe_kind svc_kind_api;
+/* The api's two halves under the names text.stdin (its `text` output) and text.stdout (its
+ * `reply` input, the node the two calls below take), for parley_pipeline_params.text_io. */
+extern const pipe_kind svc_kind_api_stdin, svc_kind_api_stdout;
+/* The params of text.stdin and text.stdout, which the stand-ins accept too. */
+extern const pipe_param_spec svc_stdin_params[], svc_stdout_params[];
 
 /* Sends every later reply to fn(reply, user_data) (borrowed for the call) instead of the
  * queue; fn NULL means queue. Call before the graph starts. */

@@ -21,6 +21,7 @@
 
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
+#include "services/api_node.h"
 #include "services/input_line.h"
 
 /* The longest input line, in bytes before its newline (1 MiB: room for a text of
@@ -37,7 +38,7 @@ static const pipe_port_spec ports[] = {
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pipe_param_spec params[] = {
+const pipe_param_spec svc_stdin_params[] = {
     { "path", PIPE_P_PATH, "-", 0, 0, "file to read; - is standard input", NULL },
     { "user", PIPE_P_STRING, "default", 0, 0, "user id of plain-text lines", NULL },
     { NULL, 0, NULL, 0, 0, NULL, NULL },
@@ -178,7 +179,7 @@ const pipe_kind svc_kind_stdin = {
     .doc = "reads turns from standard input or a file: plain text or {\"user\",\"text\"} JSON "
            "lines; every line that is not blank gets one answer",
     .ports = ports,
-    .params = params,
+    .params = svc_stdin_params,
     .create = stdin_create,
     .run = stdin_run,
     .destroy = stdin_destroy,

@@ -17,6 +17,7 @@
 
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
+#include "services/api_node.h"
 #include "sdk/base/sync.h"
 #include "services/reply_json.h"
 
@@ -34,7 +35,7 @@ static const pipe_port_spec ports[] = {
     { NULL, 0, 0, 0, NULL },
 };
 
-static const pipe_param_spec params[] = {
+const pipe_param_spec svc_stdout_params[] = {
     { "path", PIPE_P_PATH, "-", 0, 0, "file to append to; - is standard output", NULL },
     { "format", PIPE_P_STRING, "json", 0, 0, "json (one object per line) or chat (for people)",
       "json|chat" },
@@ -57,7 +58,7 @@ static void write_chat(stdout_state *s, const pipe_msg *m, const char *error)
         fprintf(s->f, "parley> %s\n", reply && m->reply ? m->reply : "(no dialog in this graph)");
     if (s->verbose && !error) {
         const char *intent = reply ? m->intent : m->nlu ? m->nlu->intent : NULL;
-        fprintf(s->f, "         intent: %s (%.2f)  slots:", intent ? intent : "-",
+        fprintf(s->f, "         intent: %s (%.4f)  slots:", intent ? intent : "-",
                 reply    ? m->confidence
                 : m->nlu ? m->nlu->confidence
                          : 0);
@@ -143,7 +144,7 @@ const pipe_kind svc_kind_stdout = {
     .name = "text.stdout",
     .doc = "writes one JSON line per reply: {user, turn, reply, intent, confidence, slots}",
     .ports = ports,
-    .params = params,
+    .params = svc_stdout_params,
     .create = stdout_create,
     .process = stdout_process,
     .destroy = stdout_destroy,

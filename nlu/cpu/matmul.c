@@ -38,28 +38,22 @@ void cpu_matmul_ref(float *out, const float *inp, const float *w, const float *b
  * release older than the CPU does not know the model and falls back to its oldest x86-64
  * kernels (Prescott: SSE3): OpenBLAS 0.3.21 (Debian 12) on a Sapphire Rapids core runs the
  * BERT GEMMs 2-3x slower than its AVX-512 kernels do. The only cure is the environment
- * variable OPENBLAS_CORETYPE, read at load time, so this names what to set it to. */
+ * variable OPENBLAS_CORETYPE, read at load time, so this names what to set it to. Kernels
+ * of the AVX2 generation or later are right already (an AMD EPYC with AVX-512 gets Zen's or
+ * Haswell's): only a CPU with AVX2 running older ones needs a change. */
 const char *cpu_blas_better_core(void)
 {
-    static const char *const avx512[] = { "SkylakeX", "Cooperlake", "SapphireRapids" };
-    static const char *const avx2[] = { "Haswell", "Zen", "SkylakeX", "Cooperlake",
-                                        "SapphireRapids" };
+    static const char *const modern[] = { "Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                          "SapphireRapids" };
     const char *core = openblas_get_corename();
     if (!core)
         return NULL;
     __builtin_cpu_init();
-    const char *const *good;
-    size_t n;
-    const char *want;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
-        good = avx512, n = sizeof avx512 / sizeof *avx512, want = "SkylakeX";
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        good = avx2, n = sizeof avx2 / sizeof *avx2, want = "Haswell";
-    } else {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
         return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!strcasecmp(core, good[i]))
+    for (size_t i = 0; i < sizeof modern / sizeof *modern; i++)
+        if (!strcasecmp(core, modern[i]))
             return NULL;
-    return want;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? "SkylakeX"
+                                                                                   : "Haswell";
 }

@@ -19,7 +19,8 @@
  *                       the settings, the data fingerprints and the best dev score so far.
  * A checkpoint directory is written in full before `latest` is renamed to point to it,
  * then the older ones are removed, so a crash at any moment leaves a complete checkpoint
- * (or none yet) and the output directory's model as it was.
+ * (or none yet) and the output directory's model as it was. A completed run also writes
+ * OUT/training.json, the record of how the model was made (record.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +43,7 @@
 #include "nlu/train/calibrate.h"
 #include "nlu/train/defaults.h"
 #include "nlu/train/sparse_train.h"
+#include "nlu/train/record.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
@@ -435,6 +437,7 @@ typedef struct run_state {
     encoded_set set;
     float *grads, *adam_m, *adam_v; // (n_params) each
     bert_train_ws ws;               /* the step's activation arena, kept between steps */
+    train_record *rec;              /* OUT/training.json in the making (record.h) */
     int device;                     /* CUDA_DEVICE_CPU or a GPU's index */
     cuda_precision prec;            /* on the GPU */
     cuda_trainer *gpu;              /* NULL: the CPU trains; else params, grads and
@@ -480,6 +483,8 @@ static int report(run_state *r, parley_train_event ev)
     parley_train_progress *pr = &r->pr;
     train_meter_report(&r->meter, ev, r->step, r->steps, r->epoch_steps, pr);
     pr->epochs = r->s.epochs;
+    if (ev == PARLEY_TRAIN_EPOCH && r->rec)
+        train_record_epoch(r->rec, pr);
     return r->p->progress ? r->p->progress(pr, r->p->user_data) : 0;
 }
 
@@ -965,8 +970,30 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
     return PARLEY_OK;
 }
 
+/* Starts the run's record with the settings in force (a resumed run's come from its state). */
+static parley_status open_record(run_state *r)
+{
+    parley_train_params q = *r->p;
+    if (q.resume) {
+        q.epochs = r->s.epochs;
+        q.batch = r->s.batch;
+        q.augment = r->s.augment;
+        q.lr = r->s.lr;
+        q.weight_decay = r->s.weight_decay;
+        q.dropout = r->s.dropout;
+        q.slot_weight = r->s.slot_weight;
+        q.clip = r->s.clip;
+        q.word_dropout = r->s.word_dropout;
+        q.warmup_steps = r->s.warmup;
+        q.seed = r->s.seed;
+        q.shape = train_shape_of(&r->m->cfg);
+    }
+    return train_record_open(&q, &r->rec);
+}
+
 static void run_clear(run_state *r)
 {
+    train_record_free(r->rec);
     ds_free(r->train);
     ds_free(r->dev);
     bert_model_free(r->m);
@@ -1101,7 +1128,7 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
     if ((st = check_params(p, &r)) != PARLEY_OK)
         return st;
     bert_set_threads(p->threads);
-    if ((st = run_prepare(&r)) != PARLEY_OK)
+    if ((st = run_prepare(&r)) != PARLEY_OK || (st = open_record(&r)) != PARLEY_OK)
         goto fail;
     r.pr.n_train = r.train->n_examples;
     r.pr.n_dev = r.dev ? r.dev->n_examples : 0;
@@ -1130,16 +1157,18 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
         remove_entries(r.state_dir, NULL, 0, 1);
         rmdir(r.state_dir);
     }
-    if (result) {
-        *result = (parley_train_result){ .epochs_done = (int)(r.step / r.epoch_steps),
-                                         .steps_done = r.step,
-                                         .stopped = (r.step < r.steps),
-                                         .wall_s = train_now_s() - t0,
-                                         .examples_per_s = train_meter_rate(&r.meter),
-                                         .has_dev = r.dev != NULL,
-                                         .best_epoch = r.best_epoch,
-                                         .best = r.best };
-    }
+    parley_train_result res = { .epochs_done = (int)(r.step / r.epoch_steps),
+                                .steps_done = r.step,
+                                .stopped = (r.step < r.steps),
+                                .wall_s = train_now_s() - t0,
+                                .examples_per_s = train_meter_rate(&r.meter),
+                                .has_dev = r.dev != NULL,
+                                .best_epoch = r.best_epoch,
+                                .best = r.best };
+    if (!res.stopped && (st = train_record_write(r.rec, &res)) != PARLEY_OK)
+        goto fail;
+    if (result)
+        *result = res;
     st = PARLEY_OK;
 fail:
     run_clear(&r);

@@ -120,8 +120,12 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
         while (k < sizeof ints / sizeof *ints && strcmp(a, ints[k].name))
             k++;
         if (k == sizeof ints / sizeof *ints || !val) {
-            fprintf(stderr, "parley bench nlu: unknown or incomplete option '%s'\n", a);
-            return 2;
+            const char *names[sizeof ints / sizeof *ints + 6] = { "--model", "--device",
+                                                                  "--precision", "--attention",
+                                                                  "--help" };
+            for (size_t j = 0; j < sizeof ints / sizeof *ints; j++)
+                names[5 + j] = ints[j].name;
+            return cli_unknown_option("bench nlu", a, names);
         }
         if (cli_parse_int(a, val, ints[k].lo, ints[k].hi, (int *)((char *)o + ints[k].off)) < 0)
             return 2;

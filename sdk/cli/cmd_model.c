@@ -103,9 +103,10 @@ static int parse_args(int argc, char **argv, init_args *a)
         while (k < N_OPTS && strcmp(argv[i], opts[k].opt))
             k++;
         if (k == N_OPTS || i + 1 >= argc) {
-            fprintf(stderr, "parley: model init: %s '%s'\n",
-                    k == N_OPTS ? "unknown option" : "no value for", argv[i]);
-            return 2;
+            const char *names[N_OPTS + 2] = { "--help" };
+            for (size_t j = 0; j < N_OPTS; j++)
+                names[1 + j] = opts[j].opt;
+            return cli_unknown_option("model init", argv[i], names);
         }
         if (opts[k].str_off != NONE)
             *(const char **)((char *)a + opts[k].str_off) = argv[i + 1];
@@ -125,10 +126,9 @@ static int parse_args(int argc, char **argv, init_args *a)
         missing = "--config or all of --layers, --hidden, --heads, --intermediate";
     if (missing || (a->config && any_shape)) {
         if (missing)
-            fprintf(stderr, "parley: model init: needs %s\n", missing);
+            fprintf(stderr, "parley model init: needs %s\n", missing);
         else
-            fprintf(stderr,
-                    "parley: model init: --config and the shape flags exclude each other\n");
+            fprintf(stderr, "parley model init: --config and the shape flags exclude each other\n");
         usage(stderr);
         return 2;
     }
@@ -149,7 +149,7 @@ static int init(int argc, char **argv)
     if (!(intents = strdup(a.intents)) || !(slots = strdup(a.slots)) ||
         !(intent_list = calloc((size_t)ni, sizeof *intent_list)) ||
         !(slot_list = calloc((size_t)ns, sizeof *slot_list))) {
-        fprintf(stderr, "parley: model init: out of memory\n");
+        fprintf(stderr, "parley model init: out of memory\n");
         rc = 1;
         goto done;
     }
@@ -190,7 +190,7 @@ int cmd_model(int argc, char **argv)
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "init")) {
-        fprintf(stderr, "parley: model: unknown subcommand '%s'\n", argc >= 2 ? argv[1] : "");
+        fprintf(stderr, "parley model: unknown subcommand '%s'\n", argc >= 2 ? argv[1] : "");
         usage(stderr);
         return 2;
     }

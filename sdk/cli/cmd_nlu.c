@@ -1,9 +1,11 @@
-/* cmd_nlu.c — `parley nlu predict`: utterances on stdin, one JSON object per line out.
+/* cmd_nlu.c — `parley nlu predict`: utterances in (arguments, a file or stdin), one JSON
+ * object per line out.
  *
  * Lines are parsed in batches for speed; a line the library rejects (invalid UTF-8) gets a
  * JSON error object of its own and the stream goes on. Nothing here knows the model: it is a
  * thin shell over the public parley_nlu API.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,9 @@
 enum { PREDICT_BATCH = 32 };
 
 typedef struct predict_opts {
-    const char *model;
+    const char *model, *input;
+    char **texts; /* the utterances given as arguments, n_texts of them */
+    int n_texts;
     int words; /* input is pre-split words: slot values are whole words */
     int top;   /* add a "ranking" list of this many intents */
 } predict_opts;
@@ -24,9 +28,10 @@ static void predict_usage(FILE *f)
 {
     fprintf(f,
             "usage: parley nlu predict --model DIR [--words] [--top K] [--threads N] [--device D]\n"
-            "                          [--precision P]\n"
+            "                          [--precision P] [--input FILE | TEXT...]\n"
             "\n"
-            "Reads one utterance per line on stdin and writes one JSON object per line:\n"
+            "Parses each TEXT argument, or each line of FILE, or of stdin when neither is\n"
+            "given, and writes one JSON object per utterance:\n"
             "  {\"text\", \"intent\", \"confidence\", \"slots\": [{\"slot\", \"value\", \"start\", "
             "\"end\"}],\n"
             "   \"tags\": [one BIO tag per whitespace-separated word]}\n"
@@ -37,9 +42,10 @@ static void predict_usage(FILE *f)
             "  --words       lines are already split into words (as SNIPS/ATIS seq.in): slot\n"
             "                values are whole words, punctuation included\n"
             "  --top K       also print the K best intents as \"ranking\"\n"
+            "  --input FILE  read the utterances from FILE, one per line\n"
             "  --threads N   CPU threads (default: all cores)\n"
-            "  --device D    auto | cpu | cuda:N (default auto)\n"
-            "  --precision P GPU storage: fp16 (default) | bf16 | fp32\n");
+            "  --device D    " CLI_DEVICE_HELP "\n"
+            "  --precision P " CLI_PRECISION_HELP "\n");
 }
 
 static void print_json(cJSON *o)
@@ -56,9 +62,8 @@ static void print_error(size_t line_no, parley_status st)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "line", (double)line_no);
-    char msg[1400];
-    snprintf(msg, sizeof msg, "%s: %s", parley_status_str(st), parley_errmsg());
-    cJSON_AddStringToObject(o, "error", msg);
+    const char *msg = parley_errmsg();
+    cJSON_AddStringToObject(o, "error", *msg ? msg : parley_status_str(st));
     print_json(o);
 }
 
@@ -67,13 +72,13 @@ static void print_result(const parley_nlu_result *r, const predict_opts *o)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "text", r->text);
     cJSON_AddStringToObject(j, "intent", r->intent);
-    cJSON_AddNumberToObject(j, "confidence", r->confidence);
+    cJSON_AddNumberToObject(j, "confidence", cli_confidence(r->confidence));
     if (o->top) {
         cJSON *rank = cJSON_AddArrayToObject(j, "ranking");
         for (int k = 0; k < r->n_top && k < o->top; k++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "intent", r->top[k].label);
-            cJSON_AddNumberToObject(e, "confidence", r->top[k].prob);
+            cJSON_AddNumberToObject(e, "confidence", cli_confidence(r->top[k].prob));
             cJSON_AddItemToArray(rank, e);
         }
     }
@@ -125,53 +130,78 @@ static void flush(parley_nlu *nlu, char **lines, size_t n, size_t first_line, co
     }
 }
 
-static int predict(int argc, char **argv)
+/* Fills o and p from argv; returns 0, -1 after printing the help, or 2 for bad usage. */
+static int predict_args(int argc, char **argv, predict_opts *o, parley_nlu_params *p)
 {
-    predict_opts o = { 0 };
-    parley_nlu_params p = parley_nlu_params_default();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_is_help(a)) {
             predict_usage(stdout);
-            return 0;
+            return -1;
         } else if (!strcmp(a, "--words")) {
-            o.words = 1;
+            o->words = 1;
+        } else if (a[0] != '-') {
+            o->texts[o->n_texts++] = argv[i];
+        } else if (!strcmp(a, "--input") && val) {
+            o->input = val, i++;
         } else if (!strcmp(a, "--model") && val) {
-            o.model = val, i++;
+            o->model = val, i++;
         } else if (!strcmp(a, "--device") && val) {
-            p.device = val, i++;
+            p->device = val, i++;
         } else if (!strcmp(a, "--precision") && val) {
-            p.precision = val, i++;
+            p->precision = val, i++;
         } else if (!strcmp(a, "--top") && val) {
-            if (cli_parse_int(a, val, 1, 1000, &o.top) < 0)
+            if (cli_parse_int(a, val, 1, 1000, &o->top) < 0)
                 return 2;
-            p.top_k = o.top, i++;
+            p->top_k = o->top, i++;
         } else if (!strcmp(a, "--threads") && val) {
-            if (cli_parse_int(a, val, 1, 1024, &p.threads) < 0)
+            if (cli_parse_int(a, val, 1, 1024, &p->threads) < 0)
                 return 2;
             i++;
         } else {
-            fprintf(stderr, "parley nlu predict: unknown or incomplete option '%s'\n", a);
-            predict_usage(stderr);
-            return 2;
+            static const char *const names[] = { "--model",     "--words",   "--top",
+                                                 "--input",     "--threads", "--device",
+                                                 "--precision", "--help",    NULL };
+            return cli_unknown_option("nlu predict", a, names);
         }
     }
-    if (!o.model) {
-        fprintf(stderr, "parley nlu predict: --model is required\n");
+    if (!o->model || (o->input && o->n_texts)) {
+        fprintf(stderr, "parley nlu predict: %s\n",
+                o->model ? "give --input FILE or TEXT arguments, not both" : "--model is required");
         predict_usage(stderr);
         return 2;
     }
+    return 0;
+}
+
+/* Parses the utterances of o and prints them; returns the exit code. */
+static int predict_run(const predict_opts *o, const parley_nlu_params *p)
+{
     parley_nlu *nlu;
-    parley_status st = parley_nlu_open(o.model, &p, &nlu);
+    parley_status st = parley_nlu_open(o->model, p, &nlu);
     if (st != PARLEY_OK)
         return cli_fail("nlu predict", st);
+    if (o->n_texts) {
+        for (int i = 0; i < o->n_texts; i += PREDICT_BATCH) {
+            int n = o->n_texts - i < PREDICT_BATCH ? o->n_texts - i : PREDICT_BATCH;
+            flush(nlu, o->texts + i, (size_t)n, (size_t)i + 1, o);
+        }
+        parley_nlu_close(nlu);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    FILE *in = o->input ? fopen(o->input, "r") : stdin;
+    if (!in) {
+        fprintf(stderr, "parley nlu predict: %s: %s\n", o->input, strerror(errno));
+        parley_nlu_close(nlu);
+        return 1;
+    }
 
     char *lines[PREDICT_BATCH];
     size_t n = 0, line_no = 0;
     char *buf = NULL;
     size_t cap = 0;
     ssize_t got;
-    while ((got = getline(&buf, &cap, stdin)) >= 0) {
+    while ((got = getline(&buf, &cap, in)) >= 0) {
         line_no++;
         if (got > 0 && buf[got - 1] == '\n')
             buf[--got] = '\0';
@@ -182,19 +212,38 @@ static int predict(int argc, char **argv)
             break;
         }
         if (++n == PREDICT_BATCH) {
-            flush(nlu, lines, n, line_no - n + 1, &o);
+            flush(nlu, lines, n, line_no - n + 1, o);
             for (size_t i = 0; i < n; i++)
                 free(lines[i]);
             n = 0;
         }
     }
     if (n)
-        flush(nlu, lines, n, line_no - n + 1, &o);
+        flush(nlu, lines, n, line_no - n + 1, o);
     for (size_t i = 0; i < n; i++)
         free(lines[i]);
     free(buf);
+    if (in != stdin)
+        fclose(in);
     parley_nlu_close(nlu);
     return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int predict(int argc, char **argv)
+{
+    predict_opts o = { 0 };
+    parley_nlu_params p = parley_nlu_params_default();
+    p.device = CLI_DEVICE;
+    p.precision = CLI_PRECISION;
+    if (!(o.texts = calloc((size_t)argc, sizeof *o.texts))) {
+        fprintf(stderr, "parley nlu predict: out of memory\n");
+        return 1;
+    }
+    int rc = predict_args(argc, argv, &o, &p);
+    if (rc == 0)
+        rc = predict_run(&o, &p);
+    free(o.texts);
+    return rc < 0 ? 0 : rc;
 }
 
 int cmd_nlu(int argc, char **argv)

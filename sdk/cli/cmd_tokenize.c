@@ -112,9 +112,8 @@ int cmd_tokenize(int argc, char **argv)
         } else if (!strcmp(argv[i], "--words")) {
             words = 1;
         } else {
-            fprintf(stderr, "parley tokenize: unexpected argument '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
+            static const char *const names[] = { "--vocab", "--words", "--help", NULL };
+            return cli_unknown_option("tokenize", argv[i], names);
         }
     }
     if (!vocab_path) {
@@ -146,17 +145,17 @@ int cmd_tokenize(int argc, char **argv)
             break;
         }
         if (!print_json(o)) {
-            fprintf(stderr, "parley: tokenize: out of memory printing line %zu\n", line_no);
+            fprintf(stderr, "parley tokenize: out of memory printing line %zu\n", line_no);
             rc = 1;
             break;
         }
     }
     if (ferror(stdin)) {
-        perror("parley: tokenize: reading stdin");
+        perror("parley tokenize: reading stdin");
         rc = 1;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("parley: tokenize: writing stdout");
+        perror("parley tokenize: writing stdout");
         rc = 1;
     }
     free(line);

@@ -3,7 +3,9 @@
  * A shell over parley_train_run() (parley/train.h): it parses and cross-checks the options, prints
  * progress (a live \r-updated line on a terminal, plain log lines otherwise) and a
  * summary, and turns the first Ctrl-C into a clean stop that keeps the training state for
- * --resume. All training logic, and every file written, belongs to the library.
+ * --resume. Before training it reads DIR/training.json: a model made from the same data and
+ * options is left as it is, and one made from another data file is not replaced, unless
+ * --force. All training logic, and every file written, belongs to the library.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -42,6 +44,10 @@ static void usage(FILE *f)
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
+            "  --force              train even when DIR/training.json says the model there was\n"
+            "                       made from the same data and options (it is then skipped),\n"
+            "                       or from another data file (it is then kept: choose another\n"
+            "                       --out, or give --force to replace it)\n"
             "gpu (--device cuda):\n"
             "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
             "                       (to compare with the CPU)\n",
@@ -68,17 +74,19 @@ static const opt_def opts[] = {
     { "--sparse-lr", OPT_FLOAT, P(sparse_lr), 0, 0, 1000, G_SETTING },
     { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
+    { "--force", OPT_MARK, 0, 0, 0, 0, G_FORCE },
 };
 #undef P
 enum { N_OPTS = sizeof opts / sizeof opts[0] };
 
 /* Fills p from argv; returns 0, or 2 after printing a usage error (1 for --help, after
  * printing the help). */
-static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet)
+static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet, int *force)
 {
     opt_parse o = { .cmd = "train", .usage = usage };
     int rc = cli_parse_opts(&o, opts, N_OPTS, argc, argv, p);
     *quiet = o.quiet;
+    *force = (o.given & G_FORCE) != 0;
     if (rc)
         return rc;
     const int given = o.given, vocab_opts = o.vocab_opts;
@@ -130,14 +138,46 @@ static void print_start(const parley_train_progress *pr)
         fprintf(stderr, "train: resuming at step %ld\n", pr->step);
 }
 
+/* What DIR/training.json says about training again: 0 go on, else the exit code after
+ * saying why not (or that nothing is to be done). */
+static int against_record(const parley_train_params *p, int force)
+{
+    parley_train_verdict v;
+    parley_status st = parley_train_record_compare(p, &v);
+    if (st != PARLEY_OK)
+        return cli_fail("train", st);
+    if (v == PARLEY_TRAIN_UP_TO_DATE && !force) {
+        printf("%s is up to date: trained from %s as it is now, with the same options "
+               "(--force trains it again)\n",
+               p->out, p->data);
+        return -1;
+    }
+    if (v == PARLEY_TRAIN_OTHER_DATA && !force) {
+        char was[4096];
+        if (parley_train_record_data(p->out, was, sizeof was) != PARLEY_OK)
+            snprintf(was, sizeof was, "other data");
+        fprintf(stderr,
+                "parley train: %s holds a model trained from %s, not %s: choose another --out, "
+                "or give --force to replace it\n",
+                p->out, was, p->data);
+        return 1;
+    }
+    if (v == PARLEY_TRAIN_UNRECORDED)
+        fprintf(stderr, "train: replacing the model in %s (it has no training.json)\n", p->out);
+    return 0;
+}
+
 int cmd_train(int argc, char **argv)
 {
     parley_train_params p = parley_train_params_default();
     parley_train_result res;
     train_view v = { .start = print_start };
-    int rc = parse_args(argc, argv, &p, &v.quiet);
+    int force = 0;
+    int rc = parse_args(argc, argv, &p, &v.quiet, &force);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if (!p.resume && (rc = against_record(&p, force)) != 0)
+        return rc < 0 ? 0 : rc;
     v.tty = isatty(fileno(stderr));
     p.progress = cli_train_progress;
     p.user_data = &v;

@@ -96,13 +96,13 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
 
 int cli_usage_error(const opt_parse *o, const char *what)
 {
-    fprintf(stderr, "parley: %s: %s\n", o->cmd, what);
+    fprintf(stderr, "parley %s: %s\n", o->cmd, what);
     return 2;
 }
 
 static int bad_value(const opt_parse *o, const char *opt, const char *s, const char *want)
 {
-    fprintf(stderr, "parley: %s: %s wants %s, got '%s'\n", o->cmd, opt, want, s ? s : "");
+    fprintf(stderr, "parley %s: %s wants %s, got '%s'\n", o->cmd, opt, want, s ? s : "");
     return -1;
 }
 
@@ -179,6 +179,7 @@ static int parse_value(const opt_parse *o, const opt_def *d, int argc, char **ar
         (*i)--;
         *(int *)dst = 1;
         return 0;
+    case OPT_MARK: (*i)--; return 0;
     }
     return 0;
 }
@@ -203,9 +204,16 @@ int cli_parse_opts(opt_parse *o, const opt_def *opts, int n, int argc, char **ar
             if (!strcmp(a, common[k].name))
                 d = &common[k];
         if (!d) {
-            fprintf(stderr, "parley: %s: unknown option '%s' (parley %s --help)\n", o->cmd, a,
-                    o->cmd);
-            return 2;
+            const char *names[64];
+            int k = 0;
+            for (int j = 0; j < n && k < 60; j++)
+                names[k++] = opts[j].name;
+            for (int j = 0; j < N_COMMON && k < 60; j++)
+                names[k++] = common[j].name;
+            names[k++] = "--quiet";
+            names[k++] = "--help";
+            names[k] = NULL;
+            return cli_unknown_option(o->cmd, a, names);
         }
         if (parse_value(o, d, argc, argv, &i, params) != 0)
             return 2;

@@ -16,13 +16,14 @@ typedef enum opt_kind {
     OPT_U64,
     OPT_FLOAT,
     OPT_FLAG,
+    OPT_MARK,   /* a flag that only marks its group as given (opt_parse.given) */
     OPT_WARMUP, /* "0.1" a fraction (float at off), "100" steps (long at off2); -1 steps */
     OPT_LIST,   /* the following arguments up to the next "--x": pointer at off, count (int) at off2
                  */
 } opt_kind;
 
 /* Which options go together; a command checks the groups given against each other. */
-enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4 };
+enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4, G_FORCE = 8 };
 
 typedef struct opt_def {
     const char *name;
@@ -49,7 +50,7 @@ int cli_parse_opts(opt_parse *o, const opt_def *opts, int n, int argc, char **ar
  * keeps or replaces, lr_init is the default learning rate with --init. */
 void cli_train_common_help(FILE *f, const parley_train_params *d, const char *init_note,
                            float lr_init);
-/* Prints "parley: CMD: what" to stderr and returns 2. */
+/* Prints "parley CMD: what" to stderr and returns 2. */
 int cli_usage_error(const opt_parse *o, const char *what);
 
 typedef struct train_view {

@@ -13,6 +13,7 @@ extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_a
 extern const pipe_kind svc_kind_ws_server;
 extern const pipe_kind svc_kind_asr_pocketsphinx, svc_kind_audio_gst, svc_kind_audio_out;
 extern const pipe_kind svc_kind_tts_espeak;
+extern const pipe_kind svc_kind_api_stdin, svc_kind_api_stdout;
 extern const pipe_kind nlu_kind_bert;
 extern const pipe_kind dm_kind_frames;
 
@@ -35,6 +36,11 @@ const pipe_kind *const lib_kinds[] = {
     &svc_kind_tts_espeak, /* built with espeak-ng only */
 #endif
     NULL,
+};
+
+const pipe_kind *const lib_kinds_text_io[] = {
+    &svc_kind_api_stdin, &svc_kind_api_stdout, &svc_kind_asr_stub,
+    &nlu_kind_bert,      &dm_kind_frames,      NULL,
 };
 
 const pipe_kind *lib_kind_find(const char *name)

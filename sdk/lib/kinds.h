@@ -12,6 +12,10 @@
 /* Every built-in kind, NULL-terminated, in `parley inspect` order. */
 extern const pipe_kind *const lib_kinds[];
 
+/* The same for parley_pipeline_params.text_io: text.stdin and text.stdout are the api's two
+ * halves (services/api_node.h), and there is no api kind. */
+extern const pipe_kind *const lib_kinds_text_io[];
+
 /* The built-in kind called `name`, or NULL. */
 const pipe_kind *lib_kind_find(const char *name);
 

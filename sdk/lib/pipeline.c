@@ -17,14 +17,16 @@
 
 struct parley_pipeline {
     pipe_graph *g;
-    pipe_node *api; /* NULL: the graph has none */
+    pipe_node *api; /* where replies come back (the api node or its text.stdout stand-in);
+                       NULL: the graph has none */
+    pipe_node *in;  /* where submitted turns enter (the same node, or text.stdin's stand-in) */
     parley_event_fn on_event;
     void *user_data;
 };
 
 parley_pipeline_params parley_pipeline_params_default(void)
 {
-    return (parley_pipeline_params){ NULL, NULL, 64, NULL, NULL };
+    return (parley_pipeline_params){ .queue_size = 64 }; /* named: fields may be added */
 }
 
 /* An engine event as the application sees it (a pipe_event_fn; user is the pipeline). */
@@ -52,7 +54,10 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_open: NULL argument");
     *out = NULL;
     parley_pipeline_params pp = params ? *params : parley_pipeline_params_default();
-    pipe_graph_opts opts = { .queue_size = pp.queue_size, .set = pp.overrides, .kinds = lib_kinds };
+    pipe_graph_opts opts = { .queue_size = pp.queue_size,
+                             .set = pp.overrides,
+                             .kinds = pp.text_io ? lib_kinds_text_io : lib_kinds,
+                             .need_output = 1 };
     parley_pipeline *p = pl_calloc(1, sizeof *p);
     if (!p)
         return pl_nomem(NULL);
@@ -61,7 +66,19 @@ parley_status parley_pipeline_open(const char *graph_path, const parley_pipeline
     parley_status st = pipe_graph_load(graph_path, &opts, &p->g);
     if (st != PARLEY_OK)
         goto fail;
-    if ((p->api = pipe_graph_find_kind(p->g, "api")))
+    p->api = p->in = pipe_graph_find_kind(p->g, "api");
+    if (pp.text_io) {
+        p->in = pipe_graph_find_kind(p->g, "text.stdin");
+        p->api = pipe_graph_find_kind(p->g, "text.stdout");
+        if (!p->in || !p->api) {
+            st = pl_fail(PARLEY_ERR_CONFIG,
+                         "%s: a text.stdin and a text.stdout node are needed to "
+                         "drive this graph from a program",
+                         graph_path);
+            goto fail;
+        }
+    }
+    if (p->api)
         svc_api_set_callback(p->api, pp.on_reply, pp.user_data);
     if (p->on_event && (st = pipe_graph_subscribe(p->g, pass_event, p)) != PARLEY_OK)
         goto fail;
@@ -73,6 +90,11 @@ fail:
     pipe_graph_close(p->g);
     pl_free(p);
     return st;
+}
+
+parley_status parley_pipeline_check(const char *graph_path)
+{
+    return pipe_graph_check(graph_path, lib_kinds);
 }
 
 parley_status parley_pipeline_register_action(parley_pipeline *p, const char *name,
@@ -93,6 +115,12 @@ static parley_status no_api(const char *who)
 parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,
                                      uint64_t *id)
 {
+    return parley_pipeline_submit_flags(p, user, text, 0, id);
+}
+
+parley_status parley_pipeline_submit_flags(parley_pipeline *p, const char *user, const char *text,
+                                           unsigned flags, uint64_t *id)
+{
     if (!p || !user || !text)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pipeline_submit: NULL argument");
     if (!p->api)
@@ -103,8 +131,9 @@ parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const
         return pl_wrap(st, "parley_pipeline_submit");
     if (id)
         *id = m->seq;
+    m->new_session = (flags & PARLEY_SUBMIT_NEW_SESSION) != 0;
     /* A turn that cannot enter the graph is failed, and so still gets its reply. */
-    return pipe_node_emit(p->api, 0, m);
+    return pipe_node_emit(p->in, 0, m);
 }
 
 parley_status parley_pipeline_poll(parley_pipeline *p, int timeout_ms, parley_reply **out)

@@ -9,6 +9,7 @@
  *       entities: { size: large, topping: [ham, olives] }
  *       minutes: 5             # minutes since the previous turn (default 0.1)
  *       reopen: true           # close and reopen the manager (a restart) before the turn
+ *       restart: true          # the turn starts a new session (dm_turn_in.restart)
  *       reply: "exact text"    # and/or reply_has: [parts the reply must contain]
  *       form: pizza_form       # the active form after the turn (~ = none)
  *       slots: { size: large } # exactly the user's slots after the turn
@@ -108,6 +109,9 @@ static void run_file(const char *file)
                 break;
         }
         double minutes = 0.1, conf = 0.99;
+        int restart = 0;
+        if ((v = yd_get(t, "restart")))
+            yd_bool(v, &restart);
         if ((v = yd_get(t, "minutes")))
             yd_double(v, 0, 1e9, &minutes);
         if ((v = yd_get(t, "confidence")))
@@ -130,7 +134,8 @@ static void run_file(const char *file)
                           .confidence = (float)conf,
                           .n_entities = n,
                           .entities = ents,
-                          .now_ms = now };
+                          .now_ms = now,
+                          .restart = restart };
         dm_turn_out o;
         st = dm_turn(dm, &in, &o);
         const yd_node *err = yd_get(t, "error_has");

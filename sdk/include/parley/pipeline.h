@@ -114,6 +114,12 @@ typedef struct parley_pipeline_params {
      * NULL for none. Borrowed for the call to open. */
     const char *const *overrides;
     parley_event_fn on_event; /* NULL: events are not reported; user_data is passed back */
+    /* 1: the graph's text.stdin node stands for the api node (parley_pipeline_submit's
+     * turns enter there) and its text.stdout node hands the replies back instead of
+     * writing them, so a bot's graph made for the terminal can be driven from a program
+     * (`parley chat` and `parley test` do). The graph must then have one of each and no
+     * api node. Their params are checked as usual and otherwise unused. */
+    int text_io;
 } parley_pipeline_params;
 
 PARLEY_API parley_pipeline_params parley_pipeline_params_default(void);
@@ -125,6 +131,10 @@ PARLEY_API parley_pipeline_params parley_pipeline_params_default(void);
 PARLEY_API parley_status parley_pipeline_open(const char *graph_path,
                                               const parley_pipeline_params *params,
                                               parley_pipeline **out);
+
+/* Checks the graph at `graph_path` as parley_pipeline_open would (FILE:LINE:COL errors),
+ * without opening its nodes: no model is loaded and no store created. */
+PARLEY_API parley_status parley_pipeline_check(const char *graph_path);
 
 /* Registers the application's action `name` (see parley/dialog.h) with every node of the
  * graph that runs actions (the dialog.frames node); the domain must declare it. `name` is
@@ -140,6 +150,16 @@ PARLEY_API parley_status parley_pipeline_register_action(parley_pipeline *p, con
  * is not submitted, gets no reply and leaves the user's other turns as they were. */
 PARLEY_API parley_status parley_pipeline_submit(parley_pipeline *p, const char *user,
                                                 const char *text, uint64_t *id);
+
+/* Flags of parley_pipeline_submit_flags. */
+#define PARLEY_SUBMIT_NEW_SESSION                                  \
+    1u /* the dialog starts the user's session anew with this turn \
+          (no form, no slots), as after a long silence */
+
+/* parley_pipeline_submit with flags (0 or PARLEY_SUBMIT_NEW_SESSION); the same rules. */
+PARLEY_API parley_status parley_pipeline_submit_flags(parley_pipeline *p, const char *user,
+                                                      const char *text, unsigned flags,
+                                                      uint64_t *id);
 
 /* Takes the oldest queued reply (poll mode only). timeout_ms: 0 = do not wait, -1 = wait
  * for ever. No reply in time: PARLEY_ERR_NOT_FOUND and *out = NULL. */

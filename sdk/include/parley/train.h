@@ -296,6 +296,53 @@ PARLEY_API parley_status parley_eval_report_table(parley_eval_report *report, in
 /* NULL is a no-op. */
 PARLEY_API void parley_eval_report_free(parley_eval_report *report);
 
+/* ---- the training record ------------------------------------------------------------- */
+
+/* A completed run writes out/training.json: the data and dev files with their paths and
+ * checksums, init, the options that shape the weights (seed included), the parley version,
+ * the device and threads, and every epoch's loss and dev scores. */
+
+/* What a run with these params would do to the model already in params->out. */
+typedef enum parley_train_verdict {
+    PARLEY_TRAIN_NEW = 0,        /* there is no model there */
+    PARLEY_TRAIN_UNRECORDED = 1, /* a model without training.json (made elsewhere or earlier) */
+    PARLEY_TRAIN_UP_TO_DATE = 2, /* made from the same data (same bytes), dev, init, options */
+    PARLEY_TRAIN_CHANGED = 3,    /* from the same data file, but its contents or the options
+                                    differ: retraining brings it up to date */
+    PARLEY_TRAIN_OTHER_DATA = 4, /* made from another data file: retraining replaces it */
+} parley_train_verdict;
+
+/* Compares params (data, dev, init and options; data must be given) with the record in
+ * params->out, reading the data files to checksum them. Any thread. */
+PARLEY_API parley_status parley_train_record_compare(const parley_train_params *params,
+                                                     parley_train_verdict *verdict);
+/* The absolute path of the data the model in model_dir was trained from, in buf (cap
+ * bytes); PARLEY_ERR_NOT_FOUND when it has no training.json. */
+PARLEY_API parley_status parley_train_record_data(const char *model_dir, char *buf, size_t cap);
+
+/* ---- training data -------------------------------------------------------------------- */
+
+/* One example as the trainer reads it. Borrowed from the parley_data that holds it. */
+typedef struct parley_data_example {
+    const char *text;   /* its words joined by single spaces */
+    const char *intent; /* its intent */
+    int n_slots;
+    const char *const *slots; /* (n_slots) the slot of each annotated value, in text order */
+} parley_data_example;
+
+/* A data set's examples. Owned by the caller (parley_data_free). */
+typedef struct parley_data {
+    int n_examples;
+    const parley_data_example *examples; /* (n_examples) in file order, repeats dropped */
+    int n_duplicates;                    /* repeated examples (same text, tags and intent) */
+} parley_data;
+
+/* Reads an nlu.yaml or a JointBERT folder as parley_train_run() would (errors name
+ * FILE:LINE:COL), for tools that check training data. Any thread. */
+PARLEY_API parley_status parley_data_read(const char *path, parley_data **out);
+/* NULL is a no-op. */
+PARLEY_API void parley_data_free(parley_data *data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,8 +6,11 @@
  * one, where a good line ends as a turn, an invalid UTF-8 line fails in the NLU (and still
  * ends, answered) and a broken JSON line is a node error, each reported once through the
  * event callback; a source blocked on a FIFO ended by parley_pipeline_stop from another
- * thread; an api graph whose events carry the ids submit returned. Then parley_kind_*
- * against the kinds' tables.
+ * thread; an api graph whose events carry the ids submit returned. A terminal graph
+ * (text.stdin -> nlu.bert -> text.stdout) driven from the program with params.text_io, a
+ * turn submitted with PARLEY_SUBMIT_NEW_SESSION, parley_pipeline_check, and graphs refused:
+ * one without an output, one without text.stdin for text_io. Then parley_kind_* against
+ * the kinds' tables.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -216,6 +219,66 @@ static void test_api_events(void)
           "one turn done, with the id submit gave: %d", s.done);
 }
 
+/* A graph made for the terminal, driven from here; its text.stdout writes nothing. */
+static void test_text_io(void)
+{
+    static const char graph[] =
+            "nodes:\n"
+            "  - { name: in, kind: text.stdin, params: { path: nowhere } }\n"
+            "  - { name: nlu, kind: nlu.bert, inputs: { text: in.text },\n"
+            "      params: { model: model, device: cpu } }\n"
+            "  - { name: out, kind: text.stdout, inputs: { reply: nlu.result },\n"
+            "      params: { path: written.txt } }\n";
+    write_file("tty.yaml", graph, sizeof graph - 1);
+    CHECK(parley_pipeline_check(tmpdir_path("tty.yaml")) == PARLEY_OK, "check: %s",
+          parley_errmsg());
+    parley_pipeline_params pp = parley_pipeline_params_default();
+    pp.text_io = 1;
+    parley_pipeline *p = NULL;
+    parley_status st = parley_pipeline_open(tmpdir_path("tty.yaml"), &pp, &p);
+    CHECK(st == PARLEY_OK, "text_io open: %s", parley_errmsg());
+    uint64_t id = 0;
+    parley_reply *r = NULL;
+    if (p &&
+        parley_pipeline_submit_flags(p, "ann", "hello there", PARLEY_SUBMIT_NEW_SESSION, &id) ==
+                PARLEY_OK &&
+        parley_pipeline_poll(p, 10000, &r) == PARLEY_OK) {
+        CHECK(r->status == PARLEY_OK && r->id == id && !strcmp(r->user, "ann") &&
+                      !strcmp(r->text, "hello there") && r->intent[0],
+              "text_io reply: status %d user %s text %s intent %s", r->status, r->user, r->text,
+              r->intent);
+        parley_reply_free(r);
+    } else {
+        CHECK(0, "text_io submit/poll: %s", parley_errmsg());
+    }
+    parley_pipeline_close(p);
+    struct stat sb;
+    CHECK(stat(tmpdir_path("written.txt"), &sb) != 0, "text.stdout's stand-in wrote its file");
+
+    /* Without text_io the same graph reads its path, which is not there. */
+    CHECK(parley_pipeline_open(tmpdir_path("tty.yaml"), NULL, &p) != PARLEY_OK, "opened");
+
+    static const char no_out[] = "nodes:\n"
+                                 "  - { name: in, kind: text.stdin }\n"
+                                 "  - { name: nlu, kind: nlu.bert, inputs: { text: in.text },\n"
+                                 "      params: { model: model } }\n";
+    write_file("no_out.yaml", no_out, sizeof no_out - 1);
+    st = parley_pipeline_open(tmpdir_path("no_out.yaml"), NULL, &p);
+    CHECK(st == PARLEY_ERR_CONFIG && strstr(parley_errmsg(), "no_out.yaml:2:3") &&
+                  strstr(parley_errmsg(), "no output"),
+          "a graph without output: %s", parley_errmsg());
+    CHECK(parley_pipeline_check(tmpdir_path("no_out.yaml")) == PARLEY_ERR_CONFIG, "check it");
+
+    static const char api[] = "nodes:\n"
+                              "  - { name: app, kind: api, inputs: { reply: nlu.result } }\n"
+                              "  - { name: nlu, kind: nlu.bert, inputs: { text: app.text },\n"
+                              "      params: { model: model } }\n";
+    write_file("api_io.yaml", api, sizeof api - 1);
+    st = parley_pipeline_open(tmpdir_path("api_io.yaml"), &pp, &p);
+    CHECK(st != PARLEY_OK && strstr(parley_errmsg(), "api"),
+          "text_io on an api graph is refused: %s", parley_errmsg());
+}
+
 static const parley_port_info *port(const parley_kind_info *k, const char *name)
 {
     for (int i = 0; i < k->n_ports; i++)
@@ -307,6 +370,7 @@ int main(int argc, char **argv)
     test_sources_and_events();
     test_stop();
     test_api_events();
+    test_text_io();
     test_kinds();
     CHECK(fault_sweep("kind describe", describe_fault, "dialog.frames") >= 1, "sweep");
 
