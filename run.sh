@@ -20,7 +20,7 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           prometheus                 # promtool, for e2e/metrics
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
           python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
-          nodejs npm chromium          # the chat page's browser test (puppeteer-core from npm)
+          nodejs chromium              # the browser tests (puppeteer-core from npm; npm below)
           libpq-dev postgresql haproxy curl # the PostgreSQL store; samples/cluster and its tests
                                             # (a throwaway server per test run, as `nobody`)
           # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng; the tests'
@@ -28,6 +28,9 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
           gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
           libespeak-ng-dev espeak-ng pocketsphinx-testdata sox)
+
+# Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 install_missing() {
     local missing=()
