@@ -6,9 +6,16 @@
 // once its stderr says "listening on ws://HOST:PORT/"; calls onNotBuilt() when the build
 // has no websocket server (PARLEY_ERR_NOT_BUILT). stop(server): SIGTERM, resolves when gone.
 // puppeteerOrNull(root): puppeteer-core from tests/web/node_modules, or null.
+// browserTest(name): the frame of a test run as `node TEST SOURCE_ROOT -- SERVER_COMMAND...`
+// ("{tmp}" in the command: a fresh folder): {root, tmp, command, chromium, puppeteer, check,
+// skip, finish}; check(cond, what) counts a failure and goes on, skip(why) exits 77 (also
+// done here without puppeteer-core or chromium), finish(main) runs the async main and exits
+// 0, or 1 after a failure or a throw.
 'use strict';
 
 const { spawn } = require('child_process');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
 
 function startServer(command, port, onNotBuilt) {
@@ -49,4 +56,43 @@ function puppeteerOrNull(root) {
   }
 }
 
-module.exports = { startServer, stop, puppeteerOrNull };
+function browserTest(name) {
+  const root = process.argv[2];
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-' + name + '-'));
+  const command = process.argv.slice(process.argv.indexOf('--') + 1)
+    .map((a) => a.replace('{tmp}', tmp));
+  let failures = 0;
+  const t = {
+    root,
+    tmp,
+    command,
+    chromium: process.env.PARLEY_CHROMIUM || '/usr/bin/chromium',
+    check(cond, what) {
+      if (!cond) {
+        failures++;
+        console.error('FAIL: ' + what);
+      }
+    },
+    skip(why) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      console.log('SKIP: ' + why);
+      process.exit(77);
+    },
+    finish(main) {
+      main().then(() => {
+        fs.rmSync(tmp, { recursive: true, force: true });
+        console.log(name + ': ' + failures + ' failure(s)');
+        process.exit(failures ? 1 : 0);
+      }, (e) => {
+        console.error('FAIL: ' + (e && e.stack || e));
+        process.exit(1);
+      });
+    },
+  };
+  t.puppeteer = puppeteerOrNull(root);
+  if (!t.puppeteer) t.skip('puppeteer-core is not installed (npm ci --prefix tests/web)');
+  if (!fs.existsSync(t.chromium)) t.skip(t.chromium + ' is not there');
+  return t;
+}
+
+module.exports = { startServer, stop, puppeteerOrNull, browserTest };

@@ -14,33 +14,9 @@
 // Usage: node test_chat_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
 'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { startServer: startAt, stop, puppeteerOrNull } = require('./parley_server.js');
+const { startServer: startAt, stop, browserTest } = require('./parley_server.js');
 
-const CHROMIUM = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
-const root = process.argv[2];
-// "{tmp}" in the command stands for a fresh folder (the dialog's store goes there).
-const tmp = fs.mkdtempSync(path.join(require('os').tmpdir(), 'parley-chat-'));
-const command = process.argv.slice(process.argv.indexOf('--') + 1).map((a) => a.replace('{tmp}', tmp));
-
-let failures = 0;
-function check(cond, what) {
-  if (!cond) {
-    failures++;
-    console.error('FAIL: ' + what);
-  }
-}
-
-function skip(why) {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  console.log('SKIP: ' + why);
-  process.exit(77);
-}
-
-const puppeteer = puppeteerOrNull(root);
-if (!puppeteer) skip('puppeteer-core is not installed (npm ci --prefix tests/web)');
-if (!fs.existsSync(CHROMIUM)) skip(CHROMIUM + ' is not there');
+const { command, chromium, puppeteer, check, skip, finish } = browserTest('chat_page');
 
 const startServer = (port) =>
   startAt(command, port, () => skip('this build has no websocket server'));
@@ -73,7 +49,7 @@ async function say(page, text) {
 async function main() {
   let { server, url, port } = await startServer();
   const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
+    executablePath: chromium,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
   });
@@ -131,11 +107,4 @@ async function main() {
   }
 }
 
-main().then(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  console.log('chat_page: ' + failures + ' failure(s)');
-  process.exit(failures ? 1 : 0);
-}, (e) => {
-  console.error('FAIL: ' + (e && e.stack || e));
-  process.exit(1);
-});
+finish(main);

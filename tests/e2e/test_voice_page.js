@@ -13,34 +13,10 @@
 'use strict';
 
 const { execFileSync } = require('child_process');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { startServer, stop, puppeteerOrNull } = require('./parley_server.js');
+const { startServer, stop, browserTest } = require('./parley_server.js');
 
-const CHROMIUM = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
-const root = process.argv[2];
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-voice-'));
-const command = process.argv.slice(process.argv.indexOf('--') + 1)
-  .map((a) => a.replace('{tmp}', tmp));
-
-let failures = 0;
-function check(cond, what) {
-  if (!cond) {
-    failures++;
-    console.error('FAIL: ' + what);
-  }
-}
-
-function skip(why) {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  console.log('SKIP: ' + why);
-  process.exit(77);
-}
-
-const puppeteer = puppeteerOrNull(root);
-if (!puppeteer) skip('puppeteer-core is not installed (npm ci --prefix tests/web)');
-if (!fs.existsSync(CHROMIUM)) skip(CHROMIUM + ' is not there');
+const { tmp, command, chromium, puppeteer, check, skip, finish } = browserTest('voice_page');
 const order = path.join(tmp, 'order.wav');
 try {
   const raw = path.join(tmp, 'raw.wav');
@@ -53,7 +29,7 @@ try {
 async function main() {
   const { server, url } = await startServer(command, 0, () => skip('no websocket server'));
   const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
+    executablePath: chromium,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
       '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
@@ -89,11 +65,4 @@ async function main() {
   }
 }
 
-main().then(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  console.log('voice_page: ' + failures + ' failure(s)');
-  process.exit(failures ? 1 : 0);
-}, (e) => {
-  console.error('FAIL: ' + (e && e.stack || e));
-  process.exit(1);
-});
+finish(main);
