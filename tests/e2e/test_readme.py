@@ -38,6 +38,12 @@ RUN = [
     ("mybot", "parley check pipeline.yaml"),
     ("mybot", "parley train --data nlu.yaml --out models/nlu --layers 2 --hidden 128 --heads 2 "
               "--intermediate 256 --max-positions 64 --epochs 80 --batch 16 --lr 2e-3"),
+    ("", 'espeak-ng -w order.wav "i want a large pizza"'),
+    ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
+         'decodebin"'),
+    ("", "parley asr build --nlu samples/pizza/nlu.yaml"),
+    ("", "parley asr transcribe --nlu samples/pizza/nlu.yaml order.wav"),
+    ("", "parley asr transcribe order.wav"),
 ]
 SKIP = {
     "bash run.sh demo": "installs packages and builds: what CI itself does",
@@ -54,6 +60,10 @@ SKIP = {
         "needs that corpus; minutes (tests/sdk/cli/test_train_cli.py runs parley pretrain)",
     "parley train --init models/encoder --lr 5e-4 --data ../shared/data/nlu/snips/train --dev "
     "../shared/data/nlu/snips/dev --out models/snips": "needs the pretrained encoder above",
+    "parley run samples/voice/pipeline.yaml": "a server that runs until stopped, on a fixed port "
+                                              "(tests/e2e/test_voice_page.js runs it on port 0)",
+    "parley stream ws://127.0.0.1:8765/ order.wav": "needs that server (tests/services/ws/ "
+                                                    "streams WAV files to it)",
 }
 
 
