@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             (cmd.sample_rate >= WS_RATE_MIN && cmd.sample_rate <= WS_RATE_MAX),
                     "sample rate %d", cmd.sample_rate);
     } else {
-        FUZZ_EXPECT(cmd.type == WS_CMD_EOF, "a command type: %d", (int)cmd.type);
+        FUZZ_EXPECT(cmd.type == WS_CMD_EOF || cmd.type == WS_CMD_END, "a command type: %d",
+                    (int)cmd.type);
     }
     ws_cmd_clear(&cmd);
     free(msg);
