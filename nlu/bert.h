@@ -96,7 +96,8 @@ parley_status bert_sparse_rows(const bert_model *m, const char *text, const wp_t
                                bert_sparse_batch *x);
 /* PARLEY_OK when x fits a batch of B sequences and N tokens of model config c. */
 parley_status bert_sparse_check(const bert_config *c, const bert_sparse_batch *x, int B, int N);
-/* intent_logits (B, NI) += U · sent, slot_logits (N, NS) += S · tok. */
+/* intent_logits (B, NI) += U · sent (= U · sent for a config with intent_sparse_only),
+ * slot_logits (N, NS) += S · tok. */
 void bert_sparse_logits(const bert_model *m, const bert_sparse_batch *x, float *intent_logits,
                         float *slot_logits);
 /* The gradients of U and S into g (laid out as the model's weights), from those of the

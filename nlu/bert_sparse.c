@@ -54,6 +54,8 @@ void bert_sparse_logits(const bert_model *m, const bert_sparse_batch *x, float *
                         float *slot_logits)
 {
     const bert_config *c = &m->cfg;
+    if (c->intent_sparse_only)
+        memset(intent_logits, 0, (size_t)x->sent.n_rows * (size_t)c->n_intents * sizeof(float));
     for (int b = 0; b < x->sent.n_rows; b++)
         sf_rows_gemv(&x->sent, b, m->w.sparse_intent_w, c->n_intents, c->sparse_sent,
                      intent_logits + (size_t)b * c->n_intents);

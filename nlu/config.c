@@ -164,6 +164,11 @@ parley_status bert_config_check(const bert_config *c, const char *where)
         return pl_fail(PARLEY_ERR_CONFIG,
                        "%s: key \"intent_temperature\": expected a number in [%g, %g]", where,
                        BERT_MIN_TEMPERATURE, BERT_MAX_TEMPERATURE);
+    if (c->intent_sparse_only && !c->sparse_sent)
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s: key \"intent_sparse_only\" is true and the model has no sparse "
+                       "sentence features (\"sparse_sentence_features\")",
+                       where);
     if ((st = check_labels(where, "intent_labels", c->intent_labels, c->n_intents, 0)) !=
                 PARLEY_OK ||
         (st = check_labels(where, "slot_labels", c->slot_labels, c->n_slots, 1)) != PARLEY_OK)
@@ -320,6 +325,12 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
                            BERT_MIN_TEMPERATURE, BERT_MAX_TEMPERATURE);
         c->intent_temperature = (float)j->valuedouble;
     }
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "intent_sparse_only"))) {
+        if (!cJSON_IsBool(j))
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"intent_sparse_only\": expected true or false", where);
+        c->intent_sparse_only = cJSON_IsTrue(j);
+    }
     for (int k = 0; k < N_SPARSE_KEYS; k++) {
         if (!(j = cJSON_GetObjectItemCaseSensitive(root, sparse_keys[k].key)))
             continue;
@@ -401,6 +412,8 @@ static cJSON *build_json(const bert_config *c)
     if (ok && c->intent_temperature > 0 && c->intent_temperature != 1)
         ok = cJSON_AddNumberToObject(root, "intent_temperature",
                                      short_float(c->intent_temperature)) != NULL;
+    if (ok && c->intent_sparse_only)
+        ok = cJSON_AddTrueToObject(root, "intent_sparse_only") != NULL;
     cJSON *slots =
             ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
     ok = slots && cJSON_AddItemToObject(root, "slot_labels", slots);

@@ -45,6 +45,11 @@ typedef struct bert_config {
     float intent_temperature;
     int sparse_sent; /* FS sentence features (config.json "sparse_sentence_features"), or 0 */
     int sparse_word; /* FW word features ("sparse_word_features"), or 0 */
+    /* config.json "intent_sparse_only": true when the intent is the sparse features' alone
+     * (the encoder's intent logits are not used, in training or after); needs FS > 0. Set by
+     * training on few examples per intent, where an encoder trained from scratch memorizes
+     * them and adds noise to the sparse features' answer (nlu/train/defaults.c). */
+    int intent_sparse_only;
 } bert_config;
 
 /* The range of intent_temperature a config may hold. */

@@ -3,7 +3,8 @@
  * accuracy the trainer reports.
  *
  * One block of 128 threads per row: the argmax (first on ties), the sum of exp(x - max),
- * then the loss and the gradient. Unscored rows (label -1) get zeros. The per-row losses go
+ * then the loss and the gradient, both times the label's class weight when there are
+ * weights (bert_labels.intent_weight). Unscored rows (label -1) get zeros. The per-row losses go
  * back to the host, which adds them in a fixed order (train.cu).
  */
 #include <math.h>
@@ -12,7 +13,7 @@
 
 static __global__ void softmax_xent_kernel(float *dlogits, float *loss, int *best,
                                            const float *logits, const int *labels, int C,
-                                           float scale)
+                                           float scale, const float *class_weight)
 {
     __shared__ float red[32];
     __shared__ float vmax[32];
@@ -52,18 +53,22 @@ static __global__ void softmax_xent_kernel(float *dlogits, float *loss, int *bes
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         acc += expf(x[c] - m);
     const float sum = block_sum(acc, red);
+    const float w = class_weight && label >= 0 ? class_weight[label] : 1.0f;
     if (threadIdx.x == 0) {
         best[r] = at;
-        loss[r] = label >= 0 ? logf(sum) - (x[label] - m) : 0.0f;
+        loss[r] = label >= 0 ? w * (logf(sum) - (x[label] - m)) : 0.0f;
     }
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         dlogits[r * C + c] =
-                label >= 0 ? scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f)) : 0.0f;
+                label >= 0 ? w * scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f))
+                           : 0.0f;
 }
 
 void cuda_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,
-                       const int *labels, int M, int C, float scale, cudaStream_t s)
+                       const int *labels, int M, int C, float scale, const float *class_weight,
+                       cudaStream_t s)
 {
     if (M > 0)
-        softmax_xent_kernel<<<M, 128, 0, s>>>(dlogits, loss, best, logits, labels, C, scale);
+        softmax_xent_kernel<<<M, 128, 0, s>>>(dlogits, loss, best, logits, labels, C, scale,
+                                              class_weight);
 }

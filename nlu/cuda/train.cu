@@ -29,6 +29,7 @@ typedef struct tacts {
     float *hd, *cls, *pooled, *pd, *slot_logits, *intent_logits;
     float *dx, *d1, *d2, *dwide, *dslot, *dintent, *dpool, *dcls, *ds;
     float *row_loss; // (N + B) slot rows, then intent rows
+    float *class_w;  // (NI) bert_labels.intent_weight, when given
     float *scratch;  // LayerNorm backward and column sums
     int *best;       // (N + B) argmaxes, same order
 } tacts;
@@ -121,6 +122,7 @@ static size_t tacts_carve(tacts *a, const tdims *d, float *base)
         { &a->dcls, B * H },
         { &a->ds, d->PS },
         { &a->row_loss, N + B },
+        { &a->class_w, (size_t)d->NI },
         { &a->scratch, N * H + cuda_col_sum_scratch(d->N, (int)cols) },
         { (float **)&a->best, N + B }, /* an int fits a float's room */
     };
@@ -387,9 +389,14 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
         scored += y->slot[i] >= 0;
     const float slot_scale = scored ? y->slot_weight / (float)scored : 0.0f;
     cuda_softmax_xent(a->dslot, a->row_loss, a->best, a->slot_logits, t->slot, N, NS, slot_scale,
-                      s);
+                      NULL, s);
+    if (y->intent_weight &&
+        (st = cuda_check(cudaMemcpyAsync(a->class_w, y->intent_weight, (size_t)NI * sizeof(float),
+                                         cudaMemcpyHostToDevice, s),
+                         "copying the intent weights")) != PARLEY_OK)
+        return st;
     cuda_softmax_xent(a->dintent, a->row_loss + N, a->best + N, a->intent_logits, t->intent, B, NI,
-                      1.0f / (float)B, s);
+                      1.0f / (float)B, y->intent_weight ? a->class_w : NULL, s);
 
     if ((st = linear_backward(g, a, a->dx, gw->slot_w, gw->slot_b, a->dslot, a->hd, w->slot_w, N, H,
                               NS, 0)) != PARLEY_OK)

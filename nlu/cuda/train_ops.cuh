@@ -67,10 +67,12 @@ void cuda_scatter_add_rows(float *dst, const float *src, const int *rows, int n,
                            cudaStream_t s);
 
 /* softmax_xent.cu — per row of logits (M, C) with label (M; -1 = not scored): loss (M) = -log
- * softmax[label] (0 unscored), dlogits = scale * (softmax - onehot) (0 unscored), best (M) = the
- * argmax (first on ties). */
+ * softmax[label] (0 unscored), dlogits = scale * (softmax - onehot) (0 unscored), both times
+ * class_weight[label] when class_weight (C, on the device) is not NULL; best (M) = the argmax
+ * (first on ties). */
 void cuda_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,
-                       const int *labels, int M, int C, float scale, cudaStream_t s);
+                       const int *labels, int M, int C, float scale, const float *class_weight,
+                       cudaStream_t s);
 
 /* attention_backward.cu — attention over packed sequences (see cpu_attention_train): seq (3B on the
  * device) holds each sequence's first token, length, and the offset of its probabilities block (NH

@@ -315,8 +315,13 @@ static void joint_loss(const bert_config *c, const bert_labels *y, const dims *d
         intent_correct += argmax(a->intent_logits + (size_t)s * NI, NI) == y->intent[s];
     double intent = 0, slot = 0;
     cpu_softmax_xent(a->dintent, a->row_loss, a->intent_logits, y->intent, B, NI, 1.0f / B);
-    for (int s = 0; s < B; s++)
-        intent += a->row_loss[s];
+    for (int s = 0; s < B; s++) {
+        const float w = y->intent_weight ? y->intent_weight[y->intent[s]] : 1.0f;
+        if (w != 1.0f)
+            for (int k = 0; k < NI; k++)
+                a->dintent[(size_t)s * NI + k] *= w;
+        intent += w * a->row_loss[s];
+    }
     /* With no scored token the slot term is 0 and so is its gradient. */
     const float slot_scale = scored ? y->slot_weight / (float)scored : 0.0f;
     cpu_softmax_xent(a->dslot, a->row_loss, a->slot_logits, y->slot, N, NS, slot_scale);
@@ -442,6 +447,8 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     joint_loss(c, y, &d, &a, loss);
     if (sparse)
         bert_sparse_backward(m, y->sparse, a.dintent, a.dslot, &g);
+    if (c->intent_sparse_only) /* the encoder's intent logits were not used */
+        memset(a.dintent, 0, (size_t)B * NI * sizeof(float));
     if (intent_logits)
         memcpy(intent_logits, a.intent_logits, (size_t)B * NI * sizeof(float));
     if (slot_logits)

@@ -23,6 +23,7 @@ typedef struct bert_labels {
      * otherwise: their logits join the encoder's before the loss, and the sparse weights
      * get their gradients (no dropout on them). */
     const bert_sparse_batch *sparse;
+    const float *intent_weight; /* (n_intents) each intent's weight in the loss; NULL: 1 */
 } bert_labels;
 
 typedef struct bert_loss {

@@ -19,7 +19,8 @@ typedef struct train_sizes {
     float lr, weight_decay;
 } train_sizes;
 
-/* What was chosen, one line per choice ("epochs 80: ..."), NUL-terminated. */
+/* What was chosen, one line per choice ("epochs 80: ..."), NUL-terminated. The functions
+ * below take NULL for no notes. */
 typedef struct train_notes {
     char text[1024];
     size_t len;
@@ -37,5 +38,22 @@ void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_
  * included) in batches of s->batch, so that small data gets enough optimizer steps and big
  * data few enough passes. */
 void train_size_epochs(train_sizes *s, int n_train, train_notes *notes);
+
+/* The weight of each intent in the loss, from intent[0..n) (the training set's labels, in
+ * [0, n_intents)): an intent with more examples than the median intent counts as the
+ * median, so one big catch-all intent (CLINC150's 100 out-of-scope examples beside 5 of
+ * each other) does not teach the model to answer it for everything. *out (n_intents, owned
+ * by the caller, pl_free) is NULL when every weight is 1. */
+parley_status train_class_weights(const int *intent, int n, int n_intents, float **out,
+                                  train_notes *notes);
+
+/* Whether the intent is left to the sparse features alone (bert_config.intent_sparse_only):
+ * `want` "on" or "off" decides; NULL sizes it from the median examples per intent. */
+int train_intent_sparse_only(const int *intent, int n, int n_intents, const char *want,
+                             train_notes *notes);
+
+/* The passes of the sparse pre-fit (sparse_train.h) over n_train examples in batches of
+ * batch: enough steps to fit, at most PREFIT_MAX_STEPS on big data. */
+int train_prefit_epochs(int n_train, int batch, train_notes *notes);
 
 #endif

@@ -6,9 +6,13 @@
  */
 #include <string.h>
 
+#include "nlu/cpu/ops_backward.h"
 #include "nlu/train/sparse_train.h"
+#include "nlu/train/train_util.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+
+static const float SGD_MOMENTUM = 0.9f;
 
 /* A featurizer learned from ds (NULL in *out when it has no feature at all). */
 static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
@@ -96,13 +100,89 @@ parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off
     return st;
 }
 
-void train_sparse_adamw(bert_model *m, const float *grads, float *mom, float *vel,
-                        const unsigned char *decay, long t, const adamw_params *p, float sparse_lr)
+/* SGD with momentum (torch.optim.SGD's, no dampening, no decay): v = mu v + g; w -= lr v. */
+static void sgd_step(float *w, const float *g, float *v, size_t n, float lr)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i] = SGD_MOMENTUM * v[i] + g[i];
+        w[i] -= lr * v[i];
+    }
+}
+
+void train_sparse_update(bert_model *m, const float *grads, float *mom, float *vel,
+                         const unsigned char *decay, long t, const adamw_params *p, float sparse_lr)
 {
     const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
-    adamw_params ps = *p;
-    ps.lr = sparse_lr;
     adamw_step(m->params, grads, mom, vel, decay, dense, t, p);
-    adamw_step(m->params + dense, grads + dense, mom + dense, vel + dense, decay + dense, n, t,
-               &ps);
+    sgd_step(m->params + dense, grads + dense, mom + dense, n, sparse_lr);
+}
+
+/* Softmax cross-entropy of the n logits in z against label y: their gradient times scale
+ * into dz; returns the loss. */
+static double xent(const float *z, float *dz, int n, int y, float scale)
+{
+    float loss;
+    cpu_softmax_xent(dz, &loss, z, &y, 1, n, scale);
+    return loss;
+}
+
+parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
+                                  const sparse_prefit_params *p, double *final_loss)
+{
+    const bert_config *c = &m->cfg;
+    const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
+    const int NI = c->n_intents, NS = c->n_slots, wide = NI > NS ? NI : NS;
+    float *g = pl_malloc(n * sizeof *g), *mom = pl_calloc(n, sizeof *mom),
+          *row = pl_malloc(2 * (size_t)wide * sizeof *row), *drow = row + wide;
+    int *perm = pl_malloc(((size_t)set->n + 1) * sizeof *perm);
+    parley_status st = PARLEY_OK;
+    if (!g || !mom || !row || !perm) {
+        st = pl_nomem("fitting the sparse features (%zu weights)", n);
+        goto done;
+    }
+    bert_weights gw = { .sparse_intent_w = g,
+                        .sparse_slot_w = g + (m->w.sparse_slot_w - m->w.sparse_intent_w) };
+    const int steps_per_epoch = (set->n + p->batch - 1) / p->batch;
+    double epoch_loss = 0;
+    for (int e = 0; e < p->epochs; e++) {
+        train_shuffle(perm, set->n, train_mix(p->seed, (uint64_t)e));
+        epoch_loss = 0;
+        for (int k = 0; k < steps_per_epoch; k++) {
+            const int first = k * p->batch,
+                      nb = set->n - first < p->batch ? set->n - first : p->batch;
+            memset(g, 0, n * sizeof *g);
+            for (int j = 0; j < nb; j++) {
+                const int ex = perm[first + j], y = set->intent[ex];
+                const float w = p->class_weight ? p->class_weight[y] : 1.0f;
+                memset(row, 0, (size_t)NI * sizeof *row);
+                sf_rows_gemv(&set->rows->sent, ex, m->w.sparse_intent_w, NI, c->sparse_sent, row);
+                epoch_loss += w * xent(row, drow, NI, y, w / (float)nb);
+                sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, gw.sparse_intent_w);
+                int scored = 0;
+                for (size_t tk = set->off[ex]; tk < set->off[ex + 1]; tk++)
+                    scored += set->slot[tk] >= 0;
+                for (size_t tk = set->off[ex]; tk < set->off[ex + 1] && c->sparse_word; tk++) {
+                    if (set->slot[tk] < 0)
+                        continue;
+                    const float s = p->slot_weight / (float)(scored * nb);
+                    memset(row, 0, (size_t)NS * sizeof *row);
+                    sf_rows_gemv(&set->rows->tok, (int)tk, m->w.sparse_slot_w, NS, c->sparse_word,
+                                 row);
+                    epoch_loss += p->slot_weight / scored * xent(row, drow, NS, set->slot[tk], s);
+                    sf_rows_outer(&set->rows->tok, (int)tk, drow, NS, c->sparse_word,
+                                  gw.sparse_slot_w);
+                }
+            }
+            sgd_step(m->params + dense, g, mom, n, p->lr);
+        }
+        epoch_loss /= set->n;
+    }
+    if (final_loss)
+        *final_loss = epoch_loss;
+done:
+    pl_free(g);
+    pl_free(mom);
+    pl_free(row);
+    pl_free(perm);
+    return st;
 }

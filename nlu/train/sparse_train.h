@@ -1,9 +1,11 @@
 /* sparse_train.h — the sparse features in training (nlu/sparse.h): the featurizer learned
  * from the training set and given to the model, and each step's rows of features.
  *
- * The model's sparse weights sit with its other parameters (model.h), so AdamW, clipping,
+ * The model's sparse weights sit with its other parameters (model.h), so clipping,
  * checkpoints and resume treat them like any other weight; the step adds their logits and
- * takes their gradients (bert_train.c through bert_sparse.c).
+ * takes their gradients (bert_train.c through bert_sparse.c). They differ in how they
+ * learn: fitted alone first (the pre-fit below), then by SGD with momentum beside the
+ * encoder's AdamW.
  */
 #ifndef NLU_TRAIN_SPARSE_TRAIN_H
 #define NLU_TRAIN_SPARSE_TRAIN_H
@@ -24,11 +26,42 @@ parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on);
 parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off, const int *ex,
                                  int nb, bert_sparse_batch *x);
 
-/* One AdamW step over all of m's parameters (adamw_step's arrays, n_params each), the sparse
- * weights at learning rate sparse_lr instead of p's: a linear model over a few thousand
- * L2-normalized features needs far larger steps than the encoder to learn in the few
- * hundred steps of a small data set. */
-void train_sparse_adamw(bert_model *m, const float *grads, float *mom, float *vel,
-                        const unsigned char *decay, long t, const adamw_params *p, float sparse_lr);
+/* One step over all of m's parameters (adamw_step's arrays, n_params each): AdamW for the
+ * encoder and heads, SGD with momentum 0.9 at learning rate sparse_lr for the sparse weights
+ * (their momentum kept in mom; vel unused there). Adam's per-weight step sizes give a feature
+ * seen in one example as large a weight as a common one, so the linear model memorizes rare
+ * n-grams; plain gradient steps keep the weights near the smallest that fit, as a linear
+ * SVM's are (bench/RESULTS.md, "Few-shot": 67.5 against 72.5 on CLINC150 k = 5). */
+void train_sparse_update(bert_model *m, const float *grads, float *mom, float *vel,
+                         const unsigned char *decay, long t, const adamw_params *p,
+                         float sparse_lr);
+
+/* The training set as the pre-fit reads it (train.c's encoded set): example e has intent
+ * intent[e], sentence row e of rows->sent and token rows [off[e], off[e + 1]) of rows->tok,
+ * whose slot tags are slot[off[e] ...] (-1: not scored). Borrowed. */
+typedef struct sparse_prefit_set {
+    int n;
+    const size_t *off;
+    const int *intent, *slot;
+    const bert_sparse_batch *rows;
+} sparse_prefit_set;
+
+typedef struct sparse_prefit_params {
+    int epochs, batch;
+    float lr, slot_weight; /* SGD with momentum 0.9, as train_sparse_update */
+    uint64_t seed;
+    const float *class_weight; /* (n_intents) each intent's weight in the loss; NULL: 1 */
+} sparse_prefit_params;
+
+/* Fits m's sparse weights alone, the encoder left out (its logits taken as zero): SGD on
+ * the sparse logits' loss (per example: weighted intent cross-entropy + slot_weight times
+ * the mean cross-entropy of its tagged words), for p->epochs passes over the set in an order drawn
+ * from p->seed. This is a convex problem (two linear softmax classifiers), so it is solved
+ * well before the encoder starts; the joint training then teaches the encoder what the
+ * sparse features miss, instead of letting a network that can memorize a small training
+ * set take the whole loss before the features have learned anything. *final_loss (may be
+ * NULL) is the mean loss of the last pass. Only the sparse weights change. */
+parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
+                                  const sparse_prefit_params *p, double *final_loss);
 
 #endif

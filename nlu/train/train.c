@@ -53,7 +53,8 @@
 #include "sdk/base/json.h"
 
 enum {
-    EVAL_CHUNK = 64, /* sequences per bert_forward when scoring */
+    EVAL_CHUNK = 64,   /* sequences per bert_forward when scoring */
+    PREFIT_BATCH = 32, /* examples per step of the sparse pre-fit */
     STATE_VERSION = 1,
     STATE_MAX_BYTES = 1 << 20,
 };
@@ -451,13 +452,14 @@ typedef struct run_state {
     int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
     bert_sparse_batch b_sparse;             /* its sparse features */
+    float *class_weight;                    /* (n_intents) each intent's weight, or NULL */
     parley_train_progress pr;
     train_meter meter; /* this call's counts, for progress */
     train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
-                      UNK_SALT = 0x554e4b4e4f4953ull;
+                      PREFIT_SALT = 0x505245464954ull, UNK_SALT = 0x554e4b4e4f4953ull;
 
 /* Word dropout: each piece between [CLS] and [SEP] of the batch (n_tok tokens, b_len
  * lengths) becomes [UNK] with chance p, drawn from (seed, step, position). Slot names
@@ -520,7 +522,7 @@ static parley_status train_step(run_state *r)
                                                  &r->b_sparse)) != PARLEY_OK)
         return st;
     bert_batch b = { nb, r->b_len, r->b_ids };
-    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight, &r->b_sparse };
+    bert_labels y = { r->b_intent, r->b_slot, r->s.slot_weight, &r->b_sparse, r->class_weight };
     bert_loss loss;
     size_t n = r->m->n_params;
     uint64_t seed = train_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
@@ -543,8 +545,8 @@ static parley_status train_step(run_state *r)
                        r->step + 1, (double)loss.total);
     if (!r->gpu) {
         train_clip_grads(r->grads, n, r->s.clip);
-        train_sparse_adamw(r->m, r->grads, r->adam_m, r->adam_v, r->decay, r->step + 1, &ap,
-                           train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step));
+        train_sparse_update(r->m, r->grads, r->adam_m, r->adam_v, r->decay, r->step + 1, &ap,
+                            train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step));
     }
     train_meter_step(&r->meter, t0, nb, loss.total);
     r->pr.lr = ap.lr;
@@ -957,11 +959,17 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return PARLEY_OK;
     if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
-    if (p->sparse && strcmp(p->sparse, "on") && strcmp(p->sparse, "off"))
+    const char *const onoff[][2] = { { "sparse features", p->sparse },
+                                     { "the intent encoder", p->intent_encoder } };
+    for (int i = 0; i < 2; i++)
+        if (onoff[i][1] && strcmp(onoff[i][1], "on") && strcmp(onoff[i][1], "off"))
+            return pl_fail(PARLEY_ERR_INVALID_ARG, "train: %s are \"on\" or \"off\", not \"%s\"",
+                           onoff[i][0], onoff[i][1]);
+    if (p->intent_encoder && !strcmp(p->intent_encoder, "off") && p->sparse &&
+        !strcmp(p->sparse, "off"))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "train: sparse features are \"on\" or \"off\", not "
-                       "\"%s\"",
-                       p->sparse);
+                       "train: --intent-encoder off leaves the intent to the sparse features, "
+                       "and --sparse is off");
     if (!(p->sparse_lr >= 0 && p->sparse_lr <= 1e3))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: sparse lr must be in [0, 1000]");
     if (p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
@@ -1010,6 +1018,7 @@ static void run_clear(run_state *r)
     pl_free(r->b_len);
     pl_free(r->b_intent);
     bert_sparse_batch_free(&r->b_sparse);
+    pl_free(r->class_weight);
 }
 
 /* Puts the training on the GPU when the device says so. */
@@ -1028,6 +1037,23 @@ static parley_status open_device(run_state *r)
         return pl_wrap(st, "train: device \"%s\"", r->p->device);
     r->pr.device = cuda_trainer_describe(r->gpu);
     return PARLEY_OK;
+}
+
+/* Fits the sparse weights alone before the joint training (a fresh run of a model with
+ * sparse features). */
+static parley_status sparse_prefit(run_state *r)
+{
+    const sparse_prefit_set set = { r->set.n, r->set.off, r->set.intent, r->set.slot,
+                                    &r->set.sparse };
+    const sparse_prefit_params pp = {
+        .epochs = train_prefit_epochs(r->set.n, PREFIT_BATCH, &r->notes),
+        .batch = PREFIT_BATCH,
+        .lr = r->s.sparse_lr,
+        .slot_weight = r->s.slot_weight,
+        .seed = train_mix(r->s.seed, PREFIT_SALT),
+        .class_weight = r->class_weight,
+    };
+    return train_sparse_prefit(r->m, &set, &pp, NULL);
 }
 
 /* Data, model, settings and buffers: everything before the first step. */
@@ -1085,9 +1111,11 @@ static parley_status run_prepare(run_state *r)
     if ((st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
         return st;
     if (!p->resume) {
+        if (r->m->cfg.sparse_sent)
+            r->m->cfg.intent_sparse_only = train_intent_sparse_only(
+                    r->set.intent, r->set.n, r->m->cfg.n_intents, p->intent_encoder, &r->notes);
         train_size_epochs(&sizes, r->set.n, &r->notes);
         r->s.epochs = sizes.epochs;
-        r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     }
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
@@ -1108,6 +1136,12 @@ static parley_status run_prepare(run_state *r)
         !r->b_len || !r->b_intent)
         return pl_nomem("training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
+    if ((st = train_class_weights(r->set.intent, r->set.n, r->m->cfg.n_intents, &r->class_weight,
+                                  p->resume ? NULL : &r->notes)) != PARLEY_OK)
+        return st;
+    if (!p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
+        return st;
+    r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
         return st;
     if ((st = open_device(r)) != PARLEY_OK)

@@ -40,7 +40,10 @@ static void usage(FILE *f)
             "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
             "  --sparse on|off      sparse features (words, character n-grams, word shapes,\n"
             "                       lookup-table matches) beside the encoder (default on)\n"
-            "  --sparse-lr X        peak learning rate of their weights (default %g)\n"
+            "  --sparse-lr X        peak learning rate of their weights (SGD; default %g)\n"
+            "  --intent-encoder on|off  the intent from the encoder and the sparse features, or\n"
+            "                       from the sparse features alone (default: off below 150\n"
+            "                       examples per intent)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
@@ -72,6 +75,7 @@ static const opt_def opts[] = {
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
     { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
     { "--sparse-lr", OPT_FLOAT, P(sparse_lr), 0, 0, 1000, G_SETTING },
+    { "--intent-encoder", OPT_STR, P(intent_encoder), 0, 0, 0, G_SETTING },
     { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
     { "--force", OPT_MARK, 0, 0, 0, 0, G_FORCE },

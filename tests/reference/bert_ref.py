@@ -44,6 +44,7 @@ class Config:
         self.slot_labels = d["slot_labels"]
         self.sparse_sentence = d.get("sparse_sentence_features", 0)
         self.sparse_word = d.get("sparse_word_features", 0)
+        self.intent_sparse_only = d.get("intent_sparse_only", False)
         if d.get("hidden_act", "gelu") != "gelu":
             raise ValueError("hidden_act %r: this reference implements the erf GELU only" % d["hidden_act"])
         if self.hidden % self.heads:
@@ -165,6 +166,8 @@ class JointBert(nn.Module):
         for layer in self.encoder.layer:
             h = layer(h, mask)
         intent, slot = self.intent_classifier(self.pooler(h)), self.slot_classifier(h)
+        if self.config.intent_sparse_only:  # the encoder's intent logits are not used
+            intent = intent * 0.0
         if self.config.sparse_sentence:
             intent = intent + self.sparse_intent_classifier(x_sent)
         if self.config.sparse_word:

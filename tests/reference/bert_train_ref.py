@@ -28,11 +28,13 @@ def split(lens, flat):
     return out
 
 
-def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None, sparse=None):
+def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None, sparse=None,
+               intent_weight=None):
     """A dict of loss, intent_loss, slot_loss (tensors) and intent_logits (B, NI),
     slot_logits (N, NS) in packed order. device: where the model is (None: the CPU).
     sparse: (sentence rows, token rows) of [index, value] pairs for a model with sparse
-    features (bert_ref.sparse_inputs)."""
+    features (bert_ref.sparse_inputs). intent_weight (NI): each intent's weight, the intent
+    loss being the mean over sequences of weight * cross-entropy."""
     padded, mask = bert_ref.pad(split(lens, ids))
     padded, mask = padded.to(device), mask.to(device)
     x_sent, x_tok = bert_ref.sparse_inputs(model, *(sparse or ([], [])), lens)
@@ -40,7 +42,12 @@ def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None, spa
         x_sent, x_tok = x_sent.to(device), x_tok.to(device)
     intent_logits, slot_logits = model(padded, mask, x_sent, x_tok)
     slot_logits = slot_logits[mask.bool()]  # (N, NS): row-major over (sequence, token)
-    intent_loss = F.cross_entropy(intent_logits, torch.tensor(intent, device=device))
+    target = torch.tensor(intent, device=device)
+    intent_loss = F.cross_entropy(intent_logits, target, reduction="none")
+    if intent_weight is not None:
+        intent_loss = intent_loss * torch.tensor(intent_weight, dtype=intent_loss.dtype,
+                                                 device=device)[target]
+    intent_loss = intent_loss.mean()
     labels = torch.tensor(slot, device=device)
     if (labels >= 0).any():
         slot_loss = F.cross_entropy(slot_logits, labels, ignore_index=-1)
@@ -50,11 +57,13 @@ def joint_loss(model, lens, ids, intent, slot, slot_weight=1.0, device=None, spa
             "slot_loss": slot_loss, "intent_logits": intent_logits, "slot_logits": slot_logits}
 
 
-def loss_and_grads(model_dir, lens, ids, intent, slot, slot_weight=1.0, pad_id=0, sparse=None):
+def loss_and_grads(model_dir, lens, ids, intent, slot, slot_weight=1.0, pad_id=0, sparse=None,
+                   intent_weight=None):
     """(joint_loss's outputs as numpy, parameter name -> gradient as numpy) in float64 for
     the model directory; names are Hugging Face's without the "bert." prefix."""
     model = bert_ref.load(model_dir, dtype=torch.float64)
-    out = joint_loss(model, lens, ids, intent, slot, slot_weight, sparse=sparse)
+    out = joint_loss(model, lens, ids, intent, slot, slot_weight, sparse=sparse,
+                     intent_weight=intent_weight)
     model.zero_grad()
     out["loss"].backward()
     grads = {}

@@ -5,7 +5,7 @@
  * BATCH_JSON: {"len": [B], "ids": [N], "intent": [B], "slot": [N], "slot_weight": w,
  *              "dropout": p, "seed": s, "threads": t}   (the last four optional)
  *             plus, for a model with sparse features, "sent": B rows and "tok": N rows, each
- *             a list of [feature, value] pairs.
+ *             a list of [feature, value] pairs, and optionally "intent_weight": [NI].
  * OUT_DIR/outputs.json: the loss parts and the logits, floats printed to round-trip;
  * OUT_DIR/grads/: a model directory whose parameters are the gradients, saved by
  * bert_model_save, so Python reads them by their Hugging Face names.
@@ -55,6 +55,18 @@ static void read_rows(const cJSON *root, const char *name, sf_rows *out)
             exit(1);
         free(index), free(value);
     }
+}
+
+/* A JSON array of numbers into a new float array, or NULL when root has no such key. */
+static float *float_array(const cJSON *root, const char *name)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, name), *e;
+    if (!a)
+        return NULL;
+    float *out = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *out);
+    int i = 0;
+    cJSON_ArrayForEach(e, a) out[i++] = (float)e->valuedouble;
+    return out;
 }
 
 static double number(const cJSON *root, const char *name, double fallback)
@@ -159,10 +171,12 @@ int main(int argc, char **argv)
     bert_sparse_batch x = { 0 };
     read_rows(root, "sent", &x.sent);
     read_rows(root, "tok", &x.tok);
+    float *intent_weight = float_array(root, "intent_weight");
     bert_labels y = { .intent = intent,
                       .slot = slot,
                       .slot_weight = (float)number(root, "slot_weight", 1.0),
-                      .sparse = &x };
+                      .sparse = &x,
+                      .intent_weight = intent_weight };
     const int NI = m->cfg.n_intents, NS = m->cfg.n_slots;
     float *grads = calloc(m->n_params, sizeof *grads);
     float *il = calloc((size_t)B * NI + 1, sizeof *il),
@@ -201,6 +215,7 @@ int main(int argc, char **argv)
         return 1;
     }
     free(len), free(ids), free(intent), free(slot), free(grads), free(il), free(sl);
+    free(intent_weight);
     bert_sparse_batch_free(&x);
     pl_free(text);
     cJSON_Delete(root);

@@ -120,35 +120,39 @@ typedef struct parley_train_params {
                           or NULL for a new model */
     const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
     int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
-    parley_train_shape shape; /* a new model's shape; ignored with init */
-    int epochs;               /* passes over the data, >= 1; 0 = sized to the data */
-    int batch;                /* examples per step, >= 1; 0 = sized to the data */
-    int augment;              /* up to this many variants of each example, its slot values
-                                 drawn from the nlu.yaml's lookup tables; 0 = none; negative =
-                                 sized to the data */
-    float lr;                 /* peak learning rate; 0 = sized to the batch (new model), or
-                                 parley_train_default_lr(1) with init */
-    float warmup_fraction;    /* linear warmup over this fraction of all steps, in [0, 1] ... */
-    long warmup_steps;        /* ... or, when >= 0, over this many steps; then linear decay */
-    float weight_decay;       /* AdamW's decoupled decay; never on biases and LayerNorm;
-                                 negative = sized to the data */
-    float dropout;            /* in [0, 1) */
-    float word_dropout;       /* chance that a training word piece is shown as [UNK], in [0, 1) */
-    float slot_weight;        /* loss = intent loss + slot_weight * slot loss */
-    float clip;               /* largest global gradient norm; 0 = no clipping */
-    uint64_t seed;            /* of the initialization, shuffles, dropout and variants */
-    int threads;              /* CPU threads; 0 = all cores */
-    const char *device;       /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
-                                 when one is usable) */
-    const char *precision;    /* on a GPU: "bf16" (NULL) or "fp32" */
-    const char *sparse;       /* sparse features beside the encoder (words and character
-                                 n-grams for the intent, per word for the tags; README "The
-                                 model directory"): "on" (NULL too) or "off" */
-    float sparse_lr;          /* peak learning rate of their weights (same warmup and decay as
-                                 lr); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
-    int resume;               /* nonzero: continue the stopped run in out/train_state/ with its
-                                 own settings; only data, dev, out, threads, device, precision,
-                                 progress and user_data are read from here */
+    parley_train_shape shape;   /* a new model's shape; ignored with init */
+    int epochs;                 /* passes over the data, >= 1; 0 = sized to the data */
+    int batch;                  /* examples per step, >= 1; 0 = sized to the data */
+    int augment;                /* up to this many variants of each example, its slot values
+                                   drawn from the nlu.yaml's lookup tables; 0 = none; negative =
+                                   sized to the data */
+    float lr;                   /* peak learning rate; 0 = sized to the batch (new model), or
+                                   parley_train_default_lr(1) with init */
+    float warmup_fraction;      /* linear warmup over this fraction of all steps, in [0, 1] ... */
+    long warmup_steps;          /* ... or, when >= 0, over this many steps; then linear decay */
+    float weight_decay;         /* AdamW's decoupled decay; never on biases and LayerNorm;
+                                   negative = sized to the data */
+    float dropout;              /* in [0, 1) */
+    float word_dropout;         /* chance that a training word piece is shown as [UNK], in [0, 1) */
+    float slot_weight;          /* loss = intent loss + slot_weight * slot loss */
+    float clip;                 /* largest global gradient norm; 0 = no clipping */
+    uint64_t seed;              /* of the initialization, shuffles, dropout and variants */
+    int threads;                /* CPU threads; 0 = all cores */
+    const char *device;         /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
+                                   when one is usable) */
+    const char *precision;      /* on a GPU: "bf16" (NULL) or "fp32" */
+    const char *sparse;         /* sparse features beside the encoder (words and character
+                                   n-grams for the intent, per word for the tags; README "The
+                                   model directory"): "on" (NULL too) or "off" */
+    float sparse_lr;            /* peak learning rate of their weights (SGD with momentum 0.9, same
+                                   warmup and decay as lr); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
+    const char *intent_encoder; /* with sparse features: "on" (the intent from the encoder and
+                                   the sparse features) or "off" (from the sparse features
+                                   alone); NULL = sized to the data (off below 150 examples
+                                   per intent, README "Training a model") */
+    int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
+                                   own settings; only data, dev, out, threads, device, precision,
+                                   progress and user_data are read from here */
     parley_train_progress_fn progress; /* or NULL */
     void *user_data;                   /* passed to progress */
 } parley_train_params;
@@ -172,11 +176,10 @@ typedef struct parley_train_result {
  * 42, all cores, the CPU. */
 PARLEY_API parley_train_params parley_train_params_default(void);
 
-/* The sparse features' weights are a linear model over L2-normalized features: it needs far
- * larger steps than the encoder to learn in the few hundred steps of a small data set (on 8
- * SNIPS examples per intent, 0.03 to 0.1 took dev intent accuracy from 53% to 86-87%,
- * README "Sparse features"). */
-#define PARLEY_TRAIN_DEFAULT_SPARSE_LR 0.05f
+/* The sparse features' weights are a linear model over L2-normalized features, trained by
+ * SGD with momentum (Adam's per-weight steps let it memorize rare n-grams): at rate 1 it fits
+ * in a few hundred steps and generalizes as a linear SVM does (bench/RESULTS.md, "Few-shot"). */
+#define PARLEY_TRAIN_DEFAULT_SPARSE_LR 1.0f
 
 /* The peak learning rate at batches of 32: 1e-3 for a new model, 5e-5 starting from init
  * (a new model's rate sized to the data scales 1e-3 by sqrt(batch / 32)). */

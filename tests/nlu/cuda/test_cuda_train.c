@@ -56,14 +56,15 @@ static void free_batch(batch *b)
     free(b->len), free(b->ids), free(b->intent), free(b->slot);
 }
 
-/* One step's loss and gradients, CPU against GPU. */
+/* One step's loss and gradients, CPU against GPU; intent_weight (NI) may be NULL. */
 static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision prec,
-                          const batch *bt, float dropout, const char *what)
+                          const batch *bt, float dropout, const float *intent_weight,
+                          const char *what)
 {
     const size_t n = m->n_params;
     float *gc = calloc(n, sizeof *gc), *gg = malloc(n * sizeof *gg);
     bert_batch b = { bt->B, bt->len, bt->ids };
-    bert_labels y = { bt->intent, bt->slot, 1.5f, NULL };
+    bert_labels y = { bt->intent, bt->slot, 1.5f, NULL, intent_weight };
     bert_loss lc, lg;
     CHECK(bert_train_step(m, &b, &y, dropout, 7, gc, &lc, NULL, NULL) == PARLEY_OK, "%s: cpu: %s",
           what, parley_errmsg());
@@ -95,7 +96,7 @@ static void compare_steps(bert_model *m, const batch *bt)
     CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK, "open: %s",
           parley_errmsg());
     bert_batch b = { bt->B, bt->len, bt->ids };
-    bert_labels y = { bt->intent, bt->slot, 1.0f, NULL };
+    bert_labels y = { bt->intent, bt->slot, 1.0f, NULL, NULL };
     adamw_params ap = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
     for (long t = 1; g && t <= 3; t++) {
         bert_loss lc, lg;
@@ -143,14 +144,19 @@ static void test_model(int H, int NH, int P, float scale)
             const int *len = k == 0 ? one : k == 1 ? mixed : full, B = k == 0 ? 1 : k == 1 ? 5 : 3;
             batch bt = make_batch(&m->cfg, B, len, 10u + (unsigned)k);
             snprintf(what, sizeof what, "H%d NH%d batch %d", H, NH, k);
-            compare_grads(m, g, (cuda_precision)p, &bt, 0.0f, what);
+            compare_grads(m, g, (cuda_precision)p, &bt, 0.0f, NULL, what);
             snprintf(what, sizeof what, "H%d NH%d batch %d dropout", H, NH, k);
-            compare_grads(m, g, (cuda_precision)p, &bt, 0.2f, what);
+            compare_grads(m, g, (cuda_precision)p, &bt, 0.2f, NULL, what);
+            float weight[64];
+            for (int i = 0; i < m->cfg.n_intents && i < 64; i++)
+                weight[i] = 0.25f + 0.5f * (float)(i % 3);
+            snprintf(what, sizeof what, "H%d NH%d batch %d intent weights", H, NH, k);
+            compare_grads(m, g, (cuda_precision)p, &bt, 0.0f, weight, what);
             free_batch(&bt);
         }
         int bad_len[] = { 3, P + 1 }, ids[256] = { 0 }, intent[2] = { 0 }, slot[256] = { 0 };
         bert_batch b = { 2, bad_len, ids };
-        bert_labels y = { intent, slot, 1.0f, NULL };
+        bert_labels y = { intent, slot, 1.0f, NULL, NULL };
         bert_loss l;
         CHECK(cuda_trainer_grads(g, &b, &y, 0, 1, &l, NULL) == PARLEY_ERR_INVALID_ARG &&
                       strstr(parley_errmsg(), "sequence 1"),

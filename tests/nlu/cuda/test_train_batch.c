@@ -75,7 +75,7 @@ static void one_batch(const bert_config *c, unsigned seed)
     for (int s = 0; s < B; s++)
         intent[s] = rand() % 3;
     bert_batch b = { B, len, ids };
-    bert_labels y = { intent, slot, 1.0f, NULL };
+    bert_labels y = { intent, slot, 1.0f, NULL, NULL };
     const size_t bound = cuda_batch_bound(N, B);
     int *buf = malloc((bound + GUARD) * sizeof *buf),
         *scratch = malloc(cuda_batch_scratch(c, N) * sizeof *scratch);

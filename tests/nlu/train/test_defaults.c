@@ -3,16 +3,20 @@
  *
  * Sizing: a 40-example bot gets small batches and many epochs, SNIPS-sized data big
  * batches and the fewest epochs, a setting given explicitly is never touched, and each
- * choice is explained on a line of its own. Calibration: labels drawn from softmax(z / T0)
+ * choice is explained on a line of its own; intents heavier than the median are weighted
+ * down to it, and the intent is left to the sparse features below 150 examples per intent
+ * unless told otherwise. Calibration: labels drawn from softmax(z / T0)
  * give back a temperature near T0; the fitted T never scores worse than T = 1; and it
  * never moves the ranking (that is nlu/decode's, tested there).
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nlu/train/calibrate.h"
 #include "nlu/train/defaults.h"
+#include "sdk/base/alloc.h"
 #include "tests/check.h"
 
 static int lines(const train_notes *n)
@@ -78,6 +82,40 @@ static double uniform(uint64_t *x)
     return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
 }
 
+static void test_intents(void)
+{
+    /* CLINC150-like: 4 intents of 5 examples and a catch-all of 100. */
+    int y[120], n = 0;
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 5; k++)
+            y[n++] = i;
+    for (int k = 0; k < 100; k++)
+        y[n++] = 4;
+    train_notes notes = { .len = 0 };
+    float *w = NULL;
+    CHECK(train_class_weights(y, n, 5, &w, &notes) == PARLEY_OK && w, "weights");
+    CHECK(w && w[0] == 1.0f && w[3] == 1.0f && fabsf(w[4] - 0.05f) < 1e-7f,
+          "the catch-all counts as the median 5 of its 100: %g", w ? (double)w[4] : -1.0);
+    CHECK(strstr(notes.text, "1 intent(s) with more than the median 5"), "noted:\n%s", notes.text);
+    pl_free(w);
+    CHECK(train_class_weights(y, 20, 4, &w, NULL) == PARLEY_OK && !w,
+          "balanced data: no weights (and no notes needed)");
+    CHECK(train_intent_sparse_only(y, n, 5, NULL, &notes) == 1 &&
+                  strstr(notes.text, "intent encoder off: 5 examples per intent"),
+          "few examples: the intent is the sparse features'\n%s", notes.text);
+    CHECK(train_intent_sparse_only(y, n, 5, "on", NULL) == 0 &&
+                  train_intent_sparse_only(y, n, 5, "off", NULL) == 1,
+          "an explicit choice wins");
+    int *many = malloc(2 * 200 * sizeof *many);
+    for (int i = 0; i < 400; i++)
+        many[i] = i % 2;
+    CHECK(train_intent_sparse_only(many, 400, 2, NULL, NULL) == 0, "200 per intent: encoder on");
+    free(many);
+    CHECK(train_prefit_epochs(850, 32, NULL) == 40, "small data: 40 passes");
+    CHECK(train_prefit_epochs(13084, 32, NULL) == 4000 / 409, "big data: at most 4000 steps");
+    CHECK(train_prefit_epochs(1000000, 32, NULL) == 1, "at least one pass");
+}
+
 static void test_temperature(void)
 {
     enum { N = 4000, C = 5 };
@@ -118,6 +156,7 @@ static void test_temperature(void)
 int main(void)
 {
     test_sizes();
+    test_intents();
     test_temperature();
     return check_done();
 }

@@ -58,7 +58,7 @@ static parley_status step(const bert_model *m, float dropout, uint64_t seed, flo
                           bert_loss *loss, float *il, float *sl)
 {
     bert_batch b = { B, lens, ids };
-    bert_labels y = { intents, slots, 0.7f, NULL };
+    bert_labels y = { intents, slots, 0.7f, NULL, NULL };
     memset(g, 0, m->n_params * sizeof *g);
     return bert_train_step(m, &b, &y, dropout, seed, g, loss, il, sl);
 }
@@ -130,7 +130,7 @@ static void test_accumulation(const bert_model *m)
     float *g1 = malloc(n * sizeof *g1), *g2 = malloc(n * sizeof *g2);
     bert_loss loss;
     bert_batch b = { B, lens, ids };
-    bert_labels y = { intents, slots, 0.7f, NULL };
+    bert_labels y = { intents, slots, 0.7f, NULL, NULL };
     CHECK(step(m, 0.1f, 3, g1, &loss, NULL, NULL) == PARLEY_OK, "step: %s", parley_errmsg());
     memcpy(g2, g1, n * sizeof *g2);
     CHECK(bert_train_step(m, &b, &y, 0.1f, 3, g2, &loss, NULL, NULL) == PARLEY_OK, "step: %s",
@@ -159,7 +159,7 @@ static void test_workspace(const bert_model *m)
     float *g1 = malloc(n * sizeof *g1), *g2 = malloc(n * sizeof *g2);
     bert_loss l1, l2;
     bert_train_ws ws = { 0 };
-    bert_labels y = { intents, slots, 0.7f, NULL };
+    bert_labels y = { intents, slots, 0.7f, NULL, NULL };
     int same = 1;
     for (int k = 0; k < 4; k++) {
         /* 1, 2, 3 sequences, then 1 again: the arena grows, then is reused as it is. */
@@ -223,14 +223,15 @@ static void test_bad_input(const bert_model *m)
         memcpy(bad_slot, slots, sizeof slots);
         bad_slot[5] = k == 1 ? -2 : NS;
         bert_batch b = { B, cases[k].len, cases[k].ids };
-        bert_labels y = { cases[k].intent, cases[k].slot ? cases[k].slot : bad_slot, 1.0f, NULL };
+        bert_labels y = { cases[k].intent, cases[k].slot ? cases[k].slot : bad_slot, 1.0f, NULL,
+                          NULL };
         parley_status st = bert_train_step(m, &b, &y, cases[k].dropout, 1, g, &loss, NULL, NULL);
         CHECK(st == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), cases[k].needle),
               "%s: %s: %s", cases[k].what, parley_status_str(st), parley_errmsg());
     }
     CHECK(max_abs(g, m->n_params) == 0, "failed steps leave the gradients alone");
     bert_batch empty = { 0, lens, ids };
-    bert_labels y = { intents, slots, 1.0f, NULL };
+    bert_labels y = { intents, slots, 1.0f, NULL, NULL };
     CHECK(bert_train_step(m, &empty, &y, 0, 1, g, &loss, NULL, NULL) == PARLEY_ERR_INVALID_ARG,
           "an empty batch");
     CHECK(bert_train_step(m, &empty, &y, 0, 1, NULL, &loss, NULL, NULL) == PARLEY_ERR_INVALID_ARG,
@@ -259,7 +260,7 @@ static void test_alloc_failures(const bert_model *m)
           "every allocation failure is PARLEY_ERR_NOMEM (%ld runs)", fail_at - 1);
     bert_train_ws ws = { 0 };
     bert_batch small = { 1, lens, ids }, full = { B, lens, ids };
-    bert_labels y = { intents, slots, 1.0f, NULL };
+    bert_labels y = { intents, slots, 1.0f, NULL, NULL };
     CHECK(bert_train_step_ws(&ws, m, &small, &y, 0.1f, 1, g, &loss, NULL, NULL) == PARLEY_OK,
           "a small batch: %s", parley_errmsg());
     fault_on(1);

@@ -121,13 +121,16 @@ def sparse_rows(rng, n_rows, n_feat, density, empty=()):
     return rows
 
 
-def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight, sparse=None):
+def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight, sparse=None,
+             intent_weight=None):
     d = os.path.join(tmp, name)
     write_model(os.path.join(d, "model"), cfg, tensors)
     batch = {"len": lens, "ids": ids, "intent": intent, "slot": slot, "slot_weight": slot_weight,
              "dropout": 0.0, "seed": 1}
     if sparse:
         batch["sent"], batch["tok"] = sparse
+    if intent_weight is not None:
+        batch["intent_weight"] = intent_weight
     with open(os.path.join(d, "batch.json"), "w") as f:
         json.dump(batch, f)
     r = subprocess.run([TOOL, os.path.join(d, "model"), os.path.join(d, "batch.json"), d],
@@ -141,7 +144,8 @@ def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight, spar
              for k, v in sio.load(os.path.join(d, "grads", "model.safetensors")).items()}
 
     ref, g_ref = bert_train_ref.loss_and_grads(os.path.join(d, "model"), lens, ids, intent, slot,
-                                               slot_weight, pad_id=0, sparse=sparse)
+                                               slot_weight, pad_id=0, sparse=sparse,
+                                               intent_weight=intent_weight)
     print("%s: %d sequences, %d tokens, %d scored; loss %.7f (torch %.7f)" % (
         name, len(lens), len(ids), sum(s >= 0 for s in slot), out["loss"], ref["loss"]))
     for key in ("loss", "intent_loss", "slot_loss"):
@@ -166,6 +170,10 @@ def run_case(tmp, name, cfg, tensors, lens, ids, intent, slot, slot_weight, spar
     print("%s: worst max|diff| / max|g_ref| over the nonzero tensors %.3g" % (name, worst))
     pad_row = grads["embeddings.word_embeddings.weight"][0]
     check(not np.any(pad_row), "%s: the [PAD] row has no gradient" % name)
+    if cfg.get("intent_sparse_only"):
+        check(not np.any(grads["pooler.dense.weight"]) and not np.any(grads["intent_classifier.weight"]),
+              "%s: the intent is the sparse features' alone: no gradient to the pooler or the "
+              "encoder's intent head" % name)
 
 
 def run_mlm_case(tmp, name, cfg, tensors, rng, lens):
@@ -256,6 +264,13 @@ def main():
             sparse = (sparse_rows(rng, len(lens), FS, 6, empty={1}),
                       sparse_rows(rng, len(ids), max(FW, 1), 4 if FW else 0, empty=first))
             run_case(tmp, "shape%d-sparse" % k, scfg, stensors, lens, ids, intent, slot, 1.0, sparse)
+            # Each intent's weight in the loss (nlu/train/defaults.c), and the intent left to
+            # the sparse features alone (config "intent_sparse_only").
+            weights = [float(w) for w in rng.uniform(0.1, 1.0, size=NI)]
+            run_case(tmp, "shape%d-sparse-weighted" % k, scfg, stensors, lens, ids, intent, slot,
+                     1.0, sparse, intent_weight=weights)
+            run_case(tmp, "shape%d-sparse-only" % k, dict(scfg, intent_sparse_only=True), stensors,
+                     lens, ids, intent, slot, 1.0, sparse, intent_weight=weights)
             run_mlm_case(tmp, "shape%d-mlm" % k, cfg, tensors, rng, lens)
             run_mlm_case(tmp, "shape%d-mlm-unmasked" % k, cfg, tensors, rng, [4, 7])
     print("%d failures" % len(FAILURES))

@@ -1,0 +1,141 @@
+/* test_sparse_prefit.c — the sparse pre-fit (nlu/train/sparse_train.h) on a set whose answer
+ * is known: three intents, each with four sentence features of its own, and one tagged word
+ * per example whose word feature says its tag.
+ *
+ * The fit must learn every intent and tag, leave the encoder's parameters as they were, and
+ * honour the intent weights: an intent weighted 0 contributes no gradient, so its own
+ * features keep zero weights and its examples are not learned.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nlu/train/sparse_train.h"
+#include "tests/check.h"
+#include "tests/nlu/random_model.h"
+
+enum { N = 24, NI = 3, NS = 3, FS = 13, FW = 2, TOK = 3 };
+
+typedef struct toy {
+    bert_sparse_batch rows;
+    size_t off[N + 1];
+    int intent[N], slot[N * TOK];
+} toy;
+
+static void toy_make(toy *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int e = 0; e < N; e++) {
+        const int y = e % NI, own = y * 4 + (e / NI) % 4, shared = 12, w = e % 2;
+        const int index[2] = { own, shared };
+        const float value[2] = { 0.9f, 0.4f };
+        const float one = 1.0f;
+        t->intent[e] = y;
+        t->off[e] = (size_t)e * TOK;
+        CHECK(sf_rows_push(&t->rows.sent, index, value, 2) == PARLEY_OK, "sentence row");
+        /* [CLS], the word, [SEP]: only the word is tagged (tag 1 + its feature). */
+        CHECK(sf_rows_add_empty(&t->rows.tok) == PARLEY_OK &&
+                      sf_rows_push(&t->rows.tok, &w, &one, 1) == PARLEY_OK &&
+                      sf_rows_add_empty(&t->rows.tok) == PARLEY_OK,
+              "token rows");
+        t->slot[e * TOK] = t->slot[e * TOK + 2] = -1;
+        t->slot[e * TOK + 1] = 1 + w;
+    }
+    t->off[N] = (size_t)N * TOK;
+}
+
+static bert_model *toy_model(void)
+{
+    bert_model *m = test_random_model((test_shape){ 20, 8, 1, 2, 16, 8, NI, NS }, 0.1);
+    if (!m)
+        return NULL;
+    bert_config c = { 0 };
+    bert_model *s = NULL;
+    CHECK(bert_config_copy(&c, &m->cfg) == PARLEY_OK, "config copy");
+    c.sparse_sent = FS;
+    c.sparse_word = FW;
+    CHECK(bert_model_alloc(&c, NULL, &s) == PARLEY_OK, "a model with sparse features: %s",
+          parley_errmsg());
+    bert_config_clear(&c);
+    if (s) {
+        memcpy(s->params, m->params, m->n_params * sizeof *m->params);
+        memset(s->w.sparse_intent_w, 0, (s->n_params - m->n_params) * sizeof *s->params);
+    }
+    bert_model_free(m);
+    return s;
+}
+
+/* Examples of intent `only` (or all, only < 0) whose sparse argmax is right. */
+static int intents_right(const bert_model *m, const toy *t, int only)
+{
+    int right = 0;
+    for (int e = 0; e < N; e++) {
+        float z[NI] = { 0 };
+        if (only >= 0 && t->intent[e] != only)
+            continue;
+        sf_rows_gemv(&t->rows.sent, e, m->w.sparse_intent_w, NI, FS, z);
+        int best = 0;
+        for (int i = 1; i < NI; i++)
+            best = z[i] > z[best] ? i : best;
+        right += best == t->intent[e];
+    }
+    return right;
+}
+
+static void test_fit(const float *class_weight, const char *what)
+{
+    toy t;
+    toy_make(&t);
+    bert_model *m = toy_model();
+    if (!m)
+        return;
+    const size_t dense = (size_t)(m->w.sparse_intent_w - m->params);
+    float *before = malloc(dense * sizeof *before);
+    memcpy(before, m->params, dense * sizeof *before);
+    sparse_prefit_set set = { N, t.off, t.intent, t.slot, &t.rows };
+    sparse_prefit_params p = { .epochs = 30,
+                               .batch = 5,
+                               .lr = 1.0f,
+                               .slot_weight = 1.0f,
+                               .seed = 3,
+                               .class_weight = class_weight };
+    double loss = -1;
+    CHECK(train_sparse_prefit(m, &set, &p, &loss) == PARLEY_OK, "%s: prefit: %s", what,
+          parley_errmsg());
+    CHECK(!memcmp(before, m->params, dense * sizeof *before), "%s: the encoder is untouched", what);
+    if (!class_weight) {
+        CHECK(loss >= 0 && loss < 0.1, "%s: final loss %g", what, loss);
+        CHECK(intents_right(m, &t, -1) == N, "%s: every intent learned (%d of %d)", what,
+              intents_right(m, &t, -1), N);
+    } else {
+        CHECK(intents_right(m, &t, 0) == N / NI && intents_right(m, &t, 1) == N / NI,
+              "%s: the weighted intents learned", what);
+        CHECK(intents_right(m, &t, 2) == 0, "%s: the intent weighted 0 is not learned (%d)", what,
+              intents_right(m, &t, 2));
+        int zero = 1;
+        for (int i = 0; i < NI; i++)
+            for (int f = 8; f < 12; f++)
+                zero &= m->w.sparse_intent_w[i * FS + f] == 0.0f;
+        CHECK(zero, "%s: intent 2's own features got no weight", what);
+    }
+    int tags = 0;
+    for (int e = 0; e < N; e++) {
+        float z[NS] = { 0 };
+        sf_rows_gemv(&t.rows.tok, e * TOK + 1, m->w.sparse_slot_w, NS, FW, z);
+        int best = 0;
+        for (int i = 1; i < NS; i++)
+            best = z[i] > z[best] ? i : best;
+        tags += best == t.slot[e * TOK + 1];
+    }
+    CHECK(tags == N, "%s: every tag learned (%d of %d)", what, tags, N);
+    free(before);
+    bert_model_free(m);
+    bert_sparse_batch_free(&t.rows);
+}
+
+int main(void)
+{
+    test_fit(NULL, "unweighted");
+    const float w[NI] = { 1.0f, 0.5f, 0.0f };
+    test_fit(w, "intent 2 weighted 0");
+    return check_done();
+}
