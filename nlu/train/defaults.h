@@ -36,8 +36,9 @@ void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_
 
 /* After augmentation: the epochs, when left to the data, from n_train examples (variants
  * included) in batches of s->batch, so that small data gets enough optimizer steps and big
- * data few enough passes. */
-void train_size_epochs(train_sizes *s, int n_train, train_notes *notes);
+ * data few enough passes; none when encoder_idle (the intent is the sparse features' alone
+ * and the data tags no slot: the encoder would learn nothing that is used). */
+void train_size_epochs(train_sizes *s, int n_train, int encoder_idle, train_notes *notes);
 
 /* The weight of each intent in the loss, from intent[0..n) (the training set's labels, in
  * [0, n_intents)): an intent with more examples than the median intent counts as the
@@ -48,9 +49,8 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
                                   train_notes *notes);
 
 /* Whether the intent is left to the sparse features alone (bert_config.intent_sparse_only):
- * `want` "on" or "off" decides; NULL sizes it from the median examples per intent. */
-int train_intent_sparse_only(const int *intent, int n, int n_intents, const char *want,
-                             train_notes *notes);
+ * `want` "on" or "off" decides; NULL sizes it from the examples per intent (n / n_intents). */
+int train_intent_sparse_only(int n, int n_intents, const char *want, train_notes *notes);
 
 /* The passes of the sparse pre-fit (sparse_train.h) over n_train examples in batches of
  * batch: enough steps to fit, at most PREFIT_MAX_STEPS on big data. */

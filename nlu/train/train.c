@@ -1112,9 +1112,10 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (!p->resume) {
         if (r->m->cfg.sparse_sent)
-            r->m->cfg.intent_sparse_only = train_intent_sparse_only(
-                    r->set.intent, r->set.n, r->m->cfg.n_intents, p->intent_encoder, &r->notes);
-        train_size_epochs(&sizes, r->set.n, &r->notes);
+            r->m->cfg.intent_sparse_only = train_intent_sparse_only(r->set.n, r->m->cfg.n_intents,
+                                                                    p->intent_encoder, &r->notes);
+        train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
+                          &r->notes);
         r->s.epochs = sizes.epochs;
     }
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
@@ -1175,6 +1176,8 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
     r.pr.sparse_word = r.m->cfg.sparse_word;
     r.pr.shape = train_shape_of(&r.m->cfg);
     stop = report(&r, PARLEY_TRAIN_START);
+    if (r.steps == 0 && (st = epoch_end(&r, &stop)) != PARLEY_OK) /* the pre-fit alone */
+        goto fail;
     while (r.step < r.steps && !stop) {
         if ((st = train_step(&r)) != PARLEY_OK)
             goto fail;

@@ -11,7 +11,6 @@
  */
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "nlu/train/calibrate.h"
@@ -35,7 +34,7 @@ static void test_sizes(void)
     train_notes notes = { .len = 0 };
     train_sizes s = train_sizes_of(&p);
     train_size_data(&s, &tiny, 0, &notes);
-    train_size_epochs(&s, 40, &notes);
+    train_size_epochs(&s, 40, 0, &notes);
     CHECK(s.batch == 8 && s.augment == 0 && s.epochs == 80, "tiny: batch %d augment %d epochs %d",
           s.batch, s.augment, s.epochs);
     CHECK(fabsf(s.lr - 1e-3f * sqrtf(8 / 32.0f)) < 1e-7f && s.weight_decay == 0.01f,
@@ -47,7 +46,7 @@ static void test_sizes(void)
     s = train_sizes_of(&p);
     big.n_lookups = 1; /* many examples: no lookup variants even with tables */
     train_size_data(&s, &big, 0, &notes);
-    train_size_epochs(&s, 13084, &notes);
+    train_size_epochs(&s, 13084, 0, &notes);
     CHECK(s.batch == 32 && s.augment == 0 && s.epochs == 20 && s.lr == 1e-3f,
           "big: batch %d augment %d epochs %d lr %g", s.batch, s.augment, s.epochs, (double)s.lr);
 
@@ -66,7 +65,7 @@ static void test_sizes(void)
     notes = (train_notes){ .len = 0 };
     s = train_sizes_of(&p);
     train_size_data(&s, &tiny, 0, &notes);
-    train_size_epochs(&s, 40, &notes);
+    train_size_epochs(&s, 40, 0, &notes);
     CHECK(s.epochs == 3 && s.batch == 5 && s.lr == 0.5f && s.augment == 0 && s.weight_decay == 0 &&
                   notes.len == 0 && !notes.text[0],
           "explicit settings kept: %d %d %g %d %g \"%s\"", s.epochs, s.batch, (double)s.lr,
@@ -100,18 +99,20 @@ static void test_intents(void)
     pl_free(w);
     CHECK(train_class_weights(y, 20, 4, &w, NULL) == PARLEY_OK && !w,
           "balanced data: no weights (and no notes needed)");
-    CHECK(train_intent_sparse_only(y, n, 5, NULL, &notes) == 1 &&
-                  strstr(notes.text, "intent encoder off: 5 examples per intent"),
+    CHECK(train_intent_sparse_only(n, 5, NULL, &notes) == 1 &&
+                  strstr(notes.text, "intent encoder off: 24 examples per intent"),
           "few examples: the intent is the sparse features'\n%s", notes.text);
-    CHECK(train_intent_sparse_only(y, n, 5, "on", NULL) == 0 &&
-                  train_intent_sparse_only(y, n, 5, "off", NULL) == 1,
+    CHECK(train_intent_sparse_only(n, 5, "on", NULL) == 0 &&
+                  train_intent_sparse_only(n, 5, "off", NULL) == 1,
           "an explicit choice wins");
-    int *many = malloc(2 * 200 * sizeof *many);
-    for (int i = 0; i < 400; i++)
-        many[i] = i % 2;
-    CHECK(train_intent_sparse_only(many, 400, 2, NULL, NULL) == 0, "200 per intent: encoder on");
-    free(many);
+    CHECK(train_intent_sparse_only(400, 2, NULL, NULL) == 0, "200 per intent: encoder on");
     CHECK(train_prefit_epochs(850, 32, NULL) == 40, "small data: 40 passes");
+    train_sizes s = { .epochs = 0, .batch = 32 };
+    train_size_epochs(&s, 850, 1, &notes);
+    CHECK(s.epochs == 0 && strstr(notes.text, "epochs 0:"), "an idle encoder is not trained");
+    s.epochs = 3;
+    train_size_epochs(&s, 850, 1, NULL);
+    CHECK(s.epochs == 3, "unless epochs are given");
     CHECK(train_prefit_epochs(13084, 32, NULL) == 4000 / 409, "big data: at most 4000 steps");
     CHECK(train_prefit_epochs(1000000, 32, NULL) == 1, "at least one pass");
 }
