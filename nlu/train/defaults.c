@@ -29,8 +29,8 @@ enum {
      * intent 73.4 alone against 71.3 joint, 20 per intent 85.5 against 85.0, SNIPS 10 per
      * intent 92.9 against 83.3, 50 per intent 96.4 against 95.4, CLINC150 100: see there. */
     SPARSE_ONLY_BELOW = 150,
-    PREFIT_EPOCHS = 40,      /* passes of the sparse pre-fit on small data ... */
-    PREFIT_MAX_STEPS = 4000, /* ... and the most steps it takes on big data */
+    PREFIT_EPOCHS = 40,       /* passes of the sparse pre-fit on small data ... */
+    PREFIT_MAX_STEPS = 20000, /* ... and the most steps it takes on big data */
 };
 
 static int cmp_int(const void *a, const void *b)
@@ -39,7 +39,7 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void note(train_notes *n, const char *fmt, ...)
+void train_note(train_notes *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -68,17 +68,19 @@ void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_
          * are few, and only time when they are many. */
         s->augment = !ds->n_lookups ? 0 : per < 10 ? 8 : per < 50 ? 4 : n < BIG_DATA ? 2 : 0;
         if (!ds->n_lookups)
-            note(notes, "augment 0: the data has no lookup tables to draw slot values from");
+            train_note(notes, "augment 0: the data has no lookup tables to draw slot values from");
         else
-            note(notes,
-                 "augment %d: %.0f examples per intent; variants with lookup values are worth "
-                 "most to few examples%s",
-                 s->augment, per, n >= BIG_DATA ? " and only cost time with many" : "");
+            train_note(
+                    notes,
+                    "augment %d: %.0f examples per intent; variants with lookup values are worth "
+                    "most to few examples%s",
+                    s->augment, per, n >= BIG_DATA ? " and only cost time with many" : "");
     }
     if (s->batch <= 0) {
         s->batch = n < SMALL_DATA ? 8 : n < MID_DATA ? 16 : 32;
-        note(notes, "batch %d: %d examples; smaller batches give small data more optimizer steps",
-             s->batch, n);
+        train_note(notes,
+                   "batch %d: %d examples; smaller batches give small data more optimizer steps",
+                   s->batch, n);
     }
     if (s->lr <= 0) {
         /* A new model: 1e-3 at batches of 32 (measured on SNIPS and ATIS), scaled with the
@@ -86,15 +88,16 @@ void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_
         s->lr = from_init ? parley_train_default_lr(1)
                           : parley_train_default_lr(0) * (float)sqrt(s->batch / 32.0);
         if (from_init)
-            note(notes, "lr %g: fine-tuning a trained encoder (--init) wants BERT's small rate",
-                 (double)s->lr);
+            train_note(notes,
+                       "lr %g: fine-tuning a trained encoder (--init) wants BERT's small rate",
+                       (double)s->lr);
         else
-            note(notes, "lr %.2g: 1e-3 at batches of 32, scaled by sqrt(batch / 32)",
-                 (double)s->lr);
+            train_note(notes, "lr %.2g: 1e-3 at batches of 32, scaled by sqrt(batch / 32)",
+                       (double)s->lr);
     }
     if (s->weight_decay < 0) {
         s->weight_decay = 0.01f;
-        note(notes, "weight decay 0.01: BERT's value");
+        train_note(notes, "weight decay 0.01: BERT's value");
     }
 }
 
@@ -104,15 +107,15 @@ void train_size_epochs(train_sizes *s, int n_train, int encoder_idle, train_note
         return;
     if (encoder_idle) {
         s->epochs = 0;
-        note(notes, "epochs 0: the intent is the sparse features' and no slot is tagged, so "
-                    "the encoder has nothing to learn (the sparse pre-fit is the training)");
+        train_note(notes, "epochs 0: the intent is the sparse features' and no slot is tagged, so "
+                          "the encoder has nothing to learn (the sparse pre-fit is the training)");
         return;
     }
     const int per_epoch = (n_train + s->batch - 1) / s->batch;
     const int want = (TARGET_STEPS + per_epoch - 1) / per_epoch;
     s->epochs = want < MIN_EPOCHS ? MIN_EPOCHS : want > MAX_EPOCHS ? MAX_EPOCHS : want;
-    note(notes, "epochs %d: %d steps of %d per epoch; aiming at %d steps, %d to %d epochs",
-         s->epochs, per_epoch, s->batch, TARGET_STEPS, MIN_EPOCHS, MAX_EPOCHS);
+    train_note(notes, "epochs %d: %d steps of %d per epoch; aiming at %d steps, %d to %d epochs",
+               s->epochs, per_epoch, s->batch, TARGET_STEPS, MIN_EPOCHS, MAX_EPOCHS);
 }
 
 /* The median of the per-intent counts of intent[0..n); counts (n_intents) is filled. */
@@ -151,9 +154,10 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
     for (int i = 0; heavy && i < n_intents; i++)
         (*out)[i] = counts[i] > med ? (float)(med / counts[i]) : 1.0f;
     if (heavy)
-        note(notes,
-             "intent weights: %d intent(s) with more than the median %.0f examples count as %.0f",
-             heavy, med, med);
+        train_note(notes,
+                   "intent weights: %d intent(s) with more than the median %.0f examples count as "
+                   "%.0f",
+                   heavy, med, med);
     pl_free(counts);
     return PARLEY_OK;
 }
@@ -164,8 +168,8 @@ int train_intent_sparse_only(int n, int n_intents, const char *want, train_notes
         return !strcmp(want, "off");
     const double per = (double)n / (n_intents > 0 ? n_intents : 1);
     const int only = per < SPARSE_ONLY_BELOW;
-    note(notes, "intent encoder %s: %.0f examples per intent%s", only ? "off" : "on", per,
-         only ? "; with so few the intent is the sparse features' alone" : "");
+    train_note(notes, "intent encoder %s: %.0f examples per intent%s", only ? "off" : "on", per,
+               only ? "; with so few the intent is the sparse features' alone" : "");
     return only;
 }
 
@@ -175,6 +179,7 @@ int train_prefit_epochs(int n_train, int batch, train_notes *notes)
     int epochs = PREFIT_EPOCHS;
     if ((long)epochs * per_epoch > PREFIT_MAX_STEPS)
         epochs = PREFIT_MAX_STEPS / per_epoch > 1 ? PREFIT_MAX_STEPS / per_epoch : 1;
-    note(notes, "sparse pre-fit %d epochs of %d steps (batches of %d)", epochs, per_epoch, batch);
+    train_note(notes, "sparse pre-fit %d epochs of %d steps (batches of %d)", epochs, per_epoch,
+               batch);
     return epochs;
 }

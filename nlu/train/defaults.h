@@ -26,6 +26,9 @@ typedef struct train_notes {
     size_t len;
 } train_notes;
 
+/* Adds a line (printf-style, no newline) to n; NULL is a no-op. */
+void train_note(train_notes *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* p's values, sentinels included. */
 train_sizes train_sizes_of(const parley_train_params *p);
 

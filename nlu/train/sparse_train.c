@@ -113,8 +113,13 @@ void train_sparse_update(bert_model *m, const float *grads, float *mom, float *v
                          const unsigned char *decay, long t, const adamw_params *p, float sparse_lr)
 {
     const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
+    /* An intent that is the sparse features' alone was fitted by the pre-fit: more passes
+     * would only fit its few examples harder. */
+    const size_t frozen =
+            m->cfg.intent_sparse_only ? (size_t)(m->w.sparse_slot_w - m->w.sparse_intent_w) : 0;
     adamw_step(m->params, grads, mom, vel, decay, dense, t, p);
-    sgd_step(m->params + dense, grads + dense, mom + dense, n, sparse_lr);
+    sgd_step(m->params + dense + frozen, grads + dense + frozen, mom + dense + frozen, n - frozen,
+             sparse_lr);
 }
 
 /* Softmax cross-entropy of the n logits in z against label y: their gradient times scale
@@ -126,56 +131,63 @@ static double xent(const float *z, float *dz, int n, int y, float scale)
     return loss;
 }
 
-parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
-                                  const sparse_prefit_params *p, double *final_loss)
+/* The weights a fit updates: the intent map U (NI, FS) and, unless NULL, the slot map S
+ * (NS, FW) somewhere after U in the same array (as in the model, model.h). */
+typedef struct fit_maps {
+    const bert_config *c;
+    float *u, *s;
+} fit_maps;
+
+/* SGD passes over the examples subset[0..n_sub) of set (train_sparse_prefit's loss). */
+static parley_status fit(const fit_maps *w, const sparse_prefit_set *set, const int *subset,
+                         int n_sub, const sparse_prefit_params *p, double *final_loss)
 {
-    const bert_config *c = &m->cfg;
-    const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
+    const bert_config *c = w->c;
     const int NI = c->n_intents, NS = c->n_slots, wide = NI > NS ? NI : NS;
-    float *g = pl_malloc(n * sizeof *g), *mom = pl_calloc(n, sizeof *mom),
+    /* Where S starts from U (the model may align it), and the weights updated. */
+    const size_t n_u = w->s ? (size_t)(w->s - w->u) : (size_t)NI * (size_t)c->sparse_sent,
+                 n = n_u + (w->s ? (size_t)NS * (size_t)c->sparse_word : 0);
+    float *g = pl_malloc((n + 1) * sizeof *g), *mom = pl_calloc(n + 1, sizeof *mom),
           *row = pl_malloc(2 * (size_t)wide * sizeof *row), *drow = row + wide;
-    int *perm = pl_malloc(((size_t)set->n + 1) * sizeof *perm);
+    int *perm = pl_malloc(((size_t)n_sub + 1) * sizeof *perm);
     parley_status st = PARLEY_OK;
     if (!g || !mom || !row || !perm) {
         st = pl_nomem("fitting the sparse features (%zu weights)", n);
         goto done;
     }
-    bert_weights gw = { .sparse_intent_w = g,
-                        .sparse_slot_w = g + (m->w.sparse_slot_w - m->w.sparse_intent_w) };
-    const int steps_per_epoch = (set->n + p->batch - 1) / p->batch;
+    const int steps_per_epoch = (n_sub + p->batch - 1) / p->batch;
     double epoch_loss = 0;
     for (int e = 0; e < p->epochs; e++) {
-        train_shuffle(perm, set->n, train_mix(p->seed, (uint64_t)e));
+        train_shuffle(perm, n_sub, train_mix(p->seed, (uint64_t)e));
         epoch_loss = 0;
         for (int k = 0; k < steps_per_epoch; k++) {
             const int first = k * p->batch,
-                      nb = set->n - first < p->batch ? set->n - first : p->batch;
+                      nb = n_sub - first < p->batch ? n_sub - first : p->batch;
             memset(g, 0, n * sizeof *g);
             for (int j = 0; j < nb; j++) {
-                const int ex = perm[first + j], y = set->intent[ex];
-                const float w = p->class_weight ? p->class_weight[y] : 1.0f;
+                const int ex = subset[perm[first + j]], y = set->intent[ex];
+                const float cw = p->class_weight ? p->class_weight[y] : 1.0f;
                 memset(row, 0, (size_t)NI * sizeof *row);
-                sf_rows_gemv(&set->rows->sent, ex, m->w.sparse_intent_w, NI, c->sparse_sent, row);
-                epoch_loss += w * xent(row, drow, NI, y, w / (float)nb);
-                sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, gw.sparse_intent_w);
+                sf_rows_gemv(&set->rows->sent, ex, w->u, NI, c->sparse_sent, row);
+                epoch_loss += cw * xent(row, drow, NI, y, cw / (float)nb);
+                sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, g);
                 int scored = 0;
                 for (size_t tk = set->off[ex]; tk < set->off[ex + 1]; tk++)
                     scored += set->slot[tk] >= 0;
-                for (size_t tk = set->off[ex]; tk < set->off[ex + 1] && c->sparse_word; tk++) {
+                for (size_t tk = set->off[ex]; tk < set->off[ex + 1] && w->s && c->sparse_word;
+                     tk++) {
                     if (set->slot[tk] < 0)
                         continue;
-                    const float s = p->slot_weight / (float)(scored * nb);
+                    const float sc = p->slot_weight / (float)(scored * nb);
                     memset(row, 0, (size_t)NS * sizeof *row);
-                    sf_rows_gemv(&set->rows->tok, (int)tk, m->w.sparse_slot_w, NS, c->sparse_word,
-                                 row);
-                    epoch_loss += p->slot_weight / scored * xent(row, drow, NS, set->slot[tk], s);
-                    sf_rows_outer(&set->rows->tok, (int)tk, drow, NS, c->sparse_word,
-                                  gw.sparse_slot_w);
+                    sf_rows_gemv(&set->rows->tok, (int)tk, w->s, NS, c->sparse_word, row);
+                    epoch_loss += p->slot_weight / scored * xent(row, drow, NS, set->slot[tk], sc);
+                    sf_rows_outer(&set->rows->tok, (int)tk, drow, NS, c->sparse_word, g + n_u);
                 }
             }
-            sgd_step(m->params + dense, g, mom, n, p->lr);
+            sgd_step(w->u, g, mom, n, p->lr);
         }
-        epoch_loss /= set->n;
+        epoch_loss /= n_sub;
     }
     if (final_loss)
         *final_loss = epoch_loss;
@@ -184,5 +196,63 @@ done:
     pl_free(mom);
     pl_free(row);
     pl_free(perm);
+    return st;
+}
+
+parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
+                                  const sparse_prefit_params *p, double *final_loss)
+{
+    int *all = pl_malloc(((size_t)set->n + 1) * sizeof *all);
+    if (!all)
+        return pl_nomem("fitting the sparse features");
+    for (int i = 0; i < set->n; i++)
+        all[i] = i;
+    const fit_maps w = { &m->cfg, m->w.sparse_intent_w, m->w.sparse_slot_w };
+    parley_status st = fit(&w, set, all, set->n, p, final_loss);
+    pl_free(all);
+    return st;
+}
+
+parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
+                                    const sparse_prefit_params *p, int folds, float *logits)
+{
+    const bert_config *c = &m->cfg;
+    const int NI = c->n_intents;
+    const size_t n_u = (size_t)NI * (size_t)c->sparse_sent;
+    int *fold = pl_malloc(((size_t)set->n + 1) * sizeof *fold),
+        *seen = pl_calloc((size_t)NI + 1, sizeof *seen),
+        *subset = pl_malloc(((size_t)set->n + 1) * sizeof *subset);
+    float *u = pl_malloc((n_u + 1) * sizeof *u);
+    parley_status st = PARLEY_OK;
+    if (!fold || !seen || !subset || !u) {
+        st = pl_nomem("cross-fitting the sparse features");
+        goto done;
+    }
+    /* Each intent's examples dealt round the folds in a seeded order, so every fold holds
+     * out some of each intent that has at least `folds` examples. */
+    train_shuffle(subset, set->n, train_mix(p->seed, (uint64_t)folds));
+    for (int i = 0; i < set->n; i++)
+        fold[subset[i]] = seen[set->intent[subset[i]]]++ % folds;
+    for (int f = 0; f < folds && st == PARLEY_OK; f++) {
+        int n_sub = 0;
+        for (int i = 0; i < set->n; i++)
+            if (fold[i] != f)
+                subset[n_sub++] = i;
+        memset(u, 0, n_u * sizeof *u);
+        const fit_maps w = { c, u, NULL };
+        if ((st = fit(&w, set, subset, n_sub, p, NULL)) != PARLEY_OK)
+            break;
+        for (int i = 0; i < set->n; i++)
+            if (fold[i] == f) {
+                float *z = logits + (size_t)i * NI;
+                memset(z, 0, (size_t)NI * sizeof *z);
+                sf_rows_gemv(&set->rows->sent, i, u, NI, c->sparse_sent, z);
+            }
+    }
+done:
+    pl_free(fold);
+    pl_free(seen);
+    pl_free(subset);
+    pl_free(u);
     return st;
 }

@@ -28,10 +28,12 @@ parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off
 
 /* One step over all of m's parameters (adamw_step's arrays, n_params each): AdamW for the
  * encoder and heads, SGD with momentum 0.9 at learning rate sparse_lr for the sparse weights
- * (their momentum kept in mom; vel unused there). Adam's per-weight step sizes give a feature
- * seen in one example as large a weight as a common one, so the linear model memorizes rare
- * n-grams; plain gradient steps keep the weights near the smallest that fit, as a linear
- * SVM's are (bench/RESULTS.md, "Few-shot": 67.5 against 72.5 on CLINC150 k = 5). */
+ * (their momentum kept in mom; vel unused there), except the sparse intent weights of a
+ * model whose intent is theirs alone (intent_sparse_only), left as the pre-fit made them. Adam's
+ * per-weight step sizes give a feature seen in one example as large a weight as a common one, so
+ * the linear model memorizes rare n-grams; plain gradient steps keep the weights near the smallest
+ * that fit, as a linear SVM's are (bench/RESULTS.md, "Few-shot": 67.5 against 72.5 on CLINC150 k =
+ * 5). */
 void train_sparse_update(bert_model *m, const float *grads, float *mom, float *vel,
                          const unsigned char *decay, long t, const adamw_params *p,
                          float sparse_lr);
@@ -63,5 +65,14 @@ typedef struct sparse_prefit_params {
  * NULL) is the mean loss of the last pass. Only the sparse weights change. */
 parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
                                   const sparse_prefit_params *p, double *final_loss);
+
+/* Held-out intent logits (n, n_intents) of every example of set, by `folds`-fold
+ * cross-fitting: the sparse intent map is fitted as by train_sparse_prefit on the examples
+ * outside a fold (each intent's examples dealt round the folds in an order drawn from
+ * p->seed) and scores the fold's. m is only read (its config and shapes); what the folds
+ * fit is thrown away. For calibrating a model whose intent is the sparse features' alone
+ * without a dev set (calibrate.h). */
+parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
+                                    const sparse_prefit_params *p, int folds, float *logits);
 
 #endif

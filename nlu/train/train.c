@@ -53,8 +53,9 @@
 #include "sdk/base/json.h"
 
 enum {
-    EVAL_CHUNK = 64,   /* sequences per bert_forward when scoring */
-    PREFIT_BATCH = 32, /* examples per step of the sparse pre-fit */
+    EVAL_CHUNK = 64,    /* sequences per bert_forward when scoring */
+    PREFIT_BATCH = 32,  /* examples per step of the sparse pre-fit */
+    CROSSFIT_FOLDS = 3, /* folds of the cross-fitting that calibrates it without dev data */
     STATE_VERSION = 1,
     STATE_MAX_BYTES = 1 << 20,
 };
@@ -1040,7 +1041,8 @@ static parley_status open_device(run_state *r)
 }
 
 /* Fits the sparse weights alone before the joint training (a fresh run of a model with
- * sparse features). */
+ * sparse features). When the intent is theirs alone and there is no dev set to calibrate
+ * on, the intent temperature is fitted on held-out logits from cross-fitting instead. */
 static parley_status sparse_prefit(run_state *r)
 {
     const sparse_prefit_set set = { r->set.n, r->set.off, r->set.intent, r->set.slot,
@@ -1053,7 +1055,23 @@ static parley_status sparse_prefit(run_state *r)
         .seed = train_mix(r->s.seed, PREFIT_SALT),
         .class_weight = r->class_weight,
     };
-    return train_sparse_prefit(r->m, &set, &pp, NULL);
+    parley_status st = train_sparse_prefit(r->m, &set, &pp, NULL);
+    if (st != PARLEY_OK || !r->m->cfg.intent_sparse_only || r->dev)
+        return st;
+    const int NI = r->m->cfg.n_intents;
+    float *logits = pl_malloc(((size_t)r->set.n * (size_t)NI + 1) * sizeof *logits);
+    if (!logits)
+        return pl_nomem("cross-fitting the sparse features");
+    if ((st = train_sparse_crossfit(r->m, &set, &pp, CROSSFIT_FOLDS, logits)) == PARLEY_OK) {
+        float t = train_fit_temperature(logits, r->set.intent, r->set.n, NI);
+        r->m->cfg.intent_temperature = t;
+        train_note(&r->notes,
+                   "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
+                   "(no --dev)",
+                   (double)t, CROSSFIT_FOLDS);
+    }
+    pl_free(logits);
+    return st;
 }
 
 /* Data, model, settings and buffers: everything before the first step. */

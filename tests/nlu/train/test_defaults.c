@@ -113,7 +113,7 @@ static void test_intents(void)
     s.epochs = 3;
     train_size_epochs(&s, 850, 1, NULL);
     CHECK(s.epochs == 3, "unless epochs are given");
-    CHECK(train_prefit_epochs(13084, 32, NULL) == 4000 / 409, "big data: at most 4000 steps");
+    CHECK(train_prefit_epochs(100000, 32, NULL) == 20000 / 3125, "big data: at most 20000 steps");
     CHECK(train_prefit_epochs(1000000, 32, NULL) == 1, "at least one pass");
 }
 
