@@ -60,8 +60,7 @@ static __global__ void softmax_xent_kernel(float *dlogits, float *loss, int *bes
     }
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         dlogits[r * C + c] =
-                label >= 0 ? w * scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f))
-                           : 0.0f;
+                label >= 0 ? w * scale * (expf(x[c] - m) / sum - (c == label ? 1.0f : 0.0f)) : 0.0f;
 }
 
 void cuda_softmax_xent(float *dlogits, float *loss, int *best, const float *logits,

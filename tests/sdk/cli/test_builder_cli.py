@@ -243,7 +243,10 @@ fast = ["--layers", "1", "--hidden", "32", "--heads", "2", "--intermediate", "64
         "--max-positions", "64", "--epochs", "1", "--quiet"]
 other = os.path.join(tmp, "other")
 p = run(["train", "--data", os.path.join(bot, "nlu.yaml"), "--out", other] + fast)
-p = run(["train", "--data", os.path.join(bad, "nlu.yaml"), "--out", other, "--force"] + fast)
+# No sparse features: their pre-fit alone learns the bot's examples, and the eval below
+# wants a model that still gets some of them wrong.
+p = run(["train", "--data", os.path.join(bad, "nlu.yaml"), "--out", other, "--force", "--sparse",
+         "off"] + fast)
 check(p.returncode == 0 and json.load(open(os.path.join(other, "training.json")))["data"]["realpath"]
       == os.path.realpath(os.path.join(bad, "nlu.yaml")), "train --force replaces: %s" % p.stderr)
 
