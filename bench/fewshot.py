@@ -16,7 +16,8 @@ and prints a table of mean +- sd over the seeds. Sets:
             "oos"); score on `val` + `oos_val`: in-scope accuracy (an in-scope utterance
             predicted oos is wrong), out-of-scope recall and precision (oos as positive),
             and the same again counting a prediction under the fallback threshold as oos
-            (parley only: its calibrated confidence);
+            (parley only: its calibrated confidence), and the in-scope accuracy then (an
+            in-scope utterance that falls back counts as wrong);
   clinc150-nooos  the same without the oos class (train only; scored on `val`): the
             in-scope accuracy the oos class is compared with;
   snips     train on SNIPS `train` (k per intent), score on `dev`: intent accuracy, slot F1;
@@ -273,8 +274,8 @@ def table(rows):
     groups = {}
     for r in rows:
         groups.setdefault((r["set"], str(r["k"]), r["system"]), []).append(r)
-    cols = ["in-scope/intent", "oos R", "oos P", "fallback R/P", "slot F1", "seeds", "wall s",
-            "train CPU s"]
+    cols = ["in-scope/intent", "oos R", "oos P", "fallback R/P", "in-scope w/ fallback", "slot F1",
+            "seeds", "wall s", "train CPU s"]
     print("| set | k | system | " + " | ".join(cols) + " |")
     print("|" + "---|" * (3 + len(cols)))
     for key in sorted(groups, key=lambda g: (g[0], int(g[1]) if g[1].isdigit() else 1e9, g[2])):
@@ -295,6 +296,7 @@ def table(rows):
             col(lambda r: r.get("oos_recall")),
             col(lambda r: r.get("oos_precision")),
             fallback,
+            mean_sd([f["inscope_acc"] for f in fb]) if fb else "-",
             col(lambda r: r.get("slot_f1")),
             str(len(rs)),
             col_num([r["wall_s"] for r in rs]),

@@ -167,10 +167,12 @@ static parley_status fit(const fit_maps *w, const sparse_prefit_set *set, const 
             for (int j = 0; j < nb; j++) {
                 const int ex = subset[perm[first + j]], y = set->intent[ex];
                 const float cw = p->class_weight ? p->class_weight[y] : 1.0f;
-                memset(row, 0, (size_t)NI * sizeof *row);
-                sf_rows_gemv(&set->rows->sent, ex, w->u, NI, c->sparse_sent, row);
-                epoch_loss += cw * xent(row, drow, NI, y, cw / (float)nb);
-                sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, g);
+                if (ex < set->n_intent) {
+                    memset(row, 0, (size_t)NI * sizeof *row);
+                    sf_rows_gemv(&set->rows->sent, ex, w->u, NI, c->sparse_sent, row);
+                    epoch_loss += cw * xent(row, drow, NI, y, cw / (float)nb);
+                    sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, g);
+                }
                 int scored = 0;
                 for (size_t tk = set->off[ex]; tk < set->off[ex + 1]; tk++)
                     scored += set->slot[tk] >= 0;
@@ -219,9 +221,10 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
     const bert_config *c = &m->cfg;
     const int NI = c->n_intents;
     const size_t n_u = (size_t)NI * (size_t)c->sparse_sent;
-    int *fold = pl_malloc(((size_t)set->n + 1) * sizeof *fold),
+    const int n = set->n_intent;
+    int *fold = pl_malloc(((size_t)n + 1) * sizeof *fold),
         *seen = pl_calloc((size_t)NI + 1, sizeof *seen),
-        *subset = pl_malloc(((size_t)set->n + 1) * sizeof *subset);
+        *subset = pl_malloc(((size_t)n + 1) * sizeof *subset);
     float *u = pl_malloc((n_u + 1) * sizeof *u);
     parley_status st = PARLEY_OK;
     if (!fold || !seen || !subset || !u) {
@@ -230,19 +233,19 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
     }
     /* Each intent's examples dealt round the folds in a seeded order, so every fold holds
      * out some of each intent that has at least `folds` examples. */
-    train_shuffle(subset, set->n, train_mix(p->seed, (uint64_t)folds));
-    for (int i = 0; i < set->n; i++)
+    train_shuffle(subset, n, train_mix(p->seed, (uint64_t)folds));
+    for (int i = 0; i < n; i++)
         fold[subset[i]] = seen[set->intent[subset[i]]]++ % folds;
     for (int f = 0; f < folds && st == PARLEY_OK; f++) {
         int n_sub = 0;
-        for (int i = 0; i < set->n; i++)
+        for (int i = 0; i < n; i++)
             if (fold[i] != f)
                 subset[n_sub++] = i;
         memset(u, 0, n_u * sizeof *u);
         const fit_maps w = { c, u, NULL };
         if ((st = fit(&w, set, subset, n_sub, p, NULL)) != PARLEY_OK)
             break;
-        for (int i = 0; i < set->n; i++)
+        for (int i = 0; i < n; i++)
             if (fold[i] == f) {
                 float *z = logits + (size_t)i * NI;
                 memset(z, 0, (size_t)NI * sizeof *z);

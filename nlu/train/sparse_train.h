@@ -40,9 +40,12 @@ void train_sparse_update(bert_model *m, const float *grads, float *mom, float *v
 
 /* The training set as the pre-fit reads it (train.c's encoded set): example e has intent
  * intent[e], sentence row e of rows->sent and token rows [off[e], off[e + 1]) of rows->tok,
- * whose slot tags are slot[off[e] ...] (-1: not scored). Borrowed. */
+ * whose slot tags are slot[off[e] ...] (-1: not scored). Only the first n_intent examples
+ * teach the intent (the written ones; the lookup variants after them are for the slots: an
+ * intent whose examples hold many lookup values would otherwise count each several times,
+ * and its words with them). Borrowed. */
 typedef struct sparse_prefit_set {
-    int n;
+    int n, n_intent;
     const size_t *off;
     const int *intent, *slot;
     const bert_sparse_batch *rows;
@@ -66,7 +69,8 @@ typedef struct sparse_prefit_params {
 parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
                                   const sparse_prefit_params *p, double *final_loss);
 
-/* Held-out intent logits (n, n_intents) of every example of set, by `folds`-fold
+/* Held-out intent logits (n_intent, n_intents) of the examples that teach the intent, by
+ * `folds`-fold
  * cross-fitting: the sparse intent map is fitted as by train_sparse_prefit on the examples
  * outside a fold (each intent's examples dealt round the folds in an order drawn from
  * p->seed) and scores the fold's. m is only read (its config and shapes); what the folds

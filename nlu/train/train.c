@@ -1040,13 +1040,20 @@ static parley_status open_device(run_state *r)
     return PARLEY_OK;
 }
 
+/* The examples written in the data: the encoded set's first, before the lookup variants
+ * (ds_augment_lookups appends them). */
+static int written(const run_state *r)
+{
+    return r->set.n - r->pr.n_augmented;
+}
+
 /* Fits the sparse weights alone before the joint training (a fresh run of a model with
  * sparse features). When the intent is theirs alone and there is no dev set to calibrate
  * on, the intent temperature is fitted on held-out logits from cross-fitting instead. */
 static parley_status sparse_prefit(run_state *r)
 {
-    const sparse_prefit_set set = { r->set.n, r->set.off, r->set.intent, r->set.slot,
-                                    &r->set.sparse };
+    const sparse_prefit_set set = { r->set.n,      written(r),  r->set.off,
+                                    r->set.intent, r->set.slot, &r->set.sparse };
     const sparse_prefit_params pp = {
         .epochs = train_prefit_epochs(r->set.n, PREFIT_BATCH, &r->notes),
         .batch = PREFIT_BATCH,
@@ -1059,11 +1066,11 @@ static parley_status sparse_prefit(run_state *r)
     if (st != PARLEY_OK || !r->m->cfg.intent_sparse_only || r->dev)
         return st;
     const int NI = r->m->cfg.n_intents;
-    float *logits = pl_malloc(((size_t)r->set.n * (size_t)NI + 1) * sizeof *logits);
+    float *logits = pl_malloc(((size_t)set.n_intent * (size_t)NI + 1) * sizeof *logits);
     if (!logits)
         return pl_nomem("cross-fitting the sparse features");
     if ((st = train_sparse_crossfit(r->m, &set, &pp, CROSSFIT_FOLDS, logits)) == PARLEY_OK) {
-        float t = train_fit_temperature(logits, r->set.intent, r->set.n, NI);
+        float t = train_fit_temperature(logits, r->set.intent, set.n_intent, NI);
         r->m->cfg.intent_temperature = t;
         train_note(&r->notes,
                    "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
@@ -1130,7 +1137,7 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (!p->resume) {
         if (r->m->cfg.sparse_sent)
-            r->m->cfg.intent_sparse_only = train_intent_sparse_only(r->set.n, r->m->cfg.n_intents,
+            r->m->cfg.intent_sparse_only = train_intent_sparse_only(written(r), r->m->cfg.n_intents,
                                                                     p->intent_encoder, &r->notes);
         train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
                           &r->notes);
@@ -1155,7 +1162,7 @@ static parley_status run_prepare(run_state *r)
         !r->b_len || !r->b_intent)
         return pl_nomem("training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
-    if ((st = train_class_weights(r->set.intent, r->set.n, r->m->cfg.n_intents, &r->class_weight,
+    if ((st = train_class_weights(r->set.intent, written(r), r->m->cfg.n_intents, &r->class_weight,
                                   p->resume ? NULL : &r->notes)) != PARLEY_OK)
         return st;
     if (!p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)

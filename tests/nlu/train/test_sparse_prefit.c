@@ -4,7 +4,8 @@
  *
  * The fit must learn every intent and tag, leave the encoder's parameters as they were, and
  * honour the intent weights: an intent weighted 0 contributes no gradient, so its own
- * features keep zero weights and its examples are not learned.
+ * features keep zero weights and its examples are not learned. Examples past n_intent (the
+ * lookup variants) teach the tags only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ static int intents_right(const bert_model *m, const toy *t, int only)
     return right;
 }
 
-static void test_fit(const float *class_weight, const char *what)
+static void test_fit(const float *class_weight, int n_intent, const char *what)
 {
     toy t;
     toy_make(&t);
@@ -91,7 +92,7 @@ static void test_fit(const float *class_weight, const char *what)
     const size_t dense = (size_t)(m->w.sparse_intent_w - m->params);
     float *before = malloc(dense * sizeof *before);
     memcpy(before, m->params, dense * sizeof *before);
-    sparse_prefit_set set = { N, t.off, t.intent, t.slot, &t.rows };
+    sparse_prefit_set set = { N, n_intent, t.off, t.intent, t.slot, &t.rows };
     sparse_prefit_params p = { .epochs = 30,
                                .batch = 5,
                                .lr = 1.0f,
@@ -102,7 +103,12 @@ static void test_fit(const float *class_weight, const char *what)
     CHECK(train_sparse_prefit(m, &set, &p, &loss) == PARLEY_OK, "%s: prefit: %s", what,
           parley_errmsg());
     CHECK(!memcmp(before, m->params, dense * sizeof *before), "%s: the encoder is untouched", what);
-    if (!class_weight) {
+    if (!n_intent) {
+        int zero = 1;
+        for (int i = 0; i < NI * FS; i++)
+            zero &= m->w.sparse_intent_w[i] == 0.0f;
+        CHECK(zero, "%s: no example teaches the intent, its map stays zero", what);
+    } else if (!class_weight) {
         CHECK(loss >= 0 && loss < 0.1, "%s: final loss %g", what, loss);
         CHECK(intents_right(m, &t, -1) == N, "%s: every intent learned (%d of %d)", what,
               intents_right(m, &t, -1), N);
@@ -134,8 +140,9 @@ static void test_fit(const float *class_weight, const char *what)
 
 int main(void)
 {
-    test_fit(NULL, "unweighted");
+    test_fit(NULL, N, "unweighted");
     const float w[NI] = { 1.0f, 0.5f, 0.0f };
-    test_fit(w, "intent 2 weighted 0");
+    test_fit(w, N, "intent 2 weighted 0");
+    test_fit(NULL, 0, "every example a lookup variant");
     return check_done();
 }
