@@ -229,6 +229,7 @@ static parley_status example_build(ds_example *e, int n_words, const char *const
     memcpy(e->tags, tags, (size_t)n_words * sizeof *tags);
     e->n_words = n_words;
     e->intent = intent;
+    e->variant_of = -1;
     for (int i = 0; i < n_spans; i++) {
         e->spans[i] = spans[i];
         e->spans[i].value = NULL;
@@ -561,6 +562,8 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
             if ((st = ds_add(ds, b.n, b.words, b.lens, b.tags, e.intent, b.n_spans, b.spans,
                              DS_DROP_SAME_TEXT, NULL, &appended)) != PARLEY_OK)
                 goto done;
+            if (appended)
+                ds->examples[ds->n_examples - 1].variant_of = i;
             made += appended;
             count += appended;
         }

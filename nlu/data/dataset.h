@@ -46,9 +46,11 @@ typedef struct ds_span {
 typedef struct ds_example {
     char *text; /* words joined by single spaces; owned */
     int n_words;
-    char **words; /* (n_words) NUL-terminated, pointing into one owned block */
-    int *tags;    /* (n_words) index into ds_dataset.tags */
-    int intent;   /* index into ds_dataset.intents */
+    char **words;   /* (n_words) NUL-terminated, pointing into one owned block */
+    int *tags;      /* (n_words) index into ds_dataset.tags */
+    int intent;     /* index into ds_dataset.intents */
+    int variant_of; /* the example this lookup variant was made from (ds_augment_lookups); -1
+                       for an example of the data */
     int n_spans;
     ds_span *spans; /* annotated slot values in word order (JointBERT: the tag chunks) */
 } ds_example;

@@ -139,8 +139,9 @@ typedef struct fit_maps {
 } fit_maps;
 
 /* SGD passes over the examples subset[0..n_sub) of set (train_sparse_prefit's loss). */
-static parley_status fit(const fit_maps *w, const sparse_prefit_set *set, const int *subset,
-                         int n_sub, const sparse_prefit_params *p, double *final_loss)
+static parley_status fit(const fit_maps *w, const sparse_prefit_set *set, const float *share,
+                         const int *subset, int n_sub, const sparse_prefit_params *p,
+                         double *final_loss)
 {
     const bert_config *c = w->c;
     const int NI = c->n_intents, NS = c->n_slots, wide = NI > NS ? NI : NS;
@@ -166,13 +167,11 @@ static parley_status fit(const fit_maps *w, const sparse_prefit_set *set, const 
             memset(g, 0, n * sizeof *g);
             for (int j = 0; j < nb; j++) {
                 const int ex = subset[perm[first + j]], y = set->intent[ex];
-                const float cw = p->class_weight ? p->class_weight[y] : 1.0f;
-                if (ex < set->n_intent) {
-                    memset(row, 0, (size_t)NI * sizeof *row);
-                    sf_rows_gemv(&set->rows->sent, ex, w->u, NI, c->sparse_sent, row);
-                    epoch_loss += cw * xent(row, drow, NI, y, cw / (float)nb);
-                    sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, g);
-                }
+                const float cw = (p->class_weight ? p->class_weight[y] : 1.0f) * share[ex];
+                memset(row, 0, (size_t)NI * sizeof *row);
+                sf_rows_gemv(&set->rows->sent, ex, w->u, NI, c->sparse_sent, row);
+                epoch_loss += cw * xent(row, drow, NI, y, cw / (float)nb);
+                sf_rows_outer(&set->rows->sent, ex, drow, NI, c->sparse_sent, g);
                 int scored = 0;
                 for (size_t tk = set->off[ex]; tk < set->off[ex + 1]; tk++)
                     scored += set->slot[tk] >= 0;
@@ -201,17 +200,46 @@ done:
     return st;
 }
 
+/* The written example example e stands for. */
+static int source_of(const sparse_prefit_set *set, int e)
+{
+    return set->source ? set->source[e] : e;
+}
+
+/* Each example's share of the intent loss: 1 / (1 + the variants of its source). NULL when
+ * out of memory. */
+static float *shares_of(const sparse_prefit_set *set)
+{
+    float *share = pl_calloc((size_t)set->n + 1, sizeof *share);
+    if (!share)
+        return NULL;
+    for (int e = 0; e < set->n; e++)
+        share[source_of(set, e)] += 1.0f; /* copies, counted at the source */
+    for (int e = 0; e < set->n; e++)
+        if (source_of(set, e) != e)
+            share[e] = share[source_of(set, e)];
+    for (int e = 0; e < set->n; e++)
+        share[e] = 1.0f / share[e];
+    return share;
+}
+
 parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
                                   const sparse_prefit_params *p, double *final_loss)
 {
+    parley_status st = PARLEY_OK;
     int *all = pl_malloc(((size_t)set->n + 1) * sizeof *all);
-    if (!all)
-        return pl_nomem("fitting the sparse features");
+    float *share = shares_of(set);
+    if (!all || !share) {
+        st = pl_nomem("fitting the sparse features");
+        goto done;
+    }
     for (int i = 0; i < set->n; i++)
         all[i] = i;
     const fit_maps w = { &m->cfg, m->w.sparse_intent_w, m->w.sparse_slot_w };
-    parley_status st = fit(&w, set, all, set->n, p, final_loss);
+    st = fit(&w, set, share, all, set->n, p, final_loss);
+done:
     pl_free(all);
+    pl_free(share);
     return st;
 }
 
@@ -219,23 +247,26 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
                                     const sparse_prefit_params *p, int folds, float *logits)
 {
     const bert_config *c = &m->cfg;
-    const int NI = c->n_intents;
+    const int NI = c->n_intents, n = set->n;
     const size_t n_u = (size_t)NI * (size_t)c->sparse_sent;
-    const int n = set->n_intent;
     int *fold = pl_malloc(((size_t)n + 1) * sizeof *fold),
         *seen = pl_calloc((size_t)NI + 1, sizeof *seen),
         *subset = pl_malloc(((size_t)n + 1) * sizeof *subset);
-    float *u = pl_malloc((n_u + 1) * sizeof *u);
+    float *u = pl_malloc((n_u + 1) * sizeof *u), *share = shares_of(set);
     parley_status st = PARLEY_OK;
-    if (!fold || !seen || !subset || !u) {
+    if (!fold || !seen || !subset || !u || !share) {
         st = pl_nomem("cross-fitting the sparse features");
         goto done;
     }
-    /* Each intent's examples dealt round the folds in a seeded order, so every fold holds
-     * out some of each intent that has at least `folds` examples. */
+    /* Each intent's written examples dealt round the folds in a seeded order, so every fold
+     * holds out some of each intent that has at least `folds`; variants follow their
+     * source (written first, so it is dealt before them). */
     train_shuffle(subset, n, train_mix(p->seed, (uint64_t)folds));
     for (int i = 0; i < n; i++)
-        fold[subset[i]] = seen[set->intent[subset[i]]]++ % folds;
+        if (source_of(set, subset[i]) == subset[i])
+            fold[subset[i]] = seen[set->intent[subset[i]]]++ % folds;
+    for (int i = 0; i < n; i++)
+        fold[i] = fold[source_of(set, i)];
     for (int f = 0; f < folds && st == PARLEY_OK; f++) {
         int n_sub = 0;
         for (int i = 0; i < n; i++)
@@ -243,7 +274,7 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
                 subset[n_sub++] = i;
         memset(u, 0, n_u * sizeof *u);
         const fit_maps w = { c, u, NULL };
-        if ((st = fit(&w, set, subset, n_sub, p, NULL)) != PARLEY_OK)
+        if ((st = fit(&w, set, share, subset, n_sub, p, NULL)) != PARLEY_OK)
             break;
         for (int i = 0; i < n; i++)
             if (fold[i] == f) {
@@ -257,5 +288,6 @@ done:
     pl_free(seen);
     pl_free(subset);
     pl_free(u);
+    pl_free(share);
     return st;
 }

@@ -40,12 +40,14 @@ void train_sparse_update(bert_model *m, const float *grads, float *mom, float *v
 
 /* The training set as the pre-fit reads it (train.c's encoded set): example e has intent
  * intent[e], sentence row e of rows->sent and token rows [off[e], off[e + 1]) of rows->tok,
- * whose slot tags are slot[off[e] ...] (-1: not scored). Only the first n_intent examples
- * teach the intent (the written ones; the lookup variants after them are for the slots: an
- * intent whose examples hold many lookup values would otherwise count each several times,
- * and its words with them). Borrowed. */
+ * whose slot tags are slot[off[e] ...] (-1: not scored), and was written in the data
+ * (source[e] = e) or made from example source[e] by lookup substitution. A written example
+ * and its variants share one example's weight in the intent loss (an intent whose examples
+ * hold many lookup values would otherwise count each several times, and its words with
+ * them); each is a whole example to the slots. source NULL: all written. Borrowed. */
 typedef struct sparse_prefit_set {
-    int n, n_intent;
+    int n;
+    const int *source;
     const size_t *off;
     const int *intent, *slot;
     const bert_sparse_batch *rows;
@@ -69,13 +71,13 @@ typedef struct sparse_prefit_params {
 parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
                                   const sparse_prefit_params *p, double *final_loss);
 
-/* Held-out intent logits (n_intent, n_intents) of the examples that teach the intent, by
- * `folds`-fold
+/* Held-out intent logits (n, n_intents) of every example (those of the variants are not
+ * used), by `folds`-fold
  * cross-fitting: the sparse intent map is fitted as by train_sparse_prefit on the examples
- * outside a fold (each intent's examples dealt round the folds in an order drawn from
- * p->seed) and scores the fold's. m is only read (its config and shapes); what the folds
- * fit is thrown away. For calibrating a model whose intent is the sparse features' alone
- * without a dev set (calibrate.h). */
+ * outside a fold (each intent's written examples dealt round the folds in an order drawn
+ * from p->seed, variants following their source) and scores the fold's. m is only read (its config
+ * and shapes); what the folds fit is thrown away. For calibrating a model whose intent is the
+ * sparse features' alone without a dev set (calibrate.h). */
 parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
                                     const sparse_prefit_params *p, int folds, float *logits);
 

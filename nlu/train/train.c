@@ -1052,31 +1052,44 @@ static int written(const run_state *r)
  * on, the intent temperature is fitted on held-out logits from cross-fitting instead. */
 static parley_status sparse_prefit(run_state *r)
 {
-    const sparse_prefit_set set = { r->set.n,      written(r),  r->set.off,
-                                    r->set.intent, r->set.slot, &r->set.sparse };
+    const int n = r->set.n, NI = r->m->cfg.n_intents;
+    int *source = pl_malloc(((size_t)n + 1) * sizeof *source),
+        *gold = pl_malloc(((size_t)n + 1) * sizeof *gold);
+    float *logits = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *logits);
+    parley_status st = PARLEY_OK;
+    if (!source || !gold || !logits) {
+        st = pl_nomem("fitting the sparse features");
+        goto done;
+    }
+    for (int e = 0; e < n; e++) {
+        const int from = r->train->examples[e].variant_of;
+        source[e] = from < 0 ? e : from;
+        gold[e] = from < 0 ? r->set.intent[e] : -1; /* calibrated on written examples */
+    }
+    const sparse_prefit_set set = { n,           source,        r->set.off, r->set.intent,
+                                    r->set.slot, &r->set.sparse };
     const sparse_prefit_params pp = {
-        .epochs = train_prefit_epochs(r->set.n, PREFIT_BATCH, &r->notes),
+        .epochs = train_prefit_epochs(n, PREFIT_BATCH, &r->notes),
         .batch = PREFIT_BATCH,
         .lr = r->s.sparse_lr,
         .slot_weight = r->s.slot_weight,
         .seed = train_mix(r->s.seed, PREFIT_SALT),
         .class_weight = r->class_weight,
     };
-    parley_status st = train_sparse_prefit(r->m, &set, &pp, NULL);
-    if (st != PARLEY_OK || !r->m->cfg.intent_sparse_only || r->dev)
-        return st;
-    const int NI = r->m->cfg.n_intents;
-    float *logits = pl_malloc(((size_t)set.n_intent * (size_t)NI + 1) * sizeof *logits);
-    if (!logits)
-        return pl_nomem("cross-fitting the sparse features");
+    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) != PARLEY_OK ||
+        !r->m->cfg.intent_sparse_only || r->dev)
+        goto done;
     if ((st = train_sparse_crossfit(r->m, &set, &pp, CROSSFIT_FOLDS, logits)) == PARLEY_OK) {
-        float t = train_fit_temperature(logits, r->set.intent, set.n_intent, NI);
+        float t = train_fit_temperature(logits, gold, n, NI);
         r->m->cfg.intent_temperature = t;
         train_note(&r->notes,
                    "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
                    "(no --dev)",
                    (double)t, CROSSFIT_FOLDS);
     }
+done:
+    pl_free(source);
+    pl_free(gold);
     pl_free(logits);
     return st;
 }
