@@ -22,13 +22,22 @@ enum {
     SMALL_DATA = 200,    /* examples: batches of 8 below, 16 up to MID_DATA, 32 above */
     MID_DATA = 2000,
     BIG_DATA = 5000, /* examples: no lookup variants from here on (they only cost time) */
-    /* Examples per intent (the mean: ATIS's few big intents keep the encoder, as its median
-     * of a few dozen would not) below which the intent is the sparse features' alone:
+    /* Examples per intent (the mean, lookup variants included: ATIS's few big intents keep
+     * the encoder, as its median of a few dozen would not; the pizza bot's 35 written per
+     * intent make 155 with variants, and its encoder reads "i'd like two large pizzas with
+     * mushrooms" as an order where its sparse features alone say `inform`) below which the
+     * intent is the sparse features' alone:
      * from scratch the encoder memorizes a few examples and its intent logits only add
      * noise. Measured with one seed each (bench/RESULTS.md, "Few-shot"): CLINC150 5 per
      * intent 73.4 alone against 71.3 joint, 20 per intent 85.5 against 85.0, SNIPS 10 per
      * intent 92.9 against 83.3, 50 per intent 96.4 against 95.4, CLINC150 100: see there. */
     SPARSE_ONLY_BELOW = 150,
+    /* The same where slots are tagged: the encoder is trained for them anyway, and it reads
+     * word order the bag of n-grams does not (the pizza bot, 75 per intent with its lookup
+     * variants: "i'd like two large pizzas with mushrooms and extra cheese" is `inform` to
+     * its sparse features alone, which have seen sizes and toppings answer questions, and
+     * an order with the encoder). SNIPS at 50 per intent (no lookup tables) stays below. */
+    SPARSE_ONLY_BELOW_SLOTS = 60,
     PREFIT_EPOCHS = 40,       /* passes of the sparse pre-fit on small data ... */
     PREFIT_MAX_STEPS = 20000, /* ... and the most steps it takes on big data */
 };
@@ -162,14 +171,18 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
     return PARLEY_OK;
 }
 
-int train_intent_sparse_only(int n, int n_intents, const char *want, train_notes *notes)
+int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
+                             train_notes *notes)
 {
     if (want)
         return !strcmp(want, "off");
     const double per = (double)n / (n_intents > 0 ? n_intents : 1);
-    const int only = per < SPARSE_ONLY_BELOW;
-    train_note(notes, "intent encoder %s: %.0f examples per intent%s", only ? "off" : "on", per,
-               only ? "; with so few the intent is the sparse features' alone" : "");
+    const int below = tags_slots ? SPARSE_ONLY_BELOW_SLOTS : SPARSE_ONLY_BELOW;
+    const int only = per < below;
+    train_note(notes,
+               "intent encoder %s: %.0f examples per intent (lookup variants included), %s %d%s",
+               only ? "off" : "on", per, only ? "under" : "at least", below,
+               only ? ": with so few the intent is the sparse features' alone" : "");
     return only;
 }
 

@@ -52,8 +52,11 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
                                   train_notes *notes);
 
 /* Whether the intent is left to the sparse features alone (bert_config.intent_sparse_only):
- * `want` "on" or "off" decides; NULL sizes it from the examples per intent (n / n_intents). */
-int train_intent_sparse_only(int n, int n_intents, const char *want, train_notes *notes);
+ * `want` "on" or "off" decides; NULL sizes it from the examples per intent (n / n_intents,
+ * lookup variants included: to the encoder they are examples too): below 150, or below 60
+ * when the data tags slots (tags_slots nonzero). */
+int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
+                             train_notes *notes);
 
 /* The passes of the sparse pre-fit (sparse_train.h) over n_train examples in batches of
  * batch: enough steps to fit, at most PREFIT_MAX_STEPS on big data. */

@@ -1150,8 +1150,9 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (!p->resume) {
         if (r->m->cfg.sparse_sent)
-            r->m->cfg.intent_sparse_only = train_intent_sparse_only(written(r), r->m->cfg.n_intents,
-                                                                    p->intent_encoder, &r->notes);
+            r->m->cfg.intent_sparse_only =
+                    train_intent_sparse_only(r->set.n, r->m->cfg.n_intents, r->m->cfg.n_slots > 1,
+                                             p->intent_encoder, &r->notes);
         train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
                           &r->notes);
         r->s.epochs = sizes.epochs;

@@ -99,13 +99,16 @@ static void test_intents(void)
     pl_free(w);
     CHECK(train_class_weights(y, 20, 4, &w, NULL) == PARLEY_OK && !w,
           "balanced data: no weights (and no notes needed)");
-    CHECK(train_intent_sparse_only(n, 5, NULL, &notes) == 1 &&
+    CHECK(train_intent_sparse_only(n, 5, 0, NULL, &notes) == 1 &&
                   strstr(notes.text, "intent encoder off: 24 examples per intent"),
           "few examples: the intent is the sparse features'\n%s", notes.text);
-    CHECK(train_intent_sparse_only(n, 5, "on", NULL) == 0 &&
-                  train_intent_sparse_only(n, 5, "off", NULL) == 1,
+    CHECK(train_intent_sparse_only(n, 5, 0, "on", NULL) == 0 &&
+                  train_intent_sparse_only(n, 5, 0, "off", NULL) == 1,
           "an explicit choice wins");
-    CHECK(train_intent_sparse_only(400, 2, NULL, NULL) == 0, "200 per intent: encoder on");
+    CHECK(train_intent_sparse_only(400, 2, 0, NULL, NULL) == 0, "200 per intent: encoder on");
+    CHECK(train_intent_sparse_only(200, 2, 0, NULL, NULL) == 1 &&
+                  train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
+          "100 per intent: off without slots, on with them");
     CHECK(train_prefit_epochs(850, 32, NULL) == 40, "small data: 40 passes");
     train_sizes s = { .epochs = 0, .batch = 32 };
     train_size_epochs(&s, 850, 1, &notes);
