@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "  --sparse-lr X        peak learning rate of their weights (SGD; default %g)\n"
             "  --intent-encoder on|off  the intent from the encoder and the sparse features, or\n"
             "                       from the sparse features alone (default: off below 150\n"
-            "                       examples per intent)\n"
+            "                       examples per intent, 60 when slots are tagged)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"

@@ -149,7 +149,8 @@ typedef struct parley_train_params {
     const char *intent_encoder; /* with sparse features: "on" (the intent from the encoder and
                                    the sparse features) or "off" (from the sparse features
                                    alone); NULL = sized to the data (off below 150 examples
-                                   per intent, README "Training a model") */
+                                   per intent, 60 when slots are tagged, README "Training
+                                   a model") */
     int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
                                    own settings; only data, dev, out, threads, device, precision,
                                    progress and user_data are read from here */

@@ -155,12 +155,18 @@ def read_until(fd, what, limit=120):
     return buf
 
 
+# After each prompt a pause before typing: libedit sets the terminal up after printing its
+# prompt, and keys that arrive before are read by the terminal's cooked mode (seen on a
+# loaded machine: the up arrow echoed as "^[[A", then Ctrl-D never ended the chat).
 seen = read_until(fd, b"you> ")
+time.sleep(0.5)
 os.write(fd, b"hello\r")
 # The reply, its NLU details, then the prompt: libedit drops what is typed before it.
 seen += read_until(fd, b"slots: none\x1b[0m\r\nyou> ")
+time.sleep(0.5)
 os.write(fd, b"\x1b[A\r")  # the up arrow brings "hello" back
 seen2 = read_until(fd, b"slots: none\x1b[0m\r\nyou> ")
+time.sleep(0.5)
 # Ctrl-D, again every 2 s: libedit may drop a key typed while it sets the terminal up after
 # printing its prompt (seen under ASan); 60 s at most (on a loaded machine the clean exit
 # has been slow): a chat that does not end fails the test, never hangs it.
