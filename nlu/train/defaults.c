@@ -23,10 +23,8 @@ enum {
     MID_DATA = 2000,
     BIG_DATA = 5000, /* examples: no lookup variants from here on (they only cost time) */
     /* Examples per intent (the mean, lookup variants included: ATIS's few big intents keep
-     * the encoder, as its median of a few dozen would not; the pizza bot's 35 written per
-     * intent make 155 with variants, and its encoder reads "i'd like two large pizzas with
-     * mushrooms" as an order where its sparse features alone say `inform`) below which the
-     * intent is the sparse features' alone:
+     * the encoder, as its median of a few dozen would not) below which the intent is the
+     * sparse features' alone where no slot is tagged:
      * from scratch the encoder memorizes a few examples and its intent logits only add
      * noise. Measured with one seed each (bench/RESULTS.md, "Few-shot"): CLINC150 5 per
      * intent 73.4 alone against 71.3 joint, 20 per intent 85.5 against 85.0, SNIPS 10 per
