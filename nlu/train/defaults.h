@@ -58,6 +58,15 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
 int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
                              train_notes *notes);
 
+/* Whether training takes the few-examples course: the sparse maps fitted alone before the
+ * joint training (sparse_train.h, train_sparse_prefit) and the intents weighted to the
+ * median (train_class_weights). Always when the intent is the sparse features' alone;
+ * otherwise below a number of examples (n_train, lookup variants included). sparse: whether
+ * the model has sparse features (the note names them only then). On more data
+ * the encoder learns what the sparse features fitted alone would answer out of context, and
+ * the intents' proportions in the data are worth keeping. */
+int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes);
+
 /* The passes of the sparse pre-fit (sparse_train.h) over n_train examples in batches of
  * batch: enough steps to fit, at most PREFIT_MAX_STEPS on big data. */
 int train_prefit_epochs(int n_train, int batch, train_notes *notes);

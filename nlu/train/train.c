@@ -1047,24 +1047,49 @@ static int written(const run_state *r)
     return r->set.n - r->pr.n_augmented;
 }
 
-/* Fits the sparse weights alone before the joint training (a fresh run of a model with
- * sparse features). When the intent is theirs alone and there is no dev set to calibrate
- * on, the intent temperature is fitted on held-out logits from cross-fitting instead. */
-static parley_status sparse_prefit(run_state *r)
+/* The intent temperature of a model whose intent is the sparse features' alone, without a
+ * dev set: fitted on the held-out logits of CROSSFIT_FOLDS-fold cross-fitting of the written
+ * examples (set and pp as the pre-fit's). */
+static parley_status crossfit_temperature(run_state *r, const sparse_prefit_set *set,
+                                          const sparse_prefit_params *pp)
 {
-    const int n = r->set.n, NI = r->m->cfg.n_intents;
-    int *source = pl_malloc(((size_t)n + 1) * sizeof *source),
-        *gold = pl_malloc(((size_t)n + 1) * sizeof *gold);
+    const int n = set->n, NI = r->m->cfg.n_intents;
+    int *gold = pl_malloc(((size_t)n + 1) * sizeof *gold);
     float *logits = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *logits);
-    parley_status st = PARLEY_OK;
-    if (!source || !gold || !logits) {
-        st = pl_nomem("fitting the sparse features");
+    parley_status st;
+    if (!gold || !logits) {
+        st = pl_nomem("calibrating the intent by cross-fitting");
         goto done;
     }
+    for (int e = 0; e < n; e++)
+        gold[e] = set->source[e] == e ? set->intent[e] : -1; /* lookup variants: not scored */
+    if ((st = train_sparse_crossfit(r->m, set, pp, CROSSFIT_FOLDS, logits)) == PARLEY_OK) {
+        float t = train_fit_temperature(logits, gold, n, NI);
+        r->m->cfg.intent_temperature = t;
+        train_note(&r->notes,
+                   "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
+                   "(no --dev)",
+                   (double)t, CROSSFIT_FOLDS);
+    }
+done:
+    pl_free(gold);
+    pl_free(logits);
+    return st;
+}
+
+/* Fits the sparse weights alone before the joint training (a fresh run of a model with
+ * sparse features and few examples). When the intent is theirs alone and there is no dev
+ * set to calibrate on, the intent temperature is fitted by cross-fitting too. */
+static parley_status sparse_prefit(run_state *r)
+{
+    const int n = r->set.n;
+    int *source = pl_malloc(((size_t)n + 1) * sizeof *source);
+    parley_status st;
+    if (!source)
+        return pl_nomem("fitting the sparse features");
     for (int e = 0; e < n; e++) {
         const int from = r->train->examples[e].variant_of;
         source[e] = from < 0 ? e : from;
-        gold[e] = from < 0 ? r->set.intent[e] : -1; /* calibrated on written examples */
     }
     const sparse_prefit_set set = { n,           source,        r->set.off, r->set.intent,
                                     r->set.slot, &r->set.sparse };
@@ -1076,21 +1101,10 @@ static parley_status sparse_prefit(run_state *r)
         .seed = train_mix(r->s.seed, PREFIT_SALT),
         .class_weight = r->class_weight,
     };
-    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) != PARLEY_OK ||
-        !r->m->cfg.intent_sparse_only || r->dev)
-        goto done;
-    if ((st = train_sparse_crossfit(r->m, &set, &pp, CROSSFIT_FOLDS, logits)) == PARLEY_OK) {
-        float t = train_fit_temperature(logits, gold, n, NI);
-        r->m->cfg.intent_temperature = t;
-        train_note(&r->notes,
-                   "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
-                   "(no --dev)",
-                   (double)t, CROSSFIT_FOLDS);
-    }
-done:
+    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK &&
+        r->m->cfg.intent_sparse_only && !r->dev)
+        st = crossfit_temperature(r, &set, &pp);
     pl_free(source);
-    pl_free(gold);
-    pl_free(logits);
     return st;
 }
 
@@ -1176,10 +1190,13 @@ static parley_status run_prepare(run_state *r)
         !r->b_len || !r->b_intent)
         return pl_nomem("training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
-    if ((st = train_class_weights(r->set.intent, written(r), r->m->cfg.n_intents, &r->class_weight,
-                                  p->resume ? NULL : &r->notes)) != PARLEY_OK)
+    train_notes *notes = p->resume ? NULL : &r->notes;
+    const int few =
+            train_few_examples(r->set.n, r->m->cfg.intent_sparse_only, r->m->sparse != NULL, notes);
+    if (few && (st = train_class_weights(r->set.intent, written(r), r->m->cfg.n_intents,
+                                         &r->class_weight, notes)) != PARLEY_OK)
         return st;
-    if (!p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
+    if (few && !p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
         return st;
     r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)

@@ -109,6 +109,18 @@ static void test_intents(void)
     CHECK(train_intent_sparse_only(200, 2, 0, NULL, NULL) == 1 &&
                   train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
           "100 per intent: off without slots, on with them");
+    notes.len = 0;
+    CHECK(train_few_examples(750, 0, 1, &notes) == 1 && strstr(notes.text, "fitted alone first"),
+          "the pizza bot: pre-fit and weights\n%s", notes.text);
+    notes.len = 0;
+    CHECK(train_few_examples(4478, 0, 1, &notes) == 0 &&
+                  strstr(notes.text, "beside the encoder from the first step"),
+          "ATIS: joint from the start, proportions kept\n%s", notes.text);
+    notes.len = 0;
+    CHECK(train_few_examples(4478, 0, 0, &notes) == 0 && !strstr(notes.text, "sparse"),
+          "no sparse features: the note does not name them\n%s", notes.text);
+    CHECK(train_few_examples(15100, 1, 1, NULL) == 1,
+          "an intent that is the sparse features' is fitted first, however big the data");
     CHECK(train_prefit_epochs(850, 32, NULL) == 40, "small data: 40 passes");
     train_sizes s = { .epochs = 0, .batch = 32 };
     train_size_epochs(&s, 850, 1, &notes);
