@@ -260,7 +260,7 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
     }
     /* Each intent's written examples dealt round the folds in a seeded order, so every fold
      * holds out some of each intent that has at least `folds`; variants follow their
-     * source (written first, so it is dealt before them). */
+     * source. */
     train_shuffle(subset, n, train_mix(p->seed, (uint64_t)folds));
     for (int i = 0; i < n; i++)
         if (source_of(set, subset[i]) == subset[i])

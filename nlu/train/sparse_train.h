@@ -71,13 +71,12 @@ typedef struct sparse_prefit_params {
 parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
                                   const sparse_prefit_params *p, double *final_loss);
 
-/* Held-out intent logits (n, n_intents) of every example (those of the variants are not
- * used), by `folds`-fold
- * cross-fitting: the sparse intent map is fitted as by train_sparse_prefit on the examples
- * outside a fold (each intent's written examples dealt round the folds in an order drawn
- * from p->seed, variants following their source) and scores the fold's. m is only read (its config
- * and shapes); what the folds fit is thrown away. For calibrating a model whose intent is the
- * sparse features' alone without a dev set (calibrate.h). */
+/* Held-out intent logits (n, n_intents) of every example of set, variants included, by
+ * `folds`-fold cross-fitting: the sparse intent map is fitted as by train_sparse_prefit on
+ * the examples outside a fold (each intent's written examples dealt round the folds in an
+ * order drawn from p->seed, variants following their source) and scores the fold's. m is
+ * only read (its config and shapes); what the folds fit is thrown away. For calibrating a
+ * model whose intent is the sparse features' alone without a dev set (calibrate.h). */
 parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
                                     const sparse_prefit_params *p, int folds, float *logits);
 
