@@ -20,7 +20,7 @@ const pipe_port_spec svc_asr_ports[] = {
     { "text", PIPE_OUT, PIPE_T_TEXT, 0, "one turn per utterance: its transcript" },
     { "partial", PIPE_OUT, PIPE_T_TEXT, 0,
       "hypotheses while an utterance goes on, then its final transcript (utt_end set) as soon "
-      "as it is known (not turns: for display)" },
+      "as it is known (not turns: for display; t_in is when the source made the audio)" },
     { NULL, 0, 0, 0, NULL },
 };
 
@@ -115,12 +115,14 @@ static parley_status put_back(svc_asr *a, asr_stream *s)
 }
 
 /* Sends text for user's utterance utt out of the partial port (end: 0 for a hypothesis, or
- * why the utterance ended, for its final transcript). Best effort: it is for display. */
+ * why the utterance ended, for its final transcript), stamped with t_in, when the source
+ * made the audio it transcribes. Best effort: it is for display. */
 static void send_display(pipe_node *node, const char *user, const char *text, uint32_t utt,
-                         pipe_utt_end end)
+                         pipe_utt_end end, int64_t t_in)
 {
     pipe_msg *m = NULL;
     if (pipe_msg_new(pipe_node_graph(node), user, text, &m) == PARLEY_OK) {
+        m->t_in = t_in;
         m->utt = utt;
         m->utt_end = end;
         pipe_node_emit(node, SVC_ASR_PARTIAL, m);
@@ -128,8 +130,8 @@ static void send_display(pipe_node *node, const char *user, const char *text, ui
 }
 
 /* Sends the hypothesis so far when it changed and partial_ns has passed since the last one
- * sent (the first as soon as there is one). */
-static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s)
+ * sent (the first as soon as there is one); `piece` is the audio just fed. */
+static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s, const pipe_msg *piece)
 {
     int64_t now = pipe_now_ns();
     char *hyp = NULL;
@@ -142,7 +144,7 @@ static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s)
         return;
     }
     s->last_partial = now;
-    send_display(node, s->user, hyp, s->utt, PIPE_UTT_MORE);
+    send_display(node, s->user, hyp, s->utt, PIPE_UTT_MORE, piece->t_in);
     pl_free(s->partial);
     s->partial = hyp;
 }
@@ -205,11 +207,11 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
             return PARLEY_OK;
         }
         if (pipe_node_out_links(node, SVC_ASR_PARTIAL))
-            send_display(node, msg->user_id, msg->text, msg->utt, msg->utt_end);
+            send_display(node, msg->user_id, msg->text, msg->utt, msg->utt_end, msg->t_in);
         return pipe_node_emit(node, SVC_ASR_TEXT, msg);
     }
     if (!s.failed)
-        send_partial(a, node, &s);
+        send_partial(a, node, &s, msg);
     pipe_msg_free(msg);
     return put_back(a, &s);
 }

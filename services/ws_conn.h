@@ -34,6 +34,7 @@ typedef struct ws_conn {
     struct ws_conn *prev, *next;             /* the server's list of open connections */
     struct ws_conn *dirty_next;              /* the server's list of those with news */
     char user[PARLEY_MAX_USER_ID_BYTES + 1]; /* the connection's user id */
+    int64_t since;                           /* when it took that user (pipe_now_ns) */
     int authorized;                          /* presented the node's token */
     int sample_rate;                         /* of its audio, Hz */
     int turns;                               /* turns started (a config after one is an error) */

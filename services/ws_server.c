@@ -309,6 +309,7 @@ static void on_config(ws_state *s, ws_conn *c, const ws_cmd *cmd)
                 close_later(o, LWS_CLOSE_STATUS_POLICY_VIOLATION,
                             "another connection took over this user");
         snprintf(c->user, sizeof c->user, "%s", cmd->user);
+        c->since = pipe_now_ns();
     }
     send_ready(s, c, cmd->user != NULL);
 }
@@ -446,6 +447,7 @@ static int on_established(ws_state *s, struct lws *wsi, ws_pss *pss)
         return -1;
     }
     c->sample_rate = WS_RATE_DEFAULT;
+    c->since = pipe_now_ns();
     c->authorized = s->token[0] && token_ok(s, wsi);
     pss->conn = c;
     pthread_mutex_lock(&s->mu);
@@ -871,20 +873,24 @@ void svc_ws_stop(void *state)
     lws_cancel_service(s->ctx);
 }
 
-/* A finished turn (worker threads): to the queue of the connection that asked. */
-/* A partial or final transcript from the recognizer: to the connection of its user, if
- * still there (graph worker). Not a turn: it is freed here. */
+/* A partial or final transcript from the recognizer: to the connection its audio came
+ * from, if still there (graph worker). That is the one of its user that took the user last
+ * before the audio was made: a connection that resumed the user after another dropped
+ * mid-utterance is not shown the dropped utterance's words. Not a turn: freed here. */
 static void send_transcript(ws_state *s, pipe_msg *msg)
 {
     char *text = ws_voice_text_json(msg);
     int sent = 0;
+    ws_conn *to = NULL;
     pthread_mutex_lock(&s->mu);
     for (ws_conn *c = s->conns; c && text; c = c->next)
-        if (!strcmp(c->user, msg->user_id)) {
-            sent = ws_conn_push(c, text, strlen(text)) == PARLEY_OK;
-            mark_dirty(s, c);
-            break;
-        }
+        if (!strcmp(c->user, msg->user_id) && c->since <= msg->t_in &&
+            (!to || c->since > to->since))
+            to = c;
+    if (to) {
+        sent = ws_conn_push(to, text, strlen(text)) == PARLEY_OK;
+        mark_dirty(s, to);
+    }
     pthread_mutex_unlock(&s->mu);
     if (sent)
         lws_cancel_service(s->ctx);
@@ -903,6 +909,7 @@ static int push_speech(ws_conn *c, const pipe_msg *msg)
     return ok;
 }
 
+/* A finished turn (worker threads): to the queue of the connection that asked. */
 parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     ws_state *s = state;

@@ -64,12 +64,14 @@ def http(url):
 
 try:
     if env["PROM_PORT"] != "0":
-        # Prometheus scrapes every 5 s: wait for both targets to be up once.
-        for _ in range(100):
+        # Prometheus scrapes every 5 s: wait for both targets to be up once (a loaded
+        # machine may take a while to start it and to run the first scrapes).
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             status, body = http("http://127.0.0.1:%s/api/v1/targets" % env["PROM_PORT"])
             if status == 200 and body.count('"health":"up"') == 2:
                 break
-            time.sleep(0.1)
+            time.sleep(0.2)
         check(body.count('"health":"up"') == 2, "Prometheus did not scrape both replicas")
     record = os.path.join(work, "answers.jsonl")
     client = subprocess.Popen(

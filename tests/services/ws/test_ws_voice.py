@@ -154,7 +154,8 @@ async def main(srv):
         await ws.send(json.dumps({"text": "with mushrooms", "id": 1}))
         r = await recv_json(ws)
         check(r.get("type") == "reply" and r["slots"].get("size") == "large",
-              "the context survived the drop: %r" % r)
+              "the context survived the drop, and the dropped utterance's words were not "
+              "shown to the new connection: %r" % r)
 
 
 async def long_utterance(url):
