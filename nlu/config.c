@@ -194,7 +194,27 @@ void bert_config_clear(bert_config *c)
         return;
     free_labels(c->intent_labels, c->n_intents);
     free_labels(c->slot_labels, c->n_slots);
+    pl_free(c->intent_slot_tags);
     memset(c, 0, sizeof *c);
+}
+
+const unsigned char *bert_slot_tags_of(const bert_config *c, int intent)
+{
+    return c->intent_slot_tags ? c->intent_slot_tags + (size_t)intent * (size_t)c->n_slots : NULL;
+}
+
+const float *bert_slot_prior(const bert_config *c, const float *intent_probs, float *prior)
+{
+    if (!c->intent_slot_tags)
+        return NULL;
+    for (int t = 0; t < c->n_slots; t++)
+        prior[t] = 0.0f;
+    for (int i = 0; i < c->n_intents; i++) {
+        const unsigned char *row = bert_slot_tags_of(c, i);
+        for (int t = 0; t < c->n_slots; t++)
+            prior[t] += row[t] ? intent_probs[i] : 0.0f;
+    }
+    return prior;
 }
 
 static char **copy_labels(const char *const *src, int n)
@@ -219,6 +239,8 @@ parley_status bert_config_set_labels(bert_config *c, const char *const *intents,
     }
     free_labels(c->intent_labels, c->n_intents);
     free_labels(c->slot_labels, c->n_slots);
+    pl_free(c->intent_slot_tags); /* made for the old labels */
+    c->intent_slot_tags = NULL;
     c->intent_labels = ni;
     c->n_intents = n_intents;
     c->slot_labels = ns;
@@ -230,12 +252,22 @@ parley_status bert_config_copy(bert_config *dst, const bert_config *src)
 {
     *dst = *src;
     dst->intent_labels = dst->slot_labels = NULL;
+    dst->intent_slot_tags = NULL;
     dst->n_intents = dst->n_slots = 0;
     parley_status st =
             bert_config_set_labels(dst, (const char *const *)src->intent_labels, src->n_intents,
                                    (const char *const *)src->slot_labels, src->n_slots);
-    if (st != PARLEY_OK)
+    const size_t mask = (size_t)src->n_intents * (size_t)src->n_slots;
+    if (st == PARLEY_OK && src->intent_slot_tags) {
+        if ((dst->intent_slot_tags = pl_malloc(mask + 1)))
+            memcpy(dst->intent_slot_tags, src->intent_slot_tags, mask);
+        else
+            st = pl_nomem("the model's slot types per intent");
+    }
+    if (st != PARLEY_OK) {
+        bert_config_clear(dst);
         memset(dst, 0, sizeof *dst);
+    }
     return st;
 }
 
@@ -270,6 +302,83 @@ static parley_status read_labels(const cJSON *root, const char *key, const char 
     }
     pl_free(tmp);
     return st;
+}
+
+/* The slot type of a tag label ("x" of "B-x" or "I-x"), or NULL for "O". */
+static const char *tag_type(const char *label)
+{
+    return (label[0] == 'B' || label[0] == 'I') && label[1] == '-' ? label + 2 : NULL;
+}
+
+/* Reads "intent_slot_types" (j) into c->intent_slot_tags; the labels are read already. */
+static parley_status read_intent_slot_types(const cJSON *j, const char *where, bert_config *c)
+{
+    const int NI = c->n_intents, NS = c->n_slots;
+    if (!cJSON_IsObject(j))
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "%s: key \"intent_slot_types\": expected an object of intent: [slot types]",
+                       where);
+    if (!(c->intent_slot_tags = pl_malloc((size_t)NI * (size_t)NS + 1)))
+        return pl_nomem("%s: key \"intent_slot_types\"", where);
+    memset(c->intent_slot_tags, 1, (size_t)NI * (size_t)NS);
+    for (const cJSON *item = j->child; item; item = item->next) {
+        int i = 0;
+        while (i < NI && strcmp(c->intent_labels[i], item->string))
+            i++;
+        if (i == NI)
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"intent_slot_types\": \"%s\" is not in intent_labels", where,
+                           item->string);
+        if (!cJSON_IsArray(item))
+            return pl_fail(PARLEY_ERR_CONFIG,
+                           "%s: key \"intent_slot_types\": \"%s\": expected a list of slot types",
+                           where, item->string);
+        unsigned char *row = c->intent_slot_tags + (size_t)i * NS;
+        for (int t = 0; t < NS; t++)
+            row[t] = tag_type(c->slot_labels[t]) == NULL;
+        for (const cJSON *s = item->child; s; s = s->next) {
+            int found = 0;
+            for (int t = 0; cJSON_IsString(s) && t < NS; t++) {
+                const char *type = tag_type(c->slot_labels[t]);
+                if (type && !strcmp(type, s->valuestring))
+                    row[t] = 1, found = 1;
+            }
+            if (!found)
+                return pl_fail(PARLEY_ERR_CONFIG,
+                               "%s: key \"intent_slot_types\": \"%s\": %s%s%s is not a slot "
+                               "type of slot_labels",
+                               where, item->string, cJSON_IsString(s) ? "\"" : "",
+                               cJSON_IsString(s) ? s->valuestring : "an item that is not a string",
+                               cJSON_IsString(s) ? "\"" : "");
+        }
+    }
+    return PARLEY_OK;
+}
+
+/* "intent_slot_types" for c->intent_slot_tags (not NULL): each intent with the types of
+ * its allowed tags, each type once, in slot_labels order. NULL when out of memory. */
+static cJSON *intent_slot_types_json(const bert_config *c)
+{
+    const int NS = c->n_slots;
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; o && i < c->n_intents; i++) {
+        const unsigned char *row = c->intent_slot_tags + (size_t)i * NS;
+        cJSON *types = cJSON_AddArrayToObject(o, c->intent_labels[i]);
+        for (int t = 0; types && t < NS; t++) {
+            const char *type = tag_type(c->slot_labels[t]);
+            int seen = 0;
+            for (int u = 0; type && row[t] && u < t && !seen; u++)
+                seen = row[u] && tag_type(c->slot_labels[u]) &&
+                       !strcmp(tag_type(c->slot_labels[u]), type);
+            if (type && row[t] && !seen && !cJSON_AddItemToArray(types, cJSON_CreateString(type)))
+                types = NULL;
+        }
+        if (!types) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+    }
+    return o;
 }
 
 /* Takes the values from a parsed config object; labels only when `shape_only` is 0. */
@@ -341,9 +450,12 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
         *(int *)((char *)c + sparse_keys[k].off) = (int)v;
     }
     if ((st = read_labels(root, "intent_labels", where, &c->intent_labels, &c->n_intents)) !=
-        PARLEY_OK)
+                PARLEY_OK ||
+        (st = read_labels(root, "slot_labels", where, &c->slot_labels, &c->n_slots)) != PARLEY_OK)
         return st;
-    return read_labels(root, "slot_labels", where, &c->slot_labels, &c->n_slots);
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "intent_slot_types")))
+        return read_intent_slot_types(j, where, c);
+    return PARLEY_OK;
 }
 
 parley_status bert_config_load(const char *path, int shape_only, bert_config *out)
@@ -417,8 +529,14 @@ static cJSON *build_json(const bert_config *c)
     cJSON *slots =
             ok ? cJSON_CreateStringArray((const char *const *)c->slot_labels, c->n_slots) : NULL;
     ok = slots && cJSON_AddItemToObject(root, "slot_labels", slots);
-    if (!ok) {
+    if (!ok)
         cJSON_Delete(slots);
+    if (ok && c->intent_slot_tags) {
+        cJSON *types = intent_slot_types_json(c);
+        if (!(ok = types && cJSON_AddItemToObject(root, "intent_slot_types", types)))
+            cJSON_Delete(types);
+    }
+    if (!ok) {
         cJSON_Delete(root);
         return NULL;
     }

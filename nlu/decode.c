@@ -86,6 +86,19 @@ size_t nlu_first_nonfinite(const float *x, size_t n)
     return i;
 }
 
+void nlu_softmax(const float *logits, int n, float temperature, float *prob)
+{
+    const double inv_t = temperature > 0 ? 1.0 / temperature : 1.0;
+    float mx = logits[0];
+    for (int i = 1; i < n; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += exp(((double)logits[i] - mx) * inv_t);
+    for (int i = 0; i < n; i++)
+        prob[i] = (float)(exp(((double)logits[i] - mx) * inv_t) / sum);
+}
+
 void nlu_top_k(const float *logits, int n, float temperature, int k, int *idx, float *prob)
 {
     const double inv_t = temperature > 0 ? 1.0 / temperature : 1.0;
@@ -125,8 +138,8 @@ static int bio_allowed(const nlu_tagset *ts, int prev, int cur)
     return prev >= 0 && ts->kind[prev] != NLU_TAG_O && ts->type[prev] == ts->type[cur];
 }
 
-void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piece *pieces,
-                   int n_pieces, int n_words, int *word_tag, void *scratch)
+void nlu_word_tags(const nlu_tagset *ts, const float *prior, const float *slot_logits,
+                   const wp_piece *pieces, int n_pieces, int n_words, int *word_tag, void *scratch)
 {
     const int NS = ts->n_tags;
     if (n_words <= 0)
@@ -149,8 +162,20 @@ void nlu_word_tags(const nlu_tagset *ts, const float *slot_logits, const wp_piec
         for (int t = 0; t < NS; t++)
             sum += expf(row[t] - mx);
         const float lse = mx + logf(sum);
+        float *e = emit + (size_t)prev_word * NS;
         for (int t = 0; t < NS; t++)
-            emit[(size_t)prev_word * NS + t] = row[t] - lse;
+            e[t] = row[t] - lse;
+        if (!prior)
+            continue;
+        float o_prob = expf(e[ts->o_tag]); /* what the intent does not take goes to O */
+        for (int t = 0; t < NS; t++) {
+            if (t == ts->o_tag)
+                continue;
+            const float a = prior[t] < 0.0f ? 0.0f : prior[t] > 1.0f ? 1.0f : prior[t];
+            o_prob += expf(e[t]) * (1.0f - a);
+            e[t] = a > 0.0f ? e[t] + logf(a) : -INFINITY;
+        }
+        e[ts->o_tag] = logf(o_prob);
     }
     for (int t = 0; t < NS; t++)
         score[t] = bio_allowed(ts, -1, t) ? emit[t] : -INFINITY;

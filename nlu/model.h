@@ -50,6 +50,12 @@ typedef struct bert_config {
      * training on few examples per intent, where an encoder trained from scratch memorizes
      * them and adds noise to the sparse features' answer (nlu/train/defaults.c). */
     int intent_sparse_only;
+    /* config.json "intent_slot_types": {"INTENT": ["SLOT TYPE", ...], ...}: the slot types an
+     * intent listed there may be tagged with (an intent not listed may take any). In memory
+     * (NI, NS) flags, nonzero where slot tag t may be decoded with intent i ("O" always may);
+     * NULL when the key is absent. Set by training when the intent is the sparse features'
+     * alone: the encoder then tags without knowing the intent (nlu/train/defaults.h). */
+    unsigned char *intent_slot_tags;
 } bert_config;
 
 /* The range of intent_temperature a config may hold. */
@@ -102,6 +108,16 @@ typedef struct bert_model {
  * 2^16, num_hidden_layers 1024, num_attention_heads 2^16, intermediate_size 2^18,
  * max_position_embeddings 2^16, type_vocab_size 2^16. */
 parley_status bert_config_check(const bert_config *c, const char *where);
+/* The slot tags intent i may be decoded with (NS flags, intent_slot_tags' row), or NULL
+ * when it may take any. */
+const unsigned char *bert_slot_tags_of(const bert_config *c, int intent);
+
+/* The prior of each slot tag for nlu_word_tags (nlu/decode.h) when the intent is uncertain:
+ * prior[t] (NS) = the probability, under intent_probs (NI, summing to 1), that the intent
+ * takes tag t (1 for O). Returns prior, or NULL (prior untouched) when the model has no
+ * intent_slot_tags. */
+const float *bert_slot_prior(const bert_config *c, const float *intent_probs, float *prior);
+
 /* Copies a config (labels included) into dst, which the caller frees with bert_config_clear. */
 parley_status bert_config_copy(bert_config *dst, const bert_config *src);
 void bert_config_clear(bert_config *c);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nlu/decode.h"
 #include "nlu/train/defaults.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
@@ -212,6 +213,45 @@ int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_no
                few ? "the intents weighted to the median"
                    : "the intents keep the data's proportions");
     return few;
+}
+
+parley_status train_intent_slot_tags(char *const *slot_labels, int n_slots, int n_intents,
+                                     const int *intent, const size_t *off, const int *slot, int n,
+                                     unsigned char **out, train_notes *notes)
+{
+    nlu_tagset ts;
+    parley_status st;
+    *out = NULL;
+    if ((st = nlu_tagset_init(&ts, slot_labels, n_slots)) != PARLEY_OK)
+        return st;
+    const size_t NT = (size_t)ts.n_types;
+    unsigned char *used = pl_calloc((size_t)n_intents * NT + 1, 1); /* (n_intents, types) */
+    unsigned char *tags = pl_malloc((size_t)n_intents * (size_t)n_slots + 1);
+    if (!used || !tags) {
+        pl_free(used);
+        pl_free(tags);
+        nlu_tagset_clear(&ts);
+        return pl_nomem("the slot types of each intent");
+    }
+    for (int e = 0; e < n; e++)
+        for (size_t k = off[e]; k < off[e + 1]; k++)
+            if (slot[k] >= 0 && ts.type[slot[k]] >= 0)
+                used[(size_t)intent[e] * NT + (size_t)ts.type[slot[k]]] = 1;
+    size_t pairs = 0;
+    for (int i = 0; i < n_intents; i++) {
+        for (size_t y = 0; y < NT; y++)
+            pairs += used[i * NT + y];
+        for (int t = 0; t < n_slots; t++)
+            tags[(size_t)i * n_slots + t] = ts.type[t] < 0 || used[i * NT + (size_t)ts.type[t]];
+    }
+    train_note(notes,
+               "slot types per intent: %.1f of %zu on average, as the examples tag them "
+               "(decoding keeps each intent to its own)",
+               n_intents ? (double)pairs / n_intents : 0.0, NT);
+    pl_free(used);
+    nlu_tagset_clear(&ts);
+    *out = tags;
+    return PARLEY_OK;
 }
 
 int train_prefit_epochs(int n_train, int batch, train_notes *notes)

@@ -297,6 +297,7 @@ typedef struct eval_pass {
     int max_words;
     int *word_tag, *type; /* (max_words) */
     void *viterbi;        /* nlu_word_tags_scratch(max_words, NS) */
+    float *probs, *prior; /* (NI) and (NS), one block: the slot tags' prior (bert_slot_prior) */
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
@@ -324,7 +325,10 @@ static parley_status eval_one(void *ctx, int k, const wp_tokens *tk, int n_used,
             if (!strcmp(c->intent_labels[j], ev->ds->intents[e->intent]))
                 ev->gold_intent[i] = j;
     }
-    nlu_word_tags(&ev->ts, slot_logits, tk->pieces, n_used, e->n_words, ev->word_tag, ev->viterbi);
+    if (c->intent_slot_tags)
+        nlu_softmax(intent_logits, c->n_intents, c->intent_temperature, ev->probs);
+    nlu_word_tags(&ev->ts, bert_slot_prior(c, ev->probs, ev->prior), slot_logits, tk->pieces,
+                  n_used, e->n_words, ev->word_tag, ev->viterbi);
     nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
     for (int w = 0; w < e->n_words; w++) {
         int t = ev->kind[w] == NLU_TAG_O ? ev->ts.o_tag
@@ -382,12 +386,14 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.gold = pl_malloc(w * sizeof *ev.gold);
     ev.pred = pl_malloc(w * sizeof *ev.pred);
     ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
+    ev.probs = pl_malloc(((size_t)m->cfg.n_intents + (size_t)m->cfg.n_slots) * sizeof *ev.probs);
+    ev.prior = ev.probs ? ev.probs + m->cfg.n_intents : NULL;
     if (temperature) {
         ev.logits = pl_malloc(((size_t)ds->n_examples * m->cfg.n_intents + 1) * sizeof *ev.logits);
         ev.gold_intent = pl_malloc(((size_t)ds->n_examples + 1) * sizeof *ev.gold_intent);
     }
     if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi ||
-        (temperature && (!ev.logits || !ev.gold_intent))) {
+        !ev.probs || (temperature && (!ev.logits || !ev.gold_intent))) {
         st = pl_nomem("%s: scoring", ds->source);
         goto fail;
     }
@@ -408,6 +414,7 @@ fail:
     mt_scorer_free(ev.sc);
     pl_free(ev.word_tag);
     pl_free(ev.viterbi);
+    pl_free(ev.probs);
     pl_free(ev.type);
     pl_free(ev.kind);
     pl_free(ev.spans);
@@ -1077,6 +1084,23 @@ done:
     return st;
 }
 
+/* The slot types of each intent, into the model's config (replacing those of a checkpoint
+ * resumed: the data decides them again), for a model whose intent is the sparse features'
+ * alone: its encoder tags without learning the intents. */
+static parley_status intent_slot_tags(run_state *r, train_notes *notes)
+{
+    bert_config *c = &r->m->cfg;
+    unsigned char *tags;
+    parley_status st =
+            train_intent_slot_tags(c->slot_labels, c->n_slots, c->n_intents, r->set.intent,
+                                   r->set.off, r->set.slot, r->set.n, &tags, notes);
+    if (st == PARLEY_OK) {
+        pl_free(c->intent_slot_tags);
+        c->intent_slot_tags = tags;
+    }
+    return st;
+}
+
 /* Fits the sparse weights alone before the joint training (a fresh run of a model with
  * sparse features and few examples). When the intent is theirs alone and there is no dev
  * set to calibrate on, the intent temperature is fitted by cross-fitting too. */
@@ -1197,6 +1221,9 @@ static parley_status run_prepare(run_state *r)
                                          &r->class_weight, notes)) != PARLEY_OK)
         return st;
     if (few && !p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
+        return st;
+    if (r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1 &&
+        (st = intent_slot_tags(r, notes)) != PARLEY_OK)
         return st;
     r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)

@@ -108,7 +108,7 @@ static void test_bio(void)
     int wt[4];
     char scratch[1024];
     CHECK(nlu_word_tags_scratch(4, 5) <= sizeof scratch, "scratch size");
-    nlu_word_tags(&ts, logits, pieces, 4, 4, wt, scratch);
+    nlu_word_tags(&ts, NULL, logits, pieces, 4, 4, wt, scratch);
     CHECK(wt[0] == 1 && wt[1] == 3 && wt[2] == 0 && wt[3] == 0, "word tags %d %d %d %d", wt[0],
           wt[1], wt[2], wt[3]);
 
@@ -119,12 +119,39 @@ static void test_bio(void)
     v[0 * 5 + 1] = 6;                      /* word 0: B-a */
     v[1 * 5 + 4] = 4, v[1 * 5 + 2] = 3.5f; /* word 1: I-b 4, I-a 3.5, B-b 0 */
     v[2 * 5 + 0] = 3;                      /* word 2: O */
-    nlu_word_tags(&ts, v, vp, 3, 3, wt, scratch);
+    nlu_word_tags(&ts, NULL, v, vp, 3, 3, wt, scratch);
     CHECK(wt[0] == 1 && wt[1] == 2 && wt[2] == 0, "viterbi tags %d %d %d", wt[0], wt[1], wt[2]);
     /* at the sentence start an I- tag is never chosen */
     float s0[5] = { 0, 0, 1, 0, 0 };
-    nlu_word_tags(&ts, s0, vp, 1, 1, wt, scratch);
+    nlu_word_tags(&ts, NULL, s0, vp, 1, 1, wt, scratch);
     CHECK(wt[0] != 2 && wt[0] != 4, "an I- tag opened the sentence: %d", wt[0]);
+
+    /* Only the tags an intent takes (type a here): another tag's probability goes to O
+     * (a slot type the intent never takes means no slot of its), an allowed tag still wins
+     * where it beats that, and with no mask nothing changes. */
+    const float only_a[5] = { 0, 1, 1, 0, 0 }; /* O may, though left out */
+    float m[2 * 5] = { 0 };
+    m[0 * 5 + 1] = 5;                   /* word 0: B-a */
+    m[1 * 5 + 3] = 5, m[1 * 5 + 2] = 2; /* word 1: B-b 5, I-a 2, O 0 */
+    nlu_word_tags(&ts, only_a, m, vp, 2, 2, wt, scratch);
+    CHECK(wt[0] == 1 && wt[1] == 0, "masked tags %d %d (want B-a O)", wt[0], wt[1]);
+    nlu_word_tags(&ts, NULL, m, vp, 2, 2, wt, scratch);
+    CHECK(wt[0] == 1 && wt[1] == 3, "unmasked tags %d %d (want B-a B-b)", wt[0], wt[1]);
+    m[1 * 5 + 3] = 3, m[1 * 5 + 4] = 3, m[1 * 5 + 2] = 3.5f; /* B-b 3, I-b 3, I-a 3.5, O 0 */
+    nlu_word_tags(&ts, only_a, m, vp, 2, 2, wt, scratch);
+    CHECK(wt[1] == 0, "O with the disallowed mass (ln(2e^3 + 1) = 3.72 > 3.5): %d", wt[1]);
+    m[1 * 5 + 3] = 1, m[1 * 5 + 4] = 0, m[1 * 5 + 2] = 3; /* B-b 1, I-b 0, I-a 3, O 0 */
+    nlu_word_tags(&ts, only_a, m, vp, 2, 2, wt, scratch);
+    CHECK(wt[0] == 1 && wt[1] == 2, "an allowed tag above O's mass: %d %d (want B-a I-a)", wt[0],
+          wt[1]);
+    /* An uncertain intent: type b taken with probability 0.9 keeps B-b (5 + ln 0.9 against
+     * O's ln(1 + 0.1 e^5)); with 0.1 it goes to O. */
+    const float mostly_b[5] = { 1, 1, 1, 0.9f, 0.9f }, hardly_b[5] = { 1, 1, 1, 0.1f, 0.1f };
+    m[1 * 5 + 3] = 5, m[1 * 5 + 4] = 0, m[1 * 5 + 2] = 0; /* B-b 5, others 0 */
+    nlu_word_tags(&ts, mostly_b, m, vp, 2, 2, wt, scratch);
+    CHECK(wt[1] == 3, "likely type kept: %d", wt[1]);
+    nlu_word_tags(&ts, hardly_b, m, vp, 2, 2, wt, scratch);
+    CHECK(wt[1] == 0, "unlikely type to O: %d", wt[1]);
     nlu_tagset_clear(&ts);
 }
 

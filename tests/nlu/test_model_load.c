@@ -600,6 +600,65 @@ static void test_bad_config(void)
                 "no directory");
 }
 
+/* "intent_slot_types": read into per-intent tag flags (an intent not listed takes every
+ * tag), written back with every intent, and refused with the key named when it names an
+ * intent or a slot type the model lacks. */
+static void test_intent_slot_types(void)
+{
+    const char *d = case_dir("slot_types");
+    cJSON *c = config_read(d), *types = cJSON_AddObjectToObject(c, "intent_slot_types");
+    const char *order_types[] = { "size" };
+    cJSON_AddItemToObject(types, "order", cJSON_CreateStringArray(order_types, 1));
+    cJSON_AddArrayToObject(types, "bye");
+    config_write(d, c);
+    bert_model *m = NULL;
+    CHECK(bert_model_load(d, &m) == PARLEY_OK, "load with intent_slot_types: %s", parley_errmsg());
+    if (m) {
+        const unsigned char *greet = bert_slot_tags_of(&m->cfg, 0),
+                            *order = bert_slot_tags_of(&m->cfg, 1),
+                            *bye = bert_slot_tags_of(&m->cfg, 2);
+        CHECK(greet && greet[0] && greet[1] && greet[2] && greet[3], "greet (not listed): all");
+        CHECK(order && order[0] && order[1] && order[2] && !order[3],
+              "order: O, B-size, I-size, not B-topping");
+        CHECK(bye && bye[0] && !bye[1] && !bye[2] && !bye[3], "bye: O alone");
+        const char *again = case_dir("slot_types_again");
+        CHECK(bert_model_save(m, again) == PARLEY_OK, "save: %s", parley_errmsg());
+        cJSON *w = config_read(again), *t = cJSON_GetObjectItem(w, "intent_slot_types");
+        char *text = t ? cJSON_PrintUnformatted(t) : NULL;
+        CHECK(text && !strcmp(text, "{\"greet\":[\"size\",\"topping\"],\"order\":[\"size\"],"
+                                    "\"bye\":[]}"),
+              "written back: %s", text ? text : "(none)");
+        cJSON_free(text);
+        cJSON_Delete(w);
+        bert_model *back = NULL;
+        CHECK(bert_model_load(again, &back) == PARLEY_OK && back &&
+                      !memcmp(back->cfg.intent_slot_tags, m->cfg.intent_slot_tags, 3 * 4),
+              "read back the same: %s", parley_errmsg());
+        bert_model_free(back);
+        bert_model_free(m);
+    }
+    bert_model *plain = good_model();
+    CHECK(plain && !plain->cfg.intent_slot_tags && bert_slot_tags_of(&plain->cfg, 0) == NULL,
+          "a model without the key: any tag with any intent");
+    bert_model_free(plain);
+
+    config_case("cfg_slot_types_type", "intent_slot_types", cJSON_CreateString("size"),
+                PARLEY_ERR_CONFIG, "expected an object of intent: [slot types]");
+    cJSON *bad = cJSON_CreateObject();
+    cJSON_AddArrayToObject(bad, "pay");
+    config_case("cfg_slot_types_intent", "intent_slot_types", bad, PARLEY_ERR_CONFIG,
+                "\"pay\" is not in intent_labels");
+    bad = cJSON_CreateObject();
+    const char *colour[] = { "colour" };
+    cJSON_AddItemToObject(bad, "order", cJSON_CreateStringArray(colour, 1));
+    config_case("cfg_slot_types_type_name", "intent_slot_types", bad, PARLEY_ERR_CONFIG,
+                "\"order\": \"colour\" is not a slot type of slot_labels");
+    bad = cJSON_CreateObject();
+    cJSON_AddStringToObject(bad, "order", "size");
+    config_case("cfg_slot_types_list", "intent_slot_types", bad, PARLEY_ERR_CONFIG,
+                "\"order\": expected a list of slot types");
+}
+
 /* --- sizes and values ---------------------------------------------------------------- */
 
 /* The largest single request since the counter was reset, through parley's allocator. */
@@ -815,6 +874,7 @@ int main(void)
     test_round_trip(m, good);
     test_bad_tensors();
     test_bad_config();
+    test_intent_slot_types();
     test_sizes();
     test_many_labels();
     test_bad_values();

@@ -169,10 +169,38 @@ static void test_temperature(void)
     CHECK(t >= 0.01f && t < 0.02f, "one right example: %g", (double)t);
 }
 
+/* Each intent keeps the slot types its own examples tag (B- and I- alike), and O. */
+static void test_slot_tags(void)
+{
+    char *labels[] = { "O", "B-size", "I-size", "B-topping", "I-topping", "B-address" };
+    /* Intent 0 tags a size (its B- only), intent 1 a topping over two words and an address,
+     * intent 2 nothing. Tokens: [CLS] words [SEP]; -1 where no tag is scored. */
+    const int intent[] = { 0, 1, 2, 0 };
+    const int slot[] = { -1, 0, 1, -1, /**/ -1, 3, 4, 0, 5, -1, /**/ -1, 0, -1, /**/ -1, 0, -1 };
+    const size_t off[] = { 0, 4, 10, 13, 16 };
+    unsigned char *tags = NULL;
+    train_notes notes = { .len = 0 };
+    CHECK(train_intent_slot_tags(labels, 6, 3, intent, off, slot, 4, &tags, &notes) == PARLEY_OK &&
+                  tags,
+          "slot tags: %s", parley_errmsg());
+    if (tags) {
+        const unsigned char want[3][6] = { { 1, 1, 1, 0, 0, 0 }, /* intent 0: size */
+                                           { 1, 0, 0, 1, 1, 1 }, /* topping, address */
+                                           { 1, 0, 0, 0, 0, 0 } };
+        for (int k = 0; k < 3 * 6; k++)
+            CHECK(tags[k] == want[k / 6][k % 6], "intent %d tag %s: %d", k / 6, labels[k % 6],
+                  tags[k]);
+    }
+    CHECK(strstr(notes.text, "slot types per intent: 1.0 of 3") != NULL, "the note: %s",
+          notes.text);
+    pl_free(tags);
+}
+
 int main(void)
 {
     test_sizes();
     test_intents();
+    test_slot_tags();
     test_temperature();
     return check_done();
 }

@@ -149,6 +149,17 @@ static void test_determinism(void)
           "without dev, a few-shot model (its intent the sparse features') is calibrated by "
           "cross-fitting: %g",
           (double)cfg.intent_temperature);
+    /* ... and keeps each intent to its slot types: play_music's artist, not get_weather's city */
+    int music = -1, city = -1, artist = -1;
+    for (int i = 0; i < cfg.n_intents; i++)
+        music = strcmp(cfg.intent_labels[i], "play_music") ? music : i;
+    for (int t = 0; t < cfg.n_slots; t++) {
+        city = strcmp(cfg.slot_labels[t], "B-city") ? city : t;
+        artist = strcmp(cfg.slot_labels[t], "B-artist") ? artist : t;
+    }
+    const unsigned char *tags = music >= 0 ? bert_slot_tags_of(&cfg, music) : NULL;
+    CHECK(tags && city >= 0 && artist >= 0 && tags[artist] && !tags[city],
+          "the few-shot model's slot types per intent");
     bert_config_clear(&cfg);
     p.out = c;
     p.seed = 7;
