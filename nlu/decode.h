@@ -54,7 +54,7 @@ typedef struct nlu_span {
  * how likely each tag is to be one the intent takes (bert_slot_prior, nlu/model.h: 1 for O):
  * a word's probability of tag t becomes p(t) * prior[t] and the rest of it goes to O (a
  * slot type the intent does not take means no slot of its there). On SNIPS with 10 / 50
- * examples per intent that raised slot F1 from 33.1 / 55.9 to 39.0 / 60.5 (bench/RESULTS.md).
+ * examples per intent that raised slot F1 from 33.1 / 55.9 to 38.9 / 60.5 (bench/RESULTS.md).
  * scratch holds nlu_word_tags_scratch(n_words, NS) bytes, aligned for floats and ints. */
 size_t nlu_word_tags_scratch(int n_words, int n_tags);
 void nlu_word_tags(const nlu_tagset *ts, const float *prior, const float *slot_logits,

@@ -215,6 +215,21 @@ int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_no
     return few;
 }
 
+float train_slot_weight(float want, int sparse_intent_with_slots, double words_per_example,
+                        train_notes *notes)
+{
+    if (want >= 0)
+        return want;
+    if (!sparse_intent_with_slots)
+        return 1.0f;
+    const float w = words_per_example > 1 ? (float)words_per_example : 1.0f;
+    train_note(notes,
+               "slot weight %.3g: the tagged words of an example (the intent is the sparse "
+               "features', so the slots' weight sets the word map's steps, not the intent)",
+               (double)w);
+    return w;
+}
+
 parley_status train_intent_slot_tags(char *const *slot_labels, int n_slots, int n_intents,
                                      const int *intent, const size_t *off, const int *slot, int n,
                                      unsigned char **out, train_notes *notes)

@@ -78,7 +78,7 @@ parley_train_params parley_train_params_default(void)
         .warmup_fraction = 0.1f,
         .warmup_steps = -1,
         .dropout = 0.1f,
-        .slot_weight = 1.0f,
+        .slot_weight = -1, /* sized too */
         .clip = 1.0f,
         .seed = 42,
         .word_dropout = 0.1f,
@@ -980,9 +980,10 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
                        "and --sparse is off");
     if (!(p->sparse_lr >= 0 && p->sparse_lr <= 1e3))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: sparse lr must be in [0, 1000]");
-    if (p->slot_weight < 0 || !(p->word_dropout >= 0 && p->word_dropout < 1))
+    if (!isfinite(p->slot_weight) || !(p->word_dropout >= 0 && p->word_dropout < 1))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "train: slot weight must be >= 0 and word dropout in [0, 1)");
+                       "train: slot weight must be a number (negative: sized to the data) and "
+                       "word dropout in [0, 1)");
     return PARLEY_OK;
 }
 
@@ -1045,6 +1046,15 @@ static parley_status open_device(run_state *r)
         return pl_wrap(st, "train: device \"%s\"", r->p->device);
     r->pr.device = cuda_trainer_describe(r->gpu);
     return PARLEY_OK;
+}
+
+/* The mean number of tagged words (first pieces with a tag) per example of set. */
+static double tagged_words(const encoded_set *set)
+{
+    size_t n = 0;
+    for (size_t k = 0; set->n > 0 && k < set->off[set->n]; k++)
+        n += set->slot[k] >= 0;
+    return set->n > 0 ? (double)n / set->n : 0.0;
 }
 
 /* The examples written in the data: the encoded set's first, before the lookup variants
@@ -1194,6 +1204,9 @@ static parley_status run_prepare(run_state *r)
         train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
                           &r->notes);
         r->s.epochs = sizes.epochs;
+        r->s.slot_weight = train_slot_weight(p->slot_weight,
+                                             r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1,
+                                             tagged_words(&r->set), &r->notes);
     }
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;

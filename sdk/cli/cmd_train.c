@@ -37,7 +37,9 @@ static void usage(FILE *f)
             "                       the data)\n"
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
-            "  --slot-weight X      loss = intent loss + X * slot loss (default %g)\n"
+            "  --slot-weight X      loss = intent loss + X * slot loss (default: sized, 1, or\n"
+            "                       the tagged words per example when the intent is the\n"
+            "                       sparse features' alone)\n"
             "  --sparse on|off      sparse features (words, character n-grams, word shapes,\n"
             "                       lookup-table matches) beside the encoder (default on)\n"
             "  --sparse-lr X        peak learning rate of their weights (SGD; default %g)\n"
@@ -54,7 +56,7 @@ static void usage(FILE *f)
             "gpu (--device cuda):\n"
             "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
             "                       (to compare with the CPU)\n",
-            (double)d.word_dropout, (double)d.slot_weight, (double)PARLEY_TRAIN_DEFAULT_SPARSE_LR);
+            (double)d.word_dropout, (double)PARLEY_TRAIN_DEFAULT_SPARSE_LR);
     cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
                           parley_train_default_lr(1));
     fprintf(f,

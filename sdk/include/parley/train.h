@@ -108,9 +108,10 @@ typedef int (*parley_train_progress_fn)(const parley_train_progress *progress, v
 
 /* How a training run goes. Start from parley_train_params_default(): zero is a real value
  * for several fields (the dropouts, slot_weight, clip, the warmup, seed), so a zeroed struct
- * is not the defaults. The defaults leave epochs, batch, lr, augment and weight_decay to be
- * sized to the data (from its number of examples and intents; the run reports what it chose
- * and why in parley_train_progress.chosen). Strings are borrowed for the call. */
+ * is not the defaults. The defaults leave epochs, batch, lr, augment, weight_decay and
+ * slot_weight to be sized to the data (from its number of examples and intents; the run
+ * reports what it chose and why in parley_train_progress.chosen). Strings are borrowed for
+ * the call. */
 typedef struct parley_train_params {
     const char *data;  /* training examples: an nlu.yaml (.yaml/.yml) or a JointBERT folder
                           (seq.in, seq.out, label); required */
@@ -134,7 +135,8 @@ typedef struct parley_train_params {
                                    negative = sized to the data */
     float dropout;              /* in [0, 1) */
     float word_dropout;         /* chance that a training word piece is shown as [UNK], in [0, 1) */
-    float slot_weight;          /* loss = intent loss + slot_weight * slot loss */
+    float slot_weight;          /* loss = intent loss + slot_weight * slot loss; negative =
+                                   sized to the data */
     float clip;                 /* largest global gradient norm; 0 = no clipping */
     uint64_t seed;              /* of the initialization, shuffles, dropout and variants */
     int threads;                /* CPU threads; 0 = all cores */

@@ -194,6 +194,16 @@ static void test_slot_tags(void)
     CHECK(strstr(notes.text, "slot types per intent: 1.0 of 3") != NULL, "the note: %s",
           notes.text);
     pl_free(tags);
+
+    /* The slot loss's weight: as given; sized, the tagged words per example where the intent
+     * is the sparse features' alone, else 1. */
+    notes.len = 0;
+    CHECK(train_slot_weight(2.5f, 1, 9.0, &notes) == 2.5f && notes.len == 0, "given: kept");
+    CHECK(train_slot_weight(-1, 0, 9.0, &notes) == 1.0f && notes.len == 0, "encoder on: 1");
+    CHECK(train_slot_weight(-1, 1, 9.25, &notes) == 9.25f &&
+                  strstr(notes.text, "slot weight 9.25: the tagged words of an example"),
+          "sparse intent with slots: the words per example\n%s", notes.text);
+    CHECK(train_slot_weight(-1, 1, 0.4, NULL) == 1.0f, "at least 1");
 }
 
 int main(void)
