@@ -264,10 +264,8 @@ parley_status bert_config_copy(bert_config *dst, const bert_config *src)
         else
             st = pl_nomem("the model's slot types per intent");
     }
-    if (st != PARLEY_OK) {
-        bert_config_clear(dst);
-        memset(dst, 0, sizeof *dst);
-    }
+    if (st != PARLEY_OK)
+        bert_config_clear(dst); /* leaves it zeroed */
     return st;
 }
 

@@ -86,29 +86,32 @@ size_t nlu_first_nonfinite(const float *x, size_t n)
     return i;
 }
 
-void nlu_softmax(const float *logits, int n, float temperature, float *prob)
+/* The softmax of logits (n) / temperature, as p(i) = exp((logits[i] - mx) * inv_t) / sum:
+ * fills mx and inv_t and returns sum. */
+static double softmax_terms(const float *logits, int n, float temperature, float *mx, double *inv_t)
 {
-    const double inv_t = temperature > 0 ? 1.0 / temperature : 1.0;
-    float mx = logits[0];
+    *inv_t = temperature > 0 ? 1.0 / temperature : 1.0;
+    *mx = logits[0];
     for (int i = 1; i < n; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
+        *mx = logits[i] > *mx ? logits[i] : *mx;
     double sum = 0;
     for (int i = 0; i < n; i++)
-        sum += exp(((double)logits[i] - mx) * inv_t);
+        sum += exp(((double)logits[i] - *mx) * *inv_t);
+    return sum;
+}
+
+void nlu_softmax(const float *logits, int n, float temperature, float *prob)
+{
+    float mx;
+    double inv_t, sum = softmax_terms(logits, n, temperature, &mx, &inv_t);
     for (int i = 0; i < n; i++)
         prob[i] = (float)(exp(((double)logits[i] - mx) * inv_t) / sum);
 }
 
 void nlu_top_k(const float *logits, int n, float temperature, int k, int *idx, float *prob)
 {
-    const double inv_t = temperature > 0 ? 1.0 / temperature : 1.0;
-    float mx = logits[0];
-    for (int i = 1; i < n; i++)
-        if (logits[i] > mx)
-            mx = logits[i];
-    double sum = 0;
-    for (int i = 0; i < n; i++)
-        sum += exp(((double)logits[i] - mx) * inv_t);
+    float mx;
+    double inv_t, sum = softmax_terms(logits, n, temperature, &mx, &inv_t);
     /* Selection by repeated scans: k and n are small (tens of intents). */
     for (int j = 0; j < k; j++) {
         int best = -1;
