@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "nlu/decode.h"
 #include "nlu/model.h"
 #include "nlu/sparse.h"
 #include "sdk/base/alloc.h"
@@ -203,16 +204,18 @@ const unsigned char *bert_slot_tags_of(const bert_config *c, int intent)
     return c->intent_slot_tags ? c->intent_slot_tags + (size_t)intent * (size_t)c->n_slots : NULL;
 }
 
-const float *bert_slot_prior(const bert_config *c, const float *intent_probs, float *prior)
+const float *bert_slot_prior(const bert_config *c, const float *intent_logits, float *scratch)
 {
     if (!c->intent_slot_tags)
         return NULL;
+    float *probs = scratch, *prior = scratch + c->n_intents;
+    nlu_softmax(intent_logits, c->n_intents, c->intent_temperature, probs);
     for (int t = 0; t < c->n_slots; t++)
         prior[t] = 0.0f;
     for (int i = 0; i < c->n_intents; i++) {
         const unsigned char *row = bert_slot_tags_of(c, i);
         for (int t = 0; t < c->n_slots; t++)
-            prior[t] += row[t] ? intent_probs[i] : 0.0f;
+            prior[t] += row[t] ? probs[i] : 0.0f;
     }
     return prior;
 }

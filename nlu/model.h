@@ -113,10 +113,10 @@ parley_status bert_config_check(const bert_config *c, const char *where);
 const unsigned char *bert_slot_tags_of(const bert_config *c, int intent);
 
 /* The prior of each slot tag for nlu_word_tags (nlu/decode.h) when the intent is uncertain:
- * prior[t] (NS) = the probability, under intent_probs (NI, summing to 1), that the intent
- * takes tag t (1 for O). Returns prior, or NULL (prior untouched) when the model has no
- * intent_slot_tags. */
-const float *bert_slot_prior(const bert_config *c, const float *intent_probs, float *prior);
+ * the probability, under softmax(intent_logits / intent_temperature), that the intent takes
+ * tag t (1 for O). scratch holds NI + NS floats; returns the prior (NS) in it, or NULL when
+ * the model has no intent_slot_tags (nothing is computed then). */
+const float *bert_slot_prior(const bert_config *c, const float *intent_logits, float *scratch);
 
 /* Copies a config (labels included) into dst, which the caller frees with bert_config_clear. */
 parley_status bert_config_copy(bert_config *dst, const bert_config *src);

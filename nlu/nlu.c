@@ -297,18 +297,15 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
         const char *label = c->intent_labels[idx[k]];
         top[k] = (parley_nlu_intent){ arena_str(&a, label, strlen(label)), prob[k] };
     }
-    /* the Viterbi scratch, then the intents' probabilities (NI) and the tags' prior (NS) */
+    /* the Viterbi scratch, then the slot prior's (NI + NS floats) */
     const size_t vs = nlu_word_tags_scratch((int)W, ts->n_tags);
     void *viterbi = pl_malloc(vs + ((size_t)c->n_intents + (size_t)c->n_slots) * sizeof(float));
     if (!viterbi) {
         pl_free(a.base);
         return pl_nomem("decoding slots");
     }
-    float *probs = (float *)((char *)viterbi + vs), *prior = probs + c->n_intents;
-    if (c->intent_slot_tags)
-        nlu_softmax(intent_logits, c->n_intents, c->intent_temperature, probs);
-    nlu_word_tags(ts, bert_slot_prior(c, probs, prior), slot_logits, tk->pieces, n_used, (int)W,
-                  word_tag, viterbi);
+    const float *prior = bert_slot_prior(c, intent_logits, (float *)((char *)viterbi + vs));
+    nlu_word_tags(ts, prior, slot_logits, tk->pieces, n_used, (int)W, word_tag, viterbi);
     pl_free(viterbi);
     int n_spans = nlu_bio_spans(ts, word_tag, (int)W, kind, type, spans);
     for (size_t w = 0; w < W; w++) {

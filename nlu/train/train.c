@@ -297,7 +297,7 @@ typedef struct eval_pass {
     int max_words;
     int *word_tag, *type; /* (max_words) */
     void *viterbi;        /* nlu_word_tags_scratch(max_words, NS) */
-    float *probs, *prior; /* (NI) and (NS), one block: the slot tags' prior (bert_slot_prior) */
+    float *prior_scratch; /* (NI + NS) for bert_slot_prior */
     signed char *kind;
     nlu_span *spans;
     const char **gold, **pred;
@@ -325,10 +325,8 @@ static parley_status eval_one(void *ctx, int k, const wp_tokens *tk, int n_used,
             if (!strcmp(c->intent_labels[j], ev->ds->intents[e->intent]))
                 ev->gold_intent[i] = j;
     }
-    if (c->intent_slot_tags)
-        nlu_softmax(intent_logits, c->n_intents, c->intent_temperature, ev->probs);
-    nlu_word_tags(&ev->ts, bert_slot_prior(c, ev->probs, ev->prior), slot_logits, tk->pieces,
-                  n_used, e->n_words, ev->word_tag, ev->viterbi);
+    nlu_word_tags(&ev->ts, bert_slot_prior(c, intent_logits, ev->prior_scratch), slot_logits,
+                  tk->pieces, n_used, e->n_words, ev->word_tag, ev->viterbi);
     nlu_bio_spans(&ev->ts, ev->word_tag, e->n_words, ev->kind, ev->type, ev->spans);
     for (int w = 0; w < e->n_words; w++) {
         int t = ev->kind[w] == NLU_TAG_O ? ev->ts.o_tag
@@ -386,14 +384,14 @@ parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_repor
     ev.gold = pl_malloc(w * sizeof *ev.gold);
     ev.pred = pl_malloc(w * sizeof *ev.pred);
     ev.viterbi = pl_malloc(nlu_word_tags_scratch((int)w, ev.ts.n_tags));
-    ev.probs = pl_malloc(((size_t)m->cfg.n_intents + (size_t)m->cfg.n_slots) * sizeof *ev.probs);
-    ev.prior = ev.probs ? ev.probs + m->cfg.n_intents : NULL;
+    ev.prior_scratch = pl_malloc(((size_t)m->cfg.n_intents + (size_t)m->cfg.n_slots) *
+                                 sizeof *ev.prior_scratch);
     if (temperature) {
         ev.logits = pl_malloc(((size_t)ds->n_examples * m->cfg.n_intents + 1) * sizeof *ev.logits);
         ev.gold_intent = pl_malloc(((size_t)ds->n_examples + 1) * sizeof *ev.gold_intent);
     }
     if (!ev.word_tag || !ev.type || !ev.kind || !ev.spans || !ev.gold || !ev.pred || !ev.viterbi ||
-        !ev.probs || (temperature && (!ev.logits || !ev.gold_intent))) {
+        !ev.prior_scratch || (temperature && (!ev.logits || !ev.gold_intent))) {
         st = pl_nomem("%s: scoring", ds->source);
         goto fail;
     }
@@ -414,7 +412,7 @@ fail:
     mt_scorer_free(ev.sc);
     pl_free(ev.word_tag);
     pl_free(ev.viterbi);
-    pl_free(ev.probs);
+    pl_free(ev.prior_scratch);
     pl_free(ev.type);
     pl_free(ev.kind);
     pl_free(ev.spans);
