@@ -7,7 +7,7 @@
  * in progress at once. A grammar decoder says nothing for speech outside the grammar; then
  * the utterance's audio, kept by its stream, is decoded again by the one generic-model
  * decoder (about 100 MB, loaded once, shared under a lock), so out-of-grammar speech still
- * gets a transcript. pocketsphinx's log goes to /dev/null. Foreign error codes end here.
+ * gets a transcript. pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <pthread.h>
 #include <string.h>
@@ -30,6 +30,7 @@ svc_ps_params svc_ps_params_default(void)
 #if PARLEY_HAVE_POCKETSPHINX
 #include <pocketsphinx.h>
 #include <sphinxbase/cmn.h>
+#include <sphinxbase/err.h>
 #include <sphinxbase/feat.h>
 
 enum { MAX_CEP = 64 };
@@ -56,11 +57,10 @@ typedef struct ps_stream {
 /* A new decoder: with the grammar when `grammar` is not NULL, else the generic model. */
 static parley_status new_decoder(svc_ps *ps, const char *grammar, ps_decoder_t **out)
 {
-    cmd_ln_t *cfg =
-            grammar ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->grammar_dict,
-                                  "-jsgf", grammar, "-logfn", "/dev/null", NULL)
-                    : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm",
-                                  ps->lm, "-logfn", "/dev/null", NULL);
+    cmd_ln_t *cfg = grammar ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict",
+                                          ps->grammar_dict, "-jsgf", grammar, NULL)
+                            : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict,
+                                          "-lm", ps->lm, NULL);
     *out = cfg ? ps_init(cfg) : NULL;
     if (cfg)
         cmd_ln_free_r(cfg);
@@ -104,11 +104,23 @@ static char *dup_or(const char *s, const char *def)
     return pl_strdup(s && *s ? s : def);
 }
 
+/* pocketsphinx logs to one FILE for the whole process, and a decoder made with -logfn opens
+ * it afresh and closes the old one, which another worker's decoder may be writing to at that
+ * moment (seen: free(): invalid pointer, when 50 streams made decoders on two workers at
+ * once). So the log is switched off once, for every decoder, and no decoder names one. */
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void log_off(void)
+{
+    err_set_logfp(NULL);
+}
+
 parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
 {
     parley_status st;
     svc_ps_params d = svc_ps_params_default();
     *out = NULL;
+    pthread_once(&log_once, log_off);
     svc_ps *ps = pl_calloc(1, sizeof *ps);
     if (!ps)
         return pl_nomem("the pocketsphinx engine");
