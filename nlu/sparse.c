@@ -324,8 +324,20 @@ static void emit_bigram(sf_emit *e, const char *x, size_t nx, const char *y, siz
     emit_name(e);
 }
 
-void sf_emit_sentence(sf_emit *e, const sf_text *t)
+/* Emits prefix + the name of lookup table or regex l: "L:" / "R:" in the sentence, a word's
+ * position and "L:B:" or "L:I:" (likewise "R:") in a word. */
+static void emit_match(sf_emit *e, const sf_featurizer *f, const char *pos, const char *mark, int l)
 {
+    char prefix[16];
+    const int lk = l < f->n_lookups;
+    const char *name = lk ? f->lookups[l].name : f->regexes[l - f->n_lookups].name;
+    snprintf(prefix, sizeof prefix, "%s%s:%s", pos, lk ? "L" : "R", mark);
+    emit3(e, prefix, name, strlen(name), "");
+}
+
+void sf_emit_sentence(sf_emit *e, const sf_featurizer *f, const sf_text *t)
+{
+    const int n_match = f->n_lookups + f->n_regexes;
     const char *s = t->norm.data;
     size_t prev0 = 0, prev1 = 0;
     int have_prev = 0;
@@ -349,6 +361,9 @@ void sf_emit_sentence(sf_emit *e, const sf_text *t)
             prev1 = b;
             have_prev = 1;
         }
+        for (int l = 0; l < n_match; l++)
+            if (t->flags[(size_t)w * n_match + l] & SF_BEGINS)
+                emit_match(e, f, "", "", l);
     }
 }
 
@@ -370,16 +385,10 @@ void sf_emit_word(sf_emit *e, const sf_featurizer *f, const sf_text *t, int w)
         emit3(e, prefix, t->shape.data + wd->s0, wd->s1 - wd->s0, "");
         for (int l = 0; l < f->n_lookups + f->n_regexes; l++) {
             unsigned char fl = t->flags[(size_t)j * (f->n_lookups + f->n_regexes) + l];
-            const int lk = l < f->n_lookups;
-            const char *name = lk ? f->lookups[l].name : f->regexes[l - f->n_lookups].name;
-            if (fl & SF_BEGINS) {
-                snprintf(prefix, sizeof prefix, "%s%s:B:", P, lk ? "L" : "R");
-                emit3(e, prefix, name, strlen(name), "");
-            }
-            if (fl & SF_CONTINUES) {
-                snprintf(prefix, sizeof prefix, "%s%s:I:", P, lk ? "L" : "R");
-                emit3(e, prefix, name, strlen(name), "");
-            }
+            if (fl & SF_BEGINS)
+                emit_match(e, f, P, "B:", l);
+            if (fl & SF_CONTINUES)
+                emit_match(e, f, P, "I:", l);
         }
     }
     const sf_word *wd = &t->words[w];
@@ -526,7 +535,7 @@ static parley_status learn(sf_featurizer *f, const char *const *texts, int n, sf
             break;
         e.tab = sent;
         e.n_ids = 0;
-        sf_emit_sentence(&e, &t);
+        sf_emit_sentence(&e, f, &t);
         count_row(&e);
         e.tab = word;
         for (int w = 0; w < t.n_words && e.st == PARLEY_OK; w++) {
@@ -609,7 +618,7 @@ parley_status sf_featurize(const sf_featurizer *f, const char *text, size_t len,
     sf_emit e = { .tab = (sf_strtab *)&f->sent };
     if ((st = sf_text_analyze(f, &t, text, len)) != PARLEY_OK)
         goto done;
-    sf_emit_sentence(&e, &t);
+    sf_emit_sentence(&e, f, &t);
     if ((st = finish_row(&e, f->idf, sent)) != PARLEY_OK)
         goto done;
     e.tab = (sf_strtab *)&f->word;

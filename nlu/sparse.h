@@ -13,10 +13,12 @@
  * characters dropped, lower-cased, accents stripped). Then:
  *   sentence features: its tokens (the runs of a word between punctuation characters)
  *     "w:TOKEN", bigrams of consecutive tokens "b:TOKEN TOKEN", and character n-grams of
- *     each token with boundary marks, "c:NGRAM" for n = 2..5 code points of "<TOKEN>";
- *     value sublinear TF times IDF, (1 + ln tf) * (ln((1 + n) / (1 + df)) + 1) with df
- *     counted over the n training texts, the row L2-normalized (sklearn's TfidfVectorizer
- *     with sublinear_tf and smooth_idf).
+ *     each token with boundary marks, "c:NGRAM" for n = 2..5 code points of "<TOKEN>", and
+ *     "L:TABLE" / "R:NAME" for each match of a lookup table or a regex (below) that begins
+ *     at a word (the same match as the word features' "L:B:" / "R:B:"); value sublinear TF
+ *     times IDF, (1 + ln tf) * (ln((1 + n) / (1 + df)) + 1) with df counted over the n
+ *     training texts, the row L2-normalized (sklearn's TfidfVectorizer with sublinear_tf
+ *     and smooth_idf).
  *   word features, for word i and its neighbours o = -1 and +1 (prefix "O:", O one of
  *     -1, 0, +1): the normalized word "O:w:WORD", its shape "O:s:SHAPE" (from the text as
  *     typed: X upper case, x lower case, d digit, other characters as they are, runs cut to
@@ -33,7 +35,8 @@
  * document frequency for sentence features, by words for word features, ties by byte
  * order), capped at SF_DEFAULT_MAX_SENTENCE and SF_DEFAULT_MAX_WORD.
  *
- * sparse.json: {"format": "parley-sparse", "version": 1,
+ * sparse.json: {"format": "parley-sparse", "version": 2, (1: from before the sentence's
+ *   match features; read the same way, its vocabulary has none)
  *   "sentence": {"features": [FS strings], "idf": [FS numbers]},
  *   "word": {"features": [FW strings]},
  *   "lookups": {"TABLE": ["value", ...], ...},   (the tables, normalized)

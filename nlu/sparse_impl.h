@@ -107,7 +107,7 @@ typedef struct sf_emit {
     parley_status st;
 } sf_emit;
 
-void sf_emit_sentence(sf_emit *e, const sf_text *t);
+void sf_emit_sentence(sf_emit *e, const sf_featurizer *f, const sf_text *t);
 void sf_emit_word(sf_emit *e, const sf_featurizer *f, const sf_text *t, int w);
 /* Sorts and merges e->ids, counting repeats into e->counts; returns the distinct count. */
 int sf_emit_unique(sf_emit *e);

@@ -17,7 +17,9 @@
 #include "sdk/base/json.h"
 
 static const char FORMAT[] = "parley-sparse";
-enum { VERSION = 1, MAX_BYTES = 256 << 20 };
+/* Version 2 added the sentence's match features ("L:", "R:"); a version 1 vocabulary has
+ * none, so its model reads and runs as it always did. */
+enum { VERSION = 2, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
 /* IDF is ln((1 + n) / (1 + df)) + 1: between 1 and 1 + ln of the text count. */
 static const double MAX_IDF = 100.0;
 
@@ -132,11 +134,12 @@ parley_status sf_load(const char *path, sf_featurizer **out)
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format"),
                 *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) || !cJSON_IsNumber(ver) ||
-        ver->valuedouble != VERSION) {
+        ver->valuedouble < OLDEST_VERSION || ver->valuedouble > VERSION ||
+        ver->valuedouble != (int)ver->valuedouble) {
         st = pl_fail(PARLEY_ERR_FORMAT,
-                     "%s: not parley's sparse features version %d (\"format\": "
-                     "\"%s\", \"version\": %d expected)",
-                     path, VERSION, FORMAT, VERSION);
+                     "%s: not parley's sparse features version %d to %d (\"format\": "
+                     "\"%s\", \"version\": %d to %d expected)",
+                     path, OLDEST_VERSION, VERSION, FORMAT, OLDEST_VERSION, VERSION);
         goto fail;
     }
     const cJSON *sent = cJSON_GetObjectItemCaseSensitive(root, "sentence"),

@@ -12,6 +12,7 @@
  * weights changing nothing, and allocation failures injected into learning, featurizing,
  * loading and saving.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,25 @@ static void test_features(void)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK(word_has(f, &w, want[i].word, want[i].name) == want[i].has, "word %d %s %s",
               want[i].word, want[i].has ? "has" : "lacks", want[i].name);
+    /* The sentence counts the table's matches (one for "extra cheese", not two), and its
+     * value is sublinear TF times IDF like a word's: here tf 1 and df 2 of 3, as "w:with". */
+    int lt = find_sent(f, "L:topping"), ww = find_sent(f, "w:with");
+    CHECK(lt >= 0 && ww >= 0 && value_at(&s, 0, lt) > 0 &&
+                  fabs(value_at(&s, 0, lt) - value_at(&s, 0, ww)) < 1e-6,
+          "L:topping in the sentence: %g, as w:with %g", lt >= 0 ? value_at(&s, 0, lt) : -1,
+          ww >= 0 ? value_at(&s, 0, ww) : -1);
+    sf_rows_free(&s);
+    sf_rows_free(&w);
+    text = "mushrooms and extra cheese";
+    CHECK(sf_featurize(f, text, strlen(text), &s, &w, &n_words) == PARLEY_OK, "featurize: %s",
+          parley_errmsg());
+    /* tf 2 (df 2) against "w:extra"'s tf 1 (df 1), idf = ln((1 + 3) / (1 + df)) + 1 */
+    int we = find_sent(f, "w:extra");
+    double want_ratio = (1 + log(2.0)) * (log(4.0 / 3) + 1) / (log(4.0 / 2) + 1);
+    CHECK(lt >= 0 && we >= 0 && value_at(&s, 0, we) > 0 &&
+                  fabs(value_at(&s, 0, lt) / value_at(&s, 0, we) - want_ratio) < 1e-5,
+          "two matches: tf 2 (ratio %g, want %g)",
+          lt >= 0 && we >= 0 ? value_at(&s, 0, lt) / value_at(&s, 0, we) : -1, want_ratio);
     sf_rows_free(&s);
     sf_rows_free(&w);
 
@@ -158,6 +178,12 @@ static void test_regexes(void)
                   !word_has(f, &w, 1, "0:R:B:zip"),
           "zip on word 4");
     CHECK(word_has(f, &w, 6, "0:R:B:code"), "a match inside a word marks it");
+    for (int r = 0; r < 3; r++) {
+        char name[16];
+        snprintf(name, sizeof name, "R:%s", regexes[r].name);
+        int id = find_sent(f, name);
+        CHECK(id >= 0 && value_at(&s, 0, id) > 0, "the sentence has %s", name);
+    }
     sf_rows_free(&s);
     sf_rows_free(&w);
     CHECK(sf_featurize(f, texts[1], strlen(texts[1]), &s, &w, NULL) == PARLEY_OK &&
@@ -397,10 +423,36 @@ static void test_model_files(void)
     bert_model_free(back);
     back = NULL;
 
+    /* The same vocabulary as version 1 (from before the sentence's match features) reads and
+     * runs the same. */
+    char v1[300], v1_json[320], cmd[700];
+    snprintf(v1, sizeof v1, "%s-v1", dir);
+    snprintf(v1_json, sizeof v1_json, "%s/sparse.json", v1);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s", v1, dir, v1);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    char *json = read_text(v1_json);
+    char *ver = json ? strstr(json, "\"version\"") : NULL;
+    char *digit = ver ? strpbrk(ver, "0123456789") : NULL;
+    CHECK(digit && *digit == '2' && !isdigit((unsigned char)digit[1]),
+          "sparse.json says version 2");
+    if (digit) {
+        *digit = '1';
+        write_file(v1_json, json);
+        logits again;
+        CHECK(bert_model_load(v1, &back) == PARLEY_OK && run_texts(back, &again) == PARLEY_OK &&
+                      !memcmp(&again, &with, sizeof with),
+              "version 1 loads and gives the same logits: %s", parley_errmsg());
+        bert_model_free(back);
+        back = NULL;
+    }
+    pl_free(json);
+
     char broken[256];
     snprintf(broken, sizeof broken, "%s", dir);
     expect_broken(broken, NULL, "sparse.json");
     expect_broken(broken, "{\"format\": \"other\", \"version\": 1}", "not parley's sparse");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 3}", "version 1 to 2");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 1.5}", "version 1 to 2");
     expect_broken(broken,
                   "{\"format\": \"parley-sparse\", \"version\": 1, \"sentence\": {\"features\": "
                   "[\"w:a\", \"w:a\"], \"idf\": [1, 1]}, \"word\": {\"features\": []}}",
