@@ -230,6 +230,18 @@ float train_slot_weight(float want, int sparse_intent_with_slots, double words_p
     return w;
 }
 
+float train_slot_map_lr(float sparse_lr, int sparse_intent_with_slots, train_notes *notes)
+{
+    if (!sparse_intent_with_slots)
+        return sparse_lr;
+    const float lr = sparse_lr * TRAIN_SLOT_MAP_LR_SCALE;
+    train_note(notes,
+               "sparse slot map's learning rate %.3g: %d times the sparse maps' (the intent is "
+               "the sparse features', fitted first, so this rate moves the slots only)",
+               (double)lr, TRAIN_SLOT_MAP_LR_SCALE);
+    return lr;
+}
+
 parley_status train_intent_slot_tags(char *const *slot_labels, int n_slots, int n_intents,
                                      const int *intent, const size_t *off, const int *slot, int n,
                                      unsigned char **out, train_notes *notes)

@@ -110,16 +110,18 @@ static void sgd_step(float *w, const float *g, float *v, size_t n, float lr)
 }
 
 void train_sparse_update(bert_model *m, const float *grads, float *mom, float *vel,
-                         const unsigned char *decay, long t, const adamw_params *p, float sparse_lr)
+                         const unsigned char *decay, long t, const adamw_params *p, float sparse_lr,
+                         float slot_lr)
 {
     const size_t dense = (size_t)(m->w.sparse_intent_w - m->params), n = m->n_params - dense;
+    /* U, then S (with whatever alignment lies between them, which has no gradient). */
+    const size_t n_u = (size_t)(m->w.sparse_slot_w - m->w.sparse_intent_w);
+    adamw_step(m->params, grads, mom, vel, decay, dense, t, p);
     /* An intent that is the sparse features' alone was fitted by the pre-fit: more passes
      * would only fit its few examples harder. */
-    const size_t frozen =
-            m->cfg.intent_sparse_only ? (size_t)(m->w.sparse_slot_w - m->w.sparse_intent_w) : 0;
-    adamw_step(m->params, grads, mom, vel, decay, dense, t, p);
-    sgd_step(m->params + dense + frozen, grads + dense + frozen, mom + dense + frozen, n - frozen,
-             sparse_lr);
+    if (!m->cfg.intent_sparse_only)
+        sgd_step(m->params + dense, grads + dense, mom + dense, n_u, sparse_lr);
+    sgd_step(m->params + dense + n_u, grads + dense + n_u, mom + dense + n_u, n - n_u, slot_lr);
 }
 
 /* Softmax cross-entropy of the n logits in z against label y: their gradient times scale
@@ -186,7 +188,8 @@ static parley_status fit(const fit_maps *w, const sparse_prefit_set *set, const 
                     sf_rows_outer(&set->rows->tok, (int)tk, drow, NS, c->sparse_word, g + n_u);
                 }
             }
-            sgd_step(w->u, g, mom, n, p->lr);
+            sgd_step(w->u, g, mom, n_u, p->lr);
+            sgd_step(w->u + n_u, g + n_u, mom + n_u, n - n_u, p->slot_lr);
         }
         epoch_loss /= n_sub;
     }

@@ -27,16 +27,16 @@ parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off
                                  int nb, bert_sparse_batch *x);
 
 /* One step over all of m's parameters (adamw_step's arrays, n_params each): AdamW for the
- * encoder and heads, SGD with momentum 0.9 at learning rate sparse_lr for the sparse weights
- * (their momentum kept in mom; vel unused there), except the sparse intent weights of a
- * model whose intent is theirs alone (intent_sparse_only), left as the pre-fit made them. Adam's
- * per-weight step sizes give a feature seen in one example as large a weight as a common one, so
- * the linear model memorizes rare n-grams; plain gradient steps keep the weights near the smallest
- * that fit, as a linear SVM's are (bench/RESULTS.md, "Few-shot": 67.5 against 72.5 on CLINC150 k =
- * 5). */
+ * encoder and heads, SGD with momentum 0.9 for the sparse weights, at learning rate sparse_lr
+ * for the intent map U and slot_lr for the slot map S (their momentum kept in mom; vel unused
+ * there), except U of a model whose intent is theirs alone (intent_sparse_only), left as the
+ * pre-fit made it. Adam's per-weight step sizes give a feature seen in one example as large a
+ * weight as a common one, so the linear model memorizes rare n-grams; plain gradient steps
+ * keep the weights near the smallest that fit, as a linear SVM's are (bench/RESULTS.md,
+ * "Few-shot": 67.5 against 72.5 on CLINC150 k = 5). */
 void train_sparse_update(bert_model *m, const float *grads, float *mom, float *vel,
-                         const unsigned char *decay, long t, const adamw_params *p,
-                         float sparse_lr);
+                         const unsigned char *decay, long t, const adamw_params *p, float sparse_lr,
+                         float slot_lr);
 
 /* The training set as the pre-fit reads it (train.c's encoded set): example e has intent
  * intent[e], sentence row e of rows->sent and token rows [off[e], off[e + 1]) of rows->tok,
@@ -55,7 +55,8 @@ typedef struct sparse_prefit_set {
 
 typedef struct sparse_prefit_params {
     int epochs, batch;
-    float lr, slot_weight; /* SGD with momentum 0.9, as train_sparse_update */
+    float lr, slot_lr; /* of U and S: SGD with momentum 0.9, as train_sparse_update */
+    float slot_weight;
     uint64_t seed;
     const float *class_weight; /* (n_intents) each intent's weight in the loss; NULL: 1 */
 } sparse_prefit_params;

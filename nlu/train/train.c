@@ -459,6 +459,7 @@ typedef struct run_state {
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
     bert_sparse_batch b_sparse;             /* its sparse features */
     float *class_weight;                    /* (n_intents) each intent's weight, or NULL */
+    float slot_map_lr; /* peak learning rate of the sparse slot map (train_slot_map_lr) */
     parley_train_progress pr;
     train_meter meter; /* this call's counts, for progress */
     train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
@@ -552,7 +553,8 @@ static parley_status train_step(run_state *r)
     if (!r->gpu) {
         train_clip_grads(r->grads, n, r->s.clip);
         train_sparse_update(r->m, r->grads, r->adam_m, r->adam_v, r->decay, r->step + 1, &ap,
-                            train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step));
+                            train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step),
+                            train_lr_at(r->slot_map_lr, r->s.warmup, r->steps, r->step));
     }
     train_meter_step(&r->meter, t0, nb, loss.total);
     r->pr.lr = ap.lr;
@@ -1129,6 +1131,7 @@ static parley_status sparse_prefit(run_state *r)
         .epochs = train_prefit_epochs(n, PREFIT_BATCH, &r->notes),
         .batch = PREFIT_BATCH,
         .lr = r->s.sparse_lr,
+        .slot_lr = r->slot_map_lr,
         .slot_weight = r->s.slot_weight,
         .seed = train_mix(r->s.seed, PREFIT_SALT),
         .class_weight = r->class_weight,
@@ -1206,6 +1209,10 @@ static parley_status run_prepare(run_state *r)
                                              r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1,
                                              tagged_words(&r->set), &r->notes);
     }
+    /* From the model's intent_sparse_only, so a resumed run gets it again. */
+    r->slot_map_lr =
+            train_slot_map_lr(r->s.sparse_lr, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1,
+                              p->resume ? NULL : &r->notes);
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
     if (!p->resume)

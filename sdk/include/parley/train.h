@@ -147,7 +147,8 @@ typedef struct parley_train_params {
                                    n-grams for the intent, per word for the tags; README "The
                                    model directory"): "on" (NULL too) or "off" */
     float sparse_lr;            /* peak learning rate of their weights (SGD with momentum 0.9, same
-                                   warmup and decay as lr); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
+                                   warmup and decay as lr; the slot map's is 4 times it when the
+                                   intent is theirs alone); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
     const char *intent_encoder; /* with sparse features: "on" (the intent from the encoder and
                                    the sparse features) or "off" (from the sparse features
                                    alone); NULL = sized to the data (off below 150 examples

@@ -204,6 +204,14 @@ static void test_slot_tags(void)
                   strstr(notes.text, "slot weight 9.25: the tagged words of an example"),
           "sparse intent with slots: the words per example\n%s", notes.text);
     CHECK(train_slot_weight(-1, 1, 0.4, NULL) == 1.0f, "at least 1");
+
+    /* The slot map's rate: the sparse maps' rate, times the scale where the intent is the
+     * sparse features' alone and the data tags slots. */
+    notes.len = 0;
+    CHECK(train_slot_map_lr(0.5f, 0, &notes) == 0.5f && notes.len == 0, "encoder on: the same");
+    CHECK(train_slot_map_lr(0.5f, 1, &notes) == 0.5f * TRAIN_SLOT_MAP_LR_SCALE &&
+                  strstr(notes.text, "sparse slot map's learning rate 2: 4 times"),
+          "sparse intent with slots: scaled\n%s", notes.text);
 }
 
 int main(void)

@@ -96,6 +96,7 @@ static void test_fit(const float *class_weight, const int *source, const char *w
     sparse_prefit_params p = { .epochs = 30,
                                .batch = 5,
                                .lr = 1.0f,
+                               .slot_lr = 1.0f,
                                .slot_weight = 1.0f,
                                .seed = 3,
                                .class_weight = class_weight };
@@ -133,6 +134,64 @@ static void test_fit(const float *class_weight, const int *source, const char *w
     bert_sparse_batch_free(&t.rows);
 }
 
+/* U moves at lr and S at slot_lr: each rate moves its own map only. */
+static void test_rates(void)
+{
+    toy t;
+    toy_make(&t);
+    sparse_prefit_set set = { N, NULL, t.off, t.intent, t.slot, &t.rows };
+    for (int which = 0; which < 2; which++) {
+        bert_model *m = toy_model();
+        if (!m)
+            break;
+        const size_t n_u = (size_t)NI * FS, n_s = (size_t)NS * FW;
+        sparse_prefit_params p = { .epochs = 5,
+                                   .batch = 5,
+                                   .lr = which ? 1.0f : 0.0f,
+                                   .slot_lr = which ? 0.0f : 1.0f,
+                                   .slot_weight = 1.0f,
+                                   .seed = 3 };
+        CHECK(train_sparse_prefit(m, &set, &p, NULL) == PARLEY_OK, "prefit: %s", parley_errmsg());
+        int u_moved = 0, s_moved = 0;
+        for (size_t i = 0; i < n_u; i++)
+            u_moved |= m->w.sparse_intent_w[i] != 0.0f;
+        for (size_t i = 0; i < n_s; i++)
+            s_moved |= m->w.sparse_slot_w[i] != 0.0f;
+        CHECK(u_moved == which && s_moved == !which, "lr %g, slot_lr %g: U %s, S %s", (double)p.lr,
+              (double)p.slot_lr, u_moved ? "moved" : "still", s_moved ? "moved" : "still");
+        bert_model_free(m);
+    }
+    bert_sparse_batch_free(&t.rows);
+}
+
+/* The training step's update: U at sparse_lr (left alone when the intent is the sparse
+ * features' alone), S at slot_lr; one SGD step from zero momentum moves a weight by -lr * g. */
+static void test_update(void)
+{
+    for (int sparse_only = 0; sparse_only < 2; sparse_only++) {
+        bert_model *m = toy_model();
+        if (!m)
+            break;
+        m->cfg.intent_sparse_only = sparse_only;
+        const size_t n = m->n_params;
+        float *g = malloc(n * sizeof *g), *mom = calloc(n, sizeof *mom),
+              *vel = calloc(n, sizeof *vel);
+        unsigned char *decay = calloc(n, 1);
+        for (size_t i = 0; i < n; i++)
+            g[i] = 1.0f;
+        const adamw_params ap = { 0.0f, 0.9f, 0.999f, 1e-8f, 0.0f };
+        train_sparse_update(m, g, mom, vel, decay, 1, &ap, 0.5f, 2.0f);
+        const float u = m->w.sparse_intent_w[0], s = m->w.sparse_slot_w[NS * FW - 1];
+        CHECK(u == (sparse_only ? 0.0f : -0.5f) && s == -2.0f,
+              "intent_sparse_only %d: U moved to %g, S to %g", sparse_only, (double)u, (double)s);
+        free(g);
+        free(mom);
+        free(vel);
+        free(decay);
+        bert_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_fit(NULL, NULL, "unweighted");
@@ -144,5 +203,7 @@ int main(void)
     for (int e = 0; e < N; e++)
         source[e] = e < N / 2 ? e : e - N / 2;
     test_fit(NULL, source, "half of them variants");
+    test_rates();
+    test_update();
     return check_done();
 }
