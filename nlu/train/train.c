@@ -1143,6 +1143,13 @@ static parley_status sparse_prefit(run_state *r)
     return st;
 }
 
+/* Whether m's intent is the sparse features' alone while its data tags slots: there the
+ * encoder learns the slots only, and the slot settings are sized for that. */
+static int sparse_intent_with_slots(const bert_model *m)
+{
+    return m->cfg.intent_sparse_only && m->cfg.n_slots > 1;
+}
+
 /* Data, model, settings and buffers: everything before the first step. */
 static parley_status run_prepare(run_state *r)
 {
@@ -1197,6 +1204,7 @@ static parley_status run_prepare(run_state *r)
     }
     if ((st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
         return st;
+    train_notes *notes = p->resume ? NULL : &r->notes;
     if (!p->resume) {
         if (r->m->cfg.sparse_sent)
             r->m->cfg.intent_sparse_only =
@@ -1205,14 +1213,11 @@ static parley_status run_prepare(run_state *r)
         train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
                           &r->notes);
         r->s.epochs = sizes.epochs;
-        r->s.slot_weight = train_slot_weight(p->slot_weight,
-                                             r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1,
+        r->s.slot_weight = train_slot_weight(p->slot_weight, sparse_intent_with_slots(r->m),
                                              tagged_words(&r->set), &r->notes);
     }
     /* From the model's intent_sparse_only, so a resumed run gets it again. */
-    r->slot_map_lr =
-            train_slot_map_lr(r->s.sparse_lr, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1,
-                              p->resume ? NULL : &r->notes);
+    r->slot_map_lr = train_slot_map_lr(r->s.sparse_lr, sparse_intent_with_slots(r->m), notes);
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
     if (!p->resume)
@@ -1232,7 +1237,6 @@ static parley_status run_prepare(run_state *r)
         !r->b_len || !r->b_intent)
         return pl_nomem("training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
-    train_notes *notes = p->resume ? NULL : &r->notes;
     const int few =
             train_few_examples(r->set.n, r->m->cfg.intent_sparse_only, r->m->sparse != NULL, notes);
     if (few && (st = train_class_weights(r->set.intent, written(r), r->m->cfg.n_intents,
@@ -1240,8 +1244,7 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (few && !p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
         return st;
-    if (r->m->cfg.intent_sparse_only && r->m->cfg.n_slots > 1 &&
-        (st = intent_slot_tags(r, notes)) != PARLEY_OK)
+    if (sparse_intent_with_slots(r->m) && (st = intent_slot_tags(r, notes)) != PARLEY_OK)
         return st;
     r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
