@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # gpu_run.sh — everything the GPU figures need, in one go on a machine with a CUDA GPU:
 # the gpu test suite (kernels, whole model and trainer against the CPU path),
-# compute-sanitizer memcheck of the model and trainer tests, bench/gpu_vs_torch.py, and
-# bench/train_vs_torch.py on the GPU (BERT-mini and BERT-base shapes, bf16). Logs go to
-# $OUT (or ./gpu-out).
+# compute-sanitizer memcheck of the model and trainer tests (2 minutes each at most),
+# bench/train_vs_torch.py on the GPU (BERT-mini and BERT-base shapes, bf16), then
+# bench/gpu_vs_torch.py. Training's figures come before inference's, which were measured
+# first and take longer (torch.compile). Logs go to $OUT (or ./gpu-out).
 #
 #   bash bench/gpu_run.sh BIN_DIR [LIB_DIR]
 # BIN_DIR holds parley, test_cuda_ops, test_cuda_bert and test_cuda_train built with CUDA;
@@ -23,10 +24,10 @@ for t in test_cuda_ops test_cuda_bert test_cuda_train; do
 done 2>&1 | tee "$out/tests.txt"
 for t in test_cuda_bert test_cuda_train; do
     echo "== compute-sanitizer memcheck $t"
-    compute-sanitizer --tool memcheck --leak-check full "$bin/$t" $tiny 2>&1 | tail -15
+    timeout 120 compute-sanitizer --tool memcheck --leak-check full "$bin/$t" $tiny 2>&1 | tail -15
 done 2>&1 | tee "$out/sanitizer.txt"
-python3 bench/gpu_vs_torch.py --parley "$bin/parley" --json "$out/gpu_vs_torch.json" 2>&1 | tee "$out/bench.txt"
 for shape in mini base; do
     python3 bench/train_vs_torch.py --parley "$bin/parley" --device cuda --precision bf16 --shape $shape \
         --examples 4096 --epochs 1 --batch 32
 done 2>&1 | tee "$out/train_bench.txt"
+python3 bench/gpu_vs_torch.py --parley "$bin/parley" --json "$out/gpu_vs_torch.json" 2>&1 | tee "$out/bench.txt"
