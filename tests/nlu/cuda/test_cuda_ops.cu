@@ -266,9 +266,14 @@ static void test_all(void)
 {
     test_embedding<S>(40, { 5, 1, 12 }, 16);
     test_embedding<S>(768, { 128, 77 }, 128);
+    /* Odd widths take the one-value-per-thread kernels; widths of whole 128-bit words the
+     * vectorized ones (104 halves: 13 of a warp's threads; 1100 rows: more than one launch's
+     * rows, so each block strides). */
     test_residual_layernorm<S>(7, 100);
+    test_residual_layernorm<S>(5, 104);
     test_residual_layernorm<S>(33, 768);
     test_pointwise<S>(13, 129);
+    test_pointwise<S>(1100, 2304);
     for (int gemm = 0; gemm < 2; gemm++) {
         test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32, gemm);
         test_attention<S>(2, 24, { 40, 3 }, 40, gemm);
