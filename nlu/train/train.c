@@ -1030,12 +1030,22 @@ static void run_clear(run_state *r)
     pl_free(r->class_weight);
 }
 
-/* Puts the training on the GPU when the device says so. */
+/* Puts the training on the GPU when the device says so. "auto" means the CPU for a model
+ * with sparse features, which the GPU trainer does not train; a GPU named outright refuses
+ * them. */
 static parley_status open_device(run_state *r)
 {
+    int asked = CUDA_DEVICE_CPU;
     r->pr.device = "cpu";
     if (r->device == CUDA_DEVICE_CPU)
         return PARLEY_OK;
+    if (r->m->sparse && cuda_device_parse(r->p->device, &asked) == PARLEY_OK &&
+        asked == CUDA_DEVICE_AUTO) {
+        train_note(&r->notes, "device auto: the cpu, as the GPU trainer has no sparse features "
+                              "yet (--sparse off trains on the GPU)");
+        r->device = CUDA_DEVICE_CPU;
+        return PARLEY_OK;
+    }
     parley_status st = cuda_trainer_open(r->m, r->decay, r->device, r->prec, &r->gpu);
     if (st == PARLEY_OK && r->m->sparse)
         st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the GPU trainer has no sparse features yet; train "
@@ -1246,11 +1256,11 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (sparse_intent_with_slots(r->m) && (st = intent_slot_tags(r, notes)) != PARLEY_OK)
         return st;
-    r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
         return st;
     if ((st = open_device(r)) != PARLEY_OK)
         return st;
+    r->pr.chosen = r->notes.len ? r->notes.text : NULL;
     r->perm_epoch = -1;
     r->saved_step = p->resume ? r->step : -1;
     return PARLEY_OK;

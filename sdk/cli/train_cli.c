@@ -84,7 +84,8 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
             "  --threads N          CPU threads (default: all cores); results are reproducible\n"
             "                       for a given seed and thread count\n"
             "  --device D           cpu (default), cuda, cuda:N, or auto (a GPU when one is "
-            "usable);\n"
+            "usable,\n"
+            "                       the CPU for sparse features, which the GPU does not train);\n"
             "                       parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
             init_note, d->shape.layers, d->shape.hidden, d->shape.heads, d->shape.intermediate,

@@ -141,7 +141,9 @@ typedef struct parley_train_params {
     uint64_t seed;              /* of the initialization, shuffles, dropout and variants */
     int threads;                /* CPU threads; 0 = all cores */
     const char *device;         /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
-                                   when one is usable) */
+                                   when one is usable, the CPU when the model has sparse
+                                   features: the GPU trainer does not train them, and a GPU
+                                   named outright refuses them) */
     const char *precision;      /* on a GPU: "bf16" (NULL) or "fp32" */
     const char *sparse;         /* sparse features beside the encoder (words and character
                                    n-grams for the intent, per word for the tags; README "The

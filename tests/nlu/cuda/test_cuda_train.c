@@ -5,7 +5,9 @@
  * masks), in FP32 (within 1e-3 of the largest gradient) and BF16 (within 5e-2); then three
  * full steps (clipping and AdamW) in FP32, whose losses and weights must follow the CPU's.
  * A training run with --device cuda on the tiny synthetic set (argv[1]) must learn it
- * perfectly, as the CPU does. Bad batches and FP16 get clear errors. Exits 77 without a GPU.
+ * perfectly, as the CPU does; with sparse features (the CPU trainer's default), "auto" trains on
+ * the CPU and "cuda:0" refuses them. Bad batches and FP16 get clear errors. Exits 77 without a
+ * GPU.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -208,6 +210,49 @@ static void test_train_run(const char *data_dir)
     CHECK(system(cmd) == 0, "cleaning up");
 }
 
+typedef struct started {
+    char device[128];
+    int noted; /* the sized settings say why the CPU trains */
+} started;
+
+static int on_start(const parley_train_progress *pr, void *user)
+{
+    started *s = user;
+    if (pr->event == PARLEY_TRAIN_START) {
+        snprintf(s->device, sizeof s->device, "%s", pr->device);
+        s->noted = pr->chosen && strstr(pr->chosen, "device auto: the cpu");
+    }
+    return 0;
+}
+
+/* With the sparse features on (the default), "auto" trains on the CPU and says why, and a
+ * GPU named outright refuses them. */
+static void test_auto_sparse(const char *data_dir)
+{
+    char data[512], out[] = "/tmp/parley-test-cuda-auto-XXXXXX", cmd[600];
+    snprintf(data, sizeof data, "%s/nlu.yaml", data_dir);
+    if (!mkdtemp(out)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    started s = { "", 0 };
+    parley_train_params p = parley_train_params_default();
+    p.data = data;
+    p.out = out;
+    p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
+    p.epochs = 1, p.device = "auto", p.progress = on_start, p.user_data = &s;
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "auto with sparse features: %s",
+          parley_errmsg());
+    CHECK(!strcmp(s.device, "cpu") && s.noted, "auto with sparse features trained on '%s'%s",
+          s.device, s.noted ? "" : " without saying why");
+    p.device = "cuda:0", p.progress = NULL;
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_UNSUPPORTED &&
+                  strstr(parley_errmsg(), "--sparse off"),
+          "cuda:0 with sparse features: %s", parley_errmsg());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+    CHECK(system(cmd) == 0, "cleaning up");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -221,5 +266,6 @@ int main(int argc, char **argv)
     test_model(64, 4, 64, 0.08f);  /* D = 16 */
     test_model(96, 2, 128, 0.05f); /* D = 48 */
     test_train_run(argv[1]);
+    test_auto_sparse(argv[1]);
     return check_done();
 }
