@@ -9,6 +9,8 @@
 #   bash bench/gpu_run.sh BIN_DIR [LIB_DIR]
 # BIN_DIR holds parley, test_cuda_ops, test_cuda_bert and test_cuda_train built with CUDA;
 # LIB_DIR, if given, holds shared libraries the machine lacks (libopenblas, libcjson, ...).
+# bench/gpu_pack.sh DIR builds and gathers both (DIR/bin, DIR/lib) and the data (DIR/data,
+# for PARLEY_SHARED_DATA) on a machine with the build dependencies.
 set -uo pipefail
 bin=$1 lib=${2:-}
 out=${OUT:-gpu-out}
