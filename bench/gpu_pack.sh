@@ -10,8 +10,8 @@
 #   # then, on the GPU machine, from the repository root (DIR carried beside the tree):
 #   PARLEY_SHARED_DATA=$PWD/DIR/data bash bench/gpu_run.sh DIR/bin DIR/lib
 #
-# DIR should be ignored by git (.git/info/exclude) and stays about 55 MB (OpenBLAS is most
-# of it).
+# DIR should be ignored by git (.git/info/exclude) and comes to about 51 MB (OpenBLAS is
+# most of it).
 set -euo pipefail
 out=${1:?usage: gpu_pack.sh DIR [BUILD_DIR]} build=${2:-build-gpu}
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -19,7 +19,10 @@ with Debian's python3 (python3-torch):
 With --device cuda both sides train on the GPU: parley with `--device cuda --precision P`,
 torch with the model on the GPU and, for bf16, torch.autocast(dtype=torch.bfloat16) around
 the forward pass (FP32 master weights, as parley keeps them); torch's steps are timed with
-a synchronize after each, after one untimed forward and backward pass that sets up CUDA. --shape base is BERT-base's (L12 H768 A12 I3072).
+a synchronize after each, after one untimed forward and backward pass that sets up CUDA.
+--shape base is BERT-base's (L12 H768 A12 I3072). parley trains the same dense model as
+torch: no sparse features, the intent from the encoder, slot weight 1, no word dropout and
+no lookup variants.
 """
 import argparse
 import contextlib

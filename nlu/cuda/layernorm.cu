@@ -75,10 +75,12 @@ void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const flo
 {
     constexpr int V = LN_VEC_BYTES / sizeof(S);
     const int threads = (H / V + 31) / 32 * 32;
-    if (M > 0 && H % V == 0 && threads <= 1024 && (uintptr_t)h % LN_VEC_BYTES == 0 &&
+    if (M <= 0)
+        return;
+    if (H % V == 0 && threads <= 1024 && (uintptr_t)h % LN_VEC_BYTES == 0 &&
         (uintptr_t)x % LN_VEC_BYTES == 0)
         bias_residual_layernorm_vec_kernel<S><<<M, threads, 0, stream>>>(h, x, bias, w, b, H, eps);
-    else if (M > 0)
+    else
         bias_residual_layernorm_kernel<S>
                 <<<M, CUDA_ROW_THREADS, H * sizeof(float), stream>>>(h, x, bias, w, b, H, eps);
 }
