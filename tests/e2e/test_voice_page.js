@@ -1,7 +1,10 @@
 // test_voice_page.js — the voice page (samples/voice/web) in a real browser, speaking.
 //
 // Makes a WAV of a pizza order with espeak-ng and sox (16 kHz would be too easy: 48 kHz,
-// the rate of most microphones, with silence after it), starts the voice graph
+// the rate of most microphones, with silence around it: chromium's fake microphone starts
+// playing the file when getUserMedia opens it, before the page has connected its worklet,
+// so the leading 3 s keep the words out of that gap even on a loaded machine; with 0.5 s a
+// loaded CI machine once lost the first words), starts the voice graph
 // (samples/voice/pipeline.yaml, port 0) and Debian's chromium (headless, through
 // puppeteer-core) with that WAV as its fake microphone. Pressing the talk button streams
 // the order through the page's AudioWorklet; the page must show the transcript, the intent
@@ -21,7 +24,7 @@ const order = path.join(tmp, 'order.wav');
 try {
   const raw = path.join(tmp, 'raw.wav');
   execFileSync('espeak-ng', ['-s', '150', '-w', raw, 'i want a large pizza']);
-  execFileSync('sox', [raw, '-r', '48000', order, 'pad', '0.5', '2.5']);
+  execFileSync('sox', [raw, '-r', '48000', order, 'pad', '3', '2.5']);
 } catch (e) {
   skip('espeak-ng or sox missing: ' + e.message);
 }
