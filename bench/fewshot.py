@@ -22,7 +22,7 @@ and prints a table of mean +- sd over the seeds. Sets:
             in-scope accuracy the oos class is compared with, without and with the
             fallback threshold (which a bot without the class has too);
   snips     train on SNIPS `train` (k per intent), score on `dev`: intent accuracy, slot F1;
-  pizza, smarthome  the sample bots: train on samples/NAME/nlu.yaml (k = all: parley reads
+  pizza, smarthome, starter  the sample bots: train on samples/NAME/nlu.yaml (k = all: parley reads
             the file itself, lookup tables and all), score on samples/NAME/test_nlu.yaml,
             sentences written for the test: in-scope accuracy, and where the test has
             `out_of_scope` sentences their recall and precision, also with the bot's own
@@ -55,7 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "shared", "data", "nlu")
 OOS = "out_of_scope"  # CLINC150's "oos", under the name the dialog takes as its fallback
 THRESHOLD = 0.3  # the dialog's default fallback threshold (dialog/domain.c)
-SAMPLES = ("pizza", "smarthome")
+SAMPLES = ("pizza", "smarthome", "starter")
 
 
 # ---- data -------------------------------------------------------------------------------
