@@ -49,6 +49,13 @@ enum {
      * features fitted alone answer out of context, and its flights are 74% of the training
      * examples and 71% of the dev split. */
     FEW_EXAMPLES_BELOW = 4000,
+    /* Written examples (before lookup variants) below which a new model is the small shape
+     * below instead of BERT-mini's: there the intent is mostly the sparse features' and the
+     * encoder learns the slots, which a quarter of the width tags as well. Measured
+     * (bench/RESULTS.md, "Few-shot", eighth pass; 3 seeds): the sample bots' intent and slot F1
+     * the same within a seed's spread, SNIPS 10 and 50 per intent the same intent and slot F1
+     * 0.5 to 0.7 lower, each in a seventh to a ninth of the CPU time. */
+    SMALL_SHAPE_BELOW = 1000,
     PREFIT_EPOCHS = 40,       /* passes of the sparse pre-fit on small data ... */
     PREFIT_MAX_STEPS = 20000, /* ... and the most steps it takes on big data */
 };
@@ -77,6 +84,26 @@ void train_note(train_notes *n, const char *fmt, ...)
 train_sizes train_sizes_of(const parley_train_params *p)
 {
     return (train_sizes){ p->epochs, p->batch, p->augment, p->lr, p->weight_decay };
+}
+
+parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
+                                    train_notes *notes)
+{
+    const parley_train_shape mini = { 4, 256, 4, 1024, want->max_positions },
+                             small = { 2, 128, 2, 256, want->max_positions };
+    if (want->layers || want->hidden || want->heads || want->intermediate || n_examples < 0)
+        return (parley_train_shape){ want->layers ? want->layers : mini.layers,
+                                     want->hidden ? want->hidden : mini.hidden,
+                                     want->heads ? want->heads : mini.heads,
+                                     want->intermediate ? want->intermediate : mini.intermediate,
+                                     want->max_positions };
+    const int few = n_examples < SMALL_SHAPE_BELOW;
+    const parley_train_shape *s = few ? &small : &mini;
+    train_note(notes, "shape %d layers of %d (%d heads, %d feed-forward): %d examples, %s %d%s",
+               s->layers, s->hidden, s->heads, s->intermediate, n_examples,
+               few ? "under" : "at least", SMALL_SHAPE_BELOW,
+               few ? ", as well as BERT-mini's and faster" : ": BERT-mini's");
+    return *s;
 }
 
 void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_notes *notes)

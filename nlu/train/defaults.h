@@ -32,6 +32,14 @@ void train_note(train_notes *n, const char *fmt, ...) __attribute__((format(prin
 /* p's values, sentinels included. */
 train_sizes train_sizes_of(const parley_train_params *p);
 
+/* The shape of a new model. Where want gives any of layers, hidden, heads and intermediate
+ * (nonzero), want's, the others BERT-mini's (4 layers of 256, 4 heads, 1024 feed-forward);
+ * the same when n_examples is negative (pretraining: not sized); else sized to n_examples,
+ * the examples as written: a small encoder (2 layers of 128, 2 heads, 256 feed-forward)
+ * below 1,000, BERT-mini's from there, with a line in notes. max_positions is always want's. */
+parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
+                                    train_notes *notes);
+
 /* Before augmentation: fills the batch, learning rate, weight decay and augmentation that s
  * leaves to the data from ds (its examples, intents and lookup tables) and from_init (a
  * model to fine-tune gets BERT's fine-tuning rate), adding a line to notes for each. */

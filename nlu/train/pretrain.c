@@ -28,6 +28,7 @@
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train/bert_train.h"
+#include "nlu/train/defaults.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
 #include "nlu/vocab.h"
@@ -48,7 +49,8 @@ parley_pretrain_params parley_pretrain_params_default(void)
                                  .holdout = 0.02f };
     p.train.epochs = 10;
     p.train.batch = 64;
-    p.train.weight_decay = 0.01f; /* training sizes it to the data; pretraining does not */
+    p.train.weight_decay = 0.01f; /* training sizes these to the data; pretraining does not */
+    p.train.shape = train_size_shape(&p.train.shape, -1, NULL);
     return p;
 }
 
@@ -244,7 +246,8 @@ static parley_status model_prepare(pt_run *r)
     } else {
         static const char *const intents[] = { "none" }, *const tags[] = { "O" };
         wp_vocab *v = NULL;
-        bert_config cfg = train_config_of(&p->shape);
+        const parley_train_shape shape = train_size_shape(&p->shape, -1, NULL);
+        bert_config cfg = train_config_of(&shape);
         if (p->vocab) {
             st = wp_vocab_load(p->vocab, &v);
         } else {

@@ -65,12 +65,8 @@ parley_train_params parley_train_params_default(void)
 {
     return (parley_train_params){
         .vocab_size = WP_LEARN_DEFAULT_SIZE,
-        .shape = { .layers = 4,
-                   .hidden = 256,
-                   .heads = 4,
-                   .intermediate = 1024,
-                   .max_positions = 128 },
-        .epochs = 0, /* these five sized to the data: nlu/train/defaults.c */
+        .shape = { .max_positions = 128 }, /* the rest sized to the data, as are ... */
+        .epochs = 0,                       /* ... these five: nlu/train/defaults.c */
         .batch = 0,
         .lr = 0,
         .augment = -1,
@@ -583,14 +579,14 @@ static int same_labels(const bert_config *c, const ds_dataset *ds)
     return 1;
 }
 
-/* A new model of the requested shape, its vocabulary loaded or learned. */
-static parley_status model_scratch(run_state *r)
+/* A new model of the given shape, its vocabulary loaded or learned. */
+static parley_status model_scratch(run_state *r, const parley_train_shape *shape)
 {
     const parley_train_params *p = r->p;
     parley_status st;
     wp_vocab *v = NULL;
     const char **texts = NULL;
-    bert_config cfg = train_config_of(&p->shape);
+    bert_config cfg = train_config_of(shape);
     if (p->vocab) {
         if ((st = wp_vocab_load(p->vocab, &v)) != PARLEY_OK)
             goto fail;
@@ -1167,6 +1163,7 @@ static parley_status run_prepare(run_state *r)
     parley_status st;
     char dir[PATH_MAX];
     train_sizes sizes = train_sizes_of(p);
+    parley_train_shape shape = p->shape;
     if ((st = ds_load(p->data, &r->train)) != PARLEY_OK ||
         (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
         return st;
@@ -1178,6 +1175,8 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
+        if (!p->init)
+            shape = train_size_shape(&p->shape, r->train->n_examples, &r->notes);
         train_size_data(&sizes, r->train, p->init != NULL, &r->notes);
         r->s = (run_settings){ .batch = sizes.batch,
                                .augment = sizes.augment,
@@ -1206,7 +1205,7 @@ static parley_status run_prepare(run_state *r)
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
-        if ((st = p->init ? model_from_init(r) : model_scratch(r)) != PARLEY_OK ||
+        if ((st = p->init ? model_from_init(r) : model_scratch(r, &shape)) != PARLEY_OK ||
             (st = train_sparse_setup(&r->m, r->train, !p->sparse || strcmp(p->sparse, "off"))) !=
                     PARLEY_OK)
             return st;

@@ -55,17 +55,17 @@ static const char *sized(char *buf, size_t cap, double v)
 void cli_train_common_help(FILE *f, const parley_train_params *d, const char *init_note,
                            float lr_init)
 {
-    char ep[32], ba[32], lr[32], wd[32];
+    char ep[32], ba[32], lr[32], wd[32], sh[4][32];
     /* Training sizes the rate with the rest (epochs 0); pretraining has a fixed one. */
     const double lr_new = d->epochs > 0 ? parley_train_default_lr(0) : 0;
     fprintf(f,
             "model:\n"
             "  --out DIR            model directory to write (required)\n"
             "  --init DIR           start from this model (its vocabulary and shape); %s\n"
-            "  --layers N           new model: encoder layers (default %d)\n"
-            "  --hidden N           new model: hidden size (default %d)\n"
-            "  --heads N            new model: attention heads (default %d)\n"
-            "  --intermediate N     new model: feed-forward size (default %d)\n"
+            "  --layers N           new model: encoder layers (default %s)\n"
+            "  --hidden N           new model: hidden size (default %s)\n"
+            "  --heads N            new model: attention heads (default %s)\n"
+            "  --intermediate N     new model: feed-forward size (default %s)\n"
             "  --max-positions N    new model: longest input in pieces (default %d)\n"
             "  --vocab FILE         new model: use this vocab.txt ...\n"
             "  --vocab-size N       ... or learn a WordPiece vocabulary of at most N tokens from\n"
@@ -88,11 +88,13 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
             "                       the CPU for sparse features, which the GPU does not train);\n"
             "                       parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
-            init_note, d->shape.layers, d->shape.hidden, d->shape.heads, d->shape.intermediate,
-            d->shape.max_positions, d->vocab_size, sized(ep, sizeof ep, d->epochs),
-            sized(ba, sizeof ba, d->batch), sized(lr, sizeof lr, lr_new), (double)lr_init,
-            (double)d->warmup_fraction, sized(wd, sizeof wd, d->weight_decay), (double)d->dropout,
-            (double)d->clip, (unsigned long long)d->seed);
+            init_note, sized(sh[0], sizeof sh[0], d->shape.layers),
+            sized(sh[1], sizeof sh[1], d->shape.hidden), sized(sh[2], sizeof sh[2], d->shape.heads),
+            sized(sh[3], sizeof sh[3], d->shape.intermediate), d->shape.max_positions,
+            d->vocab_size, sized(ep, sizeof ep, d->epochs), sized(ba, sizeof ba, d->batch),
+            sized(lr, sizeof lr, lr_new), (double)lr_init, (double)d->warmup_fraction,
+            sized(wd, sizeof wd, d->weight_decay), (double)d->dropout, (double)d->clip,
+            (unsigned long long)d->seed);
 }
 
 int cli_usage_error(const opt_parse *o, const char *what)

@@ -51,7 +51,9 @@ typedef enum parley_train_event {
     PARLEY_TRAIN_EPOCH = 2, /* an epoch is done, scored (dev or held-out lines) and saved */
 } parley_train_event;
 
-/* The shape of a BERT encoder. */
+/* The shape of a BERT encoder. In parley_train_params, layers, hidden, heads and
+ * intermediate all 0 mean "sized to the data" (parley_train_params_default); any of them
+ * given, the others 0 take BERT-mini's values (4 layers, 256 wide, 4 heads, 1024). */
 typedef struct parley_train_shape {
     int layers;        /* encoder layers */
     int hidden;        /* hidden size, a multiple of heads */
@@ -121,7 +123,8 @@ typedef struct parley_train_params {
                           or NULL for a new model */
     const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
     int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
-    parley_train_shape shape;   /* a new model's shape; ignored with init */
+    parley_train_shape shape;   /* a new model's shape (all 0 but max_positions: sized to
+                                   the data); ignored with init */
     int epochs;                 /* passes over the data, >= 1; 0 = sized to the data */
     int batch;                  /* examples per step, >= 1; 0 = sized to the data */
     int augment;                /* up to this many variants of each example, its slot values
@@ -174,8 +177,9 @@ typedef struct parley_train_result {
     parley_train_scores best; /* its dev scores (has_dev) */
 } parley_train_result;
 
-/* The defaults: a new model of BERT-mini's shape (4 layers, 256 wide, 4 heads, 1024
- * feed-forward, 128 positions) with a learned vocabulary of up to 8000 tokens; epochs,
+/* The defaults: a new model of a shape sized to the data (BERT-mini's, 4 layers, 256 wide,
+ * 4 heads, 1024 feed-forward, from 1,000 examples; 2 layers of 128, 2 heads, 256 below;
+ * 128 positions) with a learned vocabulary of up to 8000 tokens; epochs,
  * batch, lr, lookup variants and weight decay sized to the data (0, 0, 0, -1, -1: batches of
  * 8 to 32, about 1200 optimizer steps in 20 to 80 epochs; the README's "Training a model"
  * has the rules), 10% warmup, dropout 0.1, word dropout 0.1, slot weight 1, clip 1, seed
@@ -229,7 +233,7 @@ typedef struct parley_pretrain_result {
     double mlm_loss, mlm_accuracy; /* held-out scores after the last epoch (0 without) */
 } parley_pretrain_result;
 
-/* parley_train_params_default()'s shape and optimizer, 10 epochs of batches of 64,
+/* parley_train_params_default()'s optimizer, BERT-mini's shape, 10 epochs of batches of 64,
  * mask_prob 0.15, holdout 0.02. */
 PARLEY_API parley_pretrain_params parley_pretrain_params_default(void);
 

@@ -3,11 +3,11 @@
  *
  * Sizing: a 40-example bot gets small batches and many epochs, SNIPS-sized data big
  * batches and the fewest epochs, a setting given explicitly is never touched, and each
- * choice is explained on a line of its own; intents heavier than the median are weighted
- * down to it, and the intent is left to the sparse features below 150 examples per intent
- * unless told otherwise. Calibration: labels drawn from softmax(z / T0)
- * give back a temperature near T0; the fitted T never scores worse than T = 1; and it
- * never moves the ranking (that is nlu/decode's, tested there).
+ * choice is explained on a line of its own; a new model is small below 1,000 examples;
+ * intents heavier than the median are weighted down to it, and the intent is left to the
+ * sparse features below 150 examples per intent unless told otherwise. Calibration: labels
+ * drawn from softmax(z / T0) give back a temperature near T0; the fitted T never scores
+ * worse than T = 1; and it never moves the ranking (that is nlu/decode's, tested there).
  */
 #include <math.h>
 #include <stdint.h>
@@ -70,6 +70,37 @@ static void test_sizes(void)
                   notes.len == 0 && !notes.text[0],
           "explicit settings kept: %d %d %g %d %g \"%s\"", s.epochs, s.batch, (double)s.lr,
           s.augment, (double)s.weight_decay, notes.text);
+}
+
+/* A new model's shape: small below 1,000 written examples, BERT-mini's from there, a given
+ * dimension kept with BERT-mini's for the rest, and pretraining (no count) BERT-mini's. */
+static void test_shape(void)
+{
+    const parley_train_params d = parley_train_params_default();
+    train_notes notes = { .len = 0 };
+    parley_train_shape s = train_size_shape(&d.shape, 999, &notes);
+    CHECK(s.layers == 2 && s.hidden == 128 && s.heads == 2 && s.intermediate == 256 &&
+                  s.max_positions == 128 && lines(&notes) == 1 &&
+                  strstr(notes.text, "shape 2 layers"),
+          "999 examples: L%d H%d A%d I%d P%d \"%s\"", s.layers, s.hidden, s.heads, s.intermediate,
+          s.max_positions, notes.text);
+    notes = (train_notes){ .len = 0 };
+    s = train_size_shape(&d.shape, 1000, &notes);
+    CHECK(s.layers == 4 && s.hidden == 256 && s.heads == 4 && s.intermediate == 1024 &&
+                  lines(&notes) == 1,
+          "1000 examples: L%d H%d A%d I%d", s.layers, s.hidden, s.heads, s.intermediate);
+
+    parley_train_shape want = d.shape;
+    want.layers = 3;
+    want.max_positions = 64;
+    notes = (train_notes){ .len = 0 };
+    s = train_size_shape(&want, 40, &notes);
+    CHECK(s.layers == 3 && s.hidden == 256 && s.heads == 4 && s.intermediate == 1024 &&
+                  s.max_positions == 64 && notes.len == 0,
+          "a given dimension: L%d H%d A%d I%d P%d, \"%s\"", s.layers, s.hidden, s.heads,
+          s.intermediate, s.max_positions, notes.text);
+    s = train_size_shape(&d.shape, -1, NULL);
+    CHECK(s.layers == 4 && s.hidden == 256, "not sized: BERT-mini's, L%d H%d", s.layers, s.hidden);
 }
 
 /* A fixed pseudo-random stream (splitmix64) in [0, 1). */
@@ -217,6 +248,7 @@ static void test_slot_tags(void)
 int main(void)
 {
     test_sizes();
+    test_shape();
     test_intents();
     test_slot_tags();
     test_temperature();
