@@ -36,8 +36,7 @@ RUN = [
     ("mybot", "parley chat pipeline.yaml"),
     ("mybot", "parley test"),
     ("mybot", "parley check pipeline.yaml"),
-    ("mybot", "parley train --data nlu.yaml --out models/nlu --layers 2 --hidden 128 --heads 2 "
-              "--intermediate 256 --max-positions 64 --epochs 80 --batch 16 --lr 2e-3"),
+    ("mybot", "parley train --data nlu.yaml --out models/nlu"),
     ("", 'espeak-ng -w order.wav "i want a large pizza"'),
     ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
          'decodebin"'),
