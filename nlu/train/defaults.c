@@ -49,13 +49,25 @@ enum {
      * features fitted alone answer out of context, and its flights are 74% of the training
      * examples and 71% of the dev split. */
     FEW_EXAMPLES_BELOW = 4000,
+    /* Where the count above gives the intent to the encoder while the data tags slots and
+     * its examples are few (below FEW_EXAMPLES_BELOW), the sparse features take the intent
+     * alone anyway when, cross-fitted on the written examples, they get at least this share
+     * of them (percent): then the encoder is better spent on the slots alone. Measured
+     * (bench/RESULTS.md, "Few-shot", eighth pass; 3 seeds): SNIPS with 100 and 200 per
+     * intent, where the sparse features get 96.4-97.9%, intent +0.2 / +0.3 and slot F1
+     * +7.8 / +6.3 with the intent theirs alone; the pizza bot, where they get 80%, 2.6 points
+     * of intent lower (its orders and answers share their words and differ in word order);
+     * the smart-home bot (84%) 1.7 higher, within its seeds' spread. The threshold lies
+     * between. */
+    SPARSE_INTENT_ENOUGH = 90,
     /* Written examples (before lookup variants) below which a new model is the small shape
-     * below instead of BERT-mini's: there the intent is mostly the sparse features' and the
-     * encoder learns the slots, which a quarter of the width tags as well. Measured
-     * (bench/RESULTS.md, "Few-shot", eighth pass; 3 seeds): the sample bots' intent and slot F1
-     * the same within a seed's spread, SNIPS 10 and 50 per intent the same intent and slot F1
-     * 0.5 to 0.7 lower, each in a seventh to a ninth of the CPU time. */
-    SMALL_SHAPE_BELOW = 1000,
+     * (2 layers of 128) instead of BERT-mini's (4 of 256): from scratch, on so few examples,
+     * the bigger encoder learns no more. Measured (bench/RESULTS.md, "Few-shot", eighth pass;
+     * 2 or 3 seeds): the sample bots and SNIPS with 10 to 200 per intent (70 to 1,400
+     * examples), intent and slot F1 the same within the seeds' spread, in a sixth to a ninth
+     * of the CPU time; SNIPS with 400 per intent (2,800) slot F1 1.6 lower, ATIS (4,478, one
+     * seed) 0.9. */
+    SMALL_SHAPE_BELOW = 2000,
     PREFIT_EPOCHS = 40,       /* passes of the sparse pre-fit on small data ... */
     PREFIT_MAX_STEPS = 20000, /* ... and the most steps it takes on big data */
 };
@@ -102,7 +114,7 @@ parley_train_shape train_size_shape(const parley_train_shape *want, int n_exampl
     train_note(notes, "shape %d layers of %d (%d heads, %d feed-forward): %d examples, %s %d%s",
                s->layers, s->hidden, s->heads, s->intermediate, n_examples,
                few ? "under" : "at least", SMALL_SHAPE_BELOW,
-               few ? ", as well as BERT-mini's and faster" : ": BERT-mini's");
+               few ? ": on so few a bigger encoder learns no more" : ": BERT-mini's");
     return *s;
 }
 
@@ -222,6 +234,23 @@ int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *w
                only ? "off" : "on", per, only ? "under" : "at least", below,
                only ? ": with so few the intent is the sparse features' alone" : "");
     return only;
+}
+
+int train_check_sparse_intent(int n_train, int tags_slots, const char *want)
+{
+    return !want && tags_slots && n_train < FEW_EXAMPLES_BELOW;
+}
+
+int train_intent_sparse_enough(int right, int scored, train_notes *notes)
+{
+    const int enough = scored > 0 && 100.0 * right >= (double)SPARSE_INTENT_ENOUGH * scored;
+    train_note(notes,
+               "intent encoder %s: the sparse features alone get the intent of %d of %d written "
+               "examples, cross-fitted (%s %d%%)%s",
+               enough ? "off after all" : "stays on", right, scored, enough ? "at least" : "under",
+               SPARSE_INTENT_ENOUGH,
+               enough ? ": the encoder is better spent on the slots alone" : "");
+    return enough;
 }
 
 int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes)

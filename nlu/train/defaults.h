@@ -22,7 +22,7 @@ typedef struct train_sizes {
 /* What was chosen, one line per choice ("epochs 80: ..."), NUL-terminated. The functions
  * below take NULL for no notes. */
 typedef struct train_notes {
-    char text[1024];
+    char text[2048];
     size_t len;
 } train_notes;
 
@@ -36,7 +36,7 @@ train_sizes train_sizes_of(const parley_train_params *p);
  * (nonzero), want's, the others BERT-mini's (4 layers of 256, 4 heads, 1024 feed-forward);
  * the same when n_examples is negative (pretraining: not sized); else sized to n_examples,
  * the examples as written: a small encoder (2 layers of 128, 2 heads, 256 feed-forward)
- * below 1,000, BERT-mini's from there, with a line in notes. max_positions is always want's. */
+ * below 2,000, BERT-mini's from there, with a line in notes. max_positions is always want's. */
 parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
                                     train_notes *notes);
 
@@ -65,6 +65,17 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
  * when the data tags slots (tags_slots nonzero). */
 int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
                              train_notes *notes);
+
+/* Whether to measure the sparse features' intent (train_intent_sparse_enough) where
+ * train_intent_sparse_only gave the intent to the encoder: `want` (--intent-encoder) is NULL,
+ * the data tags slots and n_train (lookup variants included) is below the few-examples
+ * course's bound. */
+int train_check_sparse_intent(int n_train, int tags_slots, const char *want);
+
+/* Whether the intent is the sparse features' alone after all, from the written examples
+ * whose intent their cross-fitted logits get (right of scored): from 90%, the encoder is
+ * better spent on the slots alone. Adds a line to notes either way. */
+int train_intent_sparse_enough(int right, int scored, train_notes *notes);
 
 /* Whether training takes the few-examples course: the sparse maps fitted alone before the
  * joint training (sparse_train.h, train_sparse_prefit) and the intents weighted to the

@@ -1070,33 +1070,64 @@ static int written(const run_state *r)
     return r->set.n - r->pr.n_augmented;
 }
 
-/* The intent temperature of a model whose intent is the sparse features' alone, without a
- * dev set: fitted on the held-out logits of CROSSFIT_FOLDS-fold cross-fitting of the written
- * examples (set and pp as the pre-fit's). */
-static parley_status crossfit_temperature(run_state *r, const sparse_prefit_set *set,
-                                          const sparse_prefit_params *pp)
+/* Held-out intent logits of the written examples by CROSSFIT_FOLDS-fold cross-fitting of the
+ * sparse intent map (set and pp as the pre-fit's): *logits (n, NI) and *gold (n; -1 for the
+ * lookup variants, which are not scored), both the caller's to pl_free; *right of *scored
+ * examples get their intent. */
+static parley_status crossfit(const run_state *r, const sparse_prefit_set *set,
+                              const sparse_prefit_params *pp, float **logits, int **gold,
+                              int *right, int *scored)
 {
     const int n = set->n, NI = r->m->cfg.n_intents;
-    int *gold = pl_malloc(((size_t)n + 1) * sizeof *gold);
-    float *logits = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *logits);
+    int *g = pl_malloc(((size_t)n + 1) * sizeof *g);
+    float *z = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *z);
     parley_status st;
-    if (!gold || !logits) {
-        st = pl_nomem("calibrating the intent by cross-fitting");
+    *right = *scored = 0;
+    if (!g || !z) {
+        st = pl_nomem("cross-fitting the sparse intent");
         goto done;
     }
     for (int e = 0; e < n; e++)
-        gold[e] = set->source[e] == e ? set->intent[e] : -1; /* lookup variants: not scored */
-    if ((st = train_sparse_crossfit(r->m, set, pp, CROSSFIT_FOLDS, logits)) == PARLEY_OK) {
-        float t = train_fit_temperature(logits, gold, n, NI);
+        g[e] = set->source[e] == e ? set->intent[e] : -1;
+    if ((st = train_sparse_crossfit(r->m, set, pp, CROSSFIT_FOLDS, z)) != PARLEY_OK)
+        goto done;
+    for (int e = 0; e < n; e++) {
+        const float *row = z + (size_t)e * (size_t)NI;
+        int best = 0;
+        for (int i = 1; i < NI; i++)
+            best = row[i] > row[best] ? i : best;
+        *scored += g[e] >= 0;
+        *right += g[e] >= 0 && best == g[e];
+    }
+done:
+    if (st != PARLEY_OK) {
+        pl_free(g);
+        pl_free(z);
+        g = NULL, z = NULL;
+    }
+    *logits = z;
+    *gold = g;
+    return st;
+}
+
+/* The intent temperature of a model whose intent is the sparse features' alone, without a
+ * dev set: fitted on the held-out logits of cross-fitting (set and pp as the pre-fit's). */
+static parley_status crossfit_temperature(run_state *r, const sparse_prefit_set *set,
+                                          const sparse_prefit_params *pp)
+{
+    float *logits;
+    int *gold, right, scored;
+    parley_status st = crossfit(r, set, pp, &logits, &gold, &right, &scored);
+    if (st == PARLEY_OK) {
+        float t = train_fit_temperature(logits, gold, set->n, r->m->cfg.n_intents);
         r->m->cfg.intent_temperature = t;
         train_note(&r->notes,
                    "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
-                   "(no --dev)",
-                   (double)t, CROSSFIT_FOLDS);
+                   "(no --dev), which get the intent of %d of %d written examples",
+                   (double)t, CROSSFIT_FOLDS, right, scored);
     }
-done:
-    pl_free(gold);
     pl_free(logits);
+    pl_free(gold);
     return st;
 }
 
@@ -1117,35 +1148,73 @@ static parley_status intent_slot_tags(run_state *r, train_notes *notes)
     return st;
 }
 
-/* Fits the sparse weights alone before the joint training (a fresh run of a model with
- * sparse features and few examples). When the intent is theirs alone and there is no dev
- * set to calibrate on, the intent temperature is fitted by cross-fitting too. */
-static parley_status sparse_prefit(run_state *r)
+/* The pre-fit's examples and settings: source (n, the caller's) receives each example's
+ * written example; class_weight as the run will weigh the intents; notes gets the pre-fit's
+ * passes (may be NULL). */
+static void prefit_inputs(const run_state *r, int *source, const float *class_weight,
+                          train_notes *notes, sparse_prefit_set *set, sparse_prefit_params *pp)
 {
     const int n = r->set.n;
-    int *source = pl_malloc(((size_t)n + 1) * sizeof *source);
-    parley_status st;
-    if (!source)
-        return pl_nomem("fitting the sparse features");
     for (int e = 0; e < n; e++) {
         const int from = r->train->examples[e].variant_of;
         source[e] = from < 0 ? e : from;
     }
-    const sparse_prefit_set set = { n,           source,        r->set.off, r->set.intent,
-                                    r->set.slot, &r->set.sparse };
-    const sparse_prefit_params pp = {
-        .epochs = train_prefit_epochs(n, PREFIT_BATCH, &r->notes),
+    *set = (sparse_prefit_set){ n, source, r->set.off, r->set.intent, r->set.slot, &r->set.sparse };
+    *pp = (sparse_prefit_params){
+        .epochs = train_prefit_epochs(n, PREFIT_BATCH, notes),
         .batch = PREFIT_BATCH,
         .lr = r->s.sparse_lr,
         .slot_lr = r->slot_map_lr,
         .slot_weight = r->s.slot_weight,
         .seed = train_mix(r->s.seed, PREFIT_SALT),
-        .class_weight = r->class_weight,
+        .class_weight = class_weight,
     };
+}
+
+/* Fits the sparse weights alone before the joint training (a fresh run of a model with
+ * sparse features and few examples). When the intent is theirs alone and there is no dev
+ * set to calibrate on, the intent temperature is fitted by cross-fitting too. */
+static parley_status sparse_prefit(run_state *r)
+{
+    int *source = pl_malloc(((size_t)r->set.n + 1) * sizeof *source);
+    sparse_prefit_set set;
+    sparse_prefit_params pp;
+    parley_status st;
+    if (!source)
+        return pl_nomem("fitting the sparse features");
+    prefit_inputs(r, source, r->class_weight, &r->notes, &set, &pp);
     if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK &&
         r->m->cfg.intent_sparse_only && !r->dev)
         st = crossfit_temperature(r, &set, &pp);
     pl_free(source);
+    return st;
+}
+
+/* Where the examples per intent gave the intent to the encoder although the examples are few
+ * and tag slots: whether the sparse features alone read the intent well enough to have it
+ * (train_intent_sparse_enough), from their held-out accuracy by cross-fitting, the intents
+ * weighted as the few-examples course weighs them. */
+static parley_status sparse_intent_enough(run_state *r, int *enough)
+{
+    const int NI = r->m->cfg.n_intents;
+    int *source = pl_malloc(((size_t)r->set.n + 1) * sizeof *source), *gold = NULL;
+    int right, scored;
+    float *weight = NULL, *logits = NULL;
+    sparse_prefit_set set;
+    sparse_prefit_params pp;
+    parley_status st;
+    if (!source)
+        return pl_nomem("cross-fitting the sparse intent");
+    if ((st = train_class_weights(r->set.intent, written(r), NI, &weight, NULL)) == PARLEY_OK) {
+        prefit_inputs(r, source, weight, NULL, &set, &pp);
+        st = crossfit(r, &set, &pp, &logits, &gold, &right, &scored);
+    }
+    if (st == PARLEY_OK)
+        *enough = train_intent_sparse_enough(right, scored, &r->notes);
+    pl_free(source);
+    pl_free(weight);
+    pl_free(logits);
+    pl_free(gold);
     return st;
 }
 
@@ -1215,10 +1284,14 @@ static parley_status run_prepare(run_state *r)
         return st;
     train_notes *notes = p->resume ? NULL : &r->notes;
     if (!p->resume) {
-        if (r->m->cfg.sparse_sent)
-            r->m->cfg.intent_sparse_only =
-                    train_intent_sparse_only(r->set.n, r->m->cfg.n_intents, r->m->cfg.n_slots > 1,
-                                             p->intent_encoder, &r->notes);
+        bert_config *c = &r->m->cfg;
+        if (c->sparse_sent)
+            c->intent_sparse_only = train_intent_sparse_only(r->set.n, c->n_intents, c->n_slots > 1,
+                                                             p->intent_encoder, &r->notes);
+        if (c->sparse_sent && !c->intent_sparse_only &&
+            train_check_sparse_intent(r->set.n, c->n_slots > 1, p->intent_encoder) &&
+            (st = sparse_intent_enough(r, &c->intent_sparse_only)) != PARLEY_OK)
+            return st;
         train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
                           &r->notes);
         r->s.epochs = sizes.epochs;

@@ -3,7 +3,7 @@
  *
  * Sizing: a 40-example bot gets small batches and many epochs, SNIPS-sized data big
  * batches and the fewest epochs, a setting given explicitly is never touched, and each
- * choice is explained on a line of its own; a new model is small below 1,000 examples;
+ * choice is explained on a line of its own; a new model is small below 2,000 examples;
  * intents heavier than the median are weighted down to it, and the intent is left to the
  * sparse features below 150 examples per intent unless told otherwise. Calibration: labels
  * drawn from softmax(z / T0) give back a temperature near T0; the fitted T never scores
@@ -72,23 +72,23 @@ static void test_sizes(void)
           s.augment, (double)s.weight_decay, notes.text);
 }
 
-/* A new model's shape: small below 1,000 written examples, BERT-mini's from there, a given
+/* A new model's shape: small below 2,000 written examples, BERT-mini's from there, a given
  * dimension kept with BERT-mini's for the rest, and pretraining (no count) BERT-mini's. */
 static void test_shape(void)
 {
     const parley_train_params d = parley_train_params_default();
     train_notes notes = { .len = 0 };
-    parley_train_shape s = train_size_shape(&d.shape, 999, &notes);
+    parley_train_shape s = train_size_shape(&d.shape, 1999, &notes);
     CHECK(s.layers == 2 && s.hidden == 128 && s.heads == 2 && s.intermediate == 256 &&
                   s.max_positions == 128 && lines(&notes) == 1 &&
                   strstr(notes.text, "shape 2 layers"),
-          "999 examples: L%d H%d A%d I%d P%d \"%s\"", s.layers, s.hidden, s.heads, s.intermediate,
+          "1999 examples: L%d H%d A%d I%d P%d \"%s\"", s.layers, s.hidden, s.heads, s.intermediate,
           s.max_positions, notes.text);
     notes = (train_notes){ .len = 0 };
-    s = train_size_shape(&d.shape, 1000, &notes);
+    s = train_size_shape(&d.shape, 2000, &notes);
     CHECK(s.layers == 4 && s.hidden == 256 && s.heads == 4 && s.intermediate == 1024 &&
                   lines(&notes) == 1,
-          "1000 examples: L%d H%d A%d I%d", s.layers, s.hidden, s.heads, s.intermediate);
+          "2000 examples: L%d H%d A%d I%d", s.layers, s.hidden, s.heads, s.intermediate);
 
     parley_train_shape want = d.shape;
     want.layers = 3;
@@ -140,6 +140,20 @@ static void test_intents(void)
     CHECK(train_intent_sparse_only(200, 2, 0, NULL, NULL) == 1 &&
                   train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
           "100 per intent: off without slots, on with them");
+    /* Where the count gives the encoder the intent of few examples that tag slots, the sparse
+     * features' cross-fitted accuracy decides: from 90% they keep it alone. */
+    CHECK(train_check_sparse_intent(700, 1, NULL) && !train_check_sparse_intent(700, 0, NULL) &&
+                  !train_check_sparse_intent(700, 1, "on") &&
+                  !train_check_sparse_intent(4478, 1, NULL),
+          "the check: few examples with slots, --intent-encoder not given");
+    notes.len = 0;
+    CHECK(train_intent_sparse_enough(675, 700, &notes) == 1 &&
+                  strstr(notes.text, "intent encoder off after all") &&
+                  train_intent_sparse_enough(253, 315, NULL) == 0 &&
+                  train_intent_sparse_enough(90, 100, NULL) == 1 &&
+                  train_intent_sparse_enough(89, 100, NULL) == 0 &&
+                  train_intent_sparse_enough(0, 0, NULL) == 0,
+          "sparse enough from 90%%\n%s", notes.text);
     notes.len = 0;
     CHECK(train_few_examples(750, 0, 1, &notes) == 1 && strstr(notes.text, "fitted alone first"),
           "the pizza bot: pre-fit and weights\n%s", notes.text);

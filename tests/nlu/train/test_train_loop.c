@@ -5,7 +5,8 @@
  * accuracy 1), and the saved directory must work through the public API. A seed gives
  * byte-identical files; a run stopped mid-epoch or at an epoch's end and resumed ends with
  * exactly the files of an uninterrupted run. Debris of a crashed checkpoint write does not
- * break a resume. --init keeps or replaces the heads as the labels demand. Dev labels the
+ * break a resume. Few examples with slots keep the intent to the sparse features when they
+ * read it well enough. --init keeps or replaces the heads as the labels demand. Dev labels the
  * training set lacks count as wrong. Bad settings and bad data fail with clear errors, and
  * every allocation failure during a run fails cleanly, leaving loadable files behind.
  */
@@ -295,6 +296,55 @@ static void test_augment(void)
     CHECK(!same_model_files(w0.s, w1.s), "word dropout changed nothing");
 }
 
+/* Writes 2 intents of 65 examples each, every one tagging a slot, into dir/name: with
+ * `separable` the intents say different words (the sparse features alone tell them apart),
+ * else the same words and an intent drawn at random (nothing tells them apart). */
+static path two_intents(const char *dir, const char *name, int separable)
+{
+    path f = path_in(dir, name);
+    FILE *out = fopen(f.s, "w");
+    CHECK(out != NULL, "cannot write %s", f.s);
+    if (!out)
+        return f;
+    uint64_t x = 12345;
+    fputs("version: \"3.1\"\nnlu:\n", out);
+    for (int intent = 0; intent < 2; intent++) {
+        fprintf(out, "  - intent: i%d\n    examples: |\n", intent);
+        for (int k = 0; k < 130; k++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const int mine = separable ? k % 2 == intent : (int)(x >> 63) == intent;
+            if (!mine)
+                continue;
+            if (separable && intent == 0)
+                fprintf(out, "      - play song %d by [band%d](artist)\n", k, k);
+            else if (separable)
+                fprintf(out, "      - weather forecast %d in [town%d](city)\n", k, k);
+            else
+                fprintf(out, "      - item %d for [place%d](place)\n", k, k);
+        }
+    }
+    CHECK(fclose(out) == 0, "writing %s", f.s);
+    return f;
+}
+
+/* Few examples that tag slots, 65 per intent: the count gives the encoder the intent, and
+ * the sparse features take it back when, cross-fitted, they read it well enough. */
+static void test_sparse_intent_check(void)
+{
+    for (int separable = 0; separable < 2; separable++) {
+        path data = two_intents(files.tmp, separable ? "apart.yaml" : "alike.yaml", separable);
+        path out = path_in(files.tmp, separable ? "apart" : "alike");
+        parley_train_params p = tiny(out.s, 1);
+        p.data = data.s;
+        CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "%s: %s", data.s, parley_errmsg());
+        bert_config cfg;
+        CHECK(bert_config_load(path_in(out.s, "config.json").s, 0, &cfg) == PARLEY_OK &&
+                      cfg.intent_sparse_only == separable,
+              "%s: intent_sparse_only %d", data.s, cfg.intent_sparse_only);
+        bert_config_clear(&cfg);
+    }
+}
+
 /* ---- --init ------------------------------------------------------------------------------ */
 
 static void test_init(void)
@@ -450,6 +500,7 @@ int main(int argc, char **argv)
     test_determinism();
     test_resume();
     test_augment();
+    test_sparse_intent_check();
     test_init();
     test_errors();
     test_alloc_failures();
