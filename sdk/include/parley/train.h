@@ -157,8 +157,9 @@ typedef struct parley_train_params {
     const char *intent_encoder; /* with sparse features: "on" (the intent from the encoder and
                                    the sparse features) or "off" (from the sparse features
                                    alone); NULL = sized to the data (off below 150 examples
-                                   per intent, 60 when slots are tagged, README "Training
-                                   a model") */
+                                   per intent, 60 when slots are tagged, or where the sparse
+                                   features alone read 90% of few examples with slots,
+                                   cross-fitted; README "Training a model") */
     int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
                                    own settings; only data, dev, out, threads, device, precision,
                                    progress and user_data are read from here */
@@ -178,7 +179,7 @@ typedef struct parley_train_result {
 } parley_train_result;
 
 /* The defaults: a new model of a shape sized to the data (BERT-mini's, 4 layers, 256 wide,
- * 4 heads, 1024 feed-forward, from 1,000 examples; 2 layers of 128, 2 heads, 256 below;
+ * 4 heads, 1024 feed-forward, from 2,000 examples; 2 layers of 128, 2 heads, 256 below;
  * 128 positions) with a learned vocabulary of up to 8000 tokens; epochs,
  * batch, lr, lookup variants and weight decay sized to the data (0, 0, 0, -1, -1: batches of
  * 8 to 32, about 1200 optimizer steps in 20 to 80 epochs; the README's "Training a model"
