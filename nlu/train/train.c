@@ -1193,7 +1193,8 @@ static parley_status sparse_prefit(run_state *r)
 /* Where the examples per intent gave the intent to the encoder although the examples are few
  * and tag slots: whether the sparse features alone read the intent well enough to have it
  * (train_intent_sparse_enough), from their held-out accuracy by cross-fitting, the intents
- * weighted as the few-examples course weighs them. */
+ * weighted as the few-examples course weighs them. The cross-fit fits the intent map alone,
+ * so the slot settings, not sized yet, do not enter. */
 static parley_status sparse_intent_enough(run_state *r, int *enough)
 {
     const int NI = r->m->cfg.n_intents;
