@@ -1111,21 +1111,27 @@ done:
 }
 
 /* The intent temperature of a model whose intent is the sparse features' alone, without a
- * dev set: fitted on the held-out logits of cross-fitting (set and pp as the pre-fit's). */
+ * dev set: fitted on the held-out logits of cross-fitting (crossfit's outputs). */
+static void calibrate(run_state *r, const float *logits, const int *gold, int n, int right,
+                      int scored)
+{
+    float t = train_fit_temperature(logits, gold, n, r->m->cfg.n_intents);
+    r->m->cfg.intent_temperature = t;
+    train_note(&r->notes,
+               "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
+               "(no --dev), which get the intent of %d of %d written examples",
+               (double)t, CROSSFIT_FOLDS, right, scored);
+}
+
+/* calibrate() on a fresh cross-fit of set with pp (the pre-fit's). */
 static parley_status crossfit_temperature(run_state *r, const sparse_prefit_set *set,
                                           const sparse_prefit_params *pp)
 {
     float *logits;
     int *gold, right, scored;
     parley_status st = crossfit(r, set, pp, &logits, &gold, &right, &scored);
-    if (st == PARLEY_OK) {
-        float t = train_fit_temperature(logits, gold, set->n, r->m->cfg.n_intents);
-        r->m->cfg.intent_temperature = t;
-        train_note(&r->notes,
-                   "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
-                   "(no --dev), which get the intent of %d of %d written examples",
-                   (double)t, CROSSFIT_FOLDS, right, scored);
-    }
+    if (st == PARLEY_OK)
+        calibrate(r, logits, gold, set->n, right, scored);
     pl_free(logits);
     pl_free(gold);
     return st;
@@ -1173,7 +1179,8 @@ static void prefit_inputs(const run_state *r, int *source, const float *class_we
 
 /* Fits the sparse weights alone before the joint training (a fresh run of a model with
  * sparse features and few examples). When the intent is theirs alone and there is no dev
- * set to calibrate on, the intent temperature is fitted by cross-fitting too. */
+ * set to calibrate on, the intent temperature is fitted by cross-fitting too, unless the
+ * intent's check (sparse_intent_enough) has fitted it from the same cross-fit already. */
 static parley_status sparse_prefit(run_state *r)
 {
     int *source = pl_malloc(((size_t)r->set.n + 1) * sizeof *source);
@@ -1184,7 +1191,7 @@ static parley_status sparse_prefit(run_state *r)
         return pl_nomem("fitting the sparse features");
     prefit_inputs(r, source, r->class_weight, &r->notes, &set, &pp);
     if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK &&
-        r->m->cfg.intent_sparse_only && !r->dev)
+        r->m->cfg.intent_sparse_only && !r->dev && r->m->cfg.intent_temperature <= 0)
         st = crossfit_temperature(r, &set, &pp);
     pl_free(source);
     return st;
@@ -1193,8 +1200,9 @@ static parley_status sparse_prefit(run_state *r)
 /* Where the examples per intent gave the intent to the encoder although the examples are few
  * and tag slots: whether the sparse features alone read the intent well enough to have it
  * (train_intent_sparse_enough), from their held-out accuracy by cross-fitting, the intents
- * weighted as the few-examples course weighs them. The cross-fit fits the intent map alone,
- * so the slot settings, not sized yet, do not enter. */
+ * weighted as the few-examples course weighs them (the pre-fit's cross-fit, to the digit: it
+ * fits the intent map alone, so the slot settings, not sized yet, do not enter). When the
+ * intent becomes theirs and there is no dev set, its temperature is fitted here. */
 static parley_status sparse_intent_enough(run_state *r, int *enough)
 {
     const int NI = r->m->cfg.n_intents;
@@ -1210,8 +1218,9 @@ static parley_status sparse_intent_enough(run_state *r, int *enough)
         prefit_inputs(r, source, weight, NULL, &set, &pp);
         st = crossfit(r, &set, &pp, &logits, &gold, &right, &scored);
     }
-    if (st == PARLEY_OK)
-        *enough = train_intent_sparse_enough(right, scored, &r->notes);
+    if (st == PARLEY_OK && (*enough = train_intent_sparse_enough(right, scored, &r->notes)) &&
+        !r->dev)
+        calibrate(r, logits, gold, set.n, right, scored);
     pl_free(source);
     pl_free(weight);
     pl_free(logits);
