@@ -21,25 +21,17 @@ import json
 import math
 import os
 import random
-import re
 import subprocess
 import tempfile
 
 import yaml
 
+from fewshot import OOS, fallback_threshold, load_rasa_texts, plain_text, rasa_examples, \
+    sample_files
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FOLDS = 3
-OOS = "out_of_scope"
 FLOOR = 1e-6  # the smallest confidence `nlu predict` gives, as a probability
-
-
-def examples(item):
-    return [line.strip()[2:] for line in item["examples"].splitlines()
-            if line.strip().startswith("- ")]
-
-
-def plain(annotated):
-    return re.sub(r"\[([^\]]*)\](\([^)]*\)|\{[^}]*\})", r"\1", annotated)
 
 
 def train(parley, data, out, seed):
@@ -77,7 +69,7 @@ def held_out_pairs(parley, doc, seed, work):
     fold = {}
     for item in doc["nlu"]:
         if "intent" in item:
-            order = list(range(len(examples(item))))
+            order = list(range(len(rasa_examples(item))))
             rng.shuffle(order)
             for j, i in enumerate(order):
                 fold[(item["intent"], i)] = j % FOLDS
@@ -89,9 +81,9 @@ def held_out_pairs(parley, doc, seed, work):
                 part["nlu"].append(item)
                 continue
             keep = []
-            for i, e in enumerate(examples(item)):
+            for i, e in enumerate(rasa_examples(item)):
                 if fold[(item["intent"], i)] == f:
-                    held.append((plain(e), item["intent"]))
+                    held.append((plain_text(e), item["intent"]))
                 else:
                     keep.append(e)
             part["nlu"].append({"intent": item["intent"],
@@ -111,14 +103,11 @@ def main():
     ap.add_argument("--bot", default="pizza")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    folder = os.path.join(HERE, "..", "samples", args.bot)
-    with open(os.path.join(folder, "nlu.yaml")) as f:
+    nlu, test_file = sample_files(args.bot)
+    with open(nlu) as f:
         doc = yaml.safe_load(f)
-    with open(os.path.join(folder, "test_nlu.yaml")) as f:
-        test = [(plain(e), item["intent"]) for item in yaml.safe_load(f)["nlu"]
-                for e in examples(item)]
-    with open(os.path.join(folder, "domain.yaml")) as f:
-        own = (yaml.safe_load(f).get("fallback") or {}).get("threshold", 0.3)
+    test = [(text, intent) for text, intent, _ in load_rasa_texts(test_file)]
+    own = fallback_threshold(args.bot)
     grid = [0.5 + 0.05 * i for i in range(200)]
     for seed in range(1, args.seeds + 1):
         with tempfile.TemporaryDirectory(prefix="parley-bot-t-") as work:
@@ -129,7 +118,7 @@ def main():
                   "%.3f at 1, %.3f at T)" % (args.bot, seed, right, len(pairs), t,
                                              nll(pairs, 1), nll(pairs, t)))
             model = os.path.join(work, "all")
-            train(args.parley, os.path.join(folder, "nlu.yaml"), model, seed)
+            train(args.parley, nlu, model, seed)
             scored = list(zip(log_probs(args.parley, model, [s for s, _ in test]),
                               [g for _, g in test]))
             inside = [(lp, g) for lp, g in scored if g != OOS]

@@ -104,20 +104,26 @@ def sample_k(examples, k, seed):
     return out
 
 
+def rasa_examples(item):
+    """The annotated examples of one intent item of a Rasa nlu.yaml, as written."""
+    return [line.strip()[2:] for line in (item.get("examples") or "").splitlines()
+            if line.strip().startswith("- ")]
+
+
+def plain_text(annotated):
+    """An annotated example's text: "[large](size) please" is "large please"."""
+    text = re.sub(r"\[([^\]]*)\](\([^)]*\)|\{[^}]*\})", r"\1", annotated)
+    return " ".join(words(text))
+
+
 def load_rasa_texts(path):
     """(text, intent, None) of every example of a Rasa nlu.yaml, annotations removed."""
     import yaml
 
     with open(path) as f:
         doc = yaml.safe_load(f)
-    out = []
-    for item in doc["nlu"]:
-        for line in (item.get("examples") or "").splitlines() if "intent" in item else []:
-            line = line.strip()
-            if line.startswith("- "):
-                text = re.sub(r"\[([^\]]*)\](\([^)]*\)|\{[^}]*\})", r"\1", line[2:])
-                out.append((" ".join(words(text)), item["intent"], None))
-    return out
+    return [(plain_text(e), item["intent"], None) for item in doc["nlu"] if "intent" in item
+            for e in rasa_examples(item)]
 
 
 def sample_files(set_name):
