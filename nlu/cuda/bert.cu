@@ -36,6 +36,7 @@ struct cuda_bert {
     float eps;
     cudaStream_t stream;
     cublasHandle_t blas;
+    cublasLtHandle_t lt; // for the GEMMs with a bias epilogue (linear_bias)
     void *blas_ws;
     float *pf;         // (n_params) FP32 parameters, laid out as bert_weights says
     void *ps;          // (n_params) in the storage type (== pf for FP32)
@@ -158,6 +159,25 @@ static parley_status reserve(cuda_bert *g, int rows, int seqs, size_t scores)
     return PARLEY_OK;
 }
 
+/* y (M, OC) = x · w^T + bias, w and bias pointers into pf, y of type Y (S, or float for the
+ * heads): the bias in cuBLASLt's epilogue where it has an algorithm for the shape, else the
+ * GEMM and a bias kernel. */
+template <typename S, typename Y>
+static parley_status linear_bias(cuda_bert *g, Y *y, const S *x, int ldx, const float *w,
+                                 const float *bias, int M, int IC, int OC)
+{
+    const int y_f32 = sizeof(Y) == sizeof(float);
+    const void *b = y_f32 ? (const void *)bias : (const void *)sw<S>(g, bias);
+    parley_status st = cuda_linear_bias<S>(g->lt, g->blas_ws, CUDA_BLAS_WORKSPACE, y, y_f32, x, ldx,
+                                           sw<S>(g, w), b, M, IC, OC, g->stream);
+    if (st != PARLEY_ERR_UNSUPPORTED)
+        return st;
+    if ((st = cuda_linear<S>(g->blas, y, y_f32, x, ldx, sw<S>(g, w), M, IC, OC)) != PARLEY_OK)
+        return st;
+    cuda_bias_add<Y>(y, bias, M, OC, g->stream);
+    return PARLEY_OK;
+}
+
 /* Whether attention runs as GEMMs (cuda_bert_set_attention). */
 static int gemm_attention(const cuda_bert *g)
 {
@@ -186,16 +206,16 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
                       H, g->eps, s);
     for (int l = 0; l < g->L; l++) {
         const size_t lH = (size_t)l * H;
-        if ((st = cuda_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
-                                 3 * H)) != PARLEY_OK)
-            return st;
-        if (!gemm_attention(g)) {
-            cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
-        } else {
-            cuda_bias_add<S>(qkv, w->qkv_b + lH * 3, M, 3 * H, s);
-            if ((st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B, T,
-                                             g->NH, D, s)) != PARLEY_OK)
+        if (!gemm_attention(g)) { // the fused kernel adds the QKV bias itself
+            if ((st = cuda_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
+                                     3 * H)) != PARLEY_OK)
                 return st;
+            cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
+        } else if ((st = linear_bias<S>(g, qkv, h, H, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, M,
+                                        H, 3 * H)) != PARLEY_OK ||
+                   (st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B,
+                                                T, g->NH, D, s)) != PARLEY_OK) {
+            return st;
         }
         if ((st = cuda_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M, H,
                                  H)) != PARLEY_OK)
@@ -217,14 +237,10 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
         PARLEY_OK)
         return st;
     cuda_bias_tanh<S>(pooled, w->pool_b, B, H, s);
-    if ((st = cuda_linear<S>(g->blas, intent, 1, pooled, H, sw<S>(g, w->intent_w), B, H, g->NI)) !=
-        PARLEY_OK)
+    if ((st = linear_bias<S>(g, intent, pooled, H, w->intent_w, w->intent_b, B, H, g->NI)) !=
+                PARLEY_OK ||
+        (st = linear_bias<S>(g, slots, h, H, w->slot_w, w->slot_b, M, H, g->NS)) != PARLEY_OK)
         return st;
-    cuda_bias_add<float>(intent, w->intent_b, B, g->NI, s);
-    if ((st = cuda_linear<S>(g->blas, slots, 1, h, H, sw<S>(g, w->slot_w), M, H, g->NS)) !=
-        PARLEY_OK)
-        return st;
-    cuda_bias_add<float>(slots, w->slot_b, M, g->NS, s);
     if ((st = cuda_check(cudaGetLastError(), "launching the forward kernels")) != PARLEY_OK)
         return st;
     return cuda_check(cudaMemcpyAsync(g->out_host, g->out,
@@ -323,6 +339,8 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     g->eps = c->ln_eps;
     cudaDeviceProp prop;
     parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
+    if (st == PARLEY_OK)
+        st = cublas_check(cublasLtCreate(&g->lt), "cublasLtCreate");
     if (st == PARLEY_OK)
         st = cuda_check(cudaMalloc((void **)&g->pf, m->n_params * sizeof(float)),
                         "allocating the weights");
@@ -429,6 +447,8 @@ extern "C" void cuda_bert_close(cuda_bert *g)
     if (g->ps != g->pf)
         cudaFree(g->ps);
     cudaFree(g->pf);
+    if (g->lt)
+        cublasLtDestroy(g->lt);
     cuda_context_close(g->stream, g->blas, g->blas_ws);
     pl_free(g);
 }

@@ -8,6 +8,7 @@
 #ifndef NLU_CUDA_COMMON_CUH
 #define NLU_CUDA_COMMON_CUH
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -21,6 +22,10 @@ extern "C" {
  * detail message naming `what` and the library's own error name. */
 parley_status cuda_check(cudaError_t e, const char *what);
 parley_status cublas_check(cublasStatus_t s, const char *what);
+
+/* Bytes of the workspace cuda_context_open gives the cuBLAS handle; cuBLASLt calls on the
+ * same stream may use it too. */
+static const size_t CUDA_BLAS_WORKSPACE = 32u << 20;
 
 /* context.cu: makes `device` current, fills *prop, and creates *stream (non-blocking) and
  * *blas on it with a workspace of its own (*blas_ws). On failure what was made is left in

@@ -4,8 +4,6 @@
  */
 #include "nlu/cuda/common.cuh"
 
-static const size_t BLAS_WORKSPACE = 32u << 20;
-
 parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *stream,
                                 cublasHandle_t *blas, void **blas_ws)
 {
@@ -20,9 +18,9 @@ parley_status cuda_context_open(int device, cudaDeviceProp *prop, cudaStream_t *
     if (st == PARLEY_OK)
         st = cublas_check(cublasSetStream(*blas, *stream), "cublasSetStream");
     if (st == PARLEY_OK)
-        st = cuda_check(cudaMalloc(blas_ws, BLAS_WORKSPACE), "allocating cuBLAS workspace");
+        st = cuda_check(cudaMalloc(blas_ws, CUDA_BLAS_WORKSPACE), "allocating cuBLAS workspace");
     if (st == PARLEY_OK)
-        st = cublas_check(cublasSetWorkspace(*blas, *blas_ws, BLAS_WORKSPACE),
+        st = cublas_check(cublasSetWorkspace(*blas, *blas_ws, CUDA_BLAS_WORKSPACE),
                           "cublasSetWorkspace");
     return st;
 }

@@ -92,4 +92,13 @@ template <typename S>
 parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int ldx, const S *w,
                           int M, int IC, int OC);
 
+/* The same plus bias (OC) in one cuBLASLt call (its bias epilogue), bias of y's type, for
+ * FP16 and BF16 storage; ws is ws_bytes of workspace the stream owns. PARLEY_ERR_UNSUPPORTED,
+ * with nothing enqueued and no error message, for FP32 storage and where cuBLASLt offers no
+ * algorithm (callers then take cuda_linear and cuda_bias_add). */
+template <typename S>
+parley_status cuda_linear_bias(cublasLtHandle_t lt, void *ws, size_t ws_bytes, void *y, int y_f32,
+                               const S *x, int ldx, const S *w, const void *bias, int M, int IC,
+                               int OC, cudaStream_t stream);
+
 #endif

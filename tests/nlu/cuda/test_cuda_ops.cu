@@ -261,6 +261,35 @@ static void test_linear(int M, int IC, int OC, int f32_out)
     cublasDestroy(h);
 }
 
+/* cuda_linear_bias against the CPU's x · w^T + bias; where cuBLASLt offers no algorithm the
+ * call must say so (PARLEY_ERR_UNSUPPORTED) without touching y, and the model falls back. */
+template <typename S>
+static void test_linear_bias(int M, int IC, int OC, int f32_out)
+{
+    vec x = rnd((size_t)M * IC, -1, 1), w = rnd((size_t)OC * IC, -1, 1), bias = rnd(OC, -1, 1);
+    vec want((size_t)M * OC), before((size_t)M * OC, 7.0f);
+    cpu_matmul_ref(want.data(), x.data(), w.data(), bias.data(), M, IC, OC);
+    cublasLtHandle_t lt;
+    CHECK(cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS, "cublasLtCreate");
+    void *ws = NULL;
+    cudaMalloc(&ws, CUDA_BLAS_WORKSPACE);
+    void *y = f32_out ? (void *)up<float>(before) : (void *)up<S>(before);
+    const void *b = f32_out ? (const void *)up<float>(bias) : (const void *)up<S>(bias);
+    parley_status st = cuda_linear_bias<S>(lt, ws, CUDA_BLAS_WORKSPACE, y, f32_out, up<S>(x), IC,
+                                           up<S>(w), b, M, IC, OC, 0);
+    vec got = f32_out ? down((float *)y, want.size()) : down((S *)y, want.size());
+    printf("linear_bias %s %d x %d -> %d%s: %s\n", name<S>(), M, IC, OC,
+           f32_out ? " (f32 out)" : "",
+           st == PARLEY_OK ? "cuBLASLt epilogue" : "cuda_linear + cuda_bias_add");
+    CHECK(st == PARLEY_OK || st == PARLEY_ERR_UNSUPPORTED, "linear_bias: %s", parley_errmsg());
+    if (st == PARLEY_OK)
+        same<S>(got, want, "linear_bias", IC);
+    else
+        same<S>(got, before, "linear_bias (unsupported leaves y)", IC);
+    cudaFree(ws);
+    cublasLtDestroy(lt);
+}
+
 template <typename S>
 static void test_all(void)
 {
@@ -282,6 +311,10 @@ static void test_all(void)
     test_linear<S>(5, 40, 7, 0);
     test_linear<S>(64, 768, 3072, 0);
     test_linear<S>(9, 256, 73, 1);
+    test_linear_bias<S>(128, 768, 2304, 0); /* BERT-base's QKV at batch 1, sequence 128 */
+    test_linear_bias<S>(5, 40, 7, 0);
+    test_linear_bias<S>(128, 768, 73, 1); /* the slot head */
+    test_linear_bias<S>(1, 768, 7, 1);    /* the intent head */
 }
 
 int main(void)
