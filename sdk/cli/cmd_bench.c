@@ -62,7 +62,7 @@ static void bench_usage(FILE *f)
             "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5,\n"
             "device cpu. On a GPU a batch is timed from ids on the host to logits on the host;\n"
             "--precision is fp16 (default), bf16 or fp32; --attention picks the GPU attention\n"
-            "path (default auto: by batch size).\n");
+            "path (auto, the default, is the library's choice: the GEMMs).\n");
 }
 
 typedef struct bench_opts {
