@@ -10,6 +10,8 @@
 #                      $PARLEY_FUZZ_SECONDS (60) after replaying its committed inputs; the
 #                      last line is "N passed, N failed"
 #   bash run.sh build  install what is missing and build only (into build/)
+# Each also builds the default encoder once (tools/encoder.sh, into ~/.cache/parley/encoder),
+# which `parley train` starts new models of few examples from.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -27,7 +29,8 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           # real speech (pocketsphinx-testdata) and sox to make test audio
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
           gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
-          libespeak-ng-dev espeak-ng pocketsphinx-testdata sox)
+          libespeak-ng-dev espeak-ng pocketsphinx-testdata sox
+          wordnet-base)                # the default encoder's text (tools/encoder.sh)
 
 # Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
@@ -50,6 +53,11 @@ build() { # build DIR [meson options...]
     local dir=$1; shift
     [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
     ninja -C "$dir"
+}
+
+# The default encoder new models of few examples start from: built once, minutes.
+encoder() {
+    bash tools/encoder.sh build/sdk/cli/parley
 }
 
 run_tests() { # run_tests DIR [MESON TEST ARGS...] — prints meson's summary, leaves "ok fail" in $counts
@@ -88,16 +96,19 @@ case "$cmd" in
     build)
         install_missing
         build build
+        encoder
         ;;
     demo)
         install_missing
         build build
+        encoder
         exec bash samples/demo.sh build/sdk/cli/parley
         ;;
     test)
         install_missing
         npm ci --prefix tests/web --no-audit --no-fund --loglevel=error # puppeteer-core
         build build
+        encoder
         build build-asan -Db_sanitize=address,undefined -Dbuildtype=debugoptimized -Db_lundef=false
         passed=0 failed=0
         for dir in build build-asan; do

@@ -10,7 +10,7 @@
 # CLINC150's train and val utterances (in and out of scope; CLINC150 is not scored here),
 # and the seq.in lines of the SNIPS and ATIS train splits. The SNIPS and ATIS dev splits,
 # which the fine-tuned models are scored on, are left out. WordNet's examples are the
-# quoted sentences of the glosses in /usr/share/wordnet/data.* ("she dropped the book"):
+# quoted sentences of its glosses ("she dropped the book", tools/wordnet_examples.py):
 # 48k short sentences of general English. Nothing here is committed: the corpus is made
 # when a benchmark needs it.
 set -euo pipefail
@@ -33,15 +33,7 @@ for part in ("train", "val", "oos_train", "oos_val"):
 PY
 : >"$out/wordnet.txt"
 if ((wordnet)); then
-    /usr/bin/python3 - /usr/share/wordnet/data.{noun,verb,adj,adv} >"$out/wordnet.txt" <<'PY'
-import re, sys
-for path in sys.argv[1:]:
-    for line in open(path, encoding="latin-1"):
-        if line.startswith("  ") or "|" not in line:   # the license header; no gloss
-            continue
-        for example in re.findall(r'"([^"]+)"', line.split("|", 1)[1]):
-            print(" ".join(example.split()))
-PY
+    /usr/bin/python3 "$(dirname "$0")/../tools/wordnet_examples.py" >"$out/wordnet.txt"
 fi
 cat "$out/clinc150.txt" "$data/nlu/snips/train/seq.in" "$data/nlu/atis/train/seq.in" "$out/wordnet.txt" >"$out/corpus.txt"
 {

@@ -98,6 +98,12 @@ train_sizes train_sizes_of(const parley_train_params *p)
     return (train_sizes){ p->epochs, p->batch, p->augment, p->lr, p->weight_decay };
 }
 
+int train_small_data(const parley_train_shape *want, int n_examples)
+{
+    return !want->layers && !want->hidden && !want->heads && !want->intermediate &&
+           n_examples >= 0 && n_examples < SMALL_SHAPE_BELOW;
+}
+
 parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
                                     train_notes *notes)
 {
@@ -109,7 +115,7 @@ parley_train_shape train_size_shape(const parley_train_shape *want, int n_exampl
                                      want->heads ? want->heads : mini.heads,
                                      want->intermediate ? want->intermediate : mini.intermediate,
                                      want->max_positions };
-    const int few = n_examples < SMALL_SHAPE_BELOW;
+    const int few = train_small_data(want, n_examples);
     const parley_train_shape *s = few ? &small : &mini;
     train_note(notes, "shape %d layers of %d (%d heads, %d feed-forward): %d examples, %s %d%s",
                s->layers, s->hidden, s->heads, s->intermediate, n_examples,

@@ -40,6 +40,11 @@ train_sizes train_sizes_of(const parley_train_params *p);
 parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
                                     train_notes *notes);
 
+/* Whether train_size_shape makes the small encoder of want and n_examples: no dimension
+ * given, and fewer than 2,000 examples. A new model of such data starts from the default
+ * encoder where one is built (encoder.h). */
+int train_small_data(const parley_train_shape *want, int n_examples);
+
 /* Before augmentation: fills the batch, learning rate, weight decay and augmentation that s
  * leaves to the data from ds (its examples, intents and lookup tables) and from_init (a
  * model to fine-tune gets BERT's fine-tuning rate), adding a line to notes for each. */

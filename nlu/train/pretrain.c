@@ -29,6 +29,7 @@
 #include "nlu/tokenizer.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/defaults.h"
+#include "nlu/train/encoder.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
 #include "nlu/vocab.h"
@@ -238,10 +239,11 @@ static parley_status split(pt_run *r)
 static parley_status model_prepare(pt_run *r)
 {
     const parley_train_params *p = &r->p->train;
+    const char *init = train_init_dir(p);
     parley_status st;
     char path[PATH_MAX];
-    if (p->init) {
-        if ((st = bert_model_load(p->init, &r->m)) != PARLEY_OK)
+    if (init) {
+        if ((st = bert_model_load(init, &r->m)) != PARLEY_OK)
             return pl_wrap(st, "--init");
     } else {
         static const char *const intents[] = { "none" }, *const tags[] = { "O" };
@@ -284,7 +286,7 @@ static parley_status model_prepare(pt_run *r)
         return pl_nomem("pretrain: %zu parameters", n);
     bert_decay_mask(c, r->decay);
     bert_mlm_decay_mask(c, r->decay + r->m->n_params);
-    if (p->init && snprintf(path, sizeof path, "%s/%s", p->init, HEAD_FILE) < (int)sizeof path &&
+    if (init && snprintf(path, sizeof path, "%s/%s", init, HEAD_FILE) < (int)sizeof path &&
         access(path, F_OK) == 0)
         return (st = bert_mlm_load(c, path, r->head)) == PARLEY_OK ? st : pl_wrap(st, "--init");
     bert_mlm_init(c, r->head, train_mix(p->seed ^ HEAD_SALT, 0));

@@ -42,6 +42,7 @@
 #include "nlu/train/bert_train.h"
 #include "nlu/train/calibrate.h"
 #include "nlu/train/defaults.h"
+#include "nlu/train/encoder.h"
 #include "nlu/train/sparse_train.h"
 #include "nlu/train/record.h"
 #include "nlu/train/train.h"
@@ -459,6 +460,9 @@ typedef struct run_state {
     parley_train_progress pr;
     train_meter meter; /* this call's counts, for progress */
     train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
+    const char *init;  /* the model a new run starts from: p->init's, the default encoder
+                          (init_dir) or NULL */
+    char init_dir[PATH_MAX];
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
@@ -619,14 +623,14 @@ fail:
     return st;
 }
 
-/* The model of p->init; new heads when its labels are not the training set's. */
+/* The model of r->init; new heads when its labels are not the training set's. */
 static parley_status model_from_init(run_state *r)
 {
     parley_status st;
     bert_model *old = NULL;
     bert_config cfg = { 0 };
-    if ((st = bert_model_load(r->p->init, &old)) != PARLEY_OK) {
-        pl_wrap(st, "--init");
+    if ((st = bert_model_load(r->init, &old)) != PARLEY_OK) {
+        pl_wrap(st, r->init == r->init_dir ? "the default encoder" : "--init");
         goto fail;
     }
     if (same_labels(&old->cfg, r->train)) {
@@ -1254,9 +1258,19 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
-        if (!p->init)
+        r->init = train_init_dir(p);
+        if (!p->init && !p->vocab && (!p->vocab_size || p->vocab_size == WP_LEARN_DEFAULT_SIZE) &&
+            train_small_data(&p->shape, r->train->n_examples) &&
+            train_default_encoder(r->init_dir, sizeof r->init_dir)) {
+            r->init = r->init_dir;
+            train_note(&r->notes,
+                       "init %s: the default encoder, pretrained on general English, for a new "
+                       "model of %d examples (--init none: random weights)",
+                       r->init, r->train->n_examples);
+        }
+        if (!r->init)
             shape = train_size_shape(&p->shape, r->train->n_examples, &r->notes);
-        train_size_data(&sizes, r->train, p->init != NULL, &r->notes);
+        train_size_data(&sizes, r->train, train_init_dir(p) != NULL, &r->notes);
         r->s = (run_settings){ .batch = sizes.batch,
                                .augment = sizes.augment,
                                .lr = sizes.lr,
@@ -1284,7 +1298,7 @@ static parley_status run_prepare(run_state *r)
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
-        if ((st = p->init ? model_from_init(r) : model_scratch(r, &shape)) != PARLEY_OK ||
+        if ((st = r->init ? model_from_init(r) : model_scratch(r, &shape)) != PARLEY_OK ||
             (st = train_sparse_setup(&r->m, r->train, !p->sparse || strcmp(p->sparse, "off"))) !=
                     PARLEY_OK)
             return st;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "nlu/cuda/cuda_bert.h"
+#include "nlu/train/encoder.h"
 #include "nlu/train/train_util.h"
 #include "sdk/base/error.h"
 
@@ -109,12 +110,13 @@ parley_status train_check_common(const parley_train_params *p, const char *who, 
                        "clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in [0, 1))",
                        who, sized ? ", or 0 to size them to the data" : "");
     const parley_train_shape *sh = &p->shape;
-    if (!p->init && (sh->layers < 0 || sh->hidden < 0 || sh->heads < 0 || sh->intermediate < 0))
+    if (!train_init_dir(p) &&
+        (sh->layers < 0 || sh->hidden < 0 || sh->heads < 0 || sh->intermediate < 0))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "%s: layers, hidden, heads and intermediate must be >= 1, or 0 for the "
                        "default",
                        who);
-    if (!p->init && p->shape.max_positions < 3)
+    if (!train_init_dir(p) && p->shape.max_positions < 3)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "%s: max positions must be >= 3 ([CLS], a piece, [SEP])", who);
     return PARLEY_OK;

@@ -60,7 +60,16 @@ static void usage(FILE *f)
             "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
             "                       (to compare with the CPU)\n",
             (double)d.word_dropout, (double)PARLEY_TRAIN_DEFAULT_SPARSE_LR);
-    cli_train_common_help(f, &d, "its heads are replaced when its labels differ from the data's",
+    cli_train_common_help(f, &d,
+                          "its heads\n"
+                          "                       are replaced when its labels differ from the "
+                          "data's. Without\n"
+                          "                       it, a new model of under 2,000 examples starts "
+                          "from the default\n"
+                          "                       encoder where tools/encoder.sh built it "
+                          "($PARLEY_ENCODER, else\n"
+                          "                       ~/.cache/parley/encoder); --init none: from "
+                          "random weights",
                           parley_train_default_lr(1));
     fprintf(f,
             "\n"
@@ -106,7 +115,7 @@ static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet,
         clash = "--resume continues with the stopped run's own settings: give only --data, --dev, "
                 "--out, "
                 "--threads, --device, --precision, --quiet";
-    else if (p->init && (given & (G_SHAPE | G_VOCAB)))
+    else if (p->init && strcmp(p->init, "none") && (given & (G_SHAPE | G_VOCAB)))
         clash = "--init brings its own shape and vocabulary: drop the shape and vocabulary options";
     else if (vocab_opts > 1)
         clash = "give --vocab or --vocab-size, not both";

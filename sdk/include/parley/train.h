@@ -119,8 +119,12 @@ typedef struct parley_train_params {
                           (seq.in, seq.out, label); required */
     const char *dev;   /* dev examples (either kind), scored after every epoch; NULL = none */
     const char *out;   /* the model directory to write, made with its parents; required */
-    const char *init;  /* a model directory to start from (an earlier or pretrained model),
-                          or NULL for a new model */
+    const char *init;  /* a model directory to start from (an earlier or pretrained model);
+                          NULL for a new model: under 2,000 examples with no shape or
+                          vocabulary given, it starts from the default encoder where
+                          tools/encoder.sh built one ($PARLEY_ENCODER, else
+                          $XDG_CACHE_HOME or ~/.cache, /parley/encoder), else from random
+                          weights; "none": a new model from random weights */
     const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
     int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
     parley_train_shape shape;   /* a new model's shape (all 0 but max_positions: sized to

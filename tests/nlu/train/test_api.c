@@ -431,6 +431,35 @@ static void test_eval_alloc_failures(void)
 
 /* ---- pretraining ------------------------------------------------------------------------- */
 
+/* A new model of few examples with no shape given starts from the default encoder
+ * ($PARLEY_ENCODER here) and learns no vocabulary; a shape, --init none or PARLEY_ENCODER=none
+ * start from random weights. */
+static void test_default_encoder(const char *encoder, const char *out)
+{
+    static const struct {
+        const char *env, *init;
+        int shape, want_encoder;
+    } cases[] = {
+        { NULL, NULL, 0, 1 },   { NULL, "none", 0, 0 }, { NULL, NULL, 1, 0 },
+        { "none", NULL, 0, 0 }, { "", NULL, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        setenv("PARLEY_ENCODER", cases[i].env ? cases[i].env : encoder, 1);
+        parley_train_params t = tiny(out, 1);
+        train_seen s = { 0 };
+        if (!cases[i].shape)
+            t.shape = (parley_train_shape){ 0, 0, 0, 0, 32 };
+        t.init = cases[i].init;
+        t.progress = train_watch;
+        t.user_data = &s;
+        CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "case %zu: %s", i, parley_errmsg());
+        CHECK(s.replaced == cases[i].want_encoder && s.learned == !cases[i].want_encoder,
+              "case %zu: from the default encoder %d, vocabulary learned %d", i, s.replaced,
+              s.learned);
+    }
+    unsetenv("PARLEY_ENCODER");
+}
+
 static void test_pretrain(void)
 {
     static const char *const what[] = { "play some", "weather in", "set an alarm for",
@@ -482,6 +511,7 @@ static void test_pretrain(void)
     CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "fine-tune: %s", parley_errmsg());
     CHECK(s.replaced && !s.learned && s.starts == 1, "fine-tuning replaces the heads");
     CHECK(parley_train_default_lr(1) < parley_train_default_lr(0), "default rates");
+    test_default_encoder(pre.s, tuned.s);
 
     s = (train_seen){ .stop_at_step = 1 };
     p.train.out = stopped.s;

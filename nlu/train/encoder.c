@@ -1,0 +1,49 @@
+/* encoder.c — the default encoder: a small encoder pretrained on general English that a new
+ * model of few examples starts from, and where `parley train` finds it.
+ *
+ * tools/encoder.sh builds it once (WordNet's example sentences, `parley pretrain` at the small
+ * shape) into the cache folder below; nothing is shipped in the repository. Where it is not
+ * built, a new model starts from random weights as before. The measurements behind it are in
+ * bench/RESULTS.md (few-shot, ninth pass).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nlu/train/encoder.h"
+
+static int is_file(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat st;
+    return snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path &&
+           stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int train_encoder_path(char *dir, size_t size)
+{
+    const char *env = getenv("PARLEY_ENCODER"), *cache = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    int n;
+    if (env)
+        n = snprintf(dir, size, "%s", env);
+    else if (cache && *cache)
+        n = snprintf(dir, size, "%s/parley/encoder", cache);
+    else if (home && *home)
+        n = snprintf(dir, size, "%s/.cache/parley/encoder", home);
+    else
+        n = -1;
+    return n > 0 && (size_t)n < size && strcmp(dir, "none") != 0;
+}
+
+int train_default_encoder(char *dir, size_t size)
+{
+    return train_encoder_path(dir, size) && is_file(dir, "config.json") &&
+           is_file(dir, "model.safetensors") && is_file(dir, "vocab.txt");
+}
+
+const char *train_init_dir(const parley_train_params *p)
+{
+    return p->init && strcmp(p->init, "none") != 0 ? p->init : NULL;
+}

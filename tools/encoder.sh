@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# encoder.sh — builds the default encoder: the small pretrained encoder that `parley train`
+# starts a new model of few examples from (under 2,000 examples, no shape or vocabulary
+# given; nlu/train/encoder.h). It is a BERT of 2 layers of 128 (2 heads, 256 feed-forward,
+# an 8,000-piece vocabulary learned from the text) pretrained with `parley pretrain` (masked
+# language model, 20 epochs, seed 1, 2 threads) on the 48,339 example sentences of WordNet
+# 3.0's glosses (tools/wordnet_examples.py; Debian's wordnet-base): general English, which a
+# model trained on a bot's few examples knows nothing of. Nothing is shipped: it is built
+# once, in about 7 minutes on two cores, and skipped while the folder holds this recipe's
+# encoder. bench/RESULTS.md (few-shot, ninth pass) has what it changes.
+#
+#   bash tools/encoder.sh PARLEY [DIR]
+# DIR: $PARLEY_ENCODER, else ${XDG_CACHE_HOME:-$HOME/.cache}/parley/encoder, where
+# `parley train` looks. The folder is replaced whole, so a stopped build leaves none half
+# made.
+set -euo pipefail
+parley=${1:?usage: encoder.sh PARLEY [DIR]}
+dir=${2:-${PARLEY_ENCODER:-${XDG_CACHE_HOME:-$HOME/.cache}/parley/encoder}}
+here=$(cd "$(dirname "$0")" && pwd)
+recipe="WordNet 3.0 gloss examples; 2 layers of 128, 2 heads, 256 feed-forward; vocabulary 8000; 20 epochs; seed 1; 2 threads"
+if [ -f "$dir/model.safetensors" ] && [ "$(cat "$dir/RECIPE" 2>/dev/null)" = "$recipe" ]; then
+    echo "encoder.sh: $dir holds the default encoder"
+    exit 0
+fi
+if [ ! -f /usr/share/wordnet/data.noun ]; then
+    echo "encoder.sh: needs WordNet's data (apt-get install wordnet-base)" >&2
+    exit 1
+fi
+mkdir -p "$(dirname "$dir")"
+tmp=$(mktemp -d "${dir%/}.tmp.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 "$here/wordnet_examples.py" >"$tmp/examples.txt"
+echo "encoder.sh: pretraining the default encoder on $(wc -l <"$tmp/examples.txt") sentences into $dir (about 7 minutes on two cores)"
+"$parley" pretrain --quiet --text "$tmp/examples.txt" --out "$tmp/encoder" --layers 2 --hidden 128 \
+    --heads 2 --intermediate 256 --vocab-size 8000 --epochs 20 --seed 1 --threads 2
+echo "$recipe" >"$tmp/encoder/RECIPE"
+cat >"$tmp/encoder/SOURCES.txt" <<TXT
+The default encoder of parley, made $(date -u +%F) by tools/encoder.sh with $("$parley" --version 2>/dev/null || echo parley).
+Text: the example sentences of WordNet 3.0's glosses ($(wc -l <"$tmp/examples.txt") lines), from Debian's
+wordnet-base. WordNet 3.0 Copyright 2006 by Princeton University; used under the WordNet 3.0
+license (/usr/share/doc/wordnet-base/copyright).
+TXT
+rm -rf "$dir"
+mv "$tmp/encoder" "$dir"
+echo "encoder.sh: done: $dir"
