@@ -55,8 +55,11 @@ build() { # build DIR [meson options...]
     ninja -C "$dir"
 }
 
-# The default encoder new models of few examples start from: built once, minutes.
+# The default encoder new models of few examples start from (tools/encoder.sh): built once,
+# minutes, with the tool alone, before the rest of the build trains the tests' models.
 encoder() {
+    [ -f build/build.ninja ] || meson setup build >/dev/null
+    ninja -C build sdk/cli/parley
     bash tools/encoder.sh build/sdk/cli/parley
 }
 
@@ -95,20 +98,20 @@ cmd=${1:-}
 case "$cmd" in
     build)
         install_missing
-        build build
         encoder
+        build build
         ;;
     demo)
         install_missing
-        build build
         encoder
+        build build
         exec bash samples/demo.sh build/sdk/cli/parley
         ;;
     test)
         install_missing
         npm ci --prefix tests/web --no-audit --no-fund --loglevel=error # puppeteer-core
-        build build
         encoder
+        build build
         build build-asan -Db_sanitize=address,undefined -Dbuildtype=debugoptimized -Db_lundef=false
         passed=0 failed=0
         for dir in build build-asan; do
