@@ -369,12 +369,7 @@ static parley_status write_file(const char *path, const char *text)
 /* Where grammars are cached when no folder is given (see svc_grammar_build). */
 static void default_dir(char *dir, size_t size)
 {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (x && *x)
-        snprintf(dir, size, "%s/parley/asr", x);
-    else if (h && *h)
-        snprintf(dir, size, "%s/.cache/parley/asr", h);
-    else
+    if (!pl_cache_dir("asr", dir, size))
         snprintf(dir, size, "/tmp/parley-asr");
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "nlu/train/encoder.h"
+#include "sdk/base/files.h"
 
 static int is_file(const char *dir, const char *name)
 {
@@ -21,25 +22,20 @@ static int is_file(const char *dir, const char *name)
            stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int train_encoder_path(char *dir, size_t size)
+/* Where the default encoder lives: $PARLEY_ENCODER when set, else parley's cache folder;
+ * 0 when there is no such place (PARLEY_ENCODER "none" or empty, no cache folder). */
+static int encoder_path(char *dir, size_t size)
 {
-    const char *env = getenv("PARLEY_ENCODER"), *cache = getenv("XDG_CACHE_HOME"),
-               *home = getenv("HOME");
-    int n;
-    if (env)
-        n = snprintf(dir, size, "%s", env);
-    else if (cache && *cache)
-        n = snprintf(dir, size, "%s/parley/encoder", cache);
-    else if (home && *home)
-        n = snprintf(dir, size, "%s/.cache/parley/encoder", home);
-    else
-        n = -1;
+    const char *env = getenv("PARLEY_ENCODER");
+    if (!env)
+        return pl_cache_dir("encoder", dir, size);
+    int n = snprintf(dir, size, "%s", env);
     return n > 0 && (size_t)n < size && strcmp(dir, "none") != 0;
 }
 
 int train_default_encoder(char *dir, size_t size)
 {
-    return train_encoder_path(dir, size) && is_file(dir, "config.json") &&
+    return encoder_path(dir, size) && is_file(dir, "config.json") &&
            is_file(dir, "model.safetensors") && is_file(dir, "vocab.txt");
 }
 

@@ -8,14 +8,10 @@
 
 #include "parley/train.h"
 
-/* Where the default encoder lives: $PARLEY_ENCODER when set, else
- * $XDG_CACHE_HOME/parley/encoder, else $HOME/.cache/parley/encoder, written into dir (size
- * bytes). 0 when there is no such place: PARLEY_ENCODER is "none" or empty, neither
- * variable is set, or the path does not fit. tools/encoder.sh builds it there. */
-int train_encoder_path(char *dir, size_t size);
-
-/* train_encoder_path, and 1 only when a model is there (config.json, model.safetensors and
- * vocab.txt). */
+/* 1 when the default encoder is there (config.json, model.safetensors and vocab.txt), its
+ * folder written into dir (size bytes): $PARLEY_ENCODER when set ("none" or empty: no
+ * default encoder), else $XDG_CACHE_HOME/parley/encoder, else $HOME/.cache/parley/encoder
+ * (pl_cache_dir). tools/encoder.sh builds it there. */
 int train_default_encoder(char *dir, size_t size);
 
 /* p->init, or NULL when it is NULL or "none" (a new model from random weights, and no

@@ -184,3 +184,12 @@ parley_status pl_make_dirs(const char *dir)
     }
     return pl_make_dir(path);
 }
+
+int pl_cache_dir(const char *name, char *dir, size_t size)
+{
+    const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = cache && *cache ? snprintf(dir, size, "%s/parley/%s", cache, name)
+            : home && *home ? snprintf(dir, size, "%s/.cache/parley/%s", home, name)
+                            : -1;
+    return n > 0 && (size_t)n < size;
+}

@@ -24,6 +24,11 @@ parley_status pl_make_dir(const char *dir);
 /* Creates dir and any missing parents (mkdir -p); a failure on a parent names dir too. */
 parley_status pl_make_dirs(const char *dir);
 
+/* parley's cache folder for `name` ("asr", "encoder"): $XDG_CACHE_HOME/parley/NAME, else
+ * $HOME/.cache/parley/NAME, written into dir (size bytes). 0 when neither variable is set
+ * or the path does not fit; nothing is created. */
+int pl_cache_dir(const char *name, char *dir, size_t size);
+
 /* A file written under a temporary name in the final directory and renamed over `path` by
  * pl_atomic_commit, so readers see the old file or the whole new one, never a part. */
 typedef struct pl_atomic {
