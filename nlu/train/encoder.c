@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
+#include "nlu/train/wp_learn.h"
 #include "sdk/base/files.h"
 
 static int is_file(const char *dir, const char *name)
@@ -42,4 +44,15 @@ int train_default_encoder(char *dir, size_t size)
 const char *train_init_dir(const parley_train_params *p)
 {
     return p->init && strcmp(p->init, "none") != 0 ? p->init : NULL;
+}
+
+const char *train_start_dir(const parley_train_params *p, int n_examples, char *dir, size_t size)
+{
+    if (p->init)
+        return train_init_dir(p);
+    int default_vocab = !p->vocab && (!p->vocab_size || p->vocab_size == WP_LEARN_DEFAULT_SIZE);
+    return default_vocab && train_small_data(&p->shape, n_examples) &&
+                           train_default_encoder(dir, size)
+                   ? dir
+                   : NULL;
 }

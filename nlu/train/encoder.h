@@ -18,4 +18,10 @@ int train_default_encoder(char *dir, size_t size);
  * default encoder). */
 const char *train_init_dir(const parley_train_params *p);
 
+/* The model a new run of p on n_examples written examples starts from: train_init_dir(p),
+ * else the default encoder (its folder written into dir) when p gives no init, vocabulary or
+ * shape and the data is small (train_small_data), else NULL. n_examples < 0: not known, so
+ * not small. */
+const char *train_start_dir(const parley_train_params *p, int n_examples, char *dir, size_t size);
+
 #endif

@@ -3,16 +3,21 @@
  *
  *   {"format": "parley-training-record", "version": 1, "parley_version": "0.x",
  *    "data": {"path": "nlu.yaml", "realpath": "/abs/nlu.yaml", "fnv1a64": "hex"},
- *    "dev": null or the same, "init": null or a path,
- *    "options": {"layers", ..., "seed"},      every setting that changes the weights
+ *    "dev": null or the same, "examples": written examples (lookup variants not counted),
+ *    "init": null or the same of the model it started from (given, or the default encoder),
+ *    "options": {"layers", ..., "seed", "init": as given},   every setting that changes
+ *                                                              the weights
  *    "run": {"device", "precision", "threads", "wall_s", "best_epoch"},
  *    "epochs": [{"epoch", "loss", "dev": {"intent_accuracy", "slot_f1",
  *                "sentence_accuracy"}}]}
  *
- * The checksum is FNV-1a over the data's bytes (a JointBERT folder: seq.in, seq.out, label):
- * a way to see that the examples changed, not a defence against anyone. Two runs agree
- * when their data and dev (absolute path and checksum), init and options do; the device and thread
- * count are recorded but not compared. What to do about a difference is the caller's choice
+ * The checksum is FNV-1a over the data's bytes (a JointBERT folder: seq.in, seq.out, label;
+ * a model folder: config.json, model.safetensors, vocab.txt): a way to see that the examples
+ * or the starting weights changed, not a defence against anyone. Two runs agree when their
+ * data, dev and init (absolute path and checksum) and options do; the default encoder counts
+ * as init where it was used, or would be now (a model of the recorded examples), so a model
+ * made before it was built is not up to date once it is. The device and thread count are
+ * recorded but not compared. What to do about a difference is the caller's choice
  * (`parley train`).
  */
 #include <limits.h>
@@ -23,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "nlu/train/encoder.h"
 #include "nlu/train/record.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
@@ -39,14 +45,18 @@ struct train_record {
     cJSON *epochs; /* its "epochs" array */
 };
 
-/* The FNV-1a of path's bytes into *h; a folder's seq.in, seq.out and label. */
-static parley_status hash_data(const char *path, uint64_t *h)
+/* The files of a folder that a checksum covers. */
+static const char *const DATA_PARTS[] = { "seq.in", "seq.out", "label" };
+static const char *const MODEL_PARTS[] = { "config.json", "model.safetensors", "vocab.txt" };
+enum { N_PARTS = 3 };
+
+/* The FNV-1a of path's bytes into *h; a folder's parts (N_PARTS names). */
+static parley_status hash_data(const char *path, const char *const *parts, uint64_t *h)
 {
     struct stat sb;
-    static const char *const parts[] = { "seq.in", "seq.out", "label" };
     int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
     *h = PL_FNV_SEED;
-    for (size_t i = 0; i < (dir ? 3u : 1u); i++) {
+    for (size_t i = 0; i < (dir ? (size_t)N_PARTS : 1u); i++) {
         char file[PATH_MAX + 16];
         snprintf(file, sizeof file, "%s%s%s", path, dir ? "/" : "", dir ? parts[i] : "");
         char *text;
@@ -60,8 +70,9 @@ static parley_status hash_data(const char *path, uint64_t *h)
     return PARLEY_OK;
 }
 
-/* {"path", "realpath", "fnv1a64"} of a data set, or JSON null for path NULL. */
-static parley_status data_json(const char *path, cJSON **out)
+/* {"path", "realpath", "fnv1a64"} of a data set or model (a folder's parts as hash_data),
+ * or JSON null for path NULL. */
+static parley_status data_json(const char *path, const char *const *parts, cJSON **out)
 {
     *out = NULL;
     if (!path) {
@@ -70,7 +81,7 @@ static parley_status data_json(const char *path, cJSON **out)
     }
     uint64_t h;
     char real[PATH_MAX], hex[17];
-    parley_status st = hash_data(path, &h);
+    parley_status st = hash_data(path, parts, &h);
     if (st != PARLEY_OK)
         return st;
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
@@ -132,14 +143,20 @@ static parley_status attach(cJSON *o, const char *key, cJSON *item)
     return pl_nomem("the training record");
 }
 
-/* The part of a record two runs must share to make the same model. */
-static parley_status identity_json(const parley_train_params *p, cJSON **out)
+/* The part of a record two runs of p on n_examples must share to make the same model. */
+static parley_status identity_json(const parley_train_params *p, int n_examples, cJSON **out)
 {
-    cJSON *o = cJSON_CreateObject(), *data = NULL, *dev = NULL;
+    char dir[PATH_MAX];
+    const char *init = train_start_dir(p, n_examples, dir, sizeof dir);
+    cJSON *o = cJSON_CreateObject(), *data = NULL, *dev = NULL, *from = NULL;
     parley_status st = o ? PARLEY_OK : pl_nomem("the training record");
-    if (st == PARLEY_OK && (st = data_json(p->data, &data)) == PARLEY_OK &&
+    if (st == PARLEY_OK && (st = data_json(p->data, DATA_PARTS, &data)) == PARLEY_OK &&
         (st = attach(o, "data", data)) == PARLEY_OK &&
-        (st = data_json(p->dev, &dev)) == PARLEY_OK && (st = attach(o, "dev", dev)) == PARLEY_OK)
+        (st = data_json(p->dev, DATA_PARTS, &dev)) == PARLEY_OK &&
+        (st = attach(o, "dev", dev)) == PARLEY_OK &&
+        (st = attach(o, "examples", cJSON_CreateNumber(n_examples))) == PARLEY_OK &&
+        (st = data_json(init, MODEL_PARTS, &from)) == PARLEY_OK &&
+        (st = attach(o, "init", from)) == PARLEY_OK)
         st = attach(o, "options", options_json(p));
     if (st != PARLEY_OK) {
         cJSON_Delete(o);
@@ -149,7 +166,7 @@ static parley_status identity_json(const parley_train_params *p, cJSON **out)
     return PARLEY_OK;
 }
 
-parley_status train_record_open(const parley_train_params *p, train_record **out)
+parley_status train_record_open(const parley_train_params *p, int n_examples, train_record **out)
 {
     *out = NULL;
     train_record *r = pl_calloc(1, sizeof *r);
@@ -157,7 +174,7 @@ parley_status train_record_open(const parley_train_params *p, train_record **out
         pl_free(r);
         return pl_nomem("the training record");
     }
-    parley_status st = identity_json(p, &r->root);
+    parley_status st = identity_json(p, n_examples, &r->root);
     if (st != PARLEY_OK) {
         train_record_free(r);
         return st;
@@ -281,11 +298,15 @@ parley_status parley_train_record_compare(const parley_train_params *p,
         *verdict = model ? PARLEY_TRAIN_UNRECORDED : PARLEY_TRAIN_NEW;
         return PARLEY_OK;
     }
-    if (st != PARLEY_OK || (st = identity_json(p, &now)) != PARLEY_OK) {
+    /* The data's count as recorded: where the data changed, the verdict does not hang on it. */
+    const cJSON *n = cJSON_GetObjectItem(rec, "examples");
+    if (st != PARLEY_OK ||
+        (st = identity_json(p, cJSON_IsNumber(n) ? n->valueint : -1, &now)) != PARLEY_OK) {
         cJSON_Delete(rec);
         return st;
     }
     int same = model && same_data(rec, now, "data") && same_data(rec, now, "dev") &&
+               same_data(rec, now, "init") &&
                cJSON_Compare(cJSON_GetObjectItem(rec, "options"),
                              cJSON_GetObjectItem(now, "options"), 1);
     *verdict = same                                     ? PARLEY_TRAIN_UP_TO_DATE

@@ -12,9 +12,10 @@
 
 typedef struct train_record train_record;
 
-/* Starts the record of a run with params p: the data's checksum is taken now. On success
- * *out is owned by the caller (train_record_free). */
-parley_status train_record_open(const parley_train_params *p, train_record **out);
+/* Starts the record of a run with params p on n_examples written examples (lookup variants
+ * not counted): the checksums of the data and of the model it starts from (train_start_dir)
+ * are taken now. On success *out is owned by the caller (train_record_free). */
+parley_status train_record_open(const parley_train_params *p, int n_examples, train_record **out);
 /* Adds an epoch (a PARLEY_TRAIN_EPOCH progress). Out of memory only loses the line. */
 void train_record_epoch(train_record *r, const parley_train_progress *pr);
 /* Writes OUT/training.json atomically for the run that ended with res. */

@@ -1005,7 +1005,7 @@ static parley_status open_record(run_state *r)
         q.seed = r->s.seed;
         q.shape = train_shape_of(&r->m->cfg);
     }
-    return train_record_open(&q, &r->rec);
+    return train_record_open(&q, r->train->n_examples - r->pr.n_augmented, &r->rec);
 }
 
 static void run_clear(run_state *r)
@@ -1258,16 +1258,12 @@ static parley_status run_prepare(run_state *r)
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else {
-        r->init = train_init_dir(p);
-        if (!p->init && !p->vocab && (!p->vocab_size || p->vocab_size == WP_LEARN_DEFAULT_SIZE) &&
-            train_small_data(&p->shape, r->train->n_examples) &&
-            train_default_encoder(r->init_dir, sizeof r->init_dir)) {
-            r->init = r->init_dir;
+        r->init = train_start_dir(p, r->train->n_examples, r->init_dir, sizeof r->init_dir);
+        if (r->init == r->init_dir)
             train_note(&r->notes,
                        "init %s: the default encoder, pretrained on general English, for a new "
                        "model of %d examples (--init none: random weights)",
                        r->init, r->train->n_examples);
-        }
         if (!r->init)
             shape = train_size_shape(&p->shape, r->train->n_examples, &r->notes);
         train_size_data(&sizes, r->train, train_init_dir(p) != NULL, &r->notes);

@@ -317,21 +317,25 @@ PARLEY_API void parley_eval_report_free(parley_eval_report *report);
 /* ---- the training record ------------------------------------------------------------- */
 
 /* A completed run writes out/training.json: the data and dev files with their paths and
- * checksums, init, the options that shape the weights (seed included), the parley version,
+ * checksums, the model it started from (init, or the default encoder) with its checksum,
+ * the options that shape the weights (seed included), the parley version,
  * the device and threads, and every epoch's loss and dev scores. */
 
 /* What a run with these params would do to the model already in params->out. */
 typedef enum parley_train_verdict {
     PARLEY_TRAIN_NEW = 0,        /* there is no model there */
     PARLEY_TRAIN_UNRECORDED = 1, /* a model without training.json (made elsewhere or earlier) */
-    PARLEY_TRAIN_UP_TO_DATE = 2, /* made from the same data (same bytes), dev, init, options */
+    PARLEY_TRAIN_UP_TO_DATE = 2, /* made from the same data (same bytes), dev, init, options;
+                                    a model that started from the default encoder, or would
+                                    now, is not once the encoder changed, came or went */
     PARLEY_TRAIN_CHANGED = 3,    /* from the same data file, but its contents or the options
                                     differ: retraining brings it up to date */
     PARLEY_TRAIN_OTHER_DATA = 4, /* made from another data file: retraining replaces it */
 } parley_train_verdict;
 
 /* Compares params (data, dev, init and options; data must be given) with the record in
- * params->out, reading the data files to checksum them. Any thread. */
+ * params->out, reading the data files and the starting model's to checksum them. Any
+ * thread. */
 PARLEY_API parley_status parley_train_record_compare(const parley_train_params *params,
                                                      parley_train_verdict *verdict);
 /* The absolute path of the data the model in model_dir was trained from, in buf (cap

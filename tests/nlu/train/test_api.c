@@ -431,9 +431,24 @@ static void test_eval_alloc_failures(void)
 
 /* ---- pretraining ------------------------------------------------------------------------- */
 
+/* The record of what t just trained is up to date, and stays so when the default encoder
+ * comes or goes unless the model would start from it (or did). */
+static void check_record(const parley_train_params *t, const char *encoder, size_t i, int env_moves)
+{
+    parley_train_verdict v = PARLEY_TRAIN_NEW, moved = PARLEY_TRAIN_NEW;
+    CHECK(parley_train_record_compare(t, &v) == PARLEY_OK && v == PARLEY_TRAIN_UP_TO_DATE,
+          "case %zu: record verdict %d: %s", i, (int)v, parley_errmsg());
+    const char *env = getenv("PARLEY_ENCODER");
+    setenv("PARLEY_ENCODER", env && !strcmp(env, encoder) ? "none" : encoder, 1);
+    CHECK(parley_train_record_compare(t, &moved) == PARLEY_OK &&
+                  moved == (env_moves ? PARLEY_TRAIN_CHANGED : PARLEY_TRAIN_UP_TO_DATE),
+          "case %zu: with the default encoder %s, verdict %d", i,
+          env && !strcmp(env, encoder) ? "gone" : "built", (int)moved);
+}
+
 /* A new model of few examples with no shape given starts from the default encoder
  * ($PARLEY_ENCODER here) and learns no vocabulary; a shape, --init none or PARLEY_ENCODER=none
- * start from random weights. */
+ * start from random weights. The training record names the encoder it started from. */
 static void test_default_encoder(const char *encoder, const char *out)
 {
     static const struct {
@@ -456,6 +471,7 @@ static void test_default_encoder(const char *encoder, const char *out)
         CHECK(s.replaced == cases[i].want_encoder && s.learned == !cases[i].want_encoder,
               "case %zu: from the default encoder %d, vocabulary learned %d", i, s.replaced,
               s.learned);
+        check_record(&t, encoder, i, !cases[i].shape && !cases[i].init);
     }
     unsetenv("PARLEY_ENCODER");
 }
