@@ -21,6 +21,9 @@ and prints a table of mean +- sd over the seeds. Sets:
   clinc150-nooos  the same without the oos class (train only; scored on `val`): the
             in-scope accuracy the oos class is compared with, without and with the
             fallback threshold (which a bot without the class has too);
+  clinc150-unseen  train as clinc150-nooos, score as clinc150: out-of-scope requests that
+            no training example shows, as a bot's writer who wrote none meets them (parley's
+            background sentences, its default, are then its only out-of-scope examples);
   snips     train on SNIPS `train` (k per intent), score on `dev`: intent accuracy, slot F1;
   pizza, smarthome, starter  the sample bots: train on samples/NAME/nlu.yaml (k = all: parley reads
             the file itself, lookup tables and all), score on samples/NAME/test_nlu.yaml,
@@ -151,6 +154,8 @@ def make_split(set_name, k, seed, data):
         train = sample_k(d["train"], k, seed)
         if set_name == "clinc150":
             return train + d["oos_train"], d["val"] + d["oos_val"]
+        if set_name == "clinc150-unseen":
+            return train, d["val"] + d["oos_val"]
         return train, d["val"]
     if set_name == "snips":
         folder = os.path.join(data, "snips")

@@ -9,6 +9,11 @@
 # once, in about 7 minutes on two cores, and skipped while the folder holds this recipe's
 # encoder. bench/RESULTS.md (few-shot, ninth pass) has what it changes.
 #
+# Beside it, in background/, it writes 5,000 other sentences of the same text (plain words,
+# shuffled; wordnet_examples.py --background) as a JointBERT folder labelled out_of_scope:
+# what `parley train` adds to small data so that its model learns where its intents end
+# (nlu/train/background.h; few-shot, tenth pass). It takes a second.
+#
 #   bash tools/encoder.sh PARLEY [DIR]
 # DIR: $PARLEY_ENCODER, else ${XDG_CACHE_HOME:-$HOME/.cache}/parley/encoder, where
 # `parley train` looks. The folder is replaced whole, so a stopped build leaves none half
@@ -18,10 +23,6 @@ parley=${1:?usage: encoder.sh PARLEY [DIR]}
 dir=${2:-${PARLEY_ENCODER:-${XDG_CACHE_HOME:-$HOME/.cache}/parley/encoder}}
 here=$(cd "$(dirname "$0")" && pwd)
 recipe="WordNet 3.0 gloss examples; 2 layers of 128, 2 heads, 256 feed-forward; vocabulary 8000; 20 epochs; seed 1; 2 threads"
-if [ -f "$dir/model.safetensors" ] && [ "$(cat "$dir/RECIPE" 2>/dev/null)" = "$recipe" ]; then
-    echo "encoder.sh: $dir holds the default encoder"
-    exit 0
-fi
 if [ ! -f /usr/share/wordnet/data.noun ]; then
     echo "encoder.sh: needs WordNet's data (apt-get install wordnet-base)" >&2
     exit 1
@@ -29,6 +30,25 @@ fi
 mkdir -p "$(dirname "$dir")"
 tmp=$(mktemp -d "${dir%/}.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+
+# background/: the sentences, every word O, every label out_of_scope.
+background() {
+    [ -f "$dir/background/label" ] && return 0
+    mkdir "$tmp/background"
+    /usr/bin/python3 "$here/wordnet_examples.py" --background 5000 >"$tmp/background/seq.in"
+    awk '{ for (i = 1; i <= NF; i++) printf "%s%s", (i > 1 ? " " : ""), "O"; print "" }' \
+        "$tmp/background/seq.in" >"$tmp/background/seq.out"
+    sed 's/.*/out_of_scope/' "$tmp/background/seq.in" >"$tmp/background/label"
+    rm -rf "$dir/background"
+    mv "$tmp/background" "$dir/background"
+    echo "encoder.sh: wrote $(wc -l <"$dir/background/seq.in") background sentences into $dir/background"
+}
+
+if [ -f "$dir/model.safetensors" ] && [ "$(cat "$dir/RECIPE" 2>/dev/null)" = "$recipe" ]; then
+    echo "encoder.sh: $dir holds the default encoder"
+    background
+    exit 0
+fi
 /usr/bin/python3 "$here/wordnet_examples.py" >"$tmp/examples.txt"
 echo "encoder.sh: pretraining the default encoder on $(wc -l <"$tmp/examples.txt") sentences into $dir (about 7 minutes on two cores)"
 "$parley" pretrain --quiet --text "$tmp/examples.txt" --out "$tmp/encoder" --layers 2 --hidden 128 \
@@ -42,4 +62,5 @@ license (/usr/share/doc/wordnet-base/copyright).
 TXT
 rm -rf "$dir"
 mv "$tmp/encoder" "$dir"
+background
 echo "encoder.sh: done: $dir"

@@ -441,6 +441,30 @@ const ds_values *ds_lookup_for(const ds_dataset *ds, const char *slot)
     return NULL;
 }
 
+parley_status ds_add_intent(ds_dataset *ds, const char *name, int *id)
+{
+    if (!ds->finished)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "ds_add_intent: dataset not finished");
+    if ((*id = ds_intent_index(ds, name)) >= 0)
+        return PARLEY_OK;
+    int at = 0;
+    while (at < ds->n_intents && strcmp(ds->intents[at], name) < 0)
+        at++;
+    char **grown = pl_realloc(ds->intents, ((size_t)ds->n_intents + 1) * sizeof *grown);
+    if (grown)
+        ds->intents = grown;
+    char *copy = grown ? pl_strdup(name) : NULL;
+    if (!copy)
+        return pl_nomem("%s: intent names", ds->source);
+    memmove(grown + at + 1, grown + at, (size_t)(ds->n_intents - at) * sizeof *grown);
+    grown[at] = copy;
+    ds->n_intents++;
+    for (int i = 0; i < ds->n_examples; i++)
+        ds->examples[i].intent += ds->examples[i].intent >= at;
+    *id = at;
+    return PARLEY_OK;
+}
+
 /* ---- augmentation -------------------------------------------------------------------- */
 
 static uint64_t splitmix64(uint64_t *state)

@@ -111,6 +111,11 @@ const ds_values *ds_lookup_for(const ds_dataset *ds, const char *slot);
  * time. *added (may be NULL) receives the number of examples appended. */
 parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t seed, int *added);
 
+/* The index of intent `name` in a finished data set, added in its sorted place when new:
+ * the examples of the intents after it are renumbered (nothing else holds intent indices
+ * before training). For examples a trainer adds to the data (nlu/train/background.c). */
+parley_status ds_add_intent(ds_dataset *ds, const char *name, int *id);
+
 /* ---- building, for the readers (nlu/data_*.c) -------------------------------------- */
 
 /* An empty dataset for `source`. */

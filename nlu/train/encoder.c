@@ -16,12 +16,13 @@
 #include "nlu/train/wp_learn.h"
 #include "sdk/base/files.h"
 
-static int is_file(const char *dir, const char *name)
+/* Whether dir/name is a file (folder nonzero: a folder). */
+static int is_entry(const char *dir, const char *name, int folder)
 {
     char path[4096];
     struct stat st;
     return snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path &&
-           stat(path, &st) == 0 && S_ISREG(st.st_mode);
+           stat(path, &st) == 0 && (folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 }
 
 /* Where the default encoder lives: $PARLEY_ENCODER when set, else parley's cache folder;
@@ -37,8 +38,15 @@ static int encoder_path(char *dir, size_t size)
 
 int train_default_encoder(char *dir, size_t size)
 {
-    return encoder_path(dir, size) && is_file(dir, "config.json") &&
-           is_file(dir, "model.safetensors") && is_file(dir, "vocab.txt");
+    return encoder_path(dir, size) && is_entry(dir, "config.json", 0) &&
+           is_entry(dir, "model.safetensors", 0) && is_entry(dir, "vocab.txt", 0);
+}
+
+int train_encoder_folder(const char *name, char *path, size_t size)
+{
+    char dir[4096];
+    return encoder_path(dir, sizeof dir) && is_entry(dir, name, 1) &&
+           snprintf(path, size, "%s/%s", dir, name) < (int)size;
 }
 
 const char *train_init_dir(const parley_train_params *p)

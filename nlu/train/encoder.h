@@ -14,6 +14,11 @@
  * (pl_cache_dir). tools/encoder.sh builds it there. */
 int train_default_encoder(char *dir, size_t size);
 
+/* 1 when the default encoder's folder (as train_default_encoder looks for it) holds the
+ * folder `name`, its path written into path (size bytes): tools/encoder.sh writes the
+ * background sentences there too (background.h). */
+int train_encoder_folder(const char *name, char *path, size_t size);
+
 /* p->init, or NULL when it is NULL or "none" (a new model from random weights, and no
  * default encoder). */
 const char *train_init_dir(const parley_train_params *p);

@@ -5,6 +5,7 @@
  *    "data": {"path": "nlu.yaml", "realpath": "/abs/nlu.yaml", "fnv1a64": "hex"},
  *    "dev": null or the same, "examples": written examples (lookup variants not counted),
  *    "init": null or the same of the model it started from (given, or the default encoder),
+ *    "background": null or the same of the background sentences it added (background.h),
  *    "options": {"layers", ..., "seed", "init": as given},   every setting that changes
  *                                                              the weights
  *    "run": {"device", "precision", "threads", "wall_s", "best_epoch"},
@@ -16,8 +17,9 @@
  * or the starting weights changed, not a defence against anyone. Two runs agree when their
  * data, dev and init (absolute path and checksum) and options do; the default encoder counts
  * as init where it was used, or would be now (a model of the recorded examples), so a model
- * made before it was built is not up to date once it is. The device and thread count are
- * recorded but not compared. What to do about a difference is the caller's choice
+ * made before it was built is not up to date once it is; the same for the background. The device
+ * and thread count are recorded but not compared. What to do about a difference is the caller's
+ * choice
  * (`parley train`).
  */
 #include <limits.h>
@@ -28,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "nlu/train/background.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/record.h"
 #include "sdk/base/alloc.h"
@@ -113,6 +116,7 @@ static cJSON *options_json(const parley_train_params *p)
         { "epochs", p->epochs },
         { "batch", p->batch },
         { "augment", p->augment },
+        { "background", p->background },
         { "lr", p->lr },
         { "warmup_fraction", p->warmup_fraction },
         { "warmup_steps", (double)p->warmup_steps },
@@ -146,9 +150,10 @@ static parley_status attach(cJSON *o, const char *key, cJSON *item)
 /* The part of a record two runs of p on n_examples must share to make the same model. */
 static parley_status identity_json(const parley_train_params *p, int n_examples, cJSON **out)
 {
-    char dir[PATH_MAX];
-    const char *init = train_start_dir(p, n_examples, dir, sizeof dir);
-    cJSON *o = cJSON_CreateObject(), *data = NULL, *dev = NULL, *from = NULL;
+    char dir[PATH_MAX], bg_dir[PATH_MAX];
+    const char *init = train_start_dir(p, n_examples, dir, sizeof dir),
+               *bg = p->background ? train_background_dir(n_examples, bg_dir, sizeof bg_dir) : NULL;
+    cJSON *o = cJSON_CreateObject(), *data = NULL, *dev = NULL, *from = NULL, *back = NULL;
     parley_status st = o ? PARLEY_OK : pl_nomem("the training record");
     if (st == PARLEY_OK && (st = data_json(p->data, DATA_PARTS, &data)) == PARLEY_OK &&
         (st = attach(o, "data", data)) == PARLEY_OK &&
@@ -156,7 +161,9 @@ static parley_status identity_json(const parley_train_params *p, int n_examples,
         (st = attach(o, "dev", dev)) == PARLEY_OK &&
         (st = attach(o, "examples", cJSON_CreateNumber(n_examples))) == PARLEY_OK &&
         (st = data_json(init, MODEL_PARTS, &from)) == PARLEY_OK &&
-        (st = attach(o, "init", from)) == PARLEY_OK)
+        (st = attach(o, "init", from)) == PARLEY_OK &&
+        (st = data_json(bg, DATA_PARTS, &back)) == PARLEY_OK &&
+        (st = attach(o, "background", back)) == PARLEY_OK)
         st = attach(o, "options", options_json(p));
     if (st != PARLEY_OK) {
         cJSON_Delete(o);
@@ -306,7 +313,7 @@ parley_status parley_train_record_compare(const parley_train_params *p,
         return st;
     }
     int same = model && same_data(rec, now, "data") && same_data(rec, now, "dev") &&
-               same_data(rec, now, "init") &&
+               same_data(rec, now, "init") && same_data(rec, now, "background") &&
                cJSON_Compare(cJSON_GetObjectItem(rec, "options"),
                              cJSON_GetObjectItem(now, "options"), 1);
     *verdict = same                                     ? PARLEY_TRAIN_UP_TO_DATE

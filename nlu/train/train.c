@@ -39,6 +39,7 @@
 #include "nlu/decode.h"
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
+#include "nlu/train/background.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/calibrate.h"
 #include "nlu/train/defaults.h"
@@ -71,6 +72,7 @@ parley_train_params parley_train_params_default(void)
         .batch = 0,
         .lr = 0,
         .augment = -1,
+        .background = -1,
         .weight_decay = -1,
         .warmup_fraction = 0.1f,
         .warmup_steps = -1,
@@ -423,7 +425,8 @@ fail:
 /* What a run is: fixed at its start and saved with its state. */
 typedef struct run_settings {
     int epochs, batch;
-    int augment; /* lookup-table variants per example (ds_augment_lookups) */
+    int augment;    /* lookup-table variants per example (ds_augment_lookups) */
+    int background; /* background sentences added (background.h) */
     float lr, weight_decay, dropout, slot_weight, clip;
     float sparse_lr;    /* peak learning rate of the sparse features' weights */
     float word_dropout; /* chance that a training piece is shown as [UNK] */
@@ -675,6 +678,7 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
              cJSON_AddNumberToObject(root, "epochs", r->s.epochs) &&
              cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
+             cJSON_AddNumberToObject(root, "background", r->s.background) &&
              cJSON_AddNumberToObject(root, "batch", r->s.batch) &&
              cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
              cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
@@ -770,7 +774,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     char path[PATH_MAX], *text = NULL;
     size_t len;
     cJSON *root = NULL;
-    double v[13];
+    double v[14];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
         (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
@@ -784,6 +788,7 @@ static parley_status state_parse(run_state *r, const char *dir)
         (st = json_num(root, "step", path, 0, 1e15, &v[1])) != PARLEY_OK ||
         (st = json_num(root, "epochs", path, 1, INT_MAX, &v[2])) != PARLEY_OK ||
         (st = json_num(root, "augment", path, 0, INT_MAX, &v[10])) != PARLEY_OK ||
+        (st = json_num(root, "background", path, 0, INT_MAX, &v[13])) != PARLEY_OK ||
         (st = json_num(root, "batch", path, 1, INT_MAX, &v[3])) != PARLEY_OK ||
         (st = json_num(root, "lr", path, 0, 1e3, &v[4])) != PARLEY_OK ||
         (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[5])) != PARLEY_OK ||
@@ -800,6 +805,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     r->step = (long)v[1];
     r->s.epochs = (int)v[2];
     r->s.augment = (int)v[10];
+    r->s.background = (int)v[13];
     r->s.batch = (int)v[3];
     r->s.lr = (float)v[4];
     r->s.warmup = (long)v[5];
@@ -995,6 +1001,7 @@ static parley_status open_record(run_state *r)
         q.epochs = r->s.epochs;
         q.batch = r->s.batch;
         q.augment = r->s.augment;
+        q.background = r->s.background;
         q.lr = r->s.lr;
         q.weight_decay = r->s.weight_decay;
         q.dropout = r->s.dropout;
@@ -1005,7 +1012,8 @@ static parley_status open_record(run_state *r)
         q.seed = r->s.seed;
         q.shape = train_shape_of(&r->m->cfg);
     }
-    return train_record_open(&q, r->train->n_examples - r->pr.n_augmented, &r->rec);
+    return train_record_open(&q, r->train->n_examples - r->pr.n_augmented - r->pr.n_background,
+                             &r->rec);
 }
 
 static void run_clear(run_state *r)
@@ -1240,6 +1248,29 @@ static int sparse_intent_with_slots(const bert_model *m)
 }
 
 /* Data, model, settings and buffers: everything before the first step. */
+/* How many background sentences a new run adds to the data as loaded (background.h). */
+static int background_count(run_state *r)
+{
+    char dir[PATH_MAX];
+    return r->p->background && train_background_dir(r->train->n_examples, dir, sizeof dir)
+                   ? train_background_count(r->p, &r->notes)
+                   : 0;
+}
+
+/* Adds the run's background sentences to the data as loaded. */
+static parley_status add_background(run_state *r)
+{
+    char dir[PATH_MAX];
+    if (!r->s.background)
+        return PARLEY_OK;
+    if (!train_background_dir(r->train->n_examples, dir, sizeof dir))
+        return pl_fail(PARLEY_ERR_NOT_FOUND,
+                       "train: this run had %d background sentences, and they are no longer "
+                       "beside the default encoder (bash tools/encoder.sh rebuilds them)",
+                       r->s.background);
+    return train_add_background(r->train, dir, r->s.background, &r->pr.n_background);
+}
+
 static parley_status run_prepare(run_state *r)
 {
     const parley_train_params *p = r->p;
@@ -1269,6 +1300,7 @@ static parley_status run_prepare(run_state *r)
         train_size_data(&sizes, r->train, train_init_dir(p) != NULL, &r->notes);
         r->s = (run_settings){ .batch = sizes.batch,
                                .augment = sizes.augment,
+                               .background = background_count(r),
                                .lr = sizes.lr,
                                .weight_decay = sizes.weight_decay,
                                .dropout = p->dropout,
@@ -1279,7 +1311,10 @@ static parley_status run_prepare(run_state *r)
                                                              : PARLEY_TRAIN_DEFAULT_SPARSE_LR,
                                .seed = p->seed };
     }
-    /* The variants are a function of the seed, so a resumed run makes the same ones. */
+    /* The background and the variants are a function of the settings, so a resumed run
+     * makes the same ones. */
+    if ((st = add_background(r)) != PARLEY_OK)
+        return st;
     if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
                                                  &r->pr.n_augmented)) != PARLEY_OK)
         return st;

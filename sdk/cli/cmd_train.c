@@ -35,6 +35,10 @@ static void usage(FILE *f)
             "  --augment N          up to N variants of each example with slot values drawn from\n"
             "                       the nlu.yaml's lookup tables; 0 = off (default: sized to\n"
             "                       the data)\n"
+            "  --background N       up to N sentences of general English (beside the default\n"
+            "                       encoder) added to data of under 2,000 examples as its\n"
+            "                       out-of-scope intent, so that requests the bot does not\n"
+            "                       serve fall back; 0 = none (default: sized to the data)\n"
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default: sized, 1, or\n"
@@ -85,6 +89,7 @@ static const opt_def opts[] = {
     { "--data", OPT_STR, P(data), 0, 0, 0, G_ALWAYS },
     { "--dev", OPT_STR, P(dev), 0, 0, 0, G_ALWAYS },
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
+    { "--background", OPT_INT, P(background), 0, 0, 100000, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
     { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
@@ -130,8 +135,12 @@ static void print_start(const parley_train_progress *pr)
 {
     const parley_train_shape *c = &pr->shape;
     fprintf(stderr, "train: %d examples", pr->n_train);
-    if (pr->n_augmented)
-        fprintf(stderr, " (%d of them lookup variants)", pr->n_augmented);
+    if (pr->n_augmented && pr->n_background)
+        fprintf(stderr, " (%d of them lookup variants, %d background sentences)", pr->n_augmented,
+                pr->n_background);
+    else if (pr->n_augmented || pr->n_background)
+        fprintf(stderr, " (%d of them %s)", pr->n_augmented + pr->n_background,
+                pr->n_augmented ? "lookup variants" : "background sentences");
     fprintf(stderr, ", %d intents, %d slot tags", pr->n_intents, pr->n_tags);
     if (pr->n_dev)
         fprintf(stderr, "; dev %d examples", pr->n_dev);

@@ -90,6 +90,7 @@ typedef struct parley_train_progress {
     int vocab_size;
     int n_truncated;    /* training examples (or lines) cut to max_positions */
     int n_augmented;    /* of n_train, the variants made from lookup tables */
+    int n_background;   /* of n_train, the background sentences added (params.background) */
     int vocab_learned;  /* the vocabulary was learned from the training text */
     int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */
     parley_train_shape shape;
@@ -164,6 +165,12 @@ typedef struct parley_train_params {
                                    per intent, 60 when slots are tagged, or where the sparse
                                    features alone read 90% of few examples with slots,
                                    cross-fitted; README "Training a model") */
+    int background;             /* up to this many sentences of general English (written
+                                   by tools/encoder.sh beside the default encoder) added to
+                                   data of under 2,000 examples as its out-of-scope intent
+                                   (out_of_scope, or the data's nlu_fallback), so requests
+                                   the bot does not serve fall back; 0 = none; negative =
+                                   sized to the data */
     int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
                                    own settings; only data, dev, out, threads, device, precision,
                                    progress and user_data are read from here */

@@ -187,6 +187,35 @@ static void test_augment(void)
     ds_free(ds);
 }
 
+/* A new intent takes its sorted place in a finished data set, and every example keeps its
+ * intent's name. */
+static void test_add_intent(void)
+{
+    ds_dataset *ds = NULL;
+    CHECK(ds_load(path_of("pizza.yaml"), &ds) == PARLEY_OK, "load");
+    if (!ds)
+        return;
+    const char *before[64];
+    int n = ds->n_examples < 64 ? ds->n_examples : 64, ni = ds->n_intents, id = -1, again = -1;
+    for (int i = 0; i < n; i++)
+        before[i] = ds->intents[ds->examples[i].intent];
+    CHECK(ds_add_intent(ds, "aaa_first", &id) == PARLEY_OK && id == 0 && ds->n_intents == ni + 1,
+          "a new intent sorted first: %d", id);
+    CHECK(ds_add_intent(ds, "zzz_last", &id) == PARLEY_OK && id == ni + 1, "sorted last: %d", id);
+    CHECK(ds_add_intent(ds, ds->intents[1], &again) == PARLEY_OK && again == 1 &&
+                  ds->n_intents == ni + 2,
+          "an intent it has: %d", again);
+    for (int i = 1; i < ds->n_intents; i++)
+        CHECK(strcmp(ds->intents[i - 1], ds->intents[i]) < 0, "intents sorted at %d", i);
+    for (int i = 0; i < n; i++)
+        CHECK(!strcmp(ds->intents[ds->examples[i].intent], before[i]), "example %d renamed", i);
+    CHECK(ds_intent_index(ds, "zzz_last") == ni + 1, "found by bisection");
+    ds_free(ds);
+    CHECK(ds_new("x", &ds) == PARLEY_OK && ds_add_intent(ds, "a", &id) == PARLEY_ERR_INVALID_ARG,
+          "only a finished data set");
+    ds_free(ds);
+}
+
 /* Each bad_*.yaml starts with "# expect STATUS LINE:COL: message". */
 static void test_bad_files(void)
 {
@@ -447,6 +476,7 @@ int main(int argc, char **argv)
     data_dir = argv[1];
     test_pizza();
     test_augment();
+    test_add_intent();
     test_bad_files();
     test_strings();
     test_jointbert();

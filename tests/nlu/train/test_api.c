@@ -473,7 +473,107 @@ static void test_default_encoder(const char *encoder, const char *out)
               s.learned);
         check_record(&t, encoder, i, !cases[i].shape && !cases[i].init);
     }
-    unsetenv("PARLEY_ENCODER");
+    setenv("PARLEY_ENCODER", "none", 1); /* as meson.build runs the tests */
+}
+
+/* Writes dir/background/ (a JointBERT folder of n sentences, every word O, labelled
+ * out_of_scope) as tools/encoder.sh does. */
+static void write_background(const char *dir, int n)
+{
+    static const char *const text[] = {
+        "she painted the old fence", "the river froze early",  "a treaty ended the long war",
+        "he studied ancient coins",  "the orchestra tuned up", "they sailed round the cape"
+    };
+    path folder = path_in(dir, "background");
+    mkdir(folder.s, 0755);
+    FILE *in = fopen(path_in(folder.s, "seq.in").s, "w"),
+         *out = fopen(path_in(folder.s, "seq.out").s, "w"),
+         *label = fopen(path_in(folder.s, "label").s, "w");
+    for (int i = 0; in && out && label && i < n; i++) {
+        fprintf(in, "%s\n", text[i]);
+        for (const char *w = text[i]; *w; w++)
+            if (w == text[i] || w[-1] == ' ')
+                fprintf(out, "%sO", w == text[i] ? "" : " ");
+        fprintf(out, "\n");
+        fprintf(label, "out_of_scope\n");
+    }
+    CHECK(in && out && label, "writing %s", folder.s);
+    for (FILE **f = (FILE *[]){ in, out, label }, **end = f + 3; f < end; f++)
+        if (*f)
+            fclose(*f);
+}
+
+/* Whether the model in dir answers `intent`. */
+static int model_has_intent(const char *dir, const char *intent)
+{
+    size_t len;
+    char *cfg = read_all(path_in(dir, "config.json").s, &len), quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\"", intent);
+    int has = cfg && strstr(cfg, quoted) != NULL;
+    free(cfg);
+    return has;
+}
+
+/* Small data gets the background sentences beside the default encoder as its out-of-scope
+ * intent (all of them when fewer than the sized count, or as many as asked, or none), or as
+ * more examples of its nlu_fallback intent; the record changes with them. */
+static void test_background(const char *encoder, const char *out)
+{
+    static const struct {
+        int background, want;
+    } cases[] = { { -1, 6 }, { 4, 4 }, { 0, 0 } };
+    write_background(encoder, 6);
+    setenv("PARLEY_ENCODER", encoder, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        parley_train_params t = tiny(out, 1);
+        train_seen s = { 0 };
+        t.background = cases[i].background;
+        t.progress = train_watch;
+        t.user_data = &s;
+        CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "case %zu: %s", i, parley_errmsg());
+        CHECK(s.n_background == cases[i].want && s.n_train == 40 + cases[i].want &&
+                      model_has_intent(out, "out_of_scope") == (cases[i].want > 0),
+              "case %zu: %d background sentences of %d examples", i, s.n_background, s.n_train);
+        parley_train_verdict v = PARLEY_TRAIN_NEW;
+        path moved = path_in(encoder, "background.moved");
+        rename(path_in(encoder, "background").s, moved.s);
+        CHECK(parley_train_record_compare(&t, &v) == PARLEY_OK &&
+                      v == (cases[i].want ? PARLEY_TRAIN_CHANGED : PARLEY_TRAIN_UP_TO_DATE),
+              "case %zu: without the background, verdict %d", i, (int)v);
+        rename(moved.s, path_in(encoder, "background").s);
+    }
+    /* A stopped run resumes with the same sentences (the data's checksum would differ). */
+    parley_train_params t = tiny(out, 2);
+    parley_train_result res;
+    train_seen s = { .stop_at_step = 1 };
+    t.progress = train_watch;
+    t.user_data = &s;
+    CHECK(parley_train_run(&t, &res) == PARLEY_OK && res.stopped, "stop: %s", parley_errmsg());
+    t.resume = 1;
+    s = (train_seen){ 0 };
+    CHECK(parley_train_run(&t, &res) == PARLEY_OK && !res.stopped && s.n_background == 6 &&
+                  model_has_intent(out, "out_of_scope"),
+          "resume: %s", parley_errmsg());
+    /* Data with an nlu_fallback intent of its own gets them there. */
+    path data = path_in(files.tmp, "fallback.yaml");
+    size_t len;
+    char *yaml = read_all(files.data, &len);
+    FILE *f = fopen(data.s, "w");
+    if (yaml && f)
+        fprintf(f, "%s- intent: nlu_fallback\n  examples: |\n    - tell me a joke\n", yaml);
+    if (f)
+        fclose(f);
+    free(yaml);
+    t = tiny(out, 1);
+    s = (train_seen){ 0 };
+    t.data = data.s;
+    t.progress = train_watch;
+    t.user_data = &s;
+    CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "nlu_fallback: %s", parley_errmsg());
+    CHECK(s.n_background == 6 && model_has_intent(out, "nlu_fallback") &&
+                  !model_has_intent(out, "out_of_scope"),
+          "nlu_fallback: %d background sentences", s.n_background);
+    setenv("PARLEY_ENCODER", "none", 1); /* as meson.build runs the tests */
 }
 
 static void test_pretrain(void)
@@ -528,6 +628,7 @@ static void test_pretrain(void)
     CHECK(s.replaced && !s.learned && s.starts == 1, "fine-tuning replaces the heads");
     CHECK(parley_train_default_lr(1) < parley_train_default_lr(0), "default rates");
     test_default_encoder(pre.s, tuned.s);
+    test_background(pre.s, tuned.s);
 
     s = (train_seen){ .stop_at_step = 1 };
     p.train.out = stopped.s;

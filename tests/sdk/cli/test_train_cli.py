@@ -30,6 +30,9 @@ DEV = os.path.join(TINY, "dev.yaml")
 BAD = os.path.join(TINY, "bad.yaml")
 NO_SLOTS = os.path.join(TINY, "no_slots.yaml")
 BIN = os.environ.get("PARLEY_BIN")
+# The checks below do not depend on this machine's default encoder and its background
+# sentences (tools/encoder.sh; tests/nlu/train/test_api.c tests those).
+os.environ["PARLEY_ENCODER"] = "none"
 SMALL = ["--layers", "2", "--hidden", "64", "--heads", "2", "--intermediate", "128",
          "--max-positions", "32", "--batch", "8", "--lr", "3e-3", "--threads", "1"]
 MODEL_FILES = ("config.json", "model.safetensors", "vocab.txt")
