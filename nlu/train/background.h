@@ -5,7 +5,8 @@
  * it" comes out as one of the bot's intents with a confidence over the dialog's fallback
  * threshold, more so from a pretrained encoder. Given sentences that are none of the bot's
  * intents, it learns where its intents end, as Outlier Exposure (Hendrycks et al., ICLR
- * 2019) teaches a classifier from auxiliary outliers. tools/encoder.sh writes such sentences
+ * 2019) teaches a classifier from auxiliary outliers. The trainer adds them only where the
+ * encoder reads the intent (train.c, with_background). tools/encoder.sh writes such sentences
  * (WordNet's gloss examples, tools/wordnet_examples.py --background) as a JointBERT folder,
  * every word tagged O and every label out_of_scope, into background/ beside the default
  * encoder. bench/RESULTS.md (few-shot, tenth pass) has what they change.

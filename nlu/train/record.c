@@ -5,7 +5,8 @@
  *    "data": {"path": "nlu.yaml", "realpath": "/abs/nlu.yaml", "fnv1a64": "hex"},
  *    "dev": null or the same, "examples": written examples (lookup variants not counted),
  *    "init": null or the same of the model it started from (given, or the default encoder),
- *    "background": null or the same of the background sentences it added (background.h),
+ *    "background": null or the same of the background sentences it could add
+ *                  (background.h: added where the encoder reads the intent),
  *    "options": {"layers", ..., "seed", "init": as given},   every setting that changes
  *                                                              the weights
  *    "run": {"device", "precision", "threads", "wall_s", "best_epoch"},

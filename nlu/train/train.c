@@ -1248,7 +1248,8 @@ static int sparse_intent_with_slots(const bert_model *m)
 }
 
 /* Data, model, settings and buffers: everything before the first step. */
-/* How many background sentences a new run adds to the data as loaded (background.h). */
+/* How many background sentences a new run may add (background.h): where the encoder
+ * reads the intent, with_background adds them. */
 static int background_count(run_state *r)
 {
     char dir[PATH_MAX];
@@ -1257,18 +1258,69 @@ static int background_count(run_state *r)
                    : 0;
 }
 
-/* Adds the run's background sentences to the data as loaded. */
-static parley_status add_background(run_state *r)
+/* The training set as the run trains on it: r->train as loaded, then `background`
+ * sentences, then the lookup variants (a function of the settings, so a resumed run makes
+ * the same ones). */
+static parley_status extend_train(run_state *r, int background)
 {
+    parley_status st;
     char dir[PATH_MAX];
-    if (!r->s.background)
-        return PARLEY_OK;
-    if (!train_background_dir(r->train->n_examples, dir, sizeof dir))
+    if (background && !train_background_dir(r->train->n_examples, dir, sizeof dir))
         return pl_fail(PARLEY_ERR_NOT_FOUND,
                        "train: this run had %d background sentences, and they are no longer "
                        "beside the default encoder (bash tools/encoder.sh rebuilds them)",
-                       r->s.background);
-    return train_add_background(r->train, dir, r->s.background, &r->pr.n_background);
+                       background);
+    if (background &&
+        (st = train_add_background(r->train, dir, background, &r->pr.n_background)) != PARLEY_OK)
+        return st;
+    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
+                                                 &r->pr.n_augmented)) != PARLEY_OK)
+        return st;
+    r->train_hash = data_hash(r->train);
+    return PARLEY_OK;
+}
+
+/* A new model for r->train (from init, or from scratch at shape) and the set encoded. */
+static parley_status new_model(run_state *r, const parley_train_shape *shape)
+{
+    parley_status st;
+    const char *sparse = r->p->sparse;
+    if ((st = r->init ? model_from_init(r) : model_scratch(r, shape)) != PARLEY_OK ||
+        (st = train_sparse_setup(&r->m, r->train, !sparse || strcmp(sparse, "off"))) != PARLEY_OK)
+        return st;
+    r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
+    return set_encode(&r->set, r->m, r->train);
+}
+
+/* Once the intent's reader is chosen on the data as written: where it is the encoder, the
+ * run's background sentences join the data, reloaded so that they come before the lookup
+ * variants as on resume, and the model is made again for it, its intent still the
+ * encoder's. Where the sparse features alone read the intent, none: a linear map takes every
+ * word it has not seen as a sign of the background (bench/RESULTS.md, few-shot, tenth
+ * pass). */
+static parley_status with_background(run_state *r, const parley_train_shape *shape)
+{
+    parley_status st;
+    if (!r->s.background)
+        return PARLEY_OK;
+    if (r->m->cfg.intent_sparse_only) {
+        train_note(&r->notes, "background none: the intent is the sparse features' alone, which "
+                              "would take the words they have not seen for out of scope");
+        r->s.background = 0;
+        return PARLEY_OK;
+    }
+    ds_free(r->train);
+    r->train = NULL;
+    set_clear(&r->set);
+    bert_model_free(r->m);
+    r->m = NULL;
+    r->pr.n_augmented = r->pr.vocab_learned = r->pr.heads_replaced = 0;
+    if ((st = ds_load(r->p->data, &r->train)) != PARLEY_OK ||
+        (st = extend_train(r, r->s.background)) != PARLEY_OK ||
+        (st = new_model(r, shape)) != PARLEY_OK)
+        return st;
+    r->m->cfg.intent_sparse_only = 0;
+    return PARLEY_OK;
 }
 
 static parley_status run_prepare(run_state *r)
@@ -1311,17 +1363,12 @@ static parley_status run_prepare(run_state *r)
                                                              : PARLEY_TRAIN_DEFAULT_SPARSE_LR,
                                .seed = p->seed };
     }
-    /* The background and the variants are a function of the settings, so a resumed run
-     * makes the same ones. */
-    if ((st = add_background(r)) != PARLEY_OK)
+    if ((st = extend_train(r, p->resume ? r->s.background : 0)) != PARLEY_OK)
         return st;
-    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
-                                                 &r->pr.n_augmented)) != PARLEY_OK)
-        return st;
-    r->train_hash = data_hash(r->train);
     r->dev_hash = data_hash(r->dev);
     if (p->resume) {
-        if ((st = state_load(r, dir)) != PARLEY_OK)
+        if ((st = state_load(r, dir)) != PARLEY_OK ||
+            (st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
             return st;
     } else {
         if ((st = pl_make_dirs(p->out)) != PARLEY_OK)
@@ -1329,14 +1376,9 @@ static parley_status run_prepare(run_state *r)
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
-        if ((st = r->init ? model_from_init(r) : model_scratch(r, &shape)) != PARLEY_OK ||
-            (st = train_sparse_setup(&r->m, r->train, !p->sparse || strcmp(p->sparse, "off"))) !=
-                    PARLEY_OK)
+        if ((st = new_model(r, &shape)) != PARLEY_OK)
             return st;
-        r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     }
-    if ((st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
-        return st;
     train_notes *notes = p->resume ? NULL : &r->notes;
     if (!p->resume) {
         bert_config *c = &r->m->cfg;
@@ -1346,6 +1388,8 @@ static parley_status run_prepare(run_state *r)
         if (c->sparse_sent && !c->intent_sparse_only &&
             train_check_sparse_intent(r->set.n, c->n_slots > 1, p->intent_encoder) &&
             (st = sparse_intent_enough(r, &c->intent_sparse_only)) != PARLEY_OK)
+            return st;
+        if ((st = with_background(r, &shape)) != PARLEY_OK)
             return st;
         train_size_epochs(&sizes, r->set.n, r->m->cfg.intent_sparse_only && r->m->cfg.n_slots <= 1,
                           &r->notes);

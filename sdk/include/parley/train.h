@@ -168,9 +168,9 @@ typedef struct parley_train_params {
     int background;             /* up to this many sentences of general English (written
                                    by tools/encoder.sh beside the default encoder) added to
                                    data of under 2,000 examples as its out-of-scope intent
-                                   (out_of_scope, or the data's nlu_fallback), so requests
-                                   the bot does not serve fall back; 0 = none; negative =
-                                   sized to the data */
+                                   (out_of_scope, or the data's nlu_fallback) where the
+                                   encoder reads the intent, so requests the bot does not
+                                   serve fall back; 0 = none; negative = sized to the data */
     int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
                                    own settings; only data, dev, out, threads, device, precision,
                                    progress and user_data are read from here */

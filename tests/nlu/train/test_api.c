@@ -514,20 +514,25 @@ static int model_has_intent(const char *dir, const char *intent)
     return has;
 }
 
-/* Small data gets the background sentences beside the default encoder as its out-of-scope
- * intent (all of them when fewer than the sized count, or as many as asked, or none), or as
- * more examples of its nlu_fallback intent; the record changes with them. */
+/* Small data whose intent the encoder reads gets the background sentences beside the
+ * default encoder as its out-of-scope intent (all of them when fewer than the sized count,
+ * or as many as asked, or none), or as more examples of its nlu_fallback intent; none when
+ * the sparse features alone read the intent (the tiny set's 10 examples per intent). The
+ * record changes with them wherever the run could add them. */
 static void test_background(const char *encoder, const char *out)
 {
     static const struct {
-        int background, want;
-    } cases[] = { { -1, 6 }, { 4, 4 }, { 0, 0 } };
+        int background;
+        const char *intent_encoder;
+        int want;
+    } cases[] = { { -1, "on", 6 }, { 4, "on", 4 }, { 0, "on", 0 }, { -1, NULL, 0 } };
     write_background(encoder, 6);
     setenv("PARLEY_ENCODER", encoder, 1);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         parley_train_params t = tiny(out, 1);
         train_seen s = { 0 };
         t.background = cases[i].background;
+        t.intent_encoder = cases[i].intent_encoder;
         t.progress = train_watch;
         t.user_data = &s;
         CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "case %zu: %s", i, parley_errmsg());
@@ -538,7 +543,7 @@ static void test_background(const char *encoder, const char *out)
         path moved = path_in(encoder, "background.moved");
         rename(path_in(encoder, "background").s, moved.s);
         CHECK(parley_train_record_compare(&t, &v) == PARLEY_OK &&
-                      v == (cases[i].want ? PARLEY_TRAIN_CHANGED : PARLEY_TRAIN_UP_TO_DATE),
+                      v == (cases[i].background ? PARLEY_TRAIN_CHANGED : PARLEY_TRAIN_UP_TO_DATE),
               "case %zu: without the background, verdict %d", i, (int)v);
         rename(moved.s, path_in(encoder, "background").s);
     }
@@ -546,6 +551,7 @@ static void test_background(const char *encoder, const char *out)
     parley_train_params t = tiny(out, 2);
     parley_train_result res;
     train_seen s = { .stop_at_step = 1 };
+    t.intent_encoder = "on";
     t.progress = train_watch;
     t.user_data = &s;
     CHECK(parley_train_run(&t, &res) == PARLEY_OK && res.stopped, "stop: %s", parley_errmsg());
@@ -567,6 +573,7 @@ static void test_background(const char *encoder, const char *out)
     t = tiny(out, 1);
     s = (train_seen){ 0 };
     t.data = data.s;
+    t.intent_encoder = "on";
     t.progress = train_watch;
     t.user_data = &s;
     CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "nlu_fallback: %s", parley_errmsg());
