@@ -32,7 +32,8 @@ int train_background_count(const parley_train_params *p, train_notes *notes)
         return p->background;
     train_note(notes,
                "background %d: sentences of general English added as the out-of-scope intent, "
-               "so that requests the bot does not serve fall back (--background 0: none)",
+               "so that requests the bot does not serve fall back; the encoder reads the intent "
+               "(--background 0: none)",
                BACKGROUND_SIZED);
     return BACKGROUND_SIZED;
 }

@@ -1247,14 +1247,13 @@ static int sparse_intent_with_slots(const bert_model *m)
     return m->cfg.intent_sparse_only && m->cfg.n_slots > 1;
 }
 
-/* Data, model, settings and buffers: everything before the first step. */
 /* How many background sentences a new run may add (background.h): where the encoder
  * reads the intent, with_background adds them. */
 static int background_count(run_state *r)
 {
     char dir[PATH_MAX];
     return r->p->background && train_background_dir(r->train->n_examples, dir, sizeof dir)
-                   ? train_background_count(r->p, &r->notes)
+                   ? train_background_count(r->p, NULL)
                    : 0;
 }
 
@@ -1309,6 +1308,7 @@ static parley_status with_background(run_state *r, const parley_train_shape *sha
         r->s.background = 0;
         return PARLEY_OK;
     }
+    r->s.background = train_background_count(r->p, &r->notes);
     ds_free(r->train);
     r->train = NULL;
     set_clear(&r->set);
@@ -1323,6 +1323,7 @@ static parley_status with_background(run_state *r, const parley_train_shape *sha
     return PARLEY_OK;
 }
 
+/* Data, model, settings and buffers: everything before the first step. */
 static parley_status run_prepare(run_state *r)
 {
     const parley_train_params *p = r->p;
