@@ -69,6 +69,7 @@ def test_usage_errors(tmp):
         (["--data", DATA, "--out", out, "--dropout", "1"], "--dropout"),
         (["--data", DATA, "--out", out, "--word-dropout", "1"], "--word-dropout"),
         (["--data", DATA, "--out", out, "--augment", "-1"], "--augment"),
+        (["--data", DATA, "--out", out, "--background", "-1"], "--background"),
         (["--data", DATA, "--out", out, "--warmup", "1.5"], "--warmup"),
         (["--data", DATA, "--out", out, "--seed", "-3"], "--seed"),
         (["--data", DATA, "--out", out, "--init", out, "--layers", "2"], "--init"),
