@@ -54,7 +54,8 @@ parley_status train_add_background(ds_dataset *ds, const char *dir, int n, int *
     *added = 0;
     parley_status st = ds_load_jointbert(dir, &bg);
     if (st != PARLEY_OK)
-        return pl_wrap(st, "the background sentences");
+        return pl_wrap(st, "the background sentences (tools/encoder.sh writes them again; "
+                           "--background 0 trains without them)");
     for (int i = 0; i < bg->n_examples; i++)
         most = bg->examples[i].n_words > most ? bg->examples[i].n_words : most;
     tags = pl_calloc((size_t)most, sizeof *tags); /* all O */

@@ -547,6 +547,16 @@ static void test_background(const char *encoder, const char *out)
               "case %zu: without the background, verdict %d", i, (int)v);
         rename(moved.s, path_in(encoder, "background").s);
     }
+    /* A broken background folder is an error that names it, not a model without them. */
+    path label = path_in(encoder, "background/label"), hidden = path_in(encoder, "label.hidden");
+    parley_train_params broken = tiny(out, 1);
+    broken.intent_encoder = "on";
+    rename(label.s, hidden.s);
+    CHECK(parley_train_run(&broken, NULL) != PARLEY_OK &&
+                  strstr(parley_errmsg(), "background sentences") &&
+                  strstr(parley_errmsg(), "background/label"),
+          "a broken background: %s", parley_errmsg());
+    rename(hidden.s, label.s);
     /* A stopped run resumes with the same sentences (the data's checksum would differ). */
     parley_train_params t = tiny(out, 2);
     parley_train_result res;
