@@ -31,10 +31,13 @@ mkdir -p "$(dirname "$dir")"
 tmp=$(mktemp -d "${dir%/}.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# background/: the sentences, every word O, every label out_of_scope.
+# background/: the sentences, every word O, every label out_of_scope; rewritten when its
+# RECIPE is not this one.
+background_recipe="WordNet 3.0 gloss examples (WordNet 3.0 license, /usr/share/doc/wordnet-base/copyright): tools/wordnet_examples.py --background 5000"
 background() {
-    [ -f "$dir/background/label" ] && return 0
+    [ "$(cat "$dir/background/RECIPE" 2>/dev/null)" = "$background_recipe" ] && return 0
     mkdir "$tmp/background"
+    echo "$background_recipe" >"$tmp/background/RECIPE"
     /usr/bin/python3 "$here/wordnet_examples.py" --background 5000 >"$tmp/background/seq.in"
     awk '{ for (i = 1; i <= NF; i++) printf "%s%s", (i > 1 ? " " : ""), "O"; print "" }' \
         "$tmp/background/seq.in" >"$tmp/background/seq.out"
