@@ -11,7 +11,8 @@
 #                      last line is "N passed, N failed"
 #   bash run.sh build  install what is missing and build only (into build/)
 # Each also builds the default encoder once (tools/encoder.sh, into ~/.cache/parley/encoder),
-# which `parley train` starts new models of few examples from.
+# which `parley train` starts new models of few examples from, and the background sentences
+# beside it, which it adds to them as their out-of-scope intent.
 set -euo pipefail
 cd "$(dirname "$0")"
 
