@@ -13,17 +13,12 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
-enum {
-    BACKGROUND_BELOW = 2000, /* written examples: from there, no background */
-    BACKGROUND_SIZED = 300,  /* sentences added when the count is left to the data */
-};
+enum { BACKGROUND_SIZED = 300 }; /* sentences added when the count is left to the data */
 
 const char *train_background_dir(int n_examples, char *dir, size_t size)
 {
-    return n_examples >= 0 && n_examples < BACKGROUND_BELOW &&
-                           train_encoder_folder("background", dir, size)
-                   ? dir
-                   : NULL;
+    return train_few_written(n_examples) && train_encoder_folder("background", dir, size) ? dir
+                                                                                          : NULL;
 }
 
 int train_background_count(const parley_train_params *p, train_notes *notes)

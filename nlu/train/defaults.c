@@ -98,10 +98,15 @@ train_sizes train_sizes_of(const parley_train_params *p)
     return (train_sizes){ p->epochs, p->batch, p->augment, p->lr, p->weight_decay };
 }
 
+int train_few_written(int n_examples)
+{
+    return n_examples >= 0 && n_examples < SMALL_SHAPE_BELOW;
+}
+
 int train_small_data(const parley_train_shape *want, int n_examples)
 {
     return !want->layers && !want->hidden && !want->heads && !want->intermediate &&
-           n_examples >= 0 && n_examples < SMALL_SHAPE_BELOW;
+           train_few_written(n_examples);
 }
 
 parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,

@@ -40,6 +40,11 @@ train_sizes train_sizes_of(const parley_train_params *p);
 parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
                                     train_notes *notes);
 
+/* Whether n_examples (written, lookup variants not counted; negative: not known) is small
+ * data: fewer than 2,000. Below it a new model is the small encoder (train_small_data) and
+ * gets background sentences (background.h). */
+int train_few_written(int n_examples);
+
 /* Whether train_size_shape makes the small encoder of want and n_examples: no dimension
  * given, and fewer than 2,000 examples. A new model of such data starts from the default
  * encoder where one is built (encoder.h). */
