@@ -31,8 +31,8 @@ mkdir -p "$(dirname "$dir")"
 tmp=$(mktemp -d "${dir%/}.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# background/: the sentences, every word O, every label out_of_scope; rewritten when its
-# RECIPE is not this one.
+# background/: the sentences, every word O (the trainer scores no tag of theirs), every label
+# out_of_scope; rewritten when its RECIPE is not this one.
 background_recipe="WordNet 3.0 gloss examples (WordNet 3.0 license, /usr/share/doc/wordnet-base/copyright): tools/wordnet_examples.py --background 5000"
 background() {
     [ "$(cat "$dir/background/RECIPE" 2>/dev/null)" = "$background_recipe" ] && return 0

@@ -53,6 +53,8 @@ typedef struct ds_example {
                        for an example of the data */
     int n_spans;
     ds_span *spans; /* annotated slot values in word order (JointBERT: the tag chunks) */
+    int untagged;   /* 1: its words carry no slot annotation (background sentences, whose
+                       tags are all O): training scores its intent only */
 } ds_example;
 
 /* A named list of strings: a synonym (name = canonical value, values = what maps to it), a

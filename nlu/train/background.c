@@ -69,6 +69,8 @@ parley_status train_add_background(ds_dataset *ds, const char *dir, int n, int *
         if ((st = ds_add(ds, e->n_words, (const char *const *)e->words, lens, tags, intent, 0, NULL,
                          DS_DROP_SAME_TEXT, NULL, &appended)) != PARLEY_OK)
             goto done;
+        if (appended)
+            ds->examples[ds->n_examples - 1].untagged = 1;
         *added += appended;
     }
 done:

@@ -9,7 +9,10 @@
  * encoder reads the intent (train.c, with_background). tools/encoder.sh writes such sentences
  * (WordNet's gloss examples, tools/wordnet_examples.py --background) as a JointBERT folder,
  * every word tagged O and every label out_of_scope, into background/ beside the default
- * encoder. bench/RESULTS.md (few-shot, tenth pass) has what they change.
+ * encoder. They teach the intent only: their words carry no slot annotation (a sentence of
+ * general English may hold "a large house" or "roast chicken", words a bot's tables list),
+ * so the trainer scores no tag of theirs (ds_example.untagged). bench/RESULTS.md (few-shot,
+ * tenth and eleventh passes) has what they change.
  */
 #ifndef NLU_TRAIN_BACKGROUND_H
 #define NLU_TRAIN_BACKGROUND_H
@@ -33,7 +36,8 @@ int train_background_count(const parley_train_params *p, train_notes *notes);
 
 /* Adds up to n sentences of the background folder dir to ds (finished) as examples of its
  * out-of-scope intent: out_of_scope, or nlu_fallback where ds has that and not the other, or
- * a new out_of_scope. Every word is tagged O. A sentence whose text ds already has is skipped.
+ * a new out_of_scope, marked untagged (their tags are O and not trained). A sentence whose
+ * text ds already has is skipped.
  * *added receives how many were added. */
 parley_status train_add_background(ds_dataset *ds, const char *dir, int n, int *added);
 

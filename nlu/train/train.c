@@ -250,7 +250,7 @@ static parley_status set_encode(encoded_set *s, const bert_model *m, const ds_da
         for (int p = 0; p < used; p++) {
             int w = tk.pieces[p].word, first = p == 0 || tk.pieces[p - 1].word != w;
             s->ids[n_tok] = tk.pieces[p].id;
-            s->slot[n_tok++] = first ? e->tags[w] : -1;
+            s->slot[n_tok++] = first && !e->untagged ? e->tags[w] : -1;
         }
         s->ids[n_tok] = wp_vocab_sep(m->vocab);
         s->slot[n_tok++] = -1;

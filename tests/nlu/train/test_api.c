@@ -476,14 +476,10 @@ static void test_default_encoder(const char *encoder, const char *out)
     setenv("PARLEY_ENCODER", "none", 1); /* as meson.build runs the tests */
 }
 
-/* Writes dir/background/ (a JointBERT folder of n sentences, every word O, labelled
+/* Writes dir/background/ (a JointBERT folder of text[0..n), every word O, labelled
  * out_of_scope) as tools/encoder.sh does. */
-static void write_background(const char *dir, int n)
+static void write_sentences(const char *dir, const char *const *text, int n)
 {
-    static const char *const text[] = {
-        "she painted the old fence", "the river froze early",  "a treaty ended the long war",
-        "he studied ancient coins",  "the orchestra tuned up", "they sailed round the cape"
-    };
     path folder = path_in(dir, "background");
     mkdir(folder.s, 0755);
     FILE *in = fopen(path_in(folder.s, "seq.in").s, "w"),
@@ -501,6 +497,16 @@ static void write_background(const char *dir, int n)
     for (FILE **f = (FILE *[]){ in, out, label }, **end = f + 3; f < end; f++)
         if (*f)
             fclose(*f);
+}
+
+/* The first n (up to 6) of a few plain background sentences. */
+static void write_background(const char *dir, int n)
+{
+    static const char *const text[] = {
+        "she painted the old fence", "the river froze early",  "a treaty ended the long war",
+        "he studied ancient coins",  "the orchestra tuned up", "they sailed round the cape"
+    };
+    write_sentences(dir, text, n);
 }
 
 /* Whether the model in dir answers `intent`. */
@@ -593,6 +599,49 @@ static void test_background(const char *encoder, const char *out)
     setenv("PARLEY_ENCODER", "none", 1); /* as meson.build runs the tests */
 }
 
+/* The background sentences teach the intent only: their words are not annotated, so a
+ * word the bot tags (here its cities) that they hold as plain words is not learned as "O".
+ * Trained on them as O, the tiny model tags "paris" O in both sentences below. */
+static void test_background_untagged(const char *encoder, const char *out)
+{
+    static const char *const text[] = {
+        "paris",
+        "paris london",
+        "london paris",
+        "tokyo paris",
+        "paris tokyo",
+        "london",
+        "tokyo",
+        "paris paris",
+        "london tokyo",
+        "tokyo london",
+        "paris and london",
+        "tokyo and paris",
+        "london and tokyo",
+    };
+    path saved = path_in(encoder, "background.saved");
+    rename(path_in(encoder, "background").s, saved.s);
+    write_sentences(encoder, text, (int)(sizeof text / sizeof *text));
+    setenv("PARLEY_ENCODER", encoder, 1);
+    parley_train_params t = tiny(out, 12);
+    t.intent_encoder = "on";
+    CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "train: %s", parley_errmsg());
+    parley_nlu *nlu = open_cpu(out);
+    for (const char *const *u = (const char *const[]){ "in paris", "paris tomorrow", NULL }; *u;
+         u++) {
+        parley_nlu_result *r = NULL;
+        CHECK(nlu && parley_nlu_parse(nlu, *u, &r) == PARLEY_OK && r->n_slots >= 1 &&
+                      !strcmp(r->slots[0].slot, "city") && !strcmp(r->slots[0].value, "paris"),
+              "\"%s\": %d slots, the first %s", *u, r ? r->n_slots : -1,
+              r && r->n_slots ? r->slots[0].slot : "none");
+        parley_nlu_result_free(r);
+    }
+    parley_nlu_close(nlu);
+    rm_tree(path_in(encoder, "background").s);
+    rename(saved.s, path_in(encoder, "background").s);
+    setenv("PARLEY_ENCODER", "none", 1); /* as meson.build runs the tests */
+}
+
 static void test_pretrain(void)
 {
     static const char *const what[] = { "play some", "weather in", "set an alarm for",
@@ -646,6 +695,7 @@ static void test_pretrain(void)
     CHECK(parley_train_default_lr(1) < parley_train_default_lr(0), "default rates");
     test_default_encoder(pre.s, tuned.s);
     test_background(pre.s, tuned.s);
+    test_background_untagged(pre.s, tuned.s);
 
     s = (train_seen){ .stop_at_step = 1 };
     p.train.out = stopped.s;
