@@ -83,9 +83,12 @@ int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *w
 int train_check_sparse_intent(int n_train, int tags_slots, const char *want);
 
 /* Whether the intent is the sparse features' alone after all, from the written examples
- * whose intent their cross-fitted logits get (right of scored): from 90%, the encoder is
- * better spent on the slots alone. Adds a line to notes either way. */
-int train_intent_sparse_enough(int right, int scored, train_notes *notes);
+ * whose intent their cross-fitted logits get (right of scored). by_count: whether
+ * train_intent_sparse_only gave it to them. Where it gave the intent to the encoder, from
+ * 90% the encoder is better spent on the slots alone; where it gave it to the sparse
+ * features (checked only where background sentences would come with the encoder), under 75%
+ * the encoder reads it. Adds a line to notes either way. */
+int train_intent_sparse_enough(int right, int scored, int by_count, train_notes *notes);
 
 /* Whether training takes the few-examples course: the sparse maps fitted alone before the
  * joint training (sparse_train.h, train_sparse_prefit) and the intents weighted to the

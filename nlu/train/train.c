@@ -1230,8 +1230,8 @@ static parley_status sparse_intent_enough(run_state *r, int *enough)
         prefit_inputs(r, source, weight, NULL, &set, &pp);
         st = crossfit(r, &set, &pp, &logits, &gold, &right, &scored);
     }
-    if (st == PARLEY_OK && (*enough = train_intent_sparse_enough(right, scored, &r->notes)) &&
-        !r->dev)
+    if (st == PARLEY_OK &&
+        (*enough = train_intent_sparse_enough(right, scored, *enough, &r->notes)) && !r->dev)
         calibrate(r, logits, gold, set.n, right, scored);
     pl_free(source);
     pl_free(weight);
@@ -1255,6 +1255,18 @@ static int background_count(run_state *r)
     return r->p->background && train_background_dir(r->train->n_examples, dir, sizeof dir)
                    ? train_background_count(r->p, NULL)
                    : 0;
+}
+
+/* Whether the written examples' cross-fitted intent decides who reads it (after the count,
+ * train_intent_sparse_only): where the count gave it to the encoder, or to the sparse
+ * features of a model that starts from a pretrained encoder and would get background
+ * sentences with the encoder's intent. */
+static int check_sparse_intent(run_state *r)
+{
+    const bert_config *c = &r->m->cfg;
+    return c->sparse_sent &&
+           train_check_sparse_intent(r->set.n, c->n_slots > 1, r->p->intent_encoder) &&
+           (!c->intent_sparse_only || (r->init && background_count(r) > 0));
 }
 
 /* The training set as the run trains on it: r->train as loaded, then `background`
@@ -1386,8 +1398,7 @@ static parley_status run_prepare(run_state *r)
         if (c->sparse_sent)
             c->intent_sparse_only = train_intent_sparse_only(r->set.n, c->n_intents, c->n_slots > 1,
                                                              p->intent_encoder, &r->notes);
-        if (c->sparse_sent && !c->intent_sparse_only &&
-            train_check_sparse_intent(r->set.n, c->n_slots > 1, p->intent_encoder) &&
+        if (check_sparse_intent(r) &&
             (st = sparse_intent_enough(r, &c->intent_sparse_only)) != PARLEY_OK)
             return st;
         if ((st = with_background(r, &shape)) != PARLEY_OK)

@@ -141,19 +141,29 @@ static void test_intents(void)
                   train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
           "100 per intent: off without slots, on with them");
     /* Where the count gives the encoder the intent of few examples that tag slots, the sparse
-     * features' cross-fitted accuracy decides: from 90% they keep it alone. */
+     * features' cross-fitted accuracy decides: from 90% they keep it alone. Where it gives
+     * them the intent (and a pretrained start would get background sentences: train.c), under
+     * 72% the encoder reads it after all. */
     CHECK(train_check_sparse_intent(700, 1, NULL) && !train_check_sparse_intent(700, 0, NULL) &&
                   !train_check_sparse_intent(700, 1, "on") &&
                   !train_check_sparse_intent(4478, 1, NULL),
           "the check: few examples with slots, --intent-encoder not given");
     notes.len = 0;
-    CHECK(train_intent_sparse_enough(675, 700, &notes) == 1 &&
-                  strstr(notes.text, "intent encoder off after all") &&
-                  train_intent_sparse_enough(253, 315, NULL) == 0 &&
-                  train_intent_sparse_enough(90, 100, NULL) == 1 &&
-                  train_intent_sparse_enough(89, 100, NULL) == 0 &&
-                  train_intent_sparse_enough(0, 0, NULL) == 0,
+    CHECK(train_intent_sparse_enough(675, 700, 0, &notes) == 1 &&
+                  strstr(notes.text, "intent encoder goes off") &&
+                  train_intent_sparse_enough(253, 315, 0, NULL) == 0 &&
+                  train_intent_sparse_enough(90, 100, 0, NULL) == 1 &&
+                  train_intent_sparse_enough(89, 100, 0, NULL) == 0 &&
+                  train_intent_sparse_enough(0, 0, 0, NULL) == 0,
           "sparse enough from 90%%\n%s", notes.text);
+    notes.len = 0;
+    CHECK(train_intent_sparse_enough(43, 63, 1, &notes) == 0 &&
+                  strstr(notes.text, "intent encoder goes on") && strstr(notes.text, "under 72%") &&
+                  train_intent_sparse_enough(63, 70, 1, NULL) == 1 &&
+                  train_intent_sparse_enough(72, 100, 1, NULL) == 1 &&
+                  train_intent_sparse_enough(71, 100, 1, NULL) == 0 &&
+                  train_intent_sparse_enough(0, 0, 1, NULL) == 0,
+          "where the count gave the sparse features the intent: theirs from 72%%\n%s", notes.text);
     notes.len = 0;
     CHECK(train_few_examples(750, 0, 1, &notes) == 1 && strstr(notes.text, "fitted alone first"),
           "the pizza bot: pre-fit and weights\n%s", notes.text);
