@@ -148,22 +148,24 @@ static void test_intents(void)
                   !train_check_sparse_intent(700, 1, "on") &&
                   !train_check_sparse_intent(4478, 1, NULL),
           "the check: few examples with slots, --intent-encoder not given");
+    static const struct {
+        int right, scored, by_count, enough;
+    } bars[] = {
+        { 675, 700, 0, 1 }, { 253, 315, 0, 0 }, { 90, 100, 0, 1 }, { 89, 100, 0, 0 },
+        { 0, 0, 0, 0 },     { 43, 63, 1, 0 },   { 63, 70, 1, 1 },  { 72, 100, 1, 1 },
+        { 71, 100, 1, 0 },  { 0, 0, 1, 0 },
+    };
+    for (size_t i = 0; i < sizeof bars / sizeof *bars; i++)
+        CHECK(train_intent_sparse_enough(bars[i].right, bars[i].scored, bars[i].by_count, NULL) ==
+                      bars[i].enough,
+              "%d of %d right, the count gave them the intent: %d", bars[i].right, bars[i].scored,
+              bars[i].by_count);
     notes.len = 0;
-    CHECK(train_intent_sparse_enough(675, 700, 0, &notes) == 1 &&
-                  strstr(notes.text, "intent encoder goes off") &&
-                  train_intent_sparse_enough(253, 315, 0, NULL) == 0 &&
-                  train_intent_sparse_enough(90, 100, 0, NULL) == 1 &&
-                  train_intent_sparse_enough(89, 100, 0, NULL) == 0 &&
-                  train_intent_sparse_enough(0, 0, 0, NULL) == 0,
-          "sparse enough from 90%%\n%s", notes.text);
-    notes.len = 0;
-    CHECK(train_intent_sparse_enough(43, 63, 1, &notes) == 0 &&
-                  strstr(notes.text, "intent encoder goes on") && strstr(notes.text, "under 72%") &&
-                  train_intent_sparse_enough(63, 70, 1, NULL) == 1 &&
-                  train_intent_sparse_enough(72, 100, 1, NULL) == 1 &&
-                  train_intent_sparse_enough(71, 100, 1, NULL) == 0 &&
-                  train_intent_sparse_enough(0, 0, 1, NULL) == 0,
-          "where the count gave the sparse features the intent: theirs from 72%%\n%s", notes.text);
+    train_intent_sparse_enough(675, 700, 0, &notes);
+    train_intent_sparse_enough(43, 63, 1, &notes);
+    CHECK(strstr(notes.text, "intent encoder goes off") && strstr(notes.text, "at least 90%") &&
+                  strstr(notes.text, "intent encoder goes on") && strstr(notes.text, "under 72%"),
+          "the notes say which way and why\n%s", notes.text);
     notes.len = 0;
     CHECK(train_few_examples(750, 0, 1, &notes) == 1 && strstr(notes.text, "fitted alone first"),
           "the pizza bot: pre-fit and weights\n%s", notes.text);
