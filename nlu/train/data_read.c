@@ -3,11 +3,13 @@
  *
  * The data set is loaded by nlu/data/ (ds_load: errors name FILE:LINE:COL) and copied into
  * one flat public struct, so the caller sees texts, intents and the slot of every
- * annotated value without the data module's internals. Nothing here judges the data.
+ * annotated value without the data module's internals, with the lookup values its examples
+ * hold unmarked (nlu/data/unmarked.h). Nothing here judges the data.
  */
 #include <string.h>
 
 #include "nlu/data/dataset.h"
+#include "nlu/data/unmarked.h"
 #include "parley/train.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
@@ -17,6 +19,8 @@ typedef struct data_box {
     ds_dataset *ds;
     parley_data_example *examples;
     const char **slots; /* every example's slot names, one array */
+    ds_unmarked *found; /* ds_unmarked_values */
+    parley_data_unmarked *unmarked;
 } data_box;
 
 parley_status parley_data_read(const char *path, parley_data **out)
@@ -53,9 +57,23 @@ parley_status parley_data_read(const char *path, parley_data **out)
         for (int s = 0; s < e->n_spans; s++)
             *slot++ = ds->slots[e->spans[s].slot];
     }
+    int n_found = 0;
+    if ((st = ds_unmarked_values(ds, &b->found, &n_found)) != PARLEY_OK) {
+        parley_data_free(&b->d);
+        return st;
+    }
+    if (!(b->unmarked = pl_calloc(n_found ? (size_t)n_found : 1, sizeof *b->unmarked))) {
+        parley_data_free(&b->d);
+        return pl_nomem("%s: the data set", path);
+    }
+    for (int i = 0; i < n_found; i++)
+        b->unmarked[i] =
+                (parley_data_unmarked){ b->found[i].example, b->found[i].table, b->found[i].value };
     b->d.n_examples = ds->n_examples;
     b->d.examples = b->examples;
     b->d.n_duplicates = ds->n_duplicates;
+    b->d.n_unmarked = n_found;
+    b->d.unmarked = b->unmarked;
     *out = &b->d;
     return PARLEY_OK;
 }
@@ -68,5 +86,7 @@ void parley_data_free(parley_data *data)
     ds_free(b->ds);
     pl_free(b->examples);
     pl_free(b->slots);
+    pl_free(b->found);
+    pl_free(b->unmarked);
     pl_free(b);
 }

@@ -6,7 +6,8 @@
  * training.json names), and lists every problem found, not only the first: one error
  * per file that fails, with FILE:LINE:COL, and warnings about what would make the bot
  * weak: intents the domain uses with few examples, an example under two intents, a slot no
- * example fills, a model older than its examples. The checks themselves are the library's
+ * example fills, a lookup table's value an example holds unmarked, a model older than its
+ * examples. The checks themselves are the library's
  * (parley_pipeline_check, the dialog manager's dm_open, parley_data_read); this file reads
  * the graph's and domain's YAML only to find the files and the names to compare.
  */
@@ -38,8 +39,9 @@ static void usage(FILE *f)
             "model it names, each domain (against the model its dialog is linked to) and the\n"
             "training examples (--data, else the nlu.yaml beside the graph, else the file the\n"
             "model was trained from). Warnings: an intent the domain uses with fewer than %d\n"
-            "examples, an example under two intents, a slot no example fills, a model older\n"
-            "than its examples. Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
+            "examples, an example under two intents, a slot no example fills, a value of a\n"
+            "lookup table that an example holds without marking it, a model older than its\n"
+            "examples. Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
             MIN_EXAMPLES);
 }
 
@@ -201,6 +203,15 @@ static void warn_data(check *c, const parley_data *d, const char *data, const yd
                         d->examples[j].intent, d->examples[i].intent);
                 break;
             }
+    for (int i = 0; i < d->n_unmarked; i++) {
+        const parley_data_unmarked *u = &d->unmarked[i];
+        snprintf(where, sizeof where, "%s: '%s' (%s)", data, d->examples[u->example].text,
+                 d->examples[u->example].intent);
+        warning(c,
+                "%s holds '%s', a value of the lookup table '%s', without marking it: the "
+                "model learns it as no slot there (mark it, or reword the example)",
+                where, u->value, u->table);
+    }
 }
 
 /* Warns when the model's weights are older than the examples. */

@@ -359,11 +359,23 @@ typedef struct parley_data_example {
     const char *const *slots; /* (n_slots) the slot of each annotated value, in text order */
 } parley_data_example;
 
+/* A value of a lookup table that an example holds without marking it as a slot ("how big is
+ * a large" with `large` in the table `size`): the model learns it as no slot there, against
+ * the table. Words compared whole, lower-cased (ASCII), without the punctuation at their
+ * ends. Borrowed from the parley_data that holds it. */
+typedef struct parley_data_unmarked {
+    int example;       /* index into parley_data.examples */
+    const char *table; /* the lookup table's name (its slot) */
+    const char *value; /* the value as the table lists it */
+} parley_data_unmarked;
+
 /* A data set's examples. Owned by the caller (parley_data_free). */
 typedef struct parley_data {
     int n_examples;
     const parley_data_example *examples; /* (n_examples) in file order, repeats dropped */
     int n_duplicates;                    /* repeated examples (same text, tags and intent) */
+    int n_unmarked;
+    const parley_data_unmarked *unmarked; /* (n_unmarked) in example order */
 } parley_data;
 
 /* Reads an nlu.yaml or a JointBERT folder as parley_train_run() would (errors name

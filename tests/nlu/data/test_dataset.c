@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "nlu/data/dataset.h"
+#include "nlu/data/unmarked.h"
+#include "sdk/base/alloc.h"
 #include "parley/parley.h"
 #include "tests/check.h"
 #include "tests/fault.h"
@@ -213,6 +215,45 @@ static void test_add_intent(void)
     ds_free(ds);
     CHECK(ds_new("x", &ds) == PARLEY_OK && ds_add_intent(ds, "a", &id) == PARLEY_ERR_INVALID_ARG,
           "only a finished data set");
+    ds_free(ds);
+}
+
+/* Lookup values an example holds unmarked: whole words, any case, punctuation at the ends
+ * ignored, the longest value at a word; marked values, parts of words and data without
+ * tables give none. */
+static void test_unmarked(void)
+{
+    static const char yaml[] = "nlu:\n"
+                               "- intent: ask\n"
+                               "  examples: |\n"
+                               "    - how big is a Large?\n"
+                               "    - is extra large bigger than a [medium](size)\n"
+                               "    - largely fine, thanks\n"
+                               "- intent: order\n"
+                               "  examples: |\n"
+                               "    - a [large](size) one with ham\n"
+                               "- lookup: size\n"
+                               "  examples: |\n"
+                               "    - large\n"
+                               "    - extra large\n"
+                               "    - medium\n";
+    ds_dataset *ds = NULL;
+    ds_unmarked *u = NULL;
+    int n = -1;
+    CHECK(ds_load_rasa_string("u.yaml", yaml, sizeof yaml - 1, &ds) == PARLEY_OK &&
+                  ds_unmarked_values(ds, &u, &n) == PARLEY_OK,
+          "unmarked: %s", parley_errmsg());
+    CHECK(n == 2 && u && !strcmp(ds->examples[u[0].example].text, "how big is a Large?") &&
+                  !strcmp(u[0].table, "size") && !strcmp(u[0].value, "large") &&
+                  !strcmp(u[1].value, "extra large") &&
+                  !strcmp(ds->examples[u[1].example].text, "is extra large bigger than a medium"),
+          "two found, the longest at its word: %d", n);
+    pl_free(u);
+    ds_free(ds);
+    u = NULL;
+    CHECK(ds_load(path_of("pizza.yaml"), &ds) == PARLEY_OK &&
+                  ds_unmarked_values(ds, &u, &n) == PARLEY_OK && n == 0 && !u,
+          "the sample's data: none (%d)", n);
     ds_free(ds);
 }
 
@@ -479,6 +520,7 @@ int main(int argc, char **argv)
     test_add_intent();
     test_bad_files();
     test_strings();
+    test_unmarked();
     test_jointbert();
     test_shared_data();
     test_many_labels();

@@ -211,7 +211,8 @@ with open(os.path.join(bad, "domain.yaml"), "w") as f:
             .replace("intents: [greet,", "intents: [thank_you, greet,")
             .replace("slots:\n", "slots:\n  milk:\n    type: categorical\n    values: [oat, soy]\n"))
 with open(os.path.join(bad, "nlu.yaml"), "a") as f:
-    f.write("  - intent: thank_you\n    examples: |\n      - thanks\n      - hello\n")
+    f.write("  - intent: thank_you\n    examples: |\n      - thanks\n      - hello\n"
+            "      - thanks for the Latte!\n")
 time.sleep(1.1)
 os.utime(os.path.join(bad, "nlu.yaml"))
 p = run(["check", os.path.join(bad, "pipeline.yaml")])
@@ -220,11 +221,14 @@ check(p.returncode == 1, "check a broken bot fails: %d" % p.returncode)
 check(re.search(r"pipeline\.yaml:\d+:\d+: .*batch", out), "check: the graph's error: %s" % out)
 check(re.search(r"domain\.yaml:\d+:\d+: .*utter_goodby", out) or
       re.search(r"domain\.yaml:\d+:\d+: .*thank_you", out), "check: the domain's error: %s" % out)
-check(re.search(r"warning: .*domain\.yaml:\d+:\d+: intent 'thank_you' has 2 example", out),
+check(re.search(r"warning: .*domain\.yaml:\d+:\d+: intent 'thank_you' has 3 example", out),
       "check: few examples: %s" % out)
 check(re.search(r"warning: .*'hello' is an example of both 'greet' and 'thank_you'", out),
       "check: an example under two intents: %s" % out)
 check(re.search(r"warning: .*domain\.yaml:\d+:\d+: slot 'milk'", out), "check: slot unfilled: %s" % out)
+check(re.search(r"warning: .*'thanks for the Latte!' \(thank_you\) holds 'latte', a value of the "
+                r"lookup table 'drink', without marking it", out) and out.count("without marking") == 1,
+      "check: a lookup value unmarked: %s" % out)
 check("older than" in out, "check: model older than nlu.yaml: %s" % out)
 check(re.search(r"(\d+) error\(s\)", out) and int(re.search(r"(\d+) error\(s\)", out).group(1)) >= 2,
       "check lists several errors at once: %s" % out)
