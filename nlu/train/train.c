@@ -1209,12 +1209,13 @@ static parley_status sparse_prefit(run_state *r)
     return st;
 }
 
-/* Where the examples per intent gave the intent to the encoder although the examples are few
- * and tag slots: whether the sparse features alone read the intent well enough to have it
- * (train_intent_sparse_enough), from their held-out accuracy by cross-fitting, the intents
- * weighted as the few-examples course weighs them (the pre-fit's cross-fit, to the digit: it
- * fits the intent map alone, so the slot settings, not sized yet, do not enter). When the
- * intent becomes theirs and there is no dev set, its temperature is fitted here. */
+/* Where check_sparse_intent says so: whether the sparse features alone read the intent well
+ * enough to have it (train_intent_sparse_enough; *enough comes in as what the examples per
+ * intent gave them and goes out as the verdict), from their held-out accuracy by
+ * cross-fitting, the intents weighted as the few-examples course weighs them (the pre-fit's
+ * cross-fit, to the digit: it fits the intent map alone, so the slot settings, not sized
+ * yet, do not enter). When the intent is theirs and there is no dev set, its temperature is
+ * fitted here. */
 static parley_status sparse_intent_enough(run_state *r, int *enough)
 {
     const int NI = r->m->cfg.n_intents;

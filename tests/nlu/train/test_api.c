@@ -596,6 +596,34 @@ static void test_background(const char *encoder, const char *out)
     CHECK(s.n_background == 6 && model_has_intent(out, "nlu_fallback") &&
                   !model_has_intent(out, "out_of_scope"),
           "nlu_fallback: %d background sentences", s.n_background);
+    /* Few examples whose intents share no word between examples (the sparse features,
+     * cross-fitted, read few of them) go to the encoder, and the background with it; with
+     * random weights (--init none) they stay the sparse features'. */
+    path odd = path_in(files.tmp, "odd.yaml");
+    if ((f = fopen(odd.s, "w"))) {
+        fprintf(f, "nlu:\n- intent: greet\n  examples: |\n    - hello\n    - good morning\n"
+                   "    - howdy partner\n    - hey there\n    - greetings\n    - hiya\n"
+                   "- intent: leave\n  examples: |\n    - goodbye\n    - see you later\n"
+                   "    - farewell\n    - cya\n    - take care\n    - so long\n"
+                   "- intent: travel\n  examples: |\n    - to [paris](city)\n"
+                   "    - [london](city) please\n    - fly me over to [rome](city)\n"
+                   "    - a ticket for [oslo](city)\n    - [madrid](city) tomorrow\n"
+                   "    - going [north](city)\n");
+        fclose(f);
+    }
+    for (int none = 0; none < 2; none++) {
+        t = tiny(out, 1);
+        s = (train_seen){ 0 };
+        t.data = odd.s;
+        t.shape = (parley_train_shape){ 0, 0, 0, 0, 32 }; /* a start from the default encoder */
+        t.init = none ? "none" : NULL;
+        t.progress = train_watch;
+        t.user_data = &s;
+        CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "odd data: %s", parley_errmsg());
+        CHECK(s.n_background == (none ? 0 : 6) && model_has_intent(out, "out_of_scope") == !none,
+              "odd data, %s: %d background sentences", none ? "random weights" : "encoder",
+              s.n_background);
+    }
     setenv("PARLEY_ENCODER", "none", 1); /* as meson.build runs the tests */
 }
 
