@@ -19,7 +19,6 @@ typedef struct data_box {
     ds_dataset *ds;
     parley_data_example *examples;
     const char **slots; /* every example's slot names, one array */
-    ds_unmarked *found; /* ds_unmarked_values */
     parley_data_unmarked *unmarked;
 } data_box;
 
@@ -57,18 +56,20 @@ parley_status parley_data_read(const char *path, parley_data **out)
         for (int s = 0; s < e->n_spans; s++)
             *slot++ = ds->slots[e->spans[s].slot];
     }
+    ds_unmarked *found = NULL;
     int n_found = 0;
-    if ((st = ds_unmarked_values(ds, &b->found, &n_found)) != PARLEY_OK) {
+    if ((st = ds_unmarked_values(ds, &found, &n_found)) != PARLEY_OK) {
         parley_data_free(&b->d);
         return st;
     }
-    if (!(b->unmarked = pl_calloc(n_found ? (size_t)n_found : 1, sizeof *b->unmarked))) {
+    b->unmarked = pl_calloc(n_found ? (size_t)n_found : 1, sizeof *b->unmarked);
+    for (int i = 0; b->unmarked && i < n_found; i++)
+        b->unmarked[i] = (parley_data_unmarked){ found[i].example, found[i].table, found[i].value };
+    pl_free(found);
+    if (!b->unmarked) {
         parley_data_free(&b->d);
         return pl_nomem("%s: the data set", path);
     }
-    for (int i = 0; i < n_found; i++)
-        b->unmarked[i] =
-                (parley_data_unmarked){ b->found[i].example, b->found[i].table, b->found[i].value };
     b->d.n_examples = ds->n_examples;
     b->d.examples = b->examples;
     b->d.n_duplicates = ds->n_duplicates;
@@ -86,7 +87,6 @@ void parley_data_free(parley_data *data)
     ds_free(b->ds);
     pl_free(b->examples);
     pl_free(b->slots);
-    pl_free(b->found);
     pl_free(b->unmarked);
     pl_free(b);
 }

@@ -86,7 +86,7 @@ int train_check_sparse_intent(int n_train, int tags_slots, const char *want);
  * whose intent their cross-fitted logits get (right of scored). by_count: whether
  * train_intent_sparse_only gave it to them. Where it gave the intent to the encoder, from
  * 90% the encoder is better spent on the slots alone; where it gave it to the sparse
- * features (checked only where background sentences would come with the encoder), under 75%
+ * features (checked only where background sentences would come with the encoder), under 72%
  * the encoder reads it. Adds a line to notes either way. */
 int train_intent_sparse_enough(int right, int scored, int by_count, train_notes *notes);
 
