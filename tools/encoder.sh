@@ -9,8 +9,9 @@
 # once, in about 7 minutes on two cores, and skipped while the folder holds this recipe's
 # encoder. bench/RESULTS.md (few-shot, ninth pass) has what it changes.
 #
-# Beside it, in background/, it writes 5,000 other sentences of the same text (plain words,
-# shuffled; wordnet_examples.py --background) as a JointBERT folder labelled out_of_scope:
+# Beside it, in background/, it writes 5,000 sentences of the same text (plain words; a
+# question and a command in every twelve; wordnet_examples.py --background) as a JointBERT
+# folder labelled out_of_scope:
 # what `parley train` adds to small data so that its model learns where its intents end
 # (nlu/train/background.h; few-shot, tenth pass). It takes a second.
 #
@@ -33,7 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # background/: the sentences, every word O (the trainer scores no tag of theirs), every label
 # out_of_scope; rewritten when its RECIPE is not this one.
-background_recipe="WordNet 3.0 gloss examples (WordNet 3.0 license, /usr/share/doc/wordnet-base/copyright): tools/wordnet_examples.py --background 5000"
+background_recipe="WordNet 3.0 gloss examples (WordNet 3.0 license, /usr/share/doc/wordnet-base/copyright): tools/wordnet_examples.py --background 5000, a question and a command in every twelve lines"
 background() {
     [ "$(cat "$dir/background/RECIPE" 2>/dev/null)" = "$background_recipe" ] && return 0
     mkdir "$tmp/background"

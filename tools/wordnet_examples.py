@@ -7,7 +7,13 @@ adds them to its corpus.
 
 With --background N it prints instead N of them that read like something a user might say
 to a bot it was not made for: whole sentences of 3 to 12 plain words (letters and
-apostrophes), lowercased, in an order shuffled with seed 1. tools/encoder.sh writes them
+apostrophes), lowercased, a closing "?" or "!" dropped (a bot's examples seldom have them).
+Questions, commands (the "!" ones) and statements are shuffled apart with seed 1 and taken
+in turn (TURN): one line in twelve is a question and one a command, while they last (437
+and 275 of them; 36,326 statements). Requests that a bot does not serve are mostly
+questions ("what do geese eat") and commands; statements alone taught the bots to take
+them for their own questions (bench/RESULTS.md, few-shot, twelfth pass). More of them cost
+the bots' own short replies ("catch you another time"). tools/encoder.sh writes them
 beside the default encoder, where `parley train` finds its background sentences
 (nlu/train/background.h).
 
@@ -17,6 +23,10 @@ import argparse
 import os
 import random
 import re
+
+# The background's kinds, by the mark that closes them, and how many of each it takes in
+# turn: a question, a command, then ten statements.
+TURN = (("?", 1), ("!", 1), ("", 10))
 
 
 def examples(folder):
@@ -38,10 +48,21 @@ def main():
         for e in examples(args.folder):
             print(e)
         return
-    plain = sorted({e.lower() for e in examples(args.folder)
-                    if re.fullmatch(r"[A-Za-z' ]+", e) and 3 <= len(e.split()) <= 12})
-    random.Random(1).shuffle(plain)
-    print("\n".join(plain[:args.background]))
+    kinds = {end: set() for end, _ in TURN}
+    for e in examples(args.folder):
+        end = e[-1] if e[-1] in "?!" else ""
+        words = e[:len(e) - len(end)].lower().split()
+        if re.fullmatch(r"[a-z' ]+", " ".join(words)) and 3 <= len(words) <= 12:
+            kinds[end].add(" ".join(words))
+    pools = {end: sorted(kinds[end]) for end in kinds}
+    for pool in pools.values():
+        random.Random(1).shuffle(pool)
+    mixed = []
+    while len(mixed) < args.background and any(pools.values()):
+        for end, count in TURN:
+            mixed += pools[end][:count]
+            del pools[end][:count]
+    print("\n".join(mixed[:args.background]))
 
 
 if __name__ == "__main__":
