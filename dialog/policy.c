@@ -4,7 +4,10 @@
  *   1. No intent, an out-of-scope intent (out_of_scope or nlu_fallback, trained from
  *      examples of what the bot does not cover), or confidence under the domain's
  *      threshold: the fallback reply (and, in a form, its question again). Entities of such
- *      a turn are not trusted, so not used.
+ *      a turn are not trusted, so not used, but for one: where a form asked for a slot (it
+ *      asks none while confirming) and the turn holds a value for it that the slot accepts
+ *      (the last one said), that value is the answer and the form goes on without the
+ *      fallback ("i'll go with six" read as out of scope, six tagged count).
  *   2. The turn's entities fill their slots (a refused value is remembered for the form).
  *   3. In a form: a cancel intent ends it; while confirming, a yes completes it and a no
  *      gets the on_no reply (unless the same turn changed a slot: then it confirms again);
@@ -105,38 +108,55 @@ parley_status dm_fill_slot(dm_ctx *c, int k, const char *const *raw, size_t n)
     return PARLEY_OK;
 }
 
-/* Fills every entity-mapped slot from this turn's entities; with last_only, a slot takes
- * only the last value said for it. */
-static parley_status apply_entities(dm_ctx *c, int last_only)
+/* Fills slot k from this turn's entities of its entity, if any (raw: room for all of them);
+ * with last_only, from the last value said. A value the slot refuses marks it rejected. */
+static parley_status fill_from_entities(dm_ctx *c, size_t k, int last_only, const char **raw)
 {
     const dm_turn_in *in = c->in;
+    const char *entity = c->d->slots[k].entity;
+    size_t n = 0;
+    for (size_t i = 0; entity && i < in->n_entities; i++)
+        if (!strcmp(in->entities[i].name, entity))
+            raw[n++] = in->entities[i].value;
+    if (!n)
+        return PARLEY_OK;
+    char *before = c->values[k] ? pl_strdup(c->values[k]) : NULL;
+    if (c->values[k] && !before)
+        return pl_nomem("a slot value");
+    parley_status st =
+            last_only ? dm_fill_slot(c, (int)k, raw + n - 1, 1) : dm_fill_slot(c, (int)k, raw, n);
+    c->changed |= !st && (!before || strcmp(before, c->values[k]) != 0);
+    pl_free(before);
+    if (st == PARLEY_ERR_INVALID_ARG) {
+        c->rejected[k] = 1;
+        st = PARLEY_OK;
+    }
+    return st;
+}
+
+/* Fills the entity-mapped slots from this turn's entities: every one (all), or only the slot
+ * the form asked for; with last_only, a slot takes only the last value said for it. */
+static parley_status apply_entities(dm_ctx *c, int all, int last_only)
+{
     const char **raw = NULL;
     parley_status st = PARLEY_OK;
-    if (in->n_entities && !(raw = pl_malloc(in->n_entities * sizeof *raw)))
+    if (c->in->n_entities && !(raw = pl_malloc(c->in->n_entities * sizeof *raw)))
         return pl_nomem("a turn's entities");
-    for (size_t k = 0; k < c->d->n_slots && st == PARLEY_OK; k++) {
-        const char *entity = c->d->slots[k].entity;
-        size_t n = 0;
-        for (size_t i = 0; entity && i < in->n_entities; i++)
-            if (!strcmp(in->entities[i].name, entity))
-                raw[n++] = in->entities[i].value;
-        if (!n)
-            continue;
-        char *before = c->values[k] ? pl_strdup(c->values[k]) : NULL;
-        if (c->values[k] && !before) {
-            st = pl_nomem("a slot value");
-            break;
-        }
-        st = last_only ? dm_fill_slot(c, (int)k, raw + n - 1, 1) : dm_fill_slot(c, (int)k, raw, n);
-        c->changed |= !st && (!before || strcmp(before, c->values[k]) != 0);
-        pl_free(before);
-        if (st == PARLEY_ERR_INVALID_ARG) {
-            c->rejected[k] = 1;
-            st = PARLEY_OK;
-        }
-    }
+    for (size_t k = 0; k < c->d->n_slots && st == PARLEY_OK; k++)
+        if (all || (int)k == c->requested)
+            st = fill_from_entities(c, k, last_only, raw);
     pl_free(raw);
     return st;
+}
+
+/* Whether this turn holds a value for the slot the form asked for (its entity). */
+static int answers_request(const dm_ctx *c)
+{
+    const char *entity = c->requested >= 0 ? c->d->slots[c->requested].entity : NULL;
+    for (size_t i = 0; entity && i < c->in->n_entities; i++)
+        if (!strcmp(c->in->entities[i].name, entity))
+            return 1;
+    return 0;
 }
 
 /* Ends the active form with its completion reply or action. */
@@ -224,13 +244,26 @@ parley_status dm_decide(dm_ctx *c)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "confidence %g is not a number to decide on",
                        (double)c->in->confidence);
     if (!name || !*name || out_of_scope(name) || c->in->confidence < d->threshold) {
+        /* The answer to the form's question, though the intent is not read: its value, where
+         * the slot accepts it (one it refuses says nothing of the turn: the fallback). */
+        if (c->form >= 0 && answers_request(c)) {
+            parley_status st = apply_entities(c, 0, 1);
+            if (st != PARLEY_OK)
+                return st;
+            if (!c->rejected[c->requested]) {
+                c->intent = name && *name ? name : "fallback";
+                return form_step(c);
+            }
+            c->rejected[c->requested] = 0;
+        }
         c->intent = "fallback";
         parley_status st = dm_say(c, d->fallback);
         return st || c->form < 0 ? st : form_step(c);
     }
     c->intent = name;
     int intent = dm_domain_intent(d, name);
-    parley_status st = apply_entities(c, intent >= 0 && d->rule_of_intent[intent].last_entity_wins);
+    parley_status st =
+            apply_entities(c, 1, intent >= 0 && d->rule_of_intent[intent].last_entity_wins);
     if (st != PARLEY_OK)
         return st;
     if (c->form >= 0)
