@@ -5,9 +5,9 @@
  *      examples of what the bot does not cover), or confidence under the domain's
  *      threshold: the fallback reply (and, in a form, its question again). Entities of such
  *      a turn are not trusted, so not used, but for one: where a form asked for a slot (it
- *      asks none while confirming) and the turn holds a value for it that the slot accepts
- *      (the last one said), that value is the answer and the form goes on without the
- *      fallback ("i'll go with six" read as out of scope, six tagged count).
+ *      asks none while confirming) and the turn holds a value for it that the slot accepts,
+ *      the slot takes it as from any turn (a list all its values) and the form goes on
+ *      without the fallback ("i'll go with six" read as out of scope, six tagged count).
  *   2. The turn's entities fill their slots (a refused value is remembered for the form).
  *   3. In a form: a cancel intent ends it; while confirming, a yes completes it and a no
  *      gets the on_no reply (unless the same turn changed a slot: then it confirms again);
@@ -247,7 +247,7 @@ parley_status dm_decide(dm_ctx *c)
         /* The answer to the form's question, though the intent is not read: its value, where
          * the slot accepts it (one it refuses says nothing of the turn: the fallback). */
         if (c->form >= 0 && answers_request(c)) {
-            parley_status st = apply_entities(c, 0, 1);
+            parley_status st = apply_entities(c, 0, 0);
             if (st != PARLEY_OK)
                 return st;
             if (!c->rejected[c->requested]) {
