@@ -226,7 +226,7 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
         const void **ptrs = NULL;
         cudaMalloc((void **)&ptrs, 6 * (size_t)B * NH * sizeof(void *));
         float *scores = up<float>(vec(sc));
-        S *probs = up<S>(vec(sc));
+        S *probs = up<S>(vec(sc, 7.0f)); /* every value must be written */
         cuda_attention_pointers<S>(ptrs, out, dq, scores, probs, B, T, NH, D, 0);
         CHECK(cuda_attention_gemm<S>(h, ptrs, scores, probs, up_int(len), B, T, NH, D, 0) ==
                       PARLEY_OK,
@@ -296,11 +296,18 @@ static void test_all(void)
     test_embedding<S>(40, { 5, 1, 12 }, 16);
     test_embedding<S>(768, { 128, 77 }, 128);
     /* Odd widths take the one-value-per-thread kernels; widths of whole 128-bit words the
-     * vectorized ones (104 halves: 13 of a warp's threads; 1100 rows: more than one launch's
-     * rows, so each block strides). */
+     * vectorized ones (LayerNorm: a block per row under 1,024 rows, a warp per row from 1,100
+     * rows; 1100 rows: more than one launch's rows for the element-wise kernels, so each
+     * block strides). */
     test_residual_layernorm<S>(7, 100);
     test_residual_layernorm<S>(5, 104);
+    test_residual_layernorm<S>(6, 256);
     test_residual_layernorm<S>(33, 768);
+    test_residual_layernorm<S>(3, 1024);
+    test_residual_layernorm<S>(9, 2048);
+    test_residual_layernorm<S>(1100, 104);  /* a warp per row: 1 word a lane, lanes idle */
+    test_residual_layernorm<S>(1100, 768);  /* 3 (FP16/BF16) or 6 (FP32) words a lane */
+    test_residual_layernorm<S>(1024, 2048); /* 8 words a lane; FP32: past the warp kernel */
     test_pointwise<S>(13, 129);
     test_pointwise<S>(1100, 2304);
     for (int gemm = 0; gemm < 2; gemm++) {
@@ -308,6 +315,10 @@ static void test_all(void)
         test_attention<S>(2, 24, { 40, 3 }, 40, gemm);
         test_attention<S>(12, 64, { 128, 100, 5 }, 128, gemm);
     }
+    /* the GEMM path's softmax: rows in registers up to 512 keys, then read again */
+    test_attention<S>(2, 16, { 200, 37 }, 200, 1);
+    test_attention<S>(2, 16, { 300, 300 }, 300, 1);
+    test_attention<S>(2, 16, { 600, 1 }, 600, 1);
     test_linear<S>(5, 40, 7, 0);
     test_linear<S>(64, 768, 3072, 0);
     test_linear<S>(9, 256, 73, 1);
