@@ -76,6 +76,15 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
 int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
                              train_notes *notes);
 
+/* Whether a new model has sparse features: `want` ("on" or "off", --sparse) decides; else
+ * they are on when `intent_encoder` (--intent-encoder) is "off" (the intent is asked of
+ * them) or the data has lookup tables or regexes (`tables` nonzero: these reach the model
+ * only through them), and otherwise below 1,000 examples per intent (n / n_intents, lookup
+ * variants included), where they were measured to help; from there the encoder alone does
+ * as well. */
+int train_sparse_on(int n, int n_intents, int tables, const char *want, const char *intent_encoder,
+                    train_notes *notes);
+
 /* Whether to measure the sparse features' intent (train_intent_sparse_enough) where
  * train_intent_sparse_only gave the intent to the encoder: `want` (--intent-encoder) is NULL,
  * the data tags slots and n_train (lookup variants included) is below the few-examples

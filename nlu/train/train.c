@@ -466,6 +466,7 @@ typedef struct run_state {
     const char *init;  /* the model a new run starts from: p->init's, the default encoder
                           (init_dir) or NULL */
     char init_dir[PATH_MAX];
+    int sparse; /* whether a new model gets sparse features (train_sparse_on) */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
@@ -1296,9 +1297,8 @@ static parley_status extend_train(run_state *r, int background)
 static parley_status new_model(run_state *r, const parley_train_shape *shape)
 {
     parley_status st;
-    const char *sparse = r->p->sparse;
     if ((st = r->init ? model_from_init(r) : model_scratch(r, shape)) != PARLEY_OK ||
-        (st = train_sparse_setup(&r->m, r->train, !sparse || strcmp(sparse, "off"))) != PARLEY_OK)
+        (st = train_sparse_setup(&r->m, r->train, r->sparse)) != PARLEY_OK)
         return st;
     r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     return set_encode(&r->set, r->m, r->train);
@@ -1387,6 +1387,9 @@ static parley_status run_prepare(run_state *r)
     } else {
         if ((st = pl_make_dirs(p->out)) != PARLEY_OK)
             return st;
+        r->sparse = train_sparse_on(r->train->n_examples, r->train->n_intents,
+                                    r->train->n_lookups + r->train->n_regexes > 0, p->sparse,
+                                    p->intent_encoder, &r->notes);
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
         remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);

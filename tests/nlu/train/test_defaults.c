@@ -140,6 +140,21 @@ static void test_intents(void)
     CHECK(train_intent_sparse_only(200, 2, 0, NULL, NULL) == 1 &&
                   train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
           "100 per intent: off without slots, on with them");
+    /* Sparse features: an explicit choice wins; the intent asked of them, or lookup tables or
+     * regexes keep them; otherwise they go from 1,000 examples per intent on. */
+    notes.len = 0;
+    CHECK(train_sparse_on(13084, 7, 0, NULL, NULL, &notes) == 0 &&
+                  strstr(notes.text, "sparse features off: 1869 examples per intent"),
+          "full SNIPS: no sparse features\n%s", notes.text);
+    CHECK(train_sparse_on(4478, 17, 0, NULL, NULL, NULL) == 1 &&
+                  train_sparse_on(1999, 2, 0, NULL, NULL, NULL) == 1 &&
+                  train_sparse_on(2000, 2, 0, NULL, NULL, NULL) == 0,
+          "ATIS keeps them; the bound is 1,000 per intent");
+    CHECK(train_sparse_on(13084, 7, 1, NULL, NULL, NULL) == 1 &&
+                  train_sparse_on(13084, 7, 0, NULL, "off", NULL) == 1 &&
+                  train_sparse_on(13084, 7, 0, "on", NULL, NULL) == 1 &&
+                  train_sparse_on(40, 4, 0, "off", NULL, NULL) == 0,
+          "tables, the intent asked of them, or --sparse keep or drop them whatever the size");
     /* Where the count gives the encoder the intent of few examples that tag slots, the sparse
      * features' cross-fitted accuracy decides: from 90% they keep it alone. Where it gives
      * them the intent (and a pretrained start would get background sentences: train.c), under
