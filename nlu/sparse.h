@@ -117,6 +117,18 @@ parley_status sf_rows_append(sf_rows *dst, const sf_rows *src, int first, int n)
 parley_status sf_featurize(const sf_featurizer *f, const char *text, size_t len, sf_rows *sent,
                            sf_rows *words, int *n_words);
 
+/* A run of whole words of a text that is a value of a lookup table of f, as the word
+ * features "L:B:" / "L:I:" see it (sf_lookup_matches): the table's index (in
+ * sf_build_params.lookups order), the run's bytes [from, to) in the text, and the value as
+ * compared (its words normalized, without the punctuation at their ends, joined by single
+ * spaces; valid during the call). Any status but PARLEY_OK stops the search and is returned. */
+typedef parley_status (*sf_lookup_fn)(void *arg, int table, size_t from, size_t to,
+                                      const char *value);
+/* Calls fn for every such run of text[0..len) (valid UTF-8): by table, then by first word,
+ * then by length. A featurizer built from no texts serves as a matcher of tables alone. */
+parley_status sf_lookup_matches(const sf_featurizer *f, const char *text, size_t len,
+                                sf_lookup_fn fn, void *arg);
+
 /* out (n_out) += W · x[row] with W (n_out, n_feat) row-major; the indices of x must be
  * below n_feat (sf_rows_check). */
 void sf_rows_gemv(const sf_rows *x, int row, const float *W, int n_out, int n_feat, float *out);

@@ -5,7 +5,8 @@
  * punctuation at their ends), so "Mushrooms!" matches "mushrooms". A regex is searched in
  * the text as given, case-insensitively (sdk/base/pattern.h), and every word its match
  * overlaps takes part: the first begins it, the others continue it. The features
- * themselves are composed in sparse.c.
+ * themselves are composed in sparse.c. The lookup matches are also told one by one
+ * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/data/unmarked.c).
  */
 #include <string.h>
 
@@ -115,17 +116,59 @@ static void mark(sf_text *t, int stride, int c, int w, int k)
         t->flags[(size_t)j * stride + c] |= SF_CONTINUES;
 }
 
-static parley_status match_lookup(const sf_lookup *lk, sf_text *t, int stride, int c)
+/* What to do with a run of t's words [w, w + k) that is a lookup value (its cores joined in
+ * t->key); a status other than PARLEY_OK stops the search. */
+typedef parley_status (*run_fn)(void *arg, sf_text *t, int w, int k);
+
+/* Calls fn for each run of t's words that is a value of lk, by first word, then length. */
+static parley_status each_run(const sf_lookup *lk, sf_text *t, run_fn fn, void *arg)
 {
     parley_status st;
     for (int w = 0; w < t->n_words; w++)
         for (int k = 1; k <= lk->max_words && w + k <= t->n_words; k++) {
             if ((st = join_cores(t, w, k)) != PARLEY_OK)
                 return st;
-            if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0)
-                mark(t, stride, c, w, k);
+            if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0 &&
+                (st = fn(arg, t, w, k)) != PARLEY_OK)
+                return st;
         }
     return PARLEY_OK;
+}
+
+typedef struct mark_at {
+    int stride, column;
+} mark_at;
+
+static parley_status mark_run(void *arg, sf_text *t, int w, int k)
+{
+    const mark_at *m = arg;
+    mark(t, m->stride, m->column, w, k);
+    return PARLEY_OK;
+}
+
+typedef struct report {
+    sf_lookup_fn fn;
+    void *arg;
+    int table;
+} report;
+
+static parley_status report_run(void *arg, sf_text *t, int w, int k)
+{
+    const report *r = arg;
+    return r->fn(r->arg, r->table, t->words[w].o0, t->words[w + k - 1].o1, t->key.data);
+}
+
+parley_status sf_lookup_matches(const sf_featurizer *f, const char *text, size_t len,
+                                sf_lookup_fn fn, void *arg)
+{
+    sf_text t = { 0 };
+    parley_status st = sf_text_read(&t, text, len);
+    for (int l = 0; st == PARLEY_OK && l < f->n_lookups; l++) {
+        report r = { fn, arg, l };
+        st = each_run(&f->lookups[l], &t, report_run, &r);
+    }
+    sf_text_free(&t);
+    return st;
 }
 
 /* Marks the words every match of p in text[0..len) overlaps. */
@@ -170,9 +213,11 @@ parley_status sf_text_match(const sf_featurizer *f, sf_text *t, const char *text
     }
     if (n)
         memset(t->flags, 0, n);
-    for (int l = 0; l < f->n_lookups; l++)
-        if ((st = match_lookup(&f->lookups[l], t, stride, l)) != PARLEY_OK)
+    for (int l = 0; l < f->n_lookups; l++) {
+        mark_at m = { stride, l };
+        if ((st = each_run(&f->lookups[l], t, mark_run, &m)) != PARLEY_OK)
             return st;
+    }
     for (int r = 0; r < f->n_regexes; r++)
         for (int i = 0; i < f->regexes[r].n; i++)
             if ((st = match_pattern(f->regexes[r].pats[i], t, text, len, stride,

@@ -1,102 +1,61 @@
 /* unmarked.c — values of a lookup table that an example holds without marking them
  * (unmarked.h).
  *
- * Every value of every table is normalized once (each word lower-cased in ASCII and stripped
- * of the punctuation at its ends, words joined by single spaces) into one sorted array; then
- * each run of up to the longest value's word count in each example is normalized the same
- * way and searched for, when none of its words is tagged; the longest value found at a word
- * is reported, and the search goes on after it.
+ * The tables become a featurizer of lookup tables alone (nlu/sparse.h), so an example's
+ * words are compared with their values exactly as the model's lookup features compare them
+ * (sf_lookup_matches). Each run it reports is mapped to the example's words by bytes (the
+ * text is its words joined by single spaces); where none of them is tagged, the longest run
+ * that starts at a word is kept, and the search goes on after it.
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nlu/data/unmarked.h"
+#include "nlu/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
-typedef struct entry {
-    char *key;                 /* the normalized value */
-    const char *table, *value; /* borrowed from the data set */
-} entry;
+/* The longest untagged run found that starts at a word. */
+typedef struct best {
+    int n_words, table;
+    char *value; /* owned until it joins the list */
+} best;
 
-/* Appends word w normalized to buf at *len (room checked by the caller). */
-static void put_word(char *buf, size_t *len, const char *w, size_t n)
-{
-    while (n > 0 && ispunct((unsigned char)w[0]))
-        w++, n--;
-    while (n > 0 && ispunct((unsigned char)w[n - 1]))
-        n--;
-    if (*len > 0)
-        buf[(*len)++] = ' ';
-    for (size_t i = 0; i < n; i++)
-        buf[(*len)++] = (char)tolower((unsigned char)w[i]);
-    buf[*len] = '\0';
-}
+/* One example being searched. */
+typedef struct scan {
+    const ds_example *x;
+    size_t *start; /* (n_words) the byte where each word starts in x->text */
+    best *at;      /* (n_words) */
+} scan;
 
-/* The normalized form of a value (a fresh string), and its word count in *n_words. */
-static char *value_key(const char *value, int *n_words)
+/* The word of s->x that holds byte b of its text. */
+static int word_at(const scan *s, size_t b)
 {
-    char *key = pl_malloc(strlen(value) + 1);
-    size_t len = 0;
-    *n_words = 0;
-    if (!key)
-        return NULL;
-    key[0] = '\0';
-    for (const char *p = value; *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *w = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        if (p > w) {
-            put_word(key, &len, w, (size_t)(p - w));
-            (*n_words)++;
-        }
+    int lo = 0, hi = s->x->n_words - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (s->start[mid] <= b)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
-    return key;
+    return lo;
 }
 
-static int by_key(const void *a, const void *b)
+static parley_status on_match(void *arg, int table, size_t from, size_t to, const char *value)
 {
-    return strcmp(((const entry *)a)->key, ((const entry *)b)->key);
-}
-
-static void entries_free(entry *e, size_t n)
-{
-    for (size_t i = 0; e && i < n; i++)
-        pl_free(e[i].key);
-    pl_free(e);
-}
-
-/* The sorted entries of every table's values, and the most words of one. */
-static parley_status build(const ds_dataset *ds, entry **out, size_t *n_out, int *longest)
-{
-    size_t n = 0, k = 0;
-    for (int t = 0; t < ds->n_lookups; t++)
-        n += (size_t)ds->lookups[t].n;
-    entry *e = pl_calloc(n ? n : 1, sizeof *e);
-    if (!e)
-        return pl_nomem("%s: the lookup tables", ds->source);
-    *longest = 0;
-    for (int t = 0; t < ds->n_lookups; t++)
-        for (int v = 0; v < ds->lookups[t].n; v++) {
-            int words;
-            char *key = value_key(ds->lookups[t].values[v], &words);
-            if (!key) {
-                entries_free(e, k);
-                return pl_nomem("%s: the lookup tables", ds->source);
-            }
-            if (words == 0 || !key[0]) {
-                pl_free(key);
-                continue;
-            }
-            e[k++] = (entry){ key, ds->lookups[t].name, ds->lookups[t].values[v] };
-            *longest = words > *longest ? words : *longest;
-        }
-    qsort(e, k, sizeof *e, by_key);
-    *out = e;
-    *n_out = k;
+    scan *s = arg;
+    const int a = word_at(s, from), b = word_at(s, to - 1);
+    for (int w = a; w <= b; w++)
+        if (s->x->tags[w])
+            return PARLEY_OK;
+    if (b - a + 1 <= s->at[a].n_words)
+        return PARLEY_OK;
+    char *v = pl_strdup(value);
+    if (!v)
+        return pl_nomem("the unmarked lookup values");
+    pl_free(s->at[a].value);
+    s->at[a] = (best){ b - a + 1, table, v };
     return PARLEY_OK;
 }
 
@@ -114,47 +73,79 @@ static parley_status push(ds_unmarked **list, int *n, int *cap, ds_unmarked u)
     return PARLEY_OK;
 }
 
+/* Searches example i of ds with the matcher f and appends what it holds unmarked. */
+static parley_status search(const ds_dataset *ds, const sf_featurizer *f, int i, ds_unmarked **list,
+                            int *n, int *cap)
+{
+    const ds_example *x = &ds->examples[i];
+    if (x->n_words == 0)
+        return PARLEY_OK;
+    scan s = { x, pl_malloc((size_t)x->n_words * sizeof *s.start),
+               pl_calloc((size_t)x->n_words, sizeof *s.at) };
+    parley_status st = PARLEY_OK;
+    if (!s.start || !s.at)
+        st = pl_nomem("%s: example %d", ds->source, i + 1);
+    for (int w = 0, b = 0; st == PARLEY_OK && w < x->n_words; w++) {
+        s.start[w] = (size_t)b;
+        b += (int)strlen(x->words[w]) + 1;
+    }
+    if (st == PARLEY_OK)
+        st = sf_lookup_matches(f, x->text, strlen(x->text), on_match, &s);
+    for (int w = 0; st == PARLEY_OK && w < x->n_words; w++)
+        if (s.at[w].n_words) {
+            const best *b = &s.at[w];
+            if ((st = push(list, n, cap,
+                           (ds_unmarked){ i, ds->lookups[b->table].name, b->value })) == PARLEY_OK)
+                s.at[w].value = NULL;
+            w += b->n_words - 1;
+        }
+    for (int w = 0; s.at && w < x->n_words; w++)
+        pl_free(s.at[w].value);
+    pl_free(s.start);
+    pl_free(s.at);
+    return st;
+}
+
+/* A featurizer of ds's lookup tables alone. */
+static parley_status matcher(const ds_dataset *ds, sf_featurizer **out)
+{
+    sf_table *t = pl_calloc((size_t)ds->n_lookups, sizeof *t);
+    if (!t)
+        return pl_nomem("%s: the lookup tables", ds->source);
+    for (int i = 0; i < ds->n_lookups; i++)
+        t[i] = (sf_table){ ds->lookups[i].name, ds->lookups[i].n,
+                           (const char *const *)ds->lookups[i].values };
+    const sf_build_params p = { .n_lookups = ds->n_lookups, .lookups = t };
+    parley_status st = sf_build(NULL, 0, &p, out);
+    pl_free(t);
+    return st;
+}
+
 parley_status ds_unmarked_values(const ds_dataset *ds, ds_unmarked **out, int *n_out)
 {
-    entry *e = NULL;
-    size_t n_entries = 0;
-    int longest = 0, n = 0, cap = 0;
-    char *buf = NULL;
+    sf_featurizer *f = NULL;
     ds_unmarked *list = NULL;
+    int n = 0, cap = 0;
     *out = NULL;
     *n_out = 0;
-    parley_status st = build(ds, &e, &n_entries, &longest);
-    for (int i = 0; st == PARLEY_OK && n_entries > 0 && i < ds->n_examples; i++) {
-        const ds_example *x = &ds->examples[i];
-        pl_free(buf);
-        if (!(buf = pl_malloc(strlen(x->text) + 1))) {
-            st = pl_nomem("%s: example %d", ds->source, i + 1);
-            break;
-        }
-        for (int w = 0; w < x->n_words && st == PARLEY_OK; w++) {
-            const entry *found = NULL;
-            int words = 0;
-            size_t len = 0;
-            for (int k = 0; k < longest && w + k < x->n_words && !x->tags[w + k]; k++) {
-                put_word(buf, &len, x->words[w + k], strlen(x->words[w + k]));
-                const entry key = { buf, NULL, NULL },
-                            *hit = bsearch(&key, e, n_entries, sizeof *e, by_key);
-                if (hit)
-                    found = hit, words = k + 1;
-            }
-            if (found) { /* the longest value that starts here; the next search after it */
-                st = push(&list, &n, &cap, (ds_unmarked){ i, found->table, found->value });
-                w += words - 1;
-            }
-        }
-    }
-    pl_free(buf);
-    entries_free(e, n_entries);
+    if (ds->n_lookups == 0)
+        return PARLEY_OK;
+    parley_status st = matcher(ds, &f);
+    for (int i = 0; st == PARLEY_OK && i < ds->n_examples; i++)
+        st = search(ds, f, i, &list, &n, &cap);
+    sf_free(f);
     if (st != PARLEY_OK) {
-        pl_free(list);
+        ds_unmarked_free(list, n);
         return st;
     }
     *out = list;
     *n_out = n;
     return PARLEY_OK;
+}
+
+void ds_unmarked_free(ds_unmarked *list, int n)
+{
+    for (int i = 0; list && i < n; i++)
+        pl_free(list[i].value);
+    pl_free(list);
 }

@@ -20,6 +20,7 @@ typedef struct data_box {
     parley_data_example *examples;
     const char **slots; /* every example's slot names, one array */
     parley_data_unmarked *unmarked;
+    ds_unmarked *found; /* (d.n_unmarked) their values */
 } data_box;
 
 parley_status parley_data_read(const char *path, parley_data **out)
@@ -56,16 +57,16 @@ parley_status parley_data_read(const char *path, parley_data **out)
         for (int s = 0; s < e->n_spans; s++)
             *slot++ = ds->slots[e->spans[s].slot];
     }
-    ds_unmarked *found = NULL;
     int n_found = 0;
-    if ((st = ds_unmarked_values(ds, &found, &n_found)) != PARLEY_OK) {
+    if ((st = ds_unmarked_values(ds, &b->found, &n_found)) != PARLEY_OK) {
         parley_data_free(&b->d);
         return st;
     }
+    b->d.n_unmarked = n_found;
     b->unmarked = pl_calloc(n_found ? (size_t)n_found : 1, sizeof *b->unmarked);
     for (int i = 0; b->unmarked && i < n_found; i++)
-        b->unmarked[i] = (parley_data_unmarked){ found[i].example, found[i].table, found[i].value };
-    pl_free(found);
+        b->unmarked[i] =
+                (parley_data_unmarked){ b->found[i].example, b->found[i].table, b->found[i].value };
     if (!b->unmarked) {
         parley_data_free(&b->d);
         return pl_nomem("%s: the data set", path);
@@ -73,7 +74,6 @@ parley_status parley_data_read(const char *path, parley_data **out)
     b->d.n_examples = ds->n_examples;
     b->d.examples = b->examples;
     b->d.n_duplicates = ds->n_duplicates;
-    b->d.n_unmarked = n_found;
     b->d.unmarked = b->unmarked;
     *out = &b->d;
     return PARLEY_OK;
@@ -88,5 +88,6 @@ void parley_data_free(parley_data *data)
     pl_free(b->examples);
     pl_free(b->slots);
     pl_free(b->unmarked);
+    ds_unmarked_free(b->found, b->d.n_unmarked);
     pl_free(b);
 }

@@ -249,18 +249,31 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
     return PARLEY_OK;
 }
 
+/* Examples per intent: n / n_intents (lookup variants included: to the encoder they are
+ * examples too). */
+static double per_intent(int n, int n_intents)
+{
+    return (double)n / (n_intents > 0 ? n_intents : 1);
+}
+
+/* The note of a choice made on the examples per intent against a bound. */
+static void note_per_intent(train_notes *notes, const char *choice, double per, int bound,
+                            const char *why)
+{
+    train_note(notes, "%s: %.0f examples per intent (lookup variants included), %s %d%s", choice,
+               per, per < bound ? "under" : "at least", bound, why);
+}
+
 int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
                              train_notes *notes)
 {
     if (want)
         return !strcmp(want, "off");
-    const double per = (double)n / (n_intents > 0 ? n_intents : 1);
+    const double per = per_intent(n, n_intents);
     const int below = tags_slots ? SPARSE_ONLY_BELOW_SLOTS : SPARSE_ONLY_BELOW;
     const int only = per < below;
-    train_note(notes,
-               "intent encoder %s: %.0f examples per intent (lookup variants included), %s %d%s",
-               only ? "off" : "on", per, only ? "under" : "at least", below,
-               only ? ": with so few the intent is the sparse features' alone" : "");
+    note_per_intent(notes, only ? "intent encoder off" : "intent encoder on", per, below,
+                    only ? ": with so few the intent is the sparse features' alone" : "");
     return only;
 }
 
@@ -276,12 +289,10 @@ int train_sparse_on(int n, int n_intents, int tables, const char *want, const ch
                           "reach the model through them");
         return 1;
     }
-    const double per = (double)n / (n_intents > 0 ? n_intents : 1);
+    const double per = per_intent(n, n_intents);
     const int on = per < SPARSE_OFF_FROM;
-    train_note(notes,
-               "sparse features %s: %.0f examples per intent (lookup variants included), %s %d%s",
-               on ? "on" : "off", per, on ? "under" : "at least", SPARSE_OFF_FROM,
-               on ? "" : ": the encoder has seen each intent's words often enough");
+    note_per_intent(notes, on ? "sparse features on" : "sparse features off", per, SPARSE_OFF_FROM,
+                    on ? "" : ": the encoder has seen each intent's words often enough");
     return on;
 }
 

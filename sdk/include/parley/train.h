@@ -361,12 +361,14 @@ typedef struct parley_data_example {
 
 /* A value of a lookup table that an example holds without marking it as a slot ("how big is
  * a large" with `large` in the table `size`): the model learns it as no slot there, against
- * the table. Words compared whole, lower-cased (ASCII), without the punctuation at their
- * ends. Borrowed from the parley_data that holds it. */
+ * the table. Words are compared as the model's lookup features compare them: whole,
+ * lower-cased, accents stripped, without the punctuation at their ends. Borrowed from the
+ * parley_data that holds it. */
 typedef struct parley_data_unmarked {
     int example;       /* index into parley_data.examples */
     const char *table; /* the lookup table's name (its slot) */
-    const char *value; /* the value as the table lists it */
+    const char *value; /* the value as compared: the example's words so normalized, joined
+                          by single spaces */
 } parley_data_unmarked;
 
 /* A data set's examples. Owned by the caller (parley_data_free). */
