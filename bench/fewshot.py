@@ -31,6 +31,10 @@ and prints a table of mean +- sd over the seeds. Sets:
             `out_of_scope` sentences their recall and precision, also with the bot's own
             fallback threshold (its domain.yaml's).
 
+The corpora train parley with --builtin off, so that it learns from the same examples as
+the peer (CLINC150 has intents named goodbye, thank_you and cancel); the sample bots with
+parley's defaults, its built-in replies included, as a bot's writer trains them.
+
 k is a number or "all". Every finished run is appended to a results cache (JSON lines,
 keyed by set, k, seed, system), so a stopped benchmark resumes where it was; --table only
 prints what the cache holds. Runs are niced (nice -n 10); parley trains with --threads 1
@@ -239,6 +243,8 @@ def run_parley(args, set_name, train, test, workdir, seed, extra):
     t0 = time.time()
     cmd = nice + ["train", "--data", train_path, "--out", model]
     cmd += ["--threads", "1", "--seed", str(seed), "--quiet"] + extra
+    if set_name not in SAMPLES:  # a corpus: the same examples as the peer (see above)
+        cmd += ["--builtin", "off"]
     with open(os.path.join(workdir, "train.log"), "w") as log:
         _, train_cpu = run_timed(cmd, stdout=log, stderr=subprocess.STDOUT)
     train_s = time.time() - t0

@@ -7,8 +7,8 @@
  *    "init": null or the same of the model it started from (given, or the default encoder),
  *    "background": null or the same of the background sentences it could add
  *                  (background.h: added where the encoder reads the intent),
- *    "options": {"layers", ..., "seed", "init": as given},   every setting that changes
- *                                                              the weights
+ *    "options": {"layers", ..., "seed", "init", "builtin", "sparse", "intent_encoder":
+ *                as given ("" when left to the data)},   every setting that changes the weights
  *    "run": {"device", "precision", "threads", "wall_s", "best_epoch"},
  *    "epochs": [{"epoch", "loss", "dev": {"intent_accuracy", "slot_f1",
  *                "sentence_accuracy"}}]}
@@ -129,7 +129,11 @@ static cJSON *options_json(const parley_train_params *p)
         { "seed", (double)p->seed },
     };
     int ok = o && cJSON_AddStringToObject(o, "vocab", p->vocab ? p->vocab : "") &&
-             cJSON_AddStringToObject(o, "init", p->init ? p->init : "");
+             cJSON_AddStringToObject(o, "init", p->init ? p->init : "") &&
+             cJSON_AddStringToObject(o, "builtin", p->builtin ? p->builtin : "") &&
+             cJSON_AddStringToObject(o, "sparse", p->sparse ? p->sparse : "") &&
+             cJSON_AddStringToObject(o, "intent_encoder",
+                                     p->intent_encoder ? p->intent_encoder : "");
     for (size_t i = 0; ok && i < sizeof nums / sizeof nums[0]; i++)
         ok = cJSON_AddNumberToObject(o, nums[i].name, nums[i].v) != NULL;
     if (!ok) {

@@ -40,6 +40,7 @@
 #include "nlu/safetensors.h"
 #include "nlu/tokenizer.h"
 #include "nlu/train/background.h"
+#include "nlu/train/builtin.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/calibrate.h"
 #include "nlu/train/defaults.h"
@@ -427,6 +428,7 @@ typedef struct run_settings {
     int epochs, batch;
     int augment;    /* lookup-table variants per example (ds_augment_lookups) */
     int background; /* background sentences added (background.h) */
+    int builtin;    /* 1: the built-in replies added (builtin.h) */
     float lr, weight_decay, dropout, slot_weight, clip;
     float sparse_lr;    /* peak learning rate of the sparse features' weights */
     float word_dropout; /* chance that a training piece is shown as [UNK] */
@@ -680,6 +682,7 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "epochs", r->s.epochs) &&
              cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
              cJSON_AddNumberToObject(root, "background", r->s.background) &&
+             cJSON_AddNumberToObject(root, "builtin", r->s.builtin) &&
              cJSON_AddNumberToObject(root, "batch", r->s.batch) &&
              cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
              cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
@@ -775,7 +778,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     char path[PATH_MAX], *text = NULL;
     size_t len;
     cJSON *root = NULL;
-    double v[14];
+    double v[15];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
         (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
@@ -790,6 +793,7 @@ static parley_status state_parse(run_state *r, const char *dir)
         (st = json_num(root, "epochs", path, 1, INT_MAX, &v[2])) != PARLEY_OK ||
         (st = json_num(root, "augment", path, 0, INT_MAX, &v[10])) != PARLEY_OK ||
         (st = json_num(root, "background", path, 0, INT_MAX, &v[13])) != PARLEY_OK ||
+        (st = json_num(root, "builtin", path, 0, 1, &v[14])) != PARLEY_OK ||
         (st = json_num(root, "batch", path, 1, INT_MAX, &v[3])) != PARLEY_OK ||
         (st = json_num(root, "lr", path, 0, 1e3, &v[4])) != PARLEY_OK ||
         (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[5])) != PARLEY_OK ||
@@ -807,6 +811,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     r->s.epochs = (int)v[2];
     r->s.augment = (int)v[10];
     r->s.background = (int)v[13];
+    r->s.builtin = (int)v[14];
     r->s.batch = (int)v[3];
     r->s.lr = (float)v[4];
     r->s.warmup = (long)v[5];
@@ -974,11 +979,12 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return PARLEY_OK;
     if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
-    const char *const onoff[][2] = { { "sparse features", p->sparse },
+    const char *const onoff[][2] = { { "built-in replies", p->builtin },
+                                     { "sparse features", p->sparse },
                                      { "the intent encoder", p->intent_encoder } };
-    for (int i = 0; i < 2; i++)
+    for (size_t i = 0; i < sizeof onoff / sizeof onoff[0]; i++)
         if (onoff[i][1] && strcmp(onoff[i][1], "on") && strcmp(onoff[i][1], "off"))
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "train: %s are \"on\" or \"off\", not \"%s\"",
+            return pl_fail(PARLEY_ERR_INVALID_ARG, "train: %s: \"on\" or \"off\", not \"%s\"",
                            onoff[i][0], onoff[i][1]);
     if (p->intent_encoder && !strcmp(p->intent_encoder, "off") && p->sparse &&
         !strcmp(p->sparse, "off"))
@@ -1013,8 +1019,9 @@ static parley_status open_record(run_state *r)
         q.seed = r->s.seed;
         q.shape = train_shape_of(&r->m->cfg);
     }
-    return train_record_open(&q, r->train->n_examples - r->pr.n_augmented - r->pr.n_background,
-                             &r->rec);
+    return train_record_open(
+            &q, r->train->n_examples - r->pr.n_augmented - r->pr.n_background - r->pr.n_builtin,
+            &r->rec);
 }
 
 static void run_clear(run_state *r)
@@ -1272,9 +1279,10 @@ static int check_sparse_intent(run_state *r)
 }
 
 /* The training set as the run trains on it: r->train as loaded, then `background`
- * sentences, then the lookup variants (a function of the settings, so a resumed run makes
- * the same ones). */
-static parley_status extend_train(run_state *r, int background)
+ * sentences, then the built-in replies where r->s.builtin, then the lookup variants (a
+ * function of the settings, so a resumed run makes the same ones). notes (may be NULL) gets
+ * the built-in replies' line. */
+static parley_status extend_train(run_state *r, int background, train_notes *notes)
 {
     parley_status st;
     char dir[PATH_MAX];
@@ -1285,6 +1293,8 @@ static parley_status extend_train(run_state *r, int background)
                        background);
     if (background &&
         (st = train_add_background(r->train, dir, background, &r->pr.n_background)) != PARLEY_OK)
+        return st;
+    if (r->s.builtin && (st = train_add_builtin(r->train, &r->pr.n_builtin, notes)) != PARLEY_OK)
         return st;
     if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
                                                  &r->pr.n_augmented)) != PARLEY_OK)
@@ -1327,9 +1337,9 @@ static parley_status with_background(run_state *r, const parley_train_shape *sha
     set_clear(&r->set);
     bert_model_free(r->m);
     r->m = NULL;
-    r->pr.n_augmented = r->pr.vocab_learned = r->pr.heads_replaced = 0;
+    r->pr.n_augmented = r->pr.n_builtin = r->pr.vocab_learned = r->pr.heads_replaced = 0;
     if ((st = ds_load(r->p->data, &r->train)) != PARLEY_OK ||
-        (st = extend_train(r, r->s.background)) != PARLEY_OK ||
+        (st = extend_train(r, r->s.background, NULL)) != PARLEY_OK ||
         (st = new_model(r, shape)) != PARLEY_OK)
         return st;
     r->m->cfg.intent_sparse_only = 0;
@@ -1367,6 +1377,7 @@ static parley_status run_prepare(run_state *r)
         r->s = (run_settings){ .batch = sizes.batch,
                                .augment = sizes.augment,
                                .background = background_count(r),
+                               .builtin = train_builtin_on(p->builtin, r->train->n_examples),
                                .lr = sizes.lr,
                                .weight_decay = sizes.weight_decay,
                                .dropout = p->dropout,
@@ -1377,7 +1388,8 @@ static parley_status run_prepare(run_state *r)
                                                              : PARLEY_TRAIN_DEFAULT_SPARSE_LR,
                                .seed = p->seed };
     }
-    if ((st = extend_train(r, p->resume ? r->s.background : 0)) != PARLEY_OK)
+    if ((st = extend_train(r, p->resume ? r->s.background : 0, p->resume ? NULL : &r->notes)) !=
+        PARLEY_OK)
         return st;
     r->dev_hash = data_hash(r->dev);
     if (p->resume) {

@@ -40,6 +40,9 @@ static void usage(FILE *f)
             "                       out-of-scope intent where the encoder reads the intent,\n"
             "                       so that requests the bot does not serve fall back; 0 =\n"
             "                       none (default: sized to the data)\n"
+            "  --builtin on|off     common replies (\"yep\", \"nah\", \"see ya\") added to\n"
+            "                       the intents named greet, goodbye, affirm, deny and\n"
+            "                       thank_you (default: on below 2,000 examples)\n"
             "  --word-dropout X     chance that a training word piece is shown as [UNK], so\n"
             "                       unseen slot values are tagged from context (default %g)\n"
             "  --slot-weight X      loss = intent loss + X * slot loss (default: sized, 1, or\n"
@@ -93,6 +96,7 @@ static const opt_def opts[] = {
     { "--dev", OPT_STR, P(dev), 0, 0, 0, G_ALWAYS },
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
     { "--background", OPT_INT, P(background), 0, 0, 100000, G_SETTING },
+    { "--builtin", OPT_STR, P(builtin), 0, 0, 0, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
     { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
@@ -137,13 +141,21 @@ static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet,
 static void print_start(const parley_train_progress *pr)
 {
     const parley_train_shape *c = &pr->shape;
+    const struct {
+        int n;
+        const char *what;
+    } added[] = { { pr->n_augmented, "lookup variants" },
+                  { pr->n_background, "background sentences" },
+                  { pr->n_builtin, "built-in replies" } };
     fprintf(stderr, "train: %d examples", pr->n_train);
-    if (pr->n_augmented && pr->n_background)
-        fprintf(stderr, " (%d of them lookup variants, %d background sentences)", pr->n_augmented,
-                pr->n_background);
-    else if (pr->n_augmented || pr->n_background)
-        fprintf(stderr, " (%d of them %s)", pr->n_augmented + pr->n_background,
-                pr->n_augmented ? "lookup variants" : "background sentences");
+    const char *sep = " (with ";
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++)
+        if (added[i].n) {
+            fprintf(stderr, "%s%d %s", sep, added[i].n, added[i].what);
+            sep = ", ";
+        }
+    if (sep[0] == ',')
+        fputc(')', stderr);
     fprintf(stderr, ", %d intents, %d slot tags", pr->n_intents, pr->n_tags);
     if (pr->n_dev)
         fprintf(stderr, "; dev %d examples", pr->n_dev);

@@ -91,6 +91,7 @@ typedef struct parley_train_progress {
     int n_truncated;    /* training examples (or lines) cut to max_positions */
     int n_augmented;    /* of n_train, the variants made from lookup tables */
     int n_background;   /* of n_train, the background sentences added (params.background) */
+    int n_builtin;      /* of n_train, the built-in replies added (params.builtin) */
     int vocab_learned;  /* the vocabulary was learned from the training text */
     int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */
     parley_train_shape shape;
@@ -171,6 +172,10 @@ typedef struct parley_train_params {
                                    (out_of_scope, or the data's nlu_fallback) where the
                                    encoder reads the intent, so requests the bot does not
                                    serve fall back; 0 = none; negative = sized to the data */
+    const char *builtin;        /* "on" or "off": common replies ("yep", "nah", "see ya")
+                                   added as examples of the intents named greet, goodbye,
+                                   affirm, deny and thank_you; NULL = on for data of
+                                   under 2,000 examples */
     int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
                                    own settings; only data, dev, out, threads, device, precision,
                                    progress and user_data are read from here */

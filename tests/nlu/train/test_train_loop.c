@@ -270,15 +270,21 @@ static void test_augment(void)
     p.progress = train_watch;
     p.user_data = &s;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "augment: %s", parley_errmsg());
-    CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_train == 8 + s.n_augmented,
-          "%d examples, %d variants", s.n_train, s.n_augmented);
+    CHECK(s.n_augmented >= 5 && s.n_augmented <= 15 && s.n_builtin > 0 &&
+                  s.n_train == 8 + s.n_augmented + s.n_builtin,
+          "%d examples, %d variants, %d built-in replies", s.n_train, s.n_augmented, s.n_builtin);
     CHECK(exists(path_in(out, "model.safetensors").s),
           "the output directory's parents are created");
     p.augment = 0;
     s = (train_seen){ 0 };
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
-    CHECK(s.n_augmented == 0 && s.n_train == 8, "%d examples, %d variants without --augment",
-          s.n_train, s.n_augmented);
+    CHECK(s.n_augmented == 0 && s.n_train == 8 + s.n_builtin,
+          "%d examples, %d variants without --augment", s.n_train, s.n_augmented);
+    p.builtin = "off";
+    s = (train_seen){ 0 };
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK && s.n_builtin == 0 && s.n_train == 8,
+          "--builtin off: %d examples, %d built-in replies", s.n_train, s.n_builtin);
+    p.builtin = NULL;
     p.data = files.data;
     p.augment = 3;
     s = (train_seen){ 0 };
