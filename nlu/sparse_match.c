@@ -6,7 +6,7 @@
  * the text as given, case-insensitively (sdk/base/pattern.h), and every word its match
  * overlaps takes part: the first begins it, the others continue it. The features
  * themselves are composed in sparse.c. The lookup matches are also told one by one
- * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/data/unmarked.c).
+ * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/train/unmarked.c).
  */
 #include <string.h>
 

@@ -4,12 +4,12 @@
  * The data set is loaded by nlu/data/ (ds_load: errors name FILE:LINE:COL) and copied into
  * one flat public struct, so the caller sees texts, intents and the slot of every
  * annotated value without the data module's internals, with the lookup values its examples
- * hold unmarked (nlu/data/unmarked.h). Nothing here judges the data.
+ * hold unmarked (nlu/train/unmarked.h). Nothing here judges the data.
  */
 #include <string.h>
 
 #include "nlu/data/dataset.h"
-#include "nlu/data/unmarked.h"
+#include "nlu/train/unmarked.h"
 #include "parley/train.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "nlu/data/dataset.h"
-#include "nlu/data/unmarked.h"
+#include "nlu/train/unmarked.h"
 #include "sdk/base/alloc.h"
 #include "parley/parley.h"
 #include "tests/check.h"
