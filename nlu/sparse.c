@@ -602,8 +602,7 @@ static int norm_kind(const sf_emit *e, int i, int by_kind)
 }
 
 /* Turns the row composed in e into values (sentence: sublinear TF times IDF; word: 1),
- * L2-normalized to 1 (where by_kind, each kind present to an equal share of it), and
- * appends it to rows. */
+ * L2-normalized (each kind on its own where by_kind), and appends it to rows. */
 static parley_status finish_row(sf_emit *e, const float *idf, int by_kind, sf_rows *rows)
 {
     if (e->st != PARLEY_OK)
@@ -614,9 +613,8 @@ static parley_status finish_row(sf_emit *e, const float *idf, int by_kind, sf_ro
         e->vals[i] = idf ? (float)((1.0 + log((double)e->counts[i])) * idf[e->ids[i]]) : 1.0f;
         norm[norm_kind(e, i, by_kind)] += (double)e->vals[i] * e->vals[i];
     }
-    const int kinds = (norm[0] > 0) + (norm[1] > 0);
     for (int i = 0; i < n; i++)
-        e->vals[i] = (float)(e->vals[i] / sqrt(norm[norm_kind(e, i, by_kind)] * kinds));
+        e->vals[i] = (float)(e->vals[i] / sqrt(norm[norm_kind(e, i, by_kind)]));
     return sf_rows_push(rows, e->ids, e->vals, n);
 }
 

@@ -28,12 +28,11 @@
  *     sdk/base/pattern.h) begins or continues over it; for the word itself also its
  *     character n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values
  *     are 1.
- * Each row is L2-normalized by kind: its character n-grams ("c:", "0:c:") and the rest of
- * it each to the same norm, 1/sqrt(2), so the row's is 1 (as sklearn's FeatureUnion of a
- * word and a character vectorizer, scaled back to a unit row); a row with one kind only
- * gives it norm 1. So the many n-grams of a word do not outweigh the word itself. A version
- * 1 or 2 sparse.json normalizes the row as one. Features never seen in training are
- * dropped; the norms are taken over the known ones.
+ * Each row is L2-normalized by kind: its character n-grams ("c:", "0:c:") to norm 1, and
+ * the rest of it to norm 1 (as sklearn's FeatureUnion of a word and a character
+ * vectorizer), so that the many n-grams of a word do not outweigh the word itself. A
+ * version 1 or 2 sparse.json normalizes the row as one. Features never seen in training
+ * are dropped; the norms are taken over the known ones.
  *
  * The vocabulary: every feature seen in the training texts, the most frequent first (by
  * document frequency for sentence features, by words for word features, ties by byte
