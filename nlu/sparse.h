@@ -17,7 +17,8 @@
  *     "L:TABLE" / "R:NAME" for each match of a lookup table or a regex (below) that begins
  *     at a word (the same match as the word features' "L:B:" / "R:B:"); value sublinear TF
  *     times IDF, (1 + ln tf) * (ln((1 + n) / (1 + df)) + 1) with df counted over the n
- *     training texts (sklearn's TfidfVectorizer with sublinear_tf and smooth_idf).
+ *     training texts, the row L2-normalized (sklearn's TfidfVectorizer with sublinear_tf
+ *     and smooth_idf).
  *   word features, for word i and its neighbours o = -1 and +1 (prefix "O:", O one of
  *     -1, 0, +1): the normalized word "O:w:WORD", its shape "O:s:SHAPE" (from the text as
  *     typed: X upper case, x lower case, d digit, other characters as they are, runs cut to
@@ -27,19 +28,15 @@
  *     "O:R:I:NAME" when a match of a regex (PCRE2, case-insensitive, in the text as given,
  *     sdk/base/pattern.h) begins or continues over it; for the word itself also its
  *     character n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values
- *     are 1.
- * Each row is L2-normalized by kind: its character n-grams ("c:", "0:c:") to norm 1, and
- * the rest of it to norm 1 (as sklearn's FeatureUnion of a word and a character
- * vectorizer), so that the many n-grams of a word do not outweigh the word itself. A
- * version 1 or 2 sparse.json normalizes the row as one. Features never seen in training
- * are dropped; the norms are taken over the known ones.
+ *     are 1, the row L2-normalized.
+ * Features never seen in training are dropped; the norm is taken over the known ones.
  *
  * The vocabulary: every feature seen in the training texts, the most frequent first (by
  * document frequency for sentence features, by words for word features, ties by byte
  * order), capped at SF_DEFAULT_MAX_SENTENCE and SF_DEFAULT_MAX_WORD.
  *
- * sparse.json: {"format": "parley-sparse", "version": 3, (2: one norm per row; 1: also
- *   from before the sentence's match features, read as 2: its vocabulary has none)
+ * sparse.json: {"format": "parley-sparse", "version": 2, (1: from before the sentence's
+ *   match features; read the same way, its vocabulary has none)
  *   "sentence": {"features": [FS strings], "idf": [FS numbers]},
  *   "word": {"features": [FW strings]},
  *   "lookups": {"TABLE": ["value", ...], ...},   (the tables, normalized)

@@ -51,7 +51,6 @@ typedef struct sf_regex {
 struct sf_featurizer {
     sf_strtab sent, word; /* the vocabularies (counts unused once built) */
     float *idf;           /* (sent.n) */
-    int norm_by_kind;     /* 1: each kind of a row normalized on its own (sparse.json 3) */
     int n_lookups, n_regexes;
     sf_lookup *lookups; /* (n_lookups) */
     sf_regex *regexes;  /* (n_regexes) */

@@ -18,10 +18,8 @@
 
 static const char FORMAT[] = "parley-sparse";
 /* Version 2 added the sentence's match features ("L:", "R:"); a version 1 vocabulary has
- * none, so its model reads and runs as it always did. Version 3 normalizes each kind of a
- * row on its own (sparse.h); a file of 1 or 2 keeps the one norm its model was trained with,
- * and is written again as 2. */
-enum { VERSION = 3, NORM_BY_KIND_FROM = 3, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
+ * none, so its model reads and runs as it always did. */
+enum { VERSION = 2, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
 /* IDF is ln((1 + n) / (1 + df)) + 1: between 1 and 1 + ln of the text count. */
 static const double MAX_IDF = 100.0;
 
@@ -157,7 +155,6 @@ parley_status sf_load(const char *path, sf_featurizer **out)
         (st = read_idf(sent, path, f)) != PARLEY_OK ||
         (st = read_names(cJSON_IsObject(word) ? word : NULL, "word", path, &f->word)) != PARLEY_OK)
         goto fail;
-    f->norm_by_kind = ver->valuedouble >= NORM_BY_KIND_FROM;
     *out = f;
     f = NULL;
 fail:
@@ -187,8 +184,7 @@ static cJSON *build_json(const sf_featurizer *f)
 {
     cJSON *root = cJSON_CreateObject(), *sent, *word, *lookups, *regexes, *idf;
     int ok = root && cJSON_AddStringToObject(root, "format", FORMAT) &&
-             cJSON_AddNumberToObject(root, "version",
-                                     f->norm_by_kind ? VERSION : NORM_BY_KIND_FROM - 1) &&
+             cJSON_AddNumberToObject(root, "version", VERSION) &&
              (sent = cJSON_AddObjectToObject(root, "sentence")) &&
              add(sent, "features", names_json(&f->sent)) &&
              (idf = cJSON_AddArrayToObject(sent, "idf")) &&

@@ -4,8 +4,7 @@
  * with boundary marks, word forms and shapes, neighbours, sentence ends, lookup matches that
  * begin and continue, punctuation at a word's ends ignored, regex matches over the words
  * they overlap), TF-IDF values against a hand
- * computation, unknown features dropped, the vocabulary's order and cap, rows L2-normalized
- * by kind (character n-grams, the rest).
+ * computation, unknown features dropped, the vocabulary's order and cap, rows L2-normalized.
  * The model: a model with sparse features saved and loaded exactly (sparse.json and the two
  * maps), broken sparse.json files refused with messages naming the file and what is wrong,
  * a model without sparse features written and read as before (no sparse.json, no config
@@ -55,18 +54,11 @@ static float value_at(const sf_rows *x, int r, int id)
     return 0.0f;
 }
 
-/* The L2 norm of row r of x over its features of one kind (kind 1: character n-grams, 0:
- * the rest; -1: all), named by name(f, index). */
-static double norm_of(const sf_featurizer *f, const char *(*name)(const sf_featurizer *, int),
-                      const sf_rows *x, int r, int kind)
+static double norm_of(const sf_rows *x, int r)
 {
     double s = 0;
-    for (int k = x->start[r]; k < x->start[r + 1]; k++) {
-        const char *n = name(f, x->index[k]);
-        int ngram = !strncmp(n, "c:", 2) || !strncmp(n, "0:c:", 4);
-        if (kind < 0 || kind == ngram)
-            s += (double)x->value[k] * x->value[k];
-    }
+    for (int k = x->start[r]; k < x->start[r + 1]; k++)
+        s += (double)x->value[k] * x->value[k];
     return sqrt(s);
 }
 
@@ -109,14 +101,9 @@ static void test_features(void)
           parley_errmsg());
     CHECK(n_words == 6 && s.n_rows == 1 && w.n_rows == 6, "%d words, %d and %d rows", n_words,
           s.n_rows, w.n_rows);
-    for (int kind = 0; kind < 2; kind++) {
-        double ns = norm_of(f, sf_sentence_name, &s, 0, kind);
-        CHECK(fabs(ns - 1) < 1e-6, "sentence row, kind %d: norm %g", kind, ns);
-        for (int r = 0; r < w.n_rows; r++) {
-            double nw = norm_of(f, sf_word_name, &w, r, kind);
-            CHECK(fabs(nw - 1) < 1e-6, "word row %d, kind %d: norm %g", r, kind, nw);
-        }
-    }
+    CHECK(fabs(norm_of(&s, 0) - 1) < 1e-6, "sentence row norm %g", norm_of(&s, 0));
+    for (int r = 0; r < w.n_rows; r++)
+        CHECK(fabs(norm_of(&w, r) - 1) < 1e-6, "word row %d norm %g", r, norm_of(&w, r));
     struct {
         int word;
         const char *name;
@@ -436,55 +423,36 @@ static void test_model_files(void)
     bert_model_free(back);
     back = NULL;
 
-    /* The same vocabulary as version 2 (one norm per row) reads with its rows normalized as
-     * one, so the logits differ from version 3's; it is written back as version 2; and as
-     * version 1 (also from before the sentence's match features) it runs as version 2. */
-    char old[300], old_json[320], cmd[700];
-    snprintf(old, sizeof old, "%s-old", dir);
-    snprintf(old_json, sizeof old_json, "%s/sparse.json", old);
-    snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s", old, dir, old);
+    /* The same vocabulary as version 1 (from before the sentence's match features) reads and
+     * runs the same. */
+    char v1[300], v1_json[320], cmd[700];
+    snprintf(v1, sizeof v1, "%s-v1", dir);
+    snprintf(v1_json, sizeof v1_json, "%s/sparse.json", v1);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s", v1, dir, v1);
     CHECK(system(cmd) == 0, "%s", cmd);
-    char *json = read_text(old_json);
+    char *json = read_text(v1_json);
     char *ver = json ? strstr(json, "\"version\"") : NULL;
     char *digit = ver ? strpbrk(ver, "0123456789") : NULL;
-    CHECK(digit && *digit == '3' && !isdigit((unsigned char)digit[1]),
-          "sparse.json says version 3");
-    logits v2, v1;
-    for (char v = '2'; digit && v >= '1'; v--) {
-        *digit = v;
-        write_file(old_json, json);
-        CHECK(bert_model_load(old, &back) == PARLEY_OK &&
-                      run_texts(back, v == '2' ? &v2 : &v1) == PARLEY_OK,
-              "version %c loads: %s", v, parley_errmsg());
-        if (back && v == '2') {
-            sf_rows rs = { 0 }, rw = { 0 };
-            const char *text = "two large pizzas please";
-            CHECK(sf_featurize(back->sparse, text, strlen(text), &rs, &rw, NULL) == PARLEY_OK &&
-                          fabs(norm_of(back->sparse, sf_sentence_name, &rs, 0, -1) - 1) < 1e-6 &&
-                          fabs(norm_of(back->sparse, sf_word_name, &rw, 1, -1) - 1) < 1e-6,
-                  "version 2: one norm per row");
-            sf_rows_free(&rs);
-            sf_rows_free(&rw);
-            CHECK(memcmp(&v2, &with, sizeof with) != 0, "version 2: other logits than 3's");
-            char *again = NULL;
-            CHECK(bert_model_save(back, tmpdir_path("resaved-v2")) == PARLEY_OK &&
-                          (again = read_text(tmpdir_path("resaved-v2/sparse.json"))) &&
-                          strstr(again, "\"version\":2"),
-                  "a version 2 model is saved as version 2: %s", again ? again : parley_errmsg());
-            pl_free(again);
-        }
+    CHECK(digit && *digit == '2' && !isdigit((unsigned char)digit[1]),
+          "sparse.json says version 2");
+    if (digit) {
+        *digit = '1';
+        write_file(v1_json, json);
+        logits again;
+        CHECK(bert_model_load(v1, &back) == PARLEY_OK && run_texts(back, &again) == PARLEY_OK &&
+                      !memcmp(&again, &with, sizeof with),
+              "version 1 loads and gives the same logits: %s", parley_errmsg());
         bert_model_free(back);
         back = NULL;
     }
-    CHECK(digit && !memcmp(&v1, &v2, sizeof v1), "version 1 gives version 2's logits");
     pl_free(json);
 
     char broken[256];
     snprintf(broken, sizeof broken, "%s", dir);
     expect_broken(broken, NULL, "sparse.json");
     expect_broken(broken, "{\"format\": \"other\", \"version\": 1}", "not parley's sparse");
-    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 4}", "version 1 to 3");
-    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 1.5}", "version 1 to 3");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 3}", "version 1 to 2");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 1.5}", "version 1 to 2");
     expect_broken(broken,
                   "{\"format\": \"parley-sparse\", \"version\": 1, \"sentence\": {\"features\": "
                   "[\"w:a\", \"w:a\"], \"idf\": [1, 1]}, \"word\": {\"features\": []}}",

@@ -203,7 +203,7 @@ typedef struct parley_train_result {
  * 42, all cores, the CPU. */
 PARLEY_API parley_train_params parley_train_params_default(void);
 
-/* The sparse features' weights are a linear model over normalized features, trained by
+/* The sparse features' weights are a linear model over L2-normalized features, trained by
  * SGD with momentum (Adam's per-weight steps let it memorize rare n-grams): at rate 1 it fits
  * in a few hundred steps and generalizes as a linear SVM does (bench/RESULTS.md, "Few-shot"). */
 #define PARLEY_TRAIN_DEFAULT_SPARSE_LR 1.0f
