@@ -113,6 +113,13 @@ const ds_values *ds_lookup_for(const ds_dataset *ds, const char *slot);
  * time. *added (may be NULL) receives the number of examples appended. */
 parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t seed, int *added);
 
+/* Lower-case copies (nlu/data/lowercase.c): for each example present now, not untagged, with
+ * a capital in a word of a slot value, a copy with every word lower-cased (tags, spans and
+ * canonical values as they were), unless that text exists already. A copy's variant_of is
+ * the written example the original was (itself, or the one its lookup variant came from).
+ * *added (may be NULL) receives the number of copies appended. */
+parley_status ds_augment_lowercase(ds_dataset *ds, int *added);
+
 /* The index of intent `name` in a finished data set, added in its sorted place when new:
  * the examples of the intents after it are renumbered (nothing else holds intent indices
  * before training). For examples a trainer adds to the data (nlu/train/background.c). */

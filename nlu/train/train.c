@@ -1019,9 +1019,10 @@ static parley_status open_record(run_state *r)
         q.seed = r->s.seed;
         q.shape = train_shape_of(&r->m->cfg);
     }
-    return train_record_open(
-            &q, r->train->n_examples - r->pr.n_augmented - r->pr.n_background - r->pr.n_builtin,
-            &r->rec);
+    return train_record_open(&q,
+                             r->train->n_examples - r->pr.n_augmented - r->pr.n_background -
+                                     r->pr.n_builtin - r->pr.n_lowercase,
+                             &r->rec);
 }
 
 static void run_clear(run_state *r)
@@ -1083,11 +1084,11 @@ static double tagged_words(const encoded_set *set)
     return set->n > 0 ? (double)n / set->n : 0.0;
 }
 
-/* The examples written in the data: the encoded set's first, before the lookup variants
- * (ds_augment_lookups appends them). */
+/* The examples written in the data: the encoded set's first, before the lookup variants and
+ * the lower-case copies (extend_train appends them). */
 static int written(const run_state *r)
 {
-    return r->set.n - r->pr.n_augmented;
+    return r->set.n - r->pr.n_augmented - r->pr.n_lowercase;
 }
 
 /* Held-out intent logits of the written examples by CROSSFIT_FOLDS-fold cross-fitting of the
@@ -1279,13 +1280,15 @@ static int check_sparse_intent(run_state *r)
 }
 
 /* The training set as the run trains on it: r->train as loaded, then `background`
- * sentences, then the built-in replies where r->s.builtin, then the lookup variants (a
- * function of the settings, so a resumed run makes the same ones). notes (may be NULL) gets
- * the built-in replies' line. */
+ * sentences, then the built-in replies where r->s.builtin, then the lookup variants, then
+ * lower-case copies where the data as written is few (a function of the settings and the
+ * data, so a resumed run makes the same ones). notes (may be NULL) gets the lines of the
+ * built-in replies and the copies. */
 static parley_status extend_train(run_state *r, int background, train_notes *notes)
 {
     parley_status st;
     char dir[PATH_MAX];
+    const int lowercase = train_few_written(r->train->n_examples);
     if (background && !train_background_dir(r->train->n_examples, dir, sizeof dir))
         return pl_fail(PARLEY_ERR_NOT_FOUND,
                        "train: this run had %d background sentences, and they are no longer "
@@ -1299,6 +1302,13 @@ static parley_status extend_train(run_state *r, int background, train_notes *not
     if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
                                                  &r->pr.n_augmented)) != PARLEY_OK)
         return st;
+    if (lowercase && (st = ds_augment_lowercase(r->train, &r->pr.n_lowercase)) != PARLEY_OK)
+        return st;
+    if (notes && r->pr.n_lowercase)
+        train_note(notes,
+                   "lower-case copies: %d examples whose slot values have capitals, copied in "
+                   "lower case (the sparse features read the shape of a word)",
+                   r->pr.n_lowercase);
     r->train_hash = data_hash(r->train);
     return PARLEY_OK;
 }
@@ -1337,7 +1347,8 @@ static parley_status with_background(run_state *r, const parley_train_shape *sha
     set_clear(&r->set);
     bert_model_free(r->m);
     r->m = NULL;
-    r->pr.n_augmented = r->pr.n_builtin = r->pr.vocab_learned = r->pr.heads_replaced = 0;
+    r->pr.n_augmented = r->pr.n_builtin = r->pr.n_lowercase = r->pr.vocab_learned =
+            r->pr.heads_replaced = 0;
     if ((st = ds_load(r->p->data, &r->train)) != PARLEY_OK ||
         (st = extend_train(r, r->s.background, NULL)) != PARLEY_OK ||
         (st = new_model(r, shape)) != PARLEY_OK)

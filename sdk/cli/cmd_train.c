@@ -146,7 +146,8 @@ static void print_start(const parley_train_progress *pr)
         const char *what;
     } added[] = { { pr->n_augmented, "lookup variants" },
                   { pr->n_background, "background sentences" },
-                  { pr->n_builtin, "built-in replies" } };
+                  { pr->n_builtin, "built-in replies" },
+                  { pr->n_lowercase, "lower-case copies" } };
     fprintf(stderr, "train: %d examples", pr->n_train);
     const char *sep = " (with ";
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++)

@@ -6,7 +6,7 @@
  * a message. A dataset that loads must keep dataset.h's promises: labels sorted and unique,
  * tags "O", "B-s", "I-s" for each slot, every example's text its words joined by single
  * spaces, every index (intent, tag, span word and slot) in range and spans in word order.
- * Augmentation from lookup tables (seeded) must keep them too.
+ * Augmentation from lookup tables (seeded), then lower-case copies, must keep them too.
  */
 #include <string.h>
 
@@ -81,6 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st = ds_augment_lookups(ds, 2, 1, &added);
     FUZZ_EXPECT(st == PARLEY_OK, "augmenting: %s", parley_errmsg());
     FUZZ_EXPECT(added >= 0 && ds->n_examples == before + added, "added %d to %d, have %d", added,
+                before, ds->n_examples);
+    before = ds->n_examples;
+    st = ds_augment_lowercase(ds, &added);
+    FUZZ_EXPECT(st == PARLEY_OK, "lower-case copies: %s", parley_errmsg());
+    FUZZ_EXPECT(added >= 0 && ds->n_examples == before + added, "copied %d of %d, have %d", added,
                 before, ds->n_examples);
     check_dataset(ds);
     ds_free(ds);

@@ -92,6 +92,8 @@ typedef struct parley_train_progress {
     int n_augmented;    /* of n_train, the variants made from lookup tables */
     int n_background;   /* of n_train, the background sentences added (params.background) */
     int n_builtin;      /* of n_train, the built-in replies added (params.builtin) */
+    int n_lowercase;    /* of n_train, lower-case copies of examples whose slot values have
+                           capitals (data of under 2,000 examples; the README has why) */
     int vocab_learned;  /* the vocabulary was learned from the training text */
     int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */
     parley_train_shape shape;

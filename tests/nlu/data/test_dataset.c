@@ -1,7 +1,7 @@
 /* test_dataset.c — the dataset readers: nlu.yaml (good file, every malformed file under
  * tests/nlu/data/bad_*.yaml with the FILE:LINE:COL its first line expects), JointBERT
  * folders (committed small ones, and SNIPS/ATIS train when PARLEY_SHARED_DATA has them),
- * lookup augmentation, and clean failure of every allocation while loading.
+ * lookup augmentation, lower-case copies, and clean failure of every allocation while loading.
  *
  * Usage: test_dataset DATA_DIR   (DATA_DIR = tests/nlu/data)
  */
@@ -186,6 +186,66 @@ static void test_augment(void)
     CHECK(ds_augment_lookups(ds, 0, 1, &added) == PARLEY_OK && added == 0 && ds->n_examples == 8,
           "zero per example");
     CHECK(ds_augment_lookups(ds, -1, 1, &added) == PARLEY_ERR_INVALID_ARG, "negative per example");
+    ds_free(ds);
+}
+
+/* Lower-case copies: of the examples with a capital inside a slot value only (not one
+ * outside the values, not an untagged one, not one whose copy exists), words, tags, spans and
+ * canonical values kept, grouped with the written example they come from; a lookup variant's
+ * copy with the variant's own source. */
+static void test_lowercase(void)
+{
+    static const char yaml[] =
+            "nlu:\n"
+            "- intent: order\n"
+            "  examples: |\n"
+            "    - send it to [5 Main Street](address) please\n"
+            "    - Hello, a [Margherita]{\"entity\": \"pizza\", \"value\": \"marg\"}\n"
+            "    - to [ÉLYSÉE Road](address)\n"
+            "    - to [12 baker street](address) Now\n"
+            "    - to [9 Oak Lane](address)\n"
+            "    - to [9 oak lane](address)\n"
+            "- lookup: address\n"
+            "  examples: |\n"
+            "    - 1 Kings Road\n";
+    ds_dataset *ds = NULL;
+    int added = -1, variants = -1;
+    CHECK(ds_load_rasa_string("l.yaml", yaml, sizeof yaml - 1, &ds) == PARLEY_OK, "load: %s",
+          parley_errmsg());
+    if (!ds)
+        return;
+    const int n0 = ds->n_examples;
+    CHECK(ds_augment_lookups(ds, 1, 3, &variants) == PARLEY_OK && variants > 0,
+          "lookup variants: %s", parley_errmsg());
+    ds->examples[0].untagged = 1; /* as a background sentence: no copy */
+    const int n1 = ds->n_examples;
+    CHECK(ds_augment_lowercase(ds, &added) == PARLEY_OK, "copies: %s", parley_errmsg());
+    static const char *const want[] = { "hello, a margherita", "to élysée road" };
+    CHECK(added >= 2 && ds->n_examples == n1 + added, "%d copies", added);
+    for (int k = 0; k < 2 && n1 + k < ds->n_examples; k++) {
+        const ds_example *c = &ds->examples[n1 + k], *o = &ds->examples[c->variant_of];
+        CHECK(!strcmp(c->text, want[k]) && c->variant_of == k + 1 && c->n_words == o->n_words &&
+                      !memcmp(c->tags, o->tags, (size_t)c->n_words * sizeof *c->tags) &&
+                      c->n_spans == o->n_spans && c->spans[0].start == o->spans[0].start &&
+                      c->spans[0].end == o->spans[0].end && c->spans[0].slot == o->spans[0].slot,
+              "copy %d: '%s' of example %d", k, c->text, c->variant_of);
+    }
+    CHECK(n1 + 1 < ds->n_examples && ds->examples[n1].spans[0].value &&
+                  !strcmp(ds->examples[n1].spans[0].value, "marg"),
+          "the canonical value kept");
+    /* The variants made "1 Kings Road" from the addresses: their copies name the written
+     * example, and every copy is new text. */
+    int of_variants = 0;
+    for (int i = n1 + 2; i < ds->n_examples; i++) {
+        const ds_example *c = &ds->examples[i];
+        of_variants += c->variant_of >= 0 && c->variant_of < n0 && strstr(c->text, "1 kings road");
+    }
+    CHECK(of_variants == added - 2, "%d of %d copies from lookup variants", of_variants, added - 2);
+    for (int i = n1; i < ds->n_examples; i++)
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(ds->examples[i].text, ds->examples[j].text) != 0, "'%s' twice",
+                  ds->examples[i].text);
+    CHECK(ds_augment_lowercase(ds, &added) == PARLEY_OK && added == 0, "again: %d", added);
     ds_free(ds);
 }
 
@@ -529,6 +589,7 @@ int main(int argc, char **argv)
     data_dir = argv[1];
     test_pizza();
     test_augment();
+    test_lowercase();
     test_add_intent();
     test_bad_files();
     test_strings();

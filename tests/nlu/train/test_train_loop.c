@@ -258,7 +258,8 @@ static void test_resume(void)
 /* ---- augmentation -------------------------------------------------------------------------- */
 
 /* Lookup variants join the training set (the five city examples get up to 3 each); none
- * are made without --augment or without a lookup table; a word dropout changes the model. */
+ * are made without --augment or without a lookup table; lower-case copies join it where
+ * slot values have capitals; a word dropout changes the model. */
 static void test_augment(void)
 {
     path o = path_in(files.tmp, "aug/missing/parents");
@@ -291,6 +292,26 @@ static void test_augment(void)
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no lookups: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 40, "%d variants without lookup tables",
           s.n_augmented);
+
+    /* Lower-case copies of the two examples with capitals in a slot value ("Hi Bob" has
+     * them outside any), reported apart. */
+    path caps = path_in(files.tmp, "caps.yaml");
+    FILE *f = fopen(caps.s, "w");
+    if (f) {
+        fputs("nlu:\n- intent: go\n  examples: |\n    - to [Rome](city)\n"
+              "    - fly to [New York](city) now\n    - to [paris](city)\n"
+              "- intent: greet\n  examples: |\n    - Hi Bob\n    - hello\n",
+              f);
+        fclose(f);
+    }
+    p.data = caps.s;
+    p.builtin = "off";
+    s = (train_seen){ 0 };
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK && s.n_lowercase == 2 && s.n_train == 7,
+          "capitals: %d examples, %d lower-case copies: %s", s.n_train, s.n_lowercase,
+          parley_errmsg());
+    p.builtin = NULL;
+    p.data = files.data;
 
     path w0 = path_in(files.tmp, "wd0"), w1 = path_in(files.tmp, "wd1");
     p = tiny(w0.s, 1);

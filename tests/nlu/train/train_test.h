@@ -19,7 +19,7 @@
  * parley_train_params.progress callback train_watch with a train_seen as user_data. */
 typedef struct train_seen {
     int starts, steps, epochs, last_epoch, learned, replaced, dev_epochs, mlm_epochs;
-    int n_train, n_dev, n_augmented, n_background, n_builtin;
+    int n_train, n_dev, n_augmented, n_background, n_builtin, n_lowercase;
     char device[64]; /* what trained */
     long last_step, steps_total;
     float first_loss, last_loss;
@@ -48,6 +48,7 @@ static inline int train_watch(const parley_train_progress *p, void *u)
         s->n_augmented = p->n_augmented;
         s->n_background = p->n_background;
         s->n_builtin = p->n_builtin;
+        s->n_lowercase = p->n_lowercase;
         snprintf(s->device, sizeof s->device, "%s", p->device);
         break;
     case PARLEY_TRAIN_STEP:
