@@ -583,6 +583,7 @@ parley_status sf_build(const char *const *texts, int n, const sf_build_params *p
     }
     for (int i = 0; i < f->sent.n; i++)
         f->idf[i] = (float)(log((1.0 + n) / (1.0 + f->sent.count[i])) + 1.0);
+    f->word_norm_by_kind = d.word_norm_by_kind != 0;
     *out = f;
     f = NULL;
 fail:
@@ -592,20 +593,29 @@ fail:
     return st;
 }
 
+/* The kind of feature i of e for the norm (sparse.h): 1 for a word's character n-gram
+ * "0:c:", 0 for the rest; 0 for all where !by_kind. */
+static int norm_kind(const sf_emit *e, int i, int by_kind)
+{
+    return by_kind && !strncmp(e->tab->names[e->ids[i]], "0:c:", 4);
+}
+
 /* Turns the row composed in e into values (sentence: sublinear TF times IDF; word: 1),
- * L2-normalized, and appends it to rows. */
-static parley_status finish_row(sf_emit *e, const float *idf, sf_rows *rows)
+ * L2-normalized to 1 (where by_kind, each kind present to an equal share of it), and
+ * appends it to rows. */
+static parley_status finish_row(sf_emit *e, const float *idf, int by_kind, sf_rows *rows)
 {
     if (e->st != PARLEY_OK)
         return e->st;
     int n = sf_emit_unique(e);
-    double norm = 0;
+    double norm[2] = { 0, 0 };
     for (int i = 0; i < n; i++) {
         e->vals[i] = idf ? (float)((1.0 + log((double)e->counts[i])) * idf[e->ids[i]]) : 1.0f;
-        norm += (double)e->vals[i] * e->vals[i];
+        norm[norm_kind(e, i, by_kind)] += (double)e->vals[i] * e->vals[i];
     }
+    const int kinds = (norm[0] > 0) + (norm[1] > 0);
     for (int i = 0; i < n; i++)
-        e->vals[i] = (float)(e->vals[i] / sqrt(norm));
+        e->vals[i] = (float)(e->vals[i] / sqrt(norm[norm_kind(e, i, by_kind)] * kinds));
     return sf_rows_push(rows, e->ids, e->vals, n);
 }
 
@@ -619,13 +629,13 @@ parley_status sf_featurize(const sf_featurizer *f, const char *text, size_t len,
     if ((st = sf_text_analyze(f, &t, text, len)) != PARLEY_OK)
         goto done;
     sf_emit_sentence(&e, f, &t);
-    if ((st = finish_row(&e, f->idf, sent)) != PARLEY_OK)
+    if ((st = finish_row(&e, f->idf, 0, sent)) != PARLEY_OK)
         goto done;
     e.tab = (sf_strtab *)&f->word;
     for (int w = 0; w < t.n_words && st == PARLEY_OK; w++) {
         e.n_ids = 0;
         sf_emit_word(&e, f, &t, w);
-        st = finish_row(&e, NULL, words);
+        st = finish_row(&e, NULL, f->word_norm_by_kind, words);
     }
     if (n_words)
         *n_words = t.n_words;

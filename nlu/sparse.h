@@ -28,15 +28,19 @@
  *     "O:R:I:NAME" when a match of a regex (PCRE2, case-insensitive, in the text as given,
  *     sdk/base/pattern.h) begins or continues over it; for the word itself also its
  *     character n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values
- *     are 1, the row L2-normalized.
+ *     are 1, the row L2-normalized; or, where the featurizer was built with
+ *     word_norm_by_kind, normalized by kind: the n-grams and the rest of the row each to
+ *     norm 1/sqrt(2) (a row of one kind to 1), so a word's dozen n-grams do not outweigh
+ *     the word, its shape and its neighbours.
  * Features never seen in training are dropped; the norm is taken over the known ones.
  *
  * The vocabulary: every feature seen in the training texts, the most frequent first (by
  * document frequency for sentence features, by words for word features, ties by byte
  * order), capped at SF_DEFAULT_MAX_SENTENCE and SF_DEFAULT_MAX_WORD.
  *
- * sparse.json: {"format": "parley-sparse", "version": 2, (1: from before the sentence's
- *   match features; read the same way, its vocabulary has none)
+ * sparse.json: {"format": "parley-sparse", "version": 3 where the word rows are normalized
+ *   by kind, else 2 (1: from before the sentence's match features; read as 2, its
+ *   vocabulary has none)
  *   "sentence": {"features": [FS strings], "idf": [FS numbers]},
  *   "word": {"features": [FW strings]},
  *   "lookups": {"TABLE": ["value", ...], ...},   (the tables, normalized)
@@ -72,6 +76,7 @@ typedef struct sf_build_params {
     const sf_table *lookups;
     int n_regexes;
     const sf_table *regexes; /* name = the regex's, values = its patterns (pattern.h) */
+    int word_norm_by_kind;   /* 1: word rows normalized by kind (above) */
 } sf_build_params;
 
 /* Learns the vocabulary and IDF from texts[0..n) (valid UTF-8). *out is owned by the caller

@@ -49,8 +49,9 @@ typedef struct sf_regex {
 } sf_regex;
 
 struct sf_featurizer {
-    sf_strtab sent, word; /* the vocabularies (counts unused once built) */
-    float *idf;           /* (sent.n) */
+    sf_strtab sent, word;  /* the vocabularies (counts unused once built) */
+    float *idf;            /* (sent.n) */
+    int word_norm_by_kind; /* 1: word rows normalized by kind (sparse.h; version 3) */
     int n_lookups, n_regexes;
     sf_lookup *lookups; /* (n_lookups) */
     sf_regex *regexes;  /* (n_regexes) */

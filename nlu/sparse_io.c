@@ -18,8 +18,10 @@
 
 static const char FORMAT[] = "parley-sparse";
 /* Version 2 added the sentence's match features ("L:", "R:"); a version 1 vocabulary has
- * none, so its model reads and runs as it always did. */
-enum { VERSION = 2, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
+ * none, so its model reads and runs as it always did. Version 3 is written where the word
+ * rows are normalized by kind (sparse.h), 2 where they are not, so a model that does not
+ * need the newer reader does not ask for it. */
+enum { VERSION = 3, WORD_NORM_BY_KIND_FROM = 3, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
 /* IDF is ln((1 + n) / (1 + df)) + 1: between 1 and 1 + ln of the text count. */
 static const double MAX_IDF = 100.0;
 
@@ -155,6 +157,7 @@ parley_status sf_load(const char *path, sf_featurizer **out)
         (st = read_idf(sent, path, f)) != PARLEY_OK ||
         (st = read_names(cJSON_IsObject(word) ? word : NULL, "word", path, &f->word)) != PARLEY_OK)
         goto fail;
+    f->word_norm_by_kind = ver->valuedouble >= WORD_NORM_BY_KIND_FROM;
     *out = f;
     f = NULL;
 fail:
@@ -184,7 +187,8 @@ static cJSON *build_json(const sf_featurizer *f)
 {
     cJSON *root = cJSON_CreateObject(), *sent, *word, *lookups, *regexes, *idf;
     int ok = root && cJSON_AddStringToObject(root, "format", FORMAT) &&
-             cJSON_AddNumberToObject(root, "version", VERSION) &&
+             cJSON_AddNumberToObject(root, "version",
+                                     f->word_norm_by_kind ? VERSION : WORD_NORM_BY_KIND_FROM - 1) &&
              (sent = cJSON_AddObjectToObject(root, "sentence")) &&
              add(sent, "features", names_json(&f->sent)) &&
              (idf = cJSON_AddArrayToObject(sent, "idf")) &&

@@ -320,19 +320,27 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
 int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes)
 {
     if (intent_sparse_only) {
-        train_note(notes, "few examples: the intent is the sparse features' alone, so they are "
-                          "fitted alone first and the intents weighted to the median");
+        train_note(notes,
+                   "few examples: the intent is the sparse features' alone, so they are "
+                   "fitted alone first%s and the intents weighted to the median",
+                   train_word_norm_by_kind(n_train) ? ", their word rows normalized by kind," : "");
         return 1;
     }
     const int few = n_train < FEW_EXAMPLES_BELOW;
     train_note(notes, "%s examples: %d (lookup variants included), %s %d: %s%s",
                few ? "few" : "many", n_train, few ? "under" : "at least", FEW_EXAMPLES_BELOW,
                !sparse ? ""
-               : few   ? "the sparse features are fitted alone first and "
+               : few   ? "the sparse features are fitted alone first, their word rows "
+                         "normalized by kind, and "
                        : "the sparse features train beside the encoder from the first step and ",
                few ? "the intents weighted to the median"
                    : "the intents keep the data's proportions");
     return few;
+}
+
+int train_word_norm_by_kind(int n_train)
+{
+    return n_train < FEW_EXAMPLES_BELOW;
 }
 
 float train_slot_weight(float want, int sparse_intent_with_slots, double words_per_example,

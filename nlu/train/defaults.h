@@ -108,6 +108,14 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
  * the intents' proportions in the data are worth keeping. */
 int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes);
 
+/* Whether a featurizer learned from n_train examples (lookup variants, copies and background
+ * sentences included) normalizes its word rows by kind (nlu/sparse.h): below the count that
+ * takes the few-examples course. There a word's dozen character n-grams outweighed the word
+ * and its neighbours; on more data, where the sparse maps train beside the encoder from the
+ * first step, the heavier word features answer out of context what the encoder reads in it
+ * (ATIS). */
+int train_word_norm_by_kind(int n_train);
+
 /* The weight of the slot loss (loss = intent loss + weight * slot loss): `want` when it is
  * not negative; else 1, or, when the intent is the sparse features' alone and the data tags
  * slots (sparse_intent_with_slots), the mean number of tagged words per example

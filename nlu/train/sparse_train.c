@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "nlu/cpu/ops_backward.h"
+#include "nlu/train/defaults.h"
 #include "nlu/train/sparse_train.h"
 #include "nlu/train/train_util.h"
 #include "sdk/base/alloc.h"
@@ -14,7 +15,8 @@
 
 static const float SGD_MOMENTUM = 0.9f;
 
-/* A featurizer learned from ds (NULL in *out when it has no feature at all). */
+/* A featurizer learned from ds, its word rows normalized by kind where the examples are
+ * few (NULL in *out when it has no feature at all). */
 static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
 {
     parley_status st = PARLEY_OK;
@@ -36,7 +38,8 @@ static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
     sf_build_params p = { .n_lookups = ds->n_lookups,
                           .lookups = tables,
                           .n_regexes = ds->n_regexes,
-                          .regexes = tables + ds->n_lookups };
+                          .regexes = tables + ds->n_lookups,
+                          .word_norm_by_kind = train_word_norm_by_kind(ds->n_examples) };
     if ((st = sf_build(texts, ds->n_examples, &p, out)) != PARLEY_OK) {
         pl_wrap(st, "%s: learning the sparse features", ds->source);
         goto done;

@@ -4,13 +4,14 @@
  * with boundary marks, word forms and shapes, neighbours, sentence ends, lookup matches that
  * begin and continue, punctuation at a word's ends ignored, regex matches over the words
  * they overlap), TF-IDF values against a hand
- * computation, unknown features dropped, the vocabulary's order and cap, rows L2-normalized.
+ * computation, unknown features dropped, the vocabulary's order and cap, rows L2-normalized
+ * (word rows by kind where asked: character n-grams, the rest).
  * The model: a model with sparse features saved and loaded exactly (sparse.json and the two
- * maps), broken sparse.json files refused with messages naming the file and what is wrong,
- * a model without sparse features written and read as before (no sparse.json, no config
- * keys, logits through bert_run_pieces bit-identical to bert_forward's), zero sparse
- * weights changing nothing, and allocation failures injected into learning, featurizing,
- * loading and saving.
+ * maps; versions 1 and 2, one norm per word row, read and run as trained), broken sparse.json files
+ * refused with messages naming the file and what is wrong, a model without sparse features written
+ * and read as before (no sparse.json, no config keys, logits through bert_run_pieces bit-identical
+ * to bert_forward's), zero sparse weights changing nothing, and allocation failures injected into
+ * learning, featurizing, loading and saving.
  */
 #include <ctype.h>
 #include <math.h>
@@ -62,6 +63,17 @@ static double norm_of(const sf_rows *x, int r)
     return sqrt(s);
 }
 
+/* The L2 norm of word row r of x over its features of one kind (1: character n-grams "0:c:",
+ * 0: the rest). */
+static double word_norm_of(const sf_featurizer *f, const sf_rows *x, int r, int kind)
+{
+    double s = 0;
+    for (int k = x->start[r]; k < x->start[r + 1]; k++)
+        if ((strncmp(sf_word_name(f, x->index[k]), "0:c:", 4) == 0) == kind)
+            s += (double)x->value[k] * x->value[k];
+    return sqrt(s);
+}
+
 /* Whether row r of words has the named word feature. */
 static int word_has(const sf_featurizer *f, const sf_rows *words, int r, const char *name)
 {
@@ -73,10 +85,10 @@ static const char *const TRAIN[] = { "Two large Pizzas with extra cheese",
                                      "a pizza with mushrooms please", "hello" };
 static const char *const TOPPINGS[] = { "extra  Cheese", "Mushrooms" };
 
-static sf_featurizer *pizza_featurizer(void)
+static sf_featurizer *pizza_featurizer(int word_norm_by_kind)
 {
     sf_table t = { "topping", 2, TOPPINGS };
-    sf_build_params p = { .n_lookups = 1, .lookups = &t };
+    sf_build_params p = { .n_lookups = 1, .lookups = &t, .word_norm_by_kind = word_norm_by_kind };
     sf_featurizer *f = NULL;
     CHECK(sf_build(TRAIN, 3, &p, &f) == PARLEY_OK, "build: %s", parley_errmsg());
     return f;
@@ -84,7 +96,7 @@ static sf_featurizer *pizza_featurizer(void)
 
 static void test_features(void)
 {
-    sf_featurizer *f = pizza_featurizer();
+    sf_featurizer *f = pizza_featurizer(0);
     if (!f)
         return;
     const char *sent[] = { "w:pizzas", "w:two",   "b:two large", "b:large pizzas", "c:<pi",
@@ -153,6 +165,40 @@ static void test_features(void)
     sf_rows_free(&s);
     sf_rows_free(&w);
     sf_free(f);
+}
+
+/* Word rows normalized by kind: a word's character n-grams and the rest of its row each to
+ * norm 1/sqrt(2), a row of one kind to 1; the sentence row is the same as without. */
+static void test_word_norm_by_kind(void)
+{
+    sf_featurizer *one = pizza_featurizer(0), *by_kind = pizza_featurizer(1);
+    sf_rows s1 = { 0 }, w1 = { 0 }, s = { 0 }, w = { 0 };
+    const char *text = "Two large Pizzas with qqq";
+    CHECK(one && by_kind && sf_featurize(one, text, strlen(text), &s1, &w1, NULL) == PARLEY_OK &&
+                  sf_featurize(by_kind, text, strlen(text), &s, &w, NULL) == PARLEY_OK,
+          "featurize: %s", parley_errmsg());
+    CHECK(s.n_rows == 1 && s1.start[1] == s.start[1] &&
+                  !memcmp(s.value, s1.value, (size_t)s.start[1] * sizeof *s.value),
+          "the sentence row is the same");
+    for (int r = 0; r + 1 < w.n_rows; r++)
+        for (int kind = 0; kind < 2; kind++) {
+            double n = word_norm_of(by_kind, &w, r, kind);
+            CHECK(fabs(n - sqrt(0.5)) < 1e-6, "word row %d, kind %d: norm %g", r, kind, n);
+        }
+    /* "qqq": none of its n-grams is known, so the rest of its row gets the whole norm. */
+    const int last = w.n_rows - 1;
+    CHECK(w.n_rows == 5 && word_norm_of(by_kind, &w, last, 1) == 0 &&
+                  fabs(norm_of(&w, last) - 1) < 1e-6,
+          "a row of one kind: norm %g", w.n_rows == 5 ? norm_of(&w, last) : -1);
+    CHECK(w1.n_rows == 5 && fabs(word_norm_of(one, &w1, 2, 1) - sqrt(0.5)) > 0.05,
+          "with one norm per row the n-grams of \"Pizzas\" weigh otherwise (%g)",
+          w1.n_rows == 5 ? word_norm_of(one, &w1, 2, 1) : -1);
+    sf_rows_free(&s1);
+    sf_rows_free(&w1);
+    sf_rows_free(&s);
+    sf_rows_free(&w);
+    sf_free(one);
+    sf_free(by_kind);
 }
 
 /* Regex matches: every word a match overlaps, the first beginning it; searched in the text
@@ -423,36 +469,56 @@ static void test_model_files(void)
     bert_model_free(back);
     back = NULL;
 
-    /* The same vocabulary as version 1 (from before the sentence's match features) reads and
-     * runs the same. */
-    char v1[300], v1_json[320], cmd[700];
-    snprintf(v1, sizeof v1, "%s-v1", dir);
-    snprintf(v1_json, sizeof v1_json, "%s/sparse.json", v1);
-    snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s", v1, dir, v1);
+    /* Few examples: the word rows were normalized by kind, so sparse.json says version 3.
+     * Read as version 2 (one norm per word row) the logits differ; such a model is written
+     * back as version 2; as version 1 (also from before the sentence's match features) it
+     * runs as version 2. */
+    char old[300], old_json[320], cmd[700];
+    snprintf(old, sizeof old, "%s-old", dir);
+    snprintf(old_json, sizeof old_json, "%s/sparse.json", old);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s", old, dir, old);
     CHECK(system(cmd) == 0, "%s", cmd);
-    char *json = read_text(v1_json);
+    char *json = read_text(old_json);
     char *ver = json ? strstr(json, "\"version\"") : NULL;
     char *digit = ver ? strpbrk(ver, "0123456789") : NULL;
-    CHECK(digit && *digit == '2' && !isdigit((unsigned char)digit[1]),
-          "sparse.json says version 2");
-    if (digit) {
-        *digit = '1';
-        write_file(v1_json, json);
-        logits again;
-        CHECK(bert_model_load(v1, &back) == PARLEY_OK && run_texts(back, &again) == PARLEY_OK &&
-                      !memcmp(&again, &with, sizeof with),
-              "version 1 loads and gives the same logits: %s", parley_errmsg());
+    CHECK(digit && *digit == '3' && !isdigit((unsigned char)digit[1]),
+          "sparse.json says version 3");
+    logits v2, v1;
+    for (char v = '2'; digit && v >= '1'; v--) {
+        *digit = v;
+        write_file(old_json, json);
+        CHECK(bert_model_load(old, &back) == PARLEY_OK &&
+                      run_texts(back, v == '2' ? &v2 : &v1) == PARLEY_OK,
+              "version %c loads: %s", v, parley_errmsg());
+        if (back && v == '2') {
+            sf_rows rs = { 0 }, rw = { 0 };
+            const char *text = "two large pizzas please";
+            CHECK(sf_featurize(back->sparse, text, strlen(text), &rs, &rw, NULL) == PARLEY_OK &&
+                          fabs(norm_of(&rw, 1) - 1) < 1e-6 &&
+                          fabs(word_norm_of(back->sparse, &rw, 1, 1) - sqrt(0.5)) > 1e-3,
+                  "version 2: one norm per word row");
+            sf_rows_free(&rs);
+            sf_rows_free(&rw);
+            CHECK(memcmp(&v2, &with, sizeof with) != 0, "version 2: other logits than 3's");
+            char *again = NULL;
+            CHECK(bert_model_save(back, tmpdir_path("resaved-v2")) == PARLEY_OK &&
+                          (again = read_text(tmpdir_path("resaved-v2/sparse.json"))) &&
+                          strstr(again, "\"version\":2"),
+                  "a version 2 model is saved as version 2: %s", again ? again : parley_errmsg());
+            pl_free(again);
+        }
         bert_model_free(back);
         back = NULL;
     }
+    CHECK(digit && !memcmp(&v1, &v2, sizeof v1), "version 1 gives version 2's logits");
     pl_free(json);
 
     char broken[256];
     snprintf(broken, sizeof broken, "%s", dir);
     expect_broken(broken, NULL, "sparse.json");
     expect_broken(broken, "{\"format\": \"other\", \"version\": 1}", "not parley's sparse");
-    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 3}", "version 1 to 2");
-    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 1.5}", "version 1 to 2");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 4}", "version 1 to 3");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 1.5}", "version 1 to 3");
     expect_broken(broken,
                   "{\"format\": \"parley-sparse\", \"version\": 1, \"sentence\": {\"features\": "
                   "[\"w:a\", \"w:a\"], \"idf\": [1, 1]}, \"word\": {\"features\": []}}",
@@ -540,6 +606,7 @@ int main(void)
 {
     tmpdir_make("sparse");
     test_features();
+    test_word_norm_by_kind();
     test_regexes();
     test_tfidf();
     test_model_files();

@@ -182,12 +182,17 @@ static void test_intents(void)
                   strstr(notes.text, "intent encoder goes on") && strstr(notes.text, "under 72%"),
           "the notes say which way and why\n%s", notes.text);
     notes.len = 0;
-    CHECK(train_few_examples(750, 0, 1, &notes) == 1 && strstr(notes.text, "fitted alone first"),
-          "the pizza bot: pre-fit and weights\n%s", notes.text);
+    CHECK(train_few_examples(750, 0, 1, &notes) == 1 && strstr(notes.text, "fitted alone first") &&
+                  strstr(notes.text, "word rows normalized by kind"),
+          "the pizza bot: pre-fit, word rows by kind and weights\n%s", notes.text);
+    CHECK(train_word_norm_by_kind(750) && train_word_norm_by_kind(3999) &&
+                  !train_word_norm_by_kind(4000) && !train_word_norm_by_kind(4478),
+          "word rows by kind below 4,000 examples");
     notes.len = 0;
     CHECK(train_few_examples(4478, 0, 1, &notes) == 0 &&
                   strstr(notes.text, "beside the encoder from the first step"),
           "ATIS: joint from the start, proportions kept\n%s", notes.text);
+    CHECK(!strstr(notes.text, "by kind"), "ATIS: one norm per word row\n%s", notes.text);
     notes.len = 0;
     CHECK(train_few_examples(4478, 0, 0, &notes) == 0 && !strstr(notes.text, "sparse"),
           "no sparse features: the note does not name them\n%s", notes.text);
