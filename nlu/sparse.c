@@ -235,6 +235,7 @@ void sf_text_free(sf_text *t)
     pl_free(t->words);
     pl_free(t->flags);
     pl_free(t->key.data);
+    pl_free(t->alt.data);
     memset(t, 0, sizeof *t);
 }
 
@@ -563,6 +564,7 @@ parley_status sf_build(const char *const *texts, int n, const sf_build_params *p
         return pl_fail(PARLEY_ERR_INVALID_ARG, "sf_build: bad arguments");
     if ((st = sf_featurizer_new(d.n_lookups, d.n_regexes, &f)) != PARLEY_OK)
         return st;
+    f->lookup_slips = d.lookup_slips != 0; /* before the tables: their slips are kept with them */
     for (int l = 0; l < d.n_lookups; l++)
         if ((st = sf_featurizer_add_lookup(f, d.lookups[l].name, d.lookups[l].n,
                                            d.lookups[l].values)) != PARLEY_OK)

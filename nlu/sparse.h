@@ -24,23 +24,24 @@
  *     typed: X upper case, x lower case, d digit, other characters as they are, runs cut to
  *     3: "Xxxx", "dd", "x.x"), "O:<s>" / "O:</s>" past either end, and "O:L:B:TABLE" /
  *     "O:L:I:TABLE" when the word begins or continues a match of a lookup table (whole
- *     words, compared without the punctuation at their ends), and "O:R:B:NAME" /
- *     "O:R:I:NAME" when a match of a regex (PCRE2, case-insensitive, in the text as given,
- *     sdk/base/pattern.h) begins or continues over it; for the word itself also its
- *     character n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values
- *     are 1, the row L2-normalized; or, where the featurizer was built with
- *     word_norm_by_kind, normalized by kind: the n-grams and the rest of the row each to
- *     norm 1/sqrt(2) (a row of one kind to 1), so a word's dozen n-grams do not outweigh
- *     the word, its shape and its neighbours.
- * Features never seen in training are dropped; the norm is taken over the known ones.
+ *     words, compared without the punctuation at their ends; where the featurizer was built
+ *     with lookup_slips, also within one typing slip of a value of SF_SLIP_MIN to
+ *     SF_SLIP_MAX code points: one code point left out, added or changed, sparse_match.c), and
+ * "O:R:B:NAME" / "O:R:I:NAME" when a match of a regex (PCRE2, case-insensitive, in the text as
+ * given, sdk/base/pattern.h) begins or continues over it; for the word itself also its character
+ * n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values are 1, the row
+ * L2-normalized; or, where the featurizer was built with word_norm_by_kind, normalized by kind: the
+ * n-grams and the rest of the row each to norm 1/sqrt(2) (a row of one kind to 1), so a word's
+ * dozen n-grams do not outweigh the word, its shape and its neighbours. Features never seen in
+ * training are dropped; the norm is taken over the known ones.
  *
  * The vocabulary: every feature seen in the training texts, the most frequent first (by
  * document frequency for sentence features, by words for word features, ties by byte
  * order), capped at SF_DEFAULT_MAX_SENTENCE and SF_DEFAULT_MAX_WORD.
  *
- * sparse.json: {"format": "parley-sparse", "version": 3 where the word rows are normalized
- *   by kind, else 2 (1: from before the sentence's match features; read as 2, its
- *   vocabulary has none)
+ * sparse.json: {"format": "parley-sparse", "version": 3 (1 and 2 read as one norm per word
+ *   row and exact lookups; 1 is also from before the sentence's match features),
+ *   "word_norm": "row" | "kind", "lookup_slips": true | false,  (version 3)
  *   "sentence": {"features": [FS strings], "idf": [FS numbers]},
  *   "word": {"features": [FW strings]},
  *   "lookups": {"TABLE": ["value", ...], ...},   (the tables, normalized)
@@ -58,6 +59,11 @@
 enum {
     SF_DEFAULT_MAX_SENTENCE = 50000,
     SF_DEFAULT_MAX_WORD = 20000,
+    /* The code points of a lookup value that may match with a typing slip: from MIN (shorter
+     * values are too near other words) to MAX (each value keeps as many variants as it has
+     * code points, so a longer one would cost the square of its length). */
+    SF_SLIP_MIN = 5,
+    SF_SLIP_MAX = 64,
     SF_MAX_FEATURES = 1 << 20, /* the most of either kind a file may hold */
 };
 
@@ -77,6 +83,7 @@ typedef struct sf_build_params {
     int n_regexes;
     const sf_table *regexes; /* name = the regex's, values = its patterns (pattern.h) */
     int word_norm_by_kind;   /* 1: word rows normalized by kind (above) */
+    int lookup_slips;        /* 1: lookup values matched within one typing slip (above) */
 } sf_build_params;
 
 /* Learns the vocabulary and IDF from texts[0..n) (valid UTF-8). *out is owned by the caller

@@ -37,7 +37,9 @@ void sf_strtab_free(sf_strtab *t);
 typedef struct sf_lookup {
     char *name; /* owned */
     sf_strtab values;
-    int max_words; /* the most words a value has */
+    sf_strtab slips; /* where the featurizer allows slips: each value of SF_SLIP_MIN code points
+                      * or more with one code point (not a space) left out */
+    int max_words;   /* the most words a value has */
 } sf_lookup;
 
 /* A regex of the nlu.yaml: its patterns as written, and compiled. */
@@ -51,7 +53,8 @@ typedef struct sf_regex {
 struct sf_featurizer {
     sf_strtab sent, word;  /* the vocabularies (counts unused once built) */
     float *idf;            /* (sent.n) */
-    int word_norm_by_kind; /* 1: word rows normalized by kind (sparse.h; version 3) */
+    int word_norm_by_kind; /* 1: word rows normalized by kind (sparse.h) */
+    int lookup_slips;      /* 1: lookup values matched within one typing slip (sparse.h) */
     int n_lookups, n_regexes;
     sf_lookup *lookups; /* (n_lookups) */
     sf_regex *regexes;  /* (n_regexes) */
@@ -73,7 +76,7 @@ typedef struct sf_word {
 
 /* A text read for featurizing; reusable from one text to the next (sf_text_free). */
 typedef struct sf_text {
-    sf_buf norm, shape, key;
+    sf_buf norm, shape, key, alt; /* alt: key with a code point left out */
     sf_word *words;
     int n_words, cap_words;
     unsigned char *flags; /* (n_words, n_lookups + n_regexes) SF_BEGINS | SF_CONTINUES */

@@ -18,10 +18,10 @@
 
 static const char FORMAT[] = "parley-sparse";
 /* Version 2 added the sentence's match features ("L:", "R:"); a version 1 vocabulary has
- * none, so its model reads and runs as it always did. Version 3 is written where the word
- * rows are normalized by kind (sparse.h), 2 where they are not, so a model that does not
- * need the newer reader does not ask for it. */
-enum { VERSION = 3, WORD_NORM_BY_KIND_FROM = 3, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
+ * none, so its model reads and runs as it always did. Version 3 says how its word rows are
+ * normalized and whether lookup values match with a typing slip ("word_norm", "lookup_slips",
+ * both required); versions 1 and 2 did neither, and are written again as 3 saying so. */
+enum { VERSION = 3, SETTINGS_FROM = 3, OLDEST_VERSION = 1, MAX_BYTES = 256 << 20 };
 /* IDF is ln((1 + n) / (1 + df)) + 1: between 1 and 1 + ln of the text count. */
 static const double MAX_IDF = 100.0;
 
@@ -122,6 +122,23 @@ static parley_status read_tables(const cJSON *o, int regex, const char *path, sf
     return PARLEY_OK;
 }
 
+/* Reads version 3's "word_norm" ("row" or "kind") and "lookup_slips" (true or false). */
+static parley_status read_settings(const cJSON *root, const char *path, int *by_kind, int *slips)
+{
+    const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "word_norm"),
+                *lookup = cJSON_GetObjectItemCaseSensitive(root, "lookup_slips");
+    if (!cJSON_IsString(norm) ||
+        (strcmp(norm->valuestring, "row") && strcmp(norm->valuestring, "kind")))
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"word_norm\" is missing or not \"row\" or \"kind\"",
+                       path);
+    if (!cJSON_IsBool(lookup))
+        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"lookup_slips\" is missing or not true or false",
+                       path);
+    *by_kind = !strcmp(norm->valuestring, "kind");
+    *slips = cJSON_IsTrue(lookup);
+    return PARLEY_OK;
+}
+
 parley_status sf_load(const char *path, sf_featurizer **out)
 {
     parley_status st;
@@ -146,18 +163,23 @@ parley_status sf_load(const char *path, sf_featurizer **out)
     }
     const cJSON *sent = cJSON_GetObjectItemCaseSensitive(root, "sentence"),
                 *word = cJSON_GetObjectItemCaseSensitive(root, "word"), *lookups, *regexes;
-    if ((st = get_object(root, "lookups", path, &lookups)) != PARLEY_OK ||
+    int by_kind = 0, slips = 0;
+    if ((ver->valuedouble >= SETTINGS_FROM &&
+         (st = read_settings(root, path, &by_kind, &slips)) != PARLEY_OK) ||
+        (st = get_object(root, "lookups", path, &lookups)) != PARLEY_OK ||
         (st = get_object(root, "regexes", path, &regexes)) != PARLEY_OK ||
         (st = sf_featurizer_new(cJSON_GetArraySize(lookups), cJSON_GetArraySize(regexes), &f)) !=
-                PARLEY_OK ||
-        (st = read_tables(lookups, 0, path, f)) != PARLEY_OK ||
+                PARLEY_OK)
+        goto fail;
+    f->word_norm_by_kind = by_kind;
+    f->lookup_slips = slips; /* before the tables, whose slips are kept with them */
+    if ((st = read_tables(lookups, 0, path, f)) != PARLEY_OK ||
         (st = read_tables(regexes, 1, path, f)) != PARLEY_OK ||
         (st = read_names(cJSON_IsObject(sent) ? sent : NULL, "sentence", path, &f->sent)) !=
                 PARLEY_OK ||
         (st = read_idf(sent, path, f)) != PARLEY_OK ||
         (st = read_names(cJSON_IsObject(word) ? word : NULL, "word", path, &f->word)) != PARLEY_OK)
         goto fail;
-    f->word_norm_by_kind = ver->valuedouble >= WORD_NORM_BY_KIND_FROM;
     *out = f;
     f = NULL;
 fail:
@@ -187,8 +209,9 @@ static cJSON *build_json(const sf_featurizer *f)
 {
     cJSON *root = cJSON_CreateObject(), *sent, *word, *lookups, *regexes, *idf;
     int ok = root && cJSON_AddStringToObject(root, "format", FORMAT) &&
-             cJSON_AddNumberToObject(root, "version",
-                                     f->word_norm_by_kind ? VERSION : WORD_NORM_BY_KIND_FROM - 1) &&
+             cJSON_AddNumberToObject(root, "version", VERSION) &&
+             cJSON_AddStringToObject(root, "word_norm", f->word_norm_by_kind ? "kind" : "row") &&
+             cJSON_AddBoolToObject(root, "lookup_slips", f->lookup_slips) &&
              (sent = cJSON_AddObjectToObject(root, "sentence")) &&
              add(sent, "features", names_json(&f->sent)) &&
              (idf = cJSON_AddArrayToObject(sent, "idf")) &&

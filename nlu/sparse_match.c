@@ -6,7 +6,14 @@
  * the text as given, case-insensitively (sdk/base/pattern.h), and every word its match
  * overlaps takes part: the first begins it, the others continue it. The features
  * themselves are composed in sparse.c. The lookup matches are also told one by one
- * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/train/unmarked.c).
+ * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/train/unmarked.c), exactly.
+ *
+ * Where the featurizer allows typing slips, a run of words also matches a value of
+ * SF_SLIP_MIN to SF_SLIP_MAX code points that is one slip away: one code point left out,
+ * added or changed (not a space). Each such value's variants with one code point left out
+ * are kept (sf_lookup.slips), so a run matches when it is one of them (left out), when it is
+ * a value with a code point left out (added), or when both lose a code point to the same
+ * string (changed; also a letter moved past its twin, "mushrmoos").
  */
 #include <string.h>
 
@@ -29,7 +36,48 @@ static parley_status join_cores(sf_text *t, int w, int k)
     return st == PARLEY_OK ? sf_buf_put(&t->key, "", 0) : st;
 }
 
-static parley_status add_value(sf_lookup *l, sf_text *scratch, const char *value)
+/* The number of code points of s[0..len) (UTF-8). */
+static int code_points(const char *s, size_t len)
+{
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* Calls fn(arg, variant, its length) for each variant of t->key with one code point (not a
+ * space) left out, built in t->alt, until fn returns nonzero (returned) or memory runs out
+ * (-1). */
+static int each_left_out(sf_text *t, int (*fn)(void *arg, const char *s, size_t len), void *arg)
+{
+    const char *k = t->key.data;
+    const size_t len = t->key.len;
+    for (size_t at = 0; at < len;) {
+        size_t end = at + 1;
+        while (end < len && ((unsigned char)k[end] & 0xC0) == 0x80)
+            end++;
+        if (k[at] != ' ') {
+            t->alt.len = 0;
+            if (sf_buf_put(&t->alt, k, at) != PARLEY_OK ||
+                sf_buf_put(&t->alt, k + end, len - end) != PARLEY_OK)
+                return -1;
+            int r = fn(arg, t->alt.data, t->alt.len);
+            if (r)
+                return r;
+        }
+        at = end;
+    }
+    return 0;
+}
+
+static int add_slip(void *arg, const char *s, size_t len)
+{
+    int id;
+    return sf_strtab_add(arg, s, len, &id) != PARLEY_OK ? -1 : 0;
+}
+
+static parley_status add_value(const sf_featurizer *f, sf_lookup *l, sf_text *scratch,
+                               const char *value)
 {
     parley_status st;
     int id;
@@ -40,6 +88,10 @@ static parley_status add_value(sf_lookup *l, sf_text *scratch, const char *value
     if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK ||
         (st = sf_strtab_add(&l->values, scratch->key.data, scratch->key.len, &id)) != PARLEY_OK)
         return st;
+    const int n = code_points(scratch->key.data, scratch->key.len);
+    if (f->lookup_slips && n >= SF_SLIP_MIN && n <= SF_SLIP_MAX &&
+        each_left_out(scratch, add_slip, &l->slips) < 0)
+        return pl_nomem("sparse features: lookup table \"%s\"", l->name);
     if (scratch->n_words > l->max_words)
         l->max_words = scratch->n_words;
     return PARLEY_OK;
@@ -55,7 +107,7 @@ parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n
         return pl_nomem("sparse features: lookup table \"%s\"", name);
     f->n_lookups++;
     for (int i = 0; i < n && st == PARLEY_OK; i++)
-        st = add_value(l, &scratch, values[i]);
+        st = add_value(f, l, &scratch, values[i]);
     sf_text_free(&scratch);
     return st;
 }
@@ -94,6 +146,7 @@ void sf_matchers_free(sf_featurizer *f)
     for (int l = 0; f->lookups && l < f->n_lookups; l++) {
         pl_free(f->lookups[l].name);
         sf_strtab_free(&f->lookups[l].values);
+        sf_strtab_free(&f->lookups[l].slips);
     }
     for (int r = 0; f->regexes && r < f->n_regexes; r++) {
         for (int i = 0; i < f->regexes[r].n; i++) {
@@ -120,16 +173,43 @@ static void mark(sf_text *t, int stride, int c, int w, int k)
  * t->key); a status other than PARLEY_OK stops the search. */
 typedef parley_status (*run_fn)(void *arg, sf_text *t, int w, int k);
 
-/* Calls fn for each run of t's words that is a value of lk, by first word, then length. */
-static parley_status each_run(const sf_lookup *lk, sf_text *t, run_fn fn, void *arg)
+/* Whether s[0..len), t->key with a code point left out, is a value of SF_SLIP_MIN code
+ * points or more (t->key added one) or one of the slips (both lost one). */
+static int slip_of(void *arg, const char *s, size_t len)
+{
+    const sf_lookup *lk = arg;
+    const int n = code_points(s, len);
+    return (sf_strtab_find(&lk->values, s, len) >= 0 && n >= SF_SLIP_MIN && n <= SF_SLIP_MAX) ||
+           sf_strtab_find(&lk->slips, s, len) >= 0;
+}
+
+/* 1 when t->key is a value of lk, or, with `slips`, one slip away from one; 0 when not; -1
+ * when out of memory. */
+static int run_matches(const sf_lookup *lk, int slips, sf_text *t)
+{
+    if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0)
+        return 1;
+    const int n = code_points(t->key.data, t->key.len);
+    if (!slips || !lk->slips.n || n < SF_SLIP_MIN - 1 || n > SF_SLIP_MAX + 1)
+        return 0;
+    if (sf_strtab_find(&lk->slips, t->key.data, t->key.len) >= 0)
+        return 1;
+    return each_left_out(t, slip_of, (void *)lk);
+}
+
+/* Calls fn for each run of t's words that is a value of lk (or, with slips, one slip away
+ * from one), by first word, then length. */
+static parley_status each_run(const sf_lookup *lk, sf_text *t, int slips, run_fn fn, void *arg)
 {
     parley_status st;
     for (int w = 0; w < t->n_words; w++)
         for (int k = 1; k <= lk->max_words && w + k <= t->n_words; k++) {
             if ((st = join_cores(t, w, k)) != PARLEY_OK)
                 return st;
-            if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0 &&
-                (st = fn(arg, t, w, k)) != PARLEY_OK)
+            int m = run_matches(lk, slips, t);
+            if (m < 0)
+                return pl_nomem("sparse features: lookup table \"%s\"", lk->name);
+            if (m && (st = fn(arg, t, w, k)) != PARLEY_OK)
                 return st;
         }
     return PARLEY_OK;
@@ -165,7 +245,7 @@ parley_status sf_lookup_matches(const sf_featurizer *f, const char *text, size_t
     parley_status st = sf_text_read(&t, text, len);
     for (int l = 0; st == PARLEY_OK && l < f->n_lookups; l++) {
         report r = { fn, arg, l };
-        st = each_run(&f->lookups[l], &t, report_run, &r);
+        st = each_run(&f->lookups[l], &t, 0, report_run, &r);
     }
     sf_text_free(&t);
     return st;
@@ -215,7 +295,7 @@ parley_status sf_text_match(const sf_featurizer *f, sf_text *t, const char *text
         memset(t->flags, 0, n);
     for (int l = 0; l < f->n_lookups; l++) {
         mark_at m = { stride, l };
-        if ((st = each_run(&f->lookups[l], t, mark_run, &m)) != PARLEY_OK)
+        if ((st = each_run(&f->lookups[l], t, 1, mark_run, &m)) != PARLEY_OK)
             return st;
     }
     for (int r = 0; r < f->n_regexes; r++)

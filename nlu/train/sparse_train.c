@@ -16,7 +16,8 @@
 static const float SGD_MOMENTUM = 0.9f;
 
 /* A featurizer learned from ds, its word rows normalized by kind where the examples are
- * few (NULL in *out when it has no feature at all). */
+ * few, its lookup values matched within a typing slip (NULL in *out when it has no feature
+ * at all). */
 static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
 {
     parley_status st = PARLEY_OK;
@@ -39,7 +40,8 @@ static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
                           .lookups = tables,
                           .n_regexes = ds->n_regexes,
                           .regexes = tables + ds->n_lookups,
-                          .word_norm_by_kind = train_word_norm_by_kind(ds->n_examples) };
+                          .word_norm_by_kind = train_word_norm_by_kind(ds->n_examples),
+                          .lookup_slips = 1 };
     if ((st = sf_build(texts, ds->n_examples, &p, out)) != PARLEY_OK) {
         pl_wrap(st, "%s: learning the sparse features", ds->source);
         goto done;

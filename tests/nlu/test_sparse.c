@@ -201,6 +201,103 @@ static void test_word_norm_by_kind(void)
     sf_free(by_kind);
 }
 
+/* Whether the lookup matches that sf_lookup_matches reports for a text include one. */
+static parley_status count_match(void *arg, int table, size_t from, size_t to, const char *value)
+{
+    (void)table, (void)from, (void)to, (void)value;
+    ++*(int *)arg;
+    return PARLEY_OK;
+}
+
+/* Lookup values matched within one typing slip, where asked: a code point left out, added
+ * or changed in a value of 5 or more, in one word of several too; not two slips, not a
+ * shorter value, not without the setting, and never in sf_lookup_matches (parley check). */
+static void test_lookup_slips(void)
+{
+    static const char *const toppings[] = { "mushrooms", "extra cheese", "ham", "jalapeño" };
+    static const char *const sizes[] = { "large" };
+    const sf_table t[2] = { { "topping", 4, toppings }, { "size", 1, sizes } };
+    /* Texts whose matches put the lookup features in the vocabulary. */
+    const char *texts[] = { "with mushrooms", "extra cheese please", "a large one" };
+    sf_featurizer *f[2] = { NULL, NULL };
+    for (int slips = 0; slips < 2; slips++) {
+        sf_build_params p = { .n_lookups = 2, .lookups = t, .lookup_slips = slips };
+        CHECK(sf_build(texts, 3, &p, &f[slips]) == PARLEY_OK, "build: %s", parley_errmsg());
+    }
+    struct {
+        const char *text;
+        int word;
+        const char *feature; /* its word's "0:L:..." feature with slips, or NULL: none */
+        int exact;           /* whether it matches without slips too */
+    } cases[] = {
+        { "with mushrooms", 1, "0:L:B:topping", 1 },
+        { "with mushroos", 1, "0:L:B:topping", 0 },   /* left out */
+        { "with mushroomss", 1, "0:L:B:topping", 0 }, /* added */
+        { "with mushrqoms", 1, "0:L:B:topping", 0 },  /* changed */
+        { "with muzhroomz", 1, NULL, 0 },             /* two changed */
+        { "with mushros", 1, NULL, 0 },               /* two left out */
+        { "a larg one", 1, "0:L:B:size", 0 },         /* a value of 5, one left out */
+        { "extra cheee", 0, "0:L:B:topping", 0 },     /* one word of two */
+        { "extra cheee", 1, "0:L:I:topping", 0 },
+        { "extr cheee", 0, NULL, 0 }, /* a slip in each word: two */
+        { "Jalapeno", 0, "0:L:B:topping", 1 },
+        { "jalapno", 0, "0:L:B:topping", 0 }, /* normalized as the value, then one left out */
+        { "hm", 0, NULL, 0 },                 /* "ham" is too short for slips */
+        { "jam", 0, NULL, 0 },
+    };
+    for (size_t i = 0; f[0] && f[1] && i < sizeof cases / sizeof cases[0]; i++) {
+        for (int slips = 0; slips < 2; slips++) {
+            sf_rows s = { 0 }, w = { 0 };
+            const char *text = cases[i].text;
+            CHECK(sf_featurize(f[slips], text, strlen(text), &s, &w, NULL) == PARLEY_OK,
+                  "featurize: %s", parley_errmsg());
+            int n_lookup = 0;
+            for (int k = w.start[cases[i].word]; k < w.start[cases[i].word + 1]; k++)
+                n_lookup += !strncmp(sf_word_name(f[slips], w.index[k]), "0:L:", 4);
+            const char *want = slips || cases[i].exact ? cases[i].feature : NULL;
+            CHECK(want ? n_lookup == 1 && word_has(f[slips], &w, cases[i].word, want)
+                       : n_lookup == 0,
+                  "\"%s\", slips %d: word %d has %d lookup features, want %s", text, slips,
+                  cases[i].word, n_lookup, want ? want : "none");
+            sf_rows_free(&s);
+            sf_rows_free(&w);
+        }
+    }
+    /* A value of SF_SLIP_MAX + 1 code points matches only as written. */
+    char long_value[SF_SLIP_MAX + 2], long_slip[SF_SLIP_MAX + 1];
+    for (int i = 0; i <= SF_SLIP_MAX; i++)
+        long_value[i] = (char)('a' + i % 26);
+    long_value[SF_SLIP_MAX + 1] = '\0';
+    memcpy(long_slip, long_value + 1, sizeof long_slip);
+    const char *const longs[] = { long_value };
+    const sf_table lt = { "size", 1, longs };
+    sf_featurizer *lf = NULL;
+    sf_build_params lp = { .n_lookups = 1, .lookups = &lt, .lookup_slips = 1 };
+    const char *long_texts[] = { long_value };
+    CHECK(sf_build(long_texts, 1, &lp, &lf) == PARLEY_OK, "build: %s", parley_errmsg());
+    for (int slipped = 0; lf && slipped < 2; slipped++) {
+        sf_rows s = { 0 }, w = { 0 };
+        const char *text = slipped ? long_slip : long_value;
+        CHECK(sf_featurize(lf, text, strlen(text), &s, &w, NULL) == PARLEY_OK &&
+                      word_has(lf, &w, 0, "0:L:B:size") == !slipped,
+              "a value of %d code points, %s: %s", SF_SLIP_MAX + 1,
+              slipped ? "one left out, no match" : "as written, a match", parley_errmsg());
+        sf_rows_free(&s);
+        sf_rows_free(&w);
+    }
+    sf_free(lf);
+
+    int told = 0;
+    const char *slipped = "with mushroos please";
+    CHECK(f[1] &&
+                  sf_lookup_matches(f[1], slipped, strlen(slipped), count_match, &told) ==
+                          PARLEY_OK &&
+                  told == 0,
+          "parley check's matches are exact: %d told", told);
+    sf_free(f[0]);
+    sf_free(f[1]);
+}
+
 /* Regex matches: every word a match overlaps, the first beginning it; searched in the text
  * as given, case-insensitively; a pattern that does not compile is refused by name. */
 static void test_regexes(void)
@@ -469,10 +566,10 @@ static void test_model_files(void)
     bert_model_free(back);
     back = NULL;
 
-    /* Few examples: the word rows were normalized by kind, so sparse.json says version 3.
-     * Read as version 2 (one norm per word row) the logits differ; such a model is written
-     * back as version 2; as version 1 (also from before the sentence's match features) it
-     * runs as version 2. */
+    /* Few examples: the word rows were normalized by kind and the lookup values match with
+     * a slip, as sparse.json (version 3) says. Read as version 2 (one norm per word row, no
+     * slips) the logits differ; such a model is written back as version 3 saying so; as
+     * version 1 (also from before the sentence's match features) it runs as version 2. */
     char old[300], old_json[320], cmd[700];
     snprintf(old, sizeof old, "%s-old", dir);
     snprintf(old_json, sizeof old_json, "%s/sparse.json", old);
@@ -481,8 +578,9 @@ static void test_model_files(void)
     char *json = read_text(old_json);
     char *ver = json ? strstr(json, "\"version\"") : NULL;
     char *digit = ver ? strpbrk(ver, "0123456789") : NULL;
-    CHECK(digit && *digit == '3' && !isdigit((unsigned char)digit[1]),
-          "sparse.json says version 3");
+    CHECK(digit && *digit == '3' && !isdigit((unsigned char)digit[1]) &&
+                  strstr(json, "\"word_norm\":\"kind\"") && strstr(json, "\"lookup_slips\":true"),
+          "sparse.json says version 3, word rows by kind, slips: %s", json ? json : "");
     logits v2, v1;
     for (char v = '2'; digit && v >= '1'; v--) {
         *digit = v;
@@ -503,8 +601,11 @@ static void test_model_files(void)
             char *again = NULL;
             CHECK(bert_model_save(back, tmpdir_path("resaved-v2")) == PARLEY_OK &&
                           (again = read_text(tmpdir_path("resaved-v2/sparse.json"))) &&
-                          strstr(again, "\"version\":2"),
-                  "a version 2 model is saved as version 2: %s", again ? again : parley_errmsg());
+                          strstr(again, "\"version\":3") &&
+                          strstr(again, "\"word_norm\":\"row\"") &&
+                          strstr(again, "\"lookup_slips\":false"),
+                  "a version 2 model is saved as version 3 saying what it does: %s",
+                  again ? again : parley_errmsg());
             pl_free(again);
         }
         bert_model_free(back);
@@ -519,6 +620,12 @@ static void test_model_files(void)
     expect_broken(broken, "{\"format\": \"other\", \"version\": 1}", "not parley's sparse");
     expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 4}", "version 1 to 3");
     expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 1.5}", "version 1 to 3");
+    expect_broken(broken, "{\"format\": \"parley-sparse\", \"version\": 3, \"lookup_slips\": true}",
+                  "\"word_norm\" is missing");
+    expect_broken(broken,
+                  "{\"format\": \"parley-sparse\", \"version\": 3, \"word_norm\": \"kind\", "
+                  "\"lookup_slips\": 1}",
+                  "\"lookup_slips\" is missing or not true or false");
     expect_broken(broken,
                   "{\"format\": \"parley-sparse\", \"version\": 1, \"sentence\": {\"features\": "
                   "[\"w:a\", \"w:a\"], \"idf\": [1, 1]}, \"word\": {\"features\": []}}",
@@ -607,6 +714,7 @@ int main(void)
     tmpdir_make("sparse");
     test_features();
     test_word_norm_by_kind();
+    test_lookup_slips();
     test_regexes();
     test_tfidf();
     test_model_files();
