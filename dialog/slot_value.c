@@ -11,6 +11,7 @@
 #include "dialog/slot_value.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/slip.h"
 
 static int is_space(char c)
 {
@@ -85,9 +86,25 @@ static parley_status check_number(const dm_slot_def *s, const char *raw, const c
     return *out ? PARLEY_OK : pl_nomem("a slot value");
 }
 
+/* The allowed value of categorical slot s one typing slip from key (folded), where exactly
+ * one is; else -1. */
+static int slipped_value(const dm_slot_def *s, const char *key)
+{
+    int found = -1;
+    for (size_t i = 0; i < s->n_values; i++)
+        if (pl_one_slip(key, strlen(key), s->folded[i], strlen(s->folded[i]))) {
+            if (found >= 0)
+                return -1; /* two are as near: neither is meant more than the other */
+            found = (int)i;
+        }
+    return found;
+}
+
 /* The slot's value for `said` (a value as kept: the words said, or a synonym's canonical
- * text), compared as dm_words(said, 1); `raw` is what the user said, for messages. */
-static parley_status judge(const dm_slot_def *s, const char *raw, const char *said, char **out)
+ * text), compared as dm_words(said, 1); `raw` is what the user said, for messages. With
+ * `slips`, a categorical value also takes the one allowed value a typing slip away. */
+static parley_status judge(const dm_slot_def *s, const char *raw, const char *said, int slips,
+                           char **out)
 {
     char *key = dm_words(said, 1);
     if (!key)
@@ -96,6 +113,8 @@ static parley_status judge(const dm_slot_def *s, const char *raw, const char *sa
     switch (s->type) {
     case DM_SLOT_CATEGORICAL: {
         int v = pl_names_find(&s->value_ix, key, strlen(key));
+        if (v < 0 && slips)
+            v = slipped_value(s, key);
         if (v < 0) {
             st = list_values(s, raw);
             break;
@@ -128,7 +147,7 @@ static parley_status judge(const dm_slot_def *s, const char *raw, const char *sa
 parley_status dm_slot_accept(const dm_slot_def *s, const char *text, char **out)
 {
     *out = NULL;
-    return judge(s, text, text, out);
+    return judge(s, text, text, 0, out);
 }
 
 parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out)
@@ -149,7 +168,7 @@ parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **ou
     } else {
         /* A synonym replaces what was said with its canonical text, which the type checks. */
         int k = pl_names_find(&s->synonym_ix, key, strlen(key));
-        st = judge(s, raw, k >= 0 ? s->synonyms[k].to : said, out);
+        st = judge(s, raw, k >= 0 ? s->synonyms[k].to : said, 1, out);
     }
     pl_free(key);
     pl_free(said);

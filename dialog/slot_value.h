@@ -2,7 +2,8 @@
  *
  * Words are compared after trimming, collapsing inner whitespace and folding ASCII case.
  * A synonym maps a variant to its canonical text first; then the slot's type decides:
- * a categorical slot takes the allowed value as the domain writes it, a number slot takes
+ * a categorical slot takes the allowed value as the domain writes it (what the user said,
+ * or the one value a typing slip away from it: sdk/base/slip.h), a number slot takes
  * digits or an English number word ("two", "twelve") within its range, a text slot takes
  * the words as said when they match its pattern.
  */
@@ -23,7 +24,7 @@ enum { DM_SLOT_VALUE_MAX = 1024 };
 parley_status dm_slot_normalize(const dm_slot_def *s, const char *raw, char **out);
 
 /* Whether `text`, written as a synonym's canonical value, passes slot s's type check (no
- * synonym applies, no length limit); as dm_slot_normalize otherwise. */
+ * synonym applies, no length limit, no typing slip); as dm_slot_normalize otherwise. */
 parley_status dm_slot_accept(const dm_slot_def *s, const char *text, char **out);
 
 /* Copies `raw` trimmed, with runs of whitespace made one space, ASCII letters lowered when

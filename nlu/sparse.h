@@ -25,8 +25,8 @@
  *     3: "Xxxx", "dd", "x.x"), "O:<s>" / "O:</s>" past either end, and "O:L:B:TABLE" /
  *     "O:L:I:TABLE" when the word begins or continues a match of a lookup table (whole
  *     words, compared without the punctuation at their ends; where the featurizer was built
- *     with lookup_slips, also within one typing slip of a value of SF_SLIP_MIN to
- *     SF_SLIP_MAX code points: one code point left out, added or changed, sparse_match.c), and
+ *     with lookup_slips, also within one typing slip of a value of PL_SLIP_MIN to
+ *     PL_SLIP_MAX code points, sdk/base/slip.h and sparse_match.c), and
  * "O:R:B:NAME" / "O:R:I:NAME" when a match of a regex (PCRE2, case-insensitive, in the text as
  * given, sdk/base/pattern.h) begins or continues over it; for the word itself also its character
  * n-grams "0:c:NGRAM", n = 2..4 of "<WORD>" (so prefixes and suffixes). Values are 1, the row
@@ -59,11 +59,6 @@
 enum {
     SF_DEFAULT_MAX_SENTENCE = 50000,
     SF_DEFAULT_MAX_WORD = 20000,
-    /* The code points of a lookup value that may match with a typing slip: from MIN (shorter
-     * values are too near other words) to MAX (each value keeps as many variants as it has
-     * code points, so a longer one would cost the square of its length). */
-    SF_SLIP_MIN = 5,
-    SF_SLIP_MAX = 64,
     SF_MAX_FEATURES = 1 << 20, /* the most of either kind a file may hold */
 };
 

@@ -37,7 +37,7 @@ void sf_strtab_free(sf_strtab *t);
 typedef struct sf_lookup {
     char *name; /* owned */
     sf_strtab values;
-    sf_strtab slips; /* where the featurizer allows slips: each value of SF_SLIP_MIN code points
+    sf_strtab slips; /* where the featurizer allows slips: each value of PL_SLIP_MIN code points
                       * or more with one code point (not a space) left out */
     int max_words;   /* the most words a value has */
 } sf_lookup;

@@ -9,17 +9,19 @@
  * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/train/unmarked.c), exactly.
  *
  * Where the featurizer allows typing slips, a run of words also matches a value of
- * SF_SLIP_MIN to SF_SLIP_MAX code points that is one slip away: one code point left out,
- * added or changed (not a space). Each such value's variants with one code point left out
- * are kept (sf_lookup.slips), so a run matches when it is one of them (left out), when it is
- * a value with a code point left out (added), or when both lose a code point to the same
- * string (changed; also a letter moved past its twin, "mushrmoos").
+ * PL_SLIP_MIN to PL_SLIP_MAX code points that is one slip away (sdk/base/slip.h; not a
+ * space). Tables may be large, so instead of comparing a run with each value
+ * (pl_one_slip), each such value's variants with one code point left out are kept
+ * (sf_lookup.slips): a run matches when it is one of them (left out), when it is a value
+ * with a code point left out (added), or when both lose a code point to the same string
+ * (changed, or two neighbours swapped; also a letter moved past its twin, "mushrmoos").
  */
 #include <string.h>
 
 #include "nlu/sparse_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/slip.h"
 
 /* The cores of t's words [w, w + k) joined by single spaces, into t->key. */
 static parley_status join_cores(sf_text *t, int w, int k)
@@ -34,15 +36,6 @@ static parley_status join_cores(sf_text *t, int w, int k)
                             t->words[j].c1 - t->words[j].c0);
     }
     return st == PARLEY_OK ? sf_buf_put(&t->key, "", 0) : st;
-}
-
-/* The number of code points of s[0..len) (UTF-8). */
-static int code_points(const char *s, size_t len)
-{
-    int n = 0;
-    for (size_t i = 0; i < len; i++)
-        n += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return n;
 }
 
 /* Calls fn(arg, variant, its length) for each variant of t->key with one code point (not a
@@ -88,8 +81,8 @@ static parley_status add_value(const sf_featurizer *f, sf_lookup *l, sf_text *sc
     if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK ||
         (st = sf_strtab_add(&l->values, scratch->key.data, scratch->key.len, &id)) != PARLEY_OK)
         return st;
-    const int n = code_points(scratch->key.data, scratch->key.len);
-    if (f->lookup_slips && n >= SF_SLIP_MIN && n <= SF_SLIP_MAX &&
+    const int n = pl_code_points(scratch->key.data, scratch->key.len);
+    if (f->lookup_slips && n >= PL_SLIP_MIN && n <= PL_SLIP_MAX &&
         each_left_out(scratch, add_slip, &l->slips) < 0)
         return pl_nomem("sparse features: lookup table \"%s\"", l->name);
     if (scratch->n_words > l->max_words)
@@ -173,13 +166,13 @@ static void mark(sf_text *t, int stride, int c, int w, int k)
  * t->key); a status other than PARLEY_OK stops the search. */
 typedef parley_status (*run_fn)(void *arg, sf_text *t, int w, int k);
 
-/* Whether s[0..len), t->key with a code point left out, is a value of SF_SLIP_MIN code
+/* Whether s[0..len), t->key with a code point left out, is a value of PL_SLIP_MIN code
  * points or more (t->key added one) or one of the slips (both lost one). */
 static int slip_of(void *arg, const char *s, size_t len)
 {
     const sf_lookup *lk = arg;
-    const int n = code_points(s, len);
-    return (sf_strtab_find(&lk->values, s, len) >= 0 && n >= SF_SLIP_MIN && n <= SF_SLIP_MAX) ||
+    const int n = pl_code_points(s, len);
+    return (sf_strtab_find(&lk->values, s, len) >= 0 && n >= PL_SLIP_MIN && n <= PL_SLIP_MAX) ||
            sf_strtab_find(&lk->slips, s, len) >= 0;
 }
 
@@ -189,8 +182,8 @@ static int run_matches(const sf_lookup *lk, int slips, sf_text *t)
 {
     if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0)
         return 1;
-    const int n = code_points(t->key.data, t->key.len);
-    if (!slips || !lk->slips.n || n < SF_SLIP_MIN - 1 || n > SF_SLIP_MAX + 1)
+    const int n = pl_code_points(t->key.data, t->key.len);
+    if (!slips || !lk->slips.n || n < PL_SLIP_MIN - 1 || n > PL_SLIP_MAX + 1)
         return 0;
     if (sf_strtab_find(&lk->slips, t->key.data, t->key.len) >= 0)
         return 1;

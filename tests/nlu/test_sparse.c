@@ -25,6 +25,7 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"
+#include "sdk/base/slip.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 #include "tests/nlu/random_model.h"
@@ -263,11 +264,11 @@ static void test_lookup_slips(void)
             sf_rows_free(&w);
         }
     }
-    /* A value of SF_SLIP_MAX + 1 code points matches only as written. */
-    char long_value[SF_SLIP_MAX + 2], long_slip[SF_SLIP_MAX + 1];
-    for (int i = 0; i <= SF_SLIP_MAX; i++)
+    /* A value of PL_SLIP_MAX + 1 code points matches only as written. */
+    char long_value[PL_SLIP_MAX + 2], long_slip[PL_SLIP_MAX + 1];
+    for (int i = 0; i <= PL_SLIP_MAX; i++)
         long_value[i] = (char)('a' + i % 26);
-    long_value[SF_SLIP_MAX + 1] = '\0';
+    long_value[PL_SLIP_MAX + 1] = '\0';
     memcpy(long_slip, long_value + 1, sizeof long_slip);
     const char *const longs[] = { long_value };
     const sf_table lt = { "size", 1, longs };
@@ -280,7 +281,7 @@ static void test_lookup_slips(void)
         const char *text = slipped ? long_slip : long_value;
         CHECK(sf_featurize(lf, text, strlen(text), &s, &w, NULL) == PARLEY_OK &&
                       word_has(lf, &w, 0, "0:L:B:size") == !slipped,
-              "a value of %d code points, %s: %s", SF_SLIP_MAX + 1,
+              "a value of %d code points, %s: %s", PL_SLIP_MAX + 1,
               slipped ? "one left out, no match" : "as written, a match", parley_errmsg());
         sf_rows_free(&s);
         sf_rows_free(&w);
