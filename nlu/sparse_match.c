@@ -167,12 +167,12 @@ static void mark(sf_text *t, int stride, int c, int w, int k)
 typedef parley_status (*run_fn)(void *arg, sf_text *t, int w, int k);
 
 /* Whether s[0..len), t->key with a code point left out, is a value of PL_SLIP_MIN code
- * points or more (t->key added one) or one of the slips (both lost one). */
+ * points or more (t->key added one; run_matches bounds it above) or one of the slips (both
+ * lost one). Code points are counted only for a value found. */
 static int slip_of(void *arg, const char *s, size_t len)
 {
     const sf_lookup *lk = arg;
-    const int n = pl_code_points(s, len);
-    return (sf_strtab_find(&lk->values, s, len) >= 0 && n >= PL_SLIP_MIN && n <= PL_SLIP_MAX) ||
+    return (sf_strtab_find(&lk->values, s, len) >= 0 && pl_code_points(s, len) >= PL_SLIP_MIN) ||
            sf_strtab_find(&lk->slips, s, len) >= 0;
 }
 

@@ -202,7 +202,7 @@ static void test_word_norm_by_kind(void)
     sf_free(by_kind);
 }
 
-/* Whether the lookup matches that sf_lookup_matches reports for a text include one. */
+/* Counts the lookup matches sf_lookup_matches reports (arg: an int). */
 static parley_status count_match(void *arg, int table, size_t from, size_t to, const char *value)
 {
     (void)table, (void)from, (void)to, (void)value;
