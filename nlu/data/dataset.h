@@ -49,8 +49,8 @@ typedef struct ds_example {
     char **words;   /* (n_words) NUL-terminated, pointing into one owned block */
     int *tags;      /* (n_words) index into ds_dataset.tags */
     int intent;     /* index into ds_dataset.intents */
-    int variant_of; /* the example this lookup variant was made from (ds_augment_lookups); -1
-                       for an example of the data */
+    int variant_of; /* the example this variant or copy was made from (augment.c,
+                       lowercase.c); -1 for an example of the data */
     int n_spans;
     ds_span *spans; /* annotated slot values in word order (JointBERT: the tag chunks) */
     int untagged;   /* 1: its words carry no slot annotation (background sentences, whose
@@ -104,14 +104,22 @@ int ds_tag_index(const ds_dataset *ds, const char *tag);
 /* The lookup table for slot type `slot`, or NULL. */
 const ds_values *ds_lookup_for(const ds_dataset *ds, const char *slot);
 
-/* Data augmentation by slot-value substitution. For each example present now that has a
- * span of a slot type S with a lookup table S, it makes up to per_example_max new examples,
- * each replacing every such span by a value drawn from its table (whole words; the new
- * spans get B-/I- tags and no canonical value). New texts that already exist are skipped;
- * at most 4 * per_example_max draws are tried per example. The draws come from a PRNG
- * seeded with `seed` and walk examples in order, so a seed gives the same result every
- * time. *added (may be NULL) receives the number of examples appended. */
+/* Data augmentation by slot-value substitution (nlu/data/augment.c). For each example
+ * present now that has a span of a slot type S with a lookup table S, it makes up to
+ * per_example_max new examples, each replacing every such span by a value drawn from its
+ * table (whole words; the new spans get B-/I- tags and no canonical value). New texts that
+ * already exist are skipped; at most 4 * per_example_max draws are tried per example. The
+ * draws come from a PRNG seeded with `seed` and walk examples in order, so a seed gives the
+ * same result every time. A variant's variant_of is the example it was made from. *added
+ * (may be NULL) receives the number of examples appended. */
 parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t seed, int *added);
+
+/* The same with values drawn from the data itself: a span of slot type S in an example of
+ * intent I takes a value that a written example of I (variant_of -1) tags as S, where I's
+ * examples give S at least two different values. For data without lookup tables: the
+ * values an intent's examples show are read in each other's sentences, so a model learns
+ * the words around a value rather than the value. */
+parley_status ds_augment_own_values(ds_dataset *ds, int per_example_max, uint64_t seed, int *added);
 
 /* Lower-case copies (nlu/data/lowercase.c): for each example present now, not untagged, with
  * a capital in a word of a slot value, a copy with every word lower-cased (tags, spans and

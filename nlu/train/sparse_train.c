@@ -214,15 +214,15 @@ static int source_of(const sparse_prefit_set *set, int e)
     return set->source ? set->source[e] : e;
 }
 
-/* Each example's share of the intent loss: 1 / (1 + the variants of its source). NULL when
- * out of memory. */
-static float *shares_of(const sparse_prefit_set *set)
+/* Each example's share of the intent loss: 1 / (1 + the variants of its source), or 1 where
+ * the fits take written examples alone (written_only). NULL when out of memory. */
+static float *shares_of(const sparse_prefit_set *set, int written_only)
 {
     float *share = pl_calloc((size_t)set->n + 1, sizeof *share);
     if (!share)
         return NULL;
     for (int e = 0; e < set->n; e++)
-        share[source_of(set, e)] += 1.0f; /* copies, counted at the source */
+        share[source_of(set, e)] += written_only ? source_of(set, e) == e : 1.0f;
     for (int e = 0; e < set->n; e++)
         if (source_of(set, e) != e)
             share[e] = share[source_of(set, e)];
@@ -236,7 +236,7 @@ parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
 {
     parley_status st = PARLEY_OK;
     int *all = pl_malloc(((size_t)set->n + 1) * sizeof *all);
-    float *share = shares_of(set);
+    float *share = shares_of(set, 0);
     if (!all || !share) {
         st = pl_nomem("fitting the sparse features");
         goto done;
@@ -260,7 +260,7 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
     int *fold = pl_malloc(((size_t)n + 1) * sizeof *fold),
         *seen = pl_calloc((size_t)NI + 1, sizeof *seen),
         *subset = pl_malloc(((size_t)n + 1) * sizeof *subset);
-    float *u = pl_malloc((n_u + 1) * sizeof *u), *share = shares_of(set);
+    float *u = pl_malloc((n_u + 1) * sizeof *u), *share = shares_of(set, set->crossfit_written);
     parley_status st = PARLEY_OK;
     if (!fold || !seen || !subset || !u || !share) {
         st = pl_nomem("cross-fitting the sparse features");
@@ -278,7 +278,7 @@ parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set
     for (int f = 0; f < folds && st == PARLEY_OK; f++) {
         int n_sub = 0;
         for (int i = 0; i < n; i++)
-            if (fold[i] != f)
+            if (fold[i] != f && (!set->crossfit_written || source_of(set, i) == i))
                 subset[n_sub++] = i;
         memset(u, 0, n_u * sizeof *u);
         const fit_maps w = { c, u, NULL };

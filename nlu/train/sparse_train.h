@@ -44,9 +44,13 @@ void train_sparse_update(bert_model *m, const float *grads, float *mom, float *v
  * (source[e] = e) or made from example source[e] by lookup substitution. A written example
  * and its variants share one example's weight in the intent loss (an intent whose examples
  * hold many lookup values would otherwise count each several times, and its words with
- * them); each is a whole example to the slots. source NULL: all written. Borrowed. */
+ * them); each is a whole example to the slots. source NULL: all written. Borrowed.
+ * crossfit_written: cross-fitting fits on the written examples alone, for variants whose
+ * slot values were drawn from the data's own examples (ds_augment_own_values): a held-out
+ * example's values would reach the fits through them. */
 typedef struct sparse_prefit_set {
     int n;
+    int crossfit_written;
     const int *source;
     const size_t *off;
     const int *intent, *slot;
@@ -75,7 +79,8 @@ parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
 /* Held-out intent logits (n, n_intents) of every example of set, variants included, by
  * `folds`-fold cross-fitting: the sparse intent map is fitted as by train_sparse_prefit on
  * the examples outside a fold (each intent's written examples dealt round the folds in an
- * order drawn from p->seed, variants following their source) and scores the fold's. m is
+ * order drawn from p->seed, variants following their source; the written ones alone where
+ * set->crossfit_written) and scores the fold's. m is
  * only read (its config and shapes); what the folds fit is thrown away. For calibrating a
  * model whose intent is the sparse features' alone without a dev set (calibrate.h). */
 parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,

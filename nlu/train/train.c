@@ -1084,6 +1084,15 @@ static double tagged_words(const encoded_set *set)
     return set->n > 0 ? (double)n / set->n : 0.0;
 }
 
+/* The variants drawn from the data's own slot values (ds_augment_own_values, for data
+ * without lookup tables): the rules that size the model by examples per intent leave them
+ * out, as they show no value the written examples do not. Lookup variants count: each
+ * brings a value of its table. */
+static int own_variants(const run_state *r)
+{
+    return r->train->n_lookups ? 0 : r->pr.n_augmented;
+}
+
 /* The examples written in the data: the encoded set's first, before the lookup variants and
  * the lower-case copies (extend_train appends them). */
 static int written(const run_state *r)
@@ -1186,7 +1195,8 @@ static void prefit_inputs(const run_state *r, int *source, const float *class_we
         const int from = r->train->examples[e].variant_of;
         source[e] = from < 0 ? e : from;
     }
-    *set = (sparse_prefit_set){ n, source, r->set.off, r->set.intent, r->set.slot, &r->set.sparse };
+    *set = (sparse_prefit_set){ n,           own_variants(r) > 0, source, r->set.off, r->set.intent,
+                                r->set.slot, &r->set.sparse };
     *pp = (sparse_prefit_params){
         .epochs = train_prefit_epochs(n, PREFIT_BATCH, notes),
         .batch = PREFIT_BATCH,
@@ -1299,8 +1309,9 @@ static parley_status extend_train(run_state *r, int background, train_notes *not
         return st;
     if (r->s.builtin && (st = train_add_builtin(r->train, &r->pr.n_builtin, notes)) != PARLEY_OK)
         return st;
-    if (r->s.augment && (st = ds_augment_lookups(r->train, r->s.augment, r->s.seed,
-                                                 &r->pr.n_augmented)) != PARLEY_OK)
+    if (r->s.augment &&
+        (st = (r->train->n_lookups ? ds_augment_lookups : ds_augment_own_values)(
+                 r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
         return st;
     if (lowercase && (st = ds_augment_lowercase(r->train, &r->pr.n_lowercase)) != PARLEY_OK)
         return st;
@@ -1410,7 +1421,7 @@ static parley_status run_prepare(run_state *r)
     } else {
         if ((st = pl_make_dirs(p->out)) != PARLEY_OK)
             return st;
-        r->sparse = train_sparse_on(r->train->n_examples, r->train->n_intents,
+        r->sparse = train_sparse_on(r->train->n_examples - own_variants(r), r->train->n_intents,
                                     r->train->n_lookups + r->train->n_regexes > 0, p->sparse,
                                     p->intent_encoder, &r->notes);
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
@@ -1423,8 +1434,9 @@ static parley_status run_prepare(run_state *r)
     if (!p->resume) {
         bert_config *c = &r->m->cfg;
         if (c->sparse_sent)
-            c->intent_sparse_only = train_intent_sparse_only(r->set.n, c->n_intents, c->n_slots > 1,
-                                                             p->intent_encoder, &r->notes);
+            c->intent_sparse_only =
+                    train_intent_sparse_only(r->set.n - own_variants(r), c->n_intents,
+                                             c->n_slots > 1, p->intent_encoder, &r->notes);
         if (check_sparse_intent(r) &&
             (st = sparse_intent_enough(r, &c->intent_sparse_only)) != PARLEY_OK)
             return st;

@@ -7,9 +7,11 @@
  *     new ones drawn from normal(0, 0.02); a new model is initialized as BERT is;
  *   - augmentation gives each training example with a span of a slot type that has a
  *     lookup table (Rasa's `- lookup: SLOT`) up to `augment` variants, every such span
- *     replaced by a value drawn from its table (ds_augment_lookups, from the seed). JointBERT
- *     folders have no lookup tables. Synonyms do not reach the trainer (nlu/data/dataset.h
- *     says why); lookup tables and regexes reach it through the sparse features;
+ *     replaced by a value drawn from its table (ds_augment_lookups, from the seed); data
+ *     without lookup tables (JointBERT folders have none) draws from the values its own
+ *     examples of the same intent tag (ds_augment_own_values). Synonyms do not reach the
+ *     trainer (nlu/data/dataset.h says why); lookup tables and regexes reach it through the
+ *     sparse features;
  *   - with sparse features on (the default), the featurizer is learned from the training
  *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
  *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;

@@ -33,8 +33,9 @@ static void usage(FILE *f)
             "  --data PATH          training examples (required)\n"
             "  --dev PATH           dev examples, scored after each epoch\n"
             "  --augment N          up to N variants of each example with slot values drawn from\n"
-            "                       the nlu.yaml's lookup tables; 0 = off (default: sized to\n"
-            "                       the data)\n"
+            "                       the nlu.yaml's lookup tables, or where it has none from the\n"
+            "                       values the intent's examples tag; 0 = off (default: sized\n"
+            "                       to the data)\n"
             "  --background N       up to N sentences of general English (beside the default\n"
             "                       encoder) added to data of under 2,000 examples as its\n"
             "                       out-of-scope intent where the encoder reads the intent,\n"
@@ -144,7 +145,7 @@ static void print_start(const parley_train_progress *pr)
     const struct {
         int n;
         const char *what;
-    } added[] = { { pr->n_augmented, "lookup variants" },
+    } added[] = { { pr->n_augmented, "slot-value variants" },
                   { pr->n_background, "background sentences" },
                   { pr->n_builtin, "built-in replies" },
                   { pr->n_lowercase, "lower-case copies" } };

@@ -89,7 +89,7 @@ typedef struct parley_train_progress {
     int n_intents, n_tags; /* the model's labels (0 in pretraining) */
     int vocab_size;
     int n_truncated;    /* training examples (or lines) cut to max_positions */
-    int n_augmented;    /* of n_train, the variants made from lookup tables */
+    int n_augmented;    /* of n_train, slot-value variants (params.augment) */
     int n_background;   /* of n_train, the background sentences added (params.background) */
     int n_builtin;      /* of n_train, the built-in replies added (params.builtin) */
     int n_lowercase;    /* of n_train, lower-case copies of examples whose slot values have
@@ -136,8 +136,9 @@ typedef struct parley_train_params {
     int epochs;                 /* passes over the data, >= 1; 0 = sized to the data */
     int batch;                  /* examples per step, >= 1; 0 = sized to the data */
     int augment;                /* up to this many variants of each example, its slot values
-                                   drawn from the nlu.yaml's lookup tables; 0 = none; negative =
-                                   sized to the data */
+                                   drawn from the nlu.yaml's lookup tables, or where it has
+                                   none from the values the intent's own examples tag; 0 =
+                                   none; negative = sized to the data */
     float lr;                   /* peak learning rate; 0 = sized to the batch (new model), or
                                    parley_train_default_lr(1) with init */
     float warmup_fraction;      /* linear warmup over this fraction of all steps, in [0, 1] ... */

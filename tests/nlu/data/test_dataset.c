@@ -1,7 +1,8 @@
 /* test_dataset.c — the dataset readers: nlu.yaml (good file, every malformed file under
  * tests/nlu/data/bad_*.yaml with the FILE:LINE:COL its first line expects), JointBERT
  * folders (committed small ones, and SNIPS/ATIS train when PARLEY_SHARED_DATA has them),
- * lookup augmentation, lower-case copies, and clean failure of every allocation while loading.
+ * augmentation (from lookup tables, from the data's own values), lower-case copies, and clean
+ * failure of every allocation while loading.
  *
  * Usage: test_dataset DATA_DIR   (DATA_DIR = tests/nlu/data)
  */
@@ -187,6 +188,82 @@ static void test_augment(void)
           "zero per example");
     CHECK(ds_augment_lookups(ds, -1, 1, &added) == PARLEY_ERR_INVALID_ARG, "negative per example");
     ds_free(ds);
+}
+
+/* The words of span sp of e joined by single spaces, into buf. */
+static const char *span_text(const ds_example *e, const ds_span *sp, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int w = sp->start; w < sp->end; w++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", w > sp->start ? " " : "",
+                                e->words[w]);
+    return buf;
+}
+
+/* Variants from the data's own values: a span takes a value that a written example of the
+ * same intent gives its type (never another intent's, never a variant's), with B-/I- tags
+ * over its words; an intent whose examples give a type one value keeps it; untagged examples
+ * get none; the seed decides. */
+static void test_own_values(void)
+{
+    static const char yaml[] = "nlu:\n"
+                               "- intent: order\n"
+                               "  examples: |\n"
+                               "    - a [small](size) pizza with [ham](topping)\n"
+                               "    - one [large](size) please\n"
+                               "    - make it [extra large](size) tonight\n"
+                               "    - i'd like a [medium](size)\n"
+                               "    - nothing tagged here\n"
+                               "- intent: ask\n"
+                               "  examples: |\n"
+                               "    - is [tiny](size) enough\n"
+                               "    - is [tiny](size) big\n";
+    static const char *const order_sizes[] = { "small", "large", "extra large", "medium" };
+    char *texts[2] = { 0 };
+    for (int run = 0; run < 2; run++) {
+        ds_dataset *ds = NULL;
+        int added = -1;
+        CHECK(ds_load_rasa_string("own.yaml", yaml, sizeof yaml - 1, &ds) == PARLEY_OK, "load: %s",
+              parley_errmsg());
+        if (!ds)
+            return;
+        const int n0 = ds->n_examples, order = ds_intent_index(ds, "order"),
+                  size = ds_slot_index(ds, "size"), topping = ds_slot_index(ds, "topping");
+        CHECK(ds_augment_own_values(ds, 3, 11, &added) == PARLEY_OK, "augment: %s",
+              parley_errmsg());
+        /* Four order examples with a size, three other sizes each: up to 3 variants each. */
+        CHECK(added >= 8 && added <= 12 && ds->n_examples == n0 + added, "added %d", added);
+        size_t len = 0, cap = 4096;
+        texts[run] = calloc(1, cap);
+        for (int i = n0; i < ds->n_examples && texts[run]; i++) {
+            const ds_example *e = &ds->examples[i], *o = &ds->examples[e->variant_of];
+            char value[64];
+            len += (size_t)snprintf(texts[run] + len, cap - len, "%s|", e->text);
+            CHECK(e->variant_of >= 0 && e->variant_of < n0 && e->intent == order &&
+                          o->intent == order && e->n_spans == o->n_spans,
+                  "'%s': a variant of an order example", e->text);
+            int sizes = 0;
+            for (int s = 0; s < e->n_spans; s++) {
+                const ds_span *sp = &e->spans[s];
+                span_text(e, sp, value, sizeof value);
+                CHECK(e->tags[sp->start] == 1 + 2 * sp->slot, "'%s': B- on '%s'", e->text, value);
+                for (int w = sp->start + 1; w < sp->end; w++)
+                    CHECK(e->tags[w] == 2 + 2 * sp->slot, "'%s': I- in '%s'", e->text, value);
+                if (sp->slot == topping)
+                    CHECK(!strcmp(value, "ham"), "one topping: kept as written ('%s')", value);
+                if (sp->slot != size)
+                    continue;
+                for (int v = 0; v < 4; v++)
+                    sizes += !strcmp(value, order_sizes[v]);
+            }
+            CHECK(sizes == 1, "'%s': its size is one of order's own", e->text);
+        }
+        ds_free(ds);
+    }
+    CHECK(texts[0] && texts[1] && !strcmp(texts[0], texts[1]), "the same seed, the same variants");
+    free(texts[0]);
+    free(texts[1]);
 }
 
 /* Lower-case copies: of the examples with a capital inside a slot value only (not one
@@ -520,7 +597,7 @@ static void test_shared_data(void)
 /* Load (and augment) under every allocation failure (tests/fault.h). */
 typedef struct load_case {
     const char *path;
-    int augment;
+    int augment; /* 0: none, 1: from lookup tables, 2: from the data's own values */
 } load_case;
 
 static parley_status load_free(void *ctx)
@@ -529,7 +606,7 @@ static parley_status load_free(void *ctx)
     ds_dataset *ds = NULL;
     parley_status st = ds_load(c->path, &ds);
     if (st == PARLEY_OK && c->augment)
-        st = ds_augment_lookups(ds, 3, 5, NULL);
+        st = (c->augment == 1 ? ds_augment_lookups : ds_augment_own_values)(ds, 3, 5, NULL);
     ds_free(ds);
     return st;
 }
@@ -589,6 +666,7 @@ int main(int argc, char **argv)
     data_dir = argv[1];
     test_pizza();
     test_augment();
+    test_own_values();
     test_lowercase();
     test_add_intent();
     test_bad_files();
@@ -599,5 +677,6 @@ int main(int argc, char **argv)
     test_many_labels();
     sweep_load("nlu.yaml", "pizza.yaml", 1);
     sweep_load("jointbert", "jointbert/good", 0);
+    sweep_load("nlu.yaml, own values", "pizza.yaml", 2);
     return check_done();
 }

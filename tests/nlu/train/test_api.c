@@ -39,6 +39,7 @@ static parley_train_params tiny(const char *out, int epochs)
     p.epochs = epochs;
     p.batch = 8;
     p.lr = 3e-3f;
+    p.augment = 0; /* counts and steps of the data as written */
     p.threads = 1;
     return p;
 }

@@ -5,7 +5,8 @@
  * The fit must learn every intent and tag, leave the encoder's parameters as they were, and
  * honour the intent weights: an intent weighted 0 contributes no gradient, so its own
  * features keep zero weights and its examples are not learned; with half of the examples
- * lookup variants of the other half, all is learned still.
+ * lookup variants of the other half, all is learned still. Cross-fitting on the written
+ * examples alone keeps a held-out example's features out of the fits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,7 @@ static void test_fit(const float *class_weight, const int *source, const char *w
     const size_t dense = (size_t)(m->w.sparse_intent_w - m->params);
     float *before = malloc(dense * sizeof *before);
     memcpy(before, m->params, dense * sizeof *before);
-    sparse_prefit_set set = { N, source, t.off, t.intent, t.slot, &t.rows };
+    sparse_prefit_set set = { N, 0, source, t.off, t.intent, t.slot, &t.rows };
     sparse_prefit_params p = { .epochs = 30,
                                .batch = 5,
                                .lr = 1.0f,
@@ -139,7 +140,7 @@ static void test_rates(void)
 {
     toy t;
     toy_make(&t);
-    sparse_prefit_set set = { N, NULL, t.off, t.intent, t.slot, &t.rows };
+    sparse_prefit_set set = { N, 0, NULL, t.off, t.intent, t.slot, &t.rows };
     for (int which = 0; which < 2; which++) {
         bert_model *m = toy_model();
         if (!m)
@@ -192,6 +193,56 @@ static void test_update(void)
     }
 }
 
+/* Cross-fitting with variants that hold a held-out example's values. Written example e
+ * (of 12, intent e % 3) has one sentence feature of its own, e; its variant (example 12 + e)
+ * holds feature (e + 3) % 12, the feature of another written example of its intent, as a
+ * variant drawn from the data's own values may. Fitting on the variants, a held-out example's
+ * feature is learned through another's variant whenever the two are in different folds;
+ * fitting on the written examples alone (crossfit_written), never: its logits stay 0. */
+static void test_crossfit_written(void)
+{
+    enum { W = 12 };
+    bert_sparse_batch rows = { 0 };
+    size_t off[2 * W + 1];
+    int intent[2 * W], slot[2 * W * TOK], source[2 * W];
+    for (int e = 0; e < 2 * W; e++) {
+        const int f = e < W ? e : (e - W + 3) % W, w = 0;
+        const float one = 1.0f;
+        intent[e] = e % 3;
+        source[e] = e < W ? e : e - W;
+        off[e] = (size_t)e * TOK;
+        slot[e * TOK] = slot[e * TOK + 1] = slot[e * TOK + 2] = -1;
+        CHECK(sf_rows_push(&rows.sent, &f, &one, 1) == PARLEY_OK &&
+                      sf_rows_add_empty(&rows.tok) == PARLEY_OK &&
+                      sf_rows_push(&rows.tok, &w, &one, 1) == PARLEY_OK &&
+                      sf_rows_add_empty(&rows.tok) == PARLEY_OK,
+              "rows of example %d", e);
+    }
+    off[2 * W] = (size_t)2 * W * TOK;
+    bert_model *m = toy_model();
+    const sparse_prefit_params p = {
+        .epochs = 20, .batch = 4, .lr = 1.0f, .slot_lr = 1.0f, .slot_weight = 1.0f, .seed = 5
+    };
+    for (int written_only = 0; m && written_only < 2; written_only++) {
+        sparse_prefit_set set = { 2 * W, written_only, source, off, intent, slot, &rows };
+        float z[2 * W * NI];
+        CHECK(train_sparse_crossfit(m, &set, &p, 3, z) == PARLEY_OK, "cross-fit: %s",
+              parley_errmsg());
+        int leaked = 0, zero = 1;
+        for (int e = 0; e < W; e++) {
+            leaked += z[e * NI + intent[e]] > 0.1f;
+            for (int i = 0; i < NI; i++)
+                zero &= z[e * NI + i] == 0.0f;
+        }
+        if (written_only)
+            CHECK(zero, "written examples alone: no held-out feature learned");
+        else
+            CHECK(leaked > 0, "with the variants a held-out feature is learned (%d)", leaked);
+    }
+    bert_model_free(m);
+    bert_sparse_batch_free(&rows);
+}
+
 int main(void)
 {
     test_fit(NULL, NULL, "unweighted");
@@ -205,5 +256,6 @@ int main(void)
     test_fit(NULL, source, "half of them variants");
     test_rates();
     test_update();
+    test_crossfit_written();
     return check_done();
 }
