@@ -7,6 +7,7 @@
  * same variants; a variant records the example it was made from (variant_of), which the
  * trainer's cross-fitting and loss weights follow.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "nlu/data/dataset.h"
@@ -95,9 +96,13 @@ static int aug_variant(aug_buf *b, const ds_example *e, const ds_values *const *
     return 1;
 }
 
-/* Appends up to per_example_max variants of each example present now, the spans of an
- * example of intent i drawing from tables[i * ds->n_slots + slot] (NULL: kept as written). */
-static parley_status augment(ds_dataset *ds, const ds_values *const *tables, int per_example_max,
+/* The tables the spans of example e draw from, indexed by slot type (NULL: the span is kept
+ * as written); only the entries of e's spans are read. */
+typedef const ds_values *const *(*tables_fn)(void *ctx, const ds_example *e);
+
+/* Appends up to per_example_max variants of each example present now, its spans drawing
+ * from tables_of(ctx, example). */
+static parley_status augment(ds_dataset *ds, tables_fn tables_of, void *ctx, int per_example_max,
                              uint64_t seed, int *added)
 {
     parley_status st = PARLEY_OK;
@@ -108,14 +113,14 @@ static parley_status augment(ds_dataset *ds, const ds_values *const *tables, int
     for (int i = 0; i < n0; i++) {
         /* A copy: ds_add may move the examples array, not what the pointers point to. */
         ds_example e = ds->examples[i];
-        const ds_values *const *own = tables + (size_t)e.intent * (size_t)ds->n_slots;
+        const ds_values *const *tables = tables_of(ctx, &ds->examples[i]);
         int usable = 0;
         for (int s = 0; s < e.n_spans; s++)
-            usable |= own[e.spans[s].slot] != NULL;
+            usable |= tables[e.spans[s].slot] != NULL;
         for (int tries = 0, made = 0;
              usable && made < per_example_max && tries < 4 * per_example_max; tries++) {
             int appended;
-            if (!aug_variant(&b, &e, own, &rng)) {
+            if (!aug_variant(&b, &e, tables, &rng)) {
                 st = pl_nomem("%s: augmentation", ds->source);
                 break;
             }
@@ -146,29 +151,29 @@ static parley_status check_args(const ds_dataset *ds, int per_example_max, const
     return PARLEY_OK;
 }
 
-/* (n_intents * n_slots) table pointers for ds, the caller's to pl_free; NULL when out of
- * memory. */
-static const ds_values **table_grid(const ds_dataset *ds)
+/* ---- from lookup tables --------------------------------------------------------------- */
+
+static const ds_values *const *lookup_tables(void *ctx, const ds_example *e)
 {
-    const size_t n =
-            (size_t)(ds->n_intents ? ds->n_intents : 1) * (size_t)(ds->n_slots ? ds->n_slots : 1);
-    return pl_calloc(n, sizeof(const ds_values *));
+    (void)e;
+    return ctx;
 }
 
 parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t seed, int *added)
 {
     int count = 0;
     parley_status st = check_args(ds, per_example_max, "ds_augment_lookups");
-    const ds_values **tables = st == PARLEY_OK ? table_grid(ds) : NULL;
+    const ds_values **tables =
+            st == PARLEY_OK ? pl_calloc((size_t)(ds->n_slots ? ds->n_slots : 1), sizeof *tables)
+                            : NULL;
     if (st == PARLEY_OK && !tables)
         st = pl_nomem("%s: augmentation", ds->source);
     if (st == PARLEY_OK) {
         for (int s = 0; s < ds->n_slots; s++) {
             const ds_values *t = ds_lookup_for(ds, ds->slots[s]);
-            for (int i = 0; i < ds->n_intents; i++)
-                tables[(size_t)i * (size_t)ds->n_slots + (size_t)s] = t && t->n ? t : NULL;
+            tables[s] = t && t->n ? t : NULL;
         }
-        st = augment(ds, tables, per_example_max, seed, &count);
+        st = augment(ds, lookup_tables, tables, per_example_max, seed, &count);
     }
     if (added)
         *added = count;
@@ -176,58 +181,173 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
     return st;
 }
 
-/* Adds the words [start, end) of e, joined by single spaces, to v unless v holds them. The
- * word block mirrors e->text with NULs for spaces, so a run of words is a run of text at
- * the same offset. */
-static parley_status own_value_add(ds_values *v, const ds_example *e, int start, int end)
+/* ---- from the data's own values -------------------------------------------------------- */
+
+/* One slot value of a written example: its intent and type, its text (the words joined by
+ * single spaces, inside the example's text) and its place among all of them. */
+typedef struct own_value {
+    int intent, slot, at;
+    const char *text;
+    size_t len;
+} own_value;
+
+/* The distinct values of one (intent, type), in the order the examples first give them. */
+typedef struct own_group {
+    int intent, slot;
+    ds_values values;
+} own_group;
+
+/* The groups sorted by (intent, type), and the row of tables of the example last asked for
+ * (own_tables_of sets its spans' entries, and clears them at the next example: the spans
+ * stay where they are when ds_add moves the examples). */
+typedef struct own_tables {
+    own_group *group;
+    int n_group;
+    const ds_values **row; /* (n_slots) */
+    const ds_span *last;   /* the last example's spans */
+    int n_last;
+} own_tables;
+
+static int cmp_key(int intent_a, int slot_a, int intent_b, int slot_b)
 {
-    const size_t from = (size_t)(e->words[start] - e->words[0]),
-                 len = (size_t)(e->words[end - 1] - e->words[0]) + strlen(e->words[end - 1]) - from;
-    const char *value = e->text + from;
-    for (int i = 0; i < v->n; i++)
-        if (strlen(v->values[i]) == len && !memcmp(v->values[i], value, len))
-            return PARLEY_OK;
-    char **grown = pl_realloc(v->values, (size_t)(v->n + 1) * sizeof *grown);
-    if (grown)
-        v->values = grown;
-    if (!grown || !(grown[v->n] = pl_strndup(value, len)))
+    return intent_a != intent_b ? (intent_a > intent_b) - (intent_a < intent_b)
+                                : (slot_a > slot_b) - (slot_a < slot_b);
+}
+
+/* By intent, type, text, then place: a value's repeats follow its first. */
+static int cmp_value(const void *pa, const void *pb)
+{
+    const own_value *a = pa, *b = pb;
+    int c = cmp_key(a->intent, a->slot, b->intent, b->slot);
+    if (!c)
+        c = memcmp(a->text, b->text, a->len < b->len ? a->len : b->len);
+    if (!c)
+        c = (a->len > b->len) - (a->len < b->len);
+    return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+static int cmp_place(const void *pa, const void *pb)
+{
+    const own_value *a = pa, *b = pb;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const own_group *a = pa, *b = pb;
+    return cmp_key(a->intent, a->slot, b->intent, b->slot);
+}
+
+static const ds_values *own_table(const own_tables *t, int intent, int slot)
+{
+    const own_group key = { intent, slot, { 0 } };
+    const own_group *g = bsearch(&key, t->group, (size_t)t->n_group, sizeof key, cmp_group);
+    /* A type with one value of the intent has nothing to draw but what is there. */
+    return g && g->values.n > 1 ? &g->values : NULL;
+}
+
+static const ds_values *const *own_tables_of(void *ctx, const ds_example *e)
+{
+    own_tables *t = ctx;
+    for (int s = 0; s < t->n_last; s++)
+        t->row[t->last[s].slot] = NULL;
+    for (int s = 0; s < e->n_spans; s++)
+        t->row[e->spans[s].slot] = own_table(t, e->intent, e->spans[s].slot);
+    t->last = e->spans;
+    t->n_last = e->n_spans;
+    return t->row;
+}
+
+/* The values of the written examples' spans (*out, *n; the caller's to pl_free). The word
+ * block mirrors e->text with NULs for spaces, so a run of words is a run of text at the
+ * same offset. */
+static parley_status own_values_of(const ds_dataset *ds, own_value **out, int *n)
+{
+    int count = 0;
+    for (int i = 0; i < ds->n_examples; i++)
+        count += ds->examples[i].variant_of < 0 ? ds->examples[i].n_spans : 0;
+    own_value *v = pl_malloc(((size_t)count + 1) * sizeof *v);
+    if (!v)
         return PARLEY_ERR_NOMEM;
-    v->n++;
+    count = 0;
+    for (int i = 0; i < ds->n_examples; i++) {
+        const ds_example *e = &ds->examples[i];
+        for (int s = 0; e->variant_of < 0 && s < e->n_spans; s++) {
+            const ds_span *sp = &e->spans[s];
+            const size_t from = (size_t)(e->words[sp->start] - e->words[0]),
+                         to = (size_t)(e->words[sp->end - 1] - e->words[0]) +
+                              strlen(e->words[sp->end - 1]);
+            v[count] = (own_value){ e->intent, sp->slot, count, e->text + from, to - from };
+            count++;
+        }
+    }
+    *out = v;
+    *n = count;
     return PARLEY_OK;
+}
+
+/* Groups v[0..n) (sorted by cmp_value) into t->group: each (intent, type) with its distinct
+ * texts, copied, in the order of their first place. v is reordered. */
+static parley_status own_group_values(own_tables *t, own_value *v, int n)
+{
+    t->group = pl_calloc((size_t)n + 1, sizeof *t->group);
+    if (!t->group)
+        return PARLEY_ERR_NOMEM;
+    for (int i = 0; i < n;) {
+        int j = i, distinct = 0;
+        /* Compacted in place: a write lands at or before j - 1's place, and at j - 1 itself
+         * only as itself, so v[j - 1] is as sorted when v[j] meets it. */
+        for (; j < n && !cmp_key(v[j].intent, v[j].slot, v[i].intent, v[i].slot); j++)
+            if (j == i || v[j].len != v[j - 1].len || memcmp(v[j].text, v[j - 1].text, v[j].len))
+                v[i + distinct++] = v[j]; /* the first of its text: the least place */
+        qsort(v + i, (size_t)distinct, sizeof *v, cmp_place);
+        own_group *g = &t->group[t->n_group++];
+        *g = (own_group){ v[i].intent, v[i].slot, { 0 } };
+        if (!(g->values.values = pl_calloc((size_t)distinct, sizeof *g->values.values)))
+            return PARLEY_ERR_NOMEM;
+        for (; g->values.n < distinct; g->values.n++) {
+            const own_value *x = &v[i + g->values.n];
+            if (!(g->values.values[g->values.n] = pl_strndup(x->text, x->len)))
+                return PARLEY_ERR_NOMEM;
+        }
+        i = j;
+    }
+    return PARLEY_OK;
+}
+
+static void own_tables_free(own_tables *t)
+{
+    for (int g = 0; t->group && g < t->n_group; g++) {
+        for (int k = 0; k < t->group[g].values.n; k++)
+            pl_free(t->group[g].values.values[k]);
+        pl_free(t->group[g].values.values);
+    }
+    pl_free(t->group);
+    pl_free(t->row);
 }
 
 parley_status ds_augment_own_values(ds_dataset *ds, int per_example_max, uint64_t seed, int *added)
 {
-    int count = 0;
+    int count = 0, n = 0;
+    own_value *v = NULL;
+    own_tables t = { 0 };
     parley_status st = check_args(ds, per_example_max, "ds_augment_own_values");
-    const size_t n_tables = (size_t)ds->n_intents * (size_t)ds->n_slots;
-    ds_values *values = st == PARLEY_OK ? pl_calloc(n_tables ? n_tables : 1, sizeof *values) : NULL;
-    const ds_values **tables = values ? table_grid(ds) : NULL;
-    if (st == PARLEY_OK && !tables)
-        st = pl_nomem("%s: augmentation", ds->source);
-    for (int i = 0; st == PARLEY_OK && i < ds->n_examples; i++) {
-        const ds_example *e = &ds->examples[i];
-        for (int s = 0; e->variant_of < 0 && s < e->n_spans && st == PARLEY_OK; s++) {
-            const ds_span *sp = &e->spans[s];
-            if (own_value_add(&values[(size_t)e->intent * (size_t)ds->n_slots + (size_t)sp->slot],
-                              e, sp->start, sp->end) != PARLEY_OK)
-                st = pl_nomem("%s: augmentation", ds->source);
-        }
-    }
     if (st == PARLEY_OK) {
-        /* A type with one value of the intent has nothing to draw but what is there. */
-        for (size_t t = 0; t < n_tables; t++)
-            tables[t] = values[t].n > 1 ? &values[t] : NULL;
-        st = augment(ds, tables, per_example_max, seed, &count);
+        t.row = pl_calloc((size_t)(ds->n_slots ? ds->n_slots : 1), sizeof *t.row);
+        if (!t.row || own_values_of(ds, &v, &n) != PARLEY_OK)
+            st = PARLEY_ERR_NOMEM;
+        else {
+            qsort(v, (size_t)n, sizeof *v, cmp_value);
+            st = own_group_values(&t, v, n);
+        }
+        if (st != PARLEY_OK)
+            st = pl_nomem("%s: augmentation", ds->source);
     }
+    if (st == PARLEY_OK)
+        st = augment(ds, own_tables_of, &t, per_example_max, seed, &count);
     if (added)
         *added = count;
-    for (size_t t = 0; values && t < n_tables; t++) {
-        for (int v = 0; v < values[t].n; v++)
-            pl_free(values[t].values[v]);
-        pl_free(values[t].values);
-    }
-    pl_free(values);
-    pl_free(tables);
+    pl_free(v);
+    own_tables_free(&t);
     return st;
 }
