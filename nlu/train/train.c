@@ -426,7 +426,7 @@ fail:
 /* What a run is: fixed at its start and saved with its state. */
 typedef struct run_settings {
     int epochs, batch;
-    int augment;    /* lookup-table variants per example (ds_augment_lookups) */
+    int augment;    /* slot-value variants per example (augment.c) */
     int background; /* background sentences added (background.h) */
     int builtin;    /* 1: the built-in replies added (builtin.h) */
     float lr, weight_decay, dropout, slot_weight, clip;

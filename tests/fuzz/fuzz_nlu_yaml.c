@@ -6,7 +6,8 @@
  * a message. A dataset that loads must keep dataset.h's promises: labels sorted and unique,
  * tags "O", "B-s", "I-s" for each slot, every example's text its words joined by single
  * spaces, every index (intent, tag, span word and slot) in range and spans in word order.
- * Augmentation from lookup tables (seeded), then lower-case copies, must keep them too.
+ * Augmentation from lookup tables and from the data's own values (seeded), then lower-case
+ * copies, must keep them too.
  */
 #include <string.h>
 
@@ -80,6 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int before = ds->n_examples, added = -1;
     st = ds_augment_lookups(ds, 2, 1, &added);
     FUZZ_EXPECT(st == PARLEY_OK, "augmenting: %s", parley_errmsg());
+    FUZZ_EXPECT(added >= 0 && ds->n_examples == before + added, "added %d to %d, have %d", added,
+                before, ds->n_examples);
+    before = ds->n_examples;
+    st = ds_augment_own_values(ds, 2, 1, &added);
+    FUZZ_EXPECT(st == PARLEY_OK, "augmenting from its own values: %s", parley_errmsg());
     FUZZ_EXPECT(added >= 0 && ds->n_examples == before + added, "added %d to %d, have %d", added,
                 before, ds->n_examples);
     before = ds->n_examples;
