@@ -1195,8 +1195,13 @@ static void prefit_inputs(const run_state *r, int *source, const float *class_we
         const int from = r->train->examples[e].variant_of;
         source[e] = from < 0 ? e : from;
     }
-    *set = (sparse_prefit_set){ n,           own_variants(r) > 0, source, r->set.off, r->set.intent,
-                                r->set.slot, &r->set.sparse };
+    *set = (sparse_prefit_set){ .n = n,
+                                .crossfit_written = own_variants(r) > 0,
+                                .source = source,
+                                .off = r->set.off,
+                                .intent = r->set.intent,
+                                .slot = r->set.slot,
+                                .rows = &r->set.sparse };
     *pp = (sparse_prefit_params){
         .epochs = train_prefit_epochs(n, PREFIT_BATCH, notes),
         .batch = PREFIT_BATCH,
