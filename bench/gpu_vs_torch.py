@@ -154,7 +154,7 @@ def main():
                     row["torch_compile_ms"] = time_torch(compiled, B, T, iters)
                 except Exception as e:  # noqa: BLE001
                     print(f"torch.compile B{B} T{T}: {type(e).__name__}", flush=True)
-            for att in ("fused", "gemm"):
+            for att in ("fused", "gemm", "flash"):
                 row[f"parley_{att}_ms"] = time_parley(args.parley, model_dir, B, T, iters, "fp16",
                                                       att)["latency_ms"]["p50"]
             row["parley_bf16_ms"] = time_parley(args.parley, model_dir, B, T, iters,
@@ -167,7 +167,8 @@ def main():
                   f"{row['torch_eager_ms']:8.3f} ms ({row['torch_eager_ms'] / row['parley_ms']:5.2f}x)"
                   f"  torch.compile {tc} ms  parley {row['parley_tflops']:6.1f} TFLOP/s "
                   f"({100 * row['peak_share']:4.1f}% of peak); attention fused "
-                  f"{row['parley_fused_ms']:.3f} gemm {row['parley_gemm_ms']:.3f}; "
+                  f"{row['parley_fused_ms']:.3f} gemm {row['parley_gemm_ms']:.3f} flash "
+                  f"{row['parley_flash_ms']:.3f}; "
                   f"bf16 {row['parley_bf16_ms']:.3f} ms", flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -42,6 +42,7 @@ struct cuda_bert {
     void *ps;          // (n_params) in the storage type (== pf for FP32)
     bert_weights wf;   // pointers into pf
     size_t smem_ready; // dynamic shared memory the attention kernel may use
+    int flash_ok;      // attention_flash.cu runs for this precision, head size and device
     cuda_attention_mode attention;
     int cap_rows, cap_seqs; // what the buffers below hold
     size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
@@ -178,10 +179,13 @@ static parley_status linear_bias(cuda_bert *g, Y *y, const S *x, int ldx, const 
     return PARLEY_OK;
 }
 
-/* Whether attention runs as GEMMs (cuda_bert_set_attention). */
-static int gemm_attention(const cuda_bert *g)
+/* The attention path batches take: the fused kernel where asked (cuda_bert_set_attention),
+ * else the flash kernel where it runs here, else the GEMMs (asked for, or the fallback). */
+static cuda_attention_mode attention_path(const cuda_bert *g)
 {
-    return g->attention != CUDA_ATT_FUSED;
+    if (g->attention == CUDA_ATT_FUSED || g->attention == CUDA_ATT_GEMM)
+        return g->attention;
+    return g->flash_ok ? CUDA_ATT_FLASH : CUDA_ATT_GEMM;
 }
 
 /* Enqueues one whole batch on the stream: copy in, forward, copy out. */
@@ -195,25 +199,29 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
     S *ffn = (S *)g->ffn, *pooled = (S *)g->pooled;
     float *intent = g->out, *slots = g->out + (size_t)B * g->NI;
     cudaStream_t s = g->stream;
+    const cuda_attention_mode path = attention_path(g);
     parley_status st;
     if ((st = cuda_check(cudaMemcpyAsync(g->in, g->in_host, (size_t)(B + M) * sizeof(int),
                                          cudaMemcpyHostToDevice, s),
                          "copying ids in")) != PARLEY_OK)
         return st;
-    if (gemm_attention(g))
+    if (path == CUDA_ATT_GEMM)
         cuda_attention_pointers<S>(g->ptrs, att, qkv, g->scores, (S *)g->probs, B, T, g->NH, D, s);
     cuda_embedding<S>(h, ids, M, T, w->word_emb, w->pos_emb, w->type_emb, w->emb_ln_w, w->emb_ln_b,
                       H, g->eps, s);
     for (int l = 0; l < g->L; l++) {
         const size_t lH = (size_t)l * H;
-        if (!gemm_attention(g)) { // the fused kernel adds the QKV bias itself
+        if (path == CUDA_ATT_FUSED) { // the fused kernel adds the QKV bias itself
             if ((st = cuda_linear<S>(g->blas, qkv, 0, h, H, sw<S>(g, w->qkv_w + lH * 3 * H), M, H,
                                      3 * H)) != PARLEY_OK)
                 return st;
             cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
         } else if ((st = linear_bias<S>(g, qkv, h, H, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, M,
-                                        H, 3 * H)) != PARLEY_OK ||
-                   (st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B,
+                                        H, 3 * H)) != PARLEY_OK) {
+            return st;
+        } else if (path == CUDA_ATT_FLASH) {
+            cuda_attention_flash<S>(att, qkv, len, B, T, g->NH, D, s);
+        } else if ((st = cuda_attention_gemm<S>(g->blas, g->ptrs, g->scores, (S *)g->probs, len, B,
                                                 T, g->NH, D, s)) != PARLEY_OK) {
             return st;
         }
@@ -306,6 +314,7 @@ static parley_status prepare_attention(cuda_bert *g)
             cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->device),
             "reading shared memory size");
     size_t want = cuda_attention_smem<S>(g->P, g->H / g->NH);
+    g->flash_ok = cuda_attention_flash_supported<S>(g->H / g->NH);
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
     return st != PARLEY_OK ? st : cuda_attention_prepare<S>(g->smem_ready);
 }
@@ -395,8 +404,8 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, fl
         T = b->len[i] > T ? b->len[i] : T;
     T = (T + T_ROUND - 1) / T_ROUND * T_ROUND;
     T = T < g->P ? T : g->P;
-    const int gemm = gemm_attention(g);
-    if (!gemm && attention_need(g, T) > g->smem_ready)
+    const cuda_attention_mode path = attention_path(g);
+    if (path == CUDA_ATT_FUSED && attention_need(g, T) > g->smem_ready)
         return pl_fail(PARLEY_ERR_UNSUPPORTED,
                        "cuda: sequences of %d pieces need %zu bytes of "
                        "shared memory in %s attention; this device gives %zu",
@@ -404,7 +413,8 @@ extern "C" parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, fl
     if ((size_t)B * T > (size_t)INT32_MAX / 4)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda: batch of %d x %d pieces too big", B, T);
     if ((st = cuda_check(cudaSetDevice(g->device), "selecting the device")) != PARLEY_OK ||
-        (st = reserve(g, B * T, B, gemm ? (size_t)B * g->NH * T * T : 0)) != PARLEY_OK)
+        (st = reserve(g, B * T, B, path == CUDA_ATT_GEMM ? (size_t)B * g->NH * T * T : 0)) !=
+                PARLEY_OK)
         return st;
     int *len = g->in_host, *ids = g->in_host + B;
     memset(ids, 0, (size_t)B * T * sizeof *ids);

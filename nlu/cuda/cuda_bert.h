@@ -49,14 +49,17 @@ parley_status cuda_bert_open(const bert_model *m, int device, cuda_precision pre
 parley_status cuda_bert_forward(cuda_bert *g, const bert_batch *b, float *intent_logits,
                                 float *slot_logits);
 
-/* How attention runs: two batched tensor-core GEMMs around a masked softmax
- * (attention_gemm.cu; auto, the default), or the fused CUDA-core kernel (attention.cu), kept
- * as the simple reference path the GEMMs are compared with: on an H100 the GEMMs were faster
- * at every shape measured (bench/RESULTS.md), batch 1 included. For tests and benchmarks. */
+/* How attention runs: one flash-style tensor-core kernel that keeps the scores on chip
+ * (attention_flash.cu; FP16 and BF16 storage, heads of 16, 32, 64 or 128, sm_80 and later),
+ * two batched tensor-core GEMMs around a masked softmax (attention_gemm.cu), or the fused
+ * CUDA-core kernel (attention.cu), kept as the simple reference path. Auto (the default) and
+ * flash take the flash kernel where it runs and the GEMMs elsewhere (FP32 storage among
+ * them). For tests and benchmarks; call it between forward passes of one thread. */
 typedef enum cuda_attention_mode {
     CUDA_ATT_AUTO,
     CUDA_ATT_FUSED,
-    CUDA_ATT_GEMM
+    CUDA_ATT_GEMM,
+    CUDA_ATT_FLASH
 } cuda_attention_mode;
 void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode);
 

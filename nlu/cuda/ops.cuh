@@ -10,7 +10,8 @@
  * nlu/cuda/ mirrors nlu/cpu/: the twin of nlu/cpu/X.c is nlu/cuda/X.cu, holding the
  * inference op (templates on the storage type, this header) and the training one (FP32,
  * train_ops.cuh) of that family where both exist:
- *   attention.c, _backward.c     attention.cu (fused) + attention_gemm.cu; attention_backward.cu
+ *   attention.c, _backward.c     attention.cu (fused), attention_gemm.cu, attention_flash.cu;
+ *                                attention_backward.cu
  *   embedding.c, _backward.c     embedding.cu (with its LayerNorm); embedding_backward.cu
  *   layernorm.c, _backward.c     layernorm.cu (inference and training); layernorm_backward.cu
  *   gelu.c, _backward.c          gelu.cu (training; inference's bias + GELU is elementwise.cu's);
@@ -80,6 +81,17 @@ void cuda_attention_pointers(const void **ptrs, S *out, const S *qkv, float *sco
 template <typename S>
 parley_status cuda_attention_gemm(cublasHandle_t blas, const void **ptrs, float *scores, S *probs,
                                   const int *len, int B, int T, int NH, int D, cudaStream_t stream);
+
+/* attention_flash.cu — the same attention in one kernel on mma.sync tensor cores, the scores
+ * kept on chip, for FP16 and BF16 storage and heads of 16, 32, 64 or 128 on sm_80 and later;
+ * cuda_attention_flash_supported says whether it runs here (false for FP32 storage, other
+ * head sizes and builds for older architectures, where cuda_attention_flash does nothing).
+ * qkv must already hold its bias. */
+template <typename S>
+bool cuda_attention_flash_supported(int D);
+template <typename S>
+void cuda_attention_flash(S *out, const S *qkv, const int *len, int B, int T, int NH, int D,
+                          cudaStream_t stream);
 
 // out (n) = (S) in (n): float parameters converted to the storage type
 template <typename S>

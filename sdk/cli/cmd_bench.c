@@ -55,14 +55,14 @@ static void bench_usage(FILE *f)
     fprintf(f,
             "usage: parley bench nlu --model DIR [--batch B] [--seq T] [--iters N] [--warmup N]\n"
             "                        [--threads N] [--device cpu|cuda:N] [--precision P]\n"
-            "                        [--attention auto|fused|gemm]\n"
+            "                        [--attention auto|flash|gemm|fused]\n"
             "\n"
             "Prints JSON: load_ms (open to first result), latency_ms {p50, p99, mean} per batch,\n"
             "sequences_per_s, tokens_per_s and peak_rss_mb. Sequences are T pieces long,\n"
             "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5,\n"
             "device cpu. On a GPU a batch is timed from ids on the host to logits on the host;\n"
             "--precision is fp16 (default), bf16 or fp32; --attention picks the GPU attention\n"
-            "path (auto, the default, is the library's choice: the GEMMs).\n");
+            "path (auto, the default, is the library's choice: flash where it runs, else gemm).\n");
 }
 
 typedef struct bench_opts {
@@ -110,8 +110,9 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
         }
         if (!strcmp(a, "--attention") && val) {
             o->attention = val, i++;
-            if (strcmp(val, "auto") && strcmp(val, "fused") && strcmp(val, "gemm")) {
-                fprintf(stderr, "parley bench nlu: --attention takes auto, fused or gemm\n");
+            if (strcmp(val, "auto") && strcmp(val, "flash") && strcmp(val, "gemm") &&
+                strcmp(val, "fused")) {
+                fprintf(stderr, "parley bench nlu: --attention takes auto, flash, gemm or fused\n");
                 return 2;
             }
             continue;
@@ -212,9 +213,10 @@ static int bench_nlu(int argc, char **argv)
         goto done;
     }
     if (gpu)
-        cuda_bert_set_attention(gpu, !strcmp(o.attention, "fused")  ? CUDA_ATT_FUSED
-                                     : !strcmp(o.attention, "gemm") ? CUDA_ATT_GEMM
-                                                                    : CUDA_ATT_AUTO);
+        cuda_bert_set_attention(gpu, !strcmp(o.attention, "fused")   ? CUDA_ATT_FUSED
+                                     : !strcmp(o.attention, "gemm")  ? CUDA_ATT_GEMM
+                                     : !strcmp(o.attention, "flash") ? CUDA_ATT_FLASH
+                                                                     : CUDA_ATT_AUTO);
     double sum = 0;
     for (int i = -o.warmup; i < o.iters; i++) {
         double t0 = now_ms();

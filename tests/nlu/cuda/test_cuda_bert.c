@@ -1,9 +1,10 @@
 /* test_cuda_bert.c — the whole model on the GPU against the CPU path (bert_forward).
  *
- * Small random models (head sizes 16 and 48, so lanes past D idle) run batches with one
+ * Small random models (head sizes 16, 48 and 64: lanes past D idle in the fused kernel, and
+ * the flash kernel has no heads of 48, so it falls back to the GEMMs) run batches with one
  * sequence, with mixed lengths (padding inside the batch) and with lengths at the model's
  * limit, in FP32 (logits within 1e-4 relative to the CPU's), FP16 and BF16 (within 1e-2
- * and 2e-2 of the largest logit), with attention both fused and as GEMMs. The same batch shape
+ * and 2e-2 of the largest logit), with attention fused, as GEMMs and flash. The same batch shape
  * twice checks that a replayed CUDA graph reads the new ids. Bad batches get the CPU path's errors.
  * Exits 77 without a GPU.
  */
@@ -66,9 +67,11 @@ static void test_model(int H, int NH, int P, float scale)
     CHECK(m != NULL, "model");
     if (!m)
         return;
-    for (int k = 0; k < 6; k++) {
+    const cuda_attention_mode modes[] = { CUDA_ATT_FUSED, CUDA_ATT_GEMM, CUDA_ATT_FLASH };
+    const char *const mode_name[] = { "fused", "gemm", "flash (gemm for fp32)" };
+    for (int k = 0; k < 9; k++) {
         int p = k % 3;
-        cuda_attention_mode att = k < 3 ? CUDA_ATT_FUSED : CUDA_ATT_GEMM;
+        cuda_attention_mode att = modes[k / 3];
         cuda_bert *g;
         if (cuda_bert_open(m, 0, (cuda_precision)p, &g) != PARLEY_OK) {
             CHECK(0, "open %s: %s", cuda_precision_name((cuda_precision)p), parley_errmsg());
@@ -80,8 +83,7 @@ static void test_model(int H, int NH, int P, float scale)
         for (int i = 0; i < 40; i++)
             many[i] = 1 + (i * 37) % P;
         char what[64];
-        snprintf(what, sizeof what, "H%d NH%d %s attention", H, NH,
-                 att == CUDA_ATT_FUSED ? "fused" : "gemm");
+        snprintf(what, sizeof what, "H%d NH%d %s attention", H, NH, mode_name[k / 3]);
         compare(m, g, (cuda_precision)p, 1, one, 1, what);
         compare(m, g, (cuda_precision)p, 5, mixed, 2, what);
         compare(m, g, (cuda_precision)p, 5, mixed, 3, what); /* same shape: graph replay */
@@ -112,6 +114,7 @@ int main(void)
     }
     test_model(64, 4, 64, 0.08f);  /* D = 16 */
     test_model(96, 2, 128, 0.05f); /* D = 48 */
+    test_model(128, 2, 96, 0.05f); /* D = 64 */
     cuda_bert *g;
     test_seed(1);
     bert_model *m = test_random_model((test_shape){ 50, 32, 1, 2, 40, 16, 3, 3 }, 0.1f);

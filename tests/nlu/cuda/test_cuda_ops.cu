@@ -197,8 +197,11 @@ static void test_bias_add(int M, int n)
     same<S>(down(d, x.size()), want, "bias_add", n);
 }
 
+enum att_path { ATT_FUSED, ATT_GEMM, ATT_FLASH };
+static const char *const att_name[] = { "attention", "attention_gemm", "attention_flash" };
+
 template <typename S>
-static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
+static void test_attention(int NH, int D, std::vector<int> len, int T, att_path path)
 {
     const int H = NH * D, B = (int)len.size();
     std::vector<int> rows = packed_rows(len, T);
@@ -213,10 +216,14 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
                 packed[(size_t)rows[r] * 3 * H + i] = qkv[r * 3 * H + i] + bias[i];
     cpu_attention_ref(want.data(), packed.data(), len.data(), B, NH, D);
     S *out = up<S>(vec(rows.size() * H, 7.0f));
-    if (!gemm) {
+    if (path == ATT_FUSED) {
         size_t smem = cuda_attention_smem<S>(T, D);
         CHECK(cuda_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
         cuda_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
+    } else if (path == ATT_FLASH) {
+        S *dq = up<S>(qkv);
+        cuda_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
+        cuda_attention_flash<S>(out, dq, up_int(len), B, T, NH, D, 0);
     } else {
         cublasHandle_t h;
         cublasCreate(&h);
@@ -240,10 +247,10 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, int gemm)
             std::copy(all.begin() + r * H, all.begin() + (r + 1) * H, got.begin() + rows[r] * H);
         else
             for (int i = 0; i < H; i++)
-                CHECK(all[r * H + i] == 0.0f, "attention %s: padding row %zu not zero", name<S>(),
-                      r);
+                CHECK(all[r * H + i] == 0.0f, "%s %s: padding row %zu not zero", att_name[path],
+                      name<S>(), r);
     }
-    same<S>(got, want, gemm ? "attention_gemm" : "attention", D);
+    same<S>(got, want, att_name[path], D);
 }
 
 template <typename S>
@@ -310,15 +317,28 @@ static void test_all(void)
     test_residual_layernorm<S>(1024, 2048); /* 8 words a lane; FP32: past the warp kernel */
     test_pointwise<S>(13, 129);
     test_pointwise<S>(1100, 2304);
-    for (int gemm = 0; gemm < 2; gemm++) {
-        test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32, gemm);
-        test_attention<S>(2, 24, { 40, 3 }, 40, gemm);
-        test_attention<S>(12, 64, { 128, 100, 5 }, 128, gemm);
+    for (att_path p : { ATT_FUSED, ATT_GEMM }) {
+        test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32, p);
+        test_attention<S>(2, 24, { 40, 3 }, 40, p);
+        test_attention<S>(12, 64, { 128, 100, 5 }, 128, p);
     }
     /* the GEMM path's softmax: rows in registers up to 512 keys, then read again */
-    test_attention<S>(2, 16, { 200, 37 }, 200, 1);
-    test_attention<S>(2, 16, { 300, 300 }, 300, 1);
-    test_attention<S>(2, 16, { 600, 1 }, 600, 1);
+    test_attention<S>(2, 16, { 200, 37 }, 200, ATT_GEMM);
+    test_attention<S>(2, 16, { 300, 300 }, 300, ATT_GEMM);
+    test_attention<S>(2, 16, { 600, 1 }, 600, ATT_GEMM);
+    /* the flash kernel (FP16, BF16): every head size it has; one key tile and several, a
+     * last tile cut short, query blocks past the length, T not a multiple of 64 */
+    CHECK(cuda_attention_flash_supported<S>(64) == (sizeof(S) == 2), "flash %s: supported",
+          name<S>());
+    CHECK(!cuda_attention_flash_supported<S>(24), "flash %s: heads of 24", name<S>());
+    if (cuda_attention_flash_supported<S>(64)) {
+        test_attention<S>(3, 16, { 9, 1, 32, 17 }, 32, ATT_FLASH);
+        test_attention<S>(2, 32, { 40, 3 }, 40, ATT_FLASH);
+        test_attention<S>(12, 64, { 128, 100, 5, 65 }, 128, ATT_FLASH);
+        test_attention<S>(4, 128, { 72, 33, 1 }, 72, ATT_FLASH);
+        test_attention<S>(2, 64, { 200, 37, 129 }, 200, ATT_FLASH);
+        test_attention<S>(2, 16, { 600, 1 }, 600, ATT_FLASH);
+    }
     test_linear<S>(5, 40, 7, 0);
     test_linear<S>(64, 768, 3072, 0);
     test_linear<S>(9, 256, 73, 1);
