@@ -1,20 +1,24 @@
 /* attention_flash.cu — multi-head attention in one tensor-core kernel per layer for FP16 and
  * BF16 storage, flash-style: the scores never leave the chip.
  *
- * A block of four warps takes 64 query rows of one head of one sequence, each warp 16 of them,
- * held as mma.sync m16n8k16 A fragments in registers. Keys and values come through shared
- * memory 64 at a time (32 for heads of 128), rows padded by 16 bytes so that the fragment
- * loads of a warp hit 32 different banks. For each tile a warp computes its 16 x 64 scores
- * into FP32 accumulators, masks keys at or past the sequence's length, keeps each row's
- * running maximum and sum (online softmax, base 2 with the scale folded in), rescales its
- * output accumulators, and feeds the probabilities straight back as the A operand of P V:
- * the accumulator layout of two adjacent 8-key tiles is the A layout of one 16-key step, so
- * nothing is stored between the two products. Query rows past the length get zeros, as in
- * attention.cu and attention_gemm.cu. The QKV bias must already be added.
+ * A block of one or four warps takes 16 query rows a warp of one head of one sequence, held
+ * as mma.sync m16n8k16 A fragments in registers (one warp a block where four would leave the
+ * GPU's multiprocessors idle: a batch of one sequence). Keys and values come through shared
+ * memory 64 at a time (16 for heads of 128), copied with cp.async into two buffers so that
+ * the next tile loads while this one is used, rows padded by 16 bytes so that ldmatrix reads
+ * them without bank conflicts (values transposed on the way). For each tile a warp computes
+ * its 16 x 64 scores into FP32 accumulators, masks keys at or past the sequence's length,
+ * keeps each row's running maximum and sum (online softmax, base 2 with the scale folded in),
+ * rescales its output accumulators, and feeds the probabilities straight back as the A operand
+ * of P V: the accumulator layout of two adjacent 8-key tiles is the A layout of one 16-key
+ * step, so nothing is stored between the two products. Query rows past the length get zeros,
+ * as in attention.cu and attention_gemm.cu. The QKV bias must already be added.
  *
  * Fragment layouts are PTX's for mma.m16n8k16 (g = lane / 4, t = lane % 4): A holds rows g
  * and g + 8, columns 2t, 2t + 1 and 2t + 8, 2t + 9; B columns g, rows 2t, 2t + 1 and
- * 2t + 8, 2t + 9; C rows g and g + 8, columns 2t, 2t + 1.
+ * 2t + 8, 2t + 9; C rows g and g + 8, columns 2t, 2t + 1. ldmatrix gives lane l row l / 4,
+ * columns 2t, 2t + 1 of each 8 x 8 matrix (with .trans, rows 2t, 2t + 1 of column l / 4),
+ * the matrices' rows addressed by lanes 0-7, 8-15, 16-23 and 24-31.
  */
 #include <math.h>
 #include <stdint.h>
@@ -22,35 +26,22 @@
 
 #include "nlu/cuda/ops.cuh"
 
-enum { FLASH_WARPS = 4, FLASH_ROWS = 16 * FLASH_WARPS };
-
-/* Keys a tile: shared memory stays under the 48 KB a block gets without opting in. */
+/* Keys a tile: two buffers of keys and values and the queries stay under the 48 KB of shared
+ * memory a block gets without opting in. */
 template <int D>
 struct flash_tile {
-    static constexpr int keys = D > 64 ? 32 : 64;
+    static constexpr int keys = D > 64 ? 16 : 64;
 };
 
 /* Two values as one 32-bit operand register, the lower column in the low half. */
 template <typename S>
-__device__ __forceinline__ uint32_t pack_pair(S lo, S hi)
-{
-    uint16_t a, b;
-    memcpy(&a, &lo, 2);
-    memcpy(&b, &hi, 2);
-    return a | (uint32_t)b << 16;
-}
-
-template <typename S>
 __device__ __forceinline__ uint32_t pack_floats(float lo, float hi)
 {
-    return pack_pair(from_f<S>(lo), from_f<S>(hi));
-}
-
-/* Two adjacent values of shared memory (an even offset) as one operand register. */
-template <typename S>
-__device__ __forceinline__ uint32_t load_pair(const S *p)
-{
-    return *reinterpret_cast<const uint32_t *>(p);
+    const S a = from_f<S>(lo), b = from_f<S>(hi);
+    uint16_t x, y;
+    memcpy(&x, &a, 2);
+    memcpy(&y, &b, 2);
+    return x | (uint32_t)y << 16;
 }
 
 /* c (16 x 8, FP32) += a (16 x 16) · b (16 x 8) on the tensor cores. */
@@ -82,68 +73,140 @@ __device__ __forceinline__ void mma_16816<__nv_bfloat16>(float c[4], const uint3
 #endif
 }
 
-/* dst (n, D + 8) = rows r0 .. r0 + n - 1 of the sequence's block `which` (0 queries, 1 keys,
- * 2 values) in 16-byte words; rows at or past `valid` become zeros and are not read. */
-template <typename S, int D>
+/* r = four (x4) or two (x2) 8 x 8 matrices of 16-bit values from shared memory, each lane
+ * naming one matrix row (lanes 0-7 the first matrix's, 8-15 the second's, ...); TRANS
+ * transposes each matrix on the way. */
+template <bool TRANS>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *row)
+{
+#if __CUDA_ARCH__ >= 800
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a));
+#endif
+}
+
+__device__ __forceinline__ void ldmatrix_x2(uint32_t r[2], const void *row)
+{
+#if __CUDA_ARCH__ >= 800
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(a));
+#endif
+}
+
+/* 16 bytes from global to shared memory without passing through registers; zeros where
+ * !valid (nothing is read then). */
+__device__ __forceinline__ void copy16_async(void *dst, const void *src, bool valid)
+{
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                 "r"(valid ? 16 : 0));
+#endif
+}
+
+__device__ __forceinline__ void copy_commit()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;");
+#endif
+}
+
+/* Waits until at most N of this thread's committed copy groups are still in flight. */
+template <int N>
+__device__ __forceinline__ void copy_wait()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+#endif
+}
+
+/* Starts copying rows r0 .. r0 + n - 1 of the sequence's block `which` (0 queries, 1 keys,
+ * 2 values) into dst (n, D + 8); rows at or past `valid` become zeros. */
+template <typename S, int D, int THREADS>
 __device__ __forceinline__ void stage(S *dst, const S *seq, int which, int H, int r0, int n,
                                       int valid)
 {
     constexpr int W = D / 8, LD = D + 8;
-    for (int i = threadIdx.x; i < n * W; i += blockDim.x) {
+    for (int i = threadIdx.x; i < n * W; i += THREADS) {
         const int r = i / W, c = i % W;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (r0 + r < valid)
-            v = *reinterpret_cast<const uint4 *>(seq + (size_t)(r0 + r) * 3 * H + which * H +
-                                                 c * 8);
-        *reinterpret_cast<uint4 *>(dst + r * LD + c * 8) = v;
+        const bool ok = r0 + r < valid;
+        copy16_async(dst + r * LD + c * 8,
+                     seq + (size_t)(ok ? r0 + r : 0) * 3 * H + which * H + c * 8, ok);
     }
 }
 
-template <typename S, int D>
-__global__ void __launch_bounds__(FLASH_WARPS * 32)
+template <typename S, int D, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32)
         attention_flash_kernel(S *out, const S *qkv, const int *len, int T, int NH,
                                float scale_log2)
 {
-    constexpr int BK = flash_tile<D>::keys, LD = D + 8;
-    __shared__ __align__(16) S q_s[FLASH_ROWS * LD], k_s[BK * LD], v_s[BK * LD];
-    const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * FLASH_ROWS;
+    constexpr int BK = flash_tile<D>::keys, LD = D + 8, ROWS = 16 * WARPS, THREADS = 32 * WARPS;
+    __shared__ __align__(16) S q_s[ROWS * LD], kv_s[2][2][BK * LD]; // [buffer][keys, values]
+    const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * ROWS;
     const int L = len[b], H = NH * D, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const S *seq = qkv + (size_t)b * T * 3 * H + h * D;
     S *o_seq = out + (size_t)b * T * H + h * D;
     if (q0 >= L) { // padding rows only
-        for (int i = threadIdx.x; i < FLASH_ROWS * (D / 8); i += blockDim.x)
+        for (int i = threadIdx.x; i < ROWS * (D / 8); i += THREADS)
             if (q0 + i / (D / 8) < T)
                 *reinterpret_cast<uint4 *>(o_seq + (size_t)(q0 + i / (D / 8)) * H +
                                            i % (D / 8) * 8) = make_uint4(0, 0, 0, 0);
         return;
     }
-    stage<S, D>(q_s, seq, 0, H, q0, FLASH_ROWS, L);
-    __syncthreads();
+    stage<S, D, THREADS>(q_s, seq, 0, H, q0, ROWS, L);
+    stage<S, D, THREADS>(kv_s[0][0], seq, 1, H, 0, BK, L);
+    stage<S, D, THREADS>(kv_s[0][1], seq, 2, H, 0, BK, L);
+    copy_commit();
     uint32_t qa[D / 16][4];
-    const S *qw = q_s + warp * 16 * LD;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
-        qa[kk][0] = load_pair(qw + g * LD + kk * 16 + 2 * t);
-        qa[kk][1] = load_pair(qw + (g + 8) * LD + kk * 16 + 2 * t);
-        qa[kk][2] = load_pair(qw + g * LD + kk * 16 + 8 + 2 * t);
-        qa[kk][3] = load_pair(qw + (g + 8) * LD + kk * 16 + 8 + 2 * t);
-    }
     float o[D / 8][4] = {};
     float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f }; // rows g and g + 8
-    for (int k0 = 0; k0 < L; k0 += BK) {
-        __syncthreads(); // the last tile has been read
-        stage<S, D>(k_s, seq, 1, H, k0, BK, L);
-        stage<S, D>(v_s, seq, 2, H, k0, BK, L);
+    const int tiles = (L + BK - 1) / BK;
+    for (int i = 0; i < tiles; i++) {
+        const int k0 = i * BK;
+        if (i + 1 < tiles) { // the next tile into the other buffer, read two iterations ago
+            stage<S, D, THREADS>(kv_s[(i + 1) & 1][0], seq, 1, H, k0 + BK, BK, L);
+            stage<S, D, THREADS>(kv_s[(i + 1) & 1][1], seq, 2, H, k0 + BK, BK, L);
+            copy_commit();
+            copy_wait<1>();
+        } else {
+            copy_wait<0>();
+        }
         __syncthreads();
+        if (i == 0) {
+            const S *qr =
+                    q_s + (warp * 16 + (lane & 7) + (lane >> 3 & 1) * 8) * LD + (lane >> 4) * 8;
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++)
+                ldmatrix_x4<false>(qa[kk], qr + kk * 16);
+        }
+        const S *k_s = kv_s[i & 1][0], *v_s = kv_s[i & 1][1];
         float s[BK / 8][4];
 #pragma unroll
         for (int j = 0; j < BK / 8; j++) {
             s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-            const S *kr = k_s + (j * 8 + g) * LD + 2 * t;
+            const S *kr = k_s + (j * 8 + (lane & 7)) * LD;
 #pragma unroll
-            for (int kk = 0; kk < D / 16; kk++)
-                mma_16816<S>(s[j], qa[kk], load_pair(kr + kk * 16), load_pair(kr + kk * 16 + 8));
+            for (int kk = 0; kk + 1 < D / 16; kk += 2) {
+                uint32_t r[4];
+                ldmatrix_x4<false>(r, kr + kk * 16 + (lane >> 3) * 8);
+                mma_16816<S>(s[j], qa[kk], r[0], r[1]);
+                mma_16816<S>(s[j], qa[kk + 1], r[2], r[3]);
+            }
+            if constexpr (D / 16 % 2) {
+                uint32_t r[2];
+                ldmatrix_x2(r, kr + D - 16 + (lane >> 3 & 1) * 8);
+                mma_16816<S>(s[j], qa[D / 16 - 1], r[0], r[1]);
+            }
         }
         // Every tile starts at a key before L, so each row's maximum is finite.
         float mx[2] = { -INFINITY, -INFINITY };
@@ -183,12 +246,16 @@ __global__ void __launch_bounds__(FLASH_WARPS * 32)
                                      pack_floats<S>(s[2 * kk][2], s[2 * kk][3]),
                                      pack_floats<S>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                                      pack_floats<S>(s[2 * kk + 1][2], s[2 * kk + 1][3]) };
-            const S *vr = v_s + (kk * 16 + 2 * t) * LD + g;
+            const S *vr = v_s + (kk * 16 + (lane & 7) + (lane >> 3 & 1) * 8) * LD + (lane >> 4) * 8;
 #pragma unroll
-            for (int dn = 0; dn < D / 8; dn++)
-                mma_16816<S>(o[dn], pa, pack_pair(vr[dn * 8], vr[LD + dn * 8]),
-                             pack_pair(vr[8 * LD + dn * 8], vr[9 * LD + dn * 8]));
+            for (int dn = 0; dn < D / 8; dn += 2) {
+                uint32_t r[4];
+                ldmatrix_x4<true>(r, vr + dn * 8);
+                mma_16816<S>(o[dn], pa, r[0], r[1]);
+                mma_16816<S>(o[dn + 1], pa, r[2], r[3]);
+            }
         }
+        __syncthreads(); // this buffer is refilled by the next iteration's prefetch but one
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -206,15 +273,32 @@ __global__ void __launch_bounds__(FLASH_WARPS * 32)
     }
 }
 
-/* The kernel for heads of D, or NULL where there is none. */
+/* Four warps a block where that gives every multiprocessor a block, else one. */
+template <typename S, int D>
+static void launch(S *out, const S *qkv, const int *len, int B, int T, int NH, cudaStream_t stream)
+{
+    int dev = 0, sms = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const float scale_log2 = 1.4426950408889634f / sqrtf((float)D);
+    if ((long)B * NH * ((T + 63) / 64) >= sms) {
+        dim3 grid((unsigned)((T + 63) / 64), (unsigned)NH, (unsigned)B);
+        attention_flash_kernel<S, D, 4><<<grid, 128, 0, stream>>>(out, qkv, len, T, NH, scale_log2);
+    } else {
+        dim3 grid((unsigned)((T + 15) / 16), (unsigned)NH, (unsigned)B);
+        attention_flash_kernel<S, D, 1><<<grid, 32, 0, stream>>>(out, qkv, len, T, NH, scale_log2);
+    }
+}
+
+/* The four-warp kernel for heads of D, or NULL where there is none. */
 template <typename S>
 static void (*flash_kernel(int D))(S *, const S *, const int *, int, int, float)
 {
     switch (D) {
-    case 16: return attention_flash_kernel<S, 16>;
-    case 32: return attention_flash_kernel<S, 32>;
-    case 64: return attention_flash_kernel<S, 64>;
-    case 128: return attention_flash_kernel<S, 128>;
+    case 16: return attention_flash_kernel<S, 16, 4>;
+    case 32: return attention_flash_kernel<S, 32, 4>;
+    case 64: return attention_flash_kernel<S, 64, 4>;
+    case 128: return attention_flash_kernel<S, 128, 4>;
     default: return NULL;
     }
 }
@@ -242,9 +326,12 @@ void cuda_attention_flash(S *out, const S *qkv, const int *len, int B, int T, in
                           cudaStream_t stream)
 {
     if constexpr (sizeof(S) == 2) {
-        dim3 grid((unsigned)((T + FLASH_ROWS - 1) / FLASH_ROWS), (unsigned)NH, (unsigned)B);
-        flash_kernel<S>(D)<<<grid, FLASH_WARPS * 32, 0, stream>>>(
-                out, qkv, len, T, NH, 1.4426950408889634f / sqrtf((float)D));
+        switch (D) {
+        case 16: launch<S, 16>(out, qkv, len, B, T, NH, stream); break;
+        case 32: launch<S, 32>(out, qkv, len, B, T, NH, stream); break;
+        case 64: launch<S, 64>(out, qkv, len, B, T, NH, stream); break;
+        case 128: launch<S, 128>(out, qkv, len, B, T, NH, stream); break;
+        }
     } else {
         (void)out, (void)qkv, (void)len, (void)B, (void)T, (void)NH, (void)D, (void)stream;
     }

@@ -327,7 +327,8 @@ static void test_all(void)
     test_attention<S>(2, 16, { 300, 300 }, 300, ATT_GEMM);
     test_attention<S>(2, 16, { 600, 1 }, 600, ATT_GEMM);
     /* the flash kernel (FP16, BF16): every head size it has; one key tile and several, a
-     * last tile cut short, query blocks past the length, T not a multiple of 64 */
+     * last tile cut short, query blocks past the length, T not a multiple of 64; blocks of
+     * one warp where the grid is small (all but the last), of four where it fills the GPU */
     CHECK(cuda_attention_flash_supported<S>(64) == (sizeof(S) == 2), "flash %s: supported",
           name<S>());
     CHECK(!cuda_attention_flash_supported<S>(24), "flash %s: heads of 24", name<S>());
@@ -338,6 +339,10 @@ static void test_all(void)
         test_attention<S>(4, 128, { 72, 33, 1 }, 72, ATT_FLASH);
         test_attention<S>(2, 64, { 200, 37, 129 }, 200, ATT_FLASH);
         test_attention<S>(2, 16, { 600, 1 }, 600, ATT_FLASH);
+        std::vector<int> many(48);
+        for (size_t i = 0; i < many.size(); i++)
+            many[i] = 1 + (int)(i * 53 % 128);
+        test_attention<S>(12, 64, many, 128, ATT_FLASH);
     }
     test_linear<S>(5, 40, 7, 0);
     test_linear<S>(64, 768, 3072, 0);
