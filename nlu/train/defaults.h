@@ -57,9 +57,11 @@ void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_
 
 /* After augmentation: the epochs, when left to the data, from n_train examples (variants
  * included) in batches of s->batch, so that small data gets enough optimizer steps and big
- * data few enough passes; none when encoder_idle (the intent is the sparse features' alone
- * and the data tags no slot: the encoder would learn nothing that is used). */
-void train_size_epochs(train_sizes *s, int n_train, int encoder_idle, train_notes *notes);
+ * data few enough passes (more of them for a dense model, one without sparse features);
+ * none when encoder_idle (the intent is the sparse features' alone and the data tags no
+ * slot: the encoder would learn nothing that is used). */
+void train_size_epochs(train_sizes *s, int n_train, int encoder_idle, int dense,
+                       train_notes *notes);
 
 /* The weight of each intent in the loss, from intent[0..n) (the training set's labels, in
  * [0, n_intents)): an intent with more examples than the median intent counts as the

@@ -201,9 +201,9 @@ typedef struct parley_train_result {
  * 4 heads, 1024 feed-forward, from 2,000 examples; 2 layers of 128, 2 heads, 256 below;
  * 128 positions) with a learned vocabulary of up to 8000 tokens; epochs,
  * batch, lr, lookup variants and weight decay sized to the data (0, 0, 0, -1, -1: batches of
- * 8 to 32, about 1200 optimizer steps in 20 to 80 epochs; the README's "Training a model"
- * has the rules), 10% warmup, dropout 0.1, word dropout 0.1, slot weight 1, clip 1, seed
- * 42, all cores, the CPU. */
+ * 8 to 32, about 1200 optimizer steps in 20 (30 without sparse features) to 80 epochs; the
+ * README's "Training a model" has the rules), 10% warmup, dropout 0.1, word dropout 0.1,
+ * slot weight 1, clip 1, seed 42, all cores, the CPU. */
 PARLEY_API parley_train_params parley_train_params_default(void);
 
 /* The sparse features' weights are a linear model over L2-normalized features, trained by

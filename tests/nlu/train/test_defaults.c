@@ -34,7 +34,7 @@ static void test_sizes(void)
     train_notes notes = { .len = 0 };
     train_sizes s = train_sizes_of(&p);
     train_size_data(&s, &tiny, 0, &notes);
-    train_size_epochs(&s, 40, 0, &notes);
+    train_size_epochs(&s, 40, 0, 0, &notes);
     CHECK(s.batch == 8 && s.augment == 0 && s.epochs == 80, "tiny: batch %d augment %d epochs %d",
           s.batch, s.augment, s.epochs);
     CHECK(fabsf(s.lr - 1e-3f * sqrtf(8 / 32.0f)) < 1e-7f && s.weight_decay == 0.01f,
@@ -46,9 +46,17 @@ static void test_sizes(void)
     s = train_sizes_of(&p);
     big.n_lookups = 1; /* many examples: no lookup variants even with tables */
     train_size_data(&s, &big, 0, &notes);
-    train_size_epochs(&s, 13084, 0, &notes);
+    train_size_epochs(&s, 13084, 0, 0, &notes);
     CHECK(s.batch == 32 && s.augment == 0 && s.epochs == 20 && s.lr == 1e-3f,
           "big: batch %d augment %d epochs %d lr %g", s.batch, s.augment, s.epochs, (double)s.lr);
+    s.epochs = 0; /* the same data for a model without sparse features: more passes */
+    train_size_epochs(&s, 13084, 0, 1, &notes);
+    CHECK(s.epochs == 30 && strstr(notes.text, "epochs 30:") &&
+                  strstr(notes.text, "the encoder learns every word alone"),
+          "big, dense: epochs %d\n%s", s.epochs, notes.text);
+    s.epochs = 0; /* small data: the steps decide either way */
+    train_size_epochs(&s, 40, 0, 1, NULL);
+    CHECK(s.epochs == 80, "tiny, dense: epochs %d", s.epochs);
 
     notes = (train_notes){ .len = 0 };
     tiny.n_lookups = 2; /* few examples with tables: many variants */
@@ -65,7 +73,7 @@ static void test_sizes(void)
     notes = (train_notes){ .len = 0 };
     s = train_sizes_of(&p);
     train_size_data(&s, &tiny, 0, &notes);
-    train_size_epochs(&s, 40, 0, &notes);
+    train_size_epochs(&s, 40, 0, 0, &notes);
     CHECK(s.epochs == 3 && s.batch == 5 && s.lr == 0.5f && s.augment == 0 && s.weight_decay == 0 &&
                   notes.len == 0 && !notes.text[0],
           "explicit settings kept: %d %d %g %d %g \"%s\"", s.epochs, s.batch, (double)s.lr,
@@ -200,10 +208,10 @@ static void test_intents(void)
           "an intent that is the sparse features' is fitted first, however big the data");
     CHECK(train_prefit_epochs(850, 32, NULL) == 40, "small data: 40 passes");
     train_sizes s = { .epochs = 0, .batch = 32 };
-    train_size_epochs(&s, 850, 1, &notes);
+    train_size_epochs(&s, 850, 1, 0, &notes);
     CHECK(s.epochs == 0 && strstr(notes.text, "epochs 0:"), "an idle encoder is not trained");
     s.epochs = 3;
-    train_size_epochs(&s, 850, 1, NULL);
+    train_size_epochs(&s, 850, 1, 0, NULL);
     CHECK(s.epochs == 3, "unless epochs are given");
     CHECK(train_prefit_epochs(100000, 32, NULL) == 20000 / 3125, "big data: at most 20000 steps");
     CHECK(train_prefit_epochs(1000000, 32, NULL) == 1, "at least one pass");
