@@ -1447,8 +1447,9 @@ static parley_status run_prepare(run_state *r)
             return st;
         if ((st = with_background(r, &shape)) != PARLEY_OK)
             return st;
-        train_size_epochs(&sizes, r->set.n, c->intent_sparse_only && c->n_slots <= 1,
-                          !c->sparse_sent, &r->notes);
+        const bert_config *now = &r->m->cfg; /* with_background may have made a new model */
+        train_size_epochs(&sizes, r->set.n, now->intent_sparse_only && now->n_slots <= 1,
+                          !now->sparse_sent, &r->notes);
         r->s.epochs = sizes.epochs;
         r->s.slot_weight = train_slot_weight(p->slot_weight, sparse_intent_with_slots(r->m),
                                              tagged_words(&r->set), &r->notes);
