@@ -216,19 +216,20 @@ static void test_attention(int NH, int D, std::vector<int> len, int T, att_path 
                 packed[(size_t)rows[r] * 3 * H + i] = qkv[r * 3 * H + i] + bias[i];
     cpu_attention_ref(want.data(), packed.data(), len.data(), B, NH, D);
     S *out = up<S>(vec(rows.size() * H, 7.0f));
+    S *dq = NULL; /* the flash and GEMM paths take QKV with its bias added */
+    if (path != ATT_FUSED) {
+        dq = up<S>(qkv);
+        cuda_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
+    }
     if (path == ATT_FUSED) {
         size_t smem = cuda_attention_smem<S>(T, D);
         CHECK(cuda_attention_prepare<S>(smem) == PARLEY_OK, "prepare: %s", parley_errmsg());
         cuda_attention<S>(out, up<S>(qkv), up<float>(bias), up_int(len), B, T, NH, D, 0);
     } else if (path == ATT_FLASH) {
-        S *dq = up<S>(qkv);
-        cuda_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
         cuda_attention_flash<S>(out, dq, up_int(len), B, T, NH, D, 0);
     } else {
         cublasHandle_t h;
         cublasCreate(&h);
-        S *dq = up<S>(qkv);
-        cuda_bias_add<S>(dq, up<float>(bias), B * T, 3 * H, 0);
         const size_t sc = (size_t)B * NH * T * T;
         const void **ptrs = NULL;
         cudaMalloc((void **)&ptrs, 6 * (size_t)B * NH * sizeof(void *));
