@@ -82,7 +82,7 @@ def run_parley(args, data, vocab, model_dir):
            "--epochs", str(args.epochs), "--batch", str(args.batch), "--lr", str(args.lr),
            "--dropout", "0", "--threads", str(args.threads), "--seed", "1", "--device", args.device,
            "--sparse", "off", "--intent-encoder", "on", "--slot-weight", "1", "--word-dropout", "0",
-           "--augment", "0"]
+           "--augment", "0", "--pretrain-epochs", "0"]
     if args.device == "cuda":
         cmd += ["--precision", args.precision]
     shape = SHAPES[args.shape]

@@ -24,6 +24,11 @@ enum {
      * full SNIPS, still improving at its 20th epoch, gains slot F1 +0.7 and sentence +1.3
      * from 30 (up in every seed), its intent the same (+0.03). */
     MIN_EPOCHS_DENSE = 30,
+    /* Masked-LM passes over the training text before a new model without sparse features
+     * learns its labels, on the CPU; it then fine-tunes at OWN_PRETRAINED_LR for MIN_EPOCHS.
+     * Measured (bench/RESULTS.md, "Few-shot", twentieth pass; full SNIPS, dev, 4 seeds,
+     * against 30 epochs from random weights): see there. */
+    PRETRAIN_OWN_EPOCHS = 20,
     MAX_EPOCHS = 80,  /* tiny data: passes beyond this only memorize */
     SMALL_DATA = 200, /* examples: batches of 8 below, 16 up to MID_DATA, 32 above */
     MID_DATA = 2000,
@@ -159,7 +164,29 @@ parley_train_shape train_size_shape(const parley_train_shape *want, int n_exampl
     return *s;
 }
 
-void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_notes *notes)
+/* The peak rate of an encoder pretrained on the training text (train_size_pretrain) at
+ * batches of 32: half a new model's, as measured (bench/RESULTS.md, "Pretraining"). */
+static const float OWN_PRETRAINED_LR = 5e-4f;
+
+int train_size_pretrain(int want, int random_start, int dense, int gpu, train_notes *notes)
+{
+    if (want >= 0)
+        return want;
+    if (!random_start || !dense)
+        return 0; /* a pretrained start, or sparse features that read the words: no note */
+    if (gpu) {
+        train_note(notes, "pretrain 0: pretraining runs on the cpu only, and a new model without "
+                          "sparse features trains on the GPU from random weights");
+        return 0;
+    }
+    train_note(notes,
+               "pretrain %d: a new model without sparse features learns the training text "
+               "first (masked LM), then its labels: it reads every word through its encoder",
+               PRETRAIN_OWN_EPOCHS);
+    return PRETRAIN_OWN_EPOCHS;
+}
+
+void train_size_data(train_sizes *s, const ds_dataset *ds, train_start start, train_notes *notes)
 {
     const int n = ds->n_examples, ni = ds->n_intents > 0 ? ds->n_intents : 1;
     const double per = (double)n / ni;
@@ -196,16 +223,24 @@ void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_
     }
     if (s->lr <= 0) {
         /* A new model: 1e-3 at batches of 32 (measured on SNIPS and ATIS), scaled with the
-         * square root of the batch as the gradient noise grows. */
-        s->lr = from_init ? parley_train_default_lr(1)
-                          : parley_train_default_lr(0) * (float)sqrt(s->batch / 32.0);
-        if (from_init)
+         * square root of the batch as the gradient noise grows; one pretrained here, half. */
+        const double scale = sqrt(s->batch / 32.0);
+        if (start == TRAIN_START_INIT) {
+            s->lr = parley_train_default_lr(1);
             train_note(notes,
                        "lr %g: fine-tuning a trained encoder (--init) wants BERT's small rate",
                        (double)s->lr);
-        else
+        } else if (start == TRAIN_START_OWN_TEXT) {
+            s->lr = OWN_PRETRAINED_LR * (float)scale;
+            train_note(notes,
+                       "lr %.2g: 5e-4 at batches of 32 for an encoder pretrained on the "
+                       "training text, scaled by sqrt(batch / 32)",
+                       (double)s->lr);
+        } else {
+            s->lr = parley_train_default_lr(0) * (float)scale;
             train_note(notes, "lr %.2g: 1e-3 at batches of 32, scaled by sqrt(batch / 32)",
                        (double)s->lr);
+        }
     }
     if (s->weight_decay < 0) {
         s->weight_decay = 0.01f;

@@ -50,10 +50,25 @@ int train_few_written(int n_examples);
  * encoder where one is built (encoder.h). */
 int train_small_data(const parley_train_shape *want, int n_examples);
 
+/* Where a run's model starts, as far as its learning rate goes: random weights (the default
+ * encoder's too), a given trained model (--init: BERT's fine-tuning rate), or an encoder
+ * pretrained on the training text by the run itself (train_size_pretrain). */
+typedef enum train_start {
+    TRAIN_START_NEW,
+    TRAIN_START_INIT,
+    TRAIN_START_OWN_TEXT,
+} train_start;
+
+/* The masked-LM epochs on the training text before a new model learns its labels
+ * (parley_train_params.pretrain_epochs): want when it is not negative; else 20 for a model
+ * from random weights (random_start) without sparse features (dense) trained on the CPU
+ * (gpu 0), with a line in notes, and none otherwise. */
+int train_size_pretrain(int want, int random_start, int dense, int gpu, train_notes *notes);
+
 /* Before augmentation: fills the batch, learning rate, weight decay and augmentation that s
- * leaves to the data from ds (its examples, intents and lookup tables) and from_init (a
- * model to fine-tune gets BERT's fine-tuning rate), adding a line to notes for each. */
-void train_size_data(train_sizes *s, const ds_dataset *ds, int from_init, train_notes *notes);
+ * leaves to the data from ds (its examples, intents and lookup tables) and start, adding a
+ * line to notes for each. */
+void train_size_data(train_sizes *s, const ds_dataset *ds, train_start start, train_notes *notes);
 
 /* After augmentation: the epochs, when left to the data, from n_train examples (variants
  * included) in batches of s->batch, so that small data gets enough optimizer steps and big

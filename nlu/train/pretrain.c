@@ -10,7 +10,8 @@
  * joint heads keep their initialization, for fine-tuning to replace or train. The held-out
  * lines are scored with fixed masks (the same positions every epoch, no dropout). A run
  * started from init continues from that model, and from its mlm_head.safetensors
- * (cls.predictions.*) when present.
+ * (cls.predictions.*) when present. train_pretrain_model (nlu/train/train.h) runs the same
+ * loop in memory on a training run's new model and its own text, saving nothing.
  *
  * The step's math is nlu/train/bert_train.c, the head's layout and the masking
  * nlu/train/bert_mlm.c, the schedule and clipping nlu/train/train_util.c. Everything random is a
@@ -174,7 +175,8 @@ typedef struct pt_run {
     int *order; // (n) the held-out lines first, then the training lines
     int n_hold, n_train;
     bert_model *m;
-    size_t *off; // (n + 1) where each line's pieces start in ids, by order
+    int borrowed; // m is the caller's (train_pretrain_model): not freed, not saved
+    size_t *off;  // (n + 1) where each line's pieces start in ids, by order
     int *ids;
     float *head;                    // (n_head) the MLM head
     size_t n_head, n_enc;           /* the head's floats; the model's encoder prefix */
@@ -192,7 +194,8 @@ typedef struct pt_run {
 static void run_clear(pt_run *r)
 {
     corpus_free(&r->text);
-    bert_model_free(r->m);
+    if (!r->borrowed)
+        bert_model_free(r->m);
     bert_train_ws_free(&r->ws);
     void *owned[] = { r->order,  r->off,   r->ids,  r->head,  r->grads,    r->adam_m,
                       r->adam_v, r->decay, r->perm, r->b_ids, r->b_target, r->b_len };
@@ -235,13 +238,38 @@ static parley_status split(pt_run *r)
     return PARLEY_OK;
 }
 
+/* The MLM head (init's when it has one, else new) and the optimizer's buffers for r->m. */
+static parley_status head_prepare(pt_run *r, const char *init)
+{
+    const parley_train_params *p = &r->p->train;
+    parley_status st;
+    char path[PATH_MAX];
+    const bert_config *c = &r->m->cfg;
+    r->n_head = bert_mlm_param_count(c);
+    r->n_enc = (size_t)(r->m->w.pool_w - r->m->params);
+    size_t n = r->m->n_params + r->n_head;
+    r->head = pl_malloc(r->n_head * sizeof *r->head);
+    r->grads = pl_calloc(n, sizeof *r->grads);
+    r->adam_m = pl_calloc(n, sizeof *r->adam_m);
+    r->adam_v = pl_calloc(n, sizeof *r->adam_v);
+    r->decay = pl_malloc(n);
+    if (!r->head || !r->grads || !r->adam_m || !r->adam_v || !r->decay)
+        return pl_nomem("pretrain: %zu parameters", n);
+    bert_decay_mask(c, r->decay);
+    bert_mlm_decay_mask(c, r->decay + r->m->n_params);
+    if (init && snprintf(path, sizeof path, "%s/%s", init, HEAD_FILE) < (int)sizeof path &&
+        access(path, F_OK) == 0)
+        return (st = bert_mlm_load(c, path, r->head)) == PARLEY_OK ? st : pl_wrap(st, "--init");
+    bert_mlm_init(c, r->head, train_mix(p->seed ^ HEAD_SALT, 0));
+    return PARLEY_OK;
+}
+
 /* A new model of the requested shape, or the init model, and the head. */
 static parley_status model_prepare(pt_run *r)
 {
     const parley_train_params *p = &r->p->train;
     const char *init = train_init_dir(p);
     parley_status st;
-    char path[PATH_MAX];
     if (init) {
         if ((st = bert_model_load(init, &r->m)) != PARLEY_OK)
             return pl_wrap(st, "--init");
@@ -273,24 +301,7 @@ static parley_status model_prepare(pt_run *r)
             return st;
         bert_model_init_random(r->m, p->seed);
     }
-    const bert_config *c = &r->m->cfg;
-    r->n_head = bert_mlm_param_count(c);
-    r->n_enc = (size_t)(r->m->w.pool_w - r->m->params);
-    size_t n = r->m->n_params + r->n_head;
-    r->head = pl_malloc(r->n_head * sizeof *r->head);
-    r->grads = pl_calloc(n, sizeof *r->grads);
-    r->adam_m = pl_calloc(n, sizeof *r->adam_m);
-    r->adam_v = pl_calloc(n, sizeof *r->adam_v);
-    r->decay = pl_malloc(n);
-    if (!r->head || !r->grads || !r->adam_m || !r->adam_v || !r->decay)
-        return pl_nomem("pretrain: %zu parameters", n);
-    bert_decay_mask(c, r->decay);
-    bert_mlm_decay_mask(c, r->decay + r->m->n_params);
-    if (init && snprintf(path, sizeof path, "%s/%s", init, HEAD_FILE) < (int)sizeof path &&
-        access(path, F_OK) == 0)
-        return (st = bert_mlm_load(c, path, r->head)) == PARLEY_OK ? st : pl_wrap(st, "--init");
-    bert_mlm_init(c, r->head, train_mix(p->seed ^ HEAD_SALT, 0));
-    return PARLEY_OK;
+    return head_prepare(r, init);
 }
 
 /* Every line as [CLS] pieces [SEP], in r->order, cut to the model's max positions. */
@@ -305,7 +316,8 @@ static parley_status encode(pt_run *r)
         wp_tokens tk;
         parley_status st = wp_tokenize(r->m->vocab, l->text, strlen(l->text), &tk);
         if (st != PARLEY_OK)
-            return pl_wrap(st, "%s:%d", r->p->text[l->file], l->no);
+            return pl_wrap(st, "%s:%d", r->borrowed ? "the training text" : r->p->text[l->file],
+                           l->no);
         int len = bert_seq_len(&r->m->cfg, &tk);
         r->pr.n_truncated += len - 2 < tk.n_pieces;
         if (at + (size_t)len > cap) {
@@ -426,16 +438,13 @@ static parley_status save(pt_run *r)
     return PARLEY_OK;
 }
 
-/* Text, split, model, encoding, buffers: everything before the first step. */
+/* The encoding and the batch buffers, once the text is split and r->m and the head are
+ * there: everything else before the first step. */
 static parley_status run_prepare(pt_run *r)
 {
     const parley_train_params *p = &r->p->train;
     parley_status st;
-    if ((st = read_text(&r->text, r->p->text, r->p->n_text)) != PARLEY_OK)
-        return st;
-    dedupe(&r->text);
-    if ((st = split(r)) != PARLEY_OK || (st = model_prepare(r)) != PARLEY_OK ||
-        (st = encode(r)) != PARLEY_OK)
+    if ((st = encode(r)) != PARLEY_OK)
         return st;
     size_t max_tok = (size_t)p->batch * (size_t)r->m->cfg.max_positions;
     r->perm = pl_malloc((size_t)r->n_train * sizeof *r->perm);
@@ -459,45 +468,74 @@ static parley_status run_prepare(pt_run *r)
     return PARLEY_OK;
 }
 
+/* The steps, scoring the held-out lines after every epoch and saving it unless the model
+ * is borrowed (then a stop keeps nothing either); then *result (may be NULL). */
+static parley_status run_loop(pt_run *r, double t0, parley_pretrain_result *result)
+{
+    parley_status st;
+    int stop = report(r, PARLEY_TRAIN_START);
+    while (!stop && r->step < r->steps) {
+        if ((st = train_step(r)) != PARLEY_OK)
+            return st;
+        stop = report(r, PARLEY_TRAIN_STEP);
+        if (r->step % r->epoch_steps == 0) {
+            if ((st = score_holdout(r)) != PARLEY_OK ||
+                (!r->borrowed && (st = save(r)) != PARLEY_OK))
+                return st;
+            r->pr.best = !r->borrowed;
+            stop |= report(r, PARLEY_TRAIN_EPOCH);
+            train_meter_epoch(&r->meter);
+        }
+    }
+    if (!r->borrowed && r->step % r->epoch_steps && (st = save(r)) != PARLEY_OK)
+        return st; /* stopped mid-epoch */
+    if (result)
+        *result = (parley_pretrain_result){ .epochs_done = (int)(r->step / r->epoch_steps),
+                                            .steps_done = r->step,
+                                            .stopped = (r->step < r->steps),
+                                            .wall_s = train_now_s() - t0,
+                                            .examples_per_s = train_meter_rate(&r->meter),
+                                            .n_train = r->n_train,
+                                            .n_holdout = r->n_hold,
+                                            .mlm_loss = r->pr.mlm_loss,
+                                            .mlm_accuracy = r->pr.mlm_accuracy };
+    return PARLEY_OK;
+}
+
 parley_status parley_pretrain_run(const parley_pretrain_params *p, parley_pretrain_result *result)
 {
     pt_run r = { .p = p };
     parley_status st;
-    int stop = 0;
     if (!p)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_pretrain_run: params is NULL");
     if ((st = check_params(p)) != PARLEY_OK)
         return st;
     double t0 = train_now_s();
     bert_set_threads(p->train.threads);
-    if ((st = run_prepare(&r)) != PARLEY_OK)
-        goto done;
-    stop = report(&r, PARLEY_TRAIN_START);
-    while (!stop && r.step < r.steps) {
-        if ((st = train_step(&r)) != PARLEY_OK)
-            goto done;
-        stop = report(&r, PARLEY_TRAIN_STEP);
-        if (r.step % r.epoch_steps == 0) {
-            if ((st = score_holdout(&r)) != PARLEY_OK || (st = save(&r)) != PARLEY_OK)
-                goto done;
-            r.pr.best = 1;
-            stop |= report(&r, PARLEY_TRAIN_EPOCH);
-            train_meter_epoch(&r.meter);
-        }
+    if ((st = read_text(&r.text, p->text, p->n_text)) == PARLEY_OK) {
+        dedupe(&r.text);
+        if ((st = split(&r)) == PARLEY_OK && (st = model_prepare(&r)) == PARLEY_OK &&
+            (st = run_prepare(&r)) == PARLEY_OK)
+            st = run_loop(&r, t0, result);
     }
-    if (r.step % r.epoch_steps && (st = save(&r)) != PARLEY_OK) /* stopped mid-epoch */
-        goto done;
-    if (result)
-        *result = (parley_pretrain_result){ .epochs_done = (int)(r.step / r.epoch_steps),
-                                            .steps_done = r.step,
-                                            .stopped = (r.step < r.steps),
-                                            .wall_s = train_now_s() - t0,
-                                            .examples_per_s = train_meter_rate(&r.meter),
-                                            .n_train = r.n_train,
-                                            .n_holdout = r.n_hold,
-                                            .mlm_loss = r.pr.mlm_loss,
-                                            .mlm_accuracy = r.pr.mlm_accuracy };
-done:
+    run_clear(&r);
+    return st;
+}
+
+parley_status train_pretrain_model(bert_model *m, const char *const *lines, int n,
+                                   const parley_pretrain_params *p, parley_pretrain_result *result)
+{
+    pt_run r = { .p = p, .m = m, .borrowed = 1, .pr.pretraining = 1 };
+    parley_status st = PARLEY_OK;
+    double t0 = train_now_s();
+    for (int i = 0; i < n && st == PARLEY_OK; i++)
+        st = corpus_add(&r.text, lines[i], strlen(lines[i]), 0, i + 1);
+    if (st == PARLEY_OK) {
+        dedupe(&r.text);
+        if ((st = split(&r)) == PARLEY_OK && (st = head_prepare(&r, NULL)) == PARLEY_OK &&
+            (st = run_prepare(&r)) == PARLEY_OK)
+            st = run_loop(&r, t0, result);
+    }
     run_clear(&r);
     return st;
 }

@@ -118,6 +118,7 @@ static cJSON *options_json(const parley_train_params *p)
         { "batch", p->batch },
         { "augment", p->augment },
         { "background", p->background },
+        { "pretrain_epochs", p->pretrain_epochs },
         { "lr", p->lr },
         { "warmup_fraction", p->warmup_fraction },
         { "warmup_steps", (double)p->warmup_steps },

@@ -69,7 +69,8 @@ parley_train_params parley_train_params_default(void)
     return (parley_train_params){
         .vocab_size = WP_LEARN_DEFAULT_SIZE,
         .shape = { .max_positions = 128 }, /* the rest sized to the data, as are ... */
-        .epochs = 0,                       /* ... these five: nlu/train/defaults.c */
+        .pretrain_epochs = -1,             /* ... these six: nlu/train/defaults.c */
+        .epochs = 0,
         .batch = 0,
         .lr = 0,
         .augment = -1,
@@ -468,7 +469,9 @@ typedef struct run_state {
     const char *init;  /* the model a new run starts from: p->init's, the default encoder
                           (init_dir) or NULL */
     char init_dir[PATH_MAX];
-    int sparse; /* whether a new model gets sparse features (train_sparse_on) */
+    int sparse;           /* whether a new model gets sparse features (train_sparse_on) */
+    int pretrain;         /* masked-LM epochs on the training text first (a fresh run) */
+    int pretrain_stopped; /* the callback stopped the run in them: nothing to keep */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
@@ -977,6 +980,8 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: threads must be >= 0");
     if (p->resume)
         return PARLEY_OK;
+    if (p->pretrain_epochs > 10000)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "train: pretrain epochs must be at most 10000");
     if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
     const char *const onoff[][2] = { { "built-in replies", p->builtin },
@@ -1373,6 +1378,37 @@ static parley_status with_background(run_state *r, const parley_train_shape *sha
     return PARLEY_OK;
 }
 
+/* The new model's encoder pretrained in place on the training text (r->pretrain epochs, the
+ * masked-LM loop of parley_pretrain_run, its batch and rate), its progress reported as
+ * pretraining; a stop there sets r->pretrain_stopped. */
+static parley_status pretrain_own_text(run_state *r)
+{
+    parley_pretrain_params pp = parley_pretrain_params_default();
+    parley_pretrain_result res = { 0 };
+    const char **lines = pl_malloc(((size_t)r->train->n_examples + 1) * sizeof *lines);
+    if (!lines)
+        return pl_nomem("pretraining on the training text");
+    for (int i = 0; i < r->train->n_examples; i++)
+        lines[i] = r->train->examples[i].text;
+    pp.train.epochs = r->pretrain;
+    pp.train.dropout = r->s.dropout;
+    pp.train.clip = r->s.clip;
+    pp.train.seed = r->s.seed;
+    pp.train.progress = r->p->progress;
+    pp.train.user_data = r->p->user_data;
+    parley_status st = train_pretrain_model(r->m, lines, r->train->n_examples, &pp, &res);
+    pl_free(lines);
+    if (st != PARLEY_OK)
+        return pl_wrap(st, "pretraining on the training text");
+    r->pretrain_stopped = res.stopped;
+    if (!res.stopped)
+        train_note(&r->notes,
+                   "pretrained %d epochs on %d lines of the training text in %.0f s: held-out "
+                   "masked-LM accuracy %.1f%%",
+                   res.epochs_done, res.n_train, res.wall_s, 100 * res.mlm_accuracy);
+    return PARLEY_OK;
+}
+
 /* Data, model, settings and buffers: everything before the first step. */
 static parley_status run_prepare(run_state *r)
 {
@@ -1400,7 +1436,16 @@ static parley_status run_prepare(run_state *r)
                        r->init, r->train->n_examples);
         if (!r->init)
             shape = train_size_shape(&p->shape, r->train->n_examples, &r->notes);
-        train_size_data(&sizes, r->train, train_init_dir(p) != NULL, &r->notes);
+        const int dense = !train_sparse_on(r->train->n_examples, r->train->n_intents,
+                                           r->train->n_lookups + r->train->n_regexes > 0, p->sparse,
+                                           p->intent_encoder, NULL);
+        r->pretrain = train_size_pretrain(p->pretrain_epochs, !r->init, dense,
+                                          r->device != CUDA_DEVICE_CPU, &r->notes);
+        train_size_data(&sizes, r->train,
+                        train_init_dir(p) ? TRAIN_START_INIT
+                        : r->pretrain     ? TRAIN_START_OWN_TEXT
+                                          : TRAIN_START_NEW,
+                        &r->notes);
         r->s = (run_settings){ .batch = sizes.batch,
                                .augment = sizes.augment,
                                .background = background_count(r),
@@ -1447,9 +1492,12 @@ static parley_status run_prepare(run_state *r)
             return st;
         if ((st = with_background(r, &shape)) != PARLEY_OK)
             return st;
-        const bert_config *now = &r->m->cfg; /* with_background may have made a new model */
+        /* After with_background, which may make a new model: this is the one trained. */
+        if (r->pretrain && ((st = pretrain_own_text(r)) != PARLEY_OK || r->pretrain_stopped))
+            return st;
+        const bert_config *now = &r->m->cfg;
         train_size_epochs(&sizes, r->set.n, now->intent_sparse_only && now->n_slots <= 1,
-                          !now->sparse_sent, &r->notes);
+                          !now->sparse_sent && !r->pretrain, &r->notes);
         r->s.epochs = sizes.epochs;
         r->s.slot_weight = train_slot_weight(p->slot_weight, sparse_intent_with_slots(r->m),
                                              tagged_words(&r->set), &r->notes);
@@ -1505,7 +1553,16 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
     if ((st = check_params(p, &r)) != PARLEY_OK)
         return st;
     bert_set_threads(p->threads);
-    if ((st = run_prepare(&r)) != PARLEY_OK || (st = open_record(&r)) != PARLEY_OK)
+    if ((st = run_prepare(&r)) != PARLEY_OK)
+        goto fail;
+    if (r.pretrain_stopped) { /* nothing trained on the labels yet: nothing to resume */
+        if (result)
+            *result = (parley_train_result){ .stopped = 1,
+                                             .stopped_pretraining = 1,
+                                             .wall_s = train_now_s() - t0 };
+        goto fail;
+    }
+    if ((st = open_record(&r)) != PARLEY_OK)
         goto fail;
     r.pr.n_train = r.train->n_examples;
     r.pr.n_dev = r.dev ? r.dev->n_examples : 0;

@@ -1,6 +1,7 @@
 /* train.h — what the training loop (nlu/train/train.c) offers inside the library beyond
  * its public face: the run itself, parley_train_run(), and its params, progress and result
- * are public (parley/train.h); this header adds the scorer the loop uses for dev sets.
+ * are public (parley/train.h); this header adds the scorer the loop uses for dev sets and
+ * the masked-LM pretraining of a run's new model on its own text (pretrain.c's loop).
  *
  * How a run goes, beyond what parley/train.h says:
  *   - init's heads are replaced, when its label lists differ from the training set's, by
@@ -15,6 +16,9 @@
  *   - with sparse features on (the default), the featurizer is learned from the training
  *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
  *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;
+ *   - a new model from random weights without sparse features (full SNIPS) first learns the
+ *     training text with the masked-LM objective on the CPU (train_pretrain_model, below;
+ *     pretrain_epochs), then its labels at half a new model's learning rate;
  *   - labels are the training set's intents and slot tags (sorted, see dataset.h). A word's
  *     tag goes to its first word piece; other pieces, [CLS] and [SEP] are not scored. Dev
  *     examples whose intent or slot type the training set lacks are kept and scored: the
@@ -39,5 +43,14 @@
  * it also fits the intent temperature on ds (nlu/train/calibrate.h) into *temperature. */
 parley_status train_evaluate(const bert_model *m, const ds_dataset *ds, mt_report **out,
                              float *temperature);
+
+/* Pretrains m's encoder in place with parley_pretrain_run's masked-LM loop on lines[0..n)
+ * (repeats dropped, p->holdout of them held out and scored after every epoch), with p's
+ * settings; p->text, n_text, train.out, init, vocab and shape are not read, and nothing is
+ * written. m stays the caller's; only its encoder (embeddings and layers) changes, the
+ * MLM head is made and dropped here. Progress events carry pretraining = 1; a stop leaves
+ * m as far as it got, with result->stopped set. result may be NULL. */
+parley_status train_pretrain_model(bert_model *m, const char *const *lines, int n,
+                                   const parley_pretrain_params *p, parley_pretrain_result *result);
 
 #endif

@@ -60,6 +60,10 @@ static void usage(FILE *f)
             "                       examples per intent, 60 when slots are tagged, or when\n"
             "                       they alone get 90%% of few examples with slots right,\n"
             "                       cross-fitted)\n"
+            "  --pretrain-epochs N  passes of masked-LM pretraining on the training text before\n"
+            "                       the labels, on the CPU; 0 = none (default: 20 for a new\n"
+            "                       model from random weights without sparse features, on\n"
+            "                       the CPU; then lr 5e-4 and 20 epochs are the defaults)\n"
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
@@ -96,6 +100,7 @@ static const opt_def opts[] = {
     { "--data", OPT_STR, P(data), 0, 0, 0, G_ALWAYS },
     { "--dev", OPT_STR, P(dev), 0, 0, 0, G_ALWAYS },
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
+    { "--pretrain-epochs", OPT_INT, P(pretrain_epochs), 0, 0, 10000, G_SETTING },
     { "--background", OPT_INT, P(background), 0, 0, 100000, G_SETTING },
     { "--builtin", OPT_STR, P(builtin), 0, 0, 0, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
@@ -232,6 +237,12 @@ int cmd_train(int argc, char **argv)
     if (st != PARLEY_OK)
         return cli_fail("train", st);
     char wall[32];
+    if (res.stopped_pretraining) {
+        printf("stopped in the pretraining on the training text after %s; nothing is kept to "
+               "resume\n",
+               cli_duration(res.wall_s, wall, sizeof wall));
+        return EXIT_STOPPED;
+    }
     if (res.stopped) {
         printf("stopped at step %ld (epoch %d done) after %s; continue with: parley train --resume "
                "--data %s%s%s "

@@ -269,8 +269,17 @@ int cli_train_progress(const parley_train_progress *pr, void *user_data)
     char eta[32];
     if (v->quiet)
         return interrupted;
+    const char *epoch = pr->pretraining ? "pretraining epoch" : "epoch";
     switch (pr->event) {
-    case PARLEY_TRAIN_START: v->start(pr); break;
+    case PARLEY_TRAIN_START:
+        if (pr->pretraining)
+            fprintf(stderr,
+                    "train: pretraining on the training text first (masked LM): %d lines, %d "
+                    "held out, %d epochs, %ld steps\n",
+                    pr->n_train + pr->n_dev, pr->n_dev, pr->epochs, pr->steps);
+        else
+            v->start(pr);
+        break;
     case PARLEY_TRAIN_STEP:
         if (v->tty) {
             /* Ten redraws a second at most: the line is for eyes, not logs. */
@@ -278,21 +287,21 @@ int cli_train_progress(const parley_train_progress *pr, void *user_data)
             clock_gettime(CLOCK_MONOTONIC, &ts);
             double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
             if (pr->step == pr->steps || now - v->last_draw >= 0.1) {
-                fprintf(stderr, "\r\033[Kepoch %d/%d  step %ld/%ld  loss %.4f  %.0f ex/s  ETA %s",
-                        pr->epoch, pr->epochs, pr->step, pr->steps, (double)pr->loss,
+                fprintf(stderr, "\r\033[K%s %d/%d  step %ld/%ld  loss %.4f  %.0f ex/s  ETA %s",
+                        epoch, pr->epoch, pr->epochs, pr->step, pr->steps, (double)pr->loss,
                         pr->examples_per_s, cli_duration(pr->eta_s, eta, sizeof eta));
                 v->last_draw = now;
                 v->line_open = 1;
             }
         } else if (pr->step % LOG_EVERY == 0) {
-            fprintf(stderr, "epoch %d/%d step %ld/%ld loss %.4f lr %.3g %.0f ex/s ETA %s\n",
+            fprintf(stderr, "%s %d/%d step %ld/%ld loss %.4f lr %.3g %.0f ex/s ETA %s\n", epoch,
                     pr->epoch, pr->epochs, pr->step, pr->steps, (double)pr->loss, (double)pr->lr,
                     pr->examples_per_s, cli_duration(pr->eta_s, eta, sizeof eta));
         }
         break;
     case PARLEY_TRAIN_EPOCH:
         cli_train_end_line(v);
-        fprintf(stderr, "epoch %d/%d done: loss %.4f", pr->epoch, pr->epochs, (double)pr->loss);
+        fprintf(stderr, "%s %d/%d done: loss %.4f", epoch, pr->epoch, pr->epochs, (double)pr->loss);
         if (pr->has_dev)
             fprintf(stderr, "  dev intent %.2f%%  slot F1 %.2f%%  sentence %.2f%%",
                     100 * pr->dev.intent_accuracy, 100 * pr->dev.slot_f1,

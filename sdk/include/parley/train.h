@@ -72,6 +72,9 @@ typedef struct parley_train_scores {
 /* What a run reports; borrowed for the callback's duration. */
 typedef struct parley_train_progress {
     parley_train_event event;
+    int pretraining;       /* training: nonzero in the events of its masked-LM pretraining of
+                              a new model on the training text (pretrain_epochs), which come
+                              before its own PARLEY_TRAIN_START and count their own epochs */
     int epoch, epochs;     /* the epoch running or just done (1-based), of all planned */
     long step, steps;      /* optimizer steps done over the whole run, and planned */
     float loss;            /* mean training loss over this epoch's steps so far */
@@ -81,7 +84,8 @@ typedef struct parley_train_progress {
     int has_dev;           /* PARLEY_TRAIN_EPOCH of training with a dev set: dev is set */
     parley_train_scores dev;
     int best;    /* PARLEY_TRAIN_EPOCH: this epoch was saved to the output directory (training:
-                    the best on dev so far, or the latest without dev; pretraining: always) */
+                    the best on dev so far, or the latest without dev; pretraining: always,
+                    but never in a training run's own) */
     int has_mlm; /* PARLEY_TRAIN_EPOCH of pretraining with held-out lines: the next two */
     double mlm_loss, mlm_accuracy; /* held-out masked-LM loss, share of pieces guessed */
     /* PARLEY_TRAIN_START (and unchanged after it): what is trained. */
@@ -133,6 +137,14 @@ typedef struct parley_train_params {
     int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
     parley_train_shape shape;   /* a new model's shape (all 0 but max_positions: sized to
                                    the data); ignored with init */
+    int pretrain_epochs;        /* the run's model first learns the training text with the
+                                   masked-LM objective (parley_pretrain_run's loop, in memory,
+                                   on the CPU) for this many passes, then its labels from there
+                                   (sized: at the rate and for the epochs of a pretrained
+                                   encoder); 0 = none; negative = sized to the data (20 for a
+                                   new model from random weights without sparse features
+                                   trained on the CPU, else none; README "Training a model").
+                                   A stop in them keeps nothing to resume */
     int epochs;                 /* passes over the data, >= 1; 0 = sized to the data */
     int batch;                  /* examples per step, >= 1; 0 = sized to the data */
     int augment;                /* up to this many variants of each example, its slot values
@@ -189,9 +201,11 @@ typedef struct parley_train_params {
 typedef struct parley_train_result {
     int epochs_done;
     long steps_done;
-    int stopped;           /* the callback asked to stop; out/train_state/ is kept */
-    double wall_s;         /* this call, loading and scoring included */
-    double examples_per_s; /* training throughput of this call */
+    int stopped;             /* the callback asked to stop; out/train_state/ is kept ... */
+    int stopped_pretraining; /* ... unless it was in the pretraining (pretrain_epochs):
+                                then nothing is kept, and a new run starts over */
+    double wall_s;           /* this call, loading and scoring included */
+    double examples_per_s;   /* training throughput of this call */
     int has_dev;
     int best_epoch;           /* the epoch in the output directory (the last without dev) */
     parley_train_scores best; /* its dev scores (has_dev) */

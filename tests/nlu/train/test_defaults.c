@@ -5,7 +5,9 @@
  * batches and the fewest epochs, a setting given explicitly is never touched, and each
  * choice is explained on a line of its own; a new model is small below 2,000 examples;
  * intents heavier than the median are weighted down to it, and the intent is left to the
- * sparse features below 150 examples per intent unless told otherwise. Calibration: labels
+ * sparse features below 150 examples per intent unless told otherwise; a new model without
+ * sparse features is pretrained on its training text on the CPU (20 epochs, then half the
+ * learning rate). Calibration: labels
  * drawn from softmax(z / T0) give back a temperature near T0; the fitted T never scores
  * worse than T = 1; and it never moves the ranking (that is nlu/decode's, tested there).
  */
@@ -33,7 +35,7 @@ static void test_sizes(void)
                big = { .n_examples = 13084, .n_intents = 7 };
     train_notes notes = { .len = 0 };
     train_sizes s = train_sizes_of(&p);
-    train_size_data(&s, &tiny, 0, &notes);
+    train_size_data(&s, &tiny, TRAIN_START_NEW, &notes);
     train_size_epochs(&s, 40, 0, 0, &notes);
     CHECK(s.batch == 8 && s.augment == 0 && s.epochs == 80, "tiny: batch %d augment %d epochs %d",
           s.batch, s.augment, s.epochs);
@@ -45,7 +47,7 @@ static void test_sizes(void)
     notes = (train_notes){ .len = 0 };
     s = train_sizes_of(&p);
     big.n_lookups = 1; /* many examples: no lookup variants even with tables */
-    train_size_data(&s, &big, 0, &notes);
+    train_size_data(&s, &big, TRAIN_START_NEW, &notes);
     train_size_epochs(&s, 13084, 0, 0, &notes);
     CHECK(s.batch == 32 && s.augment == 0 && s.epochs == 20 && s.lr == 1e-3f,
           "big: batch %d augment %d epochs %d lr %g", s.batch, s.augment, s.epochs, (double)s.lr);
@@ -58,10 +60,33 @@ static void test_sizes(void)
     train_size_epochs(&s, 40, 0, 1, NULL);
     CHECK(s.epochs == 80, "tiny, dense: epochs %d", s.epochs);
 
+    /* Pretraining on the training text: a new dense model on the CPU only, unless given. */
+    notes = (train_notes){ .len = 0 };
+    CHECK(train_size_pretrain(-1, 1, 1, 0, &notes) == 20 && strstr(notes.text, "pretrain 20:"),
+          "dense, random weights, cpu: pretrained 20 epochs\n%s", notes.text);
+    CHECK(train_size_pretrain(-1, 1, 1, 1, &notes) == 0 && strstr(notes.text, "pretrain 0:"),
+          "on a GPU: none, and said why\n%s", notes.text);
+    const int before = lines(&notes);
+    CHECK(train_size_pretrain(-1, 1, 0, 0, &notes) == 0 &&
+                  train_size_pretrain(-1, 0, 1, 0, &notes) == 0 && lines(&notes) == before,
+          "with sparse features or a pretrained start: none, nothing said");
+    CHECK(train_size_pretrain(0, 1, 1, 0, NULL) == 0 && train_size_pretrain(3, 0, 0, 1, NULL) == 3,
+          "given: kept");
+    /* ... and what it changes: half a new model's rate, the fewer epochs of sparse features. */
+    notes = (train_notes){ .len = 0 };
+    s = train_sizes_of(&p);
+    train_size_data(&s, &big, TRAIN_START_OWN_TEXT, &notes);
+    CHECK(s.lr == 5e-4f && strstr(notes.text, "lr 0.0005:"), "pretrained here: lr %g\n%s",
+          (double)s.lr, notes.text);
+    s = train_sizes_of(&p);
+    train_size_data(&s, &tiny, TRAIN_START_OWN_TEXT, NULL);
+    CHECK(fabsf(s.lr - 5e-4f * sqrtf(8 / 32.0f)) < 1e-7f, "pretrained here, batch 8: lr %g",
+          (double)s.lr);
+
     notes = (train_notes){ .len = 0 };
     tiny.n_lookups = 2; /* few examples with tables: many variants */
     s = train_sizes_of(&p);
-    train_size_data(&s, &tiny, 1, &notes);
+    train_size_data(&s, &tiny, TRAIN_START_INIT, &notes);
     CHECK(s.augment == 8 && s.lr == parley_train_default_lr(1), "tiny with lookups, from init");
 
     /* Given settings stay as given, and nothing is said about them. */
@@ -72,7 +97,7 @@ static void test_sizes(void)
     p.weight_decay = 0;
     notes = (train_notes){ .len = 0 };
     s = train_sizes_of(&p);
-    train_size_data(&s, &tiny, 0, &notes);
+    train_size_data(&s, &tiny, TRAIN_START_NEW, &notes);
     train_size_epochs(&s, 40, 0, 0, &notes);
     CHECK(s.epochs == 3 && s.batch == 5 && s.lr == 0.5f && s.augment == 0 && s.weight_decay == 0 &&
                   notes.len == 0 && !notes.text[0],

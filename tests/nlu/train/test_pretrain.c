@@ -10,6 +10,12 @@
  * from it replaces the placeholder heads and learns the tiny joint set perfectly. A stop
  * asked for mid-epoch leaves a loadable model. Bad settings and bad text fail with errors
  * that name the file and line, and every allocation failure fails cleanly.
+ *
+ * The same loop in memory on a training run's model (train_pretrain_model): on the text
+ * above it learns the held-out pieces as the file-based run does, changes the encoder and
+ * nothing after it (pooler, heads); inside parley_train_run (pretrain_epochs) its events
+ * come first, marked as pretraining, the run then fits the tiny set, records the setting,
+ * and ends with other weights than without it; a stop in it keeps nothing to resume.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +221,151 @@ static void test_stop(void)
     CHECK(exists(path_in(o.s, "mlm_head.safetensors").s), "and its head");
 }
 
+/* The lines of the synthetic text (repeats included; the loop drops them), *n of them. */
+static char **read_lines(int *n)
+{
+    size_t len = 0;
+    char *all = read_all(text, &len), **lines = calloc(len + 1, sizeof *lines);
+    *n = 0;
+    for (char *save = NULL, *l = all && lines ? strtok_r(all, "\n", &save) : NULL; l;
+         l = strtok_r(NULL, "\n", &save))
+        lines[(*n)++] = strdup(l);
+    free(all);
+    return lines;
+}
+
+static void free_lines(char **lines, int n)
+{
+    for (int i = 0; lines && i < n; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+/* train_pretrain_model on "tuned" (a joint model): the encoder learns, the rest stays. */
+static void test_in_place(void)
+{
+    int n = 0;
+    char **lines = read_lines(&n);
+    bert_model *m = NULL;
+    CHECK(bert_model_load(path_in(files.tmp, "tuned").s, &m) == PARLEY_OK, "load: %s",
+          parley_errmsg());
+    if (!m || !lines) {
+        free_lines(lines, n);
+        return;
+    }
+    const size_t enc = (size_t)(m->w.pool_w - m->params), all = m->n_params;
+    float *before = malloc(all * sizeof *before);
+    memcpy(before, m->params, all * sizeof *before);
+    parley_pretrain_params p = tiny(NULL, 30);
+    parley_pretrain_result res;
+    train_seen s = { 0 };
+    p.train.progress = train_watch;
+    p.train.user_data = &s;
+    CHECK(train_pretrain_model(m, (const char *const *)lines, n, &p, &res) == PARLEY_OK,
+          "in place: %s", parley_errmsg());
+    CHECK(res.epochs_done == 30 && !res.stopped && s.mlm_epochs == 30 && s.n_dev > 0,
+          "%d epochs, %d scored", res.epochs_done, s.mlm_epochs);
+    printf("in place: held-out masked-LM accuracy %.3f after epoch 1, %.3f after 30\n",
+           s.first_mlm_acc, s.last_mlm_acc);
+    CHECK(s.last_mlm_acc >= 0.5 && s.last_mlm_acc > s.first_mlm_acc + 0.2,
+          "in place: held-out masked-LM accuracy %g -> %g", s.first_mlm_acc, s.last_mlm_acc);
+    CHECK(memcmp(before, m->params, enc * sizeof *before) != 0, "the encoder learned");
+    CHECK(!memcmp(before + enc, m->params + enc, (all - enc) * sizeof *before),
+          "the pooler and the heads are untouched");
+    free(before);
+    bert_model_free(m);
+    free_lines(lines, n);
+}
+
+/* What a training run with pretrain_epochs reported: its pretraining's events apart. */
+typedef struct own_seen {
+    int pre_starts, pre_epochs, pre_steps, starts, epochs, pre_after_start;
+    int stop_at_pre_step; /* ask to stop after this pretraining step (0 = never) */
+} own_seen;
+
+static int own_watch(const parley_train_progress *p, void *u)
+{
+    own_seen *s = u;
+    if (p->pretraining) {
+        s->pre_after_start += s->starts > 0;
+        s->pre_starts += p->event == PARLEY_TRAIN_START;
+        s->pre_epochs += p->event == PARLEY_TRAIN_EPOCH && p->has_mlm;
+        s->pre_steps += p->event == PARLEY_TRAIN_STEP;
+        return s->stop_at_pre_step && p->event == PARLEY_TRAIN_STEP &&
+               p->step == s->stop_at_pre_step;
+    }
+    s->starts += p->event == PARLEY_TRAIN_START;
+    s->epochs += p->event == PARLEY_TRAIN_EPOCH;
+    return 0;
+}
+
+static parley_train_params own_params(const char *out, int pretrain_epochs, own_seen *seen)
+{
+    parley_train_params p = parley_train_params_default();
+    p.data = files.data;
+    p.out = out;
+    p.init = "none";
+    p.sparse = "off";
+    p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
+    p.pretrain_epochs = pretrain_epochs;
+    p.epochs = 40;
+    p.batch = 8;
+    p.lr = 3e-3f;
+    p.threads = 1;
+    p.progress = own_watch;
+    p.user_data = seen;
+    return p;
+}
+
+/* parley_train_run with pretrain_epochs, against the same run without. */
+static void test_own_text(void)
+{
+    path o = path_in(files.tmp, "own"), plain = path_in(files.tmp, "own_none");
+    own_seen s = { 0 }, s0 = { 0 };
+    parley_train_params p = own_params(o.s, 5, &s);
+    parley_train_result res;
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK && !res.stopped, "train: %s", parley_errmsg());
+    CHECK(s.pre_starts == 1 && s.pre_epochs == 5 && s.pre_steps > 0 && !s.pre_after_start &&
+                  s.starts == 1 && s.epochs == 40,
+          "pretraining %d start, %d epochs, %d steps (%d after the training's start); training "
+          "%d start, %d epochs",
+          s.pre_starts, s.pre_epochs, s.pre_steps, s.pre_after_start, s.starts, s.epochs);
+    bert_model *m = NULL;
+    ds_dataset *ds = NULL;
+    mt_report *r = NULL;
+    CHECK(bert_model_load(o.s, &m) == PARLEY_OK && ds_load(files.data, &ds) == PARLEY_OK,
+          "load: %s", parley_errmsg());
+    if (m && ds && train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
+        CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
+              "pretrained, then trained: intent %g, sentence %g", r->intent_accuracy,
+              r->sentence_accuracy);
+    else
+        CHECK(0, "evaluate: %s", parley_errmsg());
+    mt_report_free(r);
+    ds_free(ds);
+    bert_model_free(m);
+    size_t rec_len = 0;
+    char *rec = read_all(path_in(o.s, "training.json").s, &rec_len);
+    CHECK(rec && strstr(rec, "\"pretrain_epochs\":\t5"), "training.json records it");
+    free(rec);
+    CHECK(!exists(path_in(o.s, "train_state").s), "nothing left to resume");
+
+    p = own_params(plain.s, 0, &s0);
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train without: %s", parley_errmsg());
+    CHECK(s0.pre_starts == 0 && s0.pre_steps == 0 && s0.starts == 1, "0: no pretraining");
+    CHECK(!same_model_files(o.s, plain.s), "pretraining changed nothing");
+
+    path st = path_in(files.tmp, "own_stop");
+    own_seen s2 = { .stop_at_pre_step = 3 };
+    p = own_params(st.s, 5, &s2);
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK, "stop: %s", parley_errmsg());
+    CHECK(res.stopped && res.stopped_pretraining && res.steps_done == 0 && s2.starts == 0,
+          "stopped in the pretraining: %d %d %ld", res.stopped, res.stopped_pretraining,
+          res.steps_done);
+    CHECK(!exists(path_in(st.s, "train_state").s) && !exists(path_in(st.s, "config.json").s),
+          "a stop in the pretraining keeps nothing");
+}
+
 static void write_file(const char *file, const char *s, size_t n)
 {
     FILE *f = fopen(file, "wb");
@@ -317,6 +468,8 @@ int main(int argc, char **argv)
     test_determinism();
     test_continue(&fit);
     test_finetune();
+    test_in_place();
+    test_own_text();
     test_stop();
     test_errors();
     test_alloc_failures();
