@@ -470,7 +470,7 @@ typedef struct run_state {
                           (init_dir) or NULL */
     char init_dir[PATH_MAX];
     int sparse;           /* whether a new model gets sparse features (train_sparse_on) */
-    int pretrain;         /* masked-LM epochs on the training text first (a fresh run) */
+    int pretrain;         /* masked-LM epochs on the training text first (kept in the state) */
     int pretrain_stopped; /* the callback stopped the run in them: nothing to keep */
 } run_state;
 
@@ -686,6 +686,7 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
              cJSON_AddNumberToObject(root, "background", r->s.background) &&
              cJSON_AddNumberToObject(root, "builtin", r->s.builtin) &&
+             cJSON_AddNumberToObject(root, "pretrain_epochs", r->pretrain) &&
              cJSON_AddNumberToObject(root, "batch", r->s.batch) &&
              cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
              cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
@@ -781,7 +782,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     char path[PATH_MAX], *text = NULL;
     size_t len;
     cJSON *root = NULL;
-    double v[15];
+    double v[16];
     if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
         (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
         (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
@@ -797,6 +798,7 @@ static parley_status state_parse(run_state *r, const char *dir)
         (st = json_num(root, "augment", path, 0, INT_MAX, &v[10])) != PARLEY_OK ||
         (st = json_num(root, "background", path, 0, INT_MAX, &v[13])) != PARLEY_OK ||
         (st = json_num(root, "builtin", path, 0, 1, &v[14])) != PARLEY_OK ||
+        (st = json_num(root, "pretrain_epochs", path, 0, 10000, &v[15])) != PARLEY_OK ||
         (st = json_num(root, "batch", path, 1, INT_MAX, &v[3])) != PARLEY_OK ||
         (st = json_num(root, "lr", path, 0, 1e3, &v[4])) != PARLEY_OK ||
         (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[5])) != PARLEY_OK ||
@@ -815,6 +817,7 @@ static parley_status state_parse(run_state *r, const char *dir)
     r->s.augment = (int)v[10];
     r->s.background = (int)v[13];
     r->s.builtin = (int)v[14];
+    r->pretrain = (int)v[15];
     r->s.batch = (int)v[3];
     r->s.lr = (float)v[4];
     r->s.warmup = (long)v[5];
@@ -1022,6 +1025,7 @@ static parley_status open_record(run_state *r)
         q.word_dropout = r->s.word_dropout;
         q.warmup_steps = r->s.warmup;
         q.seed = r->s.seed;
+        q.pretrain_epochs = r->pretrain; /* done before the state was first saved */
         q.shape = train_shape_of(&r->m->cfg);
     }
     return train_record_open(&q,

@@ -281,6 +281,7 @@ static void test_in_place(void)
 typedef struct own_seen {
     int pre_starts, pre_epochs, pre_steps, starts, epochs, pre_after_start;
     int stop_at_pre_step; /* ask to stop after this pretraining step (0 = never) */
+    int stop_at_step;     /* ... or after this training step */
 } own_seen;
 
 static int own_watch(const parley_train_progress *p, void *u)
@@ -296,7 +297,7 @@ static int own_watch(const parley_train_progress *p, void *u)
     }
     s->starts += p->event == PARLEY_TRAIN_START;
     s->epochs += p->event == PARLEY_TRAIN_EPOCH;
-    return 0;
+    return s->stop_at_step && p->event == PARLEY_TRAIN_STEP && p->step == s->stop_at_step;
 }
 
 static parley_train_params own_params(const char *out, int pretrain_epochs, own_seen *seen)
@@ -364,6 +365,25 @@ static void test_own_text(void)
           res.steps_done);
     CHECK(!exists(path_in(st.s, "train_state").s) && !exists(path_in(st.s, "config.json").s),
           "a stop in the pretraining keeps nothing");
+
+    /* Stopped after it, resumed: the record says what the run did, not the resume's -1. */
+    path rs = path_in(files.tmp, "own_resume");
+    own_seen s3 = { .stop_at_step = 7 }, s4 = { 0 };
+    p = own_params(rs.s, 5, &s3);
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK && res.stopped && !res.stopped_pretraining,
+          "stop after the pretraining: %s", parley_errmsg());
+    p = parley_train_params_default();
+    p.data = files.data;
+    p.out = rs.s;
+    p.threads = 1;
+    p.resume = 1;
+    p.progress = own_watch;
+    p.user_data = &s4;
+    CHECK(parley_train_run(&p, &res) == PARLEY_OK && !res.stopped && s4.pre_starts == 0,
+          "resumed without pretraining again: %s", parley_errmsg());
+    rec = read_all(path_in(rs.s, "training.json").s, &rec_len);
+    CHECK(rec && strstr(rec, "\"pretrain_epochs\":\t5"), "the resumed run's record has it");
+    free(rec);
 }
 
 static void write_file(const char *file, const char *s, size_t n)
