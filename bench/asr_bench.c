@@ -1,14 +1,14 @@
 /* asr_bench.c — the recognizer's cost: memory per stream, real-time factor, and how many
  * real-time streams the machine's cores could carry (bench/RESULTS.md).
  *
- * Opens asr.pocketsphinx's engine as the node does (the grammar of NLU_YAML, or the generic
- * model with "-"), then N streams at once, and feeds each the same file in 100 ms pieces,
- * round-robin, as N users speaking together would; ends and finishes every stream. Reports
- * resident memory after loading and with N streams open (the difference / N is a stream's
- * cost), CPU seconds per second of audio (the real-time factor, on one thread) and the
- * transcript of the first stream.
+ * Opens asr.pocketsphinx's engine as the node does (the language model of NLU_YAML, the
+ * class trigram model or with --grammar the grammar, or the generic model with "-"), then N streams
+ * at once, and feeds each the same file in 100 ms pieces, round-robin, as N users speaking together
+ * would; ends and finishes every stream. Reports resident memory after loading and with N streams
+ * open (the difference / N is a stream's cost), CPU seconds per second of audio (the real-time
+ * factor, on one thread) and the transcript of the first stream.
  *
- * Usage: asr_bench NLU_YAML|- FILE.wav [N]
+ * Usage: asr_bench NLU_YAML|- FILE.wav [N] [--grammar]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,17 +48,17 @@ int main(int argc, char **argv)
 {
     parley_status st;
     if (argc < 3) {
-        fprintf(stderr, "usage: asr_bench NLU_YAML|- FILE.wav [N]\n");
+        fprintf(stderr, "usage: asr_bench NLU_YAML|- FILE.wav [N] [--grammar]\n");
         return 2;
     }
-    int n = argc > 3 ? atoi(argv[3]) : 20;
+    int n = argc > 3 && argv[3][0] != '-' ? atoi(argv[3]) : 20;
+    svc_lang_kind kind = !strcmp(argv[argc - 1], "--grammar") ? SVC_LANG_JSGF : SVC_LANG_NGRAM;
     svc_ps_params p = svc_ps_params_default();
-    svc_grammar_info g;
+    svc_lang_info g;
     if (strcmp(argv[1], "-")) {
-        if ((st = svc_grammar_build(argv[1], p.dict, NULL, &g)) != PARLEY_OK)
-            return fail("grammar", st);
-        p.grammar = g.path;
-        p.grammar_dict = g.dict;
+        if ((st = svc_lang_build(argv[1], p.dict, NULL, kind, &g)) != PARLEY_OK)
+            return fail("language model", st);
+        p.bot = &g;
     }
     double rss0 = rss_mb(), t0 = cpu_s();
     svc_ps *ps;
@@ -95,8 +95,11 @@ int main(int argc, char **argv)
            "\"rss_base_mb\":%.1f,\"rss_loaded_mb\":%.1f,\"rss_streams_mb\":%.1f,"
            "\"mb_per_stream\":%.2f,\"rtf\":%.4f,\"realtime_streams_per_core\":%.1f,"
            "\"first\":\"%s\"}\n",
-           p.grammar ? "grammar" : "generic", n, audio, load_s, rss0, rss_loaded, rss_open,
-           (rss_open - rss_loaded) / n, cpu / (audio * n), (audio * n) / cpu, first ? first : "");
+           !p.bot                  ? "generic"
+           : kind == SVC_LANG_JSGF ? "grammar"
+                                   : "ngram",
+           n, audio, load_s, rss0, rss_loaded, rss_open, (rss_open - rss_loaded) / n,
+           cpu / (audio * n), (audio * n) / cpu, first ? first : "");
     pl_free(first);
     free(s);
     pl_free(pcm);

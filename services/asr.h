@@ -10,12 +10,14 @@
  * (sending its transcript out of `partial` too, with utt_end set: the "final" for display).
  * Text turns pass through unchanged, so typed and spoken turns share the graph.
  *
- * The grammar (asr_grammar.c) is built from the bot's nlu.yaml: every example becomes a
+ * The bot's language model (asr_lang.c) is built from its nlu.yaml: every example becomes a
  * sentence pattern with its slot values replaced by a class of all the values that slot
- * has (in examples, lookup tables and synonyms), numbers are spelled out, words the
- * pronunciation dictionary lacks drop the phrase that holds them (with a warning). It is
- * cached on disk under a name that hashes the nlu.yaml, so a changed file builds a new one,
- * with a dictionary of its words only (a decoder loads it in a fraction of the memory).
+ * has (in examples, lookup tables and synonyms), numbers are spelled out, words without a
+ * pronunciation drop the phrase that holds them (with a warning). By default the patterns
+ * train a class trigram model, so phrasings recombine; a JSGF grammar of the exact patterns
+ * is the alternative. It is cached on disk under a name that hashes the nlu.yaml, so a
+ * changed file builds a new one, with a dictionary of its words only (a decoder loads it
+ * in a fraction of the memory).
  *
  * Threading: an engine's open() may run on any worker; one stream is used by one thread at a
  * time (svc_asr guarantees it: a user's pieces reach one worker). svc_asr guards its table.
@@ -57,24 +59,32 @@ void svc_asr_free(svc_asr *a);
  * or drop the utterance (an earlier piece: its last piece then fails). */
 parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg);
 
-/* ---- The grammar built from nlu.yaml (asr_grammar.c) ----------------------------------- */
+/* ---- The bot's language model, built from nlu.yaml (asr_lang.c) --------------------- */
 
-typedef struct svc_grammar_info {
-    int sentences;   /* sentence patterns in the grammar */
-    int classes;     /* slot classes */
-    int values;      /* slot values in them */
-    int dropped;     /* phrases dropped for words missing from the dictionary */
-    int cached;      /* 1: the file was there already */
-    char path[4096]; /* the JSGF file, NAME-HASH.gram */
-    char dict[4096]; /* its words' pronunciations, NAME-HASH.dict */
-} svc_grammar_info;
+typedef enum svc_lang_kind {
+    SVC_LANG_NGRAM, /* a class trigram model: every phrasing recombines with every value */
+    SVC_LANG_JSGF,  /* a grammar of the examples' exact patterns with slot classes */
+} svc_lang_kind;
 
-/* Builds (or finds in cache_dir) the JSGF grammar for the nlu.yaml at `nlu`, checking words
- * against the pronunciation dictionary `dict`. cache_dir NULL or "": $XDG_CACHE_HOME/parley/asr,
- * else $HOME/.cache/parley/asr, else /tmp/parley-asr. Errors name the file (FILE:LINE:COL for
- * YAML). */
-parley_status svc_grammar_build(const char *nlu, const char *dict, const char *cache_dir,
-                                svc_grammar_info *info);
+typedef struct svc_lang_info {
+    svc_lang_kind kind;
+    int sentences;       /* sentence patterns */
+    int classes;         /* slot classes */
+    int values;          /* slot values in them */
+    int dropped;         /* phrases dropped for words without a pronunciation */
+    int guessed;         /* words pronounced from their spelling */
+    int cached;          /* 1: the files were there already */
+    char path[4096];     /* the model: NAME-HASH.lm (ARPA) or NAME-HASH.gram (JSGF) */
+    char classdef[4096]; /* its classes, NAME-HASH.classdef (n-gram model only) */
+    char dict[4096];     /* its words' pronunciations, NAME-HASH.dict */
+} svc_lang_info;
+
+/* Builds (or finds in cache_dir) the language model of `kind` for the nlu.yaml at `nlu`,
+ * taking pronunciations from the dictionary `dict`. cache_dir NULL or "":
+ * $XDG_CACHE_HOME/parley/asr, else $HOME/.cache/parley/asr, else /tmp/parley-asr. Errors
+ * name the file (FILE:LINE:COL for YAML). */
+parley_status svc_lang_build(const char *nlu, const char *dict, const char *cache_dir,
+                             svc_lang_kind kind, svc_lang_info *info);
 
 /* ---- pocketsphinx (asr_pocketsphinx.c) ------------------------------------------------- */
 
@@ -84,9 +94,8 @@ typedef struct svc_ps_params {
     const char *hmm;          /* acoustic model folder (NULL: Debian's en-us) */
     const char *dict;         /* pronunciation dictionary (NULL: Debian's cmudict-en-us.dict) */
     const char *lm;           /* the generic language model for the fallback (NULL: en-us.lm.bin) */
-    const char *grammar;      /* a JSGF file (svc_grammar_build), or NULL: the generic model only */
-    const char *grammar_dict; /* the grammar's dictionary (NULL: dict) */
-    int fallback; /* 1: an utterance the grammar cannot match goes to the generic model */
+    const svc_lang_info *bot; /* the bot's model (svc_lang_build), or NULL: the generic one only */
+    int fallback; /* 1: an utterance the bot's model cannot match goes to the generic model */
 } svc_ps_params;
 
 /* The paths of Debian's en-us model (pocketsphinx-en-us) for NULL fields. */

@@ -1,13 +1,16 @@
 /* asr_pocketsphinx.c — the pocketsphinx engine of services/asr.h: Debian's pocketsphinx
- * 5prealpha with the en-us acoustic model, decoding with the bot's grammar, and the generic
- * English language model as a fallback.
+ * 5prealpha with the en-us acoustic model, decoding with the bot's language model (a class
+ * trigram model or a grammar, asr_lang.c), and the generic English language model as a
+ * fallback.
  *
  * Decoders are pooled: an utterance takes one (loading one costs about 0.1 s and 17 MB with
- * a grammar) and gives it back when it ends, so the pool grows to the number of utterances
- * in progress at once. A grammar decoder says nothing for speech outside the grammar; then
- * the utterance's audio, kept by its stream, is decoded again by the one generic-model
- * decoder (about 100 MB, loaded once, shared under a lock), so out-of-grammar speech still
- * gets a transcript. pocketsphinx's log is off. Foreign error codes end here.
+ * the bot's model) and gives it back when it ends, so the pool grows to the number of
+ * utterances in progress at once. The class model's words come out as their compound
+ * dictionary words ("soy_milk:c_4"); transcripts give them back as words ("soy milk"). When
+ * the bot's model says nothing (a grammar, for speech outside it), the utterance's audio,
+ * kept by its stream, is decoded again by the one generic-model decoder (about 100 MB,
+ * loaded once, shared under a lock), so such speech still gets a transcript.
+ * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <pthread.h>
 #include <string.h>
@@ -36,7 +39,9 @@ svc_ps_params svc_ps_params_default(void)
 enum { MAX_CEP = 64 };
 
 struct svc_ps {
-    char *hmm, *dict, *lm, *grammar, *grammar_dict;
+    char *hmm, *dict, *lm;
+    char *bot, *bot_classdef, *bot_dict; /* NULL bot: the generic model only */
+    svc_lang_kind kind;
     pthread_mutex_t mu; /* the pool */
     ps_decoder_t **pool;
     size_t n_pool, cap_pool;
@@ -54,16 +59,34 @@ typedef struct ps_stream {
     int ended; /* ps_end_utt was called */
 } ps_stream;
 
-/* A new decoder: with the grammar when `grammar` is not NULL, else the generic model. */
-static parley_status new_decoder(svc_ps *ps, const char *grammar, ps_decoder_t **out)
+/* The bot's class model as the decoder's search. */
+static int set_class_model(svc_ps *ps, ps_decoder_t *dec)
 {
-    cmd_ln_t *cfg = grammar ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict",
-                                          ps->grammar_dict, "-jsgf", grammar, NULL)
-                            : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict,
-                                          "-lm", ps->lm, NULL);
+    ngram_model_t *lm =
+            ngram_model_read(ps_get_config(dec), ps->bot, NGRAM_ARPA, ps_get_logmath(dec));
+    int ok = lm && ngram_model_read_classdef(lm, ps->bot_classdef) >= 0 &&
+             ps_set_lm(dec, "bot", lm) >= 0 && ps_set_search(dec, "bot") >= 0;
+    ngram_model_free(lm);
+    return ok;
+}
+
+/* A new decoder: with the bot's model when `bot`, else the generic model. */
+static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
+{
+    cmd_ln_t *cfg = !bot ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict,
+                                       "-lm", ps->lm, NULL)
+                    : ps->kind == SVC_LANG_JSGF
+                            ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict",
+                                          ps->bot_dict, "-jsgf", ps->bot, NULL)
+                            : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict",
+                                          ps->bot_dict, NULL);
     *out = cfg ? ps_init(cfg) : NULL;
     if (cfg)
         cmd_ln_free_r(cfg);
+    if (*out && bot && ps->kind == SVC_LANG_NGRAM && !set_class_model(ps, *out)) {
+        ps_free(*out);
+        *out = NULL;
+    }
     if (*out && !ps->cmn_len) {
         const cmn_t *c = ps_get_feat(*out)->cmn_struct;
         if (c && c->veclen <= MAX_CEP) {
@@ -73,10 +96,9 @@ static parley_status new_decoder(svc_ps *ps, const char *grammar, ps_decoder_t *
     }
     if (!*out)
         return pl_fail(PARLEY_ERR_CONFIG,
-                       "pocketsphinx cannot load acoustic model %s, dictionary %s and %s %s "
-                       "(missing or broken files?)",
-                       ps->hmm, grammar ? ps->grammar_dict : ps->dict,
-                       grammar ? "grammar" : "language model", grammar ? grammar : ps->lm);
+                       "pocketsphinx cannot load acoustic model %s, dictionary %s and language "
+                       "model %s (missing or broken files?)",
+                       ps->hmm, bot ? ps->bot_dict : ps->dict, bot ? ps->bot : ps->lm);
     return PARLEY_OK;
 }
 
@@ -92,8 +114,9 @@ void svc_ps_close(svc_ps *ps)
     pl_free(ps->hmm);
     pl_free(ps->dict);
     pl_free(ps->lm);
-    pl_free(ps->grammar);
-    pl_free(ps->grammar_dict);
+    pl_free(ps->bot);
+    pl_free(ps->bot_classdef);
+    pl_free(ps->bot_dict);
     pthread_mutex_destroy(&ps->mu);
     pthread_mutex_destroy(&ps->fb_mu);
     pl_free(ps);
@@ -136,21 +159,24 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->hmm = dup_or(p->hmm, d.hmm);
     ps->dict = dup_or(p->dict, d.dict);
     ps->lm = dup_or(p->lm, d.lm);
-    ps->grammar = p->grammar && *p->grammar ? pl_strdup(p->grammar) : NULL;
-    ps->grammar_dict = dup_or(p->grammar_dict, ps->dict);
-    if (!ps->hmm || !ps->dict || !ps->lm || !ps->grammar_dict ||
-        (p->grammar && *p->grammar && !ps->grammar))
+    if (p->bot) {
+        ps->kind = p->bot->kind;
+        ps->bot = pl_strdup(p->bot->path);
+        ps->bot_classdef = pl_strdup(p->bot->classdef);
+        ps->bot_dict = pl_strdup(p->bot->dict);
+    }
+    if (!ps->hmm || !ps->dict || !ps->lm ||
+        (p->bot && (!ps->bot || !ps->bot_classdef || !ps->bot_dict)))
         st = pl_nomem("the pocketsphinx engine");
-    /* one grammar decoder now, so a broken grammar is found at start-up; it is made first,
-     * so the cepstral mean every utterance starts from is a grammar decoder's own */
-    if (st == PARLEY_OK && ps->grammar && (ps->pool = pl_malloc(sizeof *ps->pool)) == NULL)
+    /* one decoder of the bot's model now, so a broken model is found at start-up; it is made
+     * first, so the cepstral mean every utterance starts from is its own */
+    if (st == PARLEY_OK && ps->bot && (ps->pool = pl_malloc(sizeof *ps->pool)) == NULL)
         st = pl_nomem("the pocketsphinx decoders");
-    if (st == PARLEY_OK && ps->grammar &&
-        (st = new_decoder(ps, ps->grammar, &ps->pool[0])) == PARLEY_OK)
+    if (st == PARLEY_OK && ps->bot && (st = new_decoder(ps, 1, &ps->pool[0])) == PARLEY_OK)
         ps->n_pool = ps->cap_pool = 1;
-    /* the generic model: for every utterance without a grammar, else the fallback */
-    if (st == PARLEY_OK && (!ps->grammar || p->fallback))
-        st = new_decoder(ps, NULL, &ps->fallback);
+    /* the generic model: for every utterance without the bot's, else the fallback */
+    if (st == PARLEY_OK && (!ps->bot || p->fallback))
+        st = new_decoder(ps, 0, &ps->fallback);
     if (st != PARLEY_OK) {
         svc_ps_close(ps);
         return st;
@@ -177,12 +203,12 @@ static parley_status ps_open_stream(void *engine, void **out)
     if (!s)
         return pl_nomem("a pocketsphinx stream");
     s->ps = ps;
-    if (ps->grammar) {
+    if (ps->bot) {
         pthread_mutex_lock(&ps->mu);
         s->dec = ps->n_pool ? ps->pool[--ps->n_pool] : NULL;
         pthread_mutex_unlock(&ps->mu);
         if (!s->dec)
-            st = new_decoder(ps, ps->grammar, &s->dec);
+            st = new_decoder(ps, 1, &s->dec);
         if (st == PARLEY_OK && start_utt(ps, s->dec) < 0)
             st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
     }
@@ -216,11 +242,22 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
     return PARLEY_OK;
 }
 
+/* The decoder's hypothesis as words: a class member's compound word "soy_milk:c_4" is
+ * "soy milk". */
 static parley_status hyp_copy(ps_decoder_t *dec, char **text)
 {
     const char *h = ps_get_hyp(dec, NULL);
-    if (!(*text = pl_strdup(h ? h : "")))
+    char *t = pl_strdup(h ? h : ""), *o = t;
+    if (!t)
         return pl_nomem("a transcript");
+    for (const char *p = t; *p; p++) {
+        if (*p == ':')
+            p += strcspn(p, " ") - 1; /* the class tag, to the word's end */
+        else
+            *o++ = *p == '_' ? ' ' : *p;
+    }
+    *o = 0;
+    *text = t;
     return PARLEY_OK;
 }
 

@@ -1,11 +1,13 @@
 /* asr_ps_node.c — the `asr.pocketsphinx` node: offline speech recognition specialized to
  * the bot (services/asr.h).
  *
- * At creation it builds (or finds cached) the grammar of the `nlu_data` it is given, loads
- * pocketsphinx with it, and then recognizes each user's utterances as they stream in. The
- * decoding is asr_pocketsphinx.c's, the stream bookkeeping asr_node.c's, the grammar
- * asr_grammar.c's; this file only reads params and wires them together.
+ * At creation it builds (or finds cached) the language model of the `nlu_data` it is given,
+ * loads pocketsphinx with it, and then recognizes each user's utterances as they stream in.
+ * The decoding is asr_pocketsphinx.c's, the stream bookkeeping asr_node.c's, the language
+ * model asr_lang.c's; this file only reads params and wires them together.
  */
+#include <string.h>
+
 #include "sdk/base/alloc.h"
 #include "services/asr.h"
 
@@ -18,11 +20,17 @@ static const pipe_param_spec params[] = {
     { "nlu_data", PIPE_P_PATH, "", 0, 0,
       "the bot's nlu.yaml: the recognizer listens for what it says (empty: the generic model)",
       NULL },
+    { "language", PIPE_P_STRING, "ngram", 0, 0,
+      "how the bot's examples become what the recognizer listens for: a class trigram model "
+      "(phrasings recombine) or a grammar of their exact patterns",
+      "ngram|grammar" },
     { "cache_dir", PIPE_P_PATH, "", 0, 0,
-      "where built grammars are kept (empty: $XDG_CACHE_HOME/parley/asr or ~/.cache/parley/asr)",
+      "where built language models are kept (empty: $XDG_CACHE_HOME/parley/asr or "
+      "~/.cache/parley/asr)",
       NULL },
     { "fallback", PIPE_P_BOOL, "true", 0, 0,
-      "speech the grammar cannot match goes to the generic English model (else: an error)", NULL },
+      "speech the bot's model cannot match goes to the generic English model (else: an error)",
+      NULL },
     { "partial_ms", PIPE_P_INT, "200", 0, 60000, "least time between two partial hypotheses",
       NULL },
     { "hmm", PIPE_P_PATH, "", 0, 0, "acoustic model folder (empty: Debian's en-us)", NULL },
@@ -46,7 +54,7 @@ static void node_destroy(void *state)
 static parley_status node_create(pipe_node *node, void **out)
 {
     parley_status st = PARLEY_OK;
-    svc_grammar_info g;
+    svc_lang_info g;
     svc_ps_params p = svc_ps_params_default();
     const char *nlu = pipe_node_param_str(node, "nlu_data"), *v;
     if (*(v = pipe_node_param_str(node, "hmm")))
@@ -57,13 +65,15 @@ static parley_status node_create(pipe_node *node, void **out)
         p.lm = v;
     p.fallback = pipe_node_param_bool(node, "fallback");
     if (*nlu) {
-        if ((st = svc_grammar_build(nlu, p.dict, pipe_node_param_str(node, "cache_dir"), &g)) !=
+        svc_lang_kind kind = strcmp(pipe_node_param_str(node, "language"), "grammar")
+                                     ? SVC_LANG_NGRAM
+                                     : SVC_LANG_JSGF;
+        if ((st = svc_lang_build(nlu, p.dict, pipe_node_param_str(node, "cache_dir"), kind, &g)) !=
             PARLEY_OK)
             return pl_wrap(st, "node '%s'", pipe_node_name(node));
-        pl_log(PARLEY_LOG_INFO, "%s: grammar %s (%d sentences, %d slot values%s)",
+        pl_log(PARLEY_LOG_INFO, "%s: language model %s (%d sentences, %d slot values%s)",
                pipe_node_name(node), g.path, g.sentences, g.values, g.cached ? ", cached" : "");
-        p.grammar = g.path;
-        p.grammar_dict = g.dict;
+        p.bot = &g;
     }
     ps_node *s = pl_calloc(1, sizeof *s);
     if (!s)
@@ -87,8 +97,8 @@ static parley_status node_process(pipe_node *node, void *state, int port, pipe_m
 
 const pipe_kind svc_kind_asr_pocketsphinx = {
     .name = "asr.pocketsphinx",
-    .doc = "offline speech recognition (pocketsphinx) with a grammar built from the bot's "
-           "nlu.yaml",
+    .doc = "offline speech recognition (pocketsphinx) with a language model built from the "
+           "bot's nlu.yaml",
     .ports = svc_asr_ports,
     .params = params,
     .workers = 2,

@@ -1,7 +1,7 @@
 /* cmd_asr.c — `parley asr build` and `parley asr transcribe`: the recognizer of the
  * asr.pocketsphinx node outside a graph.
  *
- * `build` makes (or finds cached) the grammar a graph's asr.pocketsphinx node would build
+ * `build` makes (or finds cached) the language model a graph's asr.pocketsphinx node would build
  * from the same nlu.yaml, so a deployment can build it ahead of time; `transcribe` decodes
  * audio files (any format GStreamer reads) with it and prints one transcript per line. The
  * work is the public parley/asr.h's; this file reads options and prints.
@@ -14,18 +14,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR]\n"
-               "       parley asr transcribe [--nlu FILE] [--cache DIR] [--no-fallback] FILE...\n"
+    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--grammar]\n"
+               "       parley asr transcribe [--nlu FILE] [--cache DIR] [--grammar] "
+               "[--no-fallback] FILE...\n"
                "\n"
-               "build       builds the recognizer's grammar from a bot's nlu.yaml (as the\n"
+               "build       builds the recognizer's language model from a bot's nlu.yaml (as "
+               "the\n"
                "            asr.pocketsphinx node does at start-up) and prints where it is\n"
                "transcribe  prints the transcript of each audio file (WAV, FLAC, ...), one per "
                "line;\n"
-               "            with --nlu through the bot's grammar, else the generic English model\n"
+               "            with --nlu through the bot's model, else the generic English model\n"
                "\n"
                "  --nlu FILE     the bot's nlu.yaml\n"
-               "  --cache DIR    where grammars are cached (default ~/.cache/parley/asr)\n"
-               "  --no-fallback  no generic model for speech outside the grammar\n");
+               "  --cache DIR    where models are cached (default ~/.cache/parley/asr)\n"
+               "  --grammar      a grammar of the examples' exact patterns instead of the class\n"
+               "                 trigram model\n"
+               "  --no-fallback  no generic model for speech the bot's model cannot match\n");
 }
 
 int cmd_asr(int argc, char **argv)
@@ -48,6 +52,8 @@ int cmd_asr(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--no-fallback")) {
             p.no_fallback = 1;
+        } else if (!strcmp(a, "--grammar")) {
+            p.language = PARLEY_ASR_GRAMMAR;
         } else if ((!strcmp(a, "--nlu") || !strcmp(a, "--cache")) && i + 1 < argc) {
             *(a[2] == 'n' ? &p.nlu_yaml : &p.cache_dir) = argv[++i];
         } else if (a[0] == '-') {
@@ -63,11 +69,13 @@ int cmd_asr(int argc, char **argv)
     }
     parley_status st;
     if (build) {
-        parley_asr_grammar g;
-        if ((st = parley_asr_grammar_build(p.nlu_yaml, p.cache_dir, &g)) != PARLEY_OK)
+        parley_asr_model g;
+        if ((st = parley_asr_build(p.nlu_yaml, p.cache_dir, p.language, &g)) != PARLEY_OK)
             return cli_fail("asr build", st);
-        printf("%s\n%d sentences, %d slot classes with %d values, %d phrases dropped%s\n", g.path,
-               g.sentences, g.classes, g.values, g.dropped, g.cached ? " (cached)" : "");
+        printf("%s\n%d sentences, %d slot classes with %d values, %d phrases dropped, %d words "
+               "pronounced from their spelling%s\n",
+               g.path, g.sentences, g.classes, g.values, g.dropped, g.guessed,
+               g.cached ? " (cached)" : "");
         return 0;
     }
     parley_asr *asr;
@@ -77,7 +85,7 @@ int cmd_asr(int argc, char **argv)
     for (int i = first; i < argc; i++) {
         char *text = NULL;
         if (argv[i][0] == '-') {
-            i += strcmp(argv[i], "--no-fallback") != 0;
+            i += strcmp(argv[i], "--no-fallback") && strcmp(argv[i], "--grammar");
             continue;
         }
         if ((st = parley_asr_transcribe_file(asr, argv[i], &text)) != PARLEY_OK) {

@@ -37,7 +37,8 @@ static const struct {
     { "tokenize", cmd_tokenize, "split text into WordPiece tokens with offsets" },
     { "bench", cmd_bench, "measure speed (bench nlu)" },
     { "store", cmd_store, "migrate, export, import or purge a context store" },
-    { "asr", cmd_asr, "build the recognizer's grammar from nlu.yaml, transcribe audio files" },
+    { "asr", cmd_asr,
+      "build the recognizer's language model from nlu.yaml, transcribe audio files" },
     { "help", cmd_help, "show the help of the tool or of one command" },
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };

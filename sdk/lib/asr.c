@@ -1,4 +1,4 @@
-/* asr.c — the public recognizer of parley/asr.h over services/asr.h: the grammar build, the
+/* asr.c — the public recognizer of parley/asr.h over services/asr.h: the model build, the
  * pocketsphinx engine, whole-file transcription. Nothing of its own but argument checks.
  */
 #include <string.h>
@@ -11,17 +11,23 @@ struct parley_asr {
     svc_ps *ps;
 };
 
-parley_status parley_asr_grammar_build(const char *nlu_yaml, const char *cache_dir,
-                                       parley_asr_grammar *out)
+static svc_lang_kind kind_of(parley_asr_language language)
+{
+    return language == PARLEY_ASR_GRAMMAR ? SVC_LANG_JSGF : SVC_LANG_NGRAM;
+}
+
+parley_status parley_asr_build(const char *nlu_yaml, const char *cache_dir,
+                               parley_asr_language language, parley_asr_model *out)
 {
     parley_status st;
-    svc_grammar_info g;
+    svc_lang_info g;
     if (!nlu_yaml || !out)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_grammar_build: NULL argument");
-    if ((st = svc_grammar_build(nlu_yaml, svc_ps_params_default().dict, cache_dir, &g)) !=
-        PARLEY_OK)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_build: NULL argument");
+    if ((st = svc_lang_build(nlu_yaml, svc_ps_params_default().dict, cache_dir, kind_of(language),
+                             &g)) != PARLEY_OK)
         return st;
-    *out = (parley_asr_grammar){ g.sentences, g.classes, g.values, g.dropped, g.cached, "" };
+    *out = (parley_asr_model){ language,  g.sentences, g.classes, g.values,
+                               g.dropped, g.guessed,   g.cached,  "" };
     memcpy(out->path, g.path, sizeof out->path);
     return PARLEY_OK;
 }
@@ -29,17 +35,17 @@ parley_status parley_asr_grammar_build(const char *nlu_yaml, const char *cache_d
 parley_status parley_asr_open(const parley_asr_params *p, parley_asr **out)
 {
     parley_status st;
-    svc_grammar_info g;
+    svc_lang_info g;
     svc_ps_params q = svc_ps_params_default();
     if (!p || !out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_open: NULL argument");
     *out = NULL;
     q.fallback = !p->no_fallback;
     if (p->nlu_yaml) {
-        if ((st = svc_grammar_build(p->nlu_yaml, q.dict, p->cache_dir, &g)) != PARLEY_OK)
+        if ((st = svc_lang_build(p->nlu_yaml, q.dict, p->cache_dir, kind_of(p->language), &g)) !=
+            PARLEY_OK)
             return st;
-        q.grammar = g.path;
-        q.grammar_dict = g.dict;
+        q.bot = &g;
     }
     parley_asr *a = pl_calloc(1, sizeof *a);
     if (!a)

@@ -1,7 +1,7 @@
 """test_voice_file.py — the pizza bot by voice from a file: samples/voice/file.yaml.
 
 Two orders spoken by espeak-ng (made here, with a second of silence around each) go through
-audio.gst → asr.pocketsphinx (the pizza grammar) → nlu.bert → dialog.frames → tts.espeak →
+audio.gst → asr.pocketsphinx (the pizza language model) → nlu.bert → dialog.frames → tts.espeak →
 audio.out (`wavenc ! filesink`) → text.stdout: two replies come out in order, the first
 with intent order_pizza and size "large", the second with the topping it named; the reply's
 speech is a WAV file of more than half a second.

@@ -1,6 +1,6 @@
 // test_voice_page.js — the voice page (samples/voice/web) in a real browser, speaking.
 //
-// Makes a WAV of a pizza order with espeak-ng and sox (16 kHz would be too easy: 48 kHz,
+// Makes a WAV of a pizza order with flite (voice slt) and sox (16 kHz would be too easy: 48 kHz,
 // the rate of most microphones, with silence around it: chromium's fake microphone starts
 // playing the file when getUserMedia opens it, before the page has connected its worklet,
 // so the leading 3 s keep the words out of that gap even on a loaded machine; with 0.5 s a
@@ -9,7 +9,7 @@
 // puppeteer-core) with that WAV as its fake microphone. Pressing the talk button streams
 // the order through the page's AudioWorklet; the page must show the transcript, the intent
 // order_pizza with the size, and the reply, and play the reply's speech. Skips (77) without
-// puppeteer-core (npm ci --prefix tests/web), chromium, espeak-ng/sox, or a websocket
+// puppeteer-core (npm ci --prefix tests/web), chromium, flite/sox, or a websocket
 // server in the build.
 //
 // Usage: node test_voice_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
@@ -23,10 +23,10 @@ const { tmp, command, chromium, puppeteer, check, skip, finish } = browserTest('
 const order = path.join(tmp, 'order.wav');
 try {
   const raw = path.join(tmp, 'raw.wav');
-  execFileSync('espeak-ng', ['-s', '150', '-w', raw, 'i want a large pizza']);
+  execFileSync('flite', ['-voice', 'slt', '-t', 'i want a large pizza', '-o', raw]);
   execFileSync('sox', [raw, '-r', '48000', order, 'pad', '3', '2.5']);
 } catch (e) {
-  skip('espeak-ng or sox missing: ' + e.message);
+  skip('flite or sox missing: ' + e.message);
 }
 
 async function main() {

@@ -1,10 +1,11 @@
 /* parley/asr.h — offline speech recognition specialized to a bot, outside a graph: what the
  * asr.pocketsphinx node does, for `parley asr` and applications.
  *
- * parley_asr_grammar_build() builds the JSGF grammar of a bot's nlu.yaml (README, "Voice":
- * sentence patterns with slot classes, numbers spelled out, words missing from the
- * pronunciation dictionary dropped with a warning) into a cache folder, or finds it there;
- * parley_asr_open() loads pocketsphinx with it (or with the generic English model alone),
+ * parley_asr_build() builds the language model of a bot's nlu.yaml (README, "Voice": its
+ * sentence patterns with slot classes, as a class trigram model or a JSGF grammar; numbers
+ * spelled out; words without a pronunciation dropped with a warning) into a cache folder, or
+ * finds it there; parley_asr_open() loads pocketsphinx with it (or with the generic English
+ * model alone),
  * and parley_asr_transcribe_file() decodes an audio file (any format GStreamer reads).
  * Without pocketsphinx or GStreamer in the build these answer PARLEY_ERR_NOT_BUILT.
  *
@@ -19,29 +20,39 @@
 extern "C" {
 #endif
 
-typedef struct parley_asr_grammar {
+/* What the recognizer listens for: a class trigram model of the examples' patterns, where
+ * phrasings recombine (the default), or a grammar of their exact patterns. */
+typedef enum parley_asr_language {
+    PARLEY_ASR_NGRAM = 0,
+    PARLEY_ASR_GRAMMAR = 1,
+} parley_asr_language;
+
+typedef struct parley_asr_model {
+    parley_asr_language language;
     int sentences;   /* sentence patterns */
     int classes;     /* slot classes */
     int values;      /* slot values in them */
-    int dropped;     /* phrases dropped for words missing from the dictionary */
+    int dropped;     /* phrases dropped for words without a pronunciation */
+    int guessed;     /* words pronounced from their spelling */
     int cached;      /* 1: it was in the cache already */
-    char path[4096]; /* the JSGF file (its dictionary is beside it, .dict) */
-} parley_asr_grammar;
+    char path[4096]; /* the model: .lm (ARPA) or .gram (JSGF); its .dict is beside it */
+} parley_asr_model;
 
-/* Builds or finds the grammar of nlu_yaml in cache_dir (NULL or "": ~/.cache/parley/asr,
- * see the README). Errors name the file (FILE:LINE:COL for YAML). */
-PARLEY_API parley_status parley_asr_grammar_build(const char *nlu_yaml, const char *cache_dir,
-                                                  parley_asr_grammar *out);
+/* Builds or finds the language model of nlu_yaml in cache_dir (NULL or "":
+ * ~/.cache/parley/asr, see the README). Errors name the file (FILE:LINE:COL for YAML). */
+PARLEY_API parley_status parley_asr_build(const char *nlu_yaml, const char *cache_dir,
+                                          parley_asr_language language, parley_asr_model *out);
 
 typedef struct parley_asr parley_asr;
 
 typedef struct parley_asr_params {
     const char *nlu_yaml;  /* the bot's examples; NULL: the generic English model only */
-    const char *cache_dir; /* where grammars are cached (NULL: the default) */
-    int no_fallback;       /* 1: speech the grammar cannot match gives no words */
+    const char *cache_dir; /* where language models are cached (NULL: the default) */
+    parley_asr_language language;
+    int no_fallback; /* 1: speech the bot's model cannot match gives no words */
 } parley_asr_params;
 
-/* Loads the recognizer (a grammar built first when nlu_yaml is set). *out owned by the
+/* Loads the recognizer (the bot's model built first when nlu_yaml is set). *out owned by the
  * caller (parley_asr_close). */
 PARLEY_API parley_status parley_asr_open(const parley_asr_params *p, parley_asr **out);
 /* The transcript of a whole file (lower-case words; "" when nothing was recognized); *text

@@ -1,6 +1,6 @@
 """test_ws_voice.py — speech over the websocket (ws.server + asr.pocketsphinx + tts.espeak).
 
-Orders are spoken by espeak-ng and resampled by sox here (nothing recorded is committed).
+Orders are spoken by flite (voice slt) and resampled by sox here (nothing recorded is committed).
 Over the protocol: PCM at 8, 16, 44.1 and 48 kHz in frames of odd sizes (997 samples) gets
 partial and final transcripts, the reply with its utterance number and the reply's speech
 (an "audio" header, then a binary frame of exactly that many samples); a binary message of
@@ -12,7 +12,7 @@ context intact (resumed by id); `parley stream URL FILE.wav` prints partial, fin
 and audio; 50 clients streaming at once all get replies (8 under ASan, for its memory cost per
 decoder): each new stream makes its decoder on one of the recognizer's two workers, at once.
 
-Usage: test_ws_voice.py PARLEY MODEL_DIR   (exits 77 without espeak-ng/sox, websockets, or
+Usage: test_ws_voice.py PARLEY MODEL_DIR   (exits 77 without flite/sox, websockets, or
 a build without the websocket server or pocketsphinx)
 """
 import asyncio
@@ -30,8 +30,8 @@ sys.path.insert(0, HERE)
 from ws_server import Server, recv_json, skip_without_ws_server, websockets  # noqa: E402
 
 parley, model = sys.argv[1:3]
-if not (shutil.which("espeak-ng") and shutil.which("sox")):
-    print("skip: needs espeak-ng and sox")
+if not (shutil.which("flite") and shutil.which("sox")):
+    print("skip: needs flite and sox")
     sys.exit(77)
 skip_without_ws_server(parley)
 tmp = tempfile.mkdtemp(prefix="parley-wsvoice-")
@@ -42,7 +42,7 @@ def pcm(text, rate, name, pad_end=1.2):
     """Raw 16-bit mono PCM of `text` at `rate`, with silence around it."""
     wav = os.path.join(tmp, name + ".wav")
     raw = os.path.join(tmp, name + ".raw")
-    subprocess.run(["espeak-ng", "-s", "150", "-w", wav, text], check=True)
+    subprocess.run(["flite", "-voice", "slt", "-t", text, "-o", wav], check=True)
     subprocess.run(["sox", wav, "-r", str(rate), "-b", "16", "-c", "1", "-e", "signed",
                     "-t", "raw", raw, "pad", "0.3", str(pad_end)], check=True)
     return open(raw, "rb").read()

@@ -1,13 +1,13 @@
-/* asr_grammar.c — the recognizer's grammar, specialized to one bot: a JSGF grammar built
- * from the bot's nlu.yaml, cached on disk (services/asr.h).
+/* asr_lang.c — the recognizer's knowledge of one bot, built from its nlu.yaml and cached on
+ * disk (services/asr.h): a class n-gram language model (the default) or a JSGF grammar,
+ * with a dictionary of exactly the words it uses.
  *
  * Each example becomes a sentence pattern in which every annotated slot value is replaced by
- * that slot's class, `<c_N>`: all the values the slot takes in the examples, its lookup
- * table and the synonyms of those values. So "a [large](size) pizza with [ham](topping)"
- * also accepts every other size and topping: recombinations the examples never show. Words
- * are lower-cased, punctuation is dropped, digits are spelled out ("42" → "forty two"), and
- * a phrase with a word the pronunciation dictionary lacks is dropped with a warning (it
- * could never be recognized). It does not decode audio: asr_pocketsphinx.c does.
+ * that slot's class: all the values the slot takes in the examples, its lookup table and the
+ * synonyms of those values (asr_lang.h). Words are lower-cased, punctuation is dropped,
+ * digits are spelled out ("42" → "forty two"), and a phrase with a word that has no
+ * pronunciation is dropped with a warning (it could never be recognized). This file reads,
+ * collects and caches; asr_ngram.c and asr_jsgf.c render; asr_pocketsphinx.c decodes.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -22,28 +22,19 @@
 #include "sdk/base/names.h"
 #include "sdk/base/strbuf.h"
 #include "services/asr.h"
+#include "services/asr_lang.h"
 
-#define GRAMMAR_VERSION "parley-jsgf-1"
-
-/* A list of distinct strings (owned), found by name. */
-typedef struct strset {
-    char **s;
-    int n;
-    pl_names ix;
-} strset;
+#define LANG_VERSION "parley-asr-2"
 
 typedef struct builder {
-    const ds_dataset *ds;
+    svc_lang l;
+    ds_dataset *ds;
     pl_names dict; /* the dictionary's words → their line's offset (in dict_text) */
     char *dict_text;
-    pl_strbuf word;  /* scratch: one normalized phrase */
-    strset *classes; /* (ds->n_slots) */
-    strset sentences;
-    int dropped;
+    pl_strbuf word; /* scratch: one normalized phrase */
 } builder;
 
-/* Adds s (taken) unless present; 0 on allocation failure (s is freed). */
-static int set_add(strset *set, char *s)
+int svc_strset_add(svc_strset *set, char *s)
 {
     if (pl_names_find(&set->ix, s, strlen(s)) >= 0) {
         pl_free(s);
@@ -63,12 +54,21 @@ static int set_add(strset *set, char *s)
     return 1;
 }
 
-static void set_free(strset *set)
+void svc_strset_free(svc_strset *set)
 {
     for (int i = 0; i < set->n; i++)
         pl_free(set->s[i]);
     pl_free(set->s);
     pl_names_free(&set->ix);
+}
+
+void svc_lang_member(pl_strbuf *o, int cls, const char *value)
+{
+    size_t at = o->len;
+    pl_strbuf_printf(o, "%s:c_%d", value, cls);
+    for (size_t i = at; !o->failed && i < o->len && o->s[i] != ':'; i++)
+        if (o->s[i] == ' ')
+            o->s[i] = '_';
 }
 
 static parley_status load_dict(builder *b, const char *path)
@@ -150,7 +150,7 @@ static int add_word(builder *b, const char *w, size_t len)
             } else if (pl_names_find(&b->dict, t, n - at) >= 0) {
                 pl_strbuf_printf(&b->word, " %s", t);
             } else {
-                pl_log(PARLEY_LOG_WARN, "asr grammar: '%s' is not in the dictionary", t);
+                pl_log(PARLEY_LOG_WARN, "asr: '%s' is not in the dictionary", t);
                 return 0;
             }
         }
@@ -170,7 +170,7 @@ static int phrase(builder *b, char *const *words, int from, int to, char **out)
     b->word.len = 0;
     for (int i = from; i < to; i++)
         if (!add_word(b, words[i], strlen(words[i]))) {
-            b->dropped++;
+            b->l.dropped++;
             return 0;
         }
     if (b->word.len && !b->word.failed && !(*out = pl_strdup(b->word.s + 1)))
@@ -183,7 +183,7 @@ static int add_value(builder *b, int slot, char *const *words, int n)
     char *v;
     if (!phrase(b, words, 0, n, &v) || !v)
         return !b->word.failed;
-    return set_add(&b->classes[slot], v);
+    return svc_strset_add(&b->l.classes[slot], v);
 }
 
 /* Adds a string's whitespace-separated words as a value of slot. */
@@ -202,9 +202,9 @@ static int add_text_value(builder *b, int slot, const char *text)
 
 static int in_class(builder *b, int slot, const char *text)
 {
-    b->word.len = 0; /* a word missing from the dictionary is in no class */
+    b->word.len = 0; /* a word without a pronunciation is in no class */
     return add_word(b, text, strlen(text)) && b->word.len &&
-           pl_names_find(&b->classes[slot].ix, b->word.s + 1, b->word.len - 1) >= 0;
+           pl_names_find(&b->l.classes[slot].ix, b->word.s + 1, b->word.len - 1) >= 0;
 }
 
 static int collect_values(builder *b)
@@ -243,7 +243,7 @@ static int collect_values(builder *b)
     return 1;
 }
 
-/* One sentence pattern per example (owned strings in b->sentences). */
+/* One sentence pattern per example (owned strings in b->l.sentences). */
 static int collect_sentences(builder *b)
 {
     pl_strbuf t = { 0 };
@@ -254,7 +254,7 @@ static int collect_sentences(builder *b)
         for (int i = 0; i < ex->n_words && ok;) {
             if (k < ex->n_spans && ex->spans[k].start == i) {
                 int slot = ex->spans[k].slot;
-                ok = b->classes[slot].n > 0;
+                ok = b->l.classes[slot].n > 0;
                 pl_strbuf_printf(&t, " <c_%d>", slot);
                 i = ex->spans[k++].end;
                 continue;
@@ -270,7 +270,7 @@ static int collect_sentences(builder *b)
             pl_free(t.s);
             return 0;
         }
-        if (ok && t.len && !set_add(&b->sentences, pl_strdup(t.s + 1))) {
+        if (ok && t.len && !svc_strset_add(&b->l.sentences, pl_strdup(t.s + 1))) {
             pl_free(t.s);
             return 0;
         }
@@ -279,73 +279,72 @@ static int collect_sentences(builder *b)
     return 1;
 }
 
-static char *render(builder *b, svc_grammar_info *info)
-{
-    pl_strbuf o = { 0 };
-    for (int s = 0; s < b->ds->n_slots; s++) {
-        info->classes += b->classes[s].n > 0;
-        info->values += b->classes[s].n;
-    }
-    info->sentences = b->sentences.n;
-    info->dropped = b->dropped;
-    pl_strbuf_printf(&o, "#JSGF V1.0;\n// %s: sentences %d classes %d values %d dropped %d\n",
-                     GRAMMAR_VERSION, info->sentences, info->classes, info->values, info->dropped);
-    pl_strbuf_printf(&o, "// built by parley from %s\ngrammar parley;\n\npublic <utterance> =",
-                     b->ds->source);
-    for (int i = 0; i < b->sentences.n; i++)
-        pl_strbuf_printf(&o, "%s\n    ( %s )", i ? " |" : "", b->sentences.s[i]);
-    pl_strbuf_printf(&o, ";\n");
-    for (int s = 0; s < b->ds->n_slots; s++) {
-        const strset *c = &b->classes[s];
-        if (!c->n)
-            continue;
-        pl_strbuf_printf(&o, "\n// slot %s\n<c_%d> =", b->ds->slots[s], s);
-        for (int i = 0; i < c->n; i++)
-            pl_strbuf_printf(&o, "%s %s", i ? " |" : "", c->s[i]);
-        pl_strbuf_printf(&o, ";\n");
-    }
-    if (o.failed) {
-        pl_free(o.s);
-        return NULL;
-    }
-    return o.s;
-}
-
-/* Appends the dictionary lines of word w[0, n) (its variants "w(2)" follow it). */
-static void dict_lines(builder *b, pl_strbuf *o, const char *w, size_t n)
+/* The dictionary line of word w[0, n) and its variants "w(2) ..." that follow it; renamed
+ * `as` (the first pronunciation only) when `as` is not NULL. */
+static void dict_lines(const builder *b, pl_strbuf *o, const char *w, size_t n, const char *as)
 {
     int at = pl_names_find(&b->dict, w, n);
     for (const char *line = at >= 0 ? b->dict_text + at : NULL;
          line && !strncmp(line, w, n) && (line[n] == ' ' || line[n] == '\t' || line[n] == '(');) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
-        pl_strbuf_printf(o, "%.*s\n", (int)len, line);
+        if (!as) {
+            pl_strbuf_printf(o, "%.*s\n", (int)len, line);
+        } else {
+            size_t ph = strcspn(line, " \t");
+            ph += strspn(line + ph, " \t");
+            pl_strbuf_printf(o, " %.*s", (int)(len - ph), line + ph);
+            return;
+        }
         line = end ? end + 1 : NULL;
     }
 }
 
-/* The dictionary of the grammar's words only: a decoder loads it in a fraction of the time
- * and memory of the whole one. */
-static char *render_dict(builder *b, const char *grammar)
+/* The words of `text` (space-separated) not seen yet, with their pronunciations. */
+static int words_lines(const builder *b, pl_strbuf *o, svc_strset *seen, const char *text)
+{
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n && p[0] != '<') {
+            char *w = pl_strndup(p, n);
+            int before = seen->n;
+            if (!w || !svc_strset_add(seen, w))
+                return 0;
+            if (seen->n > before)
+                dict_lines(b, o, p, n, NULL);
+        }
+        p += n + (p[n] == ' ');
+    }
+    return 1;
+}
+
+/* The dictionary of the model's words only (a decoder loads it in a fraction of the time and
+ * memory of the whole one): the patterns' words, and each class member as its words (for a
+ * grammar) or as one compound word with their pronunciations in a row (for the n-gram
+ * model's classes). */
+static char *render_dict(const builder *b, int compound)
 {
     pl_strbuf o = { 0 };
-    strset seen = { 0 };
+    svc_strset seen = { 0 };
     int ok = 1;
-    const char *p = strstr(grammar, "public <utterance> =");
-    for (p = p ? p + 20 : NULL; p && *p && ok;) {
-        size_t n = strcspn(p, " \t\n()|;=");
-        if (n && p[0] != '<' && p[0] != '/') {
-            char *w = pl_strndup(p, n);
-            int before = seen.n;
-            ok = w && set_add(&seen, w);
-            if (ok && seen.n > before)
-                dict_lines(b, &o, p, n);
-        } else if (p[0] == '/') { /* a comment line */
-            n = strcspn(p, "\n");
+    for (int i = 0; i < b->l.sentences.n && ok; i++)
+        ok = words_lines(b, &o, &seen, b->l.sentences.s[i]);
+    for (int c = 0; c < b->l.n_classes && ok; c++)
+        for (int i = 0; i < b->l.classes[c].n && ok; i++) {
+            const char *v = b->l.classes[c].s[i];
+            if (!compound) {
+                ok = words_lines(b, &o, &seen, v);
+                continue;
+            }
+            svc_lang_member(&o, c, v);
+            for (const char *p = v; *p;) {
+                size_t n = strcspn(p, " ");
+                dict_lines(b, &o, p, n, "");
+                p += n + (p[n] == ' ');
+            }
+            pl_strbuf_printf(&o, "\n");
         }
-        p += n ? n : 1;
-    }
-    set_free(&seen);
+    svc_strset_free(&seen);
     if (!ok || o.failed || !o.s) {
         pl_free(o.s);
         return NULL;
@@ -366,87 +365,131 @@ static parley_status write_file(const char *path, const char *text)
     return pl_atomic_commit(&a);
 }
 
-/* Where grammars are cached when no folder is given (see svc_grammar_build). */
+/* Where models are cached when no folder is given (see svc_lang_build). */
 static void default_dir(char *dir, size_t size)
 {
     if (!pl_cache_dir("asr", dir, size))
         snprintf(dir, size, "/tmp/parley-asr");
 }
 
-static parley_status build(const char *nlu, const char *dict, svc_grammar_info *info)
+#define INFO_FORMAT "%s sentences %d classes %d values %d dropped %d guessed %d\n"
+
+static void count(const builder *b, svc_lang_info *info)
+{
+    for (int s = 0; s < b->l.n_classes; s++) {
+        info->classes += b->l.classes[s].n > 0;
+        info->values += b->l.classes[s].n;
+    }
+    info->sentences = b->l.sentences.n;
+    info->dropped = b->l.dropped;
+    info->guessed = b->l.guessed;
+}
+
+static parley_status build(const char *nlu, const char *dict, svc_lang_info *info,
+                           const char *info_path)
 {
     parley_status st;
     builder b = { 0 };
-    char *text = NULL, *words = NULL;
-    ds_dataset *ds = NULL;
-    if ((st = ds_load(nlu, &ds)) != PARLEY_OK || (st = load_dict(&b, dict)) != PARLEY_OK)
+    char *model = NULL, *words = NULL, *classdef = NULL, *about = NULL;
+    int ngram = info->kind == SVC_LANG_NGRAM;
+    if ((st = ds_load(nlu, &b.ds)) != PARLEY_OK || (st = load_dict(&b, dict)) != PARLEY_OK)
         goto out;
-    b.ds = ds;
-    if (!(b.classes = pl_calloc((size_t)ds->n_slots + 1, sizeof *b.classes)) ||
-        !collect_values(&b) || !collect_sentences(&b) || b.word.failed ||
-        !(text = render(&b, info)) || !(words = render_dict(&b, text))) {
-        st = pl_nomem("the grammar of %s", nlu);
+    b.l.source = b.ds->source;
+    b.l.n_classes = b.ds->n_slots;
+    b.l.slot = b.ds->slots;
+    if (!(b.l.classes = pl_calloc((size_t)b.ds->n_slots + 1, sizeof *b.l.classes)) ||
+        !collect_values(&b) || !collect_sentences(&b) || b.word.failed) {
+        st = pl_nomem("the language of %s", nlu);
         goto out;
     }
-    if (!b.sentences.n) {
+    if (!b.l.sentences.n) {
         st = pl_fail(PARLEY_ERR_CONFIG,
                      "%s: no example gives a sentence the recognizer can "
                      "say (every one has a word missing from %s)",
                      nlu, dict);
         goto out;
     }
-    /* the dictionary first: a grammar on disk always has its dictionary */
-    if ((st = write_file(info->dict, words)) == PARLEY_OK)
-        st = write_file(info->path, text);
+    count(&b, info);
+    pl_strbuf a = { 0 };
+    pl_strbuf_printf(&a, INFO_FORMAT, LANG_VERSION, info->sentences, info->classes, info->values,
+                     info->dropped, info->guessed);
+    about = a.failed ? NULL : a.s;
+    if (!about || !(words = render_dict(&b, ngram)) ||
+        !(model = ngram ? svc_lang_arpa(&b.l) : svc_lang_jsgf(&b.l)) ||
+        (ngram && !(classdef = svc_lang_classdef(&b.l)))) {
+        if (!about)
+            pl_free(a.s);
+        st = pl_nomem("the language of %s", nlu);
+        goto out;
+    }
+    /* the summary last: a model whose summary is on disk has all its files */
+    if ((st = write_file(info->dict, words)) == PARLEY_OK &&
+        (!ngram || (st = write_file(info->classdef, classdef)) == PARLEY_OK) &&
+        (st = write_file(info->path, model)) == PARLEY_OK)
+        st = write_file(info_path, about);
 out:
-    pl_free(text);
+    pl_free(model);
     pl_free(words);
-    for (int s = 0; b.classes && s < ds->n_slots; s++)
-        set_free(&b.classes[s]);
-    pl_free(b.classes);
-    set_free(&b.sentences);
+    pl_free(classdef);
+    pl_free(about);
+    for (int s = 0; b.l.classes && s < b.l.n_classes; s++)
+        svc_strset_free(&b.l.classes[s]);
+    pl_free(b.l.classes);
+    svc_strset_free(&b.l.sentences);
     pl_free(b.word.s);
     pl_names_free(&b.dict);
     pl_free(b.dict_text);
-    ds_free(ds);
+    ds_free(b.ds);
     return st;
 }
 
-parley_status svc_grammar_build(const char *nlu, const char *dict, const char *cache_dir,
-                                svc_grammar_info *info)
+/* 1 when the summary at path names this version and its files are all there. */
+static int find_cached(svc_lang_info *info, const char *path)
+{
+    char version[64];
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int ok = fscanf(f, "%63s sentences %d classes %d values %d dropped %d guessed %d", version,
+                    &info->sentences, &info->classes, &info->values, &info->dropped,
+                    &info->guessed) == 6 &&
+             !strcmp(version, LANG_VERSION);
+    fclose(f);
+    return ok && access(info->path, R_OK) == 0 && access(info->dict, R_OK) == 0 &&
+           (info->kind != SVC_LANG_NGRAM || access(info->classdef, R_OK) == 0);
+}
+
+parley_status svc_lang_build(const char *nlu, const char *dict, const char *cache_dir,
+                             svc_lang_kind kind, svc_lang_info *info)
 {
     parley_status st;
-    char *src = NULL, dir[4096];
+    char *src = NULL, dir[4096], base[4000], about[4100];
     size_t len;
     memset(info, 0, sizeof *info);
+    info->kind = kind;
     if ((st = pl_read_file(nlu, (size_t)1 << 30, &src, &len)) != PARLEY_OK)
         return st;
-    uint64_t h = pl_fnv(PL_FNV_SEED, GRAMMAR_VERSION, strlen(GRAMMAR_VERSION));
-    h = pl_fnv(pl_fnv(h, dict, strlen(dict) + 1), src, len);
+    uint64_t h = pl_fnv(PL_FNV_SEED, LANG_VERSION, strlen(LANG_VERSION));
+    h = pl_fnv(pl_fnv(pl_fnv(h, &kind, sizeof kind), dict, strlen(dict) + 1), src, len);
     pl_free(src);
     if (!cache_dir || !*cache_dir)
         default_dir(dir, sizeof dir);
     else
         snprintf(dir, sizeof dir, "%s", cache_dir);
-    const char *base = strrchr(nlu, '/') ? strrchr(nlu, '/') + 1 : nlu;
-    int stem = (int)strcspn(base, ".");
-    if (snprintf(info->path, sizeof info->path, "%s/%.*s-%016llx.gram", dir,
-                 stem > 200 ? 200 : stem, base, (unsigned long long)h) >= (int)sizeof info->path)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "grammar cache folder '%s': path too long", dir);
-    snprintf(info->dict, sizeof info->dict, "%.*s.dict", (int)strlen(info->path) - 5, info->path);
-    FILE *f = fopen(info->path, "re");
-    if (f) {
-        char line[256];
-        info->cached = fgets(line, sizeof line, f) && fgets(line, sizeof line, f) &&
-                       sscanf(line,
-                              "// " GRAMMAR_VERSION ": sentences %d classes %d values %d "
-                              "dropped %d",
-                              &info->sentences, &info->classes, &info->values, &info->dropped) == 4;
-        fclose(f);
-        if (info->cached && access(info->dict, R_OK) == 0)
-            return PARLEY_OK;
-    }
+    const char *name = strrchr(nlu, '/') ? strrchr(nlu, '/') + 1 : nlu;
+    int stem = (int)strcspn(name, ".");
+    if (snprintf(base, sizeof base, "%s/%.*s-%016llx", dir, stem > 200 ? 200 : stem, name,
+                 (unsigned long long)h) >= (int)sizeof base)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "speech model cache folder '%s': path too long",
+                       dir);
+    snprintf(info->path, sizeof info->path, "%s.%s", base, kind == SVC_LANG_NGRAM ? "lm" : "gram");
+    snprintf(info->dict, sizeof info->dict, "%s.dict", base);
+    if (kind == SVC_LANG_NGRAM)
+        snprintf(info->classdef, sizeof info->classdef, "%s.classdef", base);
+    snprintf(about, sizeof about, "%s.info", base);
+    if ((info->cached = find_cached(info, about)))
+        return PARLEY_OK;
     if ((st = pl_make_dirs(dir)) != PARLEY_OK)
         return st;
-    return build(nlu, dict, info);
+    return build(nlu, dict, info, about);
 }

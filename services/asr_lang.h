@@ -1,0 +1,50 @@
+/* asr_lang.h — the bot's spoken language as the recognizer's builders share it: what people
+ * say to the bot, read from its nlu.yaml by asr_lang.c, rendered as a class n-gram language
+ * model (asr_ngram.c) or a JSGF grammar (asr_jsgf.c). Internal to services/.
+ *
+ * A sentence pattern is an example's spoken words separated by single spaces, each slot value
+ * replaced by its class, "<c_N>" for slot N. A class holds every value that slot takes (in
+ * the examples, its lookup table, the synonyms of those values), each as spoken words. Words
+ * are lower-cased, numbers spelled out, and every word has a pronunciation: from the
+ * dictionary, or guessed from its spelling (espeak-ng) when the dictionary lacks it.
+ *
+ * Threading: a svc_lang is built and read by one thread.
+ */
+#ifndef SERVICES_ASR_LANG_H
+#define SERVICES_ASR_LANG_H
+
+#include "sdk/base/names.h"
+#include "sdk/base/strbuf.h"
+
+/* Distinct strings (owned), found by name. */
+typedef struct svc_strset {
+    char **s;
+    int n;
+    pl_names ix;
+} svc_strset;
+
+/* Adds s (taken) unless present; 0 on allocation failure (s is freed). */
+int svc_strset_add(svc_strset *set, char *s);
+void svc_strset_free(svc_strset *set);
+
+typedef struct svc_lang {
+    const char *source;   /* the nlu.yaml (borrowed) */
+    int n_classes;        /* one per slot type, some empty */
+    char *const *slot;    /* (n_classes) slot type names (borrowed from the data set) */
+    svc_strset *classes;  /* (n_classes) values as spoken words */
+    svc_strset sentences; /* patterns */
+    int dropped;          /* phrases dropped: a word could be neither found nor guessed */
+    int guessed;          /* words pronounced from their spelling */
+} svc_lang;
+
+/* Renderers: owned text or NULL when memory ran out. */
+char *svc_lang_jsgf(const svc_lang *l);
+/* The class trigram model in ARPA form (interpolated Kneser-Ney); class tags are "[c_N]". */
+char *svc_lang_arpa(const svc_lang *l);
+/* The classes' members in sphinxbase's class definition form, each as its compound word. */
+char *svc_lang_classdef(const svc_lang *l);
+/* A class member's compound word: its words joined by '_', then ":c_N" ("soy_milk:c_4"), so
+ * it is one dictionary entry the class model can name. Appended to o. */
+void svc_lang_member(pl_strbuf *o, int cls, const char *value);
+
+#endif

@@ -1,0 +1,277 @@
+/* asr_ngram.c — the bot's language as a class trigram model (asr_lang.h), the recognizer's
+ * default: the sentence patterns, with each slot value a class tag "[c_N]", estimated with
+ * interpolated Kneser-Ney smoothing and written in ARPA form; the class members, each one
+ * compound dictionary word, in sphinxbase's class definition form.
+ *
+ * So an opening seen in one example continues with a tail seen in another, and every slot
+ * position takes every value of its class at the same cost, however large the lookup table:
+ * the model is as big as the patterns, the classes as big as the values. The lower orders
+ * are Kneser-Ney's continuation counts. The discount is fixed and small (DISCOUNT): a bot's
+ * examples are patterns someone wrote, not a sample of speech, so the usual estimate from
+ * the counts of counts (about 0.5-0.9 here) gives unseen continuations far too much; on
+ * synthesized orders it cost a third more word errors (bench/RESULTS.md, "Voice"). It decodes
+ * nothing: asr_pocketsphinx.c loads what it writes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdk/base/alloc.h"
+#include "services/asr_lang.h"
+
+enum { BOS = 0, EOS = 1 };
+
+/* Taken from every count: the mass left to unseen continuations, per distinct one seen. */
+#define DISCOUNT 0.1
+
+typedef struct gram {
+    int w[3];
+    double n; /* count (highest order) or continuation count */
+} gram;
+
+typedef struct model {
+    pl_names ix;       /* token → id */
+    const char **name; /* (n_words) borrowed from the patterns */
+    size_t *len;
+    int n_words, cap_words;
+    int *n1;        /* (n_words) continuation counts of the words */
+    gram *bi, *tri; /* sorted, distinct */
+    size_t n_bi, n_tri;
+    double *p2, *bow1; /* (n_bi) log10 interpolated p(c|b); (n_words) back-off weights */
+    double *bow2;      /* (n_bi) back-off weight of (a, b) as a history */
+} model;
+
+static int word_id(model *m, const char *s, size_t n)
+{
+    int id = pl_names_find(&m->ix, s, n);
+    if (id >= 0)
+        return id;
+    if (m->n_words == m->cap_words) {
+        int cap = m->cap_words ? 2 * m->cap_words : 64;
+        const char **name = pl_realloc(m->name, (size_t)cap * sizeof *name);
+        if (name)
+            m->name = name;
+        size_t *len = name ? pl_realloc(m->len, (size_t)cap * sizeof *len) : NULL;
+        if (!len || pl_names_reserve(&m->ix, (size_t)cap) != PARLEY_OK)
+            return -1;
+        m->len = len;
+        m->cap_words = cap;
+    }
+    m->name[m->n_words] = s;
+    m->len[m->n_words] = n;
+    pl_names_add(&m->ix, s, n, m->n_words);
+    return m->n_words++;
+}
+
+static int cmp_gram(const void *a, const void *b)
+{
+    const gram *x = a, *y = b;
+    for (int i = 0; i < 3; i++)
+        if (x->w[i] != y->w[i])
+            return x->w[i] < y->w[i] ? -1 : 1;
+    return 0;
+}
+
+/* Sorts g and merges equal n-grams, adding their counts; answers the new length. */
+static size_t merge(gram *g, size_t n)
+{
+    size_t k = 0;
+    qsort(g, n, sizeof *g, cmp_gram);
+    for (size_t i = 0; i < n; i++) {
+        if (k && !cmp_gram(&g[k - 1], &g[i]))
+            g[k - 1].n += g[i].n;
+        else
+            g[k++] = g[i];
+    }
+    return k;
+}
+
+static size_t find_bi(const model *m, int b, int c)
+{
+    gram key = { { b, c, 0 }, 0 };
+    const gram *g = bsearch(&key, m->bi, m->n_bi, sizeof key, cmp_gram);
+    return g ? (size_t)(g - m->bi) : (size_t)-1;
+}
+
+/* The counts: trigrams from every pattern (with <s> and </s>); bigrams are the trigrams'
+ * distinct left contexts (Kneser-Ney's continuation counts), and a pattern's opening
+ * bigram, which no word precedes, its plain count. */
+static int count(model *m, const svc_lang *l)
+{
+    size_t cap = 0;
+    for (int i = 0; i < l->sentences.n; i++)
+        cap += strlen(l->sentences.s[i]) + 2;
+    int *ids = pl_malloc(cap * sizeof *ids);
+    m->tri = pl_malloc(cap * sizeof *m->tri);
+    m->bi = pl_malloc(2 * cap * sizeof *m->bi);
+    if (!ids || !m->tri || !m->bi || word_id(m, "<s>", 3) != BOS || word_id(m, "</s>", 4) != EOS) {
+        pl_free(ids);
+        return 0;
+    }
+    size_t n_open = 0;
+    for (int i = 0; i < l->sentences.n; i++) {
+        int n = 0;
+        ids[n++] = BOS;
+        for (const char *p = l->sentences.s[i]; *p;) {
+            size_t len = strcspn(p, " ");
+            if ((ids[n++] = word_id(m, p, len)) < 0) {
+                pl_free(ids);
+                return 0;
+            }
+            p += len + (p[len] == ' ');
+        }
+        ids[n++] = EOS;
+        m->bi[n_open++] = (gram){ { BOS, ids[1], 0 }, 1 };
+        for (int k = 2; k < n; k++)
+            m->tri[m->n_tri++] = (gram){ { ids[k - 2], ids[k - 1], ids[k] }, 1 };
+    }
+    pl_free(ids);
+    m->n_tri = merge(m->tri, m->n_tri);
+    m->n_bi = n_open;
+    for (size_t i = 0; i < m->n_tri; i++) /* one per distinct trigram: its left context */
+        m->bi[m->n_bi++] = (gram){ { m->tri[i].w[1], m->tri[i].w[2], 0 }, 1 };
+    m->n_bi = merge(m->bi, m->n_bi);
+    if (!(m->n1 = pl_calloc((size_t)m->n_words, sizeof *m->n1)))
+        return 0;
+    for (size_t i = 0; i < m->n_bi; i++)
+        m->n1[m->bi[i].w[1]]++;
+    return 1;
+}
+
+/* Interpolated probabilities, log10, and back-off weights, order by order. */
+static int estimate(model *m)
+{
+    const double d2 = DISCOUNT, d3 = DISCOUNT;
+    double total = 0;
+    m->p2 = pl_malloc((m->n_bi + 1) * sizeof *m->p2);
+    m->bow2 = pl_calloc(m->n_bi + 1, sizeof *m->bow2);
+    m->bow1 = pl_calloc((size_t)m->n_words, sizeof *m->bow1);
+    if (!m->p2 || !m->bow2 || !m->bow1)
+        return 0;
+    for (int w = 0; w < m->n_words; w++)
+        total += m->n1[w];
+    for (size_t i = 0; i < m->n_bi;) { /* one history b at a time */
+        size_t j = i;
+        double sum = 0;
+        for (; j < m->n_bi && m->bi[j].w[0] == m->bi[i].w[0]; j++)
+            sum += m->bi[j].n;
+        double lambda = d2 * (double)(j - i) / sum;
+        m->bow1[m->bi[i].w[0]] = log10(lambda);
+        for (size_t k = i; k < j; k++)
+            m->p2[k] = log10((m->bi[k].n - d2) / sum + lambda * m->n1[m->bi[k].w[1]] / total);
+        i = j;
+    }
+    for (size_t i = 0; i < m->n_tri;) { /* one history (a, b) at a time */
+        size_t j = i;
+        double sum = 0;
+        for (; j < m->n_tri && m->tri[j].w[0] == m->tri[i].w[0] && m->tri[j].w[1] == m->tri[i].w[1];
+             j++)
+            sum += m->tri[j].n;
+        double lambda = d3 * (double)(j - i) / sum;
+        m->bow2[find_bi(m, m->tri[i].w[0], m->tri[i].w[1])] = log10(lambda);
+        for (size_t k = i; k < j; k++) {
+            double lower = pow(10, m->p2[find_bi(m, m->tri[k].w[1], m->tri[k].w[2])]);
+            m->tri[k].n = log10((m->tri[k].n - d3) / sum + lambda * lower);
+        }
+        i = j;
+    }
+    return 1;
+}
+
+/* A token as the model names it: a class "<c_N>" becomes its tag "[c_N]". */
+static void token(pl_strbuf *o, const model *m, int id)
+{
+    const char *s = m->name[id];
+    int n = (int)m->len[id];
+    if (s[0] == '<' && n > 2 && s[1] == 'c')
+        pl_strbuf_printf(o, " [%.*s]", n - 2, s + 1);
+    else
+        pl_strbuf_printf(o, " %.*s", n, s);
+}
+
+static void render(pl_strbuf *o, const model *m)
+{
+    double total = 0;
+    for (int w = 0; w < m->n_words; w++)
+        total += m->n1[w];
+    pl_strbuf_printf(o, "\\data\\\nngram 1=%d\nngram 2=%zu\nngram 3=%zu\n\n\\1-grams:\n",
+                     m->n_words, m->n_bi, m->n_tri);
+    for (int w = 0; w < m->n_words; w++) {
+        pl_strbuf_printf(o, "%.6f", w == BOS ? -99.0 : log10(m->n1[w] / total));
+        token(o, m, w);
+        pl_strbuf_printf(o, " %.6f\n", m->bow1[w]);
+    }
+    pl_strbuf_printf(o, "\n\\2-grams:\n");
+    for (size_t i = 0; i < m->n_bi; i++) {
+        pl_strbuf_printf(o, "%.6f", m->p2[i]);
+        token(o, m, m->bi[i].w[0]);
+        token(o, m, m->bi[i].w[1]);
+        pl_strbuf_printf(o, " %.6f\n", m->bow2[i]);
+    }
+    pl_strbuf_printf(o, "\n\\3-grams:\n");
+    for (size_t i = 0; i < m->n_tri; i++) {
+        pl_strbuf_printf(o, "%.6f", m->tri[i].n);
+        for (int k = 0; k < 3; k++)
+            token(o, m, m->tri[i].w[k]);
+        pl_strbuf_printf(o, "\n");
+    }
+    pl_strbuf_printf(o, "\n\\end\\\n");
+}
+
+char *svc_lang_arpa(const svc_lang *l)
+{
+    model m = { 0 };
+    pl_strbuf o = { 0 };
+    if (count(&m, l) && estimate(&m))
+        render(&o, &m);
+    else
+        o.failed = 1;
+    pl_free(m.name);
+    pl_free(m.len);
+    pl_free(m.n1);
+    pl_free(m.bi);
+    pl_free(m.tri);
+    pl_free(m.p2);
+    pl_free(m.bow1);
+    pl_free(m.bow2);
+    pl_names_free(&m.ix);
+    if (o.failed) {
+        pl_free(o.s);
+        return NULL;
+    }
+    return o.s;
+}
+
+/* 1 when some pattern names class c: only those are tags of the model. */
+static int used(const svc_lang *l, int c)
+{
+    char tag[32];
+    int n = snprintf(tag, sizeof tag, "<c_%d>", c);
+    for (int i = 0; i < l->sentences.n; i++)
+        for (const char *p = strstr(l->sentences.s[i], tag); p; p = strstr(p + 1, tag))
+            if ((p == l->sentences.s[i] || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+                return 1;
+    return 0;
+}
+
+char *svc_lang_classdef(const svc_lang *l)
+{
+    pl_strbuf o = { 0 };
+    for (int c = 0; c < l->n_classes; c++) {
+        const svc_strset *v = &l->classes[c];
+        if (!v->n || !used(l, c))
+            continue;
+        pl_strbuf_printf(&o, "LMCLASS [c_%d]\n", c);
+        for (int i = 0; i < v->n; i++) {
+            svc_lang_member(&o, c, v->s[i]);
+            pl_strbuf_printf(&o, " %.9f\n", 1.0 / v->n);
+        }
+        pl_strbuf_printf(&o, "END [c_%d]\n", c);
+    }
+    if (o.failed) {
+        pl_free(o.s);
+        return NULL;
+    }
+    return o.s ? o.s : pl_strdup(""); /* a bot without slots */
+}
