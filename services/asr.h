@@ -39,8 +39,9 @@ typedef struct svc_asr_engine {
     parley_status (*partial)(void *stream, char **text);
     /* End of the utterance's audio. */
     parley_status (*end)(void *stream);
-    /* The utterance's transcript after end (lower-case words, "" when nothing was heard);
-     * *text owned by the caller. */
+    /* The utterance's transcript after end (lower-case words, a slot value as the bot's
+     * examples write it with the class model: "12 baker street"; "" when nothing was
+     * heard); *text owned by the caller. */
     parley_status (*final)(void *stream, char **text);
     void (*close)(void *stream);
 } svc_asr_engine;

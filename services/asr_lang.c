@@ -62,15 +62,6 @@ void svc_strset_free(svc_strset *set)
     pl_names_free(&set->ix);
 }
 
-void svc_lang_member(pl_strbuf *o, int cls, const char *value)
-{
-    size_t at = o->len;
-    pl_strbuf_printf(o, "%s:c_%d", value, cls);
-    for (size_t i = at; !o->failed && i < o->len && o->s[i] != ':'; i++)
-        if (o->s[i] == ' ')
-            o->s[i] = '_';
-}
-
 static parley_status load_dict(builder *b, const char *path)
 {
     parley_status st;
@@ -178,12 +169,45 @@ static int phrase(builder *b, char *const *words, int from, int to, char **out)
     return 1;
 }
 
+/* The compound word of a new member of class `cls`: its written words, lower-cased and
+ * joined by '_', then ":c_N"; its spoken words when the written ones hold a character a
+ * dictionary word cannot ('_', ':', parentheses, controls) or name another member already. */
+static char *member_name(const builder *b, int cls, char *const *words, int n, const char *spoken)
+{
+    pl_strbuf o = { 0 };
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        pl_strbuf_printf(&o, "%s", i ? "_" : "");
+        for (const unsigned char *p = (const unsigned char *)words[i]; *p && ok; p++) {
+            ok = !strchr("_:()", *p) && *p >= 0x20 && *p != 0x7f;
+            pl_strbuf_printf(&o, "%c", (char)tolower(*p));
+        }
+    }
+    if (!o.failed && (!ok || !o.len || pl_names_find(&b->l.members[cls].ix, o.s, o.len) >= 0)) {
+        o.len = 0;
+        for (const char *p = spoken; *p; p++)
+            pl_strbuf_printf(&o, "%c", *p == ' ' ? '_' : *p);
+    }
+    pl_strbuf_printf(&o, ":c_%d", cls);
+    if (o.failed) {
+        pl_free(o.s);
+        return NULL;
+    }
+    return o.s;
+}
+
 static int add_value(builder *b, int slot, char *const *words, int n)
 {
     char *v;
     if (!phrase(b, words, 0, n, &v) || !v)
         return !b->word.failed;
-    return svc_strset_add(&b->l.classes[slot], v);
+    svc_strset *c = &b->l.classes[slot];
+    if (pl_names_find(&c->ix, v, strlen(v)) >= 0) {
+        pl_free(v);
+        return 1;
+    }
+    char *name = member_name(b, slot, words, n, v);
+    return name && svc_strset_add(c, v) && svc_strset_add(&b->l.members[slot], name);
 }
 
 /* Adds a string's whitespace-separated words as a value of slot. */
@@ -336,7 +360,7 @@ static char *render_dict(const builder *b, int compound)
                 ok = words_lines(b, &o, &seen, v);
                 continue;
             }
-            svc_lang_member(&o, c, v);
+            pl_strbuf_printf(&o, "%s", b->l.members[c].s[i]);
             for (const char *p = v; *p;) {
                 size_t n = strcspn(p, " ");
                 dict_lines(b, &o, p, n, "");
@@ -398,6 +422,7 @@ static parley_status build(const char *nlu, const char *dict, svc_lang_info *inf
     b.l.n_classes = b.ds->n_slots;
     b.l.slot = b.ds->slots;
     if (!(b.l.classes = pl_calloc((size_t)b.ds->n_slots + 1, sizeof *b.l.classes)) ||
+        !(b.l.members = pl_calloc((size_t)b.ds->n_slots + 1, sizeof *b.l.members)) ||
         !collect_values(&b) || !collect_sentences(&b) || b.word.failed) {
         st = pl_nomem("the language of %s", nlu);
         goto out;
@@ -434,7 +459,10 @@ out:
     pl_free(about);
     for (int s = 0; b.l.classes && s < b.l.n_classes; s++)
         svc_strset_free(&b.l.classes[s]);
+    for (int s = 0; b.l.members && s < b.l.n_classes; s++)
+        svc_strset_free(&b.l.members[s]);
     pl_free(b.l.classes);
+    pl_free(b.l.members);
     svc_strset_free(&b.l.sentences);
     pl_free(b.word.s);
     pl_names_free(&b.dict);

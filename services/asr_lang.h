@@ -4,7 +4,11 @@
  *
  * A sentence pattern is an example's spoken words separated by single spaces, each slot value
  * replaced by its class, "<c_N>" for slot N. A class holds every value that slot takes (in
- * the examples, its lookup table, the synonyms of those values), each as spoken words. Words
+ * the examples, its lookup table, the synonyms of those values), each as spoken words and
+ * as one compound dictionary word that the class model names: the value as the bot writes
+ * it, lower-cased, its words joined by '_', then ":c_N" ("12_baker_street:c_0", said
+ * "twelve baker street"), so a transcript gives a slot value back as the examples write it
+ * (digits where they write digits). Words
  * are lower-cased, numbers spelled out, and every word has a pronunciation: from the
  * dictionary, or guessed from its spelling (espeak-ng) when the dictionary lacks it.
  *
@@ -32,6 +36,7 @@ typedef struct svc_lang {
     int n_classes;        /* one per slot type, some empty */
     char *const *slot;    /* (n_classes) slot type names (borrowed from the data set) */
     svc_strset *classes;  /* (n_classes) values as spoken words */
+    svc_strset *members;  /* (n_classes) their compound words, index for index */
     svc_strset sentences; /* patterns */
     int dropped;          /* phrases dropped: a word could be neither found nor guessed */
     int guessed;          /* words pronounced from their spelling */
@@ -43,8 +48,5 @@ char *svc_lang_jsgf(const svc_lang *l);
 char *svc_lang_arpa(const svc_lang *l);
 /* The classes' members in sphinxbase's class definition form, each as its compound word. */
 char *svc_lang_classdef(const svc_lang *l);
-/* A class member's compound word: its words joined by '_', then ":c_N" ("soy_milk:c_4"), so
- * it is one dictionary entry the class model can name. Appended to o. */
-void svc_lang_member(pl_strbuf *o, int cls, const char *value);
 
 #endif

@@ -263,10 +263,8 @@ char *svc_lang_classdef(const svc_lang *l)
         if (!v->n || !used(l, c))
             continue;
         pl_strbuf_printf(&o, "LMCLASS [c_%d]\n", c);
-        for (int i = 0; i < v->n; i++) {
-            svc_lang_member(&o, c, v->s[i]);
-            pl_strbuf_printf(&o, " %.9f\n", 1.0 / v->n);
-        }
+        for (int i = 0; i < v->n; i++)
+            pl_strbuf_printf(&o, "%s %.9f\n", l->members[c].s[i], 1.0 / v->n);
         pl_strbuf_printf(&o, "END [c_%d]\n", c);
     }
     if (o.failed) {
