@@ -38,6 +38,12 @@ svc_ps_params svc_ps_params_default(void)
 
 enum { MAX_CEP = 64 };
 
+/* How far above its noise estimate (dB) pocketsphinx's voice detector puts speech, for the
+ * bot's decoders: 3 rather than the default 2 keeps more of the noise between words out of
+ * the search, where the bot's model would make words of it (synthesized orders with babble
+ * and kitchen-like noise: bench/RESULTS.md, "Voice"). */
+#define VAD_THRESHOLD "3.0"
+
 struct svc_ps {
     char *hmm, *dict, *lm;
     char *bot, *bot_classdef, *bot_dict; /* NULL bot: the generic model only */
@@ -73,13 +79,14 @@ static int set_class_model(svc_ps *ps, ps_decoder_t *dec)
 /* A new decoder: with the bot's model when `bot`, else the generic model. */
 static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
 {
-    cmd_ln_t *cfg = !bot ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict,
-                                       "-lm", ps->lm, NULL)
-                    : ps->kind == SVC_LANG_JSGF
-                            ? cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict",
-                                          ps->bot_dict, "-jsgf", ps->bot, NULL)
-                            : cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict",
-                                          ps->bot_dict, NULL);
+    cmd_ln_t *cfg;
+    if (!bot)
+        cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm", ps->lm,
+                          NULL);
+    else /* the class model is set after (set_class_model): its NULL ends the list early */
+        cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->bot_dict,
+                          "-vad_threshold", VAD_THRESHOLD,
+                          ps->kind == SVC_LANG_JSGF ? "-jsgf" : NULL, ps->bot, NULL);
     *out = cfg ? ps_init(cfg) : NULL;
     if (cfg)
         cmd_ln_free_r(cfg);
