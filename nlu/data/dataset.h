@@ -22,9 +22,10 @@
  * the JointBERT reader keeps them, so public splits load with their published sizes (SNIPS
  * train 13,084, ATIS train 4,478).
  *
- * Synonyms, canonical values and regexes are kept as data for later stages: slot-value
- * normalization happens in the dialog manager. Lookup tables feed ds_augment_lookups(), and
- * lookup tables and regexes the sparse features' matches (nlu/sparse.h).
+ * Synonyms, canonical values and regexes are kept as data for later stages: the trainer adds
+ * synonyms' surface forms to lookup tables and records them in the model
+ * (nlu/train/synonyms.h). Lookup tables feed ds_augment_lookups(), and lookup tables and
+ * regexes the sparse features' matches (nlu/sparse.h).
  *
  * A dataset is not synchronized: build it on one thread, then read it from any.
  */

@@ -46,6 +46,7 @@
 #include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/sparse_train.h"
+#include "nlu/train/synonyms.h"
 #include "nlu/train/record.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
@@ -1304,7 +1305,8 @@ static int check_sparse_intent(run_state *r)
 }
 
 /* The training set as the run trains on it: r->train as loaded, then `background`
- * sentences, then the built-in replies where r->s.builtin, then the lookup variants, then
+ * sentences, then the built-in replies where r->s.builtin, then the synonyms' surface forms
+ * in the lookup tables (synonyms.h), then the lookup variants, then
  * lower-case copies where the data as written is few (a function of the settings and the
  * data, so a resumed run makes the same ones). notes (may be NULL) gets the lines of the
  * built-in replies and the copies. */
@@ -1322,6 +1324,9 @@ static parley_status extend_train(run_state *r, int background, train_notes *not
         (st = train_add_background(r->train, dir, background, &r->pr.n_background)) != PARLEY_OK)
         return st;
     if (r->s.builtin && (st = train_add_builtin(r->train, &r->pr.n_builtin, notes)) != PARLEY_OK)
+        return st;
+    int synonyms = 0;
+    if ((st = train_synonym_lookups(r->train, &synonyms, notes)) != PARLEY_OK)
         return st;
     if (r->s.augment &&
         (st = (r->train->n_lookups ? ds_augment_lookups : ds_augment_own_values)(
@@ -1343,7 +1348,8 @@ static parley_status new_model(run_state *r, const parley_train_shape *shape)
 {
     parley_status st;
     if ((st = r->init ? model_from_init(r) : model_scratch(r, shape)) != PARLEY_OK ||
-        (st = train_sparse_setup(&r->m, r->train, r->sparse)) != PARLEY_OK)
+        (st = train_sparse_setup(&r->m, r->train, r->sparse)) != PARLEY_OK ||
+        (st = train_synonyms_of(r->train, &r->m->cfg.synonyms)) != PARLEY_OK)
         return st;
     r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     return set_encode(&r->set, r->m, r->train);

@@ -26,6 +26,7 @@ BIN = os.path.abspath(os.environ.get("PARLEY_BIN", "parley"))
 # (folder relative to the clone, command) in the order they run.
 RUN = [
     ("", 'echo "a large pizza with ham to 12 Baker Street?" | parley nlu predict --model models/pizza'),
+    ("", 'echo "a big pizza with ham" | parley nlu predict --model models/pizza'),
     ("", "parley model init --layers 4 --hidden 256 --heads 4 --intermediate 1024 --vocab "
          "models/pizza/vocab.txt --intents greet,order --slots B-size,I-size --out models/mini"),
     ("", "parley eval --model models/pizza --data samples/pizza/nlu.yaml --failures failures.jsonl"),
