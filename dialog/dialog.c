@@ -50,6 +50,12 @@ fail:
     return st;
 }
 
+parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char *message),
+                          void *ctx)
+{
+    return dm_domain_lint(dm->domain, fn, ctx);
+}
+
 void dm_close(dm_manager *dm)
 {
     if (!dm)

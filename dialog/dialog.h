@@ -99,6 +99,12 @@ parley_status dm_open(const dm_params *p, dm_manager **out);
 /* NULL is a no-op. Waits for nothing: no dm_turn may be running. */
 void dm_close(dm_manager *dm);
 
+/* Gives fn each warning about the domain, "FILE:LINE:COL: message" (borrowed for the call):
+ * what loads but would say something wrong at some turn, such as a response that says a
+ * slot that can be unset there (for `parley check`). Fails only when out of memory. */
+parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char *message),
+                          void *ctx);
+
 /* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
  * it is zeroed first). On failure *out is zeroed, the store is as it was before the turn,
  * and parley_errmsg() says why (a locked or read-only store, a failed action, a slot value

@@ -404,6 +404,81 @@ static parley_status load_slots(loader *L, const yd_node *n, const yd_node *enti
 
 /* ---- responses ----------------------------------------------------------------------- */
 
+/* One condition of a variation: {type: slot, name: SLOT, value: VALUE}, value null for an
+ * unset slot; the value as the slot would keep it (a categorical slot's as the domain writes
+ * it), so a value the slot refuses can never hold and is an error. */
+static parley_status load_condition(const dm_domain *d, const yd_node *n, dm_condition *c)
+{
+    static const char *const keys[] = { "type", "name", "value", NULL };
+    const yd_node *type, *name, *value;
+    const char *t, *v;
+    parley_status st;
+    if ((st = yd_expect(n, YD_MAP, "a condition ({type: slot, name: SLOT, value: VALUE})")) !=
+                PARLEY_OK ||
+        (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+        (st = yd_require(n, "type", &type)) != PARLEY_OK || (st = yd_str(type, &t)) != PARLEY_OK ||
+        (st = yd_require(n, "name", &name)) != PARLEY_OK ||
+        (st = yd_require(n, "value", &value)) != PARLEY_OK)
+        return st;
+    if (strcmp(t, "slot"))
+        return yd_fail(type, PARLEY_ERR_CONFIG,
+                       "a condition of type '%s': only conditions on slots are supported "
+                       "(type: slot)",
+                       t);
+    if ((st = ref(d, name, dm_domain_slot, "slot", "slots", &c->slot)) != PARLEY_OK)
+        return st;
+    if (yd_is_null(value))
+        return PARLEY_OK;
+    if ((st = yd_str(value, &v)) != PARLEY_OK)
+        return st;
+    const dm_slot_def *s = &d->slots[c->slot];
+    /* A list slot keeps its values joined, which no one value's check accepts. */
+    if (s->list)
+        return dup_str(v, &c->value);
+    if ((st = dm_slot_accept(s, v, &c->value)) == PARLEY_ERR_NOMEM)
+        return st;
+    if (st != PARLEY_OK)
+        return yd_fail(value, PARLEY_ERR_CONFIG, "a condition on slot '%s' that can never hold: %s",
+                       s->name, parley_errmsg());
+    return PARLEY_OK;
+}
+
+/* A variation: a template, or {text: TEMPLATE, condition: [CONDITION, ...]}. */
+static parley_status load_variation(dm_domain *d, const yd_node *n, dm_variation *v)
+{
+    parley_status st;
+    const yd_node *t = n, *cond = NULL;
+    v->line = n->line;
+    v->col = n->col;
+    if (n->kind == YD_MAP) {
+        static const char *const keys[] = { "text", "condition", NULL };
+        if ((st = yd_check_keys(n, keys)) != PARLEY_OK ||
+            (st = yd_require(n, "text", &t)) != PARLEY_OK)
+            return st;
+        cond = yd_get(n, "condition");
+    }
+    if ((st = dm_template_check(d, t)) != PARLEY_OK ||
+        (st = dup_str(t->str, &v->text)) != PARLEY_OK)
+        return st;
+    if (!cond)
+        return PARLEY_OK;
+    if ((st = yd_expect(cond, YD_SEQ, "a condition (a list of {type: slot, name, value})")) !=
+        PARLEY_OK)
+        return st;
+    if (cond->n == 0)
+        return yd_fail(cond, PARLEY_ERR_CONFIG,
+                       "an empty condition (leave it out for a plain "
+                       "variation)");
+    if (!(v->conds = pl_calloc(cond->n, sizeof *v->conds)))
+        return nomem();
+    for (; v->n_conds < cond->n; v->n_conds++)
+        if ((st = load_condition(d, cond->items[v->n_conds], &v->conds[v->n_conds])) != PARLEY_OK) {
+            v->n_conds++; /* its value, if any, is freed with the others */
+            return st;
+        }
+    return PARLEY_OK;
+}
+
 static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_SEQ, "a response (a list of variations)");
@@ -411,22 +486,16 @@ static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *
         return st;
     if (n->n == 0)
         return yd_fail(n, PARLEY_ERR_CONFIG, "response '%s' has no variation", r->name);
-    r->texts = pl_calloc(n->n, sizeof *r->texts);
-    if (!r->texts)
+    r->vars = pl_calloc(n->n, sizeof *r->vars);
+    if (!r->vars)
         return nomem();
-    for (size_t i = 0; i < n->n; i++) {
-        const yd_node *t = n->items[i];
-        if (t->kind == YD_MAP) {
-            static const char *const keys[] = { "text", NULL };
-            if ((st = yd_check_keys(t, keys)) != PARLEY_OK ||
-                (st = yd_require(t, "text", &t)) != PARLEY_OK)
-                return st;
+    for (; r->n_vars < n->n; r->n_vars++) {
+        dm_variation *v = &r->vars[r->n_vars];
+        if ((st = load_variation(d, n->items[r->n_vars], v)) != PARLEY_OK) {
+            r->n_vars++; /* freed with the others */
+            return st;
         }
-        if ((st = dm_template_check(d, t)) != PARLEY_OK)
-            return st;
-        if ((st = dup_str(t->str, &r->texts[r->n_texts])) != PARLEY_OK)
-            return st;
-        r->n_texts++;
+        r->n_plain += v->n_conds == 0;
     }
     return PARLEY_OK;
 }
@@ -907,9 +976,14 @@ void dm_domain_free(dm_domain *d)
         free_slot(&d->slots[i]);
     pl_free(d->slots);
     for (size_t i = 0; i < d->n_responses; i++) {
-        for (size_t j = 0; j < d->responses[i].n_texts; j++)
-            pl_free(d->responses[i].texts[j]);
-        pl_free(d->responses[i].texts);
+        for (size_t j = 0; j < d->responses[i].n_vars; j++) {
+            dm_variation *v = &d->responses[i].vars[j];
+            for (size_t k = 0; k < v->n_conds; k++)
+                pl_free(v->conds[k].value);
+            pl_free(v->conds);
+            pl_free(v->text);
+        }
+        pl_free(d->responses[i].vars);
         pl_free(d->responses[i].name);
     }
     pl_free(d->responses);

@@ -48,11 +48,29 @@ typedef struct dm_slot_def {
     pl_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
 } dm_slot_def;
 
-/* A response: its variations, each a template with {slot} references. */
+/* A condition of a variation on a slot (Rasa's `condition: [{type: slot, name, value}]`). */
+typedef struct dm_condition {
+    int slot;    /* index into slots */
+    char *value; /* what the slot must hold, as the slot keeps it (compared as
+                    dm_words(value, 1)); NULL: the slot must be unset */
+} dm_condition;
+
+/* A variation of a response: a template with {slot} references, said when every condition
+ * holds (none: a plain variation). */
+typedef struct dm_variation {
+    char *text;
+    dm_condition *conds;
+    size_t n_conds;
+    int line, col; /* where the variation is written */
+} dm_variation;
+
+/* A response: its variations in file order. The first whose conditions all hold is said;
+ * when none with conditions does, one of the plain ones, chosen per (user, turn). */
 typedef struct dm_response {
     char *name;
-    char **texts;
-    size_t n_texts;
+    dm_variation *vars;
+    size_t n_vars;
+    size_t n_plain; /* the variations without conditions */
 } dm_response;
 
 /* What a rule or a form completion does. */
@@ -132,6 +150,12 @@ typedef struct dm_known {
 parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain **out);
 /* NULL is a no-op. */
 void dm_domain_free(dm_domain *d);
+
+/* The warnings of a loaded domain, each "FILE:LINE:COL: message" given to fn: a response
+ * whose variation says a slot that can be unset where the response is said, with no
+ * variation before it for the slot unset (dialog/lint.c). */
+typedef void (*dm_warn_fn)(void *ctx, const char *message);
+parley_status dm_domain_lint(const dm_domain *d, dm_warn_fn fn, void *ctx);
 
 /* Index of a name (NULL: none), or -1. */
 int dm_domain_intent(const dm_domain *d, const char *name);

@@ -120,6 +120,17 @@ parley_status dm_template_check(const dm_domain *d, const yd_node *n)
     return PARLEY_OK;
 }
 
+void dm_template_slots(const dm_domain *d, const char *tmpl, unsigned char *used)
+{
+    size_t i = 0, start = 0, len = 0;
+    int is_ref;
+    while (next_piece(tmpl, &i, &start, &len, &is_ref) > 0) {
+        int k = is_ref ? find_slot(d, tmpl + start, len) : -1;
+        if (k >= 0)
+            used[k] = 1;
+    }
+}
+
 parley_status dm_template_render(const dm_domain *d, const char *tmpl, char *const *values,
                                  int lenient, dm_text *t)
 {

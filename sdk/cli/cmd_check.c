@@ -7,9 +7,9 @@
  * per file that fails, with FILE:LINE:COL, and warnings about what would make the bot
  * weak: intents the domain uses with few examples, an example under two intents, a slot no
  * example fills, a lookup table's value an example holds unmarked, a model older than its
- * examples. The checks themselves are the library's
- * (parley_pipeline_check, the dialog manager's dm_open, parley_data_read); this file reads
- * the graph's and domain's YAML only to find the files and the names to compare.
+ * examples, a response that says a slot that can be unset where it is said. The checks themselves
+ * are the library's (parley_pipeline_check, the dialog manager's dm_open, parley_data_read); this
+ * file reads the graph's and domain's YAML only to find the files and the names to compare.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +41,9 @@ static void usage(FILE *f)
             "model was trained from). Warnings: an intent the domain uses with fewer than %d\n"
             "examples, an example under two intents, a slot no example fills, a value of a\n"
             "lookup table that an example holds without marking it, a model older than its\n"
-            "examples. Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
+            "examples, a response that says a slot that can be unset where it is said (add\n"
+            "a variation with condition [{type: slot, name: SLOT, value: null}] before it).\n"
+            "Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
             MIN_EXAMPLES);
 }
 
@@ -115,6 +117,12 @@ static parley_nlu_labels *check_model(check *c, const char *model)
     return labels;
 }
 
+/* A dm_warnings callback: the domain's warning, counted. */
+static void domain_warning(void *ctx, const char *message)
+{
+    warning(ctx, "%s%s%s", message, "", "");
+}
+
 /* Opens the domain as the dialog node would, on a store in a fresh temporary folder. */
 static void check_domain(check *c, const char *domain, const parley_nlu_labels *labels)
 {
@@ -132,6 +140,8 @@ static void check_domain(check *c, const char *domain, const parley_nlu_labels *
                     .n_known_slots = labels ? (size_t)labels->n_entities : 0 };
     dm_manager *dm = NULL;
     if (dm_open(&p, &dm) != PARLEY_OK)
+        error(c, parley_errmsg());
+    else if (dm_warnings(dm, domain_warning, c) != PARLEY_OK)
         error(c, parley_errmsg());
     dm_close(dm);
     static const char *const ends[] = { "", "-wal", "-shm" };
