@@ -32,7 +32,8 @@ parley_status dm_open(const dm_params *p, dm_manager **out)
         return st;
     }
     dm_known known = { p->known_intents, p->n_known_intents, p->known_slots, p->n_known_slots };
-    st = dm_domain_load(p->domain_path, &known, &dm->domain);
+    dm_problems problems = { p->on_problem, p->problem_ctx, 0 };
+    st = dm_domain_load_all(p->domain_path, &known, p->on_problem ? &problems : NULL, &dm->domain);
     if (st != PARLEY_OK)
         goto fail;
     dm->hooks = pl_calloc(dm->domain->n_actions ? dm->domain->n_actions : 1, sizeof *dm->hooks);

@@ -41,6 +41,11 @@ typedef struct dm_params {
     size_t n_known_intents;
     const char *const *known_slots;
     size_t n_known_slots;
+    /* With on_problem, every problem of the domain file is given to it as found,
+     * "FILE:LINE:COL: message", and dm_open fails after the last (for parley check; see
+     * dm_domain_load_all). NULL: dm_open fails at the first. */
+    void (*on_problem)(void *ctx, const char *message);
+    void *problem_ctx;
 } dm_params;
 
 /* One entity the NLU found: a slot name and the text as the user wrote it. */
