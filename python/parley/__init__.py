@@ -215,7 +215,9 @@ class _Handle:
         self.close()
 
     def __del__(self):
-        self.close()
+        # At interpreter exit the module's globals may be gone before the object.
+        if _lib is not None:
+            self.close()
 
 
 # ---- parsing ------------------------------------------------------------------------------
