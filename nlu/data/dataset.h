@@ -122,6 +122,13 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
  * the words around a value rather than the value. */
 parley_status ds_augment_own_values(ds_dataset *ds, int per_example_max, uint64_t seed, int *added);
 
+/* Appends a copy of written example `example` whose span number `span` holds `value` (words
+ * joined by single spaces; tagged B-/I-, no canonical value) instead of its words, unless
+ * the data has that text (*appended 0); the copy's variant_of is the example. For the
+ * trainer's synonym copies (nlu/train/synonyms.h). */
+parley_status ds_add_span_variant(ds_dataset *ds, int example, int span, const char *value,
+                                  int *appended);
+
 /* Lower-case copies (nlu/data/lowercase.c): for each example present now, not untagged, with
  * a capital in a word of a slot value, a copy with every word lower-cased (tags, spans and
  * canonical values as they were), unless that text exists already. A copy's variant_of is

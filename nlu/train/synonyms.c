@@ -52,6 +52,17 @@ static int canon_find(const canon_ix *c, const char *text, size_t len, parley_st
     return k;
 }
 
+/* The synonym whose canonical value span sp of example e holds (its canonical value, else
+ * its words: the example's text mirrors them with single spaces), or -1; *st on failure. */
+static int span_canon(const canon_ix *c, const ds_example *e, const ds_span *sp, parley_status *st)
+{
+    if (sp->value)
+        return canon_find(c, sp->value, strlen(sp->value), st);
+    const size_t from = (size_t)(e->words[sp->start] - e->words[0]),
+                 to = (size_t)(e->words[sp->end - 1] - e->words[0]) + strlen(e->words[sp->end - 1]);
+    return canon_find(c, e->text + from, to - from, st);
+}
+
 /* Marks fills[k * n_lookups + t] where synonym k's canonical value is a value of lookup
  * table t, or of a span, in a written example, of the type table t is for. */
 static parley_status mark_fills(const ds_dataset *ds, const canon_ix *c, unsigned char *fills)
@@ -78,11 +89,7 @@ static parley_status mark_fills(const ds_dataset *ds, const canon_ix *c, unsigne
             const ds_span *sp = &e->spans[s];
             if (table[sp->slot] < 0)
                 continue;
-            const size_t from = (size_t)(e->words[sp->start] - e->words[0]),
-                         to = (size_t)(e->words[sp->end - 1] - e->words[0]) +
-                              strlen(e->words[sp->end - 1]);
-            int k = sp->value ? canon_find(c, sp->value, strlen(sp->value), &st)
-                              : canon_find(c, e->text + from, to - from, &st);
+            int k = span_canon(c, e, sp, &st);
             if (k >= 0)
                 fills[(size_t)k * (size_t)NL + (size_t)table[sp->slot]] = 1;
         }
@@ -143,6 +150,37 @@ parley_status train_synonym_lookups(ds_dataset *ds, int *added, train_notes *not
         train_note(notes,
                    "synonyms: %d surface forms joined the lookup tables of the slots their "
                    "canonical values fill",
+                   count);
+    return st;
+}
+
+parley_status train_synonym_variants(ds_dataset *ds, int *added, train_notes *notes)
+{
+    canon_ix c;
+    int count = 0;
+    parley_status st = canon_build(ds, &c);
+    const int n0 = ds->n_examples;
+    for (int i = 0; i < n0 && st == PARLEY_OK; i++)
+        for (int s = 0;
+             ds->examples[i].variant_of < 0 && s < ds->examples[i].n_spans && st == PARLEY_OK;
+             s++) {
+            const ds_example *e = &ds->examples[i];
+            const ds_span *sp = &e->spans[s];
+            if (ds_lookup_for(ds, ds->slots[sp->slot]))
+                continue; /* the table has the surface forms: its variants put them here */
+            int k = span_canon(&c, e, sp, &st);
+            for (int f = 0; k >= 0 && f < ds->synonyms[k].n && st == PARLEY_OK; f++) {
+                int appended = 0;
+                st = ds_add_span_variant(ds, i, s, ds->synonyms[k].values[f], &appended);
+                count += appended;
+            }
+        }
+    canon_free(&c);
+    *added = count;
+    if (st == PARLEY_OK && count && notes)
+        train_note(notes,
+                   "synonyms: %d copies of examples with a slot value that has synonyms (of a "
+                   "slot without a lookup table), each surface form in its place",
                    count);
     return st;
 }

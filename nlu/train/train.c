@@ -1306,7 +1306,8 @@ static int check_sparse_intent(run_state *r)
 
 /* The training set as the run trains on it: r->train as loaded, then `background`
  * sentences, then the built-in replies where r->s.builtin, then the synonyms' surface forms
- * in the lookup tables (synonyms.h), then the lookup variants, then
+ * in the lookup tables or in copies of the examples (synonyms.h), then the lookup variants,
+ * then
  * lower-case copies where the data as written is few (a function of the settings and the
  * data, so a resumed run makes the same ones). notes (may be NULL) gets the lines of the
  * built-in replies and the copies. */
@@ -1325,13 +1326,15 @@ static parley_status extend_train(run_state *r, int background, train_notes *not
         return st;
     if (r->s.builtin && (st = train_add_builtin(r->train, &r->pr.n_builtin, notes)) != PARLEY_OK)
         return st;
-    int synonyms = 0;
-    if ((st = train_synonym_lookups(r->train, &synonyms, notes)) != PARLEY_OK)
+    int synonyms = 0, copies = 0;
+    if ((st = train_synonym_lookups(r->train, &synonyms, notes)) != PARLEY_OK ||
+        (st = train_synonym_variants(r->train, &copies, notes)) != PARLEY_OK)
         return st;
     if (r->s.augment &&
         (st = (r->train->n_lookups ? ds_augment_lookups : ds_augment_own_values)(
                  r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
         return st;
+    r->pr.n_augmented += copies; /* variants too, for every count that leaves them out */
     if (lowercase && (st = ds_augment_lowercase(r->train, &r->pr.n_lowercase)) != PARLEY_OK)
         return st;
     if (notes && r->pr.n_lowercase)

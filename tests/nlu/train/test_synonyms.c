@@ -4,17 +4,21 @@
  *
  * Surface forms compare without case or extra spaces and keep their first canonical value;
  * they join the lookup table of the slot type their canonical value fills (a table value or
- * an annotated span of that type, inline canonical values included) and no other; a model
+ * an annotated span of that type, inline canonical values included) and no other, or, for a
+ * slot type without a table, take the canonical value's place in copies of its examples; a model
  * trained on them records them in config.json, tags a surface form no example shows as a
  * slot value, and reports its canonical value beside the span typed; a malformed
- * "entity_synonyms" fails the load naming the file and the key.
+ * "entity_synonyms" fails the load naming the file and the key. Every allocation failure in
+ * the trainer's steps fails cleanly.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "nlu/model.h"
 #include "nlu/train/synonyms.h"
+#include "sdk/base/error.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 #include "tests/nlu/train/train_test.h"
 
 static tiny_files files;
@@ -104,6 +108,74 @@ static void test_lookups(void)
     ds_free(ds);
 }
 
+static const ds_example *example_with(const ds_dataset *ds, const char *text)
+{
+    for (int i = 0; i < ds->n_examples; i++)
+        if (!strcmp(ds->examples[i].text, text))
+            return &ds->examples[i];
+    return NULL;
+}
+
+static void test_variants(void)
+{
+    /* city has no lookup table: its examples with new york are copied with each surface
+     * form (the inline ny among them) in its place; a copy the data has is not added. */
+    static const char yaml[] =
+            "nlu:\n- intent: go\n  examples: |\n"
+            "    - fly to [New York](city) now\n"
+            "    - fly to [ny]{\"entity\": \"city\", \"value\": \"new york\"}\n"
+            "    - to [paris](city)\n"
+            "- synonym: new york\n  examples: |\n    - nyc\n    - the big apple\n";
+    ds_dataset *ds = NULL;
+    int added = -1;
+    CHECK(ds_load_rasa_string("variants.yaml", yaml, sizeof yaml - 1, &ds) == PARLEY_OK, "load: %s",
+          parley_errmsg());
+    if (!ds)
+        return;
+    CHECK(train_synonym_variants(ds, &added, NULL) == PARLEY_OK, "variants: %s", parley_errmsg());
+    CHECK(added == 5 && ds->n_examples == 8, "%d copies, %d examples (want 5, 8)", added,
+          ds->n_examples);
+    const ds_example *big = example_with(ds, "fly to the big apple now");
+    const int city = ds_slot_index(ds, "city");
+    CHECK(big && big->variant_of == 0 && big->n_words == 6 && big->tags[0] == 0 &&
+                  big->tags[2] == 1 + 2 * city && big->tags[3] == 2 + 2 * city &&
+                  big->tags[4] == 2 + 2 * city && big->tags[5] == 0 && big->n_spans == 1 &&
+                  big->spans[0].start == 2 && big->spans[0].end == 5,
+          "the copy with the big apple: words, tags, span");
+    CHECK(example_with(ds, "fly to ny now") && example_with(ds, "fly to nyc now") &&
+                  example_with(ds, "fly to nyc") && example_with(ds, "fly to the big apple") &&
+                  example_with(ds, "fly to nyc")->variant_of == 1,
+          "a copy of each example for each surface form");
+    ds_free(ds);
+}
+
+/* A data set's synonyms through the trainer's three steps, everything freed: for the sweep. */
+static parley_status synonym_steps(void *ctx)
+{
+    (void)ctx;
+    static const char yaml[] = "nlu:\n- intent: go\n  examples: |\n"
+                               "    - a [Large](size) one to [new york](city)\n"
+                               "    - to [ny]{\"entity\": \"city\", \"value\": \"new york\"}\n"
+                               "- synonym: new york\n  examples: |\n    - nyc\n"
+                               "- synonym: large\n  examples: |\n    - big\n"
+                               "- lookup: size\n  examples: |\n    - small\n    - large\n";
+    ds_dataset *ds = NULL;
+    bert_synonyms syn = { 0 };
+    int a = 0, b = 0;
+    parley_status st = ds_load_rasa_string("sweep.yaml", yaml, sizeof yaml - 1, &ds);
+    if (st == PARLEY_OK)
+        st = train_synonym_lookups(ds, &a, NULL);
+    if (st == PARLEY_OK)
+        st = train_synonym_variants(ds, &b, NULL);
+    if (st == PARLEY_OK)
+        st = train_synonyms_of(ds, &syn);
+    if (st == PARLEY_OK && (a != 1 || b != 3 || syn.n != 3))
+        st = pl_fail(PARLEY_ERR_INTERNAL, "%d values, %d copies, %d synonyms", a, b, syn.n);
+    bert_synonyms_clear(&syn);
+    ds_free(ds);
+    return st;
+}
+
 static const parley_nlu_slot *slot_of(const parley_nlu_result *r, const char *name)
 {
     for (int i = 0; r && i < r->n_slots; i++)
@@ -186,6 +258,10 @@ int main(int argc, char **argv)
     snprintf(synonyms_yaml, sizeof synonyms_yaml, "%.500s/synonyms.yaml", argv[1]);
     test_fold_and_find();
     test_lookups();
+    test_variants();
+    CHECK(synonym_steps(NULL) == PARLEY_OK, "the three steps: %s", parley_errmsg());
+    CHECK(fault_sweep("synonyms in training", synonym_steps, NULL) > 20,
+          "the sweep walked the allocations");
     test_trained();
     rm_tree(files.tmp);
     return check_done();
