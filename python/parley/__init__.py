@@ -1,7 +1,8 @@
 """parley — the parley library (libparley.so) from Python, through ctypes.
 
 What a program needs to embed parley without writing C: parse utterances with a model
-(Model), run a bot's whole pipeline (Pipeline: open, submit, poll, close), train a model
+(Model), run a bot's whole pipeline (Pipeline: open, submit, poll, close) with its domain's
+actions written in Python (Pipeline.register_action), train a model
 with a progress callback that can stop the run (train), and parley's errors as exceptions
 (ParleyError, carrying parley's own message). Nothing is compiled at install: the module
 loads the shared library at import, from $PARLEY_LIBRARY (a path), else where the system's
@@ -16,7 +17,8 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["ParleyError", "Model", "Pipeline", "train", "version", "Result", "Slot", "Reply"]
+__all__ = ["ParleyError", "Model", "Pipeline", "train", "version", "Result", "Slot", "Reply",
+           "ActionCall"]
 
 _c_str = ctypes.c_char_p
 _size = ctypes.c_size_t
@@ -105,6 +107,21 @@ class _PipelineParams(ctypes.Structure):
                 ("on_event", ctypes.c_void_p), ("text_io", ctypes.c_int)]
 
 
+class _SlotValue(ctypes.Structure):
+    _fields_ = [("name", _c_str), ("value", _c_str)]
+
+
+class _ActionCtx(ctypes.Structure):
+    _fields_ = [("action", _c_str), ("user_id", _c_str), ("session_id", _c_str),
+                ("turn_id", ctypes.c_uint64), ("text", _c_str), ("intent", _c_str),
+                ("confidence", ctypes.c_float), ("form", _c_str), ("n_slots", _size),
+                ("slots", ctypes.POINTER(_SlotValue))]
+
+
+_ActionFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_ActionCtx), ctypes.c_void_p,
+                             ctypes.c_void_p)
+
+
 class _Shape(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int) for n in ("layers", "hidden", "heads", "intermediate",
                                             "max_positions")]
@@ -181,10 +198,14 @@ _declare("parley_pipeline_poll", _status, ctypes.c_void_p, ctypes.c_int,
          ctypes.POINTER(ctypes.POINTER(_Reply)))
 _declare("parley_reply_free", None, ctypes.POINTER(_Reply))
 _declare("parley_pipeline_close", None, ctypes.c_void_p)
+_declare("parley_pipeline_register_action", _status, ctypes.c_void_p, _c_str, _ActionFn,
+         ctypes.c_void_p)
+_declare("parley_action_reply", _status, ctypes.c_void_p, _c_str)
+_declare("parley_action_set_slot", _status, ctypes.c_void_p, _c_str, _c_str)
 _declare("parley_train_params_default", _TrainParams)
 _declare("parley_train_run", _status, ctypes.POINTER(_TrainParams), ctypes.POINTER(_TrainResult))
 
-_NOT_FOUND = 6
+_INVALID_ARG, _NOT_FOUND = 1, 6
 
 
 def version():
@@ -314,6 +335,22 @@ class Reply:
         return "Reply(%r, %r, %r)" % (self.user, self.reply, self.slots)
 
 
+class ActionCall:
+    """What a registered action sees (parley_action_ctx): `action`, `user`, `session`,
+    `turn`, `text`, `intent`, `confidence`, `form` (the form that just completed, or None)
+    and `slots` {name: value} (the user's slots that have a value)."""
+
+    __slots__ = ("action", "user", "session", "turn", "text", "intent", "confidence", "form",
+                 "slots")
+
+    def __init__(self, c):
+        self.action, self.user, self.session = _text(c.action), _text(c.user_id), _text(
+            c.session_id)
+        self.turn, self.text, self.intent = c.turn_id, _text(c.text), _text(c.intent)
+        self.confidence, self.form = c.confidence, _text(c.form)
+        self.slots = {_text(c.slots[i].name): _text(c.slots[i].value) for i in range(c.n_slots)}
+
+
 class Pipeline(_Handle):
     """A bot's graph running inside this process (parley_pipeline_open): submit() a user's
     turn, poll() for the replies in the order they finish, close() when done (it waits for
@@ -334,6 +371,37 @@ class Pipeline(_Handle):
         _check(_lib.parley_pipeline_open(_bytes(graph, "graph"), ctypes.byref(p),
                                          ctypes.byref(h)))
         self._h = h
+        self._actions = {}
+        self.action_errors = []
+
+    def register_action(self, name, fn):
+        """Registers fn as the domain's action `name` (declared under actions:). The dialog
+        calls fn(ActionCall) on its worker threads (for different users at once, never twice
+        at once for one user) and takes its answer: None (the domain's reply for it), a reply
+        text ({slot} filled in), or {"reply": text, "slots": {name: value, or None to clear}}.
+        An exception fails the turn (its Reply.error names the action) and is kept in
+        action_errors as (name, exception)."""
+
+        def call(ctx, out, _user):
+            try:
+                answer = fn(ActionCall(ctx.contents))
+                if isinstance(answer, str):
+                    answer = {"reply": answer}
+                for slot, value in (answer or {}).get("slots", {}).items():
+                    _check(_lib.parley_action_set_slot(
+                        out, _bytes(slot, "a slot name"),
+                        None if value is None else _bytes(str(value), "a slot value")))
+                if (answer or {}).get("reply") is not None:
+                    _check(_lib.parley_action_reply(out, _bytes(answer["reply"], "a reply")))
+                return 0
+            except BaseException as e:  # the turn fails; the application reads why here
+                self.action_errors.append((name, e))
+                return e.status if isinstance(e, ParleyError) else _INVALID_ARG
+
+        callback = _ActionFn(call)
+        _check(_lib.parley_pipeline_register_action(self._handle(), _bytes(name, "name"),
+                                                    callback, None))
+        self._actions[name] = callback  # the library calls it until close
 
     def submit(self, user, text, new_session=False):
         """Submits `text` as the next turn of `user`; returns the turn's id (its Reply.id).

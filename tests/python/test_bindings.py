@@ -5,7 +5,8 @@ second): its progress reaches the callback in order and a true return stops the 
 result says so), an exception in the callback comes back out of train; the model parses
 through parley.Model, one text or several, the synonym's canonical value beside the span
 typed; a pipeline of that model and a dialog (a response with a condition) answers through
-parley.Pipeline, turn ids and replies matching; every error is a ParleyError with parley's
+parley.Pipeline, turn ids and replies matching, its action answered by Python (reply, slots,
+the domain's reply, failures kept); every error is a ParleyError with parley's
 own message. The README's Python example runs as written in a copy of the repository's
 samples with the build's pizza model. Run by meson (tests/python/meson.build) with
 PARLEY_LIBRARY, PYTHONPATH, PARLEY_SOURCE_ROOT and PARLEY_PIZZA_MODEL set.
@@ -99,11 +100,13 @@ responses:
     - text: "Sunny in {city}."
   utter_greet: ["Hello!"]
   utter_default: ["Sorry?"]
+actions:
+  greet_user: { reply: utter_greet }   # said while the application registers none
 rules:
   - intent: get_weather
     reply: utter_weather
   - intent: greet
-    reply: utter_greet
+    action: greet_user
 """
 
 GRAPH = """
@@ -163,3 +166,38 @@ def test_readme_example(tmp_path):
     assert lines[0].startswith("order_pizza") and "('size', 'big', 'large')" in lines[0], p.stdout
     assert any("epoch 1 of" in l for l in lines), p.stdout
     assert os.path.exists(tmp_path / "models" / "pizza2" / "model.safetensors")
+
+
+def test_actions(model, tmp_path):
+    (tmp_path / "domain.yaml").write_text(DOMAIN)
+    (tmp_path / "graph.yaml").write_text(GRAPH % model)
+    seen = []
+
+    def greet(a):
+        seen.append((a.action, a.user, a.intent, a.turn, a.slots))
+        return {"reply": "Hello %s from Python, {city} it is." % a.user, "slots": {"city": "oslo"}}
+
+    with parley.Pipeline(str(tmp_path / "graph.yaml")) as bot:
+        bot.register_action("greet_user", greet)
+        r = bot.ask("cy", "hello", timeout=30)
+        assert r.reply == "Hello cy from Python, oslo it is." and r.slots == {"city": "oslo"}
+        assert seen == [("greet_user", "cy", "greet", 1, {})]
+        assert bot.ask("cy", "what is the weather", timeout=30).reply == "Sunny in oslo."
+        # A slot the domain lacks: parley's own error fails the turn, and is kept.
+        bot.register_action("greet_user", lambda a: {"slots": {"nope": "x"}})
+        r = bot.ask("dee", "hello", timeout=30)
+        assert r.status != 0 and "greet_user" in r.error and r.reply == ""
+        name, err = bot.action_errors[-1]
+        assert name == "greet_user" and isinstance(err, parley.ParleyError) and "nope" in str(err)
+
+        def boom(a):
+            raise ValueError("from the action")
+
+        bot.register_action("greet_user", boom)
+        r = bot.ask("eve", "hello", timeout=30)
+        assert r.status != 0 and isinstance(bot.action_errors[-1][1], ValueError)
+        bot.register_action("greet_user", lambda a: None)   # the domain's reply
+        assert bot.ask("fay", "hello", timeout=30).reply == "Hello!"
+        with pytest.raises(parley.ParleyError) as e:
+            bot.register_action("not_declared", greet)
+        assert "not_declared" in str(e.value)
