@@ -23,6 +23,7 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           prometheus                 # promtool, for e2e/metrics
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
           python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
+          python3-pytest python3-setuptools # the Python package's tests; pip install ./python
           nodejs chromium              # the browser tests (puppeteer-core from npm; npm below)
           libpq-dev postgresql haproxy curl # the PostgreSQL store; samples/cluster and its tests
                                             # (a throwaway server per test run, as `nobody`)

@@ -32,7 +32,8 @@ parley_status dm_open(const dm_params *p, dm_manager **out)
         return st;
     }
     dm_known known = { p->known_intents, p->n_known_intents, p->known_slots, p->n_known_slots };
-    st = dm_domain_load(p->domain_path, &known, &dm->domain);
+    dm_problems problems = { p->on_problem, p->problem_ctx, 0 };
+    st = dm_domain_load_all(p->domain_path, &known, p->on_problem ? &problems : NULL, &dm->domain);
     if (st != PARLEY_OK)
         goto fail;
     dm->hooks = pl_calloc(dm->domain->n_actions ? dm->domain->n_actions : 1, sizeof *dm->hooks);
@@ -48,6 +49,12 @@ parley_status dm_open(const dm_params *p, dm_manager **out)
 fail:
     dm_close(dm);
     return st;
+}
+
+parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char *message),
+                          void *ctx)
+{
+    return dm_domain_lint(dm->domain, fn, ctx);
 }
 
 void dm_close(dm_manager *dm)

@@ -41,6 +41,11 @@ typedef struct dm_params {
     size_t n_known_intents;
     const char *const *known_slots;
     size_t n_known_slots;
+    /* With on_problem, every problem of the domain file is given to it as found,
+     * "FILE:LINE:COL: message", and dm_open fails after the last (for parley check; see
+     * dm_domain_load_all). NULL: dm_open fails at the first. */
+    void (*on_problem)(void *ctx, const char *message);
+    void *problem_ctx;
 } dm_params;
 
 /* One entity the NLU found: a slot name and the text as the user wrote it. */
@@ -98,6 +103,12 @@ parley_status dm_open(const dm_params *p, dm_manager **out);
 
 /* NULL is a no-op. Waits for nothing: no dm_turn may be running. */
 void dm_close(dm_manager *dm);
+
+/* Gives fn each warning about the domain, "FILE:LINE:COL: message" (borrowed for the call):
+ * what loads but would say something wrong at some turn, such as a response that says a
+ * slot that can be unset there (for `parley check`). Fails only when out of memory. */
+parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char *message),
+                          void *ctx);
 
 /* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
  * it is zeroed first). On failure *out is zeroed, the store is as it was before the turn,

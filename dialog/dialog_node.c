@@ -117,7 +117,7 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
         return PARLEY_OK;
     }
     for (size_t i = 0; i < n; i++)
-        ents[i] = (dm_entity){ r->slots[i].slot, r->slots[i].value };
+        ents[i] = (dm_entity){ r->slots[i].slot, r->slots[i].canonical };
     dm_turn_in in = {
         .user_id = msg->user_id,
         .text = msg->text,

@@ -119,6 +119,39 @@ static parley_status add_name(pl_names *t, const char *name, char **copy, size_t
 /* Resolves a reference to an intent, slot, response, form or action declared earlier. */
 typedef int (*find_fn)(const dm_domain *d, const char *name);
 
+parley_status dm_domain_problem(const dm_domain *d, parley_status st)
+{
+    if (!d->problems || st != PARLEY_ERR_CONFIG)
+        return st;
+    d->problems->fn(d->problems->ctx, parley_errmsg());
+    d->problems->count++;
+    return PARLEY_OK;
+}
+
+/* The name of the kind `find` looks up that is nearest to `name`, or NULL (yd_nearest). */
+static const char *nearest(const dm_domain *d, find_fn find, const char *name)
+{
+    size_t n = find == dm_domain_intent   ? d->n_intents
+               : find == dm_domain_slot   ? d->n_slots
+               : find == dm_domain_form   ? d->n_forms
+               : find == dm_domain_action ? d->n_actions
+                                          : d->n_responses;
+    const char **names = pl_malloc((n ? n : 1) * sizeof *names);
+    if (!names)
+        return NULL; /* no suggestion rather than another error */
+    for (size_t i = 0; i < n; i++)
+        names[i] = find == dm_domain_intent   ? d->intents[i]
+                   : find == dm_domain_slot   ? d->slots[i].name
+                   : find == dm_domain_form   ? d->forms[i].name
+                   : find == dm_domain_action ? d->actions[i].name
+                                              : d->responses[i].name;
+    const char *near = yd_nearest(name, names, n);
+    pl_free(names);
+    return near;
+}
+
+/* *out: the index of the name n gives, or -1 after reporting it unknown to d->problems (the
+ * caller then goes on without it). */
 static parley_status ref(const dm_domain *d, const yd_node *n, find_fn find, const char *what,
                          const char *section, int *out)
 {
@@ -127,10 +160,19 @@ static parley_status ref(const dm_domain *d, const yd_node *n, find_fn find, con
     if (st != PARLEY_OK)
         return st;
     *out = find(d, name);
-    if (*out < 0)
-        return yd_fail(n, PARLEY_ERR_CONFIG, "unknown %s '%s' (not under %s:)", what, name,
-                       section);
-    return PARLEY_OK;
+    if (*out >= 0)
+        return PARLEY_OK;
+    const char *near = nearest(d, find, name);
+    return dm_domain_problem(d,
+                             yd_fail(n, PARLEY_ERR_CONFIG, "unknown %s '%s' (not under %s:)%s%s%s",
+                                     what, name, section, near ? "; did you mean '" : "",
+                                     near ? near : "", near ? "'?" : ""));
+}
+
+/* yd_check_keys, whose unknown key the load goes on after (dm_domain_problem). */
+static parley_status check_keys(const dm_domain *d, const yd_node *map, const char *const *allowed)
+{
+    return dm_domain_problem(d, yd_check_keys(map, allowed));
 }
 
 /* A sequence of intent names into a new array. */
@@ -176,9 +218,13 @@ static parley_status load_intents(loader *L, const yd_node *n)
             return yd_fail(n->items[i], PARLEY_ERR_CONFIG, "intent '%s' is listed twice", name);
         if (L->known_intents.entry && lookup(&L->known_intents, name) < 0) {
             char buf[400];
-            return yd_fail(n->items[i], PARLEY_ERR_CONFIG,
-                           "intent '%s' is not one the NLU model knows (its intents: %s)", name,
-                           join(buf, sizeof buf, L->known->intents, L->known->n_intents));
+            const char *near = yd_nearest(name, L->known->intents, L->known->n_intents);
+            st = yd_fail(n->items[i], PARLEY_ERR_CONFIG,
+                         "intent '%s' is not one the NLU model knows (its intents: %s)%s%s%s", name,
+                         join(buf, sizeof buf, L->known->intents, L->known->n_intents),
+                         near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+            if ((st = dm_domain_problem(L->d, st)) != PARLEY_OK)
+                return st;
         }
     }
     return PARLEY_OK;
@@ -270,7 +316,7 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     if (yd_is_null(n))
         n = NULL;
     else if ((st = yd_expect(n, YD_MAP, "a slot")) != PARLEY_OK ||
-             (st = yd_check_keys(n, keys)) != PARLEY_OK)
+             (st = check_keys(L->d, n, keys)) != PARLEY_OK)
         return st;
     s->min = -1e300;
     s->max = 1e300;
@@ -356,17 +402,21 @@ static parley_status load_slot(loader *L, dm_slot_def *s, const yd_node *key, co
     if (ent && (st = name_of(ent, "an entity name", &str)) != PARLEY_OK)
         return st;
     const char *entity = ent ? str : s->name;
-    if (L->entities.entry && lookup(&L->entities, entity) < 0)
-        return yd_fail(where, PARLEY_ERR_CONFIG,
-                       "slot '%s' is filled from entity '%s', which is not under entities:",
-                       s->name, entity);
+    if (L->entities.entry && lookup(&L->entities, entity) < 0 &&
+        (st = dm_domain_problem(
+                 L->d, yd_fail(where, PARLEY_ERR_CONFIG,
+                               "slot '%s' is filled from entity '%s', which is not under entities:",
+                               s->name, entity))) != PARLEY_OK)
+        return st;
     if (L->known_entities.entry && lookup(&L->known_entities, entity) < 0) {
         char buf[400];
-        return yd_fail(where, PARLEY_ERR_CONFIG,
-                       "slot '%s' is filled from entity '%s', which the NLU model does not tag "
-                       "(its slots: %s); say filled_by: action if only actions set it",
-                       s->name, entity,
-                       join(buf, sizeof buf, L->known->entities, L->known->n_entities));
+        st = yd_fail(where, PARLEY_ERR_CONFIG,
+                     "slot '%s' is filled from entity '%s', which the NLU model does not tag "
+                     "(its slots: %s); say filled_by: action if only actions set it",
+                     s->name, entity,
+                     join(buf, sizeof buf, L->known->entities, L->known->n_entities));
+        if ((st = dm_domain_problem(L->d, st)) != PARLEY_OK)
+            return st;
     }
     return dup_str(entity, &s->entity);
 }
@@ -404,6 +454,81 @@ static parley_status load_slots(loader *L, const yd_node *n, const yd_node *enti
 
 /* ---- responses ----------------------------------------------------------------------- */
 
+/* One condition of a variation: {type: slot, name: SLOT, value: VALUE}, value null for an
+ * unset slot; the value as the slot would keep it (a categorical slot's as the domain writes
+ * it), so a value the slot refuses can never hold and is an error. */
+static parley_status load_condition(const dm_domain *d, const yd_node *n, dm_condition *c)
+{
+    static const char *const keys[] = { "type", "name", "value", NULL };
+    const yd_node *type, *name, *value;
+    const char *t, *v;
+    parley_status st;
+    if ((st = yd_expect(n, YD_MAP, "a condition ({type: slot, name: SLOT, value: VALUE})")) !=
+                PARLEY_OK ||
+        (st = check_keys(d, n, keys)) != PARLEY_OK ||
+        (st = yd_require(n, "type", &type)) != PARLEY_OK || (st = yd_str(type, &t)) != PARLEY_OK ||
+        (st = yd_require(n, "name", &name)) != PARLEY_OK ||
+        (st = yd_require(n, "value", &value)) != PARLEY_OK)
+        return st;
+    if (strcmp(t, "slot"))
+        return yd_fail(type, PARLEY_ERR_CONFIG,
+                       "a condition of type '%s': only conditions on slots are supported "
+                       "(type: slot)",
+                       t);
+    if ((st = ref(d, name, dm_domain_slot, "slot", "slots", &c->slot)) != PARLEY_OK)
+        return st;
+    if (c->slot < 0 || yd_is_null(value))
+        return PARLEY_OK;
+    if ((st = yd_str(value, &v)) != PARLEY_OK)
+        return st;
+    const dm_slot_def *s = &d->slots[c->slot];
+    /* A list slot keeps its values joined, which no one value's check accepts. */
+    if (s->list)
+        return dup_str(v, &c->value);
+    if ((st = dm_slot_accept(s, v, &c->value)) == PARLEY_ERR_NOMEM)
+        return st;
+    if (st != PARLEY_OK)
+        return yd_fail(value, PARLEY_ERR_CONFIG, "a condition on slot '%s' that can never hold: %s",
+                       s->name, parley_errmsg());
+    return PARLEY_OK;
+}
+
+/* A variation: a template, or {text: TEMPLATE, condition: [CONDITION, ...]}. */
+static parley_status load_variation(dm_domain *d, const yd_node *n, dm_variation *v)
+{
+    parley_status st;
+    const yd_node *t = n, *cond = NULL;
+    v->line = n->line;
+    v->col = n->col;
+    if (n->kind == YD_MAP) {
+        static const char *const keys[] = { "text", "condition", NULL };
+        if ((st = check_keys(d, n, keys)) != PARLEY_OK ||
+            (st = yd_require(n, "text", &t)) != PARLEY_OK)
+            return st;
+        cond = yd_get(n, "condition");
+    }
+    if ((st = dm_template_check(d, t)) != PARLEY_OK ||
+        (st = dup_str(t->str, &v->text)) != PARLEY_OK)
+        return st;
+    if (!cond)
+        return PARLEY_OK;
+    if ((st = yd_expect(cond, YD_SEQ, "a condition (a list of {type: slot, name, value})")) !=
+        PARLEY_OK)
+        return st;
+    if (cond->n == 0)
+        return yd_fail(cond, PARLEY_ERR_CONFIG,
+                       "an empty condition (leave it out for a plain "
+                       "variation)");
+    if (!(v->conds = pl_calloc(cond->n, sizeof *v->conds)))
+        return nomem();
+    for (; v->n_conds < cond->n; v->n_conds++)
+        if ((st = load_condition(d, cond->items[v->n_conds], &v->conds[v->n_conds])) != PARLEY_OK) {
+            v->n_conds++; /* its value, if any, is freed with the others */
+            return st;
+        }
+    return PARLEY_OK;
+}
+
 static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *n)
 {
     parley_status st = yd_expect(n, YD_SEQ, "a response (a list of variations)");
@@ -411,22 +536,16 @@ static parley_status load_response(dm_domain *d, dm_response *r, const yd_node *
         return st;
     if (n->n == 0)
         return yd_fail(n, PARLEY_ERR_CONFIG, "response '%s' has no variation", r->name);
-    r->texts = pl_calloc(n->n, sizeof *r->texts);
-    if (!r->texts)
+    r->vars = pl_calloc(n->n, sizeof *r->vars);
+    if (!r->vars)
         return nomem();
-    for (size_t i = 0; i < n->n; i++) {
-        const yd_node *t = n->items[i];
-        if (t->kind == YD_MAP) {
-            static const char *const keys[] = { "text", NULL };
-            if ((st = yd_check_keys(t, keys)) != PARLEY_OK ||
-                (st = yd_require(t, "text", &t)) != PARLEY_OK)
-                return st;
+    for (; r->n_vars < n->n; r->n_vars++) {
+        dm_variation *v = &r->vars[r->n_vars];
+        if ((st = load_variation(d, n->items[r->n_vars], v)) != PARLEY_OK) {
+            r->n_vars++; /* freed with the others */
+            return st;
         }
-        if ((st = dm_template_check(d, t)) != PARLEY_OK)
-            return st;
-        if ((st = dup_str(t->str, &r->texts[r->n_texts])) != PARLEY_OK)
-            return st;
-        r->n_texts++;
+        r->n_plain += v->n_conds == 0;
     }
     return PARLEY_OK;
 }
@@ -481,7 +600,7 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
             static const char *const keys[] = { "reply", NULL };
             const yd_node *r;
             if ((st = yd_expect(body, YD_MAP, "an action")) != PARLEY_OK ||
-                (st = yd_check_keys(body, keys)) != PARLEY_OK)
+                (st = check_keys(d, body, keys)) != PARLEY_OK)
                 return st;
             if ((r = yd_get(body, "reply")) &&
                 (st = ref(d, r, find_response, "response", "responses", &a->reply)) != PARLEY_OK)
@@ -505,7 +624,7 @@ static parley_status load_do(dm_domain *d, const yd_node *n, int allow_form, dm_
     static const char *const noun[] = { "response", "action", "form" };
     const dm_do_kind kinds[] = { DM_DO_REPLY, DM_DO_ACTION, DM_DO_FORM };
     parley_status st = yd_expect(n, YD_MAP, allow_form ? "a rule" : "on_complete");
-    if (st != PARLEY_OK || (st = yd_check_keys(n, allow_form ? rule_keys : done_keys)) != PARLEY_OK)
+    if (st != PARLEY_OK || (st = check_keys(d, n, allow_form ? rule_keys : done_keys)) != PARLEY_OK)
         return st;
     out->kind = DM_DO_NONE;
     for (int k = 0; k < 3; k++) {
@@ -572,7 +691,7 @@ static parley_status load_confirm(dm_domain *d, dm_form *f, const yd_node *n)
     static const char *const keys[] = { "ask", "yes", "no", "on_no", NULL };
     const yd_node *v;
     parley_status st = yd_expect(n, YD_MAP, "confirm");
-    if (st != PARLEY_OK || (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+    if (st != PARLEY_OK || (st = check_keys(d, n, keys)) != PARLEY_OK ||
         (st = yd_require(n, "ask", &v)) != PARLEY_OK ||
         (st = ref(d, v, find_response, "response", "responses", &f->confirm)) != PARLEY_OK)
         return st;
@@ -606,7 +725,7 @@ static parley_status load_cancel(dm_domain *d, dm_form *f, const yd_node *n)
     static const char *const keys[] = { "intents", "reply", NULL };
     const yd_node *v;
     parley_status st = yd_expect(n, YD_MAP, "cancel");
-    if (st != PARLEY_OK || (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+    if (st != PARLEY_OK || (st = check_keys(d, n, keys)) != PARLEY_OK ||
         (st = yd_require(n, "intents", &v)) != PARLEY_OK ||
         (st = intent_list(d, v, &f->cancel_intents, &f->n_cancel)) != PARLEY_OK)
         return st;
@@ -624,7 +743,7 @@ static parley_status load_form(loader *L, dm_form *f, const yd_node *n)
                                         "keep_slots",     "confirm", "cancel",  NULL };
     const yd_node *req, *v;
     parley_status st = yd_expect(n, YD_MAP, "a form");
-    if (st != PARLEY_OK || (st = yd_check_keys(n, keys)) != PARLEY_OK ||
+    if (st != PARLEY_OK || (st = check_keys(d, n, keys)) != PARLEY_OK ||
         (st = yd_require(n, "required_slots", &req)) != PARLEY_OK ||
         (st = yd_expect(req, YD_SEQ, "required_slots")) != PARLEY_OK)
         return st;
@@ -640,6 +759,8 @@ static parley_status load_form(loader *L, dm_form *f, const yd_node *n)
         int k;
         if ((st = ref(d, req->items[i], dm_domain_slot, "slot", "slots", &k)) != PARLEY_OK)
             return st;
+        if (k < 0)
+            continue;
         if (L->required_at[k] >= 0)
             return yd_fail(req->items[i], PARLEY_ERR_CONFIG, "slot '%s' is required twice",
                            req->items[i]->str);
@@ -663,8 +784,10 @@ static parley_status load_form(loader *L, dm_form *f, const yd_node *n)
         L->required_at[k] = -1;
         L->ask_of[k] = L->invalid_of[k] = NULL;
     }
-    if ((st = yd_require(n, "on_complete", &v)) != PARLEY_OK ||
-        (st = load_do(d, v, 0, &f->on_complete)) != PARLEY_OK)
+    /* Without on_complete the rest of the form can still be checked. */
+    if ((st = yd_require(n, "on_complete", &v)) != PARLEY_OK)
+        return dm_domain_problem(d, st);
+    if ((st = load_do(d, v, 0, &f->on_complete)) != PARLEY_OK)
         return st;
     if ((v = yd_get(n, "keep_slots")) && (st = yd_bool(v, &f->keep_slots)) != PARLEY_OK)
         return st;
@@ -720,6 +843,8 @@ static parley_status load_rules(dm_domain *d, const yd_node *n)
             (st = yd_require(r, "intent", &v)) != PARLEY_OK ||
             (st = ref(d, v, dm_domain_intent, "intent", "intents", &intent)) != PARLEY_OK)
             return st;
+        if (intent < 0)
+            continue;
         if ((v = yd_get(r, "rule")) && (st = yd_expect(v, YD_SCALAR, "rule (a name)")) != PARLEY_OK)
             return st;
         dm_rule *rule = &d->rule_of_intent[intent];
@@ -746,7 +871,7 @@ static parley_status load_fallback(dm_domain *d, const yd_node *root)
     d->fallback = find_response(d, "utter_default");
     if (n) {
         if ((st = yd_expect(n, YD_MAP, "fallback")) != PARLEY_OK ||
-            (st = yd_check_keys(n, keys)) != PARLEY_OK)
+            (st = check_keys(d, n, keys)) != PARLEY_OK)
             return st;
         if ((v = yd_get(n, "threshold")) && (st = yd_double(v, 0, 1, &d->threshold)) != PARLEY_OK)
             return st;
@@ -754,7 +879,7 @@ static parley_status load_fallback(dm_domain *d, const yd_node *root)
             (st = ref(d, v, find_response, "response", "responses", &d->fallback)) != PARLEY_OK)
             return st;
     }
-    if (d->fallback < 0)
+    if (d->fallback < 0 && !(n && yd_get(n, "reply"))) /* an unknown one is reported */
         return yd_fail(
                 n ? n : root, PARLEY_ERR_CONFIG,
                 "no fallback reply: add the response utter_default or fallback: {reply: RESPONSE}");
@@ -772,7 +897,7 @@ static parley_status load_settings(dm_domain *d, const yd_node *root)
     if (n) {
         double minutes = 0;
         if ((st = yd_expect(n, YD_MAP, "session_config")) != PARLEY_OK ||
-            (st = yd_check_keys(n, keys)) != PARLEY_OK)
+            (st = check_keys(d, n, keys)) != PARLEY_OK)
             return st;
         if ((v = yd_get(n, "session_expiration_time")) &&
             (st = yd_double(v, 0, 60.0 * 24 * 365 * 100, &minutes)) != PARLEY_OK)
@@ -804,7 +929,7 @@ static parley_status load_root(loader *L)
     if (!root)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: the domain file is empty", d->file);
     if ((st = yd_expect(root, YD_MAP, "a domain")) != PARLEY_OK ||
-        (st = yd_check_keys(root, keys)) != PARLEY_OK)
+        (st = check_keys(d, root, keys)) != PARLEY_OK)
         return st;
     if ((n = yd_get(root, "version")) && (st = yd_expect(n, YD_SCALAR, "version")) != PARLEY_OK)
         return st;
@@ -833,11 +958,18 @@ static parley_status load_root(loader *L)
 
 parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain **out)
 {
+    return dm_domain_load_all(path, known, NULL, out);
+}
+
+parley_status dm_domain_load_all(const char *path, const dm_known *known, dm_problems *problems,
+                                 dm_domain **out)
+{
     *out = NULL;
     yd_doc *doc = NULL;
     dm_domain *d = pl_calloc(1, sizeof *d);
     if (!d)
         return nomem();
+    d->problems = problems;
     loader L = { .d = d, .known = known };
     parley_status st = dup_str(path, &d->file);
     if (st == PARLEY_OK)
@@ -857,10 +989,17 @@ parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain 
     pl_free(L.ask_of);
     pl_free(L.invalid_of);
     yd_free(doc);
+    if (st != PARLEY_OK && problems) {
+        problems->fn(problems->ctx, parley_errmsg());
+        problems->count++;
+    } else if (st == PARLEY_OK && problems && problems->count) {
+        st = pl_fail(PARLEY_ERR_CONFIG, "%s: %d problem(s)", path, problems->count);
+    }
     if (st != PARLEY_OK) {
         dm_domain_free(d);
         return st;
     }
+    d->problems = NULL;
     *out = d;
     return PARLEY_OK;
 }
@@ -907,9 +1046,14 @@ void dm_domain_free(dm_domain *d)
         free_slot(&d->slots[i]);
     pl_free(d->slots);
     for (size_t i = 0; i < d->n_responses; i++) {
-        for (size_t j = 0; j < d->responses[i].n_texts; j++)
-            pl_free(d->responses[i].texts[j]);
-        pl_free(d->responses[i].texts);
+        for (size_t j = 0; j < d->responses[i].n_vars; j++) {
+            dm_variation *v = &d->responses[i].vars[j];
+            for (size_t k = 0; k < v->n_conds; k++)
+                pl_free(v->conds[k].value);
+            pl_free(v->conds);
+            pl_free(v->text);
+        }
+        pl_free(d->responses[i].vars);
         pl_free(d->responses[i].name);
     }
     pl_free(d->responses);

@@ -19,6 +19,18 @@
 #include "sdk/base/pattern.h"
 #include "parley/status.h"
 
+/* A message about a domain, "FILE:LINE:COL: message", borrowed for the call. */
+typedef void (*dm_warn_fn)(void *ctx, const char *message);
+
+/* Where a load reports every problem of the file (for parley check): each problem it can go
+ * on after (an unknown name or key, a template naming an unknown slot) as it is found, and
+ * the one it stops at, if any. */
+typedef struct dm_problems {
+    dm_warn_fn fn;
+    void *ctx;
+    int count; /* reported so far */
+} dm_problems;
+
 typedef enum dm_slot_type {
     DM_SLOT_TEXT = 0,
     DM_SLOT_NUMBER = 1,
@@ -48,11 +60,29 @@ typedef struct dm_slot_def {
     pl_pattern *pattern; /* text: what the value must contain (pattern.h), or NULL */
 } dm_slot_def;
 
-/* A response: its variations, each a template with {slot} references. */
+/* A condition of a variation on a slot (Rasa's `condition: [{type: slot, name, value}]`). */
+typedef struct dm_condition {
+    int slot;    /* index into slots */
+    char *value; /* what the slot must hold, as the slot keeps it (compared as
+                    dm_words(value, 1)); NULL: the slot must be unset */
+} dm_condition;
+
+/* A variation of a response: a template with {slot} references, said when every condition
+ * holds (none: a plain variation). */
+typedef struct dm_variation {
+    char *text;
+    dm_condition *conds;
+    size_t n_conds;
+    int line, col; /* where the variation is written */
+} dm_variation;
+
+/* A response: its variations in file order. The first whose conditions all hold is said;
+ * when none with conditions does, one of the plain ones, chosen per (user, turn). */
 typedef struct dm_response {
     char *name;
-    char **texts;
-    size_t n_texts;
+    dm_variation *vars;
+    size_t n_vars;
+    size_t n_plain; /* the variations without conditions */
 } dm_response;
 
 /* What a rule or a form completion does. */
@@ -118,6 +148,7 @@ typedef struct dm_domain {
     long history_limit;        /* turns kept per user; 0 = all */
     /* Each name → its index in the array above. */
     pl_names intent_ix, slot_ix, response_ix, form_ix, action_ix;
+    dm_problems *problems; /* while a dm_domain_load_all runs; NULL otherwise */
 } dm_domain;
 
 /* The NLU model's labels to check against; either list may be NULL (no check). */
@@ -130,8 +161,22 @@ typedef struct dm_known {
 
 /* Loads and checks `path`. On success *out is owned by the caller (dm_domain_free). */
 parley_status dm_domain_load(const char *path, const dm_known *known, dm_domain **out);
+/* The same, reporting every problem to `problems` (not NULL): the load goes on after each
+ * one it can and fails at the end (PARLEY_ERR_CONFIG, "FILE: N problems") if any was found,
+ * or at the first it cannot go on after, which is reported too. */
+parley_status dm_domain_load_all(const char *path, const dm_known *known, dm_problems *problems,
+                                 dm_domain **out);
+/* For the loader's parts (template.c): st, a problem at a node of the file being loaded (the
+ * message set), is reported and the load goes on (PARLEY_OK) when d is loaded by
+ * dm_domain_load_all and st is PARLEY_ERR_CONFIG; else st is returned. */
+parley_status dm_domain_problem(const dm_domain *d, parley_status st);
 /* NULL is a no-op. */
 void dm_domain_free(dm_domain *d);
+
+/* The warnings of a loaded domain, each "FILE:LINE:COL: message" given to fn: a response
+ * whose variation says a slot that can be unset where the response is said, with no
+ * variation before it for the slot unset (dialog/lint.c). */
+parley_status dm_domain_lint(const dm_domain *d, dm_warn_fn fn, void *ctx);
 
 /* Index of a name (NULL: none), or -1. */
 int dm_domain_intent(const dm_domain *d, const char *name);

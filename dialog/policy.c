@@ -18,12 +18,55 @@
  *      the intent has none.
  * Loading and saving the context is dialog.c's job; running actions is action.c's.
  */
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
 #include "dialog/dialog_impl.h"
 #include "dialog/slot_value.h"
 #include "sdk/base/alloc.h"
+
+/* Whether a and b are the same words: ASCII case and the whitespace between words aside, as
+ * dm_words(x, 1) compares them. */
+static int same_words(const char *a, const char *b)
+{
+    for (int started = 0;; started = 1) {
+        int space_a = 0, space_b = 0;
+        for (; isspace((unsigned char)*a); a++)
+            space_a = 1;
+        for (; isspace((unsigned char)*b); b++)
+            space_b = 1;
+        if (!*a || !*b)
+            return !*a && !*b;
+        if ((started && space_a != space_b) ||
+            tolower((unsigned char)*a++) != tolower((unsigned char)*b++))
+            return 0;
+    }
+}
+
+static int conditions_hold(const dm_ctx *c, const dm_variation *v)
+{
+    for (size_t i = 0; i < v->n_conds; i++) {
+        const char *now = c->values[v->conds[i].slot], *want = v->conds[i].value;
+        if (want ? !now || !same_words(now, want) : now != NULL)
+            return 0;
+    }
+    return 1;
+}
+
+/* The template response r says now: the first variation with conditions that all hold,
+ * else plain variation number h among the plain ones, else NULL. */
+static const char *variation(const dm_ctx *c, const dm_response *r, uint64_t h)
+{
+    for (size_t i = 0; i < r->n_vars; i++)
+        if (r->vars[i].n_conds && conditions_hold(c, &r->vars[i]))
+            return r->vars[i].text;
+    size_t pick = r->n_plain ? (size_t)(h % r->n_plain) : 0;
+    for (size_t i = 0; i < r->n_vars; i++)
+        if (!r->vars[i].n_conds && pick-- == 0)
+            return r->vars[i].text;
+    return NULL;
+}
 
 parley_status dm_say(dm_ctx *c, int r)
 {
@@ -32,7 +75,14 @@ parley_status dm_say(dm_ctx *c, int r)
     uint64_t h = pl_fnv(PL_FNV_SEED, c->in->user_id, strlen(c->in->user_id));
     h = pl_fnv(h, &c->turn_id, sizeof c->turn_id);
     h = pl_fnv(h, &c->parts, sizeof c->parts);
-    const char *tmpl = resp->texts[h % resp->n_texts];
+    const char *tmpl = variation(c, resp, h);
+    if (!tmpl) {
+        pl_log(PARLEY_LOG_WARN,
+               "dialog: response '%s': no variation's condition holds and it has no plain "
+               "variation, so nothing is said",
+               resp->name);
+        return PARLEY_OK;
+    }
     parley_status st = PARLEY_OK;
     if (c->parts++ > 0)
         st = dm_text_puts(&c->reply, " ");

@@ -99,6 +99,28 @@ static int find_slot(const dm_domain *d, const char *name, size_t len)
     return pl_names_find(&d->slot_ix, name, len);
 }
 
+/* The error for a reference to an unknown slot, s[start, start + len) of scalar n, with the
+ * nearest slot name offered. */
+static parley_status unknown_slot(const dm_domain *d, const yd_node *n, const char *s, size_t start,
+                                  size_t len)
+{
+    char name[64];
+    const char *near = NULL;
+    const char **names = pl_malloc((d->n_slots ? d->n_slots : 1) * sizeof *names);
+    if (names && len < sizeof name) {
+        memcpy(name, s + start, len);
+        name[len] = '\0';
+        for (size_t k = 0; k < d->n_slots; k++)
+            names[k] = d->slots[k].name;
+        near = yd_nearest(name, names, d->n_slots);
+    }
+    pl_free(names);
+    return yd_fail_at(n, start, PARLEY_ERR_CONFIG,
+                      "the template names slot '%.*s', which is not under slots:%s%s%s", (int)len,
+                      s + start, near ? " (did you mean '" : "", near ? near : "",
+                      near ? "'?)" : "");
+}
+
 parley_status dm_template_check(const dm_domain *d, const yd_node *n)
 {
     const char *s;
@@ -112,12 +134,22 @@ parley_status dm_template_check(const dm_domain *d, const yd_node *n)
             return yd_fail_at(n, start, PARLEY_ERR_CONFIG,
                               "unmatched brace in a reply template (write {{ or }} for a "
                               "literal brace, {slot} for a slot's value)");
-        if (is_ref && find_slot(d, s + start, len) < 0)
-            return yd_fail_at(n, start, PARLEY_ERR_CONFIG,
-                              "the template names slot '%.*s', which is not under slots:", (int)len,
-                              s + start);
+        if (is_ref && find_slot(d, s + start, len) < 0 &&
+            (st = dm_domain_problem(d, unknown_slot(d, n, s, start, len))) != PARLEY_OK)
+            return st;
     }
     return PARLEY_OK;
+}
+
+void dm_template_slots(const dm_domain *d, const char *tmpl, unsigned char *used)
+{
+    size_t i = 0, start = 0, len = 0;
+    int is_ref;
+    while (next_piece(tmpl, &i, &start, &len, &is_ref) > 0) {
+        int k = is_ref ? find_slot(d, tmpl + start, len) : -1;
+        if (k >= 0)
+            used[k] = 1;
+    }
 }
 
 parley_status dm_template_render(const dm_domain *d, const char *tmpl, char *const *values,

@@ -30,6 +30,9 @@ void dm_text_free(dm_text *t);
  * unknown name or an unmatched brace fails with "FILE:LINE:COL: ..." at the character. */
 parley_status dm_template_check(const dm_domain *d, const yd_node *n);
 
+/* Sets used[k] (d->n_slots flags) for each slot k the checked template `tmpl` names. */
+void dm_template_slots(const dm_domain *d, const char *tmpl, unsigned char *used);
+
 /* Appends template `tmpl` to t with values[i] (NULL = empty) for slot i of d. A lenient
  * render (for unchecked text, such as an action's reply) keeps unknown references and
  * unmatched braces as written; a strict one expects a checked template. */

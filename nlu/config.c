@@ -196,6 +196,7 @@ void bert_config_clear(bert_config *c)
     free_labels(c->intent_labels, c->n_intents);
     free_labels(c->slot_labels, c->n_slots);
     pl_free(c->intent_slot_tags);
+    bert_synonyms_clear(&c->synonyms);
     memset(c, 0, sizeof *c);
 }
 
@@ -257,9 +258,12 @@ parley_status bert_config_copy(bert_config *dst, const bert_config *src)
     dst->intent_labels = dst->slot_labels = NULL;
     dst->intent_slot_tags = NULL;
     dst->n_intents = dst->n_slots = 0;
+    memset(&dst->synonyms, 0, sizeof dst->synonyms);
     parley_status st =
             bert_config_set_labels(dst, (const char *const *)src->intent_labels, src->n_intents,
                                    (const char *const *)src->slot_labels, src->n_slots);
+    if (st == PARLEY_OK)
+        st = bert_synonyms_copy(&dst->synonyms, &src->synonyms);
     const size_t mask = (size_t)src->n_intents * (size_t)src->n_slots;
     if (st == PARLEY_OK && src->intent_slot_tags) {
         if ((dst->intent_slot_tags = pl_malloc(mask + 1)))
@@ -454,6 +458,9 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
                 PARLEY_OK ||
         (st = read_labels(root, "slot_labels", where, &c->slot_labels, &c->n_slots)) != PARLEY_OK)
         return st;
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "entity_synonyms")) &&
+        (st = bert_synonyms_read(j, where, &c->synonyms)) != PARLEY_OK)
+        return st;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "intent_slot_types")))
         return read_intent_slot_types(j, where, c);
     return PARLEY_OK;
@@ -536,6 +543,11 @@ static cJSON *build_json(const bert_config *c)
         cJSON *types = intent_slot_types_json(c);
         if (!(ok = types && cJSON_AddItemToObject(root, "intent_slot_types", types)))
             cJSON_Delete(types);
+    }
+    if (ok && c->synonyms.n) {
+        cJSON *syn = bert_synonyms_json(&c->synonyms);
+        if (!(ok = syn && cJSON_AddItemToObject(root, "entity_synonyms", syn)))
+            cJSON_Delete(syn);
     }
     if (!ok) {
         cJSON_Delete(root);

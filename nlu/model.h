@@ -25,6 +25,16 @@
 #include "nlu/vocab.h"
 #include "parley/nlu.h"
 #include "parley/status.h"
+#include "sdk/base/names.h"
+
+/* What the slot values a model extracts stand for (nlu/synonyms.c): config.json
+ * "entity_synonyms", {"surface form": "canonical value"}, from the training data's synonyms. */
+typedef struct bert_synonyms {
+    int n;
+    char **from; /* (n) surface forms, folded (bert_synonym_fold); owned */
+    char **to;   /* (n) their canonical values as written; owned */
+    pl_names ix; /* from -> index */
+} bert_synonyms;
 
 typedef struct bert_config {
     int vocab_size;    /* V */
@@ -56,6 +66,7 @@ typedef struct bert_config {
      * NULL when the key is absent. Set by training when the intent is the sparse features'
      * alone: the encoder then tags without knowing the intent (nlu/train/defaults.h). */
     unsigned char *intent_slot_tags;
+    bert_synonyms synonyms; /* config.json "entity_synonyms"; empty when the key is absent */
 } bert_config;
 
 /* The range of intent_temperature a config may hold. */
@@ -134,6 +145,27 @@ parley_status bert_config_set_labels(bert_config *c, const char *const *intents,
 /* Writes c as config.json text into a file being written (sdk/base/files.h). */
 struct pl_atomic;
 parley_status bert_config_write(const bert_config *c, struct pl_atomic *a);
+
+/* ---- Synonyms (nlu/synonyms.c) ---- */
+/* s[0..len) as synonyms compare it: code points lower-cased, whitespace runs one space, none
+ * at the ends; owned by the caller (pl_free), NULL when out of memory. */
+char *bert_synonym_fold(const char *s, size_t len);
+/* Adds from[0..len) (folded) -> to; a surface form given twice keeps its first value, and an
+ * empty one is ignored. */
+parley_status bert_synonyms_add(bert_synonyms *s, const char *from, size_t len, const char *to);
+/* *out: the canonical value of value[0..len) (borrowed from s), or NULL when it is no
+ * synonym's surface form. Fails only when out of memory. */
+parley_status bert_synonyms_find(const bert_synonyms *s, const char *value, size_t len,
+                                 const char **out);
+/* The longest canonical value, in bytes (0 when there is none). */
+size_t bert_synonyms_longest(const bert_synonyms *s);
+parley_status bert_synonyms_copy(bert_synonyms *dst, const bert_synonyms *src);
+void bert_synonyms_clear(bert_synonyms *s);
+/* Reads "entity_synonyms" (j) into out; `where` names the file in errors. */
+struct cJSON;
+parley_status bert_synonyms_read(const struct cJSON *j, const char *where, bert_synonyms *out);
+/* The object "entity_synonyms" is written as, or NULL when out of memory. */
+struct cJSON *bert_synonyms_json(const bert_synonyms *s);
 
 /* The dimension letters as values, for tables that describe tensors (BERT_DIM_1 is 1). */
 typedef enum bert_dim {

@@ -32,7 +32,8 @@ struct parley_nlu {
     pthread_mutex_t gpu_lock;   /* one batch at a time on the GPU instance */
     nlu_tagset tags;
     int top_k;
-    size_t max_intent; /* longest intent label, in bytes */
+    size_t max_intent;    /* longest intent label, in bytes */
+    size_t max_canonical; /* longest canonical value of a synonym, in bytes */
 };
 
 parley_nlu_params parley_nlu_params_default(void)
@@ -134,6 +135,7 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
         if (len > nlu->max_intent)
             nlu->max_intent = len;
     }
+    nlu->max_canonical = bert_synonyms_longest(&c->synonyms);
     if (p.threads)
         bert_set_threads(p.threads);
     if ((st = pick_device(nlu, gpu, prec, model_dir)) != PARLEY_OK)
@@ -274,7 +276,7 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
                  W * (sizeof(int) * 2 + sizeof(nlu_span) + 1) /* scratch */ + len + 1 +
                  K * (nlu->max_intent + 1) + W * (ts->max_name + 3) /* tags */ +
                  W * (ts->max_name + 1) + len + W /* slot names and values */ +
-                 16 * alignof(max_align_t);
+                 W * (nlu->max_canonical + 1) /* canonical values */ + 16 * alignof(max_align_t);
     arena a = { pl_malloc(cap), 0, cap };
     if (!a.base)
         return pl_nomem("building an NLU result");
@@ -316,13 +318,20 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
     for (int s = 0; s < n_spans; s++) {
         size_t b, e;
         trim_span(text, tk, n_used, &spans[s], &b, &e);
-        const char *name = ts->type_names[spans[s].type];
+        const char *name = ts->type_names[spans[s].type], *canon;
+        parley_status st = bert_synonyms_find(&c->synonyms, text + b, e - b, &canon);
+        if (st != PARLEY_OK) {
+            pl_free(a.base);
+            return st;
+        }
+        const char *value = arena_str(&a, text + b, e - b);
         slots[s] = (parley_nlu_slot){ arena_str(&a, name, strlen(name)),
-                                      arena_str(&a, text + b, e - b),
+                                      value,
                                       b,
                                       e,
                                       spans[s].w0,
-                                      spans[s].w1 };
+                                      spans[s].w1,
+                                      canon ? arena_str(&a, canon, strlen(canon)) : value };
     }
     r->text = arena_str(&a, text, len);
     r->intent = top[0].label;

@@ -37,6 +37,26 @@ typedef struct load {
     size_t n_edges;
 } load;
 
+/* The param of kind k (n of them) nearest to a mistyped `word` (yd_nearest), or NULL. */
+static const char *nearest_param(const pipe_kind *k, size_t n, const char *word)
+{
+    const char *names[128];
+    if (n > sizeof names / sizeof names[0])
+        n = sizeof names / sizeof names[0];
+    for (size_t i = 0; i < n; i++)
+        names[i] = k->params[i].name;
+    return yd_nearest(word, names, n);
+}
+
+/* "; did you mean 'X'?" for a near name, else "", in buf. */
+static const char *did_you_mean(const char *near, char *buf, size_t cap)
+{
+    if (!near)
+        return "";
+    snprintf(buf, cap, "; did you mean '%s'?", near);
+    return buf;
+}
+
 static int port_index(const pipe_kind *k, const char *name, size_t len, pipe_dir dir)
 {
     for (int i = 0; k->ports[i].name; i++)
@@ -237,11 +257,13 @@ static parley_status load_params(load *L, pipe_node *nd, const yd_node *decl)
             while (i < nd->n_params && strcmp(nd->kind->params[i].name, pm->keys[j]->str))
                 i++;
             if (i == nd->n_params) {
-                char known[512];
+                char known[512], near[160];
                 name_list(nd->kind, 1, PIPE_IN, known, sizeof known);
                 return yd_fail(pm->keys[j], PARLEY_ERR_CONFIG,
-                               "unknown param '%s' for node kind '%s' (params: %s)",
-                               pm->keys[j]->str, nd->kind->name, known);
+                               "unknown param '%s' for node kind '%s' (params: %s)%s",
+                               pm->keys[j]->str, nd->kind->name, known,
+                               did_you_mean(nearest_param(nd->kind, nd->n_params, pm->keys[j]->str),
+                                            near, sizeof near));
             }
         }
     }
@@ -289,9 +311,16 @@ static parley_status add_node(load *L, size_t idx, const yd_node *decl)
     const pipe_kind *k = L->kinds[0];
     for (size_t i = 1; k && strcmp(k->name, kind); i++)
         k = L->kinds[i];
-    if (!k)
+    if (!k) {
+        size_t n = 0;
+        const char *names[256];
+        for (; L->kinds[n] && n < sizeof names / sizeof names[0]; n++)
+            names[n] = L->kinds[n]->name;
+        char near[160];
         return yd_fail(kn, PARLEY_ERR_NOT_FOUND,
-                       "unknown node kind '%s' (`parley inspect` lists them)", kind);
+                       "unknown node kind '%s' (`parley inspect` lists them)%s", kind,
+                       did_you_mean(yd_nearest(kind, names, n), near, sizeof near));
+    }
     pipe_node *nd = pl_calloc(1, sizeof *nd);
     if (!nd)
         return pl_nomem(NULL);
@@ -344,9 +373,19 @@ static parley_status add_link(load *L, size_t to, int in_port, const yd_node *re
     while (from < g->n_nodes && (strlen(g->nodes[from]->name) != (size_t)(dot - s) ||
                                  memcmp(g->nodes[from]->name, s, (size_t)(dot - s))))
         from++;
-    if (from == g->n_nodes)
-        return yd_fail(ref, PARLEY_ERR_NOT_FOUND, "link '%s': no node named '%.*s'", s,
-                       (int)(dot - s), s);
+    if (from == g->n_nodes) {
+        char name[128], near[160];
+        snprintf(name, sizeof name, "%.*s", (int)(dot - s), s);
+        const char **names = pl_malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *names);
+        for (size_t i = 0; names && i < g->n_nodes; i++)
+            names[i] = g->nodes[i]->name;
+        parley_status st = yd_fail(ref, PARLEY_ERR_NOT_FOUND, "link '%s': no node named '%.*s'%s",
+                                   s, (int)(dot - s), s,
+                                   did_you_mean(names ? yd_nearest(name, names, g->n_nodes) : NULL,
+                                                near, sizeof near));
+        pl_free(names);
+        return st;
+    }
     pipe_node *src = g->nodes[from];
     int op = port_index(src->kind, dot + 1, strlen(dot + 1), PIPE_OUT);
     if (op < 0) {

@@ -95,7 +95,7 @@ static reply_box *make_reply(const pipe_msg *m, parley_status st, const char *er
     for (size_t i = 0; ok && i < n; i++, r->n_slots++) {
         b->slots[i].name = dup_or_empty(is_reply ? m->slots[i].name : m->nlu->slots[i].slot, &ok);
         b->slots[i].value =
-                dup_or_empty(is_reply ? m->slots[i].value : m->nlu->slots[i].value, &ok);
+                dup_or_empty(is_reply ? m->slots[i].value : m->nlu->slots[i].canonical, &ok);
     }
     if (!ok && n && b->slots && r->n_slots < n)
         r->n_slots++; /* free the half-made slot too */

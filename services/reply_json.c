@@ -55,7 +55,7 @@ static int add_slots(cJSON *o, const pipe_msg *m)
             ok = add_str(slots, m->slots[i].name, m->slots[i].value);
     } else if (m->nlu) {
         for (int i = 0; ok && i < m->nlu->n_slots; i++)
-            ok = add_str(slots, m->nlu->slots[i].slot, m->nlu->slots[i].value);
+            ok = add_str(slots, m->nlu->slots[i].slot, m->nlu->slots[i].canonical);
     }
     return ok;
 }

@@ -65,7 +65,7 @@ static void write_chat(stdout_state *s, const pipe_msg *m, const char *error)
         size_t n = reply ? m->n_slots : m->nlu ? (size_t)m->nlu->n_slots : 0;
         for (size_t i = 0; i < n; i++)
             fprintf(s->f, " %s=%s", reply ? m->slots[i].name : m->nlu->slots[i].slot,
-                    reply ? m->slots[i].value : m->nlu->slots[i].value);
+                    reply ? m->slots[i].value : m->nlu->slots[i].canonical);
         fprintf(s->f, "%s\n", n ? "" : " none");
     }
     fputs(s->prompt, s->f);

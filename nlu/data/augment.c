@@ -1,7 +1,8 @@
 /* augment.c — data augmentation by slot-value substitution (dataset.h): variants of an
  * example with each slot value replaced by another value of its slot type, drawn either from
  * the type's lookup table (ds_augment_lookups) or from the values the data's own examples of
- * the same intent give the type (ds_augment_own_values).
+ * the same intent give the type (ds_augment_own_values); and one span given a value of the
+ * caller's (ds_add_span_variant: the trainer's synonym copies).
  *
  * Both walk the examples in order and draw from one seeded PRNG, so a seed always makes the
  * same variants; a variant records the example it was made from (variant_of), which the
@@ -57,21 +58,22 @@ static int aug_push(aug_buf *b, const char *w, size_t len, int tag)
     return 1;
 }
 
-/* Builds one variant of e into b: spans whose slot has a table (tables[slot] != NULL) get a
- * random value of it. Values are stored with single spaces between words. */
-static int aug_variant(aug_buf *b, const ds_example *e, const ds_values *const *tables,
-                       uint64_t *rng)
+/* The value span k of an example takes in a variant (words joined by single spaces), or
+ * NULL to keep the words it has. */
+typedef const char *(*value_fn)(void *ctx, int k, const ds_span *sp);
+
+/* Builds one variant of e into b, each span taking the value pick(ctx, ...) gives it. */
+static int aug_variant(aug_buf *b, const ds_example *e, value_fn pick, void *ctx)
 {
     b->n = b->n_spans = 0;
     int s = 0;
     for (int w = 0; w < e->n_words;) {
         if (s < e->n_spans && e->spans[s].start == w) {
-            const ds_span *sp = &e->spans[s++];
+            const ds_span *sp = &e->spans[s];
             /* Spans never outnumber words, so b->spans (sized like words) has room. */
             ds_span out = { b->n, 0, sp->slot, sp->value };
-            const ds_values *t = tables[sp->slot];
-            if (t) {
-                const char *v = t->values[splitmix64(rng) % (uint64_t)t->n];
+            const char *v = pick(ctx, s++, sp);
+            if (v) {
                 out.value = NULL;
                 for (int first = 1; *v; first = 0) {
                     size_t len = strcspn(v, " ");
@@ -94,6 +96,57 @@ static int aug_variant(aug_buf *b, const ds_example *e, const ds_values *const *
         }
     }
     return 1;
+}
+
+static void aug_free(aug_buf *b)
+{
+    pl_free(b->words);
+    pl_free(b->lens);
+    pl_free(b->tags);
+    pl_free(b->spans);
+}
+
+/* A random value of the span's table (NULL: it has none): value_fn's context. */
+typedef struct draw {
+    const ds_values *const *tables;
+    uint64_t *rng;
+} draw;
+
+static const char *draw_value(void *ctx, int k, const ds_span *sp)
+{
+    (void)k;
+    const draw *d = ctx;
+    const ds_values *t = d->tables[sp->slot];
+    return t ? t->values[splitmix64(d->rng) % (uint64_t)t->n] : NULL;
+}
+
+/* The one span that takes a given value: value_fn's context. */
+typedef struct one_span {
+    int span;
+    const char *value;
+} one_span;
+
+static const char *one_value(void *ctx, int k, const ds_span *sp)
+{
+    (void)sp;
+    const one_span *o = ctx;
+    return k == o->span ? o->value : NULL;
+}
+
+parley_status ds_add_span_variant(ds_dataset *ds, int example, int span, const char *value,
+                                  int *appended)
+{
+    aug_buf b = { 0 };
+    one_span o = { span, value };
+    const ds_example e = ds->examples[example]; /* a copy: ds_add may move the array */
+    parley_status st = aug_variant(&b, &e, one_value, &o)
+                               ? ds_add(ds, b.n, b.words, b.lens, b.tags, e.intent, b.n_spans,
+                                        b.spans, DS_DROP_SAME_TEXT, NULL, appended)
+                               : pl_nomem("%s: a variant", ds->source);
+    if (st == PARLEY_OK && *appended)
+        ds->examples[ds->n_examples - 1].variant_of = example;
+    aug_free(&b);
+    return st;
 }
 
 /* The tables the spans of example e draw from, indexed by slot type (NULL: the span is kept
@@ -120,7 +173,8 @@ static parley_status augment(ds_dataset *ds, tables_fn tables_of, void *ctx, int
         for (int tries = 0, made = 0;
              usable && made < per_example_max && tries < 4 * per_example_max; tries++) {
             int appended;
-            if (!aug_variant(&b, &e, tables, &rng)) {
+            draw d = { tables, &rng };
+            if (!aug_variant(&b, &e, draw_value, &d)) {
                 st = pl_nomem("%s: augmentation", ds->source);
                 break;
             }
@@ -136,10 +190,7 @@ static parley_status augment(ds_dataset *ds, tables_fn tables_of, void *ctx, int
             break;
     }
     *added = count;
-    pl_free(b.words);
-    pl_free(b.lens);
-    pl_free(b.tags);
-    pl_free(b.spans);
+    aug_free(&b);
     return st;
 }
 

@@ -22,9 +22,10 @@
  * the JointBERT reader keeps them, so public splits load with their published sizes (SNIPS
  * train 13,084, ATIS train 4,478).
  *
- * Synonyms, canonical values and regexes are kept as data for later stages: slot-value
- * normalization happens in the dialog manager. Lookup tables feed ds_augment_lookups(), and
- * lookup tables and regexes the sparse features' matches (nlu/sparse.h).
+ * Synonyms, canonical values and regexes are kept as data for later stages: the trainer adds
+ * synonyms' surface forms to lookup tables and records them in the model
+ * (nlu/train/synonyms.h). Lookup tables feed ds_augment_lookups(), and lookup tables and
+ * regexes the sparse features' matches (nlu/sparse.h).
  *
  * A dataset is not synchronized: build it on one thread, then read it from any.
  */
@@ -120,6 +121,13 @@ parley_status ds_augment_lookups(ds_dataset *ds, int per_example_max, uint64_t s
  * values an intent's examples show are read in each other's sentences, so a model learns
  * the words around a value rather than the value. */
 parley_status ds_augment_own_values(ds_dataset *ds, int per_example_max, uint64_t seed, int *added);
+
+/* Appends a copy of written example `example` whose span number `span` holds `value` (words
+ * joined by single spaces; tagged B-/I-, no canonical value) instead of its words, unless
+ * the data has that text (*appended 0); the copy's variant_of is the example. For the
+ * trainer's synonym copies (nlu/train/synonyms.h). */
+parley_status ds_add_span_variant(ds_dataset *ds, int example, int span, const char *value,
+                                  int *appended);
 
 /* Lower-case copies (nlu/data/lowercase.c): for each example present now, not untagged, with
  * a capital in a word of a slot value, a copy with every word lower-cased (tags, spans and

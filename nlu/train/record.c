@@ -1,5 +1,6 @@
 /* record.c — OUT/training.json, the record of how a model was made (record.h), and the
- * public calls that read it (parley_train_record_compare, parley_train_record_data).
+ * public calls that read it (parley_train_record_compare, parley_train_record_data,
+ * parley_train_record_command).
  *
  *   {"format": "parley-training-record", "version": 1, "parley_version": "0.x",
  *    "data": {"path": "nlu.yaml", "realpath": "/abs/nlu.yaml", "fnv1a64": "hex"},
@@ -24,6 +25,7 @@
  * (`parley train`).
  */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@
 #include "sdk/base/files.h"
 #include "sdk/base/json.h"
 #include "sdk/base/names.h"
+#include "sdk/base/strbuf.h"
 
 enum { RECORD_VERSION = 1, DATA_MAX_BYTES = 1 << 30, RECORD_MAX_BYTES = 1 << 24 };
 static const char RECORD_FORMAT[] = "parley-training-record";
@@ -344,5 +347,108 @@ parley_status parley_train_record_data(const char *model_dir, char *buf, size_t 
     else
         snprintf(buf, cap, "%s", path);
     cJSON_Delete(rec);
+    return st;
+}
+
+/* Appends " WORD" to b, single-quoted for a POSIX shell when it holds anything but
+ * letters, digits and -_./=:+,@ (an empty word too). */
+static void shell_word(pl_strbuf *b, const char *w)
+{
+    int plain = *w != '\0';
+    for (const char *c = w; *c && plain; c++)
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                strchr("-_./=:+,@", *c);
+    if (plain) {
+        pl_strbuf_printf(b, " %s", w);
+        return;
+    }
+    pl_strbuf_printf(b, " '");
+    for (const char *c = w; *c; c++)
+        pl_strbuf_printf(b, *c == '\'' ? "'\\''" : "%c", *c);
+    pl_strbuf_printf(b, "'");
+}
+
+/* The `parley train` options of a record's "options" that differ from the defaults (those
+ * given), as flags, in b: each key's flag is its name with dashes ("max_positions":
+ * --max-positions), but for the warmup, whose one flag takes a fraction or a step count. */
+static void option_flags(const cJSON *o, pl_strbuf *b)
+{
+    const parley_train_params d = parley_train_params_default();
+    cJSON *def = options_json(&d);
+    if (!def) {
+        b->failed = 1;
+        return;
+    }
+    for (const cJSON *v = o ? o->child : NULL; v; v = v->next) {
+        const cJSON *was = cJSON_GetObjectItem(def, v->string);
+        if (!was || !strncmp(v->string, "warmup_", 7))
+            continue;
+        /* Whole numbers (counts, the seed) as they are; the rest were floats widened to
+         * double when recorded: compared and written as floats. */
+        const int whole = cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble);
+        int given = cJSON_IsString(v)                            ? *v->valuestring != '\0'
+                    : !cJSON_IsNumber(v) || !cJSON_IsNumber(was) ? 0
+                    : whole ? v->valuedouble != was->valuedouble
+                            : (float)v->valuedouble != (float)was->valuedouble;
+        if (!given)
+            continue;
+        pl_strbuf_printf(b, " --");
+        for (const char *c = v->string; *c; c++)
+            pl_strbuf_printf(b, "%c", *c == '_' ? '-' : *c);
+        if (cJSON_IsString(v))
+            shell_word(b, v->valuestring);
+        else
+            pl_strbuf_printf(b, whole ? " %.0f" : " %.7g",
+                             whole ? v->valuedouble : (double)(float)v->valuedouble);
+    }
+    cJSON_Delete(def);
+    const cJSON *steps = cJSON_GetObjectItem(o, "warmup_steps"),
+                *frac = cJSON_GetObjectItem(o, "warmup_fraction");
+    if (cJSON_IsNumber(steps) && steps->valuedouble >= 0)
+        pl_strbuf_printf(b, " --warmup %.0f", steps->valuedouble);
+    else if (cJSON_IsNumber(frac) && (float)frac->valuedouble != d.warmup_fraction) {
+        char f[32];
+        snprintf(f, sizeof f, "%.7g", (double)(float)frac->valuedouble);
+        pl_strbuf_printf(b, " --warmup %s%s", f, strchr(f, '.') ? "" : ".0");
+    }
+}
+
+parley_status parley_train_record_command(const char *model_dir, const char *data, char *buf,
+                                          size_t cap)
+{
+    if (!model_dir || !buf || !cap)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_train_record_command: NULL argument");
+    cJSON *rec;
+    parley_status st = read_record(model_dir, &rec);
+    if (st != PARLEY_OK)
+        return st;
+    pl_strbuf b = { 0 };
+    const cJSON *dev = cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "dev"), "realpath");
+    const int has_data = data || *data_real(rec) != '\0';
+    char real[PATH_MAX];
+    /* Another file than the model's: parley train keeps such a model unless forced. */
+    const int other = data && (!realpath(data, real) || strcmp(real, data_real(rec)));
+    pl_strbuf_printf(&b, "parley train --data");
+    shell_word(&b, data ? data : data_real(rec));
+    if (cJSON_IsString(dev)) {
+        pl_strbuf_printf(&b, " --dev");
+        shell_word(&b, dev->valuestring);
+    }
+    pl_strbuf_printf(&b, " --out");
+    shell_word(&b, model_dir);
+    option_flags(cJSON_GetObjectItem(rec, "options"), &b);
+    if (other)
+        pl_strbuf_printf(&b, " --force");
+    cJSON_Delete(rec);
+    if (!has_data)
+        st = pl_fail(PARLEY_ERR_FORMAT, "%s/training.json: no data path", model_dir);
+    else if (b.failed || !b.s)
+        st = pl_nomem("%s/training.json: the command", model_dir);
+    else if (b.len >= cap)
+        st = pl_fail(PARLEY_ERR_INVALID_ARG, "%s/training.json: the command needs %zu bytes",
+                     model_dir, b.len + 1);
+    else
+        memcpy(buf, b.s, b.len + 1);
+    pl_free(b.s);
     return st;
 }

@@ -46,6 +46,7 @@
 #include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/sparse_train.h"
+#include "nlu/train/synonyms.h"
 #include "nlu/train/record.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
@@ -1304,7 +1305,9 @@ static int check_sparse_intent(run_state *r)
 }
 
 /* The training set as the run trains on it: r->train as loaded, then `background`
- * sentences, then the built-in replies where r->s.builtin, then the lookup variants, then
+ * sentences, then the built-in replies where r->s.builtin, then the synonyms' surface forms
+ * in the lookup tables or in copies of the examples (synonyms.h), then the lookup variants,
+ * then
  * lower-case copies where the data as written is few (a function of the settings and the
  * data, so a resumed run makes the same ones). notes (may be NULL) gets the lines of the
  * built-in replies and the copies. */
@@ -1323,10 +1326,15 @@ static parley_status extend_train(run_state *r, int background, train_notes *not
         return st;
     if (r->s.builtin && (st = train_add_builtin(r->train, &r->pr.n_builtin, notes)) != PARLEY_OK)
         return st;
+    int synonyms = 0, copies = 0;
+    if ((st = train_synonym_lookups(r->train, &synonyms, notes)) != PARLEY_OK ||
+        (st = train_synonym_variants(r->train, &copies, notes)) != PARLEY_OK)
+        return st;
     if (r->s.augment &&
         (st = (r->train->n_lookups ? ds_augment_lookups : ds_augment_own_values)(
                  r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
         return st;
+    r->pr.n_augmented += copies; /* variants too, for every count that leaves them out */
     if (lowercase && (st = ds_augment_lowercase(r->train, &r->pr.n_lowercase)) != PARLEY_OK)
         return st;
     if (notes && r->pr.n_lowercase)
@@ -1343,7 +1351,8 @@ static parley_status new_model(run_state *r, const parley_train_shape *shape)
 {
     parley_status st;
     if ((st = r->init ? model_from_init(r) : model_scratch(r, shape)) != PARLEY_OK ||
-        (st = train_sparse_setup(&r->m, r->train, r->sparse)) != PARLEY_OK)
+        (st = train_sparse_setup(&r->m, r->train, r->sparse)) != PARLEY_OK ||
+        (st = train_synonyms_of(r->train, &r->m->cfg.synonyms)) != PARLEY_OK)
         return st;
     r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     return set_encode(&r->set, r->m, r->train);

@@ -10,9 +10,10 @@
  *     lookup table (Rasa's `- lookup: SLOT`) up to `augment` variants, every such span
  *     replaced by a value drawn from its table (ds_augment_lookups, from the seed); data
  *     without lookup tables (JointBERT folders have none) draws from the values its own
- *     examples of the same intent tag (ds_augment_own_values). Synonyms do not reach the
- *     trainer (nlu/data/dataset.h says why); lookup tables and regexes reach it through the
- *     sparse features;
+ *     examples of the same intent tag (ds_augment_own_values). Synonyms' surface forms join
+ *     the lookup tables first (or, for a slot without one, take the canonical value's place
+ *     in copies of its examples), and the model records their canonical values (synonyms.h);
+ *     lookup tables and regexes reach it through the sparse features;
  *   - with sparse features on (the default), the featurizer is learned from the training
  *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
  *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;

@@ -685,6 +685,51 @@ parley_status yd_require(const yd_node *map, const char *key, const yd_node **ou
     return PARLEY_OK;
 }
 
+enum { MAX_WORD = 64 };
+
+/* Optimal string alignment distance of a and b, both shorter than MAX_WORD. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b), d[MAX_WORD + 1][MAX_WORD + 1];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *yd_nearest(const char *word, const char *const *names, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = 0;
+    if (strlen(word) >= MAX_WORD)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = names[i] ? strlen(names[i]) : MAX_WORD, limit = len / 3;
+        if (len >= MAX_WORD)
+            continue;
+        limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+        size_t d = distance(word, names[i]);
+        if (d <= limit && (!best || d < best_d)) {
+            best = names[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 parley_status yd_check_keys(const yd_node *map, const char *const *allowed)
 {
     if (!map || map->kind != YD_MAP)
@@ -700,8 +745,10 @@ parley_status yd_check_keys(const yd_node *map, const char *const *allowed)
         list[0] = '\0';
         for (a = 0; allowed[a] && used < sizeof list; a++)
             used += snprintf(list + used, sizeof list - used, "%s%s", a ? ", " : "", allowed[a]);
-        return yd_fail(map->keys[i], PARLEY_ERR_CONFIG, "unknown key '%s' (expected one of: %s)",
-                       map->keys[i]->str, list);
+        const char *near = yd_nearest(map->keys[i]->str, allowed, a);
+        return yd_fail(map->keys[i], PARLEY_ERR_CONFIG,
+                       "unknown key '%s' (expected one of: %s)%s%s%s", map->keys[i]->str, list,
+                       near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     }
     return PARLEY_OK;
 }

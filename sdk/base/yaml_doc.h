@@ -89,8 +89,15 @@ const yd_node *yd_get(const yd_node *map, const char *key);
 /* Like yd_get, but a missing key fails with PARLEY_ERR_CONFIG at the mapping. */
 parley_status yd_require(const yd_node *map, const char *key, const yd_node **out);
 /* Fails with PARLEY_ERR_CONFIG at the first key of `map` not in the NULL-terminated
- * `allowed` list, naming the allowed keys. */
+ * `allowed` list, naming the allowed keys and the nearest one (yd_nearest). */
 parley_status yd_check_keys(const yd_node *map, const char *const *allowed);
+
+/* "Did you mean": the name among names[0..n) (NULL entries skipped) closest to a mistyped
+ * `word` by the edit distance (insertions, deletions, substitutions and swaps of two
+ * neighbours), when it is within a third of the name's length (at least 1, at most 3
+ * edits); else NULL. Names of 64 bytes or more are never offered. yd_check_keys offers one
+ * for an unknown key; the domain's names and the tool's commands and options use it too. */
+const char *yd_nearest(const char *word, const char *const *names, size_t n);
 
 /* Fails with PARLEY_ERR_CONFIG "<what> must be a <kind>, not a <kind>" unless n has `kind`. */
 parley_status yd_expect(const yd_node *n, yd_kind kind, const char *what);

@@ -7,9 +7,9 @@
  * per file that fails, with FILE:LINE:COL, and warnings about what would make the bot
  * weak: intents the domain uses with few examples, an example under two intents, a slot no
  * example fills, a lookup table's value an example holds unmarked, a model older than its
- * examples. The checks themselves are the library's
- * (parley_pipeline_check, the dialog manager's dm_open, parley_data_read); this file reads
- * the graph's and domain's YAML only to find the files and the names to compare.
+ * examples, a response that says a slot that can be unset where it is said. The checks themselves
+ * are the library's (parley_pipeline_check, the dialog manager's dm_open, parley_data_read); this
+ * file reads the graph's and domain's YAML only to find the files and the names to compare.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +41,9 @@ static void usage(FILE *f)
             "model was trained from). Warnings: an intent the domain uses with fewer than %d\n"
             "examples, an example under two intents, a slot no example fills, a value of a\n"
             "lookup table that an example holds without marking it, a model older than its\n"
-            "examples. Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
+            "examples, a response that says a slot that can be unset where it is said (add\n"
+            "a variation with condition [{type: slot, name: SLOT, value: null}] before it).\n"
+            "Exit code 0 with no errors (warnings allowed), 1 otherwise.\n",
             MIN_EXAMPLES);
 }
 
@@ -115,6 +117,26 @@ static parley_nlu_labels *check_model(check *c, const char *model)
     return labels;
 }
 
+/* A dm_warnings callback: the domain's warning, counted. */
+static void domain_warning(void *ctx, const char *message)
+{
+    warning(ctx, "%s%s%s", message, "", "");
+}
+
+/* The count of a domain's problems, and the check they are counted in. */
+typedef struct domain_errors {
+    check *c;
+    int n;
+} domain_errors;
+
+/* A dm_params.on_problem callback: one problem of the domain, counted. */
+static void domain_error(void *ctx, const char *message)
+{
+    domain_errors *e = ctx;
+    error(e->c, message);
+    e->n++;
+}
+
 /* Opens the domain as the dialog node would, on a store in a fresh temporary folder. */
 static void check_domain(check *c, const char *domain, const parley_nlu_labels *labels)
 {
@@ -129,9 +151,15 @@ static void check_domain(check *c, const char *domain, const parley_nlu_labels *
                     .known_intents = labels ? labels->intents : NULL,
                     .n_known_intents = labels ? (size_t)labels->n_intents : 0,
                     .known_slots = labels ? labels->entities : NULL,
-                    .n_known_slots = labels ? (size_t)labels->n_entities : 0 };
+                    .n_known_slots = labels ? (size_t)labels->n_entities : 0,
+                    .on_problem = domain_error };
+    domain_errors errors = { c, 0 };
+    p.problem_ctx = &errors;
     dm_manager *dm = NULL;
-    if (dm_open(&p, &dm) != PARLEY_OK)
+    if (dm_open(&p, &dm) != PARLEY_OK) {
+        if (!errors.n) /* the domain's are listed: this is the store's */
+            error(c, parley_errmsg());
+    } else if (dm_warnings(dm, domain_warning, c) != PARLEY_OK)
         error(c, parley_errmsg());
     dm_close(dm);
     static const char *const ends[] = { "", "-wal", "-shm" };
@@ -214,15 +242,19 @@ static void warn_data(check *c, const parley_data *d, const char *data, const yd
     }
 }
 
-/* Warns when the model's weights are older than the examples. */
+/* Warns when the model's weights are older than the examples, with the command that trains
+ * it from them as it was made (its training.json's options), or the plain one when it has
+ * no record. */
 static void warn_age(check *c, const char *model, const char *data)
 {
-    char path[4096], weights[4200];
+    char path[4096], weights[4200], cmd[16384];
     struct stat ms, ds;
     snprintf(weights, sizeof weights, "%s/model.safetensors", resolve(c, model, path, sizeof path));
-    if (stat(weights, &ms) == 0 && stat(data, &ds) == 0 && ms.st_mtime < ds.st_mtime)
-        warning(c, "the model in %s is older than %s: retrain it (parley train --data %s ...)",
-                path, data, data);
+    if (stat(weights, &ms) != 0 || stat(data, &ds) != 0 || ms.st_mtime >= ds.st_mtime)
+        return;
+    if (parley_train_record_command(path, data, cmd, sizeof cmd) != PARLEY_OK)
+        snprintf(cmd, sizeof cmd, "parley train --data %s --out %s", data, path);
+    warning(c, "the model in %s is older than %s: retrain it: %s", path, data, cmd);
 }
 
 /* The training data to check: --data, the nlu.yaml beside the graph, or the data the model

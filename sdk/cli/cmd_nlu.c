@@ -35,7 +35,9 @@ static void predict_usage(FILE *f)
             "  {\"text\", \"intent\", \"confidence\", \"slots\": [{\"slot\", \"value\", \"start\", "
             "\"end\"}],\n"
             "   \"tags\": [one BIO tag per whitespace-separated word]}\n"
-            "start and end are byte offsets in the line. A line that cannot be parsed gives\n"
+            "start and end are byte offsets in the line; a slot whose value is a surface\n"
+            "form of a synonym of the training data also has \"canonical\": the value it\n"
+            "stands for. A line that cannot be parsed gives\n"
             "{\"line\": N, \"error\": \"...\"} and the stream goes on.\n"
             "\n"
             "  --model DIR   model directory (config.json, model.safetensors, vocab.txt)\n"
@@ -95,6 +97,8 @@ static void print_result(const parley_nlu_result *r, const predict_opts *o)
         char *value = strndup(r->text + b, e - b);
         cJSON_AddStringToObject(x, "value", value ? value : "");
         free(value);
+        if (strcmp(sl->canonical, sl->value))
+            cJSON_AddStringToObject(x, "canonical", sl->canonical);
         cJSON_AddNumberToObject(x, "start", (double)b);
         cJSON_AddNumberToObject(x, "end", (double)e);
         cJSON_AddItemToArray(slots, x);

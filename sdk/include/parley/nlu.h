@@ -54,11 +54,14 @@ typedef struct parley_nlu_intent {
 } parley_nlu_intent;
 
 typedef struct parley_nlu_slot {
-    const char *slot;  /* slot name, without the B-/I- prefix */
-    const char *value; /* the text as the user typed it, text[start, end) */
-    size_t start, end; /* byte range in the parsed text */
-    int word_start;    /* first word of the span (index into tags) */
-    int word_end;      /* one past its last word */
+    const char *slot;      /* slot name, without the B-/I- prefix */
+    const char *value;     /* the text as the user typed it, text[start, end) */
+    size_t start, end;     /* byte range in the parsed text */
+    int word_start;        /* first word of the span (index into tags) */
+    int word_end;          /* one past its last word */
+    const char *canonical; /* what the value stands for: the canonical value of the training
+                              data's synonym whose surface form it is (compared without case
+                              or extra spaces: "Big" -> "large"), else the same text as value */
 } parley_nlu_slot;
 
 /* One parsed utterance. Every pointer inside is owned by the result. */

@@ -370,6 +370,15 @@ PARLEY_API parley_status parley_train_record_compare(const parley_train_params *
 /* The absolute path of the data the model in model_dir was trained from, in buf (cap
  * bytes); PARLEY_ERR_NOT_FOUND when it has no training.json. */
 PARLEY_API parley_status parley_train_record_data(const char *model_dir, char *buf, size_t cap);
+/* The command that trains the model in model_dir again as it was made, in buf (cap bytes):
+ * `parley train --data DATA [--dev DEV] --out MODEL_DIR` with the options the record says
+ * were given (those that differ from parley_train_params_default()), each word quoted for a
+ * POSIX shell where it needs it. DATA is `data` (borrowed; NULL: the recorded data's absolute
+ * path), and `--force` ends the command when that is another file than the one the model was
+ * made from (parley train keeps such a model otherwise). NOT_FOUND without training.json;
+ * INVALID_ARG when cap is too small (the message says how much is needed). Any thread. */
+PARLEY_API parley_status parley_train_record_command(const char *model_dir, const char *data,
+                                                     char *buf, size_t cap);
 
 /* ---- training data -------------------------------------------------------------------- */
 

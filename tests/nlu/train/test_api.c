@@ -790,6 +790,37 @@ static void test_bad_arguments(void)
     parley_nlu_close(nlu);
 }
 
+/* The command that trains a model again as it was made: the options given, the data as
+ * recorded or as named (then forced when it is another file), and nothing that was left to
+ * the data; a model without a record has none. */
+static void test_record_command(void)
+{
+    path out = path_in(files.tmp, "command model");
+    parley_train_params p = tiny(out.s, 1);
+    p.seed = 123456789; /* past a float's 24 bits */
+    p.warmup_fraction = 0.2f;
+    char cmd[4096], want[9000], real[4096];
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train: %s", parley_errmsg());
+    CHECK(realpath(files.data, real) != NULL, "realpath %s", files.data);
+    snprintf(want, sizeof want,
+             "parley train --data %s --out '%s' --layers 2 --hidden 64 --heads 2 "
+             "--intermediate 128 --max-positions 32 --epochs 1 --batch 8 --augment 0 --lr 0.003 "
+             "--seed 123456789 --warmup 0.2",
+             real, out.s);
+    CHECK(parley_train_record_command(out.s, NULL, cmd, sizeof cmd) == PARLEY_OK &&
+                  !strcmp(cmd, want),
+          "the command:\n  got:  %s\n  want: %s", cmd, want);
+    CHECK(parley_train_record_command(out.s, files.dev, cmd, sizeof cmd) == PARLEY_OK &&
+                  strstr(cmd, files.dev) && strlen(cmd) > 8 &&
+                  !strcmp(cmd + strlen(cmd) - 8, " --force"),
+          "other data is forced: %s", cmd);
+    CHECK(parley_train_record_command(out.s, NULL, cmd, 16) == PARLEY_ERR_INVALID_ARG &&
+                  strstr(parley_errmsg(), "bytes"),
+          "a small buffer: %s", parley_errmsg());
+    CHECK(parley_train_record_command(files.tmp, NULL, cmd, sizeof cmd) == PARLEY_ERR_NOT_FOUND,
+          "no record: %s", parley_errmsg());
+}
+
 int main(int argc, char **argv)
 {
     int rc = train_test_start(argc, argv, "api", &files);
@@ -802,6 +833,7 @@ int main(int argc, char **argv)
     test_eval_alloc_failures();
     test_pretrain();
     test_bad_arguments();
+    test_record_command();
     rm_tree(files.tmp);
     return check_done();
 }
