@@ -7,12 +7,14 @@
  * turn. The dialog manager talks only to this header and never learns which back end it
  * has; each back end is the one place its library's errors become parley_status values.
  *
- * A turn is dm_store_begin() (reads the user's context, and for PostgreSQL takes that
- * user's lock, held until the turn ends, so turns of one user from several processes
- * apply one at a time) then dm_store_commit() or dm_store_abort(), exactly one of them.
+ * A turn is dm_store_begin() (reads the user's context under a lock held until the turn
+ * ends: PostgreSQL's lock on that user, SQLite's write lock on the file; so turns of one user
+ * from several processes apply one at a time) then dm_store_commit() or dm_store_abort(),
+ * exactly one of them, on the thread that called dm_store_begin().
  *
  * Threading: a dm_store may be used from many threads at once (SQLite: one connection
- * behind a mutex; PostgreSQL: a pool of connections, a turn holds one from begin to end).
+ * behind a mutex, which a turn holds from begin to end; PostgreSQL: a pool of connections,
+ * a turn holds one from begin to end).
  * Durability: a committed turn survives a crash of the process; a failed one wrote nothing.
  */
 #ifndef DIALOG_STORE_H
@@ -86,7 +88,8 @@ typedef struct dm_store_turn {
     void *conn; /* the back end's hold (PostgreSQL: a pooled connection in a transaction) */
 } dm_store_turn;
 
-/* Starts user_id's turn: takes the user's lock (PostgreSQL) and reads the context into
+/* Starts user_id's turn: takes the lock (the user's, or the SQLite file's, waiting up to
+ * busy_ms for another process) and reads the context into
  * *out (zeroed first; free with dm_user_clear). On failure nothing is held. */
 parley_status dm_store_begin(dm_store *s, const char *user_id, dm_store_turn *t, dm_user *out);
 /* Writes the user's context and the turn's history row, trims the history to
