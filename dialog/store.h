@@ -118,10 +118,14 @@ parley_status dm_store_users(dm_store *s, dm_store_user_fn fn, void *arg);
 /* A user's kept history rows in turn order, to fn (borrowed for the call). */
 typedef parley_status (*dm_store_row_fn)(const dm_turn_row *row, void *arg);
 parley_status dm_store_turns(dm_store *s, const char *user_id, dm_store_row_fn fn, void *arg);
-/* Writes a whole user (context and history rows, replacing what the store had for that
- * user) in one transaction; for imports. */
-parley_status dm_store_put(dm_store *s, const char *user_id, const dm_user *u,
-                           const dm_turn_row *rows, size_t n_rows);
+/* The source of users for dm_store_put: sets *user_id (NULL when none is left), *u, *rows
+ * and *n_rows, borrowed until its next call; a failure ends the put and is returned. */
+typedef parley_status (*dm_store_next_fn)(void *arg, const char **user_id, const dm_user **u,
+                                          const dm_turn_row **rows, size_t *n_rows);
+/* Writes every user next() gives (context and history rows, replacing what the store had
+ * for that user) in one transaction: all of them, or none when next() or a write fails.
+ * For imports. */
+parley_status dm_store_put(dm_store *s, dm_store_next_fn next, void *arg);
 /* Deletes every user last active before before_ms (wall-clock ms), with their slots and
  * history, in one transaction; *n: how many users. */
 parley_status dm_store_purge(dm_store *s, int64_t before_ms, long *n);

@@ -506,7 +506,7 @@ static parley_status in_write(sq_store *s, const char *doing, write_fn fn, const
     return ps;
 }
 
-/* A user and rows to write: one turn (commit, trimmed to limit) or a whole import. */
+/* A user and rows to write: one turn (commit, trimmed to limit) or an imported user. */
 typedef struct user_write {
     const char *user_id;
     const dm_user *u;
@@ -548,11 +548,30 @@ static parley_status sq_commit(dm_store_turn *t, const char *user_id, const dm_u
     return ps;
 }
 
-static parley_status sq_put(dm_store *base, const char *user_id, const dm_user *u,
-                            const dm_turn_row *rows, size_t n_rows)
+typedef struct put_args {
+    dm_store_next_fn next;
+    void *arg;
+} put_args;
+
+/* Every user the source gives, each replacing what the store held for it. */
+static parley_status put_all(sq_store *s, const void *a)
 {
-    user_write w = { user_id, u, rows, n_rows, 0, 1 };
-    return in_write((sq_store *)base, "importing a user", write_user, &w);
+    const put_args *pa = a;
+    parley_status ps;
+    for (;;) {
+        user_write w = { .replace_history = 1 };
+        if ((ps = pa->next(pa->arg, &w.user_id, &w.u, &w.rows, &w.n_rows)) != PARLEY_OK ||
+            !w.user_id)
+            return ps;
+        if ((ps = write_user(s, &w)) != PARLEY_OK)
+            return ps;
+    }
+}
+
+static parley_status sq_put(dm_store *base, dm_store_next_fn next, void *arg)
+{
+    put_args a = { next, arg };
+    return in_write((sq_store *)base, "importing users", put_all, &a);
 }
 
 typedef struct purge_args {
