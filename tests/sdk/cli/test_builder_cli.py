@@ -46,6 +46,19 @@ for f in ("nlu.yaml", "domain.yaml", "pipeline.yaml", "README.md", "tests/order.
     check(os.path.exists(os.path.join(bot, f)), "init wrote %s" % f)
 p = run(["init", bot])
 check(p.returncode == 1 and "is there already" in p.stderr, "init over a bot: %s" % p.stderr)
+# A folder that holds a model (and no starter files): init must not train over it.
+mine = os.path.join(tmp, "mine")
+os.makedirs(os.path.join(mine, "models", "nlu"))
+with open(os.path.join(mine, "models", "nlu", "config.json"), "w") as f:
+    f.write("my model\n")
+p = run(["init", mine])
+check(p.returncode == 1 and os.path.join(mine, "models/nlu") in p.stderr and
+      "is there already" in p.stderr, "init over a model folder: %d %s" % (
+          p.returncode, p.stderr[-500:]))
+with open(os.path.join(mine, "models", "nlu", "config.json")) as f:
+    check(f.read() == "my model\n", "init left the model folder's files as they were")
+check(sorted(os.listdir(mine)) == ["models"] and os.listdir(os.path.join(mine, "models", "nlu"))
+      == ["config.json"], "init wrote nothing: %s" % sorted(os.listdir(mine)))
 p = run(["init", os.path.join(tmp, "bare"), "--no-train"])
 check(p.returncode == 0 and not os.path.exists(os.path.join(tmp, "bare", "models")),
       "init --no-train: %d %s" % (p.returncode, p.stderr))
