@@ -131,6 +131,10 @@ static void connection(void)
 {
     ws_conn *c = ws_conn_new(NULL, 16);
     CHECK(c != NULL, "a connection");
+    /* An empty frame (or empty first fragment) before any buffer exists: nothing is copied
+     * (a copy from or to NULL is undefined, and UBSan stops there). */
+    CHECK(c && ws_conn_rx_add(c, NULL, 0, 10) == PARLEY_OK && c->rx_len == 0 && !c->rx,
+          "an empty piece first");
     CHECK(ws_conn_rx_add(c, "hello ", 6, 10) == PARLEY_OK, "a first piece");
     CHECK(ws_conn_rx_add(c, "you", 3, 10) == PARLEY_OK, "a second piece");
     CHECK(c->rx_len == 9 && !memcmp(c->rx, "hello you", 9), "reassembled");
