@@ -153,7 +153,7 @@ parley_status parley_store_purge(const char *where, double days, long *n_users)
         *n_users = 0;
     if (!(days >= 0) || days > 1e6)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "store purge: --older-than wants days in [0, 1000000], got %g", days);
+                       "store purge: --older-than wants days in [0, 1000000], got %.15g", days);
     dm_store *s;
     parley_status st = open_store(where, &s);
     if (st != PARLEY_OK)

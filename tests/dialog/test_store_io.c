@@ -6,7 +6,8 @@
  * not in, alice untouched: a line for "alice\u0000evil" once replaced her). Lines that pass
  * (Unicode, the largest whole numbers, control characters where a text may hold them)
  * round-trip: import then export gives the same bytes, and again through a second store.
- * Runs on SQLite, and on PostgreSQL under tests/pg_server.py.
+ * A purge's days out of range are named as given. Runs on SQLite, and on PostgreSQL under
+ * tests/pg_server.py.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,17 @@ static void test_refused(void)
     free(before);
 }
 
+/* Days out of range are refused naming the number as given, not rounded ("1e+06"). */
+static void test_purge_range(void)
+{
+    static const double days[] = { 1000001, -1, 2500000.5 };
+    static const char *const says[] = { "got 1000001", "got -1", "got 2500000.5" };
+    for (int i = 0; i < 3; i++)
+        CHECK(parley_store_purge(store_a, days[i], NULL) == PARLEY_ERR_INVALID_ARG &&
+                      strstr(parley_errmsg(), says[i]),
+              "purge %g: %s", days[i], parley_errmsg());
+}
+
 int main(void)
 {
     if (!tmp_store_dir(dir, sizeof dir, "store-io"))
@@ -203,6 +215,7 @@ int main(void)
     tmp_store_name(store_b, sizeof store_b, dir, "b");
     test_round_trip();
     test_refused();
+    test_purge_range();
     tmp_store_remove(store_a);
     tmp_store_remove(store_b);
     rmdir(dir);
