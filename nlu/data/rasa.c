@@ -599,9 +599,6 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
                 b--;
             if (all_space(it->str, a, b))
                 return yd_fail(it, PARLEY_ERR_FORMAT, "empty example");
-            /* Only a double-quoted "\0" escape can put a NUL here; texts are C strings. */
-            if (memchr(it->str, '\0', it->len))
-                return yd_fail(it, PARLEY_ERR_FORMAT, "a NUL character in an example");
             if ((st = fn(c, it, a, b - a, name)) != PARLEY_OK)
                 return st;
             count++;

@@ -493,7 +493,7 @@ static void test_strings(void)
     const char *nul = "nlu:\n- intent: a\n  examples: [\"x\\0y\"]\n";
     CHECK(ds_load_rasa_string("n.yaml", nul, strlen(nul), &ds) == PARLEY_ERR_FORMAT && !ds,
           "NUL refused");
-    CHECK(!strcmp(parley_errmsg(), "n.yaml:3:14: a NUL character in an example"), "NUL: %s",
+    CHECK(!strcmp(parley_errmsg(), "n.yaml:3:14: a NUL character in a string"), "NUL: %s",
           parley_errmsg());
     CHECK(ds_load(path_of("missing.yaml"), &ds) == PARLEY_ERR_NOT_FOUND && !ds, "missing file");
     CHECK(ds_load(path_of("jointbert/good/label"), &ds) == PARLEY_ERR_UNSUPPORTED && !ds,
