@@ -700,17 +700,33 @@ static void lws_log_to_parley(int level, const char *line)
            line);
 }
 
-/* Raises the soft limit on open files toward the hard one when max_connections needs it. */
-static void raise_fd_limit(int max_connections)
+/* Files the process keeps for itself beside lws's sockets: the store, models, logs. */
+enum { FD_RESERVE = 64 };
+/* Seconds a connection has to finish its HTTP request or websocket handshake. */
+enum { HANDSHAKE_S = 10 };
+
+/* Raises the soft limit on open files toward the hard one when max_connections needs it,
+ * and returns how many sockets lws may hold (fd_limit_per_thread): the limit less
+ * FD_RESERVE. lws stops accepting while it holds that many (new connections wait in the
+ * kernel's backlog) instead of accepting into EMFILE, which failed again at once, a busy
+ * loop with a log line each time. */
+static unsigned fd_budget(int max_connections)
 {
     struct rlimit rl;
     rlim_t want = (rlim_t)max_connections + 256;
-    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
-        return;
-    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)max_connections + 16 > rl.rlim_cur)
-        pl_log(PARLEY_LOG_WARN, "max_connections %d: only %llu files may be open", max_connections,
-               (unsigned long long)rl.rlim_cur);
+    if (getrlimit(RLIMIT_NOFILE, &rl))
+        return 0; /* lws's default: the process limit */
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)max_connections + 16 > rl.rlim_cur)
+            pl_log(PARLEY_LOG_WARN, "max_connections %d: only %llu files may be open",
+                   max_connections, (unsigned long long)rl.rlim_cur);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)max_connections + 256)
+        rl.rlim_cur = (rlim_t)max_connections + 256;
+    return rl.rlim_cur > 2 * FD_RESERVE ? (unsigned)rl.rlim_cur - FD_RESERVE
+                                        : (unsigned)rl.rlim_cur / 2;
 }
 
 /* One metric with the node's label and, when `key` is not NULL, key="value" too. */
@@ -795,7 +811,7 @@ parley_status svc_ws_create(pipe_node *node, void **out)
         svc_ws_destroy(s);
         return st;
     }
-    raise_fd_limit(s->max_connections);
+    unsigned fds = fd_budget(s->max_connections);
     int timeout = (int)pipe_node_param_int(node, "timeout");
     s->retry.secs_since_valid_ping = (uint16_t)(timeout / 2);
     s->retry.secs_since_valid_hangup = (uint16_t)timeout;
@@ -825,6 +841,10 @@ parley_status svc_ws_create(pipe_node *node, void **out)
     info.mounts = &s->mounts[0];
     info.retry_and_idle_policy = &s->retry;
     info.user = s;
+    info.fd_limit_per_thread = fds;
+    /* A connection that has not finished its handshake this long after connecting is
+     * dropped, so idle sockets do not hold the files others wait for. */
+    info.timeout_secs = HANDSHAKE_S;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     if (s->tls) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
