@@ -696,8 +696,10 @@ static void lws_log_to_parley(int level, const char *line)
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n')
         n--;
-    pl_log(level == LLL_ERR ? PARLEY_LOG_ERROR : PARLEY_LOG_WARN, "libwebsockets: %.*s", (int)n,
-           line);
+    /* One gate for every lws context: a failure lws meets in a loop is logged once a second. */
+    static pl_log_gate gate = PL_LOG_GATE_INIT(1000);
+    pl_log_gated(&gate, level == LLL_ERR ? PARLEY_LOG_ERROR : PARLEY_LOG_WARN,
+                 "libwebsockets: %.*s", (int)n, line);
 }
 
 /* Files the process keeps for itself beside lws's sockets: the store, models, logs. */
