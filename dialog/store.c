@@ -99,10 +99,9 @@ parley_status dm_store_turns(dm_store *s, const char *user_id, dm_store_row_fn f
     return s->ops->turns(s, user_id, fn, arg);
 }
 
-parley_status dm_store_put(dm_store *s, const char *user_id, const dm_user *u,
-                           const dm_turn_row *rows, size_t n_rows)
+parley_status dm_store_put(dm_store *s, dm_store_next_fn next, void *arg)
 {
-    return s->ops->put(s, user_id, u, rows, n_rows);
+    return s->ops->put(s, next, arg);
 }
 
 parley_status dm_store_purge(dm_store *s, int64_t before_ms, long *n)

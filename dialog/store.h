@@ -7,12 +7,14 @@
  * turn. The dialog manager talks only to this header and never learns which back end it
  * has; each back end is the one place its library's errors become parley_status values.
  *
- * A turn is dm_store_begin() (reads the user's context, and for PostgreSQL takes that
- * user's lock, held until the turn ends, so turns of one user from several processes
- * apply one at a time) then dm_store_commit() or dm_store_abort(), exactly one of them.
+ * A turn is dm_store_begin() (reads the user's context under a lock held until the turn
+ * ends: PostgreSQL's lock on that user, SQLite's write lock on the file; so turns of one user
+ * from several processes apply one at a time) then dm_store_commit() or dm_store_abort(),
+ * exactly one of them, on the thread that called dm_store_begin().
  *
  * Threading: a dm_store may be used from many threads at once (SQLite: one connection
- * behind a mutex; PostgreSQL: a pool of connections, a turn holds one from begin to end).
+ * behind a mutex, which a turn holds from begin to end; PostgreSQL: a pool of connections,
+ * a turn holds one from begin to end).
  * Durability: a committed turn survives a crash of the process; a failed one wrote nothing.
  */
 #ifndef DIALOG_STORE_H
@@ -86,7 +88,8 @@ typedef struct dm_store_turn {
     void *conn; /* the back end's hold (PostgreSQL: a pooled connection in a transaction) */
 } dm_store_turn;
 
-/* Starts user_id's turn: takes the user's lock (PostgreSQL) and reads the context into
+/* Starts user_id's turn: takes the lock (the user's, or the SQLite file's, waiting up to
+ * busy_ms for another process) and reads the context into
  * *out (zeroed first; free with dm_user_clear). On failure nothing is held. */
 parley_status dm_store_begin(dm_store *s, const char *user_id, dm_store_turn *t, dm_user *out);
 /* Writes the user's context and the turn's history row, trims the history to
@@ -115,10 +118,14 @@ parley_status dm_store_users(dm_store *s, dm_store_user_fn fn, void *arg);
 /* A user's kept history rows in turn order, to fn (borrowed for the call). */
 typedef parley_status (*dm_store_row_fn)(const dm_turn_row *row, void *arg);
 parley_status dm_store_turns(dm_store *s, const char *user_id, dm_store_row_fn fn, void *arg);
-/* Writes a whole user (context and history rows, replacing what the store had for that
- * user) in one transaction; for imports. */
-parley_status dm_store_put(dm_store *s, const char *user_id, const dm_user *u,
-                           const dm_turn_row *rows, size_t n_rows);
+/* The source of users for dm_store_put: sets *user_id (NULL when none is left), *u, *rows
+ * and *n_rows, borrowed until its next call; a failure ends the put and is returned. */
+typedef parley_status (*dm_store_next_fn)(void *arg, const char **user_id, const dm_user **u,
+                                          const dm_turn_row **rows, size_t *n_rows);
+/* Writes every user next() gives (context and history rows, replacing what the store had
+ * for that user) in one transaction: all of them, or none when next() or a write fails.
+ * For imports. */
+parley_status dm_store_put(dm_store *s, dm_store_next_fn next, void *arg);
 /* Deletes every user last active before before_ms (wall-clock ms), with their slots and
  * history, in one transaction; *n: how many users. */
 parley_status dm_store_purge(dm_store *s, int64_t before_ms, long *n);

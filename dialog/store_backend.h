@@ -19,8 +19,7 @@ typedef struct dm_store_ops {
                              char **reply);
     parley_status (*users)(dm_store *s, dm_store_user_fn fn, void *arg);
     parley_status (*turns)(dm_store *s, const char *user_id, dm_store_row_fn fn, void *arg);
-    parley_status (*put)(dm_store *s, const char *user_id, const dm_user *u,
-                         const dm_turn_row *rows, size_t n_rows);
+    parley_status (*put)(dm_store *s, dm_store_next_fn next, void *arg);
     parley_status (*purge)(dm_store *s, int64_t before_ms, long *n);
     void (*close)(dm_store *s);
 } dm_store_ops;

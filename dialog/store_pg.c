@@ -554,12 +554,18 @@ fail:
 
 /* ---- one user's turn --------------------------------------------------------------------- */
 
+/* The user's advisory lock, held to the end of the transaction. */
+static void add_lock(pg_batch *b, const char *user_id)
+{
+    arg_i(batch_add(b, "SELECT pg_advisory_xact_lock($1::bigint)"),
+          (int64_t)pl_fnv(PL_FNV_SEED, user_id, strlen(user_id)));
+}
+
 /* BEGIN, the user's advisory lock, then the reads: results 2 (the user) and 3 (slots). */
 static void add_begin(pg_batch *b, const char *user_id)
 {
     batch_add(b, "BEGIN");
-    arg_i(batch_add(b, "SELECT pg_advisory_xact_lock($1::bigint)"),
-          (int64_t)pl_fnv(PL_FNV_SEED, user_id, strlen(user_id)));
+    add_lock(b, user_id);
 }
 
 static parley_status read_user(const PGresult *r, const PGresult *slots, dm_user *u)
@@ -721,22 +727,38 @@ static parley_status run_alone(pg_store *s, pg_batch *b, const char *doing)
     return end_on(s, slot, ps);
 }
 
-static parley_status pg_put(dm_store *base, const char *user_id, const dm_user *u,
-                            const dm_turn_row *rows, size_t n_rows)
+/* One transaction on one connection: for each user the source gives, its lock, the user
+ * and the history that replaces the stored one (one round trip), then COMMIT. */
+static parley_status pg_put(dm_store *base, dm_store_next_fn next, void *arg)
 {
-    pg_batch b;
-    parley_status ps = batch_init(&b, 6 + (int)u->n_slots + 2 * (int)n_rows);
-    if (ps == PARLEY_OK) {
-        add_begin(&b, user_id);
-        add_user(&b, user_id, u);
-        arg_s(batch_add(&b, "DELETE FROM turns WHERE user_id = $1"), user_id);
-        for (size_t i = 0; i < n_rows; i++)
-            add_turn(&b, user_id, &rows[i], 0);
-        batch_add(&b, "COMMIT");
-        ps = run_alone((pg_store *)base, &b, "importing a user");
+    pg_store *s = (pg_store *)base;
+    int slot;
+    parley_status ps = acquire(s, &slot);
+    if (ps != PARLEY_OK)
+        return ps;
+    PGconn *c = s->conns[slot];
+    ps = exec(s, c, "BEGIN", "importing users");
+    while (ps == PARLEY_OK) {
+        const char *user_id;
+        const dm_user *u;
+        const dm_turn_row *rows;
+        size_t n_rows;
+        pg_batch b;
+        if ((ps = next(arg, &user_id, &u, &rows, &n_rows)) != PARLEY_OK || !user_id)
+            break;
+        if ((ps = batch_init(&b, 4 + (int)u->n_slots + 2 * (int)n_rows)) == PARLEY_OK) {
+            add_lock(&b, user_id);
+            add_user(&b, user_id, u);
+            arg_s(batch_add(&b, "DELETE FROM turns WHERE user_id = $1"), user_id);
+            for (size_t i = 0; i < n_rows; i++)
+                add_turn(&b, user_id, &rows[i], 0);
+            ps = batch_run(s, c, &b, "importing a user");
+        }
+        batch_free(&b);
     }
-    batch_free(&b);
-    return ps;
+    if (ps == PARLEY_OK)
+        ps = exec(s, c, "COMMIT", "importing users");
+    return end_on(s, slot, ps);
 }
 
 static parley_status pg_purge(dm_store *base, int64_t before_ms, long *n)

@@ -386,25 +386,29 @@ static parley_status load_user(sq_store *s, const char *user_id, dm_user *u)
     return ps;
 }
 
-/* SQLite needs no lock across the turn: one process's turns of a user are serialized by
- * the pipeline, and the read is its own snapshot (the user row and the slots together). */
+/* A turn is one write transaction from the read to the commit (BEGIN IMMEDIATE takes
+ * SQLite's write lock, waiting busy_ms for another process to release it), so a turn of the
+ * same user in another process on this file waits and then reads what this one wrote: two
+ * processes never give out the same turn number. The process's mutex is held as long, since
+ * its one connection holds one transaction at a time; sq_commit or sq_abort releases both. */
 static parley_status sq_begin(dm_store *base, const char *user_id, dm_store_turn *t, dm_user *out)
 {
     sq_store *s = (sq_store *)base;
     (void)t;
     pthread_mutex_lock(&s->mu);
-    parley_status ps = exec(s, "BEGIN", "reading a user");
-    if (ps == PARLEY_OK) {
-        ps = load_user(s, user_id, out);
-        sqlite3_exec(s->db, ps != PARLEY_OK ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
-    }
-    pthread_mutex_unlock(&s->mu);
+    parley_status ps = exec(s, "BEGIN IMMEDIATE", "starting a turn");
+    if (ps == PARLEY_OK && (ps = load_user(s, user_id, out)) != PARLEY_OK)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (ps != PARLEY_OK)
+        pthread_mutex_unlock(&s->mu);
     return ps;
 }
 
 static void sq_abort(dm_store_turn *t)
 {
-    (void)t;
+    sq_store *s = (sq_store *)t->store;
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->mu);
 }
 
 static parley_status save_user(sq_store *s, const char *user_id, const dm_user *u)
@@ -453,7 +457,7 @@ static parley_status save_turn(sq_store *s, const char *user_id, const dm_turn_r
     sqlite3_stmt *st;
     parley_status ps =
             prepare(s,
-                    "INSERT OR REPLACE INTO turns (user_id, turn_id, session_id, text, "
+                    "INSERT INTO turns (user_id, turn_id, session_id, text, "
                     "nlu_intent, confidence, entities, intent, action, reply, t_in, t_reply, "
                     "form) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     &st, "saving the turn");
@@ -502,7 +506,7 @@ static parley_status in_write(sq_store *s, const char *doing, write_fn fn, const
     return ps;
 }
 
-/* A user and rows to write: one turn (commit, trimmed to limit) or a whole import. */
+/* A user and rows to write: one turn (commit, trimmed to limit) or an imported user. */
 typedef struct user_write {
     const char *user_id;
     const dm_user *u;
@@ -529,18 +533,45 @@ static parley_status write_user(sq_store *s, const void *a)
     return ps;
 }
 
+/* Ends the transaction sq_begin opened: writes, commits, or rolls back on failure. */
 static parley_status sq_commit(dm_store_turn *t, const char *user_id, const dm_user *u,
                                const dm_turn_row *row, long history_limit)
 {
+    sq_store *s = (sq_store *)t->store;
     user_write w = { user_id, u, row, 1, history_limit, 0 };
-    return in_write((sq_store *)t->store, "saving the turn", write_user, &w);
+    parley_status ps = write_user(s, &w);
+    if (ps == PARLEY_OK)
+        ps = exec(s, "COMMIT", "saving the turn");
+    if (ps != PARLEY_OK)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->mu);
+    return ps;
 }
 
-static parley_status sq_put(dm_store *base, const char *user_id, const dm_user *u,
-                            const dm_turn_row *rows, size_t n_rows)
+typedef struct put_args {
+    dm_store_next_fn next;
+    void *arg;
+} put_args;
+
+/* Every user the source gives, each replacing what the store held for it. */
+static parley_status put_all(sq_store *s, const void *a)
 {
-    user_write w = { user_id, u, rows, n_rows, 0, 1 };
-    return in_write((sq_store *)base, "importing a user", write_user, &w);
+    const put_args *pa = a;
+    parley_status ps;
+    for (;;) {
+        user_write w = { .replace_history = 1 };
+        if ((ps = pa->next(pa->arg, &w.user_id, &w.u, &w.rows, &w.n_rows)) != PARLEY_OK ||
+            !w.user_id)
+            return ps;
+        if ((ps = write_user(s, &w)) != PARLEY_OK)
+            return ps;
+    }
+}
+
+static parley_status sq_put(dm_store *base, dm_store_next_fn next, void *arg)
+{
+    put_args a = { next, arg };
+    return in_write((sq_store *)base, "importing users", put_all, &a);
 }
 
 typedef struct purge_args {

@@ -218,6 +218,10 @@ void bert_fill_normal(float *p, size_t n, double std, unsigned long long seed);
  * file is written to a temporary name and renamed, so an interrupted save never leaves a broken
  * file. */
 parley_status bert_model_save(const bert_model *m, const char *dir);
+/* What a model directory may hold, NULL-terminated: the files above, and those training and
+ * pretraining add (training.json, train_state/, mlm_head.safetensors). A directory that
+ * holds anything else is not replaced (pl_dir_replace). */
+extern const char *const bert_model_dir_entries[];
 
 void bert_model_free(bert_model *m);
 

@@ -367,6 +367,11 @@ fail:
     return st;
 }
 
+const char *const bert_model_dir_entries[] = {
+    "config.json", "model.safetensors",    "vocab.txt", "sparse.json", "training.json",
+    "train_state", "mlm_head.safetensors", NULL
+};
+
 parley_status bert_model_save(const bert_model *m, const char *dir)
 {
     parley_status st;

@@ -6,6 +6,7 @@
  * is checked, and writes a model initialized as BERT is. Allocation, initialization and the
  * files are model.c's and model_io.c's; training is nlu/train/'s.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "parley/nlu.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 parley_nlu_model_params parley_nlu_model_params_default(void)
 {
@@ -59,7 +61,7 @@ parley_status parley_nlu_model_create(const char *dir, const parley_nlu_model_pa
     wp_vocab *vocab = NULL;
     bert_model *m = NULL;
     const char **slots = NULL;
-    char where[512];
+    char where[512], staged[PATH_MAX];
     parley_status st;
     if ((st = check_params(dir, &p)) != PARLEY_OK)
         return st;
@@ -99,8 +101,16 @@ parley_status parley_nlu_model_create(const char *dir, const parley_nlu_model_pa
     if (st != PARLEY_OK)
         goto fail;
     bert_model_init_random(m, p.seed);
-    if ((st = bert_model_save(m, dir)) != PARLEY_OK)
+    /* Written beside dir, then swapped in whole: a failure leaves dir as it was. */
+    if ((st = pl_dir_only(dir, bert_model_dir_entries)) != PARLEY_OK ||
+        (st = pl_dir_staging(dir, staged, sizeof staged)) != PARLEY_OK ||
+        (st = pl_remove_tree(staged)) != PARLEY_OK)
         goto fail;
+    if ((st = bert_model_save(m, staged)) != PARLEY_OK ||
+        (st = pl_dir_replace(staged, dir, bert_model_dir_entries)) != PARLEY_OK) {
+        pl_remove_tree(staged);
+        goto fail;
+    }
     if (info)
         bert_model_info(m, info);
 fail:

@@ -75,40 +75,45 @@ static utf8proc_int32_t find_control(const char *s, size_t len, size_t *at)
     return -1;
 }
 
-parley_status pipe_check_user_id(const char *user, size_t len)
+parley_status pipe_check_field(const char *what, const char *s, size_t len, size_t min, size_t max,
+                               int rules)
 {
     size_t at = 0;
-    if (len == 0)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id is empty");
-    if (len > PARLEY_MAX_USER_ID_BYTES)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id is %zu bytes, more than the %d allowed",
-                       len, PARLEY_MAX_USER_ID_BYTES);
-    if ((at = pipe_utf8_valid_len(user, len)) < len)
-        return pl_fail(PARLEY_ERR_UTF8, "user id: invalid UTF-8 at byte %zu (0x%02X)", at,
-                       (unsigned char)user[at]);
+    if (len == 0 && min > 0)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s is empty", what);
+    if (len < min)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s is %zu bytes, fewer than the %zu needed", what,
+                       len, min);
+    if (len > max)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s is %zu bytes, more than the %zu allowed", what,
+                       len, max);
+    if ((at = pipe_utf8_valid_len(s, len)) < len)
+        return pl_fail(PARLEY_ERR_UTF8, "%s: invalid UTF-8 at byte %zu (0x%02X)", what, at,
+                       (unsigned char)s[at]);
     at = 0;
-    utf8proc_int32_t c = find_control(user, len, &at);
+    utf8proc_int32_t c = rules & PIPE_NO_CONTROL ? find_control(s, len, &at) : -1;
     if (c >= 0)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id: control character U+%04X at byte %zu",
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: control character U+%04X at byte %zu", what,
                        (unsigned)c, at);
+    const char *nul = rules & PIPE_NO_NUL ? memchr(s, 0, len) : NULL;
+    if (nul)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: NUL (U+0000) at byte %zu", what,
+                       (size_t)(nul - s));
     return PARLEY_OK;
+}
+
+parley_status pipe_check_user_id(const char *user, size_t len)
+{
+    return pipe_check_field("user id", user, len, 1, PARLEY_MAX_USER_ID_BYTES, PIPE_NO_CONTROL);
 }
 
 parley_status pipe_check_text(const char *text, size_t len)
 {
-    size_t at;
     if (len > PARLEY_MAX_TEXT_BYTES)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "text is %zu bytes, more than the %d a turn may hold", len,
                        PARLEY_MAX_TEXT_BYTES);
-    if ((at = pipe_utf8_valid_len(text, len)) < len)
-        return pl_fail(PARLEY_ERR_UTF8, "text: invalid UTF-8 at byte %zu (0x%02X)", at,
-                       (unsigned char)text[at]);
-    const char *nul = memchr(text, 0, len);
-    if (nul)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "text: NUL (U+0000) at byte %zu",
-                       (size_t)(nul - text));
-    return PARLEY_OK;
+    return pipe_check_field("text", text, len, 0, PARLEY_MAX_TEXT_BYTES, PIPE_NO_NUL);
 }
 
 /* A text turn for user and text, unchecked; NULL when out of memory. */

@@ -236,6 +236,14 @@ int pipe_node_stopping(const pipe_node *node);
 /* Attaches an NLU result (takes ownership) and makes the message PIPE_T_NLU. */
 void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r);
 
+/* The rules pipe_check_field applies beyond size and UTF-8. */
+enum { PIPE_NO_NUL = 1, PIPE_NO_CONTROL = 2 };
+/* Checks a string of `len` bytes named `what`: min to max bytes of valid UTF-8, without NUL
+ * (PIPE_NO_NUL) or without any control character (PIPE_NO_CONTROL: Unicode category Cc, NUL
+ * included). PARLEY_ERR_INVALID_ARG or PARLEY_ERR_UTF8 with a detail that starts with
+ * `what` and names the byte offset. */
+parley_status pipe_check_field(const char *what, const char *s, size_t len, size_t min, size_t max,
+                               int rules);
 /* Checks a user id of `len` bytes: not empty, at most PARLEY_MAX_USER_ID_BYTES, valid
  * UTF-8, no control character (Unicode category Cc, NUL included). PARLEY_ERR_INVALID_ARG
  * or PARLEY_ERR_UTF8 with a detail that starts "user id" and names the byte offset. */

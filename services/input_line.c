@@ -13,23 +13,6 @@
 #include "sdk/base/json.h"
 #include "services/input_line.h"
 
-/* "u0000" after an odd run of backslashes (an even run is escaped backslashes). Backslashes
- * occur only inside strings of valid JSON. */
-int svc_json_has_nul_escape(const char *s, size_t len)
-{
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\\') {
-            run++;
-            continue;
-        }
-        if (run % 2 == 1 && len - i >= 5 && !memcmp(s + i, "u0000", 5))
-            return 1;
-        run = 0;
-    }
-    return 0;
-}
-
 int svc_json_count_key(const cJSON *j, const char *key)
 {
     int n = 0;
@@ -80,7 +63,7 @@ static parley_status read_json(const char *line, size_t len, const char *def, cJ
         return pl_fail(PARLEY_ERR_FORMAT, "a NUL byte at byte %zu", (size_t)(nul - line));
     if ((st = pl_json_parse(line, len, "JSON", j)) != PARLEY_OK)
         return st;
-    if (svc_json_has_nul_escape(line, len))
+    if (pl_json_has_nul_escape(line, len))
         return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is allowed neither in a user id nor in "
                                           "a text");
     if (svc_json_count_key(*j, "user") > 1 || svc_json_count_key(*j, "text") > 1)

@@ -35,10 +35,6 @@ parley_status svc_line_read(char *line, size_t len, const char *default_user, sv
 /* Frees what out holds; its pointers die. */
 void svc_line_clear(svc_line *out);
 
-/* Whether JSON text s[0, len) holds the escape \u0000, which cJSON decodes into a NUL that
- * would cut a string short (so every reader of user JSON refuses it). */
-int svc_json_has_nul_escape(const char *s, size_t len);
-
 /* How many members of object j are named `key` (cJSON keeps duplicates). */
 int svc_json_count_key(const struct cJSON *j, const char *key);
 

@@ -64,7 +64,12 @@ int svc_reply_fill(struct cJSON *o, const pipe_msg *m, const char *error)
 {
     int ok = m->user_id[0] ? add_str(o, "user", m->user_id)
                            : cJSON_AddNullToObject(o, "user") != NULL;
-    ok = ok && cJSON_AddNumberToObject(o, "turn", (double)(m->turn_id ? m->turn_id : m->seq));
+    /* The user's turn when the dialog gave one out; a failed turn has none (null), and
+     * without a dialog a turn is numbered by the graph (seq). */
+    if (m->turn_id || !error)
+        ok = ok && cJSON_AddNumberToObject(o, "turn", (double)(m->turn_id ? m->turn_id : m->seq));
+    else
+        ok = ok && cJSON_AddNullToObject(o, "turn");
     if (ok && error) {
         ok = (!m->line || cJSON_AddNumberToObject(o, "line", (double)m->line)) &&
              add_str(o, "error", error);

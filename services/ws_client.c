@@ -96,11 +96,16 @@ static void connection_error(svc_ws_conn *k, struct lws *wsi, const char *why)
     emit_closed(k, PARLEY_ERR_IO, http != 101 ? http : 0, text);
 }
 
-/* Appends a received fragment; delivers the message when it is whole. Returns -1 to drop
- * the connection (no memory, or over the size limit after a 1009 close). */
+/* Appends a received fragment; delivers the message when it is whole. A message over the
+ * size limit ends the connection (1009): the rest of what arrives is dropped unread and lws
+ * closes it from its loop (LWS_TO_KILL_ASYNC), since dropping it inside this callback, with
+ * more of the message still in lws's buffer, crashed lws. Returns -1 to drop the connection
+ * when out of memory. */
 static int receive(svc_ws_conn *k, struct lws *wsi, const void *in, size_t len)
 {
     size_t max = k->client->p.max_message_bytes;
+    if (k->failed != PARLEY_OK)
+        return 0;
     if (k->rx_len + len > max) {
         static const char why[] = "message too big";
         k->failed = PARLEY_ERR_FORMAT;
@@ -108,7 +113,11 @@ static int receive(svc_ws_conn *k, struct lws *wsi, const void *in, size_t len)
         snprintf(k->reason, sizeof k->reason, "a message from the server is over %zu bytes", max);
         lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)why,
                          sizeof why - 1);
-        return -1;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+        pl_free(k->rx);
+        k->rx = NULL;
+        k->rx_len = k->rx_cap = 0;
+        return 0;
     }
     if (k->rx_len + len + 1 > k->rx_cap) {
         size_t cap = k->rx_len + len + 1 > RX_CHUNK ? k->rx_len + len + 1 : RX_CHUNK;

@@ -34,6 +34,8 @@ void ws_conn_free(ws_conn *c)
 
 parley_status ws_conn_rx_add(ws_conn *c, const void *data, size_t len, size_t max)
 {
+    if (len == 0) /* an empty frame: rx may still be NULL, and lws may give NULL data */
+        return PARLEY_OK;
     if (len > max || c->rx_len > max - len)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "a message of more than %zu bytes", max);
     if (c->rx_len + len > c->rx_cap) {

@@ -89,8 +89,11 @@ parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out)
     if (id && !cJSON_IsString(id) && !(cJSON_IsNumber(id) && isfinite(id->valuedouble)))
         return pl_fail(PARLEY_ERR_FORMAT, "\"id\": expected a string or a number, not %s",
                        json_kind(id));
+    if (cJSON_IsString(id) && strlen(id->valuestring) > WS_ID_MAX_BYTES)
+        return pl_fail(PARLEY_ERR_FORMAT, "\"id\": %zu bytes, more than the %d allowed",
+                       strlen(id->valuestring), WS_ID_MAX_BYTES);
     out->id = id;
-    if (svc_json_has_nul_escape(data, len))
+    if (pl_json_has_nul_escape(data, len))
         return pl_fail(PARLEY_ERR_FORMAT, "\\u0000 (NUL) is not allowed in a message");
     const cJSON *found = NULL;
     int which = -1;

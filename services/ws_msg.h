@@ -17,6 +17,9 @@ struct cJSON;
 
 /* The sample rates a client may configure for its audio, in Hz. */
 enum { WS_RATE_MIN = 8000, WS_RATE_MAX = 48000, WS_RATE_DEFAULT = 16000 };
+/* The longest string id a turn may carry: each turn in flight keeps it, and its answer
+ * echoes it, so it counts against a connection's memory. */
+enum { WS_ID_MAX_BYTES = 256 };
 
 typedef enum ws_cmd_type {
     WS_CMD_CONFIG = 0, /* user and/or sample_rate */

@@ -22,8 +22,10 @@
  */
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -66,7 +68,8 @@ typedef struct ws_state {
     ws_metrics m;
     struct lws_context *ctx;
     struct lws_protocols protocols[2];
-    struct lws_http_mount mounts[3];
+    struct lws_http_mount mounts[2]; /* /healthz and /metrics */
+    char static_root[PATH_MAX];      /* static_dir's real path, or "" */
     lws_retry_bo_t retry;
     lws_sorted_usec_list_t tick; /* wakes the loop while stopping */
     const char *token;
@@ -554,6 +557,36 @@ static int http_answer(struct lws *wsi, ws_pss *pss, unsigned status, const char
     return 0;
 }
 
+/* The real path of `want` (every link resolved) into real, when it lies under static_dir's
+ * real path; *sb its stat. */
+static int under_root(const ws_state *s, const char *want, char *real, struct stat *sb)
+{
+    size_t n = strlen(s->static_root);
+    return realpath(want, real) && !strncmp(real, s->static_root, n) &&
+           (real[n] == '/' || real[n] == '\0') && stat(real, sb) == 0;
+}
+
+/* A file of static_dir: served only when its real path is a regular file under the folder's
+ * real path, so a link inside the folder never serves what lies outside it (404); a folder
+ * serves its index.html, checked the same way. */
+static int serve_static(const ws_state *s, struct lws *wsi, const char *uri)
+{
+    char want[PATH_MAX], real[PATH_MAX];
+    struct stat sb;
+    int ok = snprintf(want, sizeof want, "%s%s", s->static_root, uri) < (int)sizeof want &&
+             under_root(s, want, real, &sb);
+    if (ok && S_ISDIR(sb.st_mode))
+        ok = snprintf(want, sizeof want, "%s/index.html", real) < (int)sizeof want &&
+             under_root(s, want, real, &sb);
+    if (!ok || !S_ISREG(sb.st_mode)) {
+        lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL);
+        return -1;
+    }
+    const char *mime = lws_get_mimetype(real, NULL);
+    int n = lws_serve_http_file(wsi, real, mime ? mime : "application/octet-stream", NULL, 0);
+    return n < 0 || (n > 0 && lws_http_transaction_completed(wsi)) ? -1 : 0;
+}
+
 static int on_http(ws_state *s, struct lws *wsi, ws_pss *pss)
 {
     char uri[256];
@@ -577,6 +610,8 @@ static int on_http(ws_state *s, struct lws *wsi, ws_pss *pss)
         return http_answer(wsi, pss, up ? 200 : 503, "text/plain", up ? "ok\n" : "unavailable\n",
                            up ? 3 : 12);
     }
+    if (s->static_root[0])
+        return serve_static(s, wsi, uri);
     lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL);
     return -1;
 }
@@ -661,21 +696,39 @@ static void lws_log_to_parley(int level, const char *line)
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n')
         n--;
-    pl_log(level == LLL_ERR ? PARLEY_LOG_ERROR : PARLEY_LOG_WARN, "libwebsockets: %.*s", (int)n,
-           line);
+    /* One gate for every lws context: a failure lws meets in a loop is logged once a second. */
+    static pl_log_gate gate = PL_LOG_GATE_INIT(1000);
+    pl_log_gated(&gate, level == LLL_ERR ? PARLEY_LOG_ERROR : PARLEY_LOG_WARN,
+                 "libwebsockets: %.*s", (int)n, line);
 }
 
-/* Raises the soft limit on open files toward the hard one when max_connections needs it. */
-static void raise_fd_limit(int max_connections)
+/* Files the process keeps for itself beside lws's sockets: the store, models, logs. */
+enum { FD_RESERVE = 64 };
+/* Seconds a connection has to finish its HTTP request or websocket handshake. */
+enum { HANDSHAKE_S = 10 };
+
+/* Raises the soft limit on open files toward the hard one when max_connections needs it,
+ * and returns how many sockets lws may hold (fd_limit_per_thread): the limit less
+ * FD_RESERVE. lws stops accepting while it holds that many (new connections wait in the
+ * kernel's backlog) instead of accepting into EMFILE, which failed again at once, a busy
+ * loop with a log line each time. */
+static unsigned fd_budget(int max_connections)
 {
     struct rlimit rl;
     rlim_t want = (rlim_t)max_connections + 256;
-    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
-        return;
-    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)max_connections + 16 > rl.rlim_cur)
-        pl_log(PARLEY_LOG_WARN, "max_connections %d: only %llu files may be open", max_connections,
-               (unsigned long long)rl.rlim_cur);
+    if (getrlimit(RLIMIT_NOFILE, &rl))
+        return 0; /* lws's default: the process limit */
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)max_connections + 16 > rl.rlim_cur)
+            pl_log(PARLEY_LOG_WARN, "max_connections %d: only %llu files may be open",
+                   max_connections, (unsigned long long)rl.rlim_cur);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)max_connections + 256)
+        rl.rlim_cur = (rlim_t)max_connections + 256;
+    return rl.rlim_cur > 2 * FD_RESERVE ? (unsigned)rl.rlim_cur - FD_RESERVE
+                                        : (unsigned)rl.rlim_cur / 2;
 }
 
 /* One metric with the node's label and, when `key` is not NULL, key="value" too. */
@@ -760,30 +813,26 @@ parley_status svc_ws_create(pipe_node *node, void **out)
         svc_ws_destroy(s);
         return st;
     }
-    raise_fd_limit(s->max_connections);
+    unsigned fds = fd_budget(s->max_connections);
     int timeout = (int)pipe_node_param_int(node, "timeout");
     s->retry.secs_since_valid_ping = (uint16_t)(timeout / 2);
     s->retry.secs_since_valid_hangup = (uint16_t)timeout;
     s->protocols[0] = (struct lws_protocols){ "parley", callback, sizeof(ws_pss), 0, 0, NULL, 0 };
     struct stat sb;
-    if (dir[0] && (stat(dir, &sb) || !S_ISDIR(sb.st_mode)))
+    if (dir[0] && (stat(dir, &sb) || !S_ISDIR(sb.st_mode) || !realpath(dir, s->static_root))) {
+        s->static_root[0] = '\0';
         pl_log(PARLEY_LOG_WARN, "%s: static_dir %s is not a folder: / will answer 404", name, dir);
-    if (dir[0]) {
-        s->mounts[0].mountpoint = "/";
-        s->mounts[0].mountpoint_len = 1;
-        s->mounts[0].origin = dir;
-        s->mounts[0].def = "index.html";
-        s->mounts[0].origin_protocol = LWSMPRO_FILE;
     }
-    /* /healthz and /metrics go to the callback: mounts of their own, longer than "/". */
-    for (int i = 1; i < 3; i++) {
-        s->mounts[i].mountpoint = i == 1 ? "/healthz" : "/metrics";
+    /* /healthz and /metrics go to the callback, and so does every other path (no mount):
+     * static files are served there (serve_static), not by a file mount, which would follow
+     * links out of the folder. */
+    for (int i = 0; i < 2; i++) {
+        s->mounts[i].mountpoint = i == 0 ? "/healthz" : "/metrics";
         s->mounts[i].mountpoint_len = 8;
         s->mounts[i].origin = "parley";
         s->mounts[i].origin_protocol = LWSMPRO_CALLBACK;
     }
-    s->mounts[1].mount_next = &s->mounts[2];
-    s->mounts[2].mount_next = dir[0] ? &s->mounts[0] : NULL;
+    s->mounts[0].mount_next = &s->mounts[1];
 
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_parley);
     struct lws_context_creation_info info;
@@ -791,9 +840,13 @@ parley_status svc_ws_create(pipe_node *node, void **out)
     info.port = (int)pipe_node_param_int(node, "port");
     info.iface = host[0] ? host : NULL;
     info.protocols = s->protocols;
-    info.mounts = &s->mounts[1];
+    info.mounts = &s->mounts[0];
     info.retry_and_idle_policy = &s->retry;
     info.user = s;
+    info.fd_limit_per_thread = fds;
+    /* A connection that has not finished its handshake this long after connecting is
+     * dropped, so idle sockets do not hold the files others wait for. */
+    info.timeout_secs = HANDSHAKE_S;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     if (s->tls) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;

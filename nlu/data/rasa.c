@@ -111,7 +111,9 @@ static parley_status nomem(const yd_node *n)
 
 /* ---- names and JSON ------------------------------------------------------------------- */
 
-/* A slot or intent name: non-empty, no whitespace, no annotation syntax. */
+/* A slot or intent name: non-empty, no whitespace, no annotation syntax, and no control or
+ * format character (Unicode Cc, Cf: bidi overrides, zero-width spaces and joiners), which
+ * would make two names that print alike differ, or a name print as another. */
 static parley_status check_name(const yd_node *n, const char *s, size_t len, size_t off,
                                 const char *what)
 {
@@ -122,6 +124,18 @@ static parley_status check_name(const yd_node *n, const char *s, size_t len, siz
             return yd_fail_at(n, off + i, PARLEY_ERR_FORMAT,
                               "%s name '%.*s' contains whitespace or one of []{}()\"", what,
                               (int)len, s);
+    for (size_t i = 0; i < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k =
+                utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
+        utf8proc_category_t c = k > 0 ? utf8proc_category(cp) : UTF8PROC_CATEGORY_CN;
+        if (k <= 0 || c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF)
+            return yd_fail_at(n, off + i, PARLEY_ERR_FORMAT,
+                              "%s name holds U+%04X at byte %zu: a control, bidi or zero-width "
+                              "character",
+                              what, k > 0 ? (unsigned)cp : (unsigned)(unsigned char)s[i], i);
+        i += (size_t)k;
+    }
     return PARLEY_OK;
 }
 
@@ -599,9 +613,6 @@ static parley_status each_example(rasa_ctx *c, const yd_node *ex, example_fn fn,
                 b--;
             if (all_space(it->str, a, b))
                 return yd_fail(it, PARLEY_ERR_FORMAT, "empty example");
-            /* Only a double-quoted "\0" escape can put a NUL here; texts are C strings. */
-            if (memchr(it->str, '\0', it->len))
-                return yd_fail(it, PARLEY_ERR_FORMAT, "a NUL character in an example");
             if ((st = fn(c, it, a, b - a, name)) != PARLEY_OK)
                 return st;
             count++;

@@ -188,7 +188,9 @@ typedef struct pt_run {
     float lr;
     long warmup, step, steps, epoch_steps;
     parley_train_progress pr;
-    train_meter meter; /* this call's counts, for progress */
+    train_meter meter;     /* this call's counts, for progress */
+    char staged[PATH_MAX]; /* OUT's staging folder, where the epochs are saved */
+    int saved;             /* an epoch is in staged */
 } pt_run;
 
 static void run_clear(pt_run *r)
@@ -425,17 +427,27 @@ static parley_status score_holdout(pt_run *r)
     return PARLEY_OK;
 }
 
+/* Saves the model and its head into OUT's staging folder, which replaces OUT when the run
+ * ends (publish): a run that fails leaves OUT as it was. */
 static parley_status save(pt_run *r)
 {
     char path[PATH_MAX];
-    const char *out = r->p->train.out;
     parley_status st;
-    if (snprintf(path, sizeof path, "%s/%s", out, HEAD_FILE) >= (int)sizeof path)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", out);
-    if ((st = pl_make_dirs(out)) != PARLEY_OK || (st = bert_model_save(r->m, out)) != PARLEY_OK ||
+    if (snprintf(path, sizeof path, "%s/%s", r->staged, HEAD_FILE) >= (int)sizeof path)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", r->staged);
+    if ((st = bert_model_save(r->m, r->staged)) != PARLEY_OK ||
         (st = bert_mlm_save(&r->m->cfg, r->head, path)) != PARLEY_OK)
         return pl_wrap(st, "pretrain: saving the model");
+    r->saved = 1;
     return PARLEY_OK;
+}
+
+/* The saved model takes OUT's place whole (pl_dir_replace); bert_model_save made the
+ * staging folder's parents, which are OUT's. */
+static parley_status publish(pt_run *r)
+{
+    parley_status st = pl_dir_replace(r->staged, r->p->train.out, bert_model_dir_entries);
+    return st == PARLEY_OK ? st : pl_wrap(st, "pretrain: saving the model");
 }
 
 /* The encoding and the batch buffers, once the text is split and r->m and the head are
@@ -489,6 +501,8 @@ static parley_status run_loop(pt_run *r, double t0, parley_pretrain_result *resu
     }
     if (!r->borrowed && r->step % r->epoch_steps && (st = save(r)) != PARLEY_OK)
         return st; /* stopped mid-epoch */
+    if (r->saved && (st = publish(r)) != PARLEY_OK)
+        return st;
     if (result)
         *result = (parley_pretrain_result){ .epochs_done = (int)(r->step / r->epoch_steps),
                                             .steps_done = r->step,
@@ -514,10 +528,14 @@ parley_status parley_pretrain_run(const parley_pretrain_params *p, parley_pretra
     bert_set_threads(p->train.threads);
     if ((st = read_text(&r.text, p->text, p->n_text)) == PARLEY_OK) {
         dedupe(&r.text);
-        if ((st = split(&r)) == PARLEY_OK && (st = model_prepare(&r)) == PARLEY_OK &&
-            (st = run_prepare(&r)) == PARLEY_OK)
+        if ((st = pl_dir_only(p->train.out, bert_model_dir_entries)) == PARLEY_OK &&
+            (st = pl_dir_staging(p->train.out, r.staged, sizeof r.staged)) == PARLEY_OK &&
+            (st = pl_remove_tree(r.staged)) == PARLEY_OK && (st = split(&r)) == PARLEY_OK &&
+            (st = model_prepare(&r)) == PARLEY_OK && (st = run_prepare(&r)) == PARLEY_OK)
             st = run_loop(&r, t0, result);
     }
+    if (st != PARLEY_OK && r.saved)
+        pl_remove_tree(r.staged); /* a failed run leaves OUT as it was, and nothing beside */
     run_clear(&r);
     return st;
 }

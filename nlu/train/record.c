@@ -47,7 +47,6 @@ enum { RECORD_VERSION = 1, DATA_MAX_BYTES = 1 << 30, RECORD_MAX_BYTES = 1 << 24 
 static const char RECORD_FORMAT[] = "parley-training-record";
 
 struct train_record {
-    char *out;
     cJSON *root;   /* the record so far */
     cJSON *epochs; /* its "epochs" array */
 };
@@ -186,10 +185,8 @@ parley_status train_record_open(const parley_train_params *p, int n_examples, tr
 {
     *out = NULL;
     train_record *r = pl_calloc(1, sizeof *r);
-    if (!r || !(r->out = pl_strdup(p->out))) {
-        pl_free(r);
+    if (!r)
         return pl_nomem("the training record");
-    }
     parley_status st = identity_json(p, n_examples, &r->root);
     if (st != PARLEY_OK) {
         train_record_free(r);
@@ -228,7 +225,7 @@ void train_record_epoch(train_record *r, const parley_train_progress *pr)
     }
 }
 
-parley_status train_record_write(train_record *r, const parley_train_result *res)
+parley_status train_record_write(train_record *r, const char *dir, const parley_train_result *res)
 {
     cJSON *run = cJSON_GetObjectItem(r->root, "run");
     cJSON_AddNumberToObject(run, "wall_s", res->wall_s);
@@ -236,7 +233,7 @@ parley_status train_record_write(train_record *r, const parley_train_result *res
     char *text = cJSON_Print(r->root), path[PATH_MAX + 32];
     if (!text)
         return pl_nomem("the training record");
-    snprintf(path, sizeof path, "%s/training.json", r->out);
+    snprintf(path, sizeof path, "%s/training.json", dir);
     pl_atomic a;
     parley_status st = pl_atomic_begin(&a, path);
     if (st == PARLEY_OK && (st = pl_atomic_write(&a, text, strlen(text))) == PARLEY_OK &&
@@ -253,7 +250,6 @@ void train_record_free(train_record *r)
     if (!r)
         return;
     cJSON_Delete(r->root);
-    pl_free(r->out);
     pl_free(r);
 }
 

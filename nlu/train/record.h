@@ -18,8 +18,9 @@ typedef struct train_record train_record;
 parley_status train_record_open(const parley_train_params *p, int n_examples, train_record **out);
 /* Adds an epoch (a PARLEY_TRAIN_EPOCH progress). Out of memory only loses the line. */
 void train_record_epoch(train_record *r, const parley_train_progress *pr);
-/* Writes OUT/training.json atomically for the run that ended with res. */
-parley_status train_record_write(train_record *r, const parley_train_result *res);
+/* Writes DIR/training.json atomically for the run that ended with res; dir is OUT, or the
+ * folder that is about to replace it. */
+parley_status train_record_write(train_record *r, const char *dir, const parley_train_result *res);
 /* NULL is a no-op. */
 void train_record_free(train_record *r);
 

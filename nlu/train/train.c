@@ -458,6 +458,8 @@ typedef struct run_state {
     int has_best, best_epoch;
     parley_train_scores best;
     char state_dir[PATH_MAX];               /* OUT/train_state */
+    char best_dir[PATH_MAX];                /* OUT/train_state/best: the best epoch's model
+                                               until the run publishes it (publish) */
     long saved_step;                        /* the step of the checkpoint written last, or -1 */
     int *perm, perm_epoch;                  // (n) the order of epoch perm_epoch
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
@@ -743,8 +745,8 @@ static parley_status state_save(run_state *r)
     if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK ||
         (st = write_file(path, dir)) != PARLEY_OK)
         goto fail;
-    const char *keep[2] = { "latest", name };
-    remove_entries(r->state_dir, keep, 2, 1);
+    const char *keep[3] = { "latest", name, "best" };
+    remove_entries(r->state_dir, keep, 3, 1);
     r->saved_step = r->step;
 fail:
     pl_atomic_abort(&a);
@@ -954,7 +956,7 @@ static parley_status epoch_end(run_state *r, int *stop)
         }
     }
     if (keep) {
-        if ((st = bert_model_save(r->m, r->p->out)) != PARLEY_OK)
+        if ((st = bert_model_save(r->m, r->best_dir)) != PARLEY_OK)
             return pl_wrap(st, "saving epoch %d", epoch);
         r->best_epoch = epoch;
     }
@@ -964,6 +966,41 @@ static parley_status epoch_end(run_state *r, int *stop)
     *stop |= report(r, PARLEY_TRAIN_EPOCH);
     train_meter_epoch(&r->meter);
     return PARLEY_OK;
+}
+
+/* Puts the run's model in the output directory whole, or leaves the directory as it was
+ * (pl_dir_replace): the best epoch's model, staged in train_state/best, goes to OUT's
+ * staging folder with the record of a completed run or, for a stopped one, the state to
+ * resume; that folder then replaces OUT (the old model, and a completed run's state, go
+ * with the old folder). A run that fails publishes nothing: OUT keeps its model, and
+ * train_state/ what --resume needs. Without a staged model (none better since a stopped
+ * run published), OUT already holds this run's model: a completed run adds its record. */
+static parley_status publish(run_state *r, const parley_train_result *res)
+{
+    char staged[PATH_MAX], path[PATH_MAX];
+    struct stat sb;
+    parley_status st;
+    if (lstat(r->best_dir, &sb) != 0) {
+        if (res->stopped)
+            return PARLEY_OK;
+        remove_entries(r->state_dir, NULL, 0, 1);
+        rmdir(r->state_dir);
+        return train_record_write(r->rec, r->p->out, res);
+    }
+    if ((st = pl_dir_staging(r->p->out, staged, sizeof staged)) != PARLEY_OK ||
+        (st = pl_remove_tree(staged)) != PARLEY_OK)
+        return st;
+    if (rename(r->best_dir, staged) != 0)
+        return pl_errno_fail(staged, "move the best epoch's model to");
+    if (res->stopped) {
+        if ((st = path_join(path, staged, "train_state")) != PARLEY_OK)
+            return st;
+        if (rename(r->state_dir, path) != 0)
+            return pl_errno_fail(path, "move the training state to");
+    } else if ((st = train_record_write(r->rec, staged, res)) != PARLEY_OK) {
+        return st;
+    }
+    return pl_dir_replace(staged, r->p->out, bert_model_dir_entries);
 }
 
 /* Checks p, and parses its device and precision into r. */
@@ -1435,7 +1472,8 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (r->train->n_examples == 0)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: no training examples", p->data);
-    if ((st = path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK)
+    if ((st = path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK ||
+        (st = path_join(r->best_dir, r->state_dir, "best")) != PARLEY_OK)
         return st;
     if (p->resume) {
         if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
@@ -1482,7 +1520,9 @@ static parley_status run_prepare(run_state *r)
             (st = set_encode(&r->set, r->m, r->train)) != PARLEY_OK)
             return st;
     } else {
-        if ((st = pl_make_dirs(p->out)) != PARLEY_OK)
+        /* OUT is replaced whole at the end (publish): refuse one that holds more, now. */
+        if ((st = pl_dir_only(p->out, bert_model_dir_entries)) != PARLEY_OK ||
+            (st = pl_make_dirs(p->out)) != PARLEY_OK)
             return st;
         r->sparse = train_sparse_on(r->train->n_examples - own_variants(r), r->train->n_intents,
                                     r->train->n_lookups + r->train->n_regexes > 0, p->sparse,
@@ -1597,15 +1637,10 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
         if (r.step % r.epoch_steps == 0 && (st = epoch_end(&r, &stop)) != PARLEY_OK)
             goto fail;
     }
-    if (r.step < r.steps) {
-        /* Stopped: keep what is needed to go on. */
-        if (r.saved_step != r.step &&
-            ((st = sync_host(&r)) != PARLEY_OK || (st = state_save(&r)) != PARLEY_OK))
-            goto fail;
-    } else {
-        remove_entries(r.state_dir, NULL, 0, 1);
-        rmdir(r.state_dir);
-    }
+    /* Stopped: keep what is needed to go on. */
+    if (r.step < r.steps && r.saved_step != r.step &&
+        ((st = sync_host(&r)) != PARLEY_OK || (st = state_save(&r)) != PARLEY_OK))
+        goto fail;
     parley_train_result res = { .epochs_done = (int)(r.step / r.epoch_steps),
                                 .steps_done = r.step,
                                 .stopped = (r.step < r.steps),
@@ -1614,7 +1649,7 @@ parley_status parley_train_run(const parley_train_params *p, parley_train_result
                                 .has_dev = r.dev != NULL,
                                 .best_epoch = r.best_epoch,
                                 .best = r.best };
-    if (!res.stopped && (st = train_record_write(r.rec, &res)) != PARLEY_OK)
+    if ((st = publish(&r, &res)) != PARLEY_OK)
         goto fail;
     if (result)
         *result = res;

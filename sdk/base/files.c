@@ -1,11 +1,13 @@
 /* files.c — the file and directory helpers every module shares (see files.h): errors named
  * after the path, whole-file reads with a size cap, directories made on demand, and writes that
- * replace a file atomically.
+ * replace a file atomically, directories replaced whole.
  *
  * No format lives here: safetensors is nlu/safetensors.c, JSON parsing json.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,4 +194,83 @@ int pl_cache_dir(const char *name, char *dir, size_t size)
             : home && *home ? snprintf(dir, size, "%s/.cache/parley/%s", home, name)
                             : -1;
     return n > 0 && (size_t)n < size;
+}
+
+/* ---- directories replaced whole ------------------------------------------------------------ */
+
+parley_status pl_dir_staging(const char *dir, char *buf, size_t cap)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (snprintf(buf, cap, "%.*s.parley-new", (int)n, dir) >= (int)cap)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
+    return PARLEY_OK;
+}
+
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+parley_status pl_remove_tree(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT ? PARLEY_OK : pl_errno_fail(path, "read");
+    if (nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        return pl_errno_fail(path, "remove");
+    return PARLEY_OK;
+}
+
+/* Whether `name` is one of allowed, or pl_atomic's temporary file for one: ".NAME.tmp-*". */
+static int allowed_entry(const char *name, const char *const *allowed)
+{
+    for (; *allowed; allowed++) {
+        size_t n = strlen(*allowed);
+        if (!strcmp(name, *allowed) || (name[0] == '.' && !strncmp(name + 1, *allowed, n) &&
+                                        !strncmp(name + 1 + n, ".tmp-", 5)))
+            return 1;
+    }
+    return 0;
+}
+
+parley_status pl_dir_only(const char *dir, const char *const *allowed)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    parley_status st = PARLEY_OK;
+    if (!d)
+        return errno == ENOENT ? PARLEY_OK : pl_errno_fail(dir, "read");
+    while (st == PARLEY_OK && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+            !allowed_entry(de->d_name, allowed))
+            st = pl_fail(PARLEY_ERR_INVALID_ARG,
+                         "%s holds '%s', which is not a model's: a model folder is replaced "
+                         "whole, so give one that holds nothing else",
+                         dir, de->d_name);
+    closedir(d);
+    return st;
+}
+
+parley_status pl_dir_replace(const char *staged, const char *dir, const char *const *allowed)
+{
+    struct stat sb;
+    parley_status st;
+    if (lstat(dir, &sb) != 0) {
+        if (errno != ENOENT)
+            return pl_errno_fail(dir, "read");
+        return rename(staged, dir) == 0 ? PARLEY_OK : pl_errno_fail(dir, "rename a folder to");
+    }
+    if ((st = pl_dir_only(dir, allowed)) != PARLEY_OK)
+        return st;
+    if (renameat2(AT_FDCWD, staged, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
+        return pl_errno_fail(dir, "swap the new folder in as");
+    /* staged now names the old directory. */
+    if (pl_remove_tree(staged) != PARLEY_OK)
+        pl_log(PARLEY_LOG_WARN, "%s", parley_errmsg());
+    return PARLEY_OK;
 }

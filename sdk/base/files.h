@@ -47,4 +47,21 @@ parley_status pl_atomic_commit(pl_atomic *a);
 /* Removes the temporary file and frees `a`. Safe on a zeroed or finished pl_atomic. */
 void pl_atomic_abort(pl_atomic *a);
 
+/* The sibling folder in which a replacement of directory `dir` is built: "DIR.parley-new"
+ * into buf (cap bytes). */
+parley_status pl_dir_staging(const char *dir, char *buf, size_t cap);
+/* Checks that directory dir, when it is there, holds only entries named in `allowed`
+ * (NULL-terminated; the temporary files of pl_atomic for them too), so that replacing it
+ * whole loses nothing else. PARLEY_ERR_INVALID_ARG names the first other entry. */
+parley_status pl_dir_only(const char *dir, const char *const *allowed);
+/* Puts directory `staged` in the place of `dir` in one step: renamed there when dir is not
+ * there, else, after pl_dir_only(dir, allowed), exchanged with it atomically (renameat2
+ * RENAME_EXCHANGE) and the old one removed; so readers see the old directory whole or the
+ * new one whole, never a mix. On failure dir is as it was (a failure to remove the old one
+ * is only logged). */
+parley_status pl_dir_replace(const char *staged, const char *dir, const char *const *allowed);
+/* Removes path and everything under it; symbolic links are removed, never followed. A
+ * missing path is no error. */
+parley_status pl_remove_tree(const char *path);
+
 #endif

@@ -1,9 +1,11 @@
 /* json.c — JSON text to a cJSON tree, with errors a person can act on (see json.h).
  *
  * cJSON does the parsing; this file only adds line:col to its failures, tells a failed
- * allocation from bad text, and refuses trailing text. What the JSON means is the caller's.
+ * allocation from bad text, refuses trailing text, and finds the \u0000 escapes cJSON would
+ * decode into a NUL. What the JSON means is the caller's.
  */
 #include <cjson/cJSON.h>
+#include <string.h>
 
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
@@ -54,4 +56,21 @@ parley_status pl_json_parse(const char *text, size_t len, const char *where, cJS
     }
     *out = j;
     return PARLEY_OK;
+}
+
+/* "u0000" after an odd run of backslashes (an even run is escaped backslashes). Backslashes
+ * occur only inside strings of valid JSON. */
+int pl_json_has_nul_escape(const char *s, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\\') {
+            run++;
+            continue;
+        }
+        if (run % 2 == 1 && len - i >= 5 && !memcmp(s + i, "u0000", 5))
+            return 1;
+        run = 0;
+    }
+    return 0;
 }

@@ -16,4 +16,8 @@ struct cJSON;
  * Anything but whitespace after the value is an error. Free *out with cJSON_Delete. */
 parley_status pl_json_parse(const char *text, size_t len, const char *where, struct cJSON **out);
 
+/* Whether JSON text s[0, len) holds the escape \u0000, which cJSON decodes into a NUL that
+ * would cut a string short (so every reader of JSON that comes from outside refuses it). */
+int pl_json_has_nul_escape(const char *s, size_t len);
+
 #endif

@@ -1,10 +1,13 @@
 /* log.c — the application's log callback and parley_version().
  *
  * The library reports progress and warnings only through the callback set here; without
- * one, lines are formatted nowhere and cost a level comparison.
+ * one, lines are formatted nowhere and cost a level comparison. A gate (pl_log_gated) keeps
+ * a line repeated in a loop from flooding the callback.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sdk/base/error.h"
 
@@ -28,6 +31,41 @@ void pl_log(parley_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    log_fn(level, line, log_user_data);
+}
+
+void pl_log_gated(pl_log_gate *g, parley_log_level level, const char *fmt, ...)
+{
+    if (!log_fn || level < log_min)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&g->mu);
+    int64_t ms = (int64_t)(now.tv_sec - g->logged.tv_sec) * 1000 +
+                 (now.tv_nsec - g->logged.tv_nsec) / 1000000;
+    int same = !strncmp(line, g->last, sizeof g->last - 1);
+    unsigned long repeats = g->repeats;
+    if (same && ms < g->interval_ms) {
+        g->repeats++;
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
+    size_t n = strnlen(line, sizeof g->last - 1);
+    memcpy(g->last, line, n);
+    g->last[n] = '\0';
+    g->repeats = 0;
+    g->logged = now;
+    pthread_mutex_unlock(&g->mu);
+    if (repeats) {
+        char note[64];
+        snprintf(note, sizeof note, "the line above was repeated %lu more times", repeats);
+        log_fn(level, note, log_user_data);
+    }
     log_fn(level, line, log_user_data);
 }
 

@@ -467,6 +467,12 @@ static parley_status build_node(parse_state *ps, yaml_event_t *ev, int depth, yd
     }
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
+        /* Only a double-quoted "\0" escape puts a NUL here; every reader takes strings as C
+         * strings, which it would cut short ("bob\0evil" read as "bob"). */
+        if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length)) {
+            st = fail_mark(d, &ev->start_mark, PARLEY_ERR_FORMAT, "a NUL character in a string");
+            goto fail;
+        }
         if (!(n = node_new(d, YD_SCALAR, &ev->start_mark)) ||
             !(n->str = pl_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length)))
             goto nomem;

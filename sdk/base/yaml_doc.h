@@ -45,7 +45,7 @@ struct yd_node {
     int line, col;    /* 1-based start; for block scalars, the `|` or `>` indicator */
     const yd_doc *doc;
     /* YD_SCALAR */
-    char *str; /* NUL-terminated value (a scalar may hold NUL bytes: use len) */
+    char *str; /* NUL-terminated value (a string holding a NUL is refused at parse time) */
     size_t len;
     yd_style style;
     size_t src_start, src_end; /* byte range of the scalar in the source text */

@@ -86,11 +86,11 @@ static int command(chat *c, const char *line)
     } else if (!strcmp(name, "/restart")) {
         c->restart = 1;
         printf("(a new session for %s: the form and the slots are forgotten)\n", c->user);
-    } else if (!strcmp(name, "/user") && *arg && strlen(arg) < MAX_USER) {
+    } else if (!strcmp(name, "/user") && parley_user_id_check(arg) == PARLEY_OK) {
         snprintf(c->user, sizeof c->user, "%s", arg);
         printf("(you are now %s)\n", c->user);
     } else if (!strcmp(name, "/user")) {
-        printf("(/user wants a name of 1 to %d bytes)\n", PARLEY_MAX_USER_ID_BYTES);
+        printf("(/user NAME: %s; you are still %s)\n", parley_errmsg(), c->user);
     } else {
         const char *near = cli_suggest(name, names);
         printf("(no command %s%s%s%s /help lists them)\n", name, near ? ": did you mean " : ";",
@@ -195,6 +195,11 @@ int cmd_chat(int argc, char **argv)
         }
     }
     const char *graph_user = set_user(sets, n);
+    if (user && parley_user_id_check(user) != PARLEY_OK) {
+        fprintf(stderr, "parley chat: --user: %s\n", parley_errmsg());
+        rc = 2;
+        goto done;
+    }
     snprintf(c.user, sizeof c.user, "%s", user ? user : graph_user ? graph_user : "default");
     c.restart = fresh;
     c.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

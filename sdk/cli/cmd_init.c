@@ -25,8 +25,8 @@ static void usage(FILE *f)
                "  pipeline.yaml  the graph: text in, model, dialog, replies out\n"
                "  README.md      what each file does and how to change the bot\n"
                "  tests/         conversation tests for `parley test`\n"
-               "and trains its model into DIR/models/nlu (seconds). Files already there are\n"
-               "never overwritten: init stops before writing anything.\n"
+               "and trains its model into DIR/models/nlu (seconds). Files already there, and\n"
+               "a model folder there, are never overwritten: init stops before writing anything.\n"
                "  --no-train  write the files only (train later with parley train)\n");
 }
 
@@ -52,10 +52,21 @@ static const char *join(const char *dir, const char *name, char *buf, size_t cap
     return buf;
 }
 
-/* Writes every starter file; returns 0, or 1 after printing why not. */
-static int write_files(const char *dir)
+/* Writes every starter file; returns 0, or 1 after printing why not. With `model`, the
+ * model folder init trains into must not be there either: init replaces nothing it did
+ * not create. */
+static int write_files(const char *dir, int model)
 {
     char path[4096];
+    struct stat sb;
+    if (model && lstat(join(dir, "models/nlu", path, sizeof path), &sb) == 0) {
+        fprintf(stderr,
+                "parley init: %s is there already; init trains its model there and replaces "
+                "nothing it did not create: choose a new folder, or move that model away "
+                "(or init --no-train, then parley train)\n",
+                path);
+        return 1;
+    }
     for (const cli_file *f = cli_starter_files; f->name; f++)
         if (access(join(dir, f->name, path, sizeof path), F_OK) == 0) {
             fprintf(stderr,
@@ -123,7 +134,7 @@ int cmd_init(int argc, char **argv)
     }
     if (!dir)
         dir = ".";
-    if (write_files(dir))
+    if (write_files(dir, !no_train))
         return 1;
     printf("wrote a starter bot in %s: nlu.yaml, domain.yaml, pipeline.yaml, README.md, tests/\n",
            dir);

@@ -61,14 +61,29 @@ static int fail(const char *fmt, ...)
     return 1;
 }
 
+/* Copies at most cap - 1 bytes of what a server sent into dst, each control character (C0,
+ * DEL, and C1 as UTF-8 writes it) as '?', so nothing the server chose can drive the terminal
+ * (escape sequences, a bell). */
+static void printable(char *dst, size_t cap, const char *src)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p && o + 1 < cap; p++) {
+        int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        dst[o++] = *p < 0x20 || *p == 0x7f || c1 ? '?' : (char)*p;
+        p += c1;
+    }
+    dst[o] = '\0';
+}
+
 /* Prints a server message as one JSON line and counts what it answers. */
 static void on_message(stream *s, const char *data, size_t len)
 {
     cJSON *msg = cJSON_ParseWithLength(data, len);
     char *line = msg ? cJSON_PrintUnformatted(msg) : NULL;
     if (!line) {
-        fprintf(stderr, "parley stream: the server sent a message that is not JSON: %.200s\n",
-                data);
+        char shown[201];
+        printable(shown, sizeof shown, data);
+        fprintf(stderr, "parley stream: the server sent a message that is not JSON: %s\n", shown);
         s->errors++;
         svc_ws_close(s->conn, 1002, "not JSON"); /* no answer can be told apart any more */
         cJSON_Delete(msg);
@@ -102,7 +117,7 @@ static void on_event(svc_ws_conn *conn, const svc_ws_event *ev, void *user)
         s->code = ev->close_code;
         s->by_server = ev->by_server;
         s->http = ev->http_status;
-        snprintf(s->text, sizeof s->text, "%s", ev->text);
+        printable(s->text, sizeof s->text, ev->text);
     }
 }
 

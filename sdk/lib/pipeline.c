@@ -7,6 +7,8 @@
  * one check every source shares), joins the two and translates the engine's events. The
  * node kinds' descriptions are kind_info.c's.
  */
+#include <string.h>
+
 #include "parley/pipeline.h"
 #include "pipeline/graph.h"
 #include "pipeline/metrics.h"
@@ -110,6 +112,13 @@ static parley_status no_api(const char *who)
 {
     return pl_fail(PARLEY_ERR_UNSUPPORTED,
                    "%s: the graph has no api node (its own sources feed it)", who);
+}
+
+parley_status parley_user_id_check(const char *user)
+{
+    if (!user)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "user id: NULL");
+    return pipe_check_user_id(user, strlen(user));
 }
 
 parley_status parley_pipeline_submit(parley_pipeline *p, const char *user, const char *text,

@@ -17,6 +17,7 @@
 
 #include "dialog/dialog.h"
 #include "dialog/store.h"
+#include "sdk/base/alloc.h"
 #include "tests/check.h"
 #include "tests/dialog/tmp_store.h"
 
@@ -111,6 +112,63 @@ static void test_locked(void)
     CHECK(dm_store_load(s, "bob", &u) == PARLEY_OK && !u.exists, "the failed save left a user");
     dm_user_clear(&u);
     CHECK(save_one(s, "bob", 1) == PARLEY_OK, "after release: %s", parley_errmsg());
+    dm_store_close(s);
+}
+
+/* Two processes give turns to one user at once, each as the dialog does (read the user,
+ * decide, write turn n + 1): every turn of both is kept, numbered 1 to 2 * N, none given
+ * out twice. The pause between read and write stands for the decision. */
+static void test_two_writers(void)
+{
+    enum { N = 200 };
+    remove_store();
+    dm_store *s;
+    CHECK(dm_store_open(path, &(dm_store_params){ .busy_ms = 20000 }, &s) == PARLEY_OK, "%s",
+          parley_errmsg());
+    dm_store_close(s);
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        if ((kids[k] = fork()) == 0) {
+            int failed = dm_store_open(path, &(dm_store_params){ .busy_ms = 20000 }, &s) != 0;
+            for (int i = 0; !failed && i < N; i++) {
+                dm_user u;
+                dm_store_turn t;
+                if (dm_store_begin(s, "shared", &t, &u) != PARLEY_OK) {
+                    failed = 1;
+                    break;
+                }
+                dm_user w = sample_user();
+                w.turns = u.turns + 1;
+                dm_turn_row row = { .turn_id = w.turns,
+                                    .session_id = "s1",
+                                    .text = "hi",
+                                    .reply = k ? "from b" : "from a" };
+                usleep(200);
+                failed = dm_store_commit(&t, "shared", &w, &row, 0) != PARLEY_OK;
+                if (failed)
+                    fprintf(stderr, "writer %d, turn %d: %s\n", k, i, parley_errmsg());
+                dm_user_clear(&u);
+            }
+            dm_store_close(s);
+            _exit(failed);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        int ws = -1;
+        waitpid(kids[k], &ws, 0);
+        CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "writer %d failed a turn", k);
+    }
+    CHECK(dm_store_open(path, NULL, &s) == PARLEY_OK, "%s", parley_errmsg());
+    dm_user u = { 0 };
+    long count = 0;
+    char *reply = NULL;
+    CHECK(dm_store_load(s, "shared", &u) == PARLEY_OK && u.turns == 2 * N,
+          "the user's turns: %llu, want %d", (unsigned long long)u.turns, 2 * N);
+    CHECK(dm_store_history(s, "shared", 2 * N, &count, &reply) == PARLEY_OK && count == 2 * N &&
+                  reply,
+          "history rows kept: %ld of %d", count, 2 * N);
+    pl_free(reply);
+    dm_user_clear(&u);
     dm_store_close(s);
 }
 
@@ -361,6 +419,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/ctx.db", dir);
     test_roundtrip_and_restart();
     test_locked();
+    test_two_writers();
     test_not_a_database();
     test_corrupt_page();
     test_newer_schema();

@@ -245,6 +245,24 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 1 and out == [] and err.startswith("parley stream: ") and took < 15,
           "a mute server: exit %d after %.1f s: %s" % (rc, took, err))
 
+    # What a server says is printed without its control characters: no escape sequence or
+    # bell reaches the terminal (an independent server: tests/services/ws_peer.py).
+    peer = subprocess.Popen([sys.executable, os.path.join(root, "tests", "services", "ws_peer.py")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(peer.stdout.readline())
+        rc, out, err = stream("ws://127.0.0.1:%d/escape" % port, "--timeout", "10", "--text", "hi")
+        check(rc == 1 and "bye ?[31mred?]0;title? ?2J" in err and "\x1b" not in err and
+              "\x07" not in err and "\u009b" not in err, "a close reason with escapes: %d %r" % (
+                  rc, err))
+        rc, out, err = stream("ws://127.0.0.1:%d/escape_msg" % port, "--timeout", "10", "--text",
+                              "hi")
+        check(rc == 1 and "not JSON: ?[2J?[31mnot json" in err and "\x1b" not in err,
+              "a message with escapes: %d %r" % (rc, err))
+    finally:
+        peer.stdin.close()
+        peer.wait(timeout=30)
+
     # Usage errors.
     rc, out, err = stream("http://127.0.0.1:1/")
     check(rc == 1 and "it must begin with ws:// or wss://" in err, "bad URL: %d %s" % (rc, err))

@@ -51,11 +51,14 @@ int main(void)
                "{\"user\":\"bob\",\"turn\":3,\"line\":12,\"error\":"
                "\"input line 12: text: bad\"}");
     pipe_msg refused = { .type = PIPE_T_TEXT, .user_id = "", .seq = 40, .line = 7, .text = "" };
-    check_line(&refused, "a path \xff\xfe, cut \xe2\x82",
-               "{\"user\":null,\"turn\":40,\"line\":7,\"error\":\"a path \xef\xbf\xbd\xef\xbf\xbd, "
-               "cut \xef\xbf\xbd\xef\xbf\xbd\"}");
+    check_line(
+            &refused, "a path \xff\xfe, cut \xe2\x82",
+            "{\"user\":null,\"turn\":null,\"line\":7,\"error\":\"a path \xef\xbf\xbd\xef\xbf\xbd, "
+            "cut \xef\xbf\xbd\xef\xbf\xbd\"}");
     pipe_msg api = { .type = PIPE_T_TEXT, .user_id = "carol", .seq = 5, .text = "hi" };
-    check_line(&api, "failed", "{\"user\":\"carol\",\"turn\":5,\"error\":\"failed\"}");
+    /* A turn that failed was given no turn of its user: "turn" is null, never the graph's
+     * sequence number (5 here), which looked like the user's turn. */
+    check_line(&api, "failed", "{\"user\":\"carol\",\"turn\":null,\"error\":\"failed\"}");
     long points = fault_sweep("svc_reply_json", format_line, &refused);
     CHECK(points >= 5, "only %ld allocation points", points);
     return check_done();

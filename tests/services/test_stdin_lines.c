@@ -207,8 +207,9 @@ static int answered_line(const char *name, const cJSON *o, seen *s)
     const cJSON *user = cJSON_GetObjectItemCaseSensitive(o, "user");
     int err = cJSON_HasObjectItem(o, "error");
     CHECK(cJSON_IsString(user) || cJSON_IsNull(user), "%s: user is a string or null", name);
-    CHECK(cJSON_IsNumber(turn) && turn->valuedouble >= 1 && turn->valuedouble <= MAX_SEQ,
-          "%s: turn", name);
+    CHECK(err ? cJSON_IsNull(turn)
+              : cJSON_IsNumber(turn) && turn->valuedouble >= 1 && turn->valuedouble <= MAX_SEQ,
+          "%s: turn (null for an error: the user was given no turn)", name);
     CHECK(!err || cJSON_IsNumber(line), "%s: an error names its input line", name);
     CHECK(err || cJSON_GetArraySize((cJSON *)o) == 6, "%s: a reply has 6 keys", name);
     if (err)

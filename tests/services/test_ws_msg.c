@@ -116,6 +116,18 @@ static void messages(void)
     CHECK(ws_msg_parse(nul, sizeof nul - 1, &cmd) != PARLEY_OK && strstr(parley_errmsg(), "NUL"),
           "a raw NUL: %s", parley_errmsg());
     ws_cmd_clear(&cmd);
+    /* A string id of WS_ID_MAX_BYTES is kept; one byte more is refused (each turn in flight
+     * keeps its id and its answer echoes it: 1 MB ids pinned megabytes per connection). */
+    char idmsg[WS_ID_MAX_BYTES + 64];
+    for (int extra = 0; extra < 2; extra++) {
+        int n = snprintf(idmsg, sizeof idmsg, "{\"text\": \"a\", \"id\": \"%0*d\"}",
+                         WS_ID_MAX_BYTES + extra, 7);
+        parley_status got = ws_msg_parse(idmsg, (size_t)n, &cmd);
+        CHECK(extra ? got == PARLEY_ERR_FORMAT && strstr(parley_errmsg(), "\"id\": 257 bytes")
+                    : got == PARLEY_OK,
+              "an id of %d bytes: %s", WS_ID_MAX_BYTES + extra, parley_errmsg());
+        ws_cmd_clear(&cmd);
+    }
     size_t big = PARLEY_MAX_TEXT_BYTES + 1;
     char *text = pl_malloc(big + 16);
     memcpy(text, "{\"text\": \"", 10);
@@ -131,6 +143,10 @@ static void connection(void)
 {
     ws_conn *c = ws_conn_new(NULL, 16);
     CHECK(c != NULL, "a connection");
+    /* An empty frame (or empty first fragment) before any buffer exists: nothing is copied
+     * (a copy from or to NULL is undefined, and UBSan stops there). */
+    CHECK(c && ws_conn_rx_add(c, NULL, 0, 10) == PARLEY_OK && c->rx_len == 0 && !c->rx,
+          "an empty piece first");
     CHECK(ws_conn_rx_add(c, "hello ", 6, 10) == PARLEY_OK, "a first piece");
     CHECK(ws_conn_rx_add(c, "you", 3, 10) == PARLEY_OK, "a second piece");
     CHECK(c->rx_len == 9 && !memcmp(c->rx, "hello you", 9), "reassembled");

@@ -7,6 +7,10 @@ standard input closes. What it does depends on the path:
   /fragments  sends "hello world" as three fragments, a binary message as two, then closes
               with 4001 "done here"
   /big        sends one text message of 5000 bytes, then waits
+  /huge       sends one text message of 17,000,000 bytes (over the client's default 16 MiB),
+              then waits
+  /escape     closes with 4000 and a reason holding terminal escape sequences and a bell
+  /escape_msg sends a text that is not JSON and holds escape sequences, then waits
   /auth       answers "ok" when the handshake had `Authorization: Bearer t0k`, then closes
               1000; without it the handshake is refused with HTTP 401
   /forbidden  refuses the handshake with HTTP 403
@@ -49,8 +53,13 @@ async def answer(ws, path):
         await ws.send(["he", "llo ", "world"])
         await ws.send([b"\x00\x01", b"\x02"])
         await ws.close(4001, "done here")
-    elif path == "/big":
-        await ws.send("x" * 5000)
+    elif path in ("/big", "/huge"):
+        await ws.send("x" * (5000 if path == "/big" else 17000000))
+        await ws.wait_closed()
+    elif path == "/escape":
+        await ws.close(4000, "bye \x1b[31mred\x1b]0;title\x07 \u009b2J")
+    elif path == "/escape_msg":
+        await ws.send("\x1b[2J\x1b[31mnot json")
         await ws.wait_closed()
     elif path == "/auth":
         await ws.send("ok")

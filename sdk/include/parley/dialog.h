@@ -86,8 +86,10 @@ PARLEY_API parley_status parley_store_migrate(const char *where);
 PARLEY_API parley_status parley_store_export(const char *where, FILE *out, long *n_users);
 
 /* Reads JSON lines as parley_store_export writes them and stores each user, replacing what
- * the store held for that user (one transaction per user). A bad line fails with its line
- * number; the users before it are imported. *n_users (may be NULL): the users stored. */
+ * the store held for that user, all in one transaction. Each line is checked as every entry
+ * point checks what it is given (README "Limits"); a bad line fails with its line number
+ * (PARLEY_ERR_FORMAT, or the check's status) and nothing is imported. *n_users (may be
+ * NULL): the users stored. */
 PARLEY_API parley_status parley_store_import(const char *where, FILE *in, long *n_users);
 
 /* Deletes the users last active more than `days` days ago, with their slots and history, in

@@ -194,7 +194,9 @@ PARLEY_API parley_nlu_model_params parley_nlu_model_params_default(void);
  * model.safetensors (F32) and vocab.txt, initialized as BERT is (weights from normal(0,
  * 0.02), zero biases, LayerNorm weights 1, a zero [PAD] embedding) — where training starts,
  * or a model of the right shape for tests and benchmarks. The same params give the same
- * files. Each file is written to a temporary name and renamed into place. params is borrowed
+ * files. The directory is built beside `dir` and swapped in whole (one atomic rename), so a
+ * failure leaves `dir` as it was; a `dir` holding anything but a model's files is refused
+ * (PARLEY_ERR_INVALID_ARG naming the entry). params is borrowed
  * for the call; *info (may be NULL) receives the model's shape. Errors name the parameter or
  * file at fault (config.json keys as they would be written: "num_attention_heads"). Any
  * thread; not concurrently with itself on the same dir. */

@@ -55,6 +55,11 @@ typedef struct parley_pipeline parley_pipeline;
 /* The longest text of one turn, in bytes of UTF-8 (64 KiB). */
 #define PARLEY_MAX_TEXT_BYTES 65536
 
+/* Checks a user id against the rules above, as parley_pipeline_submit does: PARLEY_OK, or
+ * PARLEY_ERR_INVALID_ARG / PARLEY_ERR_UTF8 with a detail naming the rule and the byte
+ * offset. For a program that takes an id once and uses it for many turns. Any thread. */
+PARLEY_API parley_status parley_user_id_check(const char *user);
+
 typedef struct parley_reply_slot {
     const char *name;
     const char *value;

@@ -27,8 +27,11 @@
  * first, and a seed gives the same files only with the same thread count. parley_eval_run()
  * follows the threading rule of its parley_nlu handle.
  *
- * Files: every file is written atomically (temporary file + rename), so a stopped, failed
- * or crashed run leaves the output directory's model either as it was or complete.
+ * Files: an output directory is replaced whole or not at all: the new one is built beside
+ * it (OUT.parley-new) and swapped in with one atomic rename, so a stopped, failed or
+ * crashed run leaves the output directory either as it was or complete. OUT must hold
+ * nothing but a model's files (training.json, train_state/ included): it is refused
+ * otherwise (PARLEY_ERR_INVALID_ARG naming the entry).
  */
 #ifndef PARLEY_TRAIN_H
 #define PARLEY_TRAIN_H
@@ -232,11 +235,13 @@ PARLEY_API float parley_train_default_lr(int from_init);
 /* Trains: reads the data, builds the model (init's, with new intent and slot heads when
  * its labels are not the data's; or a new one), and runs AdamW over shuffled mini-batches
  * with warmup then linear decay, dropout and clipping. After every epoch it scores the dev
- * set and keeps the best epoch by sentence accuracy in `out` (without dev, the latest), its
- * intent confidences calibrated on dev (config.json "intent_temperature"; without dev they
- * are not), and saves out/train_state/, from which `resume` continues; the state is
- * removed when the run completes. A stop from the callback saves the state
- * at the current step (the model in `out` stays the last one saved at an epoch's end) and a resumed
+ * set and keeps the best epoch by sentence accuracy (without dev, the latest), its intent
+ * confidences calibrated on dev (config.json "intent_temperature"; without dev they are
+ * not), in out/train_state/best/, and saves out/train_state/, from which `resume`
+ * continues. When the run completes, that model and its record replace `out` whole (the
+ * state goes with the old folder). A stop from the callback saves the state at the current
+ * step and puts the best epoch so far in place the same way, the state kept in it; a run
+ * that fails leaves `out` as it was, its state in out/train_state/. A resumed
  * run ends with exactly the files an uninterrupted one writes. The same seed and thread count give
  * the same files. On success *result (may be NULL) is filled. Errors name the file (FILE:LINE:COL
  * in the data), the setting or the tensor at fault. */

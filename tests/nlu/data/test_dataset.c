@@ -493,8 +493,27 @@ static void test_strings(void)
     const char *nul = "nlu:\n- intent: a\n  examples: [\"x\\0y\"]\n";
     CHECK(ds_load_rasa_string("n.yaml", nul, strlen(nul), &ds) == PARLEY_ERR_FORMAT && !ds,
           "NUL refused");
-    CHECK(!strcmp(parley_errmsg(), "n.yaml:3:14: a NUL character in an example"), "NUL: %s",
+    CHECK(!strcmp(parley_errmsg(), "n.yaml:3:14: a NUL character in a string"), "NUL: %s",
           parley_errmsg());
+    /* Names that print as other names: a bidi override, a zero-width space or joiner, a
+     * bidi isolate, in an intent or a slot. */
+    static const struct {
+        const char *yaml, *says;
+    } names[] = {
+        { "nlu:\n- intent: or\u202eder\n  examples: [\"x\"]\n", "U+202E at byte 2" },
+        { "nlu:\n- intent: order\u200b\n  examples: [\"x\"]\n", "U+200B at byte 5" },
+        { "nlu:\n- intent: a\n  examples: [\"[x](si\u200dze)\"]\n", "slot name holds U+200D" },
+        { "nlu:\n- intent: a\n  examples: [\"[x](si\u2066ze)\"]\n", "slot name holds U+2066" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        CHECK(ds_load_rasa_string("n.yaml", names[i].yaml, strlen(names[i].yaml), &ds) ==
+                              PARLEY_ERR_FORMAT &&
+                      !ds && strstr(parley_errmsg(), names[i].says) &&
+                      strstr(parley_errmsg(), "bidi or zero-width"),
+              "name %zu refused: %s", i, parley_errmsg());
+        ds_free(ds);
+        ds = NULL;
+    }
     CHECK(ds_load(path_of("missing.yaml"), &ds) == PARLEY_ERR_NOT_FOUND && !ds, "missing file");
     CHECK(ds_load(path_of("jointbert/good/label"), &ds) == PARLEY_ERR_UNSUPPORTED && !ds,
           "neither yaml nor folder");

@@ -128,6 +128,61 @@ static void test_atomic(void)
     CHECK(strstr(parley_errmsg(), "no/such/dir/file") != NULL, "detail: %s", parley_errmsg());
 }
 
+/* The text of a small file, or "" (static buffer). */
+static const char *text_of(const char *path)
+{
+    static char buf[64];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* A directory replaced whole: renamed in when missing, exchanged (the old one removed, a
+ * symbolic link in it removed and not followed) when there, refused while it holds an entry
+ * not allowed (a leftover temporary file of an allowed one is fine), as it was then. */
+static void test_dir_replace(void)
+{
+    static const char *const allowed[] = { "a.txt", "sub", NULL };
+    char staged[600], dir[600];
+    snprintf(dir, sizeof dir, "%s", path_in("model"));
+    CHECK(pl_dir_staging(dir, staged, sizeof staged) == PARLEY_OK &&
+                  !strcmp(staged + strlen(staged) - 16, "model.parley-new"),
+          "staging %s", staged);
+    CHECK(pl_dir_staging(path_in("model/"), staged, sizeof staged) == PARLEY_OK &&
+                  !strcmp(staged + strlen(staged) - 16, "model.parley-new"),
+          "staging of a path ending in '/': %s", staged);
+    CHECK(mkdir(staged, 0777) == 0, "mkdir");
+    write_text(path_in("model.parley-new/a.txt"), "one");
+    CHECK(pl_dir_replace(staged, dir, allowed) == PARLEY_OK &&
+                  !strcmp(text_of(path_in("model/a.txt")), "one") && access(staged, F_OK) != 0,
+          "into a missing folder: %s", parley_errmsg());
+    write_text(path_in("kept.txt"), "kept");
+    CHECK(mkdir(path_in("model/sub"), 0777) == 0 &&
+                  symlink(path_in("kept.txt"), path_in("model/sub/link")) == 0,
+          "a link in the old folder");
+    write_text(path_in("model/.a.txt.tmp-123456"), "left over");
+    CHECK(mkdir(staged, 0777) == 0, "mkdir");
+    write_text(path_in("model.parley-new/a.txt"), "two");
+    CHECK(pl_dir_replace(staged, dir, allowed) == PARLEY_OK &&
+                  !strcmp(text_of(path_in("model/a.txt")), "two") && entries(dir) == 1 &&
+                  access(staged, F_OK) != 0 && !strcmp(text_of(path_in("kept.txt")), "kept"),
+          "over a folder: %s, %d entries", parley_errmsg(), entries(dir));
+    write_text(path_in("model/notes.txt"), "mine");
+    CHECK(mkdir(staged, 0777) == 0, "mkdir");
+    write_text(path_in("model.parley-new/a.txt"), "three");
+    parley_status st = pl_dir_replace(staged, dir, allowed);
+    CHECK(st == PARLEY_ERR_INVALID_ARG && strstr(parley_errmsg(), "notes.txt") &&
+                  !strcmp(text_of(path_in("model/a.txt")), "two") &&
+                  !strcmp(text_of(path_in("model/notes.txt")), "mine"),
+          "a folder holding other files: %s", parley_errmsg());
+    CHECK(pl_remove_tree(staged) == PARLEY_OK && access(staged, F_OK) != 0 &&
+                  pl_remove_tree(staged) == PARLEY_OK,
+          "removing a tree, and a missing one: %s", parley_errmsg());
+}
+
 static void test_json(void)
 {
     cJSON *j = NULL;
@@ -214,6 +269,7 @@ int main(void)
     test_read_file();
     test_make_dirs();
     test_atomic();
+    test_dir_replace();
     test_json();
     test_detail_helpers();
     CHECK(fault_sweep("pl_read_file", read_op, (void *)path_in("small.txt")) >= 1,

@@ -1,7 +1,9 @@
-/* test_status.c — status names, per-thread error detail, log callback, allocator hook. */
+/* test_status.c — status names, per-thread error detail, log callback and its gate against
+ * floods, allocator hook. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "parley/parley.h"
 #include "sdk/base/alloc.h"
@@ -16,12 +18,38 @@ static void *thread_main(void *arg)
 }
 
 static int log_calls;
-static char last_line[256];
+static char last_line[256], before_last[256];
 static void log_cb(parley_log_level level, const char *msg, void *ud)
 {
     (void)level;
     log_calls += *(int *)ud;
+    snprintf(before_last, sizeof before_last, "%s", last_line);
     snprintf(last_line, sizeof last_line, "%s", msg);
+}
+
+/* A line repeated in a loop goes through a gate once per interval, then its count; other
+ * lines go through at once. */
+static void test_log_gate(void)
+{
+    static pl_log_gate gate = PL_LOG_GATE_INIT(200);
+    int weight = 1;
+    log_calls = 0;
+    parley_log_set(log_cb, &weight, PARLEY_LOG_WARN);
+    for (int i = 0; i < 100000; i++)
+        pl_log_gated(&gate, PARLEY_LOG_ERROR, "accept: errno %d", 24);
+    CHECK(log_calls == 1 && !strcmp(last_line, "accept: errno 24"),
+          "100,000 equal lines: %d logged", log_calls);
+    pl_log_gated(&gate, PARLEY_LOG_ERROR, "another");
+    CHECK(log_calls == 3 && !strcmp(before_last, "the line above was repeated 99999 more times") &&
+                  !strcmp(last_line, "another"),
+          "the count, then a new line: %d, '%s', '%s'", log_calls, before_last, last_line);
+    pl_log_gated(&gate, PARLEY_LOG_ERROR, "another");
+    struct timespec pause = { 0, 250 * 1000000L };
+    nanosleep(&pause, NULL);
+    pl_log_gated(&gate, PARLEY_LOG_ERROR, "another");
+    CHECK(log_calls == 5 && !strcmp(before_last, "the line above was repeated 1 more times"),
+          "after the interval the line goes through again: %d '%s'", log_calls, before_last);
+    parley_log_set(NULL, NULL, PARLEY_LOG_DEBUG);
 }
 
 static int allocs;
@@ -82,5 +110,6 @@ int main(void)
     CHECK(pl_calloc((size_t)-1, 16) == NULL, "calloc overflow gives NULL");
     CHECK(parley_set_allocator(NULL) == PARLEY_OK, "restore allocator");
     CHECK(strcmp(parley_version(), PARLEY_VERSION) == 0, "version");
+    test_log_gate();
     return check_done();
 }

@@ -215,6 +215,12 @@ static void test_syntax_errors(void)
     expect_error("a: &x 1\nb: *x\n", PARLEY_ERR_UNSUPPORTED,
                  "t.yaml:2:4: aliases (*x) are not supported");
     expect_error("a: 1\n---\nb: 2\n", PARLEY_ERR_FORMAT, "t.yaml:2:1: a second YAML document");
+    /* A NUL would cut a string short: a value, a key, in a test file's user (two users
+     * merged into one before). */
+    expect_error("user: \"bob\\0evil\"\n", PARLEY_ERR_FORMAT,
+                 "t.yaml:1:7: a NUL character in a string");
+    expect_error("ok: 1\n\"a\\0b\": 2\n", PARLEY_ERR_FORMAT,
+                 "t.yaml:2:1: a NUL character in a string");
     expect_error("? [a]\n: 1\n", PARLEY_ERR_FORMAT,
                  "t.yaml:1:3: a mapping key must be a scalar, not a sequence");
     char deep[2000];

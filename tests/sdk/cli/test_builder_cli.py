@@ -48,6 +48,19 @@ for f in ("nlu.yaml", "domain.yaml", "pipeline.yaml", "README.md", "tests/order.
     check(os.path.exists(os.path.join(bot, f)), "init wrote %s" % f)
 p = run(["init", bot])
 check(p.returncode == 1 and "is there already" in p.stderr, "init over a bot: %s" % p.stderr)
+# A folder that holds a model (and no starter files): init must not train over it.
+mine = os.path.join(tmp, "mine")
+os.makedirs(os.path.join(mine, "models", "nlu"))
+with open(os.path.join(mine, "models", "nlu", "config.json"), "w") as f:
+    f.write("my model\n")
+p = run(["init", mine])
+check(p.returncode == 1 and os.path.join(mine, "models/nlu") in p.stderr and
+      "is there already" in p.stderr, "init over a model folder: %d %s" % (
+          p.returncode, p.stderr[-500:]))
+with open(os.path.join(mine, "models", "nlu", "config.json")) as f:
+    check(f.read() == "my model\n", "init left the model folder's files as they were")
+check(sorted(os.listdir(mine)) == ["models"] and os.listdir(os.path.join(mine, "models", "nlu"))
+      == ["config.json"], "init wrote nothing: %s" % sorted(os.listdir(mine)))
 p = run(["init", os.path.join(tmp, "bare"), "--no-train"])
 check(p.returncode == 0 and not os.path.exists(os.path.join(tmp, "bare", "models")),
       "init --no-train: %d %s" % (p.returncode, p.stderr))
@@ -134,6 +147,16 @@ check("on its way" in p.stdout, "chat: the store keeps the form: %s" % p.stdout)
 run(["chat", graph, "--user", "cy"] + sets, stdin="i want a large latte\n")
 p = run(["chat", graph, "--user", "cy", "--fresh"] + sets, stdin="yes\n")
 check("on its way" not in p.stdout and "parley>" in p.stdout, "chat --fresh: %s" % p.stdout)
+# An id the pipeline would refuse is refused when given, not at each turn after.
+for bad, why in (("a\x01b", "control character U+0001"), ("x" * 129, "129 bytes")):
+    p = run(["chat", graph, "--user", bad], stdin="hello\n")
+    check(p.returncode == 2 and "parley chat: --user: user id" in p.stderr and why in p.stderr
+          and "parley>" not in p.stdout, "chat --user %.20r: %d %s" % (bad, p.returncode, p.stderr))
+p = run(["chat", graph, "--user", "dee"], stdin="/user e\x1bf\n/user \nhello\n")
+check("(/user NAME: user id: control character U+001B at byte 1; you are still dee)" in p.stdout
+      and "(/user NAME: user id is empty; you are still dee)" in p.stdout and
+      "parley> " in p.stdout and "error" not in p.stdout.lower(),
+      "chat /user with a bad id: %s" % p.stdout)
 p = run(["chat", graph, "--usr", "x"])
 check(p.returncode == 2 and "did you mean --user?" in p.stderr, "chat --usr: %s" % p.stderr)
 

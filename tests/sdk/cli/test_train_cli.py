@@ -15,6 +15,7 @@ library.
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -208,6 +209,64 @@ def test_interrupt_and_resume(tmp):
     check(not os.path.exists(state), "state left after the resumed run completed")
 
 
+def files_of(folder):
+    """Every file under folder (train_state/ left out) as {relative path: bytes}."""
+    got = {}
+    for base, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "train_state"]
+        for name in names:
+            path = os.path.join(base, name)
+            with open(path, "rb") as f:
+                got[os.path.relpath(path, folder)] = f.read()
+    return got
+
+
+def limit_file_size(limit):
+    """For the child: files stop growing past `limit` bytes (EFBIG, as a full disk's ENOSPC
+    stops them), the signal that would kill it ignored."""
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    return apply
+
+
+def test_failed_retrain_keeps_model(tmp):
+    """A retrain that fails on a write (after its first epoch's model was saved) leaves the
+    old model whole: every file as it was. A retrain that completes replaces it whole."""
+    out = os.path.join(tmp, "retrain")
+    args = ["--data", DATA, "--out", out, "--epochs", "3", "--init", "none"] + SMALL
+    r = run(args + ["--seed", "1"])
+    check(r.returncode == 0, "first training: %r" % r.stderr[-500:])
+    before = files_of(out)
+    weights = len(before.get("model.safetensors", b""))
+    # The model's files fit under the limit; the optimizer's moments (twice the weights) do not.
+    r = subprocess.run([BIN, "train"] + args + ["--seed", "2", "--force"], capture_output=True,
+                       text=True, timeout=120, preexec_fn=limit_file_size(weights * 3 // 2))
+    check(r.returncode == 1 and "saving the training state" in r.stderr,
+          "the retrain fails on a write: rc %d %r" % (r.returncode, r.stderr[-500:]))
+    after = files_of(out)
+    check(after == before, "the old model is whole after the failed retrain: changed %s" % sorted(
+        k for k in set(before) | set(after) if before.get(k) != after.get(k)))
+    check(not os.path.exists(out + ".parley-new"), "nothing left beside the model")
+    r = run(args + ["--seed", "2", "--force"])
+    check(r.returncode == 0, "the retrain once the writes work: %r" % r.stderr[-500:])
+    now = files_of(out)
+    check(now["model.safetensors"] != before["model.safetensors"] and
+          json.loads(now["training.json"])["options"]["seed"] == 2,
+          "the new model and its record replaced the old: %s" % now.get("training.json", b"")[:300])
+    check(not os.path.exists(os.path.join(out, "train_state")) and
+          not os.path.exists(out + ".parley-new"), "no state, nothing beside")
+    # A folder that holds more than a model is not replaced.
+    mixed = os.path.join(tmp, "mixed")
+    os.makedirs(mixed)
+    with open(os.path.join(mixed, "notes.txt"), "w") as f:
+        f.write("mine\n")
+    r = run(["--data", DATA, "--out", mixed, "--epochs", "1", "--init", "none"] + SMALL)
+    check(r.returncode == 1 and "notes.txt" in r.stderr and os.listdir(mixed) == ["notes.txt"],
+          "a folder with other files: rc %d %r %s" % (r.returncode, r.stderr[-300:],
+                                                      os.listdir(mixed)))
+
+
 def write_text(path):
     """The tiny set's utterances without their annotations, as plain text."""
     lines = []
@@ -276,6 +335,7 @@ def main():
         test_no_slots(tmp)
         test_jointbert(tmp)
         test_interrupt_and_resume(tmp)
+        test_failed_retrain_keeps_model(tmp)
         test_pretrain(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

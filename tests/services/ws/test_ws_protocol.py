@@ -281,6 +281,41 @@ async def no_text_consumer(tmp):
         srv.stop()
 
 
+def static_links(tmp):
+    """static_dir serves regular files under it only: a link inside it that points out of it
+    (to a file, to a folder) answers 404; one that stays inside is served."""
+    web = os.path.join(tmp, "static")
+    os.makedirs(os.path.join(web, "docs"))
+    for path, text in (("index.html", "home\n"), ("docs/a.txt", "inside\n"),
+                       ("docs/index.html", "docs home\n")):
+        with open(os.path.join(web, path), "w") as f:
+            f.write(text)
+    with open(os.path.join(tmp, "secret.txt"), "w") as f:
+        f.write("outside\n")
+    os.symlink(os.path.join(tmp, "secret.txt"), os.path.join(web, "leak.txt"))
+    os.symlink("/etc/passwd", os.path.join(web, "passwd"))
+    os.symlink(tmp, os.path.join(web, "up"))
+    os.symlink("docs/a.txt", os.path.join(web, "same.txt"))
+    srv = Server(parley, None, tmp, "ws.static_dir=" + web,
+                 graph=os.path.join(HERE, "audio_only.yaml"))
+
+    def get(path):
+        try:
+            with urllib.request.urlopen(srv.http(path), timeout=30) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, b""
+    try:
+        check(get("/") == (200, b"home\n") and get("/docs/") == (200, b"docs home\n") and
+              get("/docs/a.txt") == (200, b"inside\n"), "files under static_dir are served")
+        check(get("/same.txt") == (200, b"inside\n"), "a link that stays inside is served")
+        for path in ("/leak.txt", "/passwd", "/up/secret.txt"):
+            check(get(path)[0] == 404, "a link out of static_dir: %s answers %r" % (
+                path, get(path)))
+    finally:
+        srv.stop()
+
+
 def refused_configs(srv, tmp):
     """A port in use, TLS with a certificate and no key: the graph does not open."""
     for sets, what in ((["ws.port=%d" % srv.port], "cannot listen"),
@@ -310,6 +345,7 @@ async def main():
         finally:
             srv.stop(signal.SIGKILL)
         await no_text_consumer(tmp)
+        static_links(tmp)
 
 
 asyncio.run(main())

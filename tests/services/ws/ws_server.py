@@ -2,7 +2,8 @@
 (or a graph given) started on a free port, and small client helpers over python3-websockets.
 
 Server(parley, model, tmp, *sets) starts the graph with the test model and a fresh store
-(model None: a graph without the pizza bot's nodes, started as it is),
+(model None: a graph without the pizza bot's nodes, started as it is; preexec runs in the
+child before it starts, as subprocess's preexec_fn),
 reads the port from the line "ws: listening on ws://HOST:PORT/" on stderr, and keeps reading
 stderr (kept in .log). stop(sig) sends a signal and waits for the exit code. The tests exit 77
 when python3-websockets is missing or the build has no websocket server (NOT_BUILT: when a
@@ -40,7 +41,7 @@ def skip_without_ws_server(parley):
 
 
 class Server:
-    def __init__(self, parley, model, tmp, *sets, graph=GRAPH):
+    def __init__(self, parley, model, tmp, *sets, graph=GRAPH, preexec=None):
         args = [parley, "run", graph]
         if model:  # a graph with the pizza bot's nodes
             args += ["--set", "nlu.bert.model=" + model, "--set", "dialog.model=" + model,
@@ -48,7 +49,7 @@ class Server:
         for s in sets:
             args += ["--set", s]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+                                     stderr=subprocess.PIPE, preexec_fn=preexec)
         self.log = []
         self.port = None
         self.scheme = None
