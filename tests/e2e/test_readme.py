@@ -38,7 +38,7 @@ RUN = [
     ("mybot", "parley test"),
     ("mybot", "parley check pipeline.yaml"),
     ("mybot", "parley train --data nlu.yaml --out models/nlu"),
-    ("", 'espeak-ng -w order.wav "i want a large pizza"'),
+    ("", 'flite -voice slt -t "i want a large pizza" -o order.wav'),
     ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
          'decodebin"'),
     ("", "parley asr build --nlu samples/pizza/nlu.yaml"),
