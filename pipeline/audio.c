@@ -57,7 +57,7 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
         return st;
     pipe_seg_params q = *p;
     q.in_rate = or_default(q.in_rate, PIPE_AUDIO_RATE);
-    q.silence_ms = or_default(q.silence_ms, 600);
+    q.silence_ms = or_default(q.silence_ms, 1000);
     q.max_ms = or_default(q.max_ms, 15000);
     q.piece_ms = or_default(q.piece_ms, 100);
     q.threshold = or_default(q.threshold, 300);

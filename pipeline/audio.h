@@ -21,7 +21,7 @@
 
 typedef struct pipe_seg_params {
     int in_rate;    /* samples per second fed in, 8000-48000 (0: PIPE_AUDIO_RATE) */
-    int silence_ms; /* trailing silence that ends an utterance (0: 600; -1: never) */
+    int silence_ms; /* trailing silence that ends an utterance (0: 1000; -1: never) */
     int max_ms;     /* an utterance's maximum length (0: 15000) */
     int piece_ms;   /* audio per message (0: 100) */
     int threshold;  /* RMS of a speech frame, 16-bit units (0: 300, about -40 dBFS) */

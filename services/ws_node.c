@@ -37,7 +37,7 @@ static const pipe_param_spec params[] = {
       NULL },
     { "trust_user_ids", PIPE_P_BOOL, "false", 0, 0,
       "accept any user id a client names (local development)", NULL },
-    { "silence_ms", PIPE_P_INT, "600", 50, 10000,
+    { "silence_ms", PIPE_P_INT, "1000", 50, 10000,
       "trailing silence that ends a client's utterance (the endpoint)", NULL },
     { "max_ms", PIPE_P_INT, "15000", 500, 120000,
       "an utterance's maximum length: it is ended and answered there", NULL },

@@ -174,6 +174,32 @@ check(r.returncode == 0 and right > in_grammar >= 2,
 r = run("asr", "transcribe", os.path.join(tmp, "nothing.wav"))
 check(r.returncode == 1 and "nothing.wav" in r.stderr, "missing file: %r" % r.stderr)
 
+# --- a pause within a request -------------------------------------------------------------
+# "i want a large", 0.74 s between the words (under the default endpoint of 1 s), "pepperoni
+# pizza please": one utterance, one turn; with a 600 ms endpoint it is cut into two
+parts = []
+for i, text in enumerate(("i want a large", "pepperoni pizza please")):
+    raw = os.path.join(tmp, "part%d.raw.wav" % i)
+    subprocess.run(["flite", "-voice", "rms", "-t", text, "-o", raw], check=True)
+    parts.append(os.path.join(tmp, "part%d.wav" % i))  # flite's own edges: about 0.2 s each
+    subprocess.run(["sox", raw, "-r", "16000", parts[-1]], check=True)
+gap, paused = os.path.join(tmp, "gap.wav"), os.path.join(tmp, "paused.wav")
+subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", gap, "trim", "0", "0.3"],
+               check=True)
+subprocess.run(["sox", parts[0], gap, parts[1], paused, "pad", "0.5", "1.5"], check=True)
+pause_graph = os.path.join(tmp, "pause.yaml")
+with open(pause_graph, "w") as f:
+    f.write("name: pause\nnodes:\n  - name: mic\n    kind: audio.gst\n"
+            "    params: { source: \"filesrc location=%s ! decodebin\" }\n"
+            "  - name: asr\n    kind: asr.pocketsphinx\n"
+            "    params: { nlu_data: %s, cache_dir: %s }\n    inputs: { in: mic.audio }\n"
+            "  - name: out\n    kind: text.stdout\n    inputs: { reply: asr.text }\n"
+            % (paused, os.path.abspath(pizza), cache))
+turns = [run("run", pause_graph, *extra).stdout.count("\n") for extra in
+         ([], ["--set", "mic.silence_ms=600"])]
+check(turns == [1, 2], "a 0.74 s pause: %d turn(s) by default, %d with a 600 ms endpoint" %
+      tuple(turns))
+
 # --- audio.gst errors ----------------------------------------------------------------------
 graph = os.path.join(tmp, "gst.yaml")
 with open(graph, "w") as f:
