@@ -32,7 +32,7 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
           gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
           libespeak-ng-dev espeak-ng pocketsphinx-testdata sox
-          flite                        # more natural test voices than espeak-ng
+          flite flite1-dev             # tts.flite (services/tts_flite.c), test voices
           wordnet-base)                # the default encoder's text (tools/encoder.sh)
 
 # Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.

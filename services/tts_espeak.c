@@ -9,9 +9,9 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "pipeline/node.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "services/tts.h"
 
 #include <espeak-ng/speak_lib.h>
 
@@ -29,12 +29,6 @@ typedef struct speech {
     size_t n, cap;
     int failed;
 } speech;
-
-static const pipe_port_spec ports[] = {
-    { "reply", PIPE_IN, PIPE_T_REPLY, 1, "replies to speak" },
-    { "out", PIPE_OUT, PIPE_T_REPLY, 0, "the same replies, with their speech" },
-    { NULL, 0, 0, 0, NULL },
-};
 
 static const pipe_param_spec params[] = {
     { "voice", PIPE_P_STRING, "en-us", 0, 0, "an espeak-ng voice (espeak-ng --voices)", NULL },
@@ -99,8 +93,9 @@ static parley_status tts_create(pipe_node *node, void **out)
     return PARLEY_OK;
 }
 
-static parley_status speak(const tts_node *s, pipe_msg *msg)
+static parley_status speak(const void *state, pipe_msg *msg)
 {
+    const tts_node *s = state;
     speech sp = { 0 };
     parley_status st;
     pthread_mutex_lock(&espeak_mu);
@@ -123,13 +118,8 @@ static parley_status speak(const tts_node *s, pipe_msg *msg)
 
 static parley_status tts_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
-    parley_status st;
     (void)port;
-    if (msg->reply && *msg->reply && (st = speak(state, msg)) != PARLEY_OK) {
-        pipe_node_fail_turn(node, msg, st);
-        return PARLEY_OK;
-    }
-    return pipe_node_emit(node, 1, msg); /* ports[1]: out */
+    return svc_tts_process(node, state, msg, speak);
 }
 
 static void tts_destroy(void *state)
@@ -140,7 +130,7 @@ static void tts_destroy(void *state)
 const pipe_kind svc_kind_tts_espeak = {
     .name = "tts.espeak",
     .doc = "speaks each reply with espeak-ng (voice, rate) for ws.server or audio.out",
-    .ports = ports,
+    .ports = svc_tts_ports,
     .params = params,
     .workers = 1,
     .create = tts_create,

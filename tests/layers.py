@@ -49,6 +49,7 @@ SYSTEM_OWNERS = {
     "gst/gst.h": ("services/gst_audio.c",),
     "pocketsphinx.h": ("services/",),
     "espeak-ng/speak_lib.h": ("services/tts_espeak.c",),
+    "flite/flite.h": ("services/tts_flite.c",),
     "gst/app/gstappsink.h": ("services/gst_audio.c",),
     "gst/app/gstappsrc.h": ("services/gst_audio.c",),
 }

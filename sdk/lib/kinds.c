@@ -12,7 +12,7 @@
 extern const pipe_kind svc_kind_stdin, svc_kind_stdout, svc_kind_api, svc_kind_asr_stub;
 extern const pipe_kind svc_kind_ws_server;
 extern const pipe_kind svc_kind_asr_pocketsphinx, svc_kind_audio_gst, svc_kind_audio_out;
-extern const pipe_kind svc_kind_tts_espeak;
+extern const pipe_kind svc_kind_tts_espeak, svc_kind_tts_flite;
 extern const pipe_kind svc_kind_api_stdin, svc_kind_api_stdout;
 extern const pipe_kind nlu_kind_bert;
 extern const pipe_kind dm_kind_frames;
@@ -34,6 +34,9 @@ const pipe_kind *const lib_kinds[] = {
 #endif
 #if PARLEY_HAVE_ESPEAK
     &svc_kind_tts_espeak, /* built with espeak-ng only */
+#endif
+#if PARLEY_HAVE_FLITE
+    &svc_kind_tts_flite, /* built with flite only */
 #endif
     NULL,
 };
