@@ -10,8 +10,7 @@
 #   bash tools/install.sh BUILD_DIR DESTDIR   staged under DESTDIR: the checks run the staged
 #                                             files and check that the prefix's folders are
 #                                             on the new shell's default paths
-# The build must be up to date (it is not rebuilt, so that sudo writes nothing in it but the
-# install log).
+# The build must be up to date: it is not rebuilt, so that sudo compiles nothing in it.
 set -euo pipefail
 build=${1:?usage: install.sh BUILD_DIR [DESTDIR]}
 destdir=${2:-}
@@ -23,6 +22,8 @@ else
     sudo=""
     [ "$(id -u)" = 0 ] || sudo=sudo
     $sudo meson install -C "$build" --no-rebuild --quiet
+    # its log is the one file it writes in the build folder, which stays its owner's
+    [ -z "$sudo" ] || $sudo chown "$(id -u):$(id -g)" "$build/meson-logs/install-log.txt"
     $sudo /sbin/ldconfig
 fi
 
