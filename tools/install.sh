@@ -56,6 +56,7 @@ fi
 tool=$(newshell "$stage command -v parley") || fail "a new shell finds no parley"
 [ "$tool" = "$destdir$bindir/parley" ] || fail "a new shell runs $tool, not $destdir$bindir/parley"
 version=$(newshell "$stage parley --version") || fail "$tool --version failed"
+case "$version" in "parley "[0-9]*) ;; *) fail "$tool --version: '$version'" ;; esac
 flags=$(newshell "$stage pkg-config $define --cflags --libs parley") ||
     fail "pkg-config finds no parley in a new shell"
 case " $flags " in
