@@ -1,46 +1,57 @@
 #!/usr/bin/env bash
 # run.sh — set up a Debian 12 machine for parley, build it, and run the demo or the tests.
 #
-#   bash run.sh demo   install what is missing, build, run the main job (see README)
-#   bash run.sh test   install what is missing (puppeteer-core too: npm ci into tests/web),
-#                      build, run every test twice: a release build
+#   bash run.sh demo   install what is missing of what the build needs, build, install
+#                      parley (tools/install.sh: the tool, libparley, its headers and
+#                      parley.pc into /usr/local), run the main job (see README), then say
+#                      what to try next
+#   bash run.sh test   install what is missing, the tests' tools too (puppeteer-core as well:
+#                      npm ci into tests/web), build, run every test twice: a release build
 #                      and an AddressSanitizer + UndefinedBehaviorSanitizer build (the fault
 #                      suite included: kill -9, full disk, locked store); then build the
 #                      libFuzzer targets with clang (build-fuzz/) and run each for
 #                      $PARLEY_FUZZ_SECONDS (60) after replaying its committed inputs; the
 #                      last line is "N passed, N failed"
-#   bash run.sh build  install what is missing and build only (into build/)
+#   bash run.sh build  install what is missing of what the build needs, build only (into build/)
 # Each also builds the default encoder once (tools/encoder.sh, into ~/.cache/parley/encoder),
 # which `parley train` starts new models of few examples from, and the background sentences
 # beside it, which it adds to them as their out-of-scope intent.
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# What `run.sh demo` and `run.sh build` install: what the build needs, every library of the
+# optional parts the README's path uses (so build/ is configured the same whichever command
+# comes first), and the default encoder's text.
 packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenblas-dev
-          libyaml-dev libsqlite3-dev libpcre2-dev libedit-dev python3 python3-numpy python3-torch
+          libyaml-dev libsqlite3-dev libpcre2-dev libedit-dev
+          python3                      # the build's embed_files.py, tools/ (encoder, install)
+          libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
+          libpq-dev                    # the PostgreSQL store
+          # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng and flite
+          libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
+          gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
+          libespeak-ng-dev espeak-ng flite1-dev
+          wordnet-base)                # the default encoder's text (tools/encoder.sh)
+
+# What `run.sh test` adds: the tools the tests run.
+test_packages=(python3-numpy python3-torch # tests/reference and the Python tests
           clang libclang-rt-14-dev   # the fuzz build: clang and its libFuzzer runtime
           clang-format               # the layout/format test
           prometheus                 # promtool, for e2e/metrics
-          libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
           python3-websockets openssl   # ws.server's protocol tests: a client, a test certificate
           python3-pytest python3-setuptools # the Python package's tests; pip install ./python
           nodejs chromium              # the browser tests (puppeteer-core from npm; npm below)
-          libpq-dev postgresql haproxy curl # the PostgreSQL store; samples/cluster and its tests
-                                            # (a throwaway server per test run, as `nobody`)
-          # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng; the tests'
-          # real speech (pocketsphinx-testdata) and sox to make test audio
-          libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
-          gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
-          libespeak-ng-dev espeak-ng pocketsphinx-testdata sox
-          flite flite1-dev             # tts.flite (services/tts_flite.c), test voices
-          wordnet-base)                # the default encoder's text (tools/encoder.sh)
+          postgresql haproxy curl      # samples/cluster and the PostgreSQL store's tests
+                                       # (a throwaway server per test run, as `nobody`)
+          pocketsphinx-testdata sox    # the voice tests' real speech; sox makes test audio
+          flite)                       # the flite tool: more natural test voices than espeak-ng
 
 # Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+command -v npm >/dev/null 2>&1 || test_packages+=(npm)
 
-install_missing() {
+install_missing() { # install_missing PACKAGE... — apt-get installs those not installed yet
     local missing=()
-    for p in "${packages[@]}"; do
+    for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if ((${#missing[@]})); then
@@ -49,6 +60,12 @@ install_missing() {
         [ "$(id -u)" = 0 ] || sudo=sudo
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+        # A build folder configured before they came (run.sh demo, then run.sh test): meson
+        # looks for them again (node, a C++ compiler: tests it defines only when found).
+        local dir
+        for dir in build build-asan build-fuzz; do
+            [ ! -f "$dir/build.ninja" ] || meson setup --reconfigure "$dir" >/dev/null
+        done
     fi
 }
 
@@ -100,18 +117,24 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cmd=${1:-}
 case "$cmd" in
     build)
-        install_missing
+        install_missing "${packages[@]}"
         encoder
         build build
         ;;
     demo)
-        install_missing
+        install_missing "${packages[@]}"
         encoder
         build build
-        exec bash samples/demo.sh build/sdk/cli/parley
+        bash tools/install.sh build
+        bash samples/demo.sh build/sdk/cli/parley
+        cat <<'TXT'
+== parley is installed: in a new shell, your own bot (README.md, "Your own bot", goes on):
+   parley init mybot                 # a starter bot, its model trained at once
+   parley chat mybot/pipeline.yaml   # talk to it
+TXT
         ;;
     test)
-        install_missing
+        install_missing "${packages[@]}" "${test_packages[@]}"
         npm ci --prefix tests/web --no-audit --no-fund --loglevel=error # puppeteer-core
         encoder
         build build

@@ -2,9 +2,9 @@
 # demo.sh — the main job: train the pizza bot's NLU model from samples/pizza/nlu.yaml on the
 # CPU, then hold a scripted conversation with the whole bot (samples/pizza/pipeline.yaml:
 # text.stdin -> nlu.bert -> dialog.frames -> text.stdout), printing each turn and reply.
-# Run through `bash run.sh demo`, which builds parley first. The model goes to models/pizza
-# (reused if it is there: delete it to retrain); the conversation store is a fresh
-# temporary SQLite file, so every run starts a new conversation.
+# Run through `bash run.sh demo`, which builds and installs parley first. The model goes to
+# models/pizza (reused if it is there: delete it to retrain); the conversation store is a
+# fresh temporary SQLite file, so every run starts a new conversation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parley=${1:-build/sdk/cli/parley}

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Builds samples/kiosk/kiosk.c the way an outside user would: against the library as
-# `meson install` lays it out, found through pkg-config, then runs it on two lines.
+# `bash run.sh demo` installs it (tools/install.sh, staged here under a temporary DESTDIR, which
+# checks that a new shell finds the tool and parley.pc), found through pkg-config, then runs
+# it on two lines.
 # usage: build_installed.sh BUILD_DIR SOURCE_DIR MODEL_DIR [SANITIZE]   (run by `meson test`)
 # SANITIZE is the build's b_sanitize: a sanitized library needs a sanitized program.
 set -eu
@@ -10,8 +12,7 @@ extra=""
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >"$tmp/install.log" 2>&1 ||
-    { cat "$tmp/install.log"; exit 1; }
+bash "$src/tools/install.sh" "$build" "$tmp/root"
 pc=$(dirname "$(find "$tmp/root" -name parley.pc | head -n 1)")
 [ -d "$pc" ] || { echo "no parley.pc installed"; exit 1; }
 export PKG_CONFIG_PATH="$pc"
