@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         return fail(argv[2], st);
     void **s = calloc((size_t)n, sizeof *s);
     for (int i = 0; i < n; i++)
-        if ((st = svc_ps_engine.open(ps, &s[i])) != PARLEY_OK)
+        if ((st = svc_ps_engine.open(ps, NULL, &s[i])) != PARLEY_OK)
             return fail("stream", st);
     double t1 = cpu_s();
     const size_t piece = PIPE_AUDIO_RATE / 10;

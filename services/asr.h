@@ -32,8 +32,10 @@
 
 typedef struct svc_asr_engine {
     const char *name; /* the node kind: "asr.pocketsphinx" */
-    /* A stream for one utterance of one user (*stream owned by svc_asr until close). */
-    parley_status (*open)(void *engine, void **stream);
+    /* A stream for one utterance of `user` (borrowed; NULL: no one in particular, a file):
+     * an engine may carry what it learned of a user's voice and channel from one utterance
+     * to the next. *stream owned by svc_asr until close. */
+    parley_status (*open)(void *engine, const char *user, void **stream);
     parley_status (*feed)(void *stream, const int16_t *pcm, size_t n);
     /* The hypothesis so far, "" when none; *text owned by the caller. May be NULL. */
     parley_status (*partial)(void *stream, char **text);
@@ -106,6 +108,10 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out);
 void svc_ps_close(svc_ps *ps);
 /* The engine whose `engine` argument is an svc_ps. */
 extern const svc_asr_engine svc_ps_engine;
+/* The first coefficient (the log energy) of the cepstral mean kept for user's next
+ * utterance: 1 with *c0 set, 0 when none is kept (no utterance of half a second yet, or the
+ * user gave way to 1,024 more recent ones). Any thread. */
+int svc_ps_kept_mean(svc_ps *ps, const char *user, float *c0);
 
 /* Transcribes a whole audio file (any format GStreamer decodes) with one engine: opens a
  * stream, feeds it the file at 16 kHz, returns the final transcript (owned by the caller). */

@@ -192,7 +192,7 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
         s.utt = msg->utt;
         if (!(s.user = pl_strdup(msg->user_id)))
             st = pl_nomem("the ASR stream of user '%s'", msg->user_id);
-        else if ((st = a->vt->open(a->engine, &s.stream)) != PARLEY_OK)
+        else if ((st = a->vt->open(a->engine, s.user, &s.stream)) != PARLEY_OK)
             s.failed = 1;
     }
     if (st == PARLEY_OK && !s.failed && msg->n_pcm &&
@@ -226,7 +226,7 @@ parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, co
     *text = NULL;
     if ((st = svc_gst_read_file(path, &pcm, &n)) != PARLEY_OK)
         return st;
-    if ((st = vt->open(engine, &s)) == PARLEY_OK) {
+    if ((st = vt->open(engine, NULL, &s)) == PARLEY_OK) {
         for (size_t at = 0; at < n && st == PARLEY_OK; at += PIPE_AUDIO_RATE / 10)
             st = vt->feed(s, pcm + at,
                           n - at < PIPE_AUDIO_RATE / 10 ? n - at : PIPE_AUDIO_RATE / 10);

@@ -9,7 +9,9 @@
  * dictionary words ("soy_milk:c_4"); transcripts give them back as words ("soy milk"). When
  * the bot's model says nothing (a grammar, for speech outside it), the utterance's audio,
  * kept by its stream, is decoded again by the one generic-model decoder (about 100 MB,
- * loaded once, shared under a lock), so such speech still gets a transcript.
+ * loaded once, shared under a lock), so such speech still gets a transcript. Each user's
+ * utterance starts from the cepstral mean their last one ended with (kept for the 1,024
+ * users heard most recently), not from the model's.
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <pthread.h>
@@ -36,7 +38,19 @@ svc_ps_params svc_ps_params_default(void)
 #include <sphinxbase/err.h>
 #include <sphinxbase/feat.h>
 
-enum { MAX_CEP = 64 };
+enum {
+    MAX_CEP = 64,
+    USER_MEANS = 1024, /* users whose cepstral mean is kept; the least recent gives way */
+    MEAN_MIN_SAMPLES = PIPE_AUDIO_RATE / 2, /* an utterance shorter says too little of it */
+};
+
+/* What a user's last utterance left of the cepstral mean (their voice and channel): where
+ * their next utterance starts, instead of the model's mean for everyone. */
+typedef struct user_mean {
+    char *user;    /* owned; NULL: a free place */
+    uint64_t used; /* the engine's clock when last written */
+    mfcc_t mean[MAX_CEP];
+} user_mean;
 
 /* How far above its noise estimate (dB) pocketsphinx's voice detector puts speech, for the
  * bot's decoders: 3 rather than the default 2 keeps more of the noise between words out of
@@ -55,10 +69,13 @@ struct svc_ps {
     ps_decoder_t *fallback;
     mfcc_t cmn0[MAX_CEP]; /* a new decoder's cepstral mean (the model's cmninit) */
     int cmn_len;
+    user_mean *means; /* (USER_MEANS), under mu */
+    uint64_t clock;
 };
 
 typedef struct ps_stream {
     svc_ps *ps;
+    char *user; /* owned; NULL: no one in particular */
     ps_decoder_t *dec;
     int16_t *audio; /* the utterance so far, for the fallback */
     size_t n, cap;
@@ -117,6 +134,9 @@ void svc_ps_close(svc_ps *ps)
         ps_free(ps->pool[i]);
     if (ps->fallback)
         ps_free(ps->fallback);
+    for (size_t i = 0; ps->means && i < USER_MEANS; i++)
+        pl_free(ps->means[i].user);
+    pl_free(ps->means);
     pl_free(ps->pool);
     pl_free(ps->hmm);
     pl_free(ps->dict);
@@ -172,7 +192,8 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
         ps->bot_classdef = pl_strdup(p->bot->classdef);
         ps->bot_dict = pl_strdup(p->bot->dict);
     }
-    if (!ps->hmm || !ps->dict || !ps->lm ||
+    ps->means = pl_calloc(USER_MEANS, sizeof *ps->means);
+    if (!ps->means || !ps->hmm || !ps->dict || !ps->lm ||
         (p->bot && (!ps->bot || !ps->bot_classdef || !ps->bot_dict)))
         st = pl_nomem("the pocketsphinx engine");
     /* one decoder of the bot's model now, so a broken model is found at start-up; it is made
@@ -192,23 +213,83 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     return PARLEY_OK;
 }
 
-/* Starts an utterance from the model's initial cepstral mean: a reused decoder would
- * otherwise carry the last speaker's (measured: a second voice then went unrecognized). */
-static int start_utt(const svc_ps *ps, ps_decoder_t *dec)
+/* Under ps->mu: the place of user's mean, or -1. */
+static int find_mean(const svc_ps *ps, const char *user)
+{
+    for (int i = 0; user && i < USER_MEANS; i++)
+        if (ps->means[i].user && !strcmp(ps->means[i].user, user))
+            return i;
+    return -1;
+}
+
+/* Starts an utterance from the cepstral mean the user's last one ended with, or else the
+ * model's initial one: a reused decoder would otherwise carry the last speaker's (measured:
+ * a second voice then went unrecognized), and a fresh start at the model's mean costs each
+ * utterance its first words while the mean adapts. */
+static int start_utt(svc_ps *ps, ps_decoder_t *dec, const char *user)
 {
     cmn_t *c = ps_get_feat(dec)->cmn_struct;
-    if (c && ps->cmn_len == c->veclen)
-        cmn_live_set(c, ps->cmn0);
+    if (c && ps->cmn_len == c->veclen) {
+        mfcc_t mean[MAX_CEP];
+        pthread_mutex_lock(&ps->mu);
+        int at = find_mean(ps, user);
+        memcpy(mean, at >= 0 ? ps->means[at].mean : ps->cmn0, sizeof mean);
+        pthread_mutex_unlock(&ps->mu);
+        cmn_live_set(c, mean);
+    }
     return ps_start_utt(dec);
 }
 
-static parley_status ps_open_stream(void *engine, void **out)
+/* Keeps the mean an ended utterance of the stream's user left in its decoder. */
+static void keep_mean(ps_stream *s)
+{
+    svc_ps *ps = s->ps;
+    cmn_t *c = s->dec ? ps_get_feat(s->dec)->cmn_struct : NULL;
+    if (!s->user || !s->ended || s->n < MEAN_MIN_SAMPLES || !c || c->veclen != ps->cmn_len)
+        return;
+    mfcc_t mean[MAX_CEP] = { 0 };
+    cmn_live_get(c, mean);
+    pthread_mutex_lock(&ps->mu);
+    int at = find_mean(ps, s->user);
+    if (at < 0) { /* a free place, else the least recently kept */
+        at = 0;
+        for (int i = 0; i < USER_MEANS && ps->means[at].user; i++)
+            if (!ps->means[i].user || ps->means[i].used < ps->means[at].used)
+                at = i;
+        char *u = pl_strdup(s->user);
+        if (u) {
+            pl_free(ps->means[at].user);
+            ps->means[at].user = u;
+        } else {
+            at = -1; /* no memory: the user's next utterance starts from the model's mean */
+        }
+    }
+    if (at >= 0) {
+        memcpy(ps->means[at].mean, mean, sizeof mean);
+        ps->means[at].used = ++ps->clock;
+    }
+    pthread_mutex_unlock(&ps->mu);
+}
+
+int svc_ps_kept_mean(svc_ps *ps, const char *user, float *c0)
+{
+    pthread_mutex_lock(&ps->mu);
+    int at = find_mean(ps, user);
+    if (at >= 0)
+        *c0 = (float)ps->means[at].mean[0];
+    pthread_mutex_unlock(&ps->mu);
+    return at >= 0;
+}
+
+static parley_status ps_open_stream(void *engine, const char *user, void **out)
 {
     parley_status st = PARLEY_OK;
     svc_ps *ps = engine;
     ps_stream *s = pl_calloc(1, sizeof *s);
-    if (!s)
+    if (!s || (user && !(s->user = pl_strdup(user)))) {
+        pl_free(s);
         return pl_nomem("a pocketsphinx stream");
+    }
     s->ps = ps;
     if (ps->bot) {
         pthread_mutex_lock(&ps->mu);
@@ -216,12 +297,13 @@ static parley_status ps_open_stream(void *engine, void **out)
         pthread_mutex_unlock(&ps->mu);
         if (!s->dec)
             st = new_decoder(ps, 1, &s->dec);
-        if (st == PARLEY_OK && start_utt(ps, s->dec) < 0)
+        if (st == PARLEY_OK && start_utt(ps, s->dec, s->user) < 0)
             st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
     }
     if (st != PARLEY_OK) {
         if (s->dec)
             ps_free(s->dec);
+        pl_free(s->user);
         pl_free(s);
         return st;
     }
@@ -293,7 +375,7 @@ static parley_status decode_generic(ps_stream *s, char **text)
     parley_status st = PARLEY_OK;
     svc_ps *ps = s->ps;
     pthread_mutex_lock(&ps->fb_mu);
-    if (start_utt(ps, ps->fallback) < 0 ||
+    if (start_utt(ps, ps->fallback, s->user) < 0 ||
         ps_process_raw(ps->fallback, s->audio, s->n, FALSE, TRUE) < 0 ||
         ps_end_utt(ps->fallback) < 0)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
@@ -324,6 +406,7 @@ static void ps_close_stream(void *stream)
     svc_ps *ps = s->ps;
     if (s->dec && !s->ended) /* an utterance dropped half-way */
         ps_end_utt(s->dec);
+    keep_mean(s);
     if (s->dec) {
         pthread_mutex_lock(&ps->mu);
         if (ps->n_pool == ps->cap_pool) {
@@ -343,6 +426,7 @@ static void ps_close_stream(void *stream)
             ps_free(s->dec);
     }
     pl_free(s->audio);
+    pl_free(s->user);
     pl_free(s);
 }
 
@@ -368,6 +452,12 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
 void svc_ps_close(svc_ps *ps)
 {
     (void)ps;
+}
+
+int svc_ps_kept_mean(svc_ps *ps, const char *user, float *c0)
+{
+    (void)ps, (void)user, (void)c0;
+    return 0;
 }
 
 const svc_asr_engine svc_ps_engine = { .name = "asr.pocketsphinx" };

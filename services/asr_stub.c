@@ -65,8 +65,9 @@ static parley_status read_lines(asr_state *s, const char *path)
     return st;
 }
 
-static parley_status stub_open(void *engine, void **stream)
+static parley_status stub_open(void *engine, const char *user, void **stream)
 {
+    (void)user;
     *stream = engine;
     return PARLEY_OK;
 }

@@ -1,0 +1,99 @@
+/* test_asr_means.c — asr.pocketsphinx carries each user's cepstral mean (their voice and
+ * channel) from one utterance to the next: after a user's utterance heard through a quiet
+ * channel (real speech, pocketsphinx-testdata's goforward.raw at -26 dB), a mean is kept for
+ * that user, none for a user not heard or for a stream of no one; another user heard through
+ * a loud channel (the same speech at full level) gets a mean of higher log energy; and the
+ * quiet user's next utterance, starting from their own mean, is recognized. The engine runs with a
+ * class model built here from a two-line nlu.yaml. Skips (77) without the recording.
+ *
+ * Usage: test_asr_means TMPDIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdk/base/alloc.h"
+#include "services/asr.h"
+#include "tests/check.h"
+
+#define GOFORWARD "/usr/share/pocketsphinx/test/data/goforward.raw"
+
+/* One utterance of user through the engine; its transcript (owned), or NULL. */
+static char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
+{
+    void *s;
+    char *text = NULL;
+    if (svc_ps_engine.open(ps, user, &s) != PARLEY_OK)
+        return NULL;
+    for (size_t at = 0; at < n; at += 1600)
+        svc_ps_engine.feed(s, pcm + at, n - at < 1600 ? n - at : 1600);
+    if (svc_ps_engine.end(s) != PARLEY_OK || svc_ps_engine.final(s, &text) != PARLEY_OK)
+        text = NULL;
+    svc_ps_engine.close(s);
+    return text;
+}
+
+int main(int argc, char **argv)
+{
+    FILE *f = fopen(GOFORWARD, "rb");
+    if (!f || argc < 2) {
+        printf("skip: needs %s and a folder\n", GOFORWARD);
+        return 77;
+    }
+    static int16_t loud[16000 * 10], pcm[16000 * 10];
+    size_t n = fread(loud, sizeof *loud, sizeof loud / sizeof *loud, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) /* a quiet channel: -26 dB */
+        pcm[i] = (int16_t)(loud[i] / 20);
+
+    char nlu[1024], cache[1024];
+    snprintf(nlu, sizeof nlu, "%s/means-nlu.yaml", argv[1]);
+    snprintf(cache, sizeof cache, "%s/means-cache", argv[1]);
+    FILE *y = fopen(nlu, "w");
+    CHECK(y != NULL, "cannot write %s", nlu);
+    if (!y)
+        return 1;
+    fputs("version: \"3.1\"\nnlu:\n  - intent: move\n    examples: |\n"
+          "      - go [forward](direction) [ten](distance) meters\n"
+          "      - turn [left](direction)\n      - go [back](direction) [two](distance) meters\n",
+          y);
+    fclose(y);
+    svc_ps_params p = svc_ps_params_default();
+    svc_lang_info info;
+    svc_ps *ps = NULL;
+    CHECK(svc_lang_build(nlu, p.dict, cache, SVC_LANG_NGRAM, &info) == PARLEY_OK, "build: %s",
+          parley_errmsg());
+    p.bot = &info;
+    CHECK(svc_ps_open(&p, &ps) == PARLEY_OK, "open: %s", parley_errmsg());
+    if (!ps)
+        return 1;
+
+    float start = 0, kept = 0, none = 0, kept_loud = 0;
+    char *text = hear(ps, NULL, pcm, n); /* no one's: the model's own starting mean */
+    CHECK(text != NULL, "the first utterance: %s", parley_errmsg());
+    pl_free(text);
+    CHECK(!svc_ps_kept_mean(ps, NULL, &start), "no mean is kept for no one");
+
+    text = hear(ps, "quiet", pcm, n);
+    CHECK(text != NULL, "quiet's first utterance");
+    pl_free(text);
+    CHECK(svc_ps_kept_mean(ps, "quiet", &kept), "a mean is kept for the user heard");
+    CHECK(!svc_ps_kept_mean(ps, "other", &none), "none for a user not heard");
+    text = hear(ps, "loud", loud, n);
+    pl_free(text);
+    CHECK(svc_ps_kept_mean(ps, "loud", &kept_loud) && kept_loud > kept + 1,
+          "each user's own: the loud channel's log energy %.2f, the quiet one's %.2f", kept_loud,
+          kept);
+
+    text = hear(ps, "quiet", pcm, n);
+    CHECK(text && !strcmp(text, "go forward ten meters"),
+          "quiet's second utterance, from its own mean: '%s'", text ? text : "(none)");
+    pl_free(text);
+    float again = 0;
+    CHECK(svc_ps_kept_mean(ps, "quiet", &again) && again < kept_loud - 1,
+          "the quiet user's mean stays theirs: %.2f", again);
+    printf("log energy of the mean kept for the quiet user: %.2f, then %.2f\n", kept, again);
+    svc_ps_close(ps);
+    printf("%d checks, %d failed\n", check_count, check_failures);
+    return check_failures ? 1 : 0;
+}
