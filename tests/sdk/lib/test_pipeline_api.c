@@ -303,7 +303,8 @@ static void test_kinds(void)
         has_bert |= !strcmp(name, "nlu.bert");
     }
     /* seven always; the voice kinds as the build has their libraries */
-    int want = 7 + 2 * PARLEY_HAVE_GSTREAMER + PARLEY_HAVE_POCKETSPHINX + PARLEY_HAVE_ESPEAK;
+    int want = 7 + 2 * PARLEY_HAVE_GSTREAMER + PARLEY_HAVE_POCKETSPHINX + PARLEY_HAVE_ESPEAK +
+               PARLEY_HAVE_FLITE;
     CHECK(n == want && has_api && has_bert, "%d kinds, api and nlu.bert among them: %d", want, n);
 
     parley_kind_info *k = NULL;
