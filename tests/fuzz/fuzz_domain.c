@@ -84,10 +84,11 @@ static void check_domain(const dm_domain *d, const uint8_t *data, size_t size)
         for (size_t i = 0; i < d->n_slots; i++)
             values[i] = pass ? d->slots[i].name : NULL;
         for (size_t r = 0; r < d->n_responses; r++) {
-            FUZZ_EXPECT(d->responses[r].n_texts > 0, "response %s is empty", d->responses[r].name);
-            for (size_t t = 0; t < d->responses[r].n_texts; t++) {
+            FUZZ_EXPECT(d->responses[r].n_vars > 0, "response %s is empty", d->responses[r].name);
+            for (size_t t = 0; t < d->responses[r].n_vars; t++) {
                 dm_text out = { 0 };
-                parley_status st = dm_template_render(d, d->responses[r].texts[t], values, 0, &out);
+                parley_status st =
+                        dm_template_render(d, d->responses[r].vars[t].text, values, 0, &out);
                 FUZZ_EXPECT(st == PARLEY_OK, "response %s: %s", d->responses[r].name,
                             parley_errmsg());
                 dm_text_free(&out);
