@@ -3,11 +3,11 @@ the reply and to the first byte of its speech, how many real-time streams the ma
 carries, and the server's memory (bench/RESULTS.md).
 
 Starts `parley run samples/voice/pipeline.yaml` (port 0, the model given, a fresh store),
-makes one order with espeak-ng ("i want a large pizza", 16 kHz) and streams it in 100 ms
+makes one order with flite, voice slt ("i want a large pizza", 16 kHz) and streams it in 100 ms
 frames at real-time pace. Mode eof: the client sends {"eof":1} right after the speech and
 times from that send to the reply and to the binary frame of the reply's speech. Mode
 endpoint: the speech is followed by silence at real-time pace; times from the last frame of
-speech to the reply, minus the server's silence_ms (600). Then N clients at once (each
+speech to the reply, minus the server's silence_ms (SILENCE_MS, its default). Then N clients at once (each
 streaming in real time, eof mode): the slowest reply, and VmHWM of the server.
 
 Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS]
@@ -27,10 +27,11 @@ from ws_server import Server, websockets  # noqa: E402
 
 parley, model = sys.argv[1:3]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+SILENCE_MS = 1000  # ws.server's default endpoint
 tmp = tempfile.mkdtemp(prefix="parley-vlat-")
 wav = os.path.join(tmp, "o.wav")
 raw = os.path.join(tmp, "o.raw")
-subprocess.run(["espeak-ng", "-s", "160", "-w", wav, "i want a large pizza"], check=True)
+subprocess.run(["flite", "-voice", "slt", "-t", "i want a large pizza", "-o", wav], check=True)
 subprocess.run(["sox", wav, "-r", "16000", "-b", "16", "-c", "1", "-e", "signed", "-t", "raw",
                 raw, "pad", "0.2", "0"], check=True)
 speech = open(raw, "rb").read()
@@ -85,7 +86,7 @@ out = {"speech_s": round(len(speech) / 32000, 2), "runs": runs}
 asyncio.run(utterance(url, False))  # warm-up: first decoder, first synthesis
 for mode in ("eof", "endpoint"):
     res = [asyncio.run(utterance(url, mode == "endpoint")) for _ in range(runs)]
-    adj = 600 if mode == "endpoint" else 0
+    adj = SILENCE_MS if mode == "endpoint" else 0
     r = [a - adj for a, _ in res]
     s = [b - adj for _, b in res]
     out[mode] = {"reply_p50_ms": round(statistics.median(r), 1), "reply_p99_ms": round(pct(r, 99), 1),
