@@ -5,8 +5,9 @@
  * Each example becomes a sentence pattern in which every annotated slot value is replaced by
  * that slot's class: all the values the slot takes in the examples, its lookup table and the
  * synonyms of those values (asr_lang.h). Words are lower-cased, punctuation is dropped,
- * digits are spelled out ("42" → "forty two"), and a phrase with a word that has no
- * pronunciation is dropped with a warning (it could never be recognized). This file reads,
+ * digits are spelled out ("42" → "forty two"), a word the dictionary lacks is pronounced
+ * from its spelling (asr_lts.h), and a phrase with a word that has no pronunciation even
+ * so is dropped with a warning (it could never be recognized). This file reads,
  * collects and caches; asr_ngram.c and asr_jsgf.c render; asr_pocketsphinx.c decodes.
  */
 #include <ctype.h>
@@ -23,14 +24,17 @@
 #include "sdk/base/strbuf.h"
 #include "services/asr.h"
 #include "services/asr_lang.h"
+#include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-2"
+#define LANG_VERSION "parley-asr-3"
 
 typedef struct builder {
     svc_lang l;
     ds_dataset *ds;
     pl_names dict; /* the dictionary's words → their line's offset (in dict_text) */
     char *dict_text;
+    svc_strset guesses; /* "word PHONES" of the words pronounced from their spelling */
+    pl_names guess_ix;  /* their words → their index in guesses */
     pl_strbuf word; /* scratch: one normalized phrase */
 } builder;
 
@@ -113,8 +117,34 @@ static void spell(pl_strbuf *o, int n)
     pl_strbuf_printf(o, " %s", ones[n]);
 }
 
-/* Appends one written word to b->word as spoken words; 0 when a word is not in the
- * dictionary. Lower case; punctuation dropped but apostrophes inside; hyphens split. */
+/* Whether word t[0, n) has a pronunciation: in the dictionary, or guessed now from its
+ * spelling (kept in b->guesses). */
+static int pronounced(builder *b, const char *t, size_t n)
+{
+    if (pl_names_find(&b->dict, t, n) >= 0 || pl_names_find(&b->guess_ix, t, n) >= 0)
+        return 1;
+    char *phones = svc_lts_guess(t);
+    pl_strbuf line = { 0 };
+    if (phones)
+        pl_strbuf_printf(&line, "%.*s %s", (int)n, t, phones);
+    pl_free(phones);
+    int at = b->guesses.n;
+    if (!line.s || line.failed) {
+        pl_free(line.s);
+        return 0;
+    }
+    if (!svc_strset_add(&b->guesses, line.s) ||
+        pl_names_reserve(&b->guess_ix, (size_t)b->guesses.n) != PARLEY_OK)
+        return 0;
+    pl_names_add(&b->guess_ix, b->guesses.s[at], n, at);
+    b->l.guessed++;
+    pl_log(PARLEY_LOG_INFO, "asr: '%s' is not in the dictionary: said %s, from its spelling", t,
+           b->guesses.s[at] + n + 1);
+    return 1;
+}
+
+/* Appends one written word to b->word as spoken words; 0 when a word has no
+ * pronunciation. Lower case; punctuation dropped but apostrophes inside; hyphens split. */
 static int add_word(builder *b, const char *w, size_t len)
 {
     char tok[256];
@@ -138,10 +168,11 @@ static int add_word(builder *b, const char *w, size_t len)
                 if (n - at > 4)
                     return 0;
                 spell(&b->word, atoi(t));
-            } else if (pl_names_find(&b->dict, t, n - at) >= 0) {
+            } else if (pronounced(b, t, n - at)) {
                 pl_strbuf_printf(&b->word, " %s", t);
             } else {
-                pl_log(PARLEY_LOG_WARN, "asr: '%s' is not in the dictionary", t);
+                pl_log(PARLEY_LOG_WARN,
+                       "asr: '%s' is not in the dictionary and has no pronunciation", t);
                 return 0;
             }
         }
@@ -308,7 +339,10 @@ static int collect_sentences(builder *b)
 static void dict_lines(const builder *b, pl_strbuf *o, const char *w, size_t n, const char *as)
 {
     int at = pl_names_find(&b->dict, w, n);
-    for (const char *line = at >= 0 ? b->dict_text + at : NULL;
+    const char *first = at >= 0 ? b->dict_text + at : NULL;
+    if (!first && (at = pl_names_find(&b->guess_ix, w, n)) >= 0)
+        first = b->guesses.s[at];
+    for (const char *line = first;
          line && !strncmp(line, w, n) && (line[n] == ' ' || line[n] == '\t' || line[n] == '(');) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
@@ -467,6 +501,8 @@ out:
     pl_free(b.word.s);
     pl_names_free(&b.dict);
     pl_free(b.dict_text);
+    svc_strset_free(&b.guesses);
+    pl_names_free(&b.guess_ix);
     ds_free(b.ds);
     return st;
 }

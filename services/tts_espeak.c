@@ -1,22 +1,19 @@
 /* tts_espeak.c — the `tts.espeak` node: each reply's text spoken by espeak-ng, attached to
  * the reply as 16-bit mono samples (msg->pcm) for ws.server or audio.out.
  *
- * espeak-ng keeps global state (one voice, one rate, one callback per process), so every
- * synthesis in the process runs under one lock and sets its node's voice and rate first;
- * the node has one worker, and a websocket loop never waits on it (replies reach the
+ * espeak-ng keeps global state, so every synthesis runs under the process's espeak lock
+ * (services/espeak.h) and sets its node's voice, rate and callback first; the node has one
+ * worker, and a websocket loop never waits on it (replies reach the
  * server's queue after this node). Failed turns pass through untouched. It plays nothing.
  */
-#include <pthread.h>
 #include <string.h>
 
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "services/espeak.h"
 #include "services/tts.h"
 
 #include <espeak-ng/speak_lib.h>
-
-static pthread_mutex_t espeak_mu = PTHREAD_MUTEX_INITIALIZER;
-static int espeak_rate; /* samples per second, once initialized; -1 when that failed */
 
 typedef struct tts_node {
     const char *voice;
@@ -56,22 +53,6 @@ static int on_samples(short *wav, int n, espeak_EVENT *ev)
     return 0;
 }
 
-/* Under espeak_mu: initializes espeak-ng once. */
-static parley_status espeak_ready(void)
-{
-    if (!espeak_rate) {
-        espeak_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, 0);
-        if (espeak_rate <= 0)
-            espeak_rate = -1;
-        else
-            espeak_SetSynthCallback(on_samples);
-    }
-    return espeak_rate > 0 ? PARLEY_OK
-                           : pl_fail(PARLEY_ERR_NOT_FOUND,
-                                     "tts.espeak: espeak-ng cannot start (is espeak-ng-data "
-                                     "installed?)");
-}
-
 static parley_status tts_create(pipe_node *node, void **out)
 {
     parley_status st;
@@ -80,11 +61,12 @@ static parley_status tts_create(pipe_node *node, void **out)
         return pl_nomem("node '%s'", pipe_node_name(node));
     s->voice = pipe_node_param_str(node, "voice");
     s->wpm = (int)pipe_node_param_int(node, "rate");
-    pthread_mutex_lock(&espeak_mu);
-    if ((st = espeak_ready()) == PARLEY_OK && espeak_SetVoiceByName(s->voice) != EE_OK)
-        st = pl_fail(PARLEY_ERR_CONFIG, "tts.espeak: no voice '%s' (espeak-ng --voices lists them)",
-                     s->voice);
-    pthread_mutex_unlock(&espeak_mu);
+    if ((st = svc_espeak_lock()) == PARLEY_OK) {
+        if (espeak_SetVoiceByName(s->voice) != EE_OK)
+            st = pl_fail(PARLEY_ERR_CONFIG,
+                         "tts.espeak: no voice '%s' (espeak-ng --voices lists them)", s->voice);
+        svc_espeak_unlock();
+    }
     if (st != PARLEY_OK) {
         pl_free(s);
         return pl_wrap(st, "node '%s'", pipe_node_name(node));
@@ -98,16 +80,16 @@ static parley_status speak(const void *state, pipe_msg *msg)
     const tts_node *s = state;
     speech sp = { 0 };
     parley_status st;
-    pthread_mutex_lock(&espeak_mu);
-    if ((st = espeak_ready()) == PARLEY_OK) {
-        espeak_SetVoiceByName(s->voice);
-        espeak_SetParameter(espeakRATE, s->wpm, 0);
-        if (espeak_Synth(msg->reply, strlen(msg->reply) + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8,
-                         NULL, &sp) != EE_OK)
-            st = pl_fail(PARLEY_ERR_INTERNAL, "tts.espeak: synthesis failed");
-    }
-    int rate = espeak_rate;
-    pthread_mutex_unlock(&espeak_mu);
+    if ((st = svc_espeak_lock()) != PARLEY_OK)
+        return pl_wrap(st, "tts.espeak");
+    espeak_SetSynthCallback(on_samples);
+    espeak_SetVoiceByName(s->voice);
+    espeak_SetParameter(espeakRATE, s->wpm, 0);
+    if (espeak_Synth(msg->reply, strlen(msg->reply) + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8,
+                     NULL, &sp) != EE_OK)
+        st = pl_fail(PARLEY_ERR_INTERNAL, "tts.espeak: synthesis failed");
+    int rate = svc_espeak_rate();
+    svc_espeak_unlock();
     if (st == PARLEY_OK && sp.failed)
         st = pl_nomem("the speech of a reply");
     if (st == PARLEY_OK)

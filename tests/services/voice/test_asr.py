@@ -8,7 +8,8 @@ changes; a broken nlu.yaml is an error naming FILE:LINE:COL. transcribe: real re
 speech (pocketsphinx-testdata's goforward.raw, "go forward ten meters") with the generic
 model; pizza orders synthesized here by flite (four voices), half of them phrasings no
 example has, through the class model (7 of 8 exact, slot values as the examples write them:
-"12 baker street") and the grammar (fewer); speech outside
+"12 baker street") and the grammar (fewer); a cafe bot's words that the dictionary lacks,
+pronounced from their spelling and heard (5 of 6 orders exact); speech outside
 the bot still gets words; a missing file is an error naming it. audio.gst: an
 unknown element, a missing file and a file that is not audio are errors naming the
 description and the cause, and `parley run` returns within seconds (no hang).
@@ -170,6 +171,32 @@ in_grammar = sum(1 for (t, _, _), g in zip(orders, r.stdout.splitlines()) if g =
 check(r.returncode == 0 and right > in_grammar >= 2,
       "the grammar gets the exact patterns only: %d of %d against %d" %
       (in_grammar, len(orders), right))
+
+# words the dictionary lacks ("frappuccino", "macchiato", "bruschetta") are pronounced from
+# their spelling (espeak-ng's phonemes in ARPAbet): no phrase is dropped, and they are heard
+cafe = os.path.join(tmp, "cafe.yaml")
+with open(cafe, "w") as f:
+    f.write("version: \"3.1\"\nnlu:\n  - intent: greet\n    examples: |\n      - hello there\n"
+            "  - intent: order\n    examples: |\n      - a [frappuccino](drink) please\n"
+            "      - i want a [macchiato](drink)\n      - one [latte](drink)\n"
+            "      - can i get a [bruschetta](food) and a [latte](drink)\n")
+r = run("asr", "build", "--nlu", cafe, "--cache", cache)
+lines = r.stdout.splitlines()
+check(r.returncode == 0 and len(lines) == 2 and "0 phrases dropped" in lines[1] and
+      "3 words pronounced from their spelling" in lines[1],
+      "cafe: build: rc %d, %r %s" % (r.returncode, r.stdout, r.stderr))
+said = dict(line.split(" ", 1) for line in open(lines[0][:-3] + ".dict").read().splitlines()
+            if lines and lines[0].endswith(".lm"))
+check(said.get("frappuccino:c_0", "").startswith("F R AE P") and
+      said.get("bruschetta:c_1", "").startswith("B R"),
+      "cafe: guessed pronunciations in ARPAbet: %r" % said)
+cafe_orders = [(t, v) for v in ("slt", "rms", "awb")
+               for t in ("i want a frappuccino", "can i get a bruschetta and a macchiato")]
+wavs = [speak(t, "cafe%d" % i, v, engine="flite") for i, (t, v) in enumerate(cafe_orders)]
+r = run("asr", "transcribe", "--no-fallback", "--nlu", cafe, "--cache", cache, *wavs)
+right = sum(1 for (t, _), g in zip(cafe_orders, r.stdout.splitlines()) if g == t)
+check(r.returncode == 0 and right >= 5, "cafe: %d of %d orders with guessed words exact: %r" %
+      (right, len(cafe_orders), r.stdout))
 
 r = run("asr", "transcribe", os.path.join(tmp, "nothing.wav"))
 check(r.returncode == 1 and "nothing.wav" in r.stderr, "missing file: %r" % r.stderr)
