@@ -35,7 +35,7 @@ typedef struct builder {
     char *dict_text;
     svc_strset guesses; /* "word PHONES" of the words pronounced from their spelling */
     pl_names guess_ix;  /* their words → their index in guesses */
-    pl_strbuf word; /* scratch: one normalized phrase */
+    pl_strbuf word;     /* scratch: one normalized phrase */
 } builder;
 
 int svc_strset_add(svc_strset *set, char *s)

@@ -17,27 +17,20 @@
 
 #define SEP '|'
 
-static const struct {
-    const char *espeak, *arpabet;
-} phones[] = {
-    /* consonants */
-    { "p", "P" }, { "b", "B" }, { "t", "T" }, { "d", "D" }, { "k", "K" }, { "g", "G" },
-    { "f", "F" }, { "v", "V" }, { "T", "TH" }, { "D", "DH" }, { "s", "S" }, { "z", "Z" },
-    { "S", "SH" }, { "Z", "ZH" }, { "h", "HH" }, { "tS", "CH" }, { "dZ", "JH" }, { "m", "M" },
-    { "n", "N" }, { "N", "NG" }, { "l", "L" }, { "r", "R" }, { "r-", "R" }, { "w", "W" },
-    { "j", "Y" }, { "x", "K" }, { "C", "HH" }, { "W", "W" }, { "l/", "L" },
-    { "t#", "T" }, { "d#", "D" }, { "?", "T" }, { "z#", "Z" }, { "s#", "S" },
-    { "n-", "AH N" }, { "m-", "AH M" }, { "l-", "AH L" }, { "@L", "AH L" }, { "n^", "N" },
-    /* vowels */
-    { "a", "AE" }, { "aa", "AE" }, { "a#", "AH" }, { "A", "AA" }, { "A:", "AA" },
-    { "A@", "AA R" }, { "0", "AA" }, { "0:", "AO" }, { "V", "AH" }, { "@", "AH" },
-    { "@2", "AH" }, { "@5", "AH" }, { "@-", "AH" }, { "3", "ER" }, { "3:", "ER" },
-    { "E", "EH" }, { "e", "EH" }, { "e@", "EH R" }, { "eI", "EY" }, { "I", "IH" },
-    { "I2", "IH" }, { "I#", "IH" }, { "i", "IY" }, { "i:", "IY" }, { "i@", "IH R" },
-    { "i@3", "IH R" }, { "aI", "AY" }, { "aI@", "AY ER" }, { "aI3", "AY ER" }, { "aU", "AW" },
-    { "aU@", "AW ER" }, { "O", "AO" }, { "O:", "AO" }, { "O@", "AO R" }, { "o@", "AO R" },
-    { "OI", "OY" }, { "o", "OW" }, { "oU", "OW" }, { "oU#", "OW" }, { "U", "UH" },
-    { "U@", "UH R" }, { "u", "UW" }, { "u:", "UW" }, { "IR", "IH R" }, { "VR", "ER" },
+/* Each espeak phoneme name, a space, its ARPAbet phones: the consonants, the vowels, then a
+ * pause ("_"), which says nothing. */
+static const char *const phones[] = {
+    "p P",      "b B",     "t T",       "d D",       "k K",     "g G",       "f F",   "v V",
+    "T TH",     "D DH",    "s S",       "z Z",       "S SH",    "Z ZH",      "h HH",  "tS CH",
+    "dZ JH",    "m M",     "n N",       "N NG",      "l L",     "r R",       "r- R",  "w W",
+    "j Y",      "x K",     "C HH",      "W W",       "l/ L",    "t# T",      "d# D",  "? T",
+    "z# Z",     "s# S",    "n- AH N",   "m- AH M",   "l- AH L", "@L AH L",   "n^ N",  "a AE",
+    "aa AE",    "a# AH",   "A AA",      "A: AA",     "A@ AA R", "0 AA",      "0: AO", "V AH",
+    "@ AH",     "@2 AH",   "@5 AH",     "@- AH",     "3 ER",    "3: ER",     "E EH",  "e EH",
+    "e@ EH R",  "eI EY",   "I IH",      "I2 IH",     "I# IH",   "i IY",      "i: IY", "i@ IH R",
+    "i@3 IH R", "aI AY",   "aI@ AY ER", "aI3 AY ER", "aU AW",   "aU@ AW ER", "O AO",  "O: AO",
+    "O@ AO R",  "o@ AO R", "OI OY",     "o OW",      "oU OW",   "oU# OW",    "U UH",  "U@ UH R",
+    "u UW",     "u: UW",   "IR IH R",   "VR ER",     "O2 AO",   "t2 T",      "_ "
 };
 
 /* The ARPAbet of one espeak phoneme name [p, p + n) less its stress marks; NULL when there is
@@ -49,8 +42,8 @@ static const char *arpabet(const char *p, size_t n)
     if (!n)
         return "";
     for (size_t i = 0; i < sizeof phones / sizeof *phones; i++)
-        if (strlen(phones[i].espeak) == n && !memcmp(phones[i].espeak, p, n))
-            return phones[i].arpabet;
+        if (!strncmp(phones[i], p, n) && phones[i][n] == ' ')
+            return phones[i] + n + 1;
     return NULL;
 }
 

@@ -15,16 +15,15 @@ parley_status svc_espeak_lock(void)
 {
     pthread_mutex_lock(&espeak_mu);
     if (!espeak_rate) {
-        espeak_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL,
-                                        espeakINITIALIZE_DONT_EXIT);
+        espeak_rate =
+                espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, espeakINITIALIZE_DONT_EXIT);
         if (espeak_rate <= 0)
             espeak_rate = -1;
     }
     if (espeak_rate > 0)
         return PARLEY_OK;
     pthread_mutex_unlock(&espeak_mu);
-    return pl_fail(PARLEY_ERR_NOT_FOUND,
-                   "espeak-ng cannot start (is espeak-ng-data installed?)");
+    return pl_fail(PARLEY_ERR_NOT_FOUND, "espeak-ng cannot start (is espeak-ng-data installed?)");
 }
 
 void svc_espeak_unlock(void)

@@ -48,7 +48,7 @@ SYSTEM_OWNERS = {
     "libwebsockets.h": ("services/",),
     "gst/gst.h": ("services/gst_audio.c",),
     "pocketsphinx.h": ("services/",),
-    "espeak-ng/speak_lib.h": ("services/tts_espeak.c",),
+    "espeak-ng/speak_lib.h": ("services/espeak.c", "services/tts_espeak.c", "services/asr_lts.c"),
     "flite/flite.h": ("services/tts_flite.c",),
     "gst/app/gstappsink.h": ("services/gst_audio.c",),
     "gst/app/gstappsrc.h": ("services/gst_audio.c",),
