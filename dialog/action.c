@@ -78,6 +78,8 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
     pthread_mutex_unlock(&c->dm->hooks_mu);
     c->action = a;
     if (!hook.fn) {
+        if (def->endpoint)
+            return dm_run_remote(c, a);
         if (def->reply < 0)
             return pl_fail(PARLEY_ERR_NOT_FOUND,
                            "action '%s' is not registered by the application and has no reply: "

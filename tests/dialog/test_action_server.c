@@ -1,0 +1,271 @@
+/* test_action_server.c — actions answered by an action server, through a running graph.
+ *
+ * Run by action_server/server.py, which serves Rasa's protocol on a free port and gives this
+ * program a folder with the bot (domain.yaml, graph.yaml) pointing at it. The graph is
+ * api → test.nlu (this file's kind: a turn's text "INTENT [ENTITY=VALUE ...]" read as its
+ * NLU result, so no model is needed) → dialog.frames with ONE worker → api. Checked: a normal
+ * action (slots set, a text, responses by name with and without variables, what the request
+ * held, echoed back by the server); a followup that sees the first action's slot; reset_slots
+ * and an event kind left out; an action with a reply of its own makes no call; an action that
+ * hangs gets the fallback reply after the timeout while another user's turns on the same
+ * single worker are answered at once, and the hanging user's next turn waits for it; garbage,
+ * an HTTP 500 and a server that is down get the fallback reply; parley_action_calls_total
+ * and parley_action_errors_total by reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/graph.h"
+#include "pipeline/metrics.h"
+#include "pipeline/node.h"
+#include "sdk/base/alloc.h"
+#include "services/api_node.h"
+#include "tests/check.h"
+
+extern const pipe_kind dm_kind_frames;
+
+/* ---- test.nlu: "INTENT [ENTITY=VALUE ...]" as an NLU result, in one allocation ---- */
+
+static const pipe_port_spec nlu_ports[] = {
+    { "text", PIPE_IN, PIPE_T_TEXT, 1, "INTENT [ENTITY=VALUE ...]" },
+    { "result", PIPE_OUT, PIPE_T_NLU, 0, "the intent (confidence 1) and the entities" },
+    { NULL, 0, 0, 0, NULL },
+};
+
+static parley_status nlu_create(pipe_node *node, void **state)
+{
+    (void)node;
+    *state = NULL;
+    return PARLEY_OK;
+}
+
+static parley_status nlu_process(pipe_node *node, void *state, int port, pipe_msg *msg)
+{
+    (void)state, (void)port;
+    size_t len = strlen(msg->text), max = len / 2 + 1;
+    parley_nlu_result *r = pl_calloc(1, sizeof *r + max * sizeof(parley_nlu_slot) + 2 * len + 2);
+    if (!r) {
+        pipe_node_fail_turn(node, msg, PARLEY_ERR_NOMEM);
+        return PARLEY_OK;
+    }
+    parley_nlu_slot *slots = (parley_nlu_slot *)(r + 1);
+    char *text = (char *)(slots + max), *words = text + len + 1;
+    memcpy(text, msg->text, len + 1);
+    memcpy(words, msg->text, len + 1);
+    r->text = text;
+    r->confidence = 1.0f;
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(w, '=');
+        if (!r->intent) {
+            r->intent = w;
+        } else if (eq) {
+            *eq = '\0';
+            slots[n] = (parley_nlu_slot){ .slot = w, .value = eq + 1, .canonical = eq + 1 };
+            n++;
+        }
+    }
+    r->n_slots = n;
+    r->slots = slots;
+    pipe_msg_set_nlu(msg, r);
+    pipe_node_emit(node, 1, msg);
+    return PARLEY_OK;
+}
+
+static const pipe_kind test_nlu = {
+    .name = "test.nlu",
+    .doc = "the test's NLU: INTENT [ENTITY=VALUE ...]",
+    .ports = nlu_ports,
+    .create = nlu_create,
+    .process = nlu_process,
+};
+
+/* ---- the graph ---- */
+
+static pipe_graph *g;
+static pipe_node *api;
+
+static void submit(const char *user, const char *text)
+{
+    pipe_msg *m = NULL;
+    parley_status st = pipe_msg_new(g, user, text, &m);
+    CHECK(st == PARLEY_OK, "submit %s: %s", text, parley_errmsg());
+    if (st == PARLEY_OK)
+        pipe_node_emit(api, 0, m);
+}
+
+/* The next reply (owned: parley_reply_free), waiting up to 10 s. */
+static parley_reply *next_reply(void)
+{
+    parley_reply *r = NULL;
+    parley_status st = svc_api_poll(api, 10000, &r);
+    CHECK(st == PARLEY_OK && r, "no reply within 10 s: %s", parley_errmsg());
+    return st == PARLEY_OK ? r : NULL;
+}
+
+static const char *slot_of(const parley_reply *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_slots; i++)
+        if (!strcmp(r->slots[i].name, name))
+            return r->slots[i].value;
+    return NULL;
+}
+
+/* One turn of one user, nobody else talking: its reply must be `want`. */
+static parley_reply *turn(const char *user, const char *text, const char *want)
+{
+    submit(user, text);
+    parley_reply *r = next_reply();
+    if (!r)
+        return NULL;
+    CHECK(r->status == PARLEY_OK && !strcmp(r->user, user), "%s: status %d user %s: %s", text,
+          r->status, r->user, r->error);
+    CHECK(!strcmp(r->reply, want), "%s: reply\n  '%s', want\n  '%s'", text, r->reply, want);
+    return r;
+}
+
+static void expect_slot(const parley_reply *r, const char *name, const char *want)
+{
+    const char *v = r ? slot_of(r, name) : NULL;
+    CHECK(want ? v && !strcmp(v, want) : v == NULL, "slot %s = %s, want %s", name,
+          v ? v : "(unset)", want ? want : "(unset)");
+}
+
+static void normal_followup_reset(void)
+{
+    parley_reply *r = turn("u1", "weather city=Lyon",
+                           "weather for u1 (intent weather, next action_weather, domain ok, "
+                           "version ok). It is 21 C in Lyon. It is hot in Lyon.");
+    expect_slot(r, "city", "Lyon");
+    expect_slot(r, "temp", "21 C");
+    expect_slot(r, "visits", "1");
+    parley_reply_free(r);
+    /* The slots went back to the server in the tracker: it counts on from them. */
+    r = turn("u1", "weather",
+             "weather for u1 (intent weather, next action_weather, domain ok, version ok). It "
+             "is 21 C in Lyon. It is hot in Lyon.");
+    expect_slot(r, "visits", "2");
+    parley_reply_free(r);
+    r = turn("u1", "chain", "first. followed, city is Oslo.");
+    expect_slot(r, "city", "Oslo");
+    expect_slot(r, "visits", "2");
+    parley_reply_free(r);
+    r = turn("u1", "reset", "all forgotten.");
+    CHECK(r && r->n_slots == 0, "reset_slots: %zu slots left", r ? r->n_slots : 0);
+    parley_reply_free(r);
+    parley_reply_free(turn("u1", "builtin", "Hi!"));
+}
+
+/* The slow action's user waits for the timeout; another user on the same (single) worker is
+ * answered meanwhile, and the slow user's next turn comes after its slow one. */
+static void slow_does_not_block(void)
+{
+    static const char *const others[] = { "greet", "weather city=Rome", "greet" };
+    int64_t t0 = pipe_now_ns();
+    submit("slow", "slow");
+    submit("slow", "greet");
+    for (int i = 0; i < 3; i++)
+        submit("other", others[i]);
+    int n_other = 0, n_slow = 0;
+    for (int i = 0; i < 5; i++) {
+        parley_reply *r = next_reply();
+        if (!r)
+            return;
+        double ms = (double)(pipe_now_ns() - t0) / 1e6;
+        if (!strcmp(r->user, "other")) {
+            CHECK(ms < 1000,
+                  "other user's reply %d came after %.0f ms, while the slow action "
+                  "was out (timeout 1500 ms)",
+                  n_other, ms);
+            CHECK(n_slow == 0, "other user's reply %d came after the slow one", n_other);
+            const char *want = n_other == 1 ? "It is 21 C in Rome." : "Hello.";
+            CHECK(strstr(r->reply, want) != NULL, "other %d: '%s'", n_other, r->reply);
+            n_other++;
+        } else {
+            const char *want = n_slow == 0 ? "The weather service is not answering." : "Hello.";
+            CHECK(!strcmp(r->reply, want), "slow user's reply %d: '%s', want '%s'", n_slow,
+                  r->reply, want);
+            CHECK(ms >= 1400 && ms < 4000, "slow user's reply %d after %.0f ms (timeout 1500)",
+                  n_slow, ms);
+            n_slow++;
+        }
+        parley_reply_free(r);
+    }
+    CHECK(n_other == 3 && n_slow == 2, "%d other, %d slow replies", n_other, n_slow);
+}
+
+static void failures(void)
+{
+    const char *no = "The weather service is not answering.";
+    parley_reply *r = turn("u4", "weather city=Nice",
+                           "weather for u4 (intent weather, next "
+                           "action_weather, domain ok, version ok). "
+                           "It is 21 C in Nice. It is hot in Nice.");
+    parley_reply_free(r);
+    /* A failed call changes no slot. */
+    r = turn("u4", "garbage", no);
+    expect_slot(r, "city", "Nice");
+    parley_reply_free(r);
+    parley_reply_free(turn("u4", "error500", no));
+    parley_reply_free(turn("u4", "down", no));
+}
+
+static double metric(const char *text, const char *series)
+{
+    const char *p = strstr(text, series);
+    return p ? atof(p + strlen(series)) : -1;
+}
+
+static void metrics(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(pipe_metrics_render(g, &text, &len) == PARLEY_OK, "render: %s", parley_errmsg());
+    if (!text)
+        return;
+    /* weather 2 + chain 2 (its followup) + reset + slow + weather + weather + garbage +
+     * error500 + down; builtin made none */
+    CHECK(metric(text, "parley_action_calls_total{node=\"dialog\"} ") == 11, "calls:\n%s", text);
+    static const struct {
+        const char *reason;
+        double n;
+    } want[] = { { "timeout", 1 }, { "json", 1 }, { "http", 1 },
+                 { "connect", 1 }, { "size", 0 }, { "other", 0 } };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char series[128];
+        snprintf(series, sizeof series,
+                 "parley_action_errors_total{node=\"dialog\",reason=\"%s\"} ", want[i].reason);
+        CHECK(metric(text, series) == want[i].n, "%s = %g, want %g", series, metric(text, series),
+              want[i].n);
+    }
+    pl_free(text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: run by action_server/server.py: test_action_server FOLDER\n");
+        return 2;
+    }
+    static char graph[1024], store[1024];
+    snprintf(graph, sizeof graph, "%s/graph.yaml", argv[1]);
+    snprintf(store, sizeof store, "dialog.store=%s/actions.db", argv[1]);
+    const pipe_kind *const kinds[] = { &svc_kind_api, &test_nlu, &dm_kind_frames, NULL };
+    const char *const set[] = { store, NULL };
+    pipe_graph_opts opts = { .kinds = kinds, .set = set, .need_output = 1 };
+    parley_status st = pipe_graph_load(graph, &opts, &g);
+    CHECK(st == PARLEY_OK, "load %s: %s", graph, parley_errmsg());
+    if (st != PARLEY_OK)
+        return check_done();
+    api = pipe_graph_find_kind(g, "api");
+    CHECK((st = pipe_graph_start(g)) == PARLEY_OK, "start: %s", parley_errmsg());
+    if (st == PARLEY_OK) {
+        normal_followup_reset();
+        slow_does_not_block();
+        failures();
+        metrics();
+    }
+    pipe_graph_close(g);
+    return check_done();
+}
