@@ -2,8 +2,8 @@
  *
  * Run by action_server/server.py, which serves Rasa's protocol on a free port and gives this
  * program a folder with the bot (domain.yaml, graph.yaml) pointing at it. The graph is
- * api → test.nlu (this file's kind: a turn's text "INTENT [ENTITY=VALUE ...]" read as its
- * NLU result, so no model is needed) → dialog.frames with ONE worker → api. Checked: a normal
+ * api → test.nlu (words_nlu.h: a turn's text "INTENT [ENTITY=VALUE ...]" read as its NLU
+ * result, so no model is needed) → dialog.frames with ONE worker → api. Checked: a normal
  * action (slots set, a text, responses by name with and without variables, what the request
  * held, echoed back by the server); a followup that sees the first action's slot; reset_slots
  * and an event kind left out; an action with a reply of its own makes no call; an action that
@@ -22,64 +22,9 @@
 #include "sdk/base/alloc.h"
 #include "services/api_node.h"
 #include "tests/check.h"
+#include "tests/dialog/words_nlu.h"
 
 extern const pipe_kind dm_kind_frames;
-
-/* ---- test.nlu: "INTENT [ENTITY=VALUE ...]" as an NLU result, in one allocation ---- */
-
-static const pipe_port_spec nlu_ports[] = {
-    { "text", PIPE_IN, PIPE_T_TEXT, 1, "INTENT [ENTITY=VALUE ...]" },
-    { "result", PIPE_OUT, PIPE_T_NLU, 0, "the intent (confidence 1) and the entities" },
-    { NULL, 0, 0, 0, NULL },
-};
-
-static parley_status nlu_create(pipe_node *node, void **state)
-{
-    (void)node;
-    *state = NULL;
-    return PARLEY_OK;
-}
-
-static parley_status nlu_process(pipe_node *node, void *state, int port, pipe_msg *msg)
-{
-    (void)state, (void)port;
-    size_t len = strlen(msg->text), max = len / 2 + 1;
-    parley_nlu_result *r = pl_calloc(1, sizeof *r + max * sizeof(parley_nlu_slot) + 2 * len + 2);
-    if (!r) {
-        pipe_node_fail_turn(node, msg, PARLEY_ERR_NOMEM);
-        return PARLEY_OK;
-    }
-    parley_nlu_slot *slots = (parley_nlu_slot *)(r + 1);
-    char *text = (char *)(slots + max), *words = text + len + 1;
-    memcpy(text, msg->text, len + 1);
-    memcpy(words, msg->text, len + 1);
-    r->text = text;
-    r->confidence = 1.0f;
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-        char *eq = strchr(w, '=');
-        if (!r->intent) {
-            r->intent = w;
-        } else if (eq) {
-            *eq = '\0';
-            slots[n] = (parley_nlu_slot){ .slot = w, .value = eq + 1, .canonical = eq + 1 };
-            n++;
-        }
-    }
-    r->n_slots = n;
-    r->slots = slots;
-    pipe_msg_set_nlu(msg, r);
-    pipe_node_emit(node, 1, msg);
-    return PARLEY_OK;
-}
-
-static const pipe_kind test_nlu = {
-    .name = "test.nlu",
-    .doc = "the test's NLU: INTENT [ENTITY=VALUE ...]",
-    .ports = nlu_ports,
-    .create = nlu_create,
-    .process = nlu_process,
-};
 
 /* ---- the graph ---- */
 
@@ -251,7 +196,7 @@ int main(int argc, char **argv)
     static char graph[1024], store[1024];
     snprintf(graph, sizeof graph, "%s/graph.yaml", argv[1]);
     snprintf(store, sizeof store, "dialog.store=%s/actions.db", argv[1]);
-    const pipe_kind *const kinds[] = { &svc_kind_api, &test_nlu, &dm_kind_frames, NULL };
+    const pipe_kind *const kinds[] = { &svc_kind_api, &words_nlu, &dm_kind_frames, NULL };
     const char *const set[] = { store, NULL };
     pipe_graph_opts opts = { .kinds = kinds, .set = set, .need_output = 1 };
     parley_status st = pipe_graph_load(graph, &opts, &g);

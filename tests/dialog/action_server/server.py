@@ -69,11 +69,18 @@ def slow(req):
     return {"events": [], "responses": [{"text": "too late."}]}
 
 
-ACTIONS = {"action_weather": weather, "action_chain": chain, "action_followed": followed,
+def hi(req):
+    return {"events": [], "responses": [{"response": "utter_hi"}]}
+
+
+ACTIONS = {"action_hi": hi, "action_weather": weather, "action_chain": chain, "action_followed": followed,
            "action_reset": reset, "action_slow": slow}
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keeps connections open, as action servers do
+    disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms ACK wait
+
     def do_POST(self):
         req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         name = req["next_action"]
