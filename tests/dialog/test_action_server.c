@@ -9,7 +9,8 @@
  * and an event kind left out; an action with a reply of its own makes no call; an action that
  * hangs gets the fallback reply after the timeout while another user's turns on the same
  * single worker are answered at once, and the hanging user's next turn waits for it; garbage,
- * an HTTP 500 and a server that is down get the fallback reply; parley_action_calls_total
+ * an HTTP 500, an answer over action_max_bytes and a server that is down get the fallback
+ * reply; parley_action_calls_total
  * and parley_action_errors_total by reason.
  */
 #include <stdio.h>
@@ -153,6 +154,7 @@ static void failures(void)
     expect_slot(r, "city", "Nice");
     parley_reply_free(r);
     parley_reply_free(turn("u4", "error500", no));
+    parley_reply_free(turn("u4", "big", no));
     parley_reply_free(turn("u4", "down", no));
 }
 
@@ -170,13 +172,13 @@ static void metrics(void)
     if (!text)
         return;
     /* weather 2 + chain 2 (its followup) + reset + slow + weather + weather + garbage +
-     * error500 + down; builtin made none */
-    CHECK(metric(text, "parley_action_calls_total{node=\"dialog\"} ") == 11, "calls:\n%s", text);
+     * error500 + big + down; builtin made none */
+    CHECK(metric(text, "parley_action_calls_total{node=\"dialog\"} ") == 12, "calls:\n%s", text);
     static const struct {
         const char *reason;
         double n;
     } want[] = { { "timeout", 1 }, { "json", 1 }, { "http", 1 },
-                 { "connect", 1 }, { "size", 0 }, { "other", 0 } };
+                 { "connect", 1 }, { "size", 1 }, { "other", 0 } };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         char series[128];
         snprintf(series, sizeof series,

@@ -86,6 +86,8 @@ class Handler(BaseHTTPRequestHandler):
         name = req["next_action"]
         if name == "action_garbage":
             status, body = 200, b"{this is not JSON"
+        elif name == "action_big":  # over the test's action_max_bytes
+            status, body = 200, json.dumps({"responses": [{"text": "x" * 100000}]}).encode()
         elif name == "action_error500":
             status, body = 500, b'{"error": "the action crashed"}'
         else:
