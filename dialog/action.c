@@ -2,7 +2,8 @@
  *
  * The hooks table is shared by every turn, so it is read under a mutex and the hook is
  * called after the mutex is released: a slow action delays only its own user. What the
- * hook writes (a reply, slot changes) goes to its turn's dm_ctx only.
+ * hook writes (a reply, slot changes) goes to its turn's dm_ctx only. An action with no hook
+ * and an endpoint is its action server's (action_server.c); else its domain reply answers.
  */
 #include <string.h>
 
