@@ -972,6 +972,11 @@ static parley_status load_root(loader *L)
     if ((st = yd_require(root, "responses", &n)) != PARLEY_OK ||
         (st = load_responses(d, n)) != PARLEY_OK)
         return st;
+    /* The domain's action_endpoint is checked even where no action takes it. */
+    char *url = NULL;
+    if ((n = yd_get(root, "action_endpoint")) && (st = endpoint_url(n, &url)) != PARLEY_OK)
+        return st;
+    pl_free(url);
     if ((n = yd_get(root, "actions")) &&
         (st = load_actions(d, n, yd_get(root, "action_endpoint"))) != PARLEY_OK)
         return st;
