@@ -6,8 +6,10 @@
  * the actions on a free port and appends the bot's folder to the arguments):
  *   action_bench TURNS USERS FOLDER
  * For each intent: TURNS turns of one user one after the other (latency from submit to reply:
- * mean, p50, p99), then USERS users in a closed loop, TURNS turns in all (turns/s). Every reply
- * is checked ("Hi!"). One line per measurement: "INTENT MODE key=value ...".
+ * mean, p50, p99; and the mean time the dialog node itself worked on a turn, its runs and
+ * store included, the wait for the server not), then USERS users in a closed loop, TURNS turns in
+ * all (turns/s). Every reply is checked ("Hi!"). One line per measurement: "INTENT MODE key=value
+ * ...".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,17 +55,20 @@ static int cmp(const void *a, const void *b)
 
 static void sequential(const char *intent, int turns)
 {
-    double *ms = malloc((size_t)turns * sizeof *ms), sum = 0;
+    double *ms = malloc((size_t)turns * sizeof *ms), sum = 0, dialog = 0;
     for (int i = -20; i < turns; i++) { /* 20 turns to warm up */
         int64_t t0 = pipe_now_ns();
         submit("seq", intent);
-        parley_reply_free(reply());
-        if (i >= 0)
+        parley_reply *r = reply();
+        if (i >= 0) {
             sum += ms[i] = (double)(pipe_now_ns() - t0) / 1e6;
+            dialog += r->dialog_ms;
+        }
+        parley_reply_free(r);
     }
     qsort(ms, (size_t)turns, sizeof *ms, cmp);
-    printf("%s sequential turns=%d mean_ms=%.3f p50_ms=%.3f p99_ms=%.3f\n", intent, turns,
-           sum / turns, ms[turns / 2], ms[(int)(turns * 0.99)]);
+    printf("%s sequential turns=%d mean_ms=%.3f p50_ms=%.3f p99_ms=%.3f dialog_ms=%.3f\n", intent,
+           turns, sum / turns, ms[turns / 2], ms[(int)(turns * 0.99)], dialog / turns);
     free(ms);
 }
 
