@@ -115,57 +115,6 @@ static parley_status action_metrics(frames *f)
     return st;
 }
 
-static parley_status frames_create(pipe_node *node, void **state)
-{
-    dm_params p = {
-        .domain_path = pipe_node_param_str(node, "domain"),
-        .store_path = pipe_node_param_str(node, "store"),
-        .busy_timeout_ms = (int)pipe_node_param_int(node, "busy_timeout_ms"),
-        .pool_size = (int)pipe_node_param_int(node, "pool_size"),
-    };
-    if (p.busy_timeout_ms == 0)
-        p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
-    const char *model = pipe_node_param_str(node, "model");
-    if (!model || !*model) /* the model of the NLU node that feeds this one, if any */
-        model = pipe_node_upstream_param(node, "model");
-    parley_nlu_labels *labels = NULL;
-    parley_status st;
-    if (model && *model) {
-        if ((st = parley_nlu_labels_read(model, &labels)) != PARLEY_OK)
-            return pl_wrap(st, "node %s: checking the domain against model %s",
-                           pipe_node_name(node), model);
-        p.known_intents = labels->intents;
-        p.n_known_intents = (size_t)labels->n_intents;
-        p.known_slots = labels->entities;
-        p.n_known_slots = (size_t)labels->n_entities;
-    }
-    frames *f = pl_calloc(1, sizeof *f);
-    if (!f) {
-        parley_nlu_labels_free(labels);
-        return pl_nomem("node %s", pipe_node_name(node));
-    }
-    f->node = node;
-    *state = f;
-    if ((st = pl_mutex_init(&f->mu, "the dialog node")) != PARLEY_OK) {
-        pl_free(f);
-        *state = NULL;
-        parley_nlu_labels_free(labels);
-        return st;
-    }
-    st = dm_open(&p, &f->dm);
-    parley_nlu_labels_free(labels);
-    if (st == PARLEY_OK && dm_uses_action_servers(f->dm)) {
-        dm_http_params hp = {
-            .timeout_ms = (long)pipe_node_param_int(node, "action_timeout_ms"),
-            .max_bytes = (size_t)pipe_node_param_int(node, "action_max_bytes"),
-            .max_connections = (long)pipe_node_param_int(node, "action_connections"),
-        };
-        if ((st = action_metrics(f)) == PARLEY_OK)
-            st = dm_http_open(&hp, &f->http);
-    }
-    return st != PARLEY_OK ? pl_wrap(st, "node %s", pipe_node_name(node)) : PARLEY_OK;
-}
-
 static void waiting_free(waiting *w)
 {
     for (size_t i = 0; i < w->n; i++) {
@@ -228,16 +177,74 @@ static parley_status to_msg(pipe_msg *m, dm_turn_out *o)
     return PARLEY_OK;
 }
 
+static parley_status frames_create(pipe_node *node, void **state)
+{
+    dm_params p = {
+        .domain_path = pipe_node_param_str(node, "domain"),
+        .store_path = pipe_node_param_str(node, "store"),
+        .busy_timeout_ms = (int)pipe_node_param_int(node, "busy_timeout_ms"),
+        .pool_size = (int)pipe_node_param_int(node, "pool_size"),
+    };
+    if (p.busy_timeout_ms == 0)
+        p.busy_timeout_ms = -1; /* the param's 0 means "do not wait" */
+    const char *model = pipe_node_param_str(node, "model");
+    if (!model || !*model) /* the model of the NLU node that feeds this one, if any */
+        model = pipe_node_upstream_param(node, "model");
+    parley_nlu_labels *labels = NULL;
+    parley_status st;
+    if (model && *model) {
+        if ((st = parley_nlu_labels_read(model, &labels)) != PARLEY_OK)
+            return pl_wrap(st, "node %s: checking the domain against model %s",
+                           pipe_node_name(node), model);
+        p.known_intents = labels->intents;
+        p.n_known_intents = (size_t)labels->n_intents;
+        p.known_slots = labels->entities;
+        p.n_known_slots = (size_t)labels->n_entities;
+    }
+    frames *f = pl_calloc(1, sizeof *f);
+    if (!f) {
+        parley_nlu_labels_free(labels);
+        return pl_nomem("node %s", pipe_node_name(node));
+    }
+    f->node = node;
+    *state = f;
+    if ((st = pl_mutex_init(&f->mu, "the dialog node")) != PARLEY_OK) {
+        pl_free(f);
+        *state = NULL;
+        parley_nlu_labels_free(labels);
+        return st;
+    }
+    st = dm_open(&p, &f->dm);
+    parley_nlu_labels_free(labels);
+    if (st == PARLEY_OK && dm_uses_action_servers(f->dm)) {
+        dm_http_params hp = {
+            .timeout_ms = (long)pipe_node_param_int(node, "action_timeout_ms"),
+            .max_bytes = (size_t)pipe_node_param_int(node, "action_max_bytes"),
+            .max_connections = (long)pipe_node_param_int(node, "action_connections"),
+        };
+        if ((st = action_metrics(f)) == PARLEY_OK)
+            st = dm_http_open(&hp, &f->http);
+    }
+    if (st == PARLEY_OK)
+        return PARLEY_OK;
+    st = pl_wrap(st, "node %s", pipe_node_name(node));
+    frames_destroy(f); /* the engine owes destroy() only to a node that was created */
+    *state = NULL;
+    return st;
+}
+
 /* Keeps the answer to the call out for the turn's next run (run_turn made room for it
  * before the call went out); a failed call (body NULL) is counted and logged with why. */
 static void keep_answer(waiting *w, int why, char *body, const char *detail)
 {
+    /* A server that is down fails every user's call alike: one line a second says so. */
+    static pl_log_gate gate = PL_LOG_GATE_INIT(1000);
     frames *f = w->f;
     if (why != DM_HTTP_OK) {
         pipe_counter_add(f->errors[why], 1);
-        pl_log(PARLEY_LOG_WARN,
-               "node %s: action '%s' at %s failed (%s: %s): the user gets its fallback reply",
-               pipe_node_name(f->node), w->action, w->url, why_names[why], detail);
+        pl_log_gated(&gate, PARLEY_LOG_WARN,
+                     "node %s: action '%s' at %s failed (%s: %s): the user gets its fallback reply",
+                     pipe_node_name(f->node), w->action, w->url, why_names[why], detail);
     }
     w->results[w->n++] = (dm_action_result){ w->action, body };
     w->action = NULL;
