@@ -19,6 +19,7 @@
 #include "dialog/dialog_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/json.h"
 
 /* Followups one turn may chain: a server that names its own action again ends here. */
 enum { MAX_FOLLOWUPS = 10 };
@@ -43,29 +44,30 @@ static cJSON *name_list(char *const *names, size_t n)
     return arr;
 }
 
+/* Adds item (NULL: a failed allocation) to obj under key, or deletes it: 0 when out of memory. */
+static int add(cJSON *obj, const char *key, cJSON *item)
+{
+    if (item && obj && cJSON_AddItemToObject(obj, key, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
+}
+
 parley_status dm_domain_json(const dm_domain *d, char **out)
 {
     static const char *const types[] = { "text", "float", "categorical" };
     cJSON *j = cJSON_CreateObject(), *ents = cJSON_CreateArray(), *slots = cJSON_CreateObject(),
           *resps = cJSON_CreateObject();
-    char **actions = pl_calloc(d->n_actions ? d->n_actions : 1, sizeof *actions);
-    int ok = j && ents && slots && resps && actions &&
-             cJSON_AddItemToObject(j, "intents", name_list(d->intents, d->n_intents)) &&
-             cJSON_AddItemToObject(j, "entities", ents);
-    if (!ok)
-        cJSON_Delete(ents);
-    ok = ok && cJSON_AddItemToObject(j, "slots", slots);
-    if (!ok)
-        cJSON_Delete(slots);
-    ok = ok && cJSON_AddItemToObject(j, "responses", resps);
-    if (!ok)
-        cJSON_Delete(resps);
+    int ok = add(j, "intents", name_list(d->intents, d->n_intents));
+    ok = add(j, "entities", ents) && ok;
+    ok = add(j, "slots", slots) && ok;
+    ok = add(j, "responses", resps) && ok;
     for (size_t k = 0; ok && k < d->n_slots; k++) {
         const dm_slot_def *s = &d->slots[k];
         cJSON *o = cJSON_AddObjectToObject(slots, s->name);
         ok = o && cJSON_AddStringToObject(o, "type", s->list ? "list" : types[s->type]) &&
              (s->type != DM_SLOT_CATEGORICAL ||
-              cJSON_AddItemToObject(o, "values", name_list(s->values, s->n_values))) &&
+              add(o, "values", name_list(s->values, s->n_values))) &&
              (!s->entity || cJSON_AddItemToArray(ents, cJSON_CreateString(s->entity)));
     }
     for (size_t r = 0; ok && r < d->n_responses; r++) {
@@ -77,11 +79,12 @@ parley_status dm_domain_json(const dm_domain *d, char **out)
         }
         ok = ok && vars;
     }
-    for (size_t a = 0; ok && a < d->n_actions; a++)
-        actions[a] = d->actions[a].name;
-    ok = ok && cJSON_AddItemToObject(j, "actions", name_list(actions, d->n_actions));
-    pl_free(actions);
-    if (!ok) {
+    char **names = ok ? pl_calloc(d->n_actions ? d->n_actions : 1, sizeof *names) : NULL;
+    for (size_t a = 0; names && a < d->n_actions; a++)
+        names[a] = d->actions[a].name;
+    cJSON *actions = names ? name_list(names, d->n_actions) : NULL;
+    pl_free(names);
+    if (!add(j, "actions", actions)) {
         cJSON_Delete(j);
         return pl_nomem("the domain for action servers");
     }
@@ -136,10 +139,9 @@ static parley_status request(const dm_ctx *c, const dm_action_def *def, char **o
              cJSON_AddNullToObject(t, "followup_action") &&
              cJSON_AddStringToObject(t, "latest_input_channel", "parley") &&
              (c->form < 0 || cJSON_AddStringToObject(loop, "name", c->d->forms[c->form].name)) &&
-             cJSON_AddItemToObject(j, "domain", cJSON_CreateRaw(c->dm->domain_json));
+             add(j, "domain", cJSON_CreateRaw(c->dm->domain_json));
     for (size_t k = 0; ok && k < c->d->n_slots; k++)
-        ok = cJSON_AddItemToObject(slots, c->d->slots[k].name,
-                                   slot_json(&c->d->slots[k], c->values[k]));
+        ok = add(slots, c->d->slots[k].name, slot_json(&c->d->slots[k], c->values[k]));
     for (size_t i = 0; ok && i < in->n_entities; i++) {
         cJSON *e = cJSON_CreateObject();
         ok = cJSON_AddItemToArray(ents, e) &&
@@ -153,19 +155,19 @@ static parley_status request(const dm_ctx *c, const dm_action_def *def, char **o
     return json_text(j, "a request to an action server", out);
 }
 
-/* A JSON scalar as slot text, owned by the caller; NULL for what is not a scalar. */
-static char *scalar_text(const cJSON *v)
+/* A JSON scalar as slot text into *out (owned by the caller); PARLEY_ERR_INVALID_ARG, without
+ * a detail, for what is not a scalar. */
+static parley_status scalar_text(const cJSON *v, char **out)
 {
     char buf[64];
-    if (cJSON_IsString(v))
-        return pl_strdup(v->valuestring);
     if (cJSON_IsNumber(v))
         snprintf(buf, sizeof buf, "%.15g", v->valuedouble);
     else if (cJSON_IsBool(v))
         snprintf(buf, sizeof buf, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else
-        return NULL;
-    return pl_strdup(buf);
+    else if (!cJSON_IsString(v))
+        return PARLEY_ERR_INVALID_ARG;
+    *out = pl_strdup(cJSON_IsString(v) ? v->valuestring : buf);
+    return *out ? PARLEY_OK : pl_nomem("a slot value");
 }
 
 /* A `slot` event: sets the slot as an application action would (null clears it); a value the
@@ -189,11 +191,12 @@ static parley_status slot_event(dm_ctx *c, const char *action, const cJSON *e)
     char **raw = pl_calloc(n ? (size_t)n : 1, sizeof *raw);
     if (!raw)
         return pl_nomem("a slot value");
-    int bad = n == 0;
-    for (int i = 0; i < n; i++)
-        bad |= !(raw[i] = scalar_text(cJSON_IsArray(value) ? cJSON_GetArrayItem(value, i) : value));
-    parley_status st =
-            bad ? PARLEY_ERR_INVALID_ARG : dm_fill_slot(c, k, (const char *const *)raw, (size_t)n);
+    parley_status st = n == 0 ? PARLEY_ERR_INVALID_ARG : PARLEY_OK;
+    for (int i = 0; i < n && st == PARLEY_OK; i++)
+        st = scalar_text(cJSON_IsArray(value) ? cJSON_GetArrayItem(value, i) : value, &raw[i]);
+    int bad = st == PARLEY_ERR_INVALID_ARG; /* not text, a number or a truth value */
+    if (st == PARLEY_OK)
+        st = dm_fill_slot(c, k, (const char *const *)raw, (size_t)n);
     for (int i = 0; i < n; i++)
         pl_free(raw[i]);
     pl_free(raw);
@@ -227,8 +230,12 @@ static parley_status say_response(dm_ctx *c, const char *action, const cJSON *r,
     for (size_t k = 0; st == PARLEY_OK && k < c->d->n_slots; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, c->d->slots[k].name);
         values[k] = c->values[k];
-        if (v && !(values[k] = own[k] = scalar_text(v)) && !cJSON_IsNull(v))
-            values[k] = c->values[k]; /* not a scalar: the slot's own value */
+        if (cJSON_IsNull(v))
+            values[k] = NULL;
+        else if (v && (st = scalar_text(v, &own[k])) == PARLEY_OK)
+            values[k] = own[k];
+        else if (st == PARLEY_ERR_INVALID_ARG)
+            st = PARLEY_OK; /* not a scalar: the slot's own value */
     }
     if (st == PARLEY_OK)
         st = dm_say_values(c, ri, values);
@@ -239,23 +246,41 @@ static parley_status say_response(dm_ctx *c, const char *action, const cJSON *r,
     return st;
 }
 
-parley_status dm_action_answer_check(const char *body)
+/* Parses an answer and checks its shape: *out owned by the caller (cJSON_Delete) on success;
+ * PARLEY_ERR_FORMAT for an answer that is not one to apply, PARLEY_ERR_NOMEM as such. */
+static parley_status parse_answer(const char *body, cJSON **out)
 {
-    cJSON *j = cJSON_Parse(body);
-    const char *why = NULL;
-    if (!cJSON_IsObject(j))
-        why = "not a JSON object";
     static const char *const lists[] = { "events", "responses" };
+    cJSON *j = NULL;
+    parley_status st = pl_json_parse(body, strlen(body), "the answer", &j);
+    if (st != PARLEY_OK)
+        return st;
+    const char *why = cJSON_IsObject(j) ? NULL : "not a JSON object";
     for (int l = 0; !why && l < 2; l++) {
         const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, lists[l]), *e;
         if (arr && !cJSON_IsArray(arr) && !cJSON_IsNull(arr))
             why = l ? "`responses` is not an array" : "`events` is not an array";
         const cJSON *items = cJSON_IsArray(arr) ? arr : NULL;
-        cJSON_ArrayForEach(e, items) if (!cJSON_IsObject(e)) why =
-                l ? "a response is not an object" : "an event is not an object";
+        cJSON_ArrayForEach(e, items)
+        {
+            if (!cJSON_IsObject(e))
+                why = l ? "a response is not an object" : "an event is not an object";
+        }
     }
+    if (why) {
+        cJSON_Delete(j);
+        return pl_fail(PARLEY_ERR_FORMAT, "the answer is %s", why);
+    }
+    *out = j;
+    return PARLEY_OK;
+}
+
+parley_status dm_action_answer_check(const char *body)
+{
+    cJSON *j = NULL;
+    parley_status st = parse_answer(body, &j);
     cJSON_Delete(j);
-    return why ? pl_fail(PARLEY_ERR_FORMAT, "the answer is %s", why) : PARLEY_OK;
+    return st;
 }
 
 static parley_status say_fallback(dm_ctx *c, const dm_action_def *def)
@@ -338,13 +363,18 @@ parley_status dm_run_remote(dm_ctx *c, int a)
     const dm_action_def *def = &c->d->actions[a];
     size_t k = c->calls++;
     if (k >= c->in->n_results) {
-        parley_status st = PARLEY_OK;
-        if (!(c->call.action = pl_strdup(def->name)) || !(c->call.url = pl_strdup(def->endpoint)))
-            st = pl_nomem("a call to an action server");
-        if (st == PARLEY_OK && (st = request(c, def, &c->call.body)) == PARLEY_OK)
-            st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the turn waits for action '%s' at %s", def->name,
-                         def->endpoint);
-        return st;
+        /* c->call is set whole or not at all: dm_turn hands out a call only when it is. */
+        dm_action_call call = { pl_strdup(def->name), pl_strdup(def->endpoint), NULL, 0 };
+        parley_status st = call.action && call.url ? request(c, def, &call.body)
+                                                   : pl_nomem("a call to an action server");
+        if (st != PARLEY_OK) {
+            pl_free(call.action);
+            pl_free(call.url);
+            return st;
+        }
+        c->call = call;
+        return pl_fail(PARLEY_ERR_UNSUPPORTED, "the turn waits for action '%s' at %s", def->name,
+                       def->endpoint);
     }
     const dm_action_result *r = &c->in->results[k];
     if (!r->action || strcmp(r->action, def->name)) {
@@ -355,12 +385,13 @@ parley_status dm_run_remote(dm_ctx *c, int a)
                def->name, r->action ? r->action : "(none)");
         return say_fallback(c, def);
     }
-    cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
-    if (!j || dm_action_answer_check(r->body) != PARLEY_OK) {
-        cJSON_Delete(j);
+    cJSON *j = NULL;
+    parley_status st = r->body ? parse_answer(r->body, &j) : PARLEY_ERR_FORMAT;
+    if (st == PARLEY_ERR_FORMAT) /* the call failed, or its answer is not one to apply */
         return say_fallback(c, def);
-    }
-    parley_status st = apply(c, def, j);
+    if (st != PARLEY_OK)
+        return st;
+    st = apply(c, def, j);
     cJSON_Delete(j);
     return st;
 }

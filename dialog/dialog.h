@@ -147,8 +147,9 @@ int dm_uses_action_servers(const dm_manager *dm);
 
 /* Whether an action server's answer is one the dialog can apply: a JSON object whose
  * `events` and `responses`, where given, are arrays of objects (else PARLEY_ERR_FORMAT, the
- * detail saying what is wrong). What the events and responses say is checked as they are
- * applied: an unknown slot, response or event kind is logged and left out. Any thread. */
+ * detail saying what is wrong; PARLEY_ERR_NOMEM when out of memory). What the events and
+ * responses say is checked as they are applied: an unknown slot, response or event kind is
+ * logged and left out. Any thread. */
 parley_status dm_action_answer_check(const char *body);
 
 /* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */

@@ -257,8 +257,9 @@ static void on_answer(void *user, dm_http_why why, long status, char *body, cons
     (void)status;
     waiting *w = user;
     int reason = (int)why;
-    if (why == DM_HTTP_OK && dm_action_answer_check(body) != PARLEY_OK) {
-        reason = WHY_JSON;
+    parley_status st = why == DM_HTTP_OK ? dm_action_answer_check(body) : PARLEY_OK;
+    if (st != PARLEY_OK) {
+        reason = st == PARLEY_ERR_FORMAT ? WHY_JSON : DM_HTTP_OTHER; /* or out of memory */
         detail = parley_errmsg();
         pl_free(body);
         body = NULL;
