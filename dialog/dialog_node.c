@@ -432,7 +432,7 @@ static parley_status frames_action(pipe_node *node, void *state, const char *nam
 const pipe_kind dm_kind_frames = {
     .name = "dialog.frames",
     .doc = "dialog manager: slots, forms, rules and replies from domain.yaml; context in SQLite "
-           "or PostgreSQL",
+           "or PostgreSQL; actions of the application or of action servers (HTTP)",
     .ports = ports,
     .params = params,
     .workers = 4,
