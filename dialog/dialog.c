@@ -78,6 +78,13 @@ void dm_close(dm_manager *dm)
     pl_free(dm);
 }
 
+static void call_free(dm_action_call *call)
+{
+    pl_free(call->action);
+    pl_free(call->url);
+    pl_free(call->body);
+}
+
 void dm_turn_out_free(dm_turn_out *out)
 {
     if (!out)
@@ -89,9 +96,7 @@ void dm_turn_out_free(dm_turn_out *out)
     pl_free(out->requested_slot);
     pl_free(out->action);
     dm_slots_free(out->slots, out->n_slots);
-    pl_free(out->call.action);
-    pl_free(out->call.url);
-    pl_free(out->call.body);
+    call_free(&out->call);
     *out = (dm_turn_out){ 0 };
 }
 
@@ -354,9 +359,7 @@ done:
     pl_free(reply);
     pl_free(ents);
     dm_text_free(&c.reply);
-    pl_free(c.call.action);
-    pl_free(c.call.url);
-    pl_free(c.call.body);
+    call_free(&c.call);
     for (size_t k = 0; k < d->n_slots; k++)
         pl_free(c.values[k]);
     pl_free(c.values);

@@ -115,12 +115,20 @@ static parley_status action_metrics(frames *f)
     return st;
 }
 
-static void waiting_free(waiting *w)
+/* Forgets the answers of the user's last turn (for the next one). */
+static void results_clear(waiting *w)
 {
     for (size_t i = 0; i < w->n; i++) {
         pl_free((char *)w->results[i].action);
         pl_free((char *)w->results[i].body);
     }
+    w->n = 0;
+    w->now_ms = 0;
+}
+
+static void waiting_free(waiting *w)
+{
+    results_clear(w);
     pl_free(w->results);
     pl_free(w->later);
     pl_free(w->action);
@@ -412,12 +420,7 @@ static parley_status frames_process(pipe_node *node, void *state, int port, pipe
         memmove(w->later, w->later + 1, --w->n_later * sizeof *w->later);
         w->msg = msg;
         pthread_mutex_unlock(&f->mu);
-        for (size_t i = 0; i < w->n; i++) {
-            pl_free((char *)w->results[i].action);
-            pl_free((char *)w->results[i].body);
-        }
-        w->n = 0;
-        w->now_ms = 0;
+        results_clear(w);
     }
     return PARLEY_OK;
 }
