@@ -10,9 +10,10 @@
  * hangs gets the fallback reply after the timeout while another user's turns on the same
  * single worker are answered at once, and the hanging user's next turn waits for it; garbage,
  * an HTTP 500, an answer over action_max_bytes and a server that is down get the fallback
- * reply; parley_action_calls_total
+ * reply, and each is logged with its action, URL and reason; parley_action_calls_total
  * and parley_action_errors_total by reason.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,37 @@
 #include "tests/dialog/words_nlu.h"
 
 extern const pipe_kind dm_kind_frames;
+
+/* ---- the log: every line kept, to check what failures say ---- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[1 << 16];
+
+static void on_log(parley_log_level level, const char *msg, void *user)
+{
+    (void)level, (void)user;
+    pthread_mutex_lock(&log_mu);
+    size_t len = strlen(log_text);
+    snprintf(log_text + len, sizeof log_text - len, "%s\n", msg);
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* Whether a line of the log holds every one of the (up to 3) parts. */
+static int logged(const char *a, const char *b, const char *c)
+{
+    pthread_mutex_lock(&log_mu);
+    int found = 0;
+    for (const char *line = log_text; *line && !found;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)n, line);
+        found = strstr(buf, a) && strstr(buf, b) && (!c || strstr(buf, c));
+        line += n + (end != NULL);
+    }
+    pthread_mutex_unlock(&log_mu);
+    return found;
+}
 
 /* ---- the graph ---- */
 
@@ -156,6 +188,18 @@ static void failures(void)
     parley_reply_free(turn("u4", "error500", no));
     parley_reply_free(turn("u4", "big", no));
     parley_reply_free(turn("u4", "down", no));
+    /* Each failure is logged with its action, its URL and why. */
+    static const char *const why[][3] = {
+        { "action 'action_slow' at http://127.0.0.1:", "(timeout: no answer within 1500 ms)" },
+        { "action 'action_garbage' at http://127.0.0.1:", "(json: " },
+        { "action 'action_error500' at http://127.0.0.1:", "(http: HTTP status 500)" },
+        { "action 'action_big' at http://127.0.0.1:", "(size: the answer is longer than 65536" },
+        { "action 'action_down' at http://127.0.0.1:", "(connect: " },
+    };
+    for (size_t i = 0; i < sizeof why / sizeof *why; i++)
+        CHECK(logged(why[i][0], why[i][1], "fallback reply"), "not logged: %s ... %s\n%s",
+              why[i][0], why[i][1], log_text);
+    CHECK(logged("event 'bot'", "left out", NULL), "an unknown event kind is noted");
 }
 
 static double metric(const char *text, const char *series)
@@ -196,6 +240,7 @@ int main(int argc, char **argv)
         return 2;
     }
     static char graph[1024], store[1024];
+    parley_log_set(on_log, NULL, PARLEY_LOG_INFO);
     snprintf(graph, sizeof graph, "%s/graph.yaml", argv[1]);
     snprintf(store, sizeof store, "dialog.store=%s/actions.db", argv[1]);
     const pipe_kind *const kinds[] = { &svc_kind_api, &words_nlu, &dm_kind_frames, NULL };
