@@ -219,7 +219,8 @@ parley_status dm_http_open(const dm_http_params *p, dm_http **out)
         st = pl_nomem("the action servers' client");
         goto fail;
     }
-    curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, h->p.max_connections);
+    /* Per server: a server that hangs holds its own connections, not another's. */
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, h->p.max_connections);
     if (pthread_create(&h->thread, NULL, loop, h)) {
         st = pl_fail(PARLEY_ERR_NOMEM, "cannot start the action servers' client thread");
         goto fail;

@@ -24,8 +24,8 @@ typedef struct dm_http dm_http;
 typedef struct dm_http_params {
     long timeout_ms;      /* a call's whole time, connecting included; 0 = 5000 */
     size_t max_bytes;     /* an answer's body; longer ones fail (DM_HTTP_SIZE); 0 = 1 MiB */
-    long max_connections; /* open at once, over all servers; more calls wait their turn;
-                             0 = 8 */
+    long max_connections; /* open at once to one server (host and port); more calls to it
+                             wait their turn, their timeout running; 0 = 8 */
 } dm_http_params;
 
 /* Why a call ended. */

@@ -53,7 +53,9 @@ static const pipe_param_spec params[] = {
       "the longest answer taken from an action server; a longer one gets the fallback reply",
       NULL },
     { "action_connections", PIPE_P_INT, "8", 1, 1024,
-      "connections open to action servers at once; more calls wait for one", NULL },
+      "connections open to one action server at once; more calls to it wait for one (their "
+      "timeout running)",
+      NULL },
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 

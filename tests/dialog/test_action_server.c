@@ -11,7 +11,8 @@
  * single worker are answered at once, and the hanging user's next turn waits for it; garbage,
  * an HTTP 500, an answer over action_max_bytes and a server that is down get the fallback
  * reply, and each is logged with its action, URL and reason; parley_action_calls_total
- * and parley_action_errors_total by reason.
+ * and parley_action_errors_total by reason; with action_connections 1, a call waits for the
+ * connection a slow call holds.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -233,31 +234,58 @@ static void metrics(void)
     pl_free(text);
 }
 
+/* With action_connections 1, a call to the server waits while the slow one holds the
+ * connection: its answer comes after the slow call's timeout, not at once. */
+static void connection_limit(void)
+{
+    int64_t t0 = pipe_now_ns();
+    submit("s2", "slow");
+    submit("o2", "weather city=Rome");
+    for (int i = 0; i < 2; i++) {
+        parley_reply *r = next_reply();
+        if (!r)
+            return;
+        double ms = (double)(pipe_now_ns() - t0) / 1e6;
+        CHECK(ms >= 1400, "%s's reply after %.0f ms: the one connection was the slow call's",
+              r->user, ms);
+        parley_reply_free(r);
+    }
+}
+
+/* Loads and starts FOLDER/graph.yaml with a fresh store and `extra` (a --set, or NULL). */
+static int open_graph(const char *folder, const char *store_name, const char *extra)
+{
+    static char graph[1024], store[1024];
+    snprintf(graph, sizeof graph, "%s/graph.yaml", folder);
+    snprintf(store, sizeof store, "dialog.store=%s/%s", folder, store_name);
+    const pipe_kind *const kinds[] = { &svc_kind_api, &words_nlu, &dm_kind_frames, NULL };
+    const char *const set[] = { store, extra, NULL };
+    pipe_graph_opts opts = { .kinds = kinds, .set = set, .need_output = 1 };
+    parley_status st = pipe_graph_load(graph, &opts, &g);
+    CHECK(st == PARLEY_OK, "load %s: %s", graph, parley_errmsg());
+    if (st != PARLEY_OK)
+        return 0;
+    api = pipe_graph_find_kind(g, "api");
+    CHECK((st = pipe_graph_start(g)) == PARLEY_OK, "start: %s", parley_errmsg());
+    return st == PARLEY_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: run by action_server/server.py: test_action_server FOLDER\n");
         return 2;
     }
-    static char graph[1024], store[1024];
     parley_log_set(on_log, NULL, PARLEY_LOG_INFO);
-    snprintf(graph, sizeof graph, "%s/graph.yaml", argv[1]);
-    snprintf(store, sizeof store, "dialog.store=%s/actions.db", argv[1]);
-    const pipe_kind *const kinds[] = { &svc_kind_api, &words_nlu, &dm_kind_frames, NULL };
-    const char *const set[] = { store, NULL };
-    pipe_graph_opts opts = { .kinds = kinds, .set = set, .need_output = 1 };
-    parley_status st = pipe_graph_load(graph, &opts, &g);
-    CHECK(st == PARLEY_OK, "load %s: %s", graph, parley_errmsg());
-    if (st != PARLEY_OK)
-        return check_done();
-    api = pipe_graph_find_kind(g, "api");
-    CHECK((st = pipe_graph_start(g)) == PARLEY_OK, "start: %s", parley_errmsg());
-    if (st == PARLEY_OK) {
+    if (open_graph(argv[1], "actions.db", NULL)) {
         normal_followup_reset();
         slow_does_not_block();
         failures();
         metrics();
     }
+    pipe_graph_close(g);
+    if (open_graph(argv[1], "limit.db", "dialog.action_connections=1"))
+        connection_limit();
     pipe_graph_close(g);
     return check_done();
 }
