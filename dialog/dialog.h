@@ -136,10 +136,10 @@ parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char
                           void *ctx);
 
 /* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
- * it is zeroed first), or holds only the action-server call the turn waits for (out->call). On
- * failure *out is zeroed, the store is as it was before the turn, and parley_errmsg() says why (a
- * locked or read-only store, a failed action, a slot value over a limit: PARLEY_ERR_UNSUPPORTED,
- * see slot_value.h, ...). */
+ * it is zeroed first), or holds only the action-server call the turn waits for
+ * (out->call). On failure *out is zeroed, the store is as it was before the turn, and
+ * parley_errmsg() says why (a locked or read-only store, a failed action, a slot value over
+ * a limit: PARLEY_ERR_UNSUPPORTED, see slot_value.h, ...). */
 parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out);
 
 /* Whether an action of the domain is answered by an action server (dm_turn_out.call). */
