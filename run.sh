@@ -27,6 +27,7 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           python3                      # the build's embed_files.py, tools/ (encoder, install)
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
           libpq-dev                    # the PostgreSQL store
+          libcurl4-openssl-dev         # actions answered by an action server (HTTP)
           # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng and flite
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
           gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us

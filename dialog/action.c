@@ -2,7 +2,8 @@
  *
  * The hooks table is shared by every turn, so it is read under a mutex and the hook is
  * called after the mutex is released: a slow action delays only its own user. What the
- * hook writes (a reply, slot changes) goes to its turn's dm_ctx only.
+ * hook writes (a reply, slot changes) goes to its turn's dm_ctx only. An action with no hook
+ * and an endpoint is its action server's (action_server.c); else its domain reply answers.
  */
 #include <string.h>
 
@@ -78,6 +79,8 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
     pthread_mutex_unlock(&c->dm->hooks_mu);
     c->action = a;
     if (!hook.fn) {
+        if (def->endpoint)
+            return dm_run_remote(c, a);
         if (def->reply < 0)
             return pl_fail(PARLEY_ERR_NOT_FOUND,
                            "action '%s' is not registered by the application and has no reply: "

@@ -41,6 +41,10 @@ parley_status dm_open(const dm_params *p, dm_manager **out)
         st = pl_nomem("opening the dialog manager");
         goto fail;
     }
+    for (size_t a = 0; a < dm->domain->n_actions && !dm->domain_json; a++)
+        if (dm->domain->actions[a].endpoint &&
+            (st = dm_domain_json(dm->domain, &dm->domain_json)) != PARLEY_OK)
+            goto fail;
     dm_store_params sp = { .busy_ms = p->busy_timeout_ms, .pool_size = p->pool_size };
     if ((st = dm_store_open(p->store_path, &sp, &dm->store)) != PARLEY_OK)
         goto fail;
@@ -57,6 +61,11 @@ parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char
     return dm_domain_lint(dm->domain, fn, ctx);
 }
 
+int dm_uses_action_servers(const dm_manager *dm)
+{
+    return dm->domain_json != NULL;
+}
+
 void dm_close(dm_manager *dm)
 {
     if (!dm)
@@ -64,8 +73,16 @@ void dm_close(dm_manager *dm)
     dm_store_close(dm->store);
     dm_domain_free(dm->domain);
     pl_free(dm->hooks);
+    pl_free(dm->domain_json);
     pthread_mutex_destroy(&dm->hooks_mu);
     pl_free(dm);
+}
+
+static void call_free(dm_action_call *call)
+{
+    pl_free(call->action);
+    pl_free(call->url);
+    pl_free(call->body);
 }
 
 void dm_turn_out_free(dm_turn_out *out)
@@ -79,6 +96,7 @@ void dm_turn_out_free(dm_turn_out *out)
     pl_free(out->requested_slot);
     pl_free(out->action);
     dm_slots_free(out->slots, out->n_slots);
+    call_free(&out->call);
     *out = (dm_turn_out){ 0 };
 }
 
@@ -288,7 +306,17 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
     }
     c.session_id = u.session_id;
     c.turn_id = u.turns + 1;
-    if ((st = dm_decide(&c)) != PARLEY_OK)
+    st = dm_decide(&c);
+    if (c.call.action) {
+        /* An action server must answer first: nothing is stored, and the user's lock is
+         * let go while the caller waits. */
+        out->call = c.call;
+        out->call.now_ms = now;
+        c.call = (dm_action_call){ 0 };
+        st = PARLEY_OK;
+        goto done;
+    }
+    if (st != PARLEY_OK)
         goto done;
     if (!(reply = dm_text_take(&c.reply))) {
         st = pl_nomem("a reply");
@@ -310,7 +338,9 @@ parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out)
         .reply = reply,
         .form = c.form >= 0 ? d->forms[c.form].name : NULL,
         .t_in_ms = now,
-        .t_reply_ms = in->now_ms ? now : wall_ms(),
+        /* A turn run again after an action server answered replays the first run's clock
+         * (now_ms), but its reply is made now. */
+        .t_reply_ms = in->now_ms && !in->n_results ? now : wall_ms(),
     };
     /* The result is built before the save, so a turn that fails leaves the store as it was. */
     st = fill_out(out, &c, &u, reply, new_sess);
@@ -329,6 +359,7 @@ done:
     pl_free(reply);
     pl_free(ents);
     dm_text_free(&c.reply);
+    call_free(&c.call);
     for (size_t k = 0; k < d->n_slots; k++)
         pl_free(c.values[k]);
     pl_free(c.values);

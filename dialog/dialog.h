@@ -54,6 +54,13 @@ typedef struct dm_entity {
     const char *value;
 } dm_entity;
 
+/* An action server's answer to one call of a turn (dm_turn_out.call). */
+typedef struct dm_action_result {
+    const char *action; /* the action it answers */
+    const char *body;   /* the server's JSON answer, or NULL: the call failed, and the action's
+                           fallback reply is said */
+} dm_action_result;
+
 /* One user turn. Every pointer is borrowed for the call. */
 typedef struct dm_turn_in {
     const char *user_id; /* required, any non-empty UTF-8 string */
@@ -66,7 +73,19 @@ typedef struct dm_turn_in {
     int64_t now_ms;            /* 0 = the clock */
     int restart;               /* 1: start a new session with this turn, forgetting the form
                                   and the slots (whatever the domain carries over) */
+    /* The answers to this turn's action-server calls so far, in the order it made them:
+     * empty on its first run, then one more on each run again (see dm_turn_out.call). */
+    size_t n_results;
+    const dm_action_result *results;
 } dm_turn_in;
+
+/* A call to an action server the turn waits for. Owned by the dm_turn_out that holds it. */
+typedef struct dm_action_call {
+    char *action;   /* the action to run, NULL when the turn needs no call */
+    char *url;      /* its server */
+    char *body;     /* the request, Rasa's action server protocol (action_server.c) */
+    int64_t now_ms; /* the clock this run of the turn read: give it again as in.now_ms */
+} dm_action_call;
 
 /* A slot and its canonical value; both owned by the dm_turn_out that holds them. */
 typedef struct dm_slot {
@@ -89,6 +108,12 @@ typedef struct dm_turn_out {
     dm_slot *slots;
     int64_t store_ns; /* the store's read and write for the turn, a user's lock wait
                          included (CLOCK_MONOTONIC ns) */
+    /* Set when the turn reached an action that an action server answers and in.results
+     * holds no answer for it yet: then nothing was decided or stored and the fields above
+     * are empty. The caller makes the call (without holding anything of the store), then
+     * runs the same turn again with the same now_ms and the answer appended to results; the
+     * turn replays its decisions up to that action and goes on from its answer. */
+    dm_action_call call;
 } dm_turn_out;
 
 /* Loads the domain and opens the store. On success *out is owned by the caller
@@ -111,10 +136,21 @@ parley_status dm_warnings(const dm_manager *dm, void (*fn)(void *ctx, const char
                           void *ctx);
 
 /* Runs one turn. On success *out is filled (the caller frees it with dm_turn_out_free;
- * it is zeroed first). On failure *out is zeroed, the store is as it was before the turn,
- * and parley_errmsg() says why (a locked or read-only store, a failed action, a slot value
- * over a limit: PARLEY_ERR_UNSUPPORTED, see slot_value.h, ...). */
+ * it is zeroed first), or holds only the action-server call the turn waits for
+ * (out->call). On failure *out is zeroed, the store is as it was before the turn, and
+ * parley_errmsg() says why (a locked or read-only store, a failed action, a slot value over
+ * a limit: PARLEY_ERR_UNSUPPORTED, see slot_value.h, ...). */
 parley_status dm_turn(dm_manager *dm, const dm_turn_in *in, dm_turn_out *out);
+
+/* Whether an action of the domain is answered by an action server (dm_turn_out.call). */
+int dm_uses_action_servers(const dm_manager *dm);
+
+/* Whether an action server's answer is one the dialog can apply: a JSON object whose
+ * `events` and `responses`, where given, are arrays of objects (else PARLEY_ERR_FORMAT, the
+ * detail saying what is wrong; PARLEY_ERR_NOMEM when out of memory). What the events and
+ * responses say is checked as they are applied: an unknown slot, response or event kind is
+ * logged and left out. Any thread. */
+parley_status dm_action_answer_check(const char *body);
 
 /* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */
 void dm_turn_out_free(dm_turn_out *out);

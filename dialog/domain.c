@@ -573,8 +573,22 @@ static parley_status load_responses(dm_domain *d, const yd_node *n)
 
 /* ---- actions ------------------------------------------------------------------------- */
 
-/* `actions:` is a list of names (Rasa style) or a mapping of name → {reply: RESPONSE}. */
-static parley_status load_actions(dm_domain *d, const yd_node *n)
+/* An action server's URL: http:// or https://, checked here so a typo is found at start-up. */
+static parley_status endpoint_url(const yd_node *n, char **out)
+{
+    parley_status st = yd_expect(n, YD_SCALAR, "an endpoint URL");
+    if (st != PARLEY_OK)
+        return st;
+    if (strncmp(n->str, "http://", 7) && strncmp(n->str, "https://", 8))
+        return yd_fail(n, PARLEY_ERR_CONFIG, "endpoint '%s' is not an http:// or https:// URL",
+                       n->str);
+    return dup_str(n->str, out);
+}
+
+/* `actions:` is a list of names (Rasa style) or a mapping of name → {reply: RESPONSE,
+ * endpoint: URL, fallback: RESPONSE}; `endpoint` (the domain's action_endpoint:, or NULL) is
+ * the URL of every action that names neither a reply nor a URL of its own. */
+static parley_status load_actions(dm_domain *d, const yd_node *n, const yd_node *endpoint)
 {
     parley_status st;
     if (n->kind != YD_SEQ && n->kind != YD_MAP)
@@ -596,8 +610,10 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
             return st;
         if (earlier >= 0)
             return yd_fail(name_node, PARLEY_ERR_CONFIG, "action '%s' is listed twice", name);
+        const yd_node *url = NULL;
+        a->fallback = -1;
         if (body && !yd_is_null(body)) {
-            static const char *const keys[] = { "reply", NULL };
+            static const char *const keys[] = { "reply", "endpoint", "fallback", NULL };
             const yd_node *r;
             if ((st = yd_expect(body, YD_MAP, "an action")) != PARLEY_OK ||
                 (st = check_keys(d, body, keys)) != PARLEY_OK)
@@ -605,7 +621,16 @@ static parley_status load_actions(dm_domain *d, const yd_node *n)
             if ((r = yd_get(body, "reply")) &&
                 (st = ref(d, r, find_response, "response", "responses", &a->reply)) != PARLEY_OK)
                 return st;
+            if ((r = yd_get(body, "fallback")) &&
+                (st = ref(d, r, find_response, "response", "responses", &a->fallback)) != PARLEY_OK)
+                return st;
+            url = yd_get(body, "endpoint");
         }
+        /* An action with a reply of its own is answered here unless it names its server. */
+        if (!url && a->reply < 0)
+            url = endpoint;
+        if (url && (st = endpoint_url(url, &a->endpoint)) != PARLEY_OK)
+            return st;
     }
     return PARLEY_OK;
 }
@@ -920,9 +945,11 @@ static parley_status load_settings(dm_domain *d, const yd_node *root)
 
 static parley_status load_root(loader *L)
 {
-    static const char *const keys[] = { "version",   "intents",        "entities",      "slots",
-                                        "responses", "actions",        "forms",         "rules",
-                                        "fallback",  "session_config", "history_limit", NULL };
+    static const char *const keys[] = {
+        "version",       "intents",         "entities", "slots",    "responses",
+        "actions",       "forms",           "rules",    "fallback", "session_config",
+        "history_limit", "action_endpoint", NULL
+    };
     dm_domain *d = L->d;
     const yd_node *root = L->root, *n;
     parley_status st;
@@ -945,7 +972,13 @@ static parley_status load_root(loader *L)
     if ((st = yd_require(root, "responses", &n)) != PARLEY_OK ||
         (st = load_responses(d, n)) != PARLEY_OK)
         return st;
-    if ((n = yd_get(root, "actions")) && (st = load_actions(d, n)) != PARLEY_OK)
+    /* The domain's action_endpoint is checked even where no action takes it. */
+    char *url = NULL;
+    if ((n = yd_get(root, "action_endpoint")) && (st = endpoint_url(n, &url)) != PARLEY_OK)
+        return st;
+    pl_free(url);
+    if ((n = yd_get(root, "actions")) &&
+        (st = load_actions(d, n, yd_get(root, "action_endpoint"))) != PARLEY_OK)
         return st;
     if ((n = yd_get(root, "forms")) && (st = load_forms(L, n)) != PARLEY_OK)
         return st;
@@ -1060,8 +1093,10 @@ void dm_domain_free(dm_domain *d)
     for (size_t i = 0; d->forms && i < d->n_forms; i++)
         free_form(&d->forms[i]);
     pl_free(d->forms);
-    for (size_t i = 0; i < d->n_actions; i++)
+    for (size_t i = 0; i < d->n_actions; i++) {
         pl_free(d->actions[i].name);
+        pl_free(d->actions[i].endpoint);
+    }
     pl_free(d->actions);
     pl_free(d->rule_of_intent);
     pl_names_free(&d->intent_ix);

@@ -125,7 +125,10 @@ typedef struct dm_form {
 
 typedef struct dm_action_def {
     char *name;
-    int reply; /* the response when no hook is registered or it sets no reply; -1 */
+    int reply;      /* the response when no hook is registered or it sets no reply; -1 */
+    char *endpoint; /* the action server's URL (its own `endpoint:` or the domain's
+                       `action_endpoint:`), or NULL: a hook or the reply answers it */
+    int fallback;   /* the response when its server fails; -1: the domain's fallback */
 } dm_action_def;
 
 typedef struct dm_domain {

@@ -44,10 +44,10 @@ static int same_words(const char *a, const char *b)
     }
 }
 
-static int conditions_hold(const dm_ctx *c, const dm_variation *v)
+static int conditions_hold(char *const *values, const dm_variation *v)
 {
     for (size_t i = 0; i < v->n_conds; i++) {
-        const char *now = c->values[v->conds[i].slot], *want = v->conds[i].value;
+        const char *now = values[v->conds[i].slot], *want = v->conds[i].value;
         if (want ? !now || !same_words(now, want) : now != NULL)
             return 0;
     }
@@ -56,10 +56,10 @@ static int conditions_hold(const dm_ctx *c, const dm_variation *v)
 
 /* The template response r says now: the first variation with conditions that all hold,
  * else plain variation number h among the plain ones, else NULL. */
-static const char *variation(const dm_ctx *c, const dm_response *r, uint64_t h)
+static const char *variation(char *const *values, const dm_response *r, uint64_t h)
 {
     for (size_t i = 0; i < r->n_vars; i++)
-        if (r->vars[i].n_conds && conditions_hold(c, &r->vars[i]))
+        if (r->vars[i].n_conds && conditions_hold(values, &r->vars[i]))
             return r->vars[i].text;
     size_t pick = r->n_plain ? (size_t)(h % r->n_plain) : 0;
     for (size_t i = 0; i < r->n_vars; i++)
@@ -70,12 +70,17 @@ static const char *variation(const dm_ctx *c, const dm_response *r, uint64_t h)
 
 parley_status dm_say(dm_ctx *c, int r)
 {
+    return dm_say_values(c, r, c->values);
+}
+
+parley_status dm_say_values(dm_ctx *c, int r, char *const *values)
+{
     const dm_response *resp = &c->d->responses[r];
     /* A hash of (user, turn, part), so the choice is reproducible. */
     uint64_t h = pl_fnv(PL_FNV_SEED, c->in->user_id, strlen(c->in->user_id));
     h = pl_fnv(h, &c->turn_id, sizeof c->turn_id);
     h = pl_fnv(h, &c->parts, sizeof c->parts);
-    const char *tmpl = variation(c, resp, h);
+    const char *tmpl = variation(values, resp, h);
     if (!tmpl) {
         pl_log(PARLEY_LOG_WARN,
                "dialog: response '%s': no variation's condition holds and it has no plain "
@@ -86,7 +91,7 @@ parley_status dm_say(dm_ctx *c, int r)
     parley_status st = PARLEY_OK;
     if (c->parts++ > 0)
         st = dm_text_puts(&c->reply, " ");
-    return st != PARLEY_OK ? st : dm_template_render(c->d, tmpl, c->values, 0, &c->reply);
+    return st != PARLEY_OK ? st : dm_template_render(c->d, tmpl, values, 0, &c->reply);
 }
 
 static int has(const int *list, size_t n, int v)

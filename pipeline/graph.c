@@ -361,6 +361,25 @@ static unsigned user_hash(const char *s)
     return h;
 }
 
+/* A turn that found its queue closed: the error event is all that is left of it. */
+static parley_status closed_turn(pipe_node *nd, pipe_msg *msg)
+{
+    parley_status st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is closing");
+    pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
+    pipe_graph_post(nd->g, &ev);
+    msg->status = st;
+    msg->t_out = pipe_now_ns();
+    pipe_metrics_turn_end(nd->g, msg);
+    pipe_msg_free(msg);
+    return st;
+}
+
+parley_status pipe_node_resume(pipe_node *nd, int port, pipe_msg *msg)
+{
+    pipe_worker *w = &nd->w[user_hash(msg->user_id) % (unsigned)nd->workers];
+    return pipe_queue_push(w->q, (pipe_qitem){ msg, port }) ? closed_turn(nd, msg) : PARLEY_OK;
+}
+
 parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
 {
     pipe_out *o = &nd->outs[port];
@@ -385,15 +404,7 @@ parley_status pipe_node_emit(pipe_node *nd, int port, pipe_msg *msg)
         if (pipe_queue_push(w->q, (pipe_qitem){ m, o->t[i].port })) {
             if (m != msg)
                 pipe_msg_free(m);
-            /* Nowhere to go: the error event is all that is left of the turn. */
-            parley_status st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the graph is closing");
-            pipe_event ev = { PIPE_EV_TURN_ERROR, nd->name, msg, st, parley_errmsg() };
-            pipe_graph_post(nd->g, &ev);
-            msg->status = st;
-            msg->t_out = pipe_now_ns();
-            pipe_metrics_turn_end(nd->g, msg);
-            pipe_msg_free(msg);
-            return st;
+            return closed_turn(nd, msg);
         }
     }
     return PARLEY_OK;

@@ -213,6 +213,14 @@ void pipe_node_set_batch(pipe_node *node, int max_batch, long max_delay_us);
  * full. After the graph stops accepting work, fails with PARLEY_ERR_UNSUPPORTED and frees. */
 parley_status pipe_node_emit(pipe_node *node, int port, pipe_msg *msg);
 
+/* Hands msg (owned) back to this node's own input `port`, to the worker of its user, to be
+ * given to process() again: for a node that set a turn aside while something outside the
+ * graph answered it (an action server), so that no worker waits meanwhile. The node keeps
+ * the user's later turns aside until then (it alone knows the turn is out). Any thread;
+ * blocks while that queue is full. The turn stays in flight all the while, so drain and
+ * close wait for it. After the graph stops accepting work, ends the turn as failed. */
+parley_status pipe_node_resume(pipe_node *node, int port, pipe_msg *msg);
+
 /* How many inputs output port `port` is linked to (links are made before create()). */
 size_t pipe_node_out_links(const pipe_node *node, int port);
 

@@ -137,7 +137,7 @@ static void print_kind(const parley_kind_info *k)
         const char *def = ps->default_value;
         char range[64] = "";
         if (ps->has_range)
-            snprintf(range, sizeof range, " [%g, %g]", ps->lo, ps->hi);
+            snprintf(range, sizeof range, " [%.15g, %.15g]", ps->lo, ps->hi);
         printf("    %-20s %s%s, %s%s — %s\n", ps->name, ps->type, range,
                def ? "default " : "required", def ? (def[0] ? def : "\"\"") : "", ps->doc);
     }

@@ -7,8 +7,9 @@
  * to the `dialog.frames` node). When the dialog reaches the action, it calls the function
  * with the user's context; the function answers with a reply and slot changes through
  * parley_action_reply() and parley_action_set_slot(). An action the application did not
- * register falls back to the `reply` the domain gives it, so a sample bot also runs from
- * the command line with no application at all.
+ * register goes to its action server when the domain gives it an endpoint (README, "Actions
+ * on an action server"), else falls back to the `reply` the domain gives it, so a sample bot
+ * also runs from the command line with no application at all.
  *
  * Threading: an action may be called from several dialog worker threads at once, for
  * DIFFERENT users (never twice at once for the same user): it must be thread-safe. It runs
