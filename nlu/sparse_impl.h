@@ -61,6 +61,10 @@ typedef struct sf_lookup {
 /* Adds value s[0..len) of `words` words to l unless it is there, with its slips when `slips`
  * is set; at most SF_MAX_LOOKUP_VALUES values (the caller's check). PARLEY_ERR_NOMEM. */
 parley_status sf_lookup_add(sf_lookup *l, const char *s, size_t len, int words, int slips);
+/* Makes room in l's indexes for `values` more values of `bytes` bytes together (with
+ * `slips`, their slips: at most one a byte), so a table given whole is indexed without
+ * growing. PARLEY_ERR_NOMEM. */
+parley_status sf_lookup_reserve(sf_lookup *l, size_t values, size_t bytes, int slips);
 /* Whether s[0..len) is a value of l; whether it is one of l's slips (a value less a code
  * point). */
 int sf_lookup_has(const sf_lookup *l, const char *s, size_t len);

@@ -61,6 +61,17 @@ static piece entry_string(const sf_lookup *l, int slip, uint32_t e)
     return (piece){ v, v + p + cp, p, len - p - cp };
 }
 
+/* A place for FNV-1a hash h in a table of mask + 1: FNV's low bits follow the bytes' low
+ * bits, so they are mixed first (MurmurHash3's finalizer), or similar values crowd
+ * together and probes grow long. */
+static size_t place(uint64_t h, size_t mask)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return (size_t)h & mask;
+}
+
 static uint64_t piece_hash(piece s)
 {
     return pl_fnv(pl_fnv(PL_FNV_SEED, s.a, s.na), s.b, s.nb);
@@ -76,7 +87,7 @@ static int piece_is(piece s, const char *q, size_t len)
 static uint32_t probe(const sf_lookup *l, int slip, const sf_index *ix, const char *q, size_t len,
                       size_t *at)
 {
-    size_t i = pl_fnv(PL_FNV_SEED, q, len) & ix->mask;
+    size_t i = place(pl_fnv(PL_FNV_SEED, q, len), ix->mask);
     for (; ix->slot[i]; i = (i + 1) & ix->mask)
         if (piece_is(entry_string(l, slip, ix->slot[i]), q, len))
             break;
@@ -84,19 +95,21 @@ static uint32_t probe(const sf_lookup *l, int slip, const sf_index *ix, const ch
     return ix->slot[i];
 }
 
-/* Makes room in ix for one more entry: at most three quarters of its places are used. */
-static parley_status make_room(const sf_lookup *l, int slip, sf_index *ix)
+/* Makes room in ix for `more` entries: at most three quarters of its places are used. */
+static parley_status make_room(const sf_lookup *l, int slip, sf_index *ix, size_t more)
 {
-    if (ix->slot && (ix->n + 1) * 4 <= (ix->mask + 1) * 3)
+    if (ix->slot && (ix->n + more) * 4 <= (ix->mask + 1) * 3)
         return PARLEY_OK;
     size_t places = ix->slot ? 2 * (ix->mask + 1) : 1024;
+    while ((ix->n + more) * 4 > places * 3)
+        places *= 2;
     uint32_t *slot = pl_calloc(places, sizeof *slot);
     if (!slot)
         return pl_nomem("sparse features: lookup table \"%s\"", l->name);
     for (size_t i = 0; ix->slot && i <= ix->mask; i++) {
         if (!ix->slot[i])
             continue;
-        size_t j = piece_hash(entry_string(l, slip, ix->slot[i])) & (places - 1);
+        size_t j = place(piece_hash(entry_string(l, slip, ix->slot[i])), places - 1);
         while (slot[j])
             j = (j + 1) & (places - 1);
         slot[j] = ix->slot[i];
@@ -118,7 +131,7 @@ static parley_status add_slips(sf_lookup *l, uint32_t i, const char *s, size_t l
         size_t cp = code_point_len(s, len, p), at;
         memcpy(buf, s, p);
         memcpy(buf + p, s + p + cp, len - p - cp);
-        parley_status st = make_room(l, 1, &l->slips);
+        parley_status st = make_room(l, 1, &l->slips, 1);
         if (st != PARLEY_OK)
             return st;
         if (!probe(l, 1, &l->slips, buf, len - cp, &at)) {
@@ -132,7 +145,7 @@ static parley_status add_slips(sf_lookup *l, uint32_t i, const char *s, size_t l
 parley_status sf_lookup_add(sf_lookup *l, const char *s, size_t len, int words, int slips)
 {
     size_t at;
-    parley_status st = make_room(l, 0, &l->values);
+    parley_status st = make_room(l, 0, &l->values, 1);
     if (st != PARLEY_OK)
         return st;
     if (probe(l, 0, &l->values, s, len, &at))
@@ -168,6 +181,12 @@ parley_status sf_lookup_add(sf_lookup *l, const char *s, size_t len, int words, 
     if (slips && n >= PL_SLIP_MIN && n <= PL_SLIP_MAX && len <= MAX_SLIP_BYTES)
         return add_slips(l, i, s, len);
     return PARLEY_OK;
+}
+
+parley_status sf_lookup_reserve(sf_lookup *l, size_t values, size_t bytes, int slips)
+{
+    parley_status st = make_room(l, 0, &l->values, values);
+    return st == PARLEY_OK && slips ? make_room(l, 1, &l->slips, bytes) : st;
 }
 
 int sf_lookup_has(const sf_lookup *l, const char *s, size_t len)

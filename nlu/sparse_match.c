@@ -90,6 +90,14 @@ parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n
     if (!(l->name = pl_strdup(name)))
         return pl_nomem("sparse features: lookup table \"%s\"", name);
     f->n_lookups++;
+    /* Room for every value, and a slip a byte of those short enough to have slips (values
+     * are normalized as they go in: a hint, the indexes grow if it falls short). */
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        size_t k = strlen(values[i]);
+        bytes += k <= 4 * PL_SLIP_MAX ? k : 0;
+    }
+    st = sf_lookup_reserve(l, (size_t)n, bytes, f->lookup_slips);
     for (int i = 0; i < n && st == PARLEY_OK; i++)
         st = add_value(f, l, &scratch, values[i]);
     sf_text_free(&scratch);
