@@ -46,10 +46,10 @@ typedef struct sf_index {
 /* A lookup table: its values normalized (the word cores joined by single spaces), in a few
  * blocks (sparse_lookup.c). */
 typedef struct sf_lookup {
-    char *name;   /* owned */
-    char *bytes;  /* the values end to end, each NUL-terminated, in the order added */
+    char *name;  /* owned */
+    char *bytes; /* the values end to end, each NUL-terminated, in the order added */
     size_t len, cap;
-    size_t *at;   /* (n) where value i begins in bytes */
+    size_t *at; /* (n) where value i begins in bytes */
     int n, cap_at;
     sf_index values; /* value numbers + 1 */
     sf_index slips;  /* where the featurizer allows slips: each value of PL_SLIP_MIN to

@@ -12,8 +12,8 @@
  * PL_SLIP_MIN to PL_SLIP_MAX code points that is one slip away (sdk/base/slip.h; not a
  * space). Tables may be large, so instead of comparing a run with each value
  * (pl_one_slip), each such value's variants with one code point left out are indexed
- * (sf_lookup.slips, sparse_lookup.c): a run matches when it is one of them (left out), when it is a value
- * with a code point left out (added), or when both lose a code point to the same string
+ * (sf_lookup.slips, sparse_lookup.c): a run matches when it is one of them (left out), when it is a
+ * value with a code point left out (added), or when both lose a code point to the same string
  * (changed, or two neighbours swapped; also a letter moved past its twin, "mushrmoos").
  */
 #include <string.h>
@@ -73,8 +73,7 @@ static parley_status add_value(const sf_featurizer *f, sf_lookup *l, sf_text *sc
         return PARLEY_OK;
     if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK)
         return st;
-    return sf_lookup_add(l, scratch->key.data, scratch->key.len, scratch->n_words,
-                         f->lookup_slips);
+    return sf_lookup_add(l, scratch->key.data, scratch->key.len, scratch->n_words, f->lookup_slips);
 }
 
 parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n,
@@ -84,8 +83,8 @@ parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n
     sf_text scratch = { 0 };
     if (n > SF_MAX_LOOKUP_VALUES)
         return pl_fail(PARLEY_ERR_CONFIG,
-                       "lookup table \"%s\" lists %d values; a table may list at most %d", name,
-                       n, SF_MAX_LOOKUP_VALUES);
+                       "lookup table \"%s\" lists %d values; a table may list at most %d", name, n,
+                       SF_MAX_LOOKUP_VALUES);
     sf_lookup *l = &f->lookups[f->n_lookups];
     if (!(l->name = pl_strdup(name)))
         return pl_nomem("sparse features: lookup table \"%s\"", name);

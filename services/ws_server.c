@@ -48,23 +48,23 @@
 #include "services/ws_voice.h"
 
 enum {
-    MAX_INFLIGHT = 8,        /* turns of one connection in the graph at once */
-    HELD_PAUSE = 1 << 20,    /* bytes held for a connection (less the message it is sending)
-                              * before reading from it stops */
-    HELD_SLACK = 2 << 20,    /* held past max_message_bytes + this: the connection is dropped */
-    AUDIO_BURST_MS = 5000,   /* how far a connection's audio may run ahead of real time */
-    MAX_ERRORS = 32,      /* protocol errors one connection may make before it is closed */
-    DRAIN_SECONDS = 10,   /* how long a stop waits for the turns in flight */
-    CLOSE_SECONDS = 2,    /* then how long for the connections to close */
-    PROTOCOL_VERSION = 1, /* the "protocol" of the ready message */
+    MAX_INFLIGHT = 8,      /* turns of one connection in the graph at once */
+    HELD_PAUSE = 1 << 20,  /* bytes held for a connection (less the message it is sending)
+                            * before reading from it stops */
+    HELD_SLACK = 2 << 20,  /* held past max_message_bytes + this: the connection is dropped */
+    AUDIO_BURST_MS = 5000, /* how far a connection's audio may run ahead of real time */
+    MAX_ERRORS = 32,       /* protocol errors one connection may make before it is closed */
+    DRAIN_SECONDS = 10,    /* how long a stop waits for the turns in flight */
+    CLOSE_SECONDS = 2,     /* then how long for the connections to close */
+    PROTOCOL_VERSION = 1,  /* the "protocol" of the ready message */
 };
 
 /* Why a handshake or a message was refused: the label values of the refusal metrics. */
 enum { REFUSED_TOKEN, REFUSED_FULL, REFUSED_STOPPING, N_REFUSED };
 enum { BAD_MESSAGE, BAD_CONFIG, BAD_AUDIO, BAD_TOO_LARGE, BAD_TOO_MANY, BAD_MEMORY, N_BAD };
 static const char *const refused_names[N_REFUSED] = { "token", "full", "stopping" };
-static const char *const bad_names[N_BAD] = { "message", "config", "audio", "too_large",
-                                              "too_many_errors", "over_memory" };
+static const char *const bad_names[N_BAD] = { "message",   "config",          "audio",
+                                              "too_large", "too_many_errors", "over_memory" };
 
 typedef struct ws_metrics {
     pipe_gauge *open, *held;
@@ -103,9 +103,9 @@ typedef struct ws_state {
 
 /* What lws keeps per connection (HTTP or websocket). */
 typedef struct ws_pss {
-    ws_conn *conn;                        /* websocket connections */
-    lws_sorted_usec_list_t audio_due;     /* resumes reading when its audio is due */
-    unsigned char *body; /* HTTP: the response body, after LWS_PRE bytes of headroom */
+    ws_conn *conn;                    /* websocket connections */
+    lws_sorted_usec_list_t audio_due; /* resumes reading when its audio is due */
+    unsigned char *body;              /* HTTP: the response body, after LWS_PRE bytes of headroom */
     size_t body_len;
 } ws_pss;
 
@@ -387,8 +387,8 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
     uint64_t seq = m->seq;
     size_t id_len = cJSON_IsString(cmd->id) ? strlen(cmd->id->valuestring) : 32;
     pthread_mutex_lock(&s->mu);
-    if ((st = ws_turns_add(s->turns, seq, c, cmd->id,
-                           ws_answer_room(strlen(cmd->text), id_len))) == PARLEY_OK) {
+    if ((st = ws_turns_add(s->turns, seq, c, cmd->id, ws_answer_room(strlen(cmd->text), id_len))) ==
+        PARLEY_OK) {
         s->inflight++;
         c->inflight++;
     }

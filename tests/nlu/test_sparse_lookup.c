@@ -158,8 +158,7 @@ static void test_against_reference(void)
                   distinct < l.n ? sf_lookup_value(&l, distinct) : "(none)", t.values[i]);
             distinct++;
         }
-        CHECK(sf_lookup_has(&l, t.values[i], strlen(t.values[i])), "\"%s\" not found",
-              t.values[i]);
+        CHECK(sf_lookup_has(&l, t.values[i], strlen(t.values[i])), "\"%s\" not found", t.values[i]);
     }
     CHECK(distinct == l.n, "%d values kept, want %d", l.n, distinct);
     int agree = 0, slips = 0;
