@@ -51,7 +51,7 @@ typedef struct sf_lookup {
     size_t len, cap;
     size_t *at; /* (n) where value i begins in bytes */
     int n, cap_at;
-    sf_index values; /* value numbers + 1 */
+    sf_index values; /* value numbers (entries: sparse_lookup.c) */
     sf_index slips;  /* where the featurizer allows slips: each value of PL_SLIP_MIN to
                       * PL_SLIP_MAX code points with one code point (not a space) left out,
                       * as the value's number and that code point's byte */

@@ -4,7 +4,8 @@
  *
  * The normalized values lie end to end in one buffer (each NUL-terminated, in the order
  * added, which is the order sparse.json keeps); two open-addressing indexes of 32-bit
- * entries find them: `values` holds value numbers, `slips` holds, for each value of
+ * entries (a few bits of the hash as a tag, then the payload) find them: `values` holds
+ * value numbers, `slips` holds, for each value of
  * PL_SLIP_MIN to PL_SLIP_MAX code points, one entry per code point (not a space) that may
  * be left out: the value's number and that code point's byte, never a copy of the variant.
  * A query is compared with the value or the variant in place. What matches is the matcher's
@@ -18,12 +19,21 @@
 #include "sdk/base/names.h"
 #include "sdk/base/slip.h"
 
-/* A slip entry: (value number + 1) << 8 | the byte where the left-out code point begins.
- * A value of at most PL_SLIP_MAX code points of valid UTF-8 has at most 4 * PL_SLIP_MAX
- * bytes, so that byte is below 256; the value number below 2^24 (SF_MAX_LOOKUP_VALUES). */
-enum { POS_BITS = 8, MAX_SLIP_BYTES = 4 * PL_SLIP_MAX };
+/* An entry: a tag (the top bits of its string's hash, so most places that hold another
+ * string are passed without reading it), then its payload: in `values` the value number + 1
+ * (VALUE_BITS), in `slips` that, then the byte where the left-out code point begins
+ * (POS_BITS: a value of at most PL_SLIP_MAX code points of valid UTF-8 has at most
+ * 4 * PL_SLIP_MAX bytes). */
+enum { VALUE_BITS = 20, POS_BITS = 8, MAX_SLIP_BYTES = 4 * PL_SLIP_MAX };
 
-_Static_assert(SF_MAX_LOOKUP_VALUES < (1 << (32 - POS_BITS)) - 1, "value numbers fit an entry");
+_Static_assert(SF_MAX_LOOKUP_VALUES < (1 << VALUE_BITS) - 1, "value numbers fit an entry");
+_Static_assert(MAX_SLIP_BYTES <= 1 << POS_BITS, "a slip's byte fits an entry");
+
+/* The payload's bits of an entry of `values` (slip 0) or `slips` (1); the tag has the rest. */
+static unsigned payload_bits(int slip)
+{
+    return slip ? VALUE_BITS + POS_BITS : VALUE_BITS;
+}
 
 /* Value i of l and its length. */
 static const char *value(const sf_lookup *l, uint32_t i, size_t *len)
@@ -52,6 +62,7 @@ typedef struct piece {
 static piece entry_string(const sf_lookup *l, int slip, uint32_t e)
 {
     size_t len;
+    e &= (1u << payload_bits(slip)) - 1;
     if (!slip) {
         const char *v = value(l, e - 1, &len);
         return (piece){ v, v, len, 0 };
@@ -61,20 +72,26 @@ static piece entry_string(const sf_lookup *l, int slip, uint32_t e)
     return (piece){ v, v + p + cp, p, len - p - cp };
 }
 
-/* A place for FNV-1a hash h in a table of mask + 1: FNV's low bits follow the bytes' low
- * bits, so they are mixed first (MurmurHash3's finalizer), or similar values crowd
- * together and probes grow long. */
-static size_t place(uint64_t h, size_t mask)
+/* FNV-1a hash h mixed (MurmurHash3's finalizer): FNV's low bits follow the bytes' low bits,
+ * and unmixed, similar values would crowd together and probes grow long. Its low bits give
+ * the place, its top bits the tag. */
+static uint64_t mix(uint64_t h)
 {
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
-    return (size_t)h & mask;
+    return h;
 }
 
 static uint64_t piece_hash(piece s)
 {
-    return pl_fnv(pl_fnv(PL_FNV_SEED, s.a, s.na), s.b, s.nb);
+    return mix(pl_fnv(pl_fnv(PL_FNV_SEED, s.a, s.na), s.b, s.nb));
+}
+
+/* The tag of mixed hash h, in place in an entry. */
+static uint32_t tag(uint64_t h, int slip)
+{
+    return (uint32_t)(h >> (64 - (32 - payload_bits(slip)))) << payload_bits(slip);
 }
 
 static int piece_is(piece s, const char *q, size_t len)
@@ -83,15 +100,18 @@ static int piece_is(piece s, const char *q, size_t len)
 }
 
 /* The entry of index ix whose string is q[0..len), or 0; *at its place or the empty place
- * where it would go. */
+ * where it would go, *tagged the tag an entry for q carries. */
 static uint32_t probe(const sf_lookup *l, int slip, const sf_index *ix, const char *q, size_t len,
-                      size_t *at)
+                      size_t *at, uint32_t *tagged)
 {
-    size_t i = place(pl_fnv(PL_FNV_SEED, q, len), ix->mask);
+    const uint64_t h = mix(pl_fnv(PL_FNV_SEED, q, len));
+    const uint32_t t = tag(h, slip), tag_mask = ~((1u << payload_bits(slip)) - 1);
+    size_t i = (size_t)h & ix->mask;
     for (; ix->slot[i]; i = (i + 1) & ix->mask)
-        if (piece_is(entry_string(l, slip, ix->slot[i]), q, len))
+        if ((ix->slot[i] & tag_mask) == t && piece_is(entry_string(l, slip, ix->slot[i]), q, len))
             break;
     *at = i;
+    *tagged = t;
     return ix->slot[i];
 }
 
@@ -109,7 +129,7 @@ static parley_status make_room(const sf_lookup *l, int slip, sf_index *ix, size_
     for (size_t i = 0; ix->slot && i <= ix->mask; i++) {
         if (!ix->slot[i])
             continue;
-        size_t j = place(piece_hash(entry_string(l, slip, ix->slot[i])), places - 1);
+        size_t j = (size_t)piece_hash(entry_string(l, slip, ix->slot[i])) & (places - 1);
         while (slot[j])
             j = (j + 1) & (places - 1);
         slot[j] = ix->slot[i];
@@ -129,13 +149,14 @@ static parley_status add_slips(sf_lookup *l, uint32_t i, const char *s, size_t l
         if (s[p] == ' ')
             continue;
         size_t cp = code_point_len(s, len, p), at;
+        uint32_t t;
         memcpy(buf, s, p);
         memcpy(buf + p, s + p + cp, len - p - cp);
         parley_status st = make_room(l, 1, &l->slips, 1);
         if (st != PARLEY_OK)
             return st;
-        if (!probe(l, 1, &l->slips, buf, len - cp, &at)) {
-            l->slips.slot[at] = (i + 1) << POS_BITS | (uint32_t)p;
+        if (!probe(l, 1, &l->slips, buf, len - cp, &at, &t)) {
+            l->slips.slot[at] = t | (i + 1) << POS_BITS | (uint32_t)p;
             l->slips.n++;
         }
     }
@@ -145,10 +166,11 @@ static parley_status add_slips(sf_lookup *l, uint32_t i, const char *s, size_t l
 parley_status sf_lookup_add(sf_lookup *l, const char *s, size_t len, int words, int slips)
 {
     size_t at;
+    uint32_t t;
     parley_status st = make_room(l, 0, &l->values, 1);
     if (st != PARLEY_OK)
         return st;
-    if (probe(l, 0, &l->values, s, len, &at))
+    if (probe(l, 0, &l->values, s, len, &at, &t))
         return PARLEY_OK; /* a repeat: its slips are there already */
     if (l->n == l->cap_at) {
         int cap = l->cap_at ? 2 * l->cap_at : 256;
@@ -173,7 +195,7 @@ parley_status sf_lookup_add(sf_lookup *l, const char *s, size_t len, int words, 
     memcpy(l->bytes + l->len, s, len);
     l->bytes[l->len + len] = '\0';
     l->len += len + 1;
-    l->values.slot[at] = i + 1;
+    l->values.slot[at] = t | (i + 1);
     l->values.n++;
     if (words > l->max_words)
         l->max_words = words;
@@ -192,13 +214,15 @@ parley_status sf_lookup_reserve(sf_lookup *l, size_t values, size_t bytes, int s
 int sf_lookup_has(const sf_lookup *l, const char *s, size_t len)
 {
     size_t at;
-    return l->values.slot && probe(l, 0, &l->values, s, len, &at) != 0;
+    uint32_t t;
+    return l->values.slot && probe(l, 0, &l->values, s, len, &at, &t) != 0;
 }
 
 int sf_lookup_has_slip(const sf_lookup *l, const char *s, size_t len)
 {
     size_t at;
-    return l->slips.slot && probe(l, 1, &l->slips, s, len, &at) != 0;
+    uint32_t t;
+    return l->slips.slot && probe(l, 1, &l->slips, s, len, &at, &t) != 0;
 }
 
 const char *sf_lookup_value(const sf_lookup *l, int i)
