@@ -54,6 +54,6 @@ with tempfile.TemporaryDirectory() as tmp:
         cpu = sum(float(re.search(r"%s time \(seconds\): ([\d.]+)" % k, run.stderr).group(1))
                   for k in ("User", "System"))
         secs = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
-        print(f"{n:>8} values: load + one parse {secs:6.2f} s ({cpu:.2f} s CPU), max RSS {int(rss.group(1)) / 1024:7.1f} MiB;"
-              f" {run.stdout.strip()[:100]}")
+        print(f"{n:>8} values: load + one parse {secs:6.2f} s ({cpu:.2f} s CPU), "
+              f"max RSS {int(rss.group(1)) / 1024:7.1f} MiB; {run.stdout.strip()[:100]}")
         shutil.rmtree(out)

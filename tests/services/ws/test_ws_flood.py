@@ -27,7 +27,8 @@ from checks import check, done
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ws_server import RawClient, Server, recv_json, skip_without_ws_server, turn, websockets  # noqa: E402
+from ws_server import (RawClient, Server, recv_json, skip_without_ws_server,  # noqa: E402
+                       turn, websockets)
 
 parley, model = sys.argv[1:3]
 skip_without_ws_server(parley)
