@@ -6,11 +6,11 @@
  * lws_write wants), and its counters. A ws_turns table maps the sequence number of every
  * turn in flight to the connection that asked (and the client's id for it), so a reply goes
  * to the connection that asked and a reply for a closed connection finds nothing.
- * What a connection holds is counted (ws_conn_held): its unwritten messages, the buffer of the
- * message it is sending, and room kept for the answers of its turns in flight, so the server
- * can bound every connection's memory by one figure. No socket, no lws: services/ws_server.c does
- * the I/O. Threading: none of these functions locks; the server calls them under its one mutex (the
- * service thread and the graph's workers share them).
+ * What a connection holds is counted (ws_conn_held): its unwritten messages, the buffer of
+ * the message it is sending, and room kept for the answers of its turns in flight, so the
+ * server can bound every connection's memory by one figure. No socket, no lws:
+ * services/ws_server.c does the I/O. Threading: none of these functions locks; the server
+ * calls them under its one mutex (the service thread and the graph's workers share them).
  */
 #ifndef SERVICES_WS_CONN_H
 #define SERVICES_WS_CONN_H
