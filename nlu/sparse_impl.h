@@ -33,14 +33,46 @@ parley_status sf_strtab_add(sf_strtab *t, const char *s, size_t len, int *id);
 int sf_strtab_find(const sf_strtab *t, const char *s, size_t len);
 void sf_strtab_free(sf_strtab *t);
 
-/* A lookup table: its values normalized (the word cores joined by single spaces). */
+/* The most values a lookup table may list (README "Limits"): a bound on what a model costs
+ * every process that loads it, checked when a table is added (training or loading). */
+enum { SF_MAX_LOOKUP_VALUES = 1000000 };
+
+/* An open-addressing index of 32-bit entries (0: an empty place), at most 3/4 full. */
+typedef struct sf_index {
+    uint32_t *slot; /* (mask + 1) */
+    size_t mask, n;
+} sf_index;
+
+/* A lookup table: its values normalized (the word cores joined by single spaces), in a few
+ * blocks (sparse_lookup.c). */
 typedef struct sf_lookup {
-    char *name; /* owned */
-    sf_strtab values;
-    sf_strtab slips; /* where the featurizer allows slips: each value of PL_SLIP_MIN code points
-                      * or more with one code point (not a space) left out */
+    char *name;  /* owned */
+    char *bytes; /* the values end to end, each NUL-terminated, in the order added */
+    size_t len, cap;
+    size_t *at; /* (n) where value i begins in bytes */
+    int n, cap_at;
+    sf_index values; /* value numbers (entries: sparse_lookup.c) */
+    sf_index slips;  /* where the featurizer allows slips: each value of PL_SLIP_MIN to
+                      * PL_SLIP_MAX code points with one code point (not a space) left out,
+                      * as the value's number and that code point's byte */
     int max_words;   /* the most words a value has */
 } sf_lookup;
+
+/* Adds value s[0..len) of `words` words to l unless it is there, with its slips when `slips`
+ * is set; at most SF_MAX_LOOKUP_VALUES values (the caller's check). PARLEY_ERR_NOMEM. */
+parley_status sf_lookup_add(sf_lookup *l, const char *s, size_t len, int words, int slips);
+/* Makes room in l's indexes for `values` more values of `bytes` bytes together (with
+ * `slips`, their slips: at most one a byte), so a table given whole is indexed without
+ * growing. PARLEY_ERR_NOMEM. */
+parley_status sf_lookup_reserve(sf_lookup *l, size_t values, size_t bytes, int slips);
+/* Whether s[0..len) is a value of l; whether it is one of l's slips (a value less a code
+ * point). */
+int sf_lookup_has(const sf_lookup *l, const char *s, size_t len);
+int sf_lookup_has_slip(const sf_lookup *l, const char *s, size_t len);
+/* Value i of l, NUL-terminated (borrowed). */
+const char *sf_lookup_value(const sf_lookup *l, int i);
+/* Frees what l holds, its name too, and zeroes it. */
+void sf_lookup_free(sf_lookup *l);
 
 /* A regex of the nlu.yaml: its patterns as written, and compiled. */
 typedef struct sf_regex {

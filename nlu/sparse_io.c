@@ -196,6 +196,21 @@ static cJSON *names_json(const sf_strtab *t)
                 : cJSON_CreateArray();
 }
 
+/* A lookup table's values as a JSON list, in the order they were added. */
+static cJSON *values_json(const sf_lookup *l)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < l->n; i++) {
+        cJSON *v = cJSON_CreateString(sf_lookup_value(l, i));
+        if (!v || !cJSON_AddItemToArray(a, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 /* Adds item under key, or deletes it (cJSON keeps no item it failed to add). */
 static int add(cJSON *o, const char *key, cJSON *item)
 {
@@ -222,7 +237,7 @@ static cJSON *build_json(const sf_featurizer *f)
     for (int i = 0; ok && i < f->sent.n; i++)
         ok = cJSON_AddItemToArray(idf, cJSON_CreateNumber(f->idf[i]));
     for (int l = 0; ok && l < f->n_lookups; l++)
-        ok = add(lookups, f->lookups[l].name, names_json(&f->lookups[l].values));
+        ok = add(lookups, f->lookups[l].name, values_json(&f->lookups[l]));
     for (int r = 0; ok && r < f->n_regexes; r++)
         ok = add(regexes, f->regexes[r].name,
                  f->regexes[r].n

@@ -11,9 +11,9 @@
  * Where the featurizer allows typing slips, a run of words also matches a value of
  * PL_SLIP_MIN to PL_SLIP_MAX code points that is one slip away (sdk/base/slip.h; not a
  * space). Tables may be large, so instead of comparing a run with each value
- * (pl_one_slip), each such value's variants with one code point left out are kept
- * (sf_lookup.slips): a run matches when it is one of them (left out), when it is a value
- * with a code point left out (added), or when both lose a code point to the same string
+ * (pl_one_slip), each such value's variants with one code point left out are indexed
+ * (sf_lookup.slips, sparse_lookup.c): a run matches when it is one of them (left out), when it is a
+ * value with a code point left out (added), or when both lose a code point to the same string
  * (changed, or two neighbours swapped; also a letter moved past its twin, "mushrmoos").
  */
 #include <string.h>
@@ -63,31 +63,17 @@ static int each_left_out(sf_text *t, int (*fn)(void *arg, const char *s, size_t 
     return 0;
 }
 
-static int add_slip(void *arg, const char *s, size_t len)
-{
-    int id;
-    return sf_strtab_add(arg, s, len, &id) != PARLEY_OK ? -1 : 0;
-}
-
 static parley_status add_value(const sf_featurizer *f, sf_lookup *l, sf_text *scratch,
                                const char *value)
 {
     parley_status st;
-    int id;
     if ((st = sf_text_read(scratch, value, strlen(value))) != PARLEY_OK)
         return st;
     if (scratch->n_words == 0)
         return PARLEY_OK;
-    if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK ||
-        (st = sf_strtab_add(&l->values, scratch->key.data, scratch->key.len, &id)) != PARLEY_OK)
+    if ((st = join_cores(scratch, 0, scratch->n_words)) != PARLEY_OK)
         return st;
-    const int n = pl_code_points(scratch->key.data, scratch->key.len);
-    if (f->lookup_slips && n >= PL_SLIP_MIN && n <= PL_SLIP_MAX &&
-        each_left_out(scratch, add_slip, &l->slips) < 0)
-        return pl_nomem("sparse features: lookup table \"%s\"", l->name);
-    if (scratch->n_words > l->max_words)
-        l->max_words = scratch->n_words;
-    return PARLEY_OK;
+    return sf_lookup_add(l, scratch->key.data, scratch->key.len, scratch->n_words, f->lookup_slips);
 }
 
 parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n,
@@ -95,10 +81,22 @@ parley_status sf_featurizer_add_lookup(sf_featurizer *f, const char *name, int n
 {
     parley_status st = PARLEY_OK;
     sf_text scratch = { 0 };
+    if (n > SF_MAX_LOOKUP_VALUES)
+        return pl_fail(PARLEY_ERR_CONFIG,
+                       "lookup table \"%s\" lists %d values; a table may list at most %d", name, n,
+                       SF_MAX_LOOKUP_VALUES);
     sf_lookup *l = &f->lookups[f->n_lookups];
     if (!(l->name = pl_strdup(name)))
         return pl_nomem("sparse features: lookup table \"%s\"", name);
     f->n_lookups++;
+    /* Room for every value, and a slip a byte of those short enough to have slips (values
+     * are normalized as they go in: a hint, the indexes grow if it falls short). */
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        size_t k = strlen(values[i]);
+        bytes += k <= 4 * PL_SLIP_MAX ? k : 0;
+    }
+    st = sf_lookup_reserve(l, (size_t)n, bytes, f->lookup_slips);
     for (int i = 0; i < n && st == PARLEY_OK; i++)
         st = add_value(f, l, &scratch, values[i]);
     sf_text_free(&scratch);
@@ -136,11 +134,8 @@ parley_status sf_featurizer_add_regex(sf_featurizer *f, const char *name, int n,
 
 void sf_matchers_free(sf_featurizer *f)
 {
-    for (int l = 0; f->lookups && l < f->n_lookups; l++) {
-        pl_free(f->lookups[l].name);
-        sf_strtab_free(&f->lookups[l].values);
-        sf_strtab_free(&f->lookups[l].slips);
-    }
+    for (int l = 0; f->lookups && l < f->n_lookups; l++)
+        sf_lookup_free(&f->lookups[l]);
     for (int r = 0; f->regexes && r < f->n_regexes; r++) {
         for (int i = 0; i < f->regexes[r].n; i++) {
             pl_free(f->regexes[r].sources[i]);
@@ -172,20 +167,20 @@ typedef parley_status (*run_fn)(void *arg, sf_text *t, int w, int k);
 static int slip_of(void *arg, const char *s, size_t len)
 {
     const sf_lookup *lk = arg;
-    return (sf_strtab_find(&lk->values, s, len) >= 0 && pl_code_points(s, len) >= PL_SLIP_MIN) ||
-           sf_strtab_find(&lk->slips, s, len) >= 0;
+    return (sf_lookup_has(lk, s, len) && pl_code_points(s, len) >= PL_SLIP_MIN) ||
+           sf_lookup_has_slip(lk, s, len);
 }
 
 /* 1 when t->key is a value of lk, or, with `slips`, one slip away from one; 0 when not; -1
  * when out of memory. */
 static int run_matches(const sf_lookup *lk, int slips, sf_text *t)
 {
-    if (sf_strtab_find(&lk->values, t->key.data, t->key.len) >= 0)
+    if (sf_lookup_has(lk, t->key.data, t->key.len))
         return 1;
     const int n = pl_code_points(t->key.data, t->key.len);
     if (!slips || !lk->slips.n || n < PL_SLIP_MIN - 1 || n > PL_SLIP_MAX + 1)
         return 0;
-    if (sf_strtab_find(&lk->slips, t->key.data, t->key.len) >= 0)
+    if (sf_lookup_has_slip(lk, t->key.data, t->key.len))
         return 1;
     return each_left_out(t, slip_of, (void *)lk);
 }

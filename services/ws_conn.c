@@ -106,6 +106,20 @@ ws_out *ws_conn_pop(ws_conn *c)
     return o;
 }
 
+size_t ws_conn_held(const ws_conn *c)
+{
+    return c->out_bytes + c->rx_cap + c->answer_bytes;
+}
+
+/* What an answer adds beside the echoed text and id: type, user, turn, intent, slots (each
+ * value at most 1024 bytes), the reply, latencies. */
+enum { ANSWER_OVERHEAD = 8 * 1024 };
+
+size_t ws_answer_room(size_t text_len, size_t id_len)
+{
+    return 6 * (text_len + id_len) + ANSWER_OVERHEAD;
+}
+
 /* ---- The turns in flight: a chained hash table on the sequence number ---- */
 
 enum { N_BUCKETS = 4096 };
@@ -115,6 +129,7 @@ typedef struct ws_turn {
     uint64_t seq;
     ws_conn *conn;
     cJSON *id;
+    size_t room; /* counted in conn->answer_bytes */
 } ws_turn;
 
 struct ws_turns {
@@ -141,7 +156,7 @@ void ws_turns_free(ws_turns *t)
     pl_free(t);
 }
 
-parley_status ws_turns_add(ws_turns *t, uint64_t seq, ws_conn *c, const cJSON *id)
+parley_status ws_turns_add(ws_turns *t, uint64_t seq, ws_conn *c, const cJSON *id, size_t room)
 {
     ws_turn *e = pl_calloc(1, sizeof *e);
     if (!e || (id && !(e->id = cJSON_Duplicate(id, 1)))) {
@@ -150,6 +165,8 @@ parley_status ws_turns_add(ws_turns *t, uint64_t seq, ws_conn *c, const cJSON *i
     }
     e->seq = seq;
     e->conn = c;
+    e->room = room;
+    c->answer_bytes += room;
     e->next = t->bucket[seq % N_BUCKETS];
     t->bucket[seq % N_BUCKETS] = e;
     return PARLEY_OK;
@@ -164,6 +181,8 @@ int ws_turns_take(ws_turns *t, uint64_t seq, ws_conn **conn, cJSON **id)
         if (e->seq != seq)
             continue;
         *p = e->next;
+        if (e->conn)
+            e->conn->answer_bytes -= e->room;
         *conn = e->conn;
         *id = e->id;
         pl_free(e);

@@ -6,9 +6,11 @@
  * lws_write wants), and its counters. A ws_turns table maps the sequence number of every
  * turn in flight to the connection that asked (and the client's id for it), so a reply goes
  * to the connection that asked and a reply for a closed connection finds nothing.
- * No socket, no lws: services/ws_server.c does the I/O. Threading: none of these functions
- * locks; the server calls them under its one mutex (the service thread and the graph's
- * workers share them).
+ * What a connection holds is counted (ws_conn_held): its unwritten messages, the buffer of
+ * the message it is sending, and room kept for the answers of its turns in flight, so the
+ * server can bound every connection's memory by one figure. No socket, no lws:
+ * services/ws_server.c does the I/O. Threading: none of these functions locks; the server
+ * calls them under its one mutex (the service thread and the graph's workers share them).
  */
 #ifndef SERVICES_WS_CONN_H
 #define SERVICES_WS_CONN_H
@@ -39,10 +41,14 @@ typedef struct ws_conn {
     int sample_rate;                         /* of its audio, Hz */
     int turns;                               /* turns started (a config after one is an error) */
     int inflight;                            /* turns sent into the graph, not yet answered */
+    size_t answer_bytes;                     /* room kept for their answers (ws_turns_add) */
+    size_t held;                             /* ws_conn_held when the server last counted */
+    int64_t audio_due;                       /* when its audio so far is due at real time */
+    size_t over_memory;                      /* != 0: held this many bytes, to be dropped */
     int errors;                              /* protocol errors so far */
     int audio_refused;                       /* this utterance's audio was answered already */
     struct ws_voice *voice;                  /* its audio cut into utterances, or NULL */
-    void *server;                            /* the server's state (for voice callbacks) */
+    void *server;                            /* the server's state (for callbacks without a wsi) */
     uint64_t last_utt_seq;                   /* the turn of its last utterance sent */
     int eof;                                 /* the client sent {"eof":1}: close once answered */
     int paused;                              /* reading from it is stopped (rx flow control) */
@@ -77,6 +83,12 @@ parley_status ws_conn_push(ws_conn *c, const char *json, size_t len);
 parley_status ws_conn_push_binary(ws_conn *c, const void *data, size_t len);
 /* Takes the oldest queued message (owned by the caller: pl_free), or NULL. */
 ws_out *ws_conn_pop(ws_conn *c);
+/* The bytes c holds: unwritten messages, the message being reassembled, the room kept for
+ * the answers of its turns in flight. */
+size_t ws_conn_held(const ws_conn *c);
+/* The room kept for the answer to a turn of text_len bytes with an id of id_len bytes: the
+ * answer echoes both, escaped in JSON (at most 6 bytes for one), beside what it adds. */
+size_t ws_answer_room(size_t text_len, size_t id_len);
 
 /* ---- The turns in flight ---- */
 
@@ -86,8 +98,10 @@ typedef struct ws_turns ws_turns;
 ws_turns *ws_turns_new(void);
 /* Frees the table and the ids it holds. NULL is a no-op. */
 void ws_turns_free(ws_turns *t);
-/* Records turn `seq` for c with the client's id (copied; may be NULL). PARLEY_ERR_NOMEM. */
-parley_status ws_turns_add(ws_turns *t, uint64_t seq, ws_conn *c, const struct cJSON *id);
+/* Records turn `seq` for c with the client's id (copied; may be NULL), keeping `room` bytes
+ * of c's count for its answer until it is taken. PARLEY_ERR_NOMEM. */
+parley_status ws_turns_add(ws_turns *t, uint64_t seq, ws_conn *c, const struct cJSON *id,
+                           size_t room);
 /* Removes turn `seq` and returns 1, with its connection in *conn (NULL when it is gone) and
  * the client's id in *id (owned by the caller: cJSON_Delete; NULL when none); 0 when the
  * table has no such turn. */

@@ -16,9 +16,14 @@
  * workers (process()) put the reply onto its connection's queue under `mu`, mark the
  * connection dirty, and wake the service thread with lws_cancel_service(); the service thread
  * asks for a writeable callback for each dirty connection and writes one message per
- * callback. Memory per connection is bounded: at most MAX_INFLIGHT turns in flight and
- * OUT_HIGH bytes queued before the server stops reading from that client (lws_rx_flow_control)
- * until it has drained.
+ * callback. Memory per connection is bounded by one count (ws_conn_held: unwritten messages,
+ * the message being read, room for the answers of its turns in flight): at HELD_PAUSE bytes,
+ * or MAX_INFLIGHT turns in flight, the server stops reading from that client
+ * (lws_rx_flow_control) until it has drained; past max_message_bytes + HELD_SLACK (answers to
+ * turns already in flight, for a client that does not read them) it is dropped, and logged.
+ * Audio is read at most AUDIO_BURST_MS ahead of real time: a client that streams faster is
+ * not read until its audio is due (a timer, never a wait on the service thread), so
+ * flooders cannot fill the recognizer's queues, on which the service thread would block.
  */
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
@@ -43,23 +48,26 @@
 #include "services/ws_voice.h"
 
 enum {
-    MAX_INFLIGHT = 8,     /* turns of one connection in the graph at once */
-    OUT_HIGH = 1 << 20,   /* queued bytes to one connection before reading from it stops */
-    MAX_ERRORS = 32,      /* protocol errors one connection may make before it is closed */
-    DRAIN_SECONDS = 10,   /* how long a stop waits for the turns in flight */
-    CLOSE_SECONDS = 2,    /* then how long for the connections to close */
-    PROTOCOL_VERSION = 1, /* the "protocol" of the ready message */
+    MAX_INFLIGHT = 8,      /* turns of one connection in the graph at once */
+    HELD_PAUSE = 1 << 20,  /* bytes held for a connection (less the message it is sending)
+                            * before reading from it stops */
+    HELD_SLACK = 2 << 20,  /* held past max_message_bytes + this: the connection is dropped */
+    AUDIO_BURST_MS = 5000, /* how far a connection's audio may run ahead of real time */
+    MAX_ERRORS = 32,       /* protocol errors one connection may make before it is closed */
+    DRAIN_SECONDS = 10,    /* how long a stop waits for the turns in flight */
+    CLOSE_SECONDS = 2,     /* then how long for the connections to close */
+    PROTOCOL_VERSION = 1,  /* the "protocol" of the ready message */
 };
 
 /* Why a handshake or a message was refused: the label values of the refusal metrics. */
 enum { REFUSED_TOKEN, REFUSED_FULL, REFUSED_STOPPING, N_REFUSED };
-enum { BAD_MESSAGE, BAD_CONFIG, BAD_AUDIO, BAD_TOO_LARGE, BAD_TOO_MANY, N_BAD };
+enum { BAD_MESSAGE, BAD_CONFIG, BAD_AUDIO, BAD_TOO_LARGE, BAD_TOO_MANY, BAD_MEMORY, N_BAD };
 static const char *const refused_names[N_REFUSED] = { "token", "full", "stopping" };
-static const char *const bad_names[N_BAD] = { "message", "config", "audio", "too_large",
-                                              "too_many_errors" };
+static const char *const bad_names[N_BAD] = { "message",   "config",          "audio",
+                                              "too_large", "too_many_errors", "over_memory" };
 
 typedef struct ws_metrics {
-    pipe_gauge *open;
+    pipe_gauge *open, *held;
     pipe_counter *accepted, *refused[N_REFUSED], *in, *out, *bad[N_BAD];
 } ws_metrics;
 
@@ -79,6 +87,7 @@ typedef struct ws_state {
     pipe_seg_params seg; /* how a connection's audio is cut into utterances */
     int max_connections;
     size_t max_message_bytes;
+    size_t held_max; /* max_message_bytes + HELD_SLACK */
     int tls;
 
     pthread_mutex_t mu; /* guards what follows, and every ws_conn's queue and counters */
@@ -94,8 +103,9 @@ typedef struct ws_state {
 
 /* What lws keeps per connection (HTTP or websocket). */
 typedef struct ws_pss {
-    ws_conn *conn;       /* websocket connections */
-    unsigned char *body; /* HTTP: the response body, after LWS_PRE bytes of headroom */
+    ws_conn *conn;                    /* websocket connections */
+    lws_sorted_usec_list_t audio_due; /* resumes reading when its audio is due */
+    unsigned char *body;              /* HTTP: the response body, after LWS_PRE bytes of headroom */
     size_t body_len;
 } ws_pss;
 
@@ -154,6 +164,26 @@ static void mark_dirty(ws_state *s, ws_conn *c)
     s->dirty = c;
 }
 
+/* Counts what c holds into the gauge (under s->mu). Past held_max, c is marked to be dropped
+ * (over_memory: on_wake closes it) and its unwritten messages, then and later, are freed. */
+static void count_held(ws_state *s, ws_conn *c)
+{
+    size_t held = ws_conn_held(c);
+    if (held > s->held_max || c->over_memory) {
+        if (!c->over_memory) {
+            c->over_memory = held;
+            mark_dirty(s, c);
+            lws_cancel_service(s->ctx); /* on_wake drops it, whichever thread this is */
+        }
+        ws_out *o;
+        while ((o = ws_conn_pop(c)))
+            pl_free(o);
+        held = ws_conn_held(c);
+    }
+    pipe_gauge_add(s->m.held, (int64_t)held - (int64_t)c->held);
+    c->held = held;
+}
+
 /* Closes c once what is queued is written: code and reason (service thread). */
 static void close_later(ws_conn *c, int code, const char *reason)
 {
@@ -172,6 +202,7 @@ static void send_obj(ws_state *s, ws_conn *c, cJSON *o, int made)
     cJSON_Delete(o);
     pthread_mutex_lock(&s->mu);
     parley_status st = text ? ws_conn_push(c, text, strlen(text)) : PARLEY_ERR_NOMEM;
+    count_held(s, c);
     pthread_mutex_unlock(&s->mu);
     cJSON_free(text);
     if (st != PARLEY_OK)
@@ -210,13 +241,31 @@ static void send_ready(ws_state *s, ws_conn *c, int resumed)
     send_obj(s, c, o, ok);
 }
 
-/* Stops reading from c while it has too much in flight or queued, resumes when it has
- * drained (service thread). */
+static void pace(ws_state *s, ws_conn *c);
+
+/* The timer of a connection whose audio ran ahead: it is due now. */
+static void audio_due(lws_sorted_usec_list_t *sul)
+{
+    ws_pss *pss = lws_container_of(sul, ws_pss, audio_due);
+    if (pss->conn)
+        pace(pss->conn->server, pss->conn);
+}
+
+/* Stops reading from c while it has too much in flight or held, or its audio runs more
+ * than AUDIO_BURST_MS ahead of real time; resumes when it has drained or the audio is due
+ * (service thread). */
 static void pace(ws_state *s, ws_conn *c)
 {
     pthread_mutex_lock(&s->mu);
-    int full = c->inflight >= MAX_INFLIGHT || c->out_bytes >= OUT_HIGH;
+    count_held(s, c);
+    int full = c->inflight >= MAX_INFLIGHT || c->held - c->rx_cap >= HELD_PAUSE;
     pthread_mutex_unlock(&s->mu);
+    int64_t ahead = c->audio_due - pipe_now_ns() - (int64_t)AUDIO_BURST_MS * 1000000;
+    if (ahead > 0) {
+        ws_pss *pss = lws_wsi_user(c->wsi);
+        lws_sul_schedule(s->ctx, 0, &pss->audio_due, audio_due, ahead / 1000 + 1);
+        full = 1;
+    }
     if (full != c->paused) {
         c->paused = full;
         lws_rx_flow_control(c->wsi, !full);
@@ -232,7 +281,7 @@ static void on_utterance_end(void *ctx, const pipe_msg *last)
     ws_conn *c = ctx;
     ws_state *s = c->server;
     pthread_mutex_lock(&s->mu);
-    if (ws_turns_add(s->turns, last->seq, c, NULL) == PARLEY_OK) {
+    if (ws_turns_add(s->turns, last->seq, c, NULL, ws_answer_room(0, 0)) == PARLEY_OK) {
         s->inflight++;
         c->inflight++;
         c->last_utt_seq = last->seq;
@@ -336,8 +385,10 @@ static void on_text(ws_state *s, ws_conn *c, const ws_cmd *cmd)
         return;
     }
     uint64_t seq = m->seq;
+    size_t id_len = cJSON_IsString(cmd->id) ? strlen(cmd->id->valuestring) : 32;
     pthread_mutex_lock(&s->mu);
-    if ((st = ws_turns_add(s->turns, seq, c, cmd->id)) == PARLEY_OK) {
+    if ((st = ws_turns_add(s->turns, seq, c, cmd->id, ws_answer_room(strlen(cmd->text), id_len))) ==
+        PARLEY_OK) {
         s->inflight++;
         c->inflight++;
     }
@@ -391,15 +442,20 @@ static void on_message(ws_state *s, ws_conn *c)
 static void on_audio(ws_state *s, ws_conn *c, const void *in, size_t len, int last)
 {
     parley_status st = PARLEY_OK;
+    int64_t now = pipe_now_ns();
     c->rx_len += len; /* counted, not kept */
+    c->audio_due = (c->audio_due > now ? c->audio_due : now) +
+                   (int64_t)((double)len * 5e8 / c->sample_rate); /* 2 bytes a sample */
     if (s->takes_audio && !atomic_load(&s->stopping)) {
         if (!c->voice)
             st = open_voice(s, c);
         if (st == PARLEY_OK && (st = ws_voice_feed(c->voice, in, len)) != PARLEY_OK)
             audio_failed(s, c);
     }
-    if (!last)
+    if (!last) {
+        pace(s, c);
         return;
+    }
     int odd = c->voice ? ws_voice_message_end(c->voice) : (int)(c->rx_len % 2);
     if (odd)
         send_error(s, c, BAD_AUDIO,
@@ -451,6 +507,7 @@ static int on_established(ws_state *s, struct lws *wsi, ws_pss *pss)
     }
     c->sample_rate = WS_RATE_DEFAULT;
     c->since = pipe_now_ns();
+    c->server = s;
     c->authorized = s->token[0] && token_ok(s, wsi);
     pss->conn = c;
     pthread_mutex_lock(&s->mu);
@@ -472,6 +529,7 @@ static void on_closed(ws_state *s, ws_pss *pss)
     if (!c)
         return;
     pss->conn = NULL;
+    lws_sul_cancel(&pss->audio_due);
     ws_voice_close(c->voice); /* an utterance in progress is dropped; its context is kept */
     c->voice = NULL;
     pthread_mutex_lock(&s->mu);
@@ -488,6 +546,7 @@ static void on_closed(ws_state *s, ws_pss *pss)
             break;
         }
     s->n_conns--;
+    pipe_gauge_add(s->m.held, -(int64_t)c->held);
     pthread_mutex_unlock(&s->mu);
     pipe_gauge_add(s->m.open, -1);
     ws_conn_free(c);
@@ -499,6 +558,7 @@ static int on_writeable(ws_state *s, ws_conn *c, struct lws *wsi)
     pace(s, c);
     pthread_mutex_lock(&s->mu);
     ws_out *o = ws_conn_pop(c);
+    count_held(s, c);
     int more = c->out_head != NULL;
     int done = c->eof && c->inflight == 0;
     pthread_mutex_unlock(&s->mu);
@@ -525,6 +585,20 @@ static int on_writeable(ws_state *s, ws_conn *c, struct lws *wsi)
     return 0;
 }
 
+/* A connection over its memory limit: closed with 1008, or dropped within a second when the
+ * close cannot be written (a client that does not read); logged once a second at most. */
+static void drop_over_memory(ws_state *s, ws_conn *c)
+{
+    static pl_log_gate gate = PL_LOG_GATE_INIT(1000);
+    pipe_counter_add(s->m.bad[BAD_MEMORY], 1);
+    pl_log_gated(&gate, PARLEY_LOG_WARN,
+                 "%s: dropped the connection of user %s: it held %zu bytes, over its limit of "
+                 "%zu (answers it does not read)",
+                 pipe_node_name(s->node), c->user, c->over_memory, s->held_max);
+    close_later(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "over the connection's memory limit");
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND, 1);
+}
+
 /* The wake-up from another thread: ask to write to every connection with news. */
 static void on_wake(ws_state *s)
 {
@@ -533,6 +607,8 @@ static void on_wake(ws_state *s)
         ws_conn *c = s->dirty;
         s->dirty = c->dirty_next;
         c->dirty = 0;
+        if (c->over_memory && !c->close_code)
+            drop_over_memory(s, c);
         lws_callback_on_writable(c->wsi);
     }
     pthread_mutex_unlock(&s->mu);
@@ -759,6 +835,10 @@ static parley_status register_metrics(ws_state *s)
     ws_metrics *m = &s->m;
     int ok = (m->open = metric(s, 1, "parley_ws_connections_open", "websocket connections open",
                                NULL, NULL)) &&
+             (m->held = metric(s, 1, "parley_ws_held_bytes",
+                               "bytes held for websocket connections: unwritten messages, messages "
+                               "being read, room for the answers of turns in flight",
+                               NULL, NULL)) &&
              (m->accepted = metric(s, 0, "parley_ws_connections_total",
                                    "websocket connections accepted", NULL, NULL)) &&
              (m->in = metric(s, 0, "parley_ws_messages_in_total",
@@ -804,6 +884,7 @@ parley_status svc_ws_create(pipe_node *node, void **out)
                                 .on_end = on_utterance_end };
     s->max_connections = (int)pipe_node_param_int(node, "max_connections");
     s->max_message_bytes = (size_t)pipe_node_param_int(node, "max_message_bytes");
+    s->held_max = s->max_message_bytes + HELD_SLACK;
     s->tls = cert[0] != 0;
     if (!(s->turns = ws_turns_new())) {
         svc_ws_destroy(s);
@@ -942,6 +1023,7 @@ static void send_transcript(ws_state *s, pipe_msg *msg)
             to = c;
     if (to) {
         sent = ws_conn_push(to, text, strlen(text)) == PARLEY_OK;
+        count_held(s, to);
         mark_dirty(s, to);
     }
     pthread_mutex_unlock(&s->mu);
@@ -996,6 +1078,7 @@ parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *m
         char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
         lost = !text || ws_conn_push(c, text, strlen(text)) != PARLEY_OK ||
                (!error && msg->n_pcm && !push_speech(c, msg));
+        count_held(s, c);
         mark_dirty(s, c); /* even when lost: its pacing may change */
         cJSON_free(text);
     }

@@ -175,19 +175,24 @@ static void connection(void)
     ws_conn *d = ws_conn_new(NULL, 0);
     cJSON *id = cJSON_CreateString("x"), *got = NULL;
     ws_conn *who = NULL;
-    CHECK(ws_turns_add(t, 7, c, id) == PARLEY_OK && ws_turns_add(t, 7 + 4096, d, NULL) == 0 &&
-                  ws_turns_add(t, 8, c, NULL) == PARLEY_OK,
+    CHECK(ws_turns_add(t, 7, c, id, 100) == PARLEY_OK &&
+                  ws_turns_add(t, 7 + 4096, d, NULL, 0) == 0 &&
+                  ws_turns_add(t, 8, c, NULL, 50) == PARLEY_OK,
           "three turns (two in one bucket)");
+    CHECK(c->answer_bytes == 150 && ws_conn_held(c) == 152 + c->rx_cap,
+          "room kept for c's answers: %zu, held %zu", c->answer_bytes, ws_conn_held(c));
     CHECK(ws_turns_take(t, 7, &who, &got) && who == c && cJSON_IsString(got) &&
                   !strcmp(got->valuestring, "x"),
           "turn 7 is c's, with its id");
+    CHECK(c->answer_bytes == 50, "room given back with turn 7: %zu left", c->answer_bytes);
+    CHECK(ws_answer_room(10, 3) >= 6 * 13, "an answer's room covers its escaped text and id");
     cJSON_Delete(got);
     CHECK(!ws_turns_take(t, 7, &who, &got) && !who && !got, "taken once");
     ws_turns_drop_conn(t, c);
     CHECK(ws_turns_take(t, 8, &who, &got) && who == NULL, "a closed connection's turn: no one");
     CHECK(ws_turns_take(t, 7 + 4096, &who, &got) && who == d, "the other connection's turn");
     CHECK(!ws_turns_take(t, 99, &who, &got), "an unknown turn");
-    CHECK(ws_turns_add(t, 100, c, id) == PARLEY_OK, "one left in the table when it is freed");
+    CHECK(ws_turns_add(t, 100, c, id, 0) == PARLEY_OK, "one left in the table when it is freed");
     cJSON_Delete(id);
     ws_turns_free(t);
     ws_conn_free(d);
@@ -214,7 +219,7 @@ static parley_status queue_one(void *ctx)
     if (st == PARLEY_OK)
         st = ws_conn_rx_add(c, "abc", 3, 100);
     if (st == PARLEY_OK)
-        st = ws_turns_add(t, 1, c, id);
+        st = ws_turns_add(t, 1, c, id, 1);
     cJSON_Delete(id);
     ws_turns_free(t);
     ws_conn_free(c);

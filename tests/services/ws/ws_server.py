@@ -10,10 +10,13 @@ when python3-websockets is missing or the build has no websocket server (NOT_BUI
 Server starts, or up front with skip_without_ws_server).
 """
 import asyncio
+import base64
 import json
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -102,6 +105,57 @@ class Server:
             rc = None
         self.reader.join(5)
         return rc
+
+
+class RawClient:
+    """A websocket client on a plain socket that sends and never reads (past the handshake's
+    answer): what a client that stopped reading its answers looks like to the server.
+    rcvbuf, sndbuf: its socket's buffers, small so the server's writes stop early and the
+    client's sends block soon after the server stops reading."""
+
+    def __init__(self, port, rcvbuf=4096, sndbuf=16384):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
+        self.sock.connect(("127.0.0.1", port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n" % key).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            got = self.sock.recv(1)
+            if not got:
+                raise RuntimeError("the server closed during the handshake")
+            head += got
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise RuntimeError("handshake refused: %r" % head[:100])
+
+    def send(self, payload, binary=False, timeout=None):
+        """Sends one masked frame; False when the server stopped reading (a timeout) or closed."""
+        if isinstance(payload, str):
+            payload = payload.encode()
+        n = len(payload)
+        head = bytes([0x82 if binary else 0x81])
+        if n < 126:
+            head += bytes([0x80 | n])
+        elif n < 65536:
+            head += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload)) if n < 4096 else \
+            (int.from_bytes(payload, "little") ^ int.from_bytes(mask * (n // 4 + 1), "little")
+             % (1 << (8 * n))).to_bytes(n, "little")
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.sendall(head + mask + body)
+            return True
+        except (socket.timeout, OSError):
+            return False
+
+    def close(self):
+        self.sock.close()
 
 
 async def recv_json(ws, timeout=60):
