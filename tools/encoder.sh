@@ -23,7 +23,15 @@ set -euo pipefail
 parley=${1:?usage: encoder.sh PARLEY [DIR]}
 dir=${2:-${PARLEY_ENCODER:-${XDG_CACHE_HOME:-$HOME/.cache}/parley/encoder}}
 here=$(cd "$(dirname "$0")" && pwd)
-recipe="WordNet 3.0 gloss examples; 2 layers of 128, 2 heads, 256 feed-forward; vocabulary 8000; 20 epochs; seed 1; 2 threads"
+recipe="WordNet 3.0 gloss examples; 2 layers of 128, 2 heads, 256 feed-forward; vocabulary 8000; 20 epochs; seed 1; 2 threads; OpenBLAS Haswell kernels"
+# OpenBLAS picks its GEMM kernels by CPU, and each kernel family sums in its own order: the
+# same recipe pretrained with another family is another encoder, and every model trained
+# from it another model. Every x86-64 CPU of the AVX2 generation or later runs the Haswell
+# family, so the encoder is the same bit for bit on all of them (elsewhere, whatever
+# OpenBLAS picks).
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=Haswell
+fi
 if [ ! -f /usr/share/wordnet/data.noun ]; then
     echo "encoder.sh: needs WordNet's data (apt-get install wordnet-base)" >&2
     exit 1
