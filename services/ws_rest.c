@@ -25,6 +25,10 @@
 
 enum { R_WEBHOOK, R_PARSE, R_VERSION, R_STATUS };
 
+/* The most body a refused request may send: it is read and dropped so that the client gets
+ * the answer; past it the answer is given at once and the connection closed. */
+#define DROP_MAX ((size_t)16 << 20)
+
 static const struct route {
     const char *path;
     int method; /* LWSHUMETH_GET or LWSHUMETH_POST */
@@ -52,9 +56,17 @@ struct ws_rest_req {
     int route;
     unsigned char *body; /* the request body so far */
     size_t body_len, body_cap;
-    ws_conn *conn;      /* a webhook's turn in flight: its reply is queued here */
-    int answered;       /* the answer's headers are written */
-    int close;          /* close after the answer: the request's body was not all read */
+    ws_conn *conn; /* a webhook's turn in flight: its reply is queued here */
+    int answered;  /* the answer's headers are written */
+    int close;     /* close after the answer (a HEAD request, or a body not all read) */
+    int coming;    /* a body is still to be read */
+    /* A refusal decided before the body is read waits for its end (the body is read and
+     * dropped): a connection closed with unread data is reset, and the client loses the
+     * answer. */
+    unsigned refusal;   /* its status, 0 when none */
+    const char *allow;  /* its Allow header, or NULL */
+    char *refusal_json; /* its body (cJSON_free) */
+    size_t dropped;     /* bytes of body read and dropped */
     unsigned char *out; /* the answer's body, after LWS_PRE bytes of headroom */
     size_t out_len;
 };
@@ -104,6 +116,7 @@ void ws_rest_req_free(ws_rest *r, ws_rest_req *req)
     }
     pl_free(req->body);
     pl_free(req->out);
+    cJSON_free(req->refusal_json);
     pl_free(req);
 }
 
@@ -141,6 +154,29 @@ static int fail(struct lws *wsi, ws_rest_req *req, unsigned status, const char *
                 const char *why)
 {
     return answer(wsi, req, status, allow, ws_rest_error_json(why));
+}
+
+/* Refuses the request with status: now when no body is to come, else once the body is
+ * read. */
+static int refuse(struct lws *wsi, ws_rest_req *req, unsigned status, const char *allow,
+                  const char *why)
+{
+    if (!req->coming)
+        return fail(wsi, req, status, allow, why);
+    if (req->refusal) /* the first reason stands */
+        return 0;
+    req->refusal = status;
+    req->allow = allow;
+    req->refusal_json = ws_rest_error_json(why);
+    return 0;
+}
+
+/* The refusal's body (owned by the caller). */
+static char *take_refusal(ws_rest_req *req)
+{
+    char *json = req->refusal_json;
+    req->refusal_json = NULL;
+    return json;
 }
 
 /* The HTTP status for a request refused with st. */
@@ -327,48 +363,55 @@ int ws_rest_http(ws_rest *r, struct lws *wsi, ws_rest_req **slot)
     }
     *slot = req;
     req->route = route;
-    /* An answer given before the body is read closes the connection: the unread body
-     * cannot be told from a next request. */
+    /* A refusal waits for the end of a body to come (refuse), unless the body is longer than
+     * DROP_MAX: then it is answered at once and the connection closed (the unread body cannot
+     * be told from a next request). */
     char cl[32];
-    int has_body = lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
-                   strtoull(cl, NULL, 10) > 0;
+    unsigned long long length = lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0
+                                        ? strtoull(cl, NULL, 10)
+                                        : 0;
+    int has_body = length > 0;
     int chunked = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
     /* A HEAD request's answer has a body a client does not read: closed after it too. */
-    req->close = has_body || chunked || meth == LWSHUMETH_HEAD;
+    req->close = meth == LWSHUMETH_HEAD;
+    req->coming = has_body || chunked;
+    if (length > DROP_MAX) {
+        req->close = 1;
+        snprintf(why, sizeof why, "body: more than %zu bytes", r->h.max_body);
+        return fail(wsi, req, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, NULL, why);
+    }
     if (route < 0 && !is_api_path(path)) {
         snprintf(why, sizeof why, "%s %s: only GET is served here", method_name(meth), path);
-        return fail(wsi, req, HTTP_STATUS_METHOD_NOT_ALLOWED, "GET", why);
+        return refuse(wsi, req, HTTP_STATUS_METHOD_NOT_ALLOWED, "GET", why);
     }
     if (route < 0) {
         snprintf(why, sizeof why,
                  "no such path: %s (this server answers POST /webhooks/rest/webhook, POST "
                  "/model/parse, GET /version and GET /status)",
                  path);
-        return fail(wsi, req, HTTP_STATUS_NOT_FOUND, NULL, why);
+        return refuse(wsi, req, HTTP_STATUS_NOT_FOUND, NULL, why);
     }
     const struct route *rt = &routes[route];
     if (meth != rt->method) {
         snprintf(why, sizeof why, "%s %s: only %s", method_name(meth), path,
                  method_name(rt->method));
-        return fail(wsi, req, HTTP_STATUS_METHOD_NOT_ALLOWED, method_name(rt->method), why);
+        return refuse(wsi, req, HTTP_STATUS_METHOD_NOT_ALLOWED, method_name(rt->method), why);
     }
     if (!rt->open && r->h.token[0] && !r->h.token_ok(r->h.server, wsi))
-        return fail(wsi, req, HTTP_STATUS_UNAUTHORIZED, NULL,
-                    "a wrong or missing token (Authorization: Bearer TOKEN, or ?token=TOKEN)");
-    if (route == R_VERSION)
-        return answer_version(wsi, req);
-    if (route == R_STATUS)
-        return answer_status(r, wsi, req);
-    if (has_body && strtoull(cl, NULL, 10) > r->h.max_body) {
-        snprintf(why, sizeof why, "body: more than %zu bytes", r->h.max_body);
-        return fail(wsi, req, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, NULL, why);
+        return refuse(wsi, req, HTTP_STATUS_UNAUTHORIZED, NULL,
+                      "a wrong or missing token (Authorization: Bearer TOKEN, or ?token=TOKEN)");
+    if (route == R_VERSION || route == R_STATUS) {
+        if (req->coming) /* a GET with a body: answered once it is read */
+            return 0;
+        return route == R_VERSION ? answer_version(wsi, req) : answer_status(r, wsi, req);
     }
-    if (!has_body && !chunked) {
-        req->close = meth == LWSHUMETH_HEAD;
+    if (length > r->h.max_body) {
+        snprintf(why, sizeof why, "body: more than %zu bytes", r->h.max_body);
+        return refuse(wsi, req, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, NULL, why);
+    }
+    if (!has_body && !chunked)
         return fail(wsi, req, HTTP_STATUS_BAD_REQUEST, NULL,
                     "body: empty (expected a JSON object)");
-    }
-    req->close = 0;
     return 0; /* the body comes in ws_rest_body */
 }
 
@@ -376,11 +419,19 @@ int ws_rest_body(ws_rest *r, struct lws *wsi, ws_rest_req *req, const void *in, 
 {
     if (req->answered || len == 0)
         return 0;
-    if (len > r->h.max_body - req->body_len) {
+    if (req->refusal || len > r->h.max_body - req->body_len) {
         char why[64];
         snprintf(why, sizeof why, "body: more than %zu bytes", r->h.max_body);
-        req->close = 1;
-        return fail(wsi, req, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, NULL, why);
+        req->dropped += len;
+        if (req->dropped > DROP_MAX) { /* answered now, and closed */
+            req->close = 1;
+            if (req->refusal)
+                return answer(wsi, req, req->refusal, req->allow, take_refusal(req));
+            return fail(wsi, req, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, NULL, why);
+        }
+        if (!req->refusal)
+            refuse(wsi, req, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, NULL, why);
+        return 0;
     }
     if (req->body_len + len > req->body_cap) {
         size_t cap = req->body_cap ? req->body_cap : 1024;
@@ -401,8 +452,15 @@ int ws_rest_body(ws_rest *r, struct lws *wsi, ws_rest_req *req, const void *in, 
 
 int ws_rest_body_done(ws_rest *r, struct lws *wsi, ws_rest_req *req)
 {
+    req->coming = 0;
     if (req->answered)
         return 0;
+    if (req->refusal)
+        return answer(wsi, req, req->refusal, req->allow, take_refusal(req));
+    if (req->route == R_VERSION)
+        return answer_version(wsi, req);
+    if (req->route == R_STATUS)
+        return answer_status(r, wsi, req);
     return req->route == R_PARSE ? do_parse(r, wsi, req) : do_webhook(r, wsi, req);
 }
 
