@@ -108,12 +108,13 @@ char *ws_rest_webhook_answer(const char *queued, size_t len, int *status)
         out = ws_rest_error_json(cJSON_IsString(why) ? why->valuestring : "the turn failed");
     } else {
         /* The dialog joins a turn's responses into one text: one message, or none. */
+        int said = reply->valuestring[0] != '\0';
         cJSON *list = cJSON_CreateArray();
-        cJSON *m = reply->valuestring[0] ? cJSON_CreateObject() : NULL;
-        int ok = list != NULL;
-        if (ok && m && !(ok = cJSON_AddItemToArray(list, m)))
+        cJSON *m = list && said ? cJSON_CreateObject() : NULL;
+        int ok = list && (!said || m);
+        if (ok && said && !(ok = cJSON_AddItemToArray(list, m)))
             cJSON_Delete(m);
-        if (ok && m)
+        if (ok && said)
             ok = cJSON_AddStringToObject(m, "recipient_id", user->valuestring) &&
                  cJSON_AddStringToObject(m, "text", reply->valuestring);
         out = print(list, ok);
