@@ -12,7 +12,7 @@ turn to reading its whole answer in the client. Prints one line per run and a ta
 medians over the rounds.
 
 Usage: rest_rtt.py PARLEY MODEL_DIR [CLIENTS ...]   (default clients: 1 100; env ROUNDS=3,
-SECONDS=5, WARMUP=1)
+SECONDS=5, WARMUP=1, FIRST=rest: which transport runs first in each round)
 """
 import asyncio
 import http.client
@@ -34,6 +34,7 @@ counts = [int(c) for c in sys.argv[3:]] or [1, 100]
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 SECONDS = float(os.environ.get("SECONDS", "5"))
 WARMUP = float(os.environ.get("WARMUP", "1"))
+ORDER = ("websocket", "rest") if os.environ.get("FIRST") == "websocket" else ("rest", "websocket")
 CONV = ["hello", "i want a large pizza with mushrooms", "2 pizzas", "deliver it to 5 main street",
         "yes"]
 
@@ -114,7 +115,7 @@ def main():
         try:
             for n in counts:
                 for rnd in range(ROUNDS):
-                    for name in ("rest", "websocket"):
+                    for name in ORDER:
                         if name == "rest":
                             lat, err = rest_run(srv.port, n)
                         else:
