@@ -49,6 +49,8 @@ static const char *const api_roots[] = { "webhooks", "model", "conversations", "
 struct ws_rest {
     ws_rest_host h;
     parley_nlu *nlu;   /* the graph's NLU model, for /model/parse, or NULL */
+    int waiting;       /* webhook requests whose turn is in the graph or whose answer is not
+                          written yet (service thread) */
     const char *model; /* its folder (the nlu.bert node's param), or NULL */
 };
 
@@ -109,6 +111,7 @@ void ws_rest_req_free(ws_rest *r, ws_rest_req *req)
     if (!req)
         return;
     if (req->conn) {
+        r->waiting--;
         pthread_mutex_lock(r->h.mu);
         r->h.forget(r->h.server, req->conn);
         pthread_mutex_unlock(r->h.mu);
@@ -305,6 +308,7 @@ static int do_webhook(ws_rest *r, struct lws *wsi, ws_rest_req *req)
         ret = fail(wsi, req, HTTP_STATUS_INTERNAL_SERVER_ERROR, NULL, "out of memory");
         goto done;
     }
+    r->waiting++;
     snprintf(req->conn->user, sizeof req->conn->user, "%s", sender);
     uint64_t seq = m->seq;
     pthread_mutex_lock(h->mu);
@@ -413,6 +417,11 @@ int ws_rest_http(ws_rest *r, struct lws *wsi, ws_rest_req **slot)
         return fail(wsi, req, HTTP_STATUS_BAD_REQUEST, NULL,
                     "body: empty (expected a JSON object)");
     return 0; /* the body comes in ws_rest_body */
+}
+
+int ws_rest_waiting(const ws_rest *r)
+{
+    return r ? r->waiting : 0;
 }
 
 int ws_rest_body(ws_rest *r, struct lws *wsi, ws_rest_req *req, const void *in, size_t len)

@@ -62,6 +62,9 @@ int ws_rest_body_done(ws_rest *r, struct lws *wsi, ws_rest_req *req);
 /* LWS_CALLBACK_HTTP_WRITEABLE of a request taken: writes its answer when it has one; done
  * with it, frees it and sets *req NULL. */
 int ws_rest_writeable(ws_rest *r, struct lws *wsi, ws_rest_req **req);
+/* How many webhook requests wait for their turn's answer to be written: a stop waits for
+ * them as for the websocket connections. */
+int ws_rest_waiting(const ws_rest *r);
 /* The connection closed: frees the request (its turn's reply will be dropped). NULL no-op. */
 void ws_rest_req_free(ws_rest *r, ws_rest_req *req);
 

@@ -1038,6 +1038,7 @@ parley_status svc_ws_run(pipe_node *node, void *state)
         pthread_mutex_lock(&s->mu);
         int idle = s->inflight == 0, open = s->n_conns;
         pthread_mutex_unlock(&s->mu);
+        open += ws_rest_waiting(s->rest); /* answers to write before the loop ends */
         if (!close_until && (idle || now_s() > drain_until)) {
             close_until = now_s() + CLOSE_SECONDS;
             pthread_mutex_lock(&s->mu);

@@ -13,7 +13,8 @@ model. Unknown API paths answer a JSON 404, a known path with the wrong method 4
 Allow, a bad body 400 naming what is wrong, a body over max_message_bytes 413; the chat page
 is still served at / (GET only). With a token, REST needs it as the websocket does (401
 without it or with a wrong one; /version is open), and may then name any sender; without
-one, only an id of the form the server issues.
+one, only an id of the form the server issues. SIGTERM with webhook turns in flight answers
+each of them before the server exits (the store's turns are the answers given).
 
 Usage: test_ws_rest.py PARLEY MODEL_DIR
 """
@@ -286,6 +287,56 @@ def errors(srv):
     check(status == 200 and got and got[0].get("recipient_id") == u, "after errors: %r" % got)
 
 
+def stop_in_flight(tmp):
+    """SIGTERM while 50 users each keep a webhook turn in flight: every turn the server took
+    is answered before it exits with 0. A turn it took is one the store holds (a turn in
+    flight at a stop completes and is stored): each user's stored turns must equal the 200s
+    it got. A request that comes while it stops gets 503; one that comes after its loop
+    ended is never read (and not stored)."""
+    srv = Server(parley, model, tmp)
+    # The server logs its port before the graph has started and `parley run` has taken
+    # SIGTERM: a first turn answered says both are done.
+    status, _, first = webhook(srv, new_id(), "hello")
+    check(status == 200 and first, "a first turn: %r %r" % (status, first))
+    users = [new_id() for _ in range(50)]
+    answered = {u: 0 for u in users}
+    odd = []
+
+    def loop(u):
+        while True:
+            try:
+                status, _, body = webhook(srv, u, CONV[answered[u] % len(CONV)])
+            except Exception:  # after the server's loop ended: never read
+                return
+            if status == 200 and body and body[0].get("text"):
+                answered[u] += 1
+            elif not (status == 503 and "stopping" in body.get("error", "")):
+                odd.append((status, body))
+                return
+            if status == 503:
+                return
+
+    threads = [threading.Thread(target=loop, args=(u,)) for u in users]
+    for th in threads:
+        th.start()
+    time.sleep(1)
+    rc = srv.stop()
+    for th in threads:
+        th.join(60)
+    check(rc == 0, "SIGTERM with webhook turns in flight: exit code 0, not %r" % rc)
+    check(not odd, "only 200 or 503 while stopping: %r" % odd[:3])
+    p = subprocess.run([parley, "store", "export", os.path.join(tmp, "pizza.db")],
+                       capture_output=True, timeout=120)
+    stored = {}
+    for line in p.stdout.decode().splitlines():
+        row = json.loads(line)
+        stored[row["user"]] = row.get("turns")
+    lost = {u: (answered[u], stored.get(u)) for u in users if stored.get(u) != answered[u]}
+    check(p.returncode == 0 and not lost and sum(answered.values()) > len(users),
+          "every stored turn was answered (%d turns): (answered, stored) %r" %
+          (sum(answered.values()), list(lost.items())[:5]))
+
+
 async def tokens(tmp):
     srv = Server(parley, model, tmp, "ws.token=" + TOKEN)
     try:
@@ -345,6 +396,8 @@ async def main():
             ref_srv.stop()
     with tempfile.TemporaryDirectory() as tmp:
         await tokens(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        stop_in_flight(tmp)
 
 
 asyncio.run(main())
