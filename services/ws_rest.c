@@ -358,6 +358,8 @@ int ws_rest_http(ws_rest *r, struct lws *wsi, ws_rest_req **slot)
     for (int i = 0; i < N_ROUTES; i++)
         if (!strcmp(path, routes[i].path))
             route = i;
+    ws_rest_req_free(r, *slot); /* lws starts a request once the one before is answered */
+    *slot = NULL;
     if (route < 0 && !is_api_path(path) && (meth == LWSHUMETH_GET || meth == LWSHUMETH_HEAD))
         return 1; /* the server's: /healthz, /metrics, the static files */
     ws_rest_req *req = pl_calloc(1, sizeof *req);
