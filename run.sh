@@ -43,7 +43,8 @@ test_packages=(python3-numpy python3-torch # tests/reference and the Python test
           python3-pytest python3-setuptools # the Python package's tests; pip install ./python
           nodejs chromium              # the browser tests (puppeteer-core from npm; npm below)
           postgresql haproxy curl      # samples/cluster and the PostgreSQL store's tests
-                                       # (a throwaway server per test run, as `nobody`)
+                                       # (a throwaway server per test run, as `nobody`);
+                                       # curl also for ws.server's REST API (test_ws_rest)
           pocketsphinx-testdata sox    # the voice tests' real speech; sox makes test audio
           flite)                       # the flite tool: more natural test voices than espeak-ng
 

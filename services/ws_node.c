@@ -48,7 +48,7 @@ static const pipe_param_spec params[] = {
 const pipe_kind svc_kind_ws_server = {
     .name = "ws.server",
     .doc = "a websocket server: clients send turns as JSON messages and get their replies; "
-           "HTTP /healthz, /metrics and static files on the same port",
+           "HTTP /healthz, /metrics, static files and Rasa's REST API on the same port",
     .ports = ports,
     .params = params,
     .workers = 2,

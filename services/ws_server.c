@@ -9,7 +9,8 @@
  * the table of turns in flight are services/ws_conn.c. This file is the I/O: the lws
  * context (made in create, so a port that cannot be bound fails the graph's open), the
  * service loop in run(), the callbacks, the handshake's checks (token, connection cap), the
- * HTTP side on the same port (/healthz, /metrics, static files), its metrics, and stopping.
+ * HTTP side on the same port (/healthz, /metrics, static files; Rasa's HTTP API is
+ * services/ws_rest.c, handed its paths here), its metrics, and stopping.
  *
  * Threads: one service thread (run()) does every lws call but lws_cancel_service (and the
  * context's creation and destruction, in create and destroy, before and after it). The graph's
@@ -44,6 +45,7 @@
 #include "services/reply_json.h"
 #include "services/ws_conn.h"
 #include "services/ws_msg.h"
+#include "services/ws_rest.h"
 #include "services/ws_server.h"
 #include "services/ws_voice.h"
 
@@ -85,6 +87,7 @@ typedef struct ws_state {
     int takes_text;      /* the text output links somewhere */
     int takes_audio;     /* the audio output links somewhere (an asr.* node) */
     pipe_seg_params seg; /* how a connection's audio is cut into utterances */
+    ws_rest *rest;       /* Rasa's HTTP API on the same port */
     int max_connections;
     size_t max_message_bytes;
     size_t held_max; /* max_message_bytes + HELD_SLACK */
@@ -105,6 +108,7 @@ typedef struct ws_state {
 typedef struct ws_pss {
     ws_conn *conn;                    /* websocket connections */
     lws_sorted_usec_list_t audio_due; /* resumes reading when its audio is due */
+    ws_rest_req *rest;                /* HTTP: a request of Rasa's API */
     unsigned char *body;              /* HTTP: the response body, after LWS_PRE bytes of headroom */
     size_t body_len;
 } ws_pss;
@@ -523,6 +527,20 @@ static int on_established(ws_state *s, struct lws *wsi, ws_pss *pss)
     return 0;
 }
 
+/* Forgets c, which is closing: its turns' replies are dropped, it leaves the dirty list,
+ * and what it held leaves the count (under s->mu). */
+static void forget_conn(ws_state *s, ws_conn *c)
+{
+    ws_turns_drop_conn(s->turns, c);
+    for (ws_conn **p = &s->dirty; *p; p = &(*p)->dirty_next)
+        if (*p == c) {
+            *p = c->dirty_next;
+            break;
+        }
+    pipe_gauge_add(s->m.held, -(int64_t)c->held);
+    c->held = 0;
+}
+
 static void on_closed(ws_state *s, ws_pss *pss)
 {
     ws_conn *c = pss->conn;
@@ -533,20 +551,14 @@ static void on_closed(ws_state *s, ws_pss *pss)
     ws_voice_close(c->voice); /* an utterance in progress is dropped; its context is kept */
     c->voice = NULL;
     pthread_mutex_lock(&s->mu);
-    ws_turns_drop_conn(s->turns, c);
+    forget_conn(s, c);
     if (c->prev)
         c->prev->next = c->next;
     else
         s->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    for (ws_conn **p = &s->dirty; *p; p = &(*p)->dirty_next)
-        if (*p == c) {
-            *p = c->dirty_next;
-            break;
-        }
     s->n_conns--;
-    pipe_gauge_add(s->m.held, -(int64_t)c->held);
     pthread_mutex_unlock(&s->mu);
     pipe_gauge_add(s->m.open, -1);
     ws_conn_free(c);
@@ -753,13 +765,25 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE: return pss->conn ? on_writeable(s, pss->conn, wsi) : 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED: on_wake(s); return 0;
-    case LWS_CALLBACK_HTTP: return on_http(s, wsi, pss);
-    case LWS_CALLBACK_HTTP_WRITEABLE: return on_http_writeable(wsi, pss);
+    case LWS_CALLBACK_HTTP: {
+        int r = ws_rest_http(s->rest, wsi, &pss->rest);
+        return r == 1 ? on_http(s, wsi, pss) : r;
+    }
+    case LWS_CALLBACK_HTTP_BODY:
+        return pss->rest ? ws_rest_body(s->rest, wsi, pss->rest, in, len) : 0;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        return pss->rest ? ws_rest_body_done(s->rest, wsi, pss->rest) : 0;
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        return pss->rest ? ws_rest_writeable(s->rest, wsi, &pss->rest)
+                         : on_http_writeable(wsi, pss);
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
     case LWS_CALLBACK_CLOSED_HTTP:
-        pl_free(pss ? pss->body : NULL);
-        if (pss)
+        if (pss) {
+            ws_rest_req_free(s->rest, pss->rest);
+            pss->rest = NULL;
+            pl_free(pss->body);
             pss->body = NULL;
+        }
         return 0;
     default: return lws_callback_http_dummy(wsi, reason, user, in, len);
     }
@@ -856,6 +880,35 @@ static parley_status register_metrics(ws_state *s)
     return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "its metrics");
 }
 
+/* What ws_rest.c borrows of the server: the token check and forgetting a request. */
+static int rest_token_ok(void *server, struct lws *wsi)
+{
+    return token_ok(server, wsi);
+}
+
+static void rest_forget(void *server, ws_conn *c)
+{
+    forget_conn(server, c);
+}
+
+static parley_status open_rest(ws_state *s, int timeout)
+{
+    ws_rest_host h = { .node = s->node,
+                       .mu = &s->mu,
+                       .turns = s->turns,
+                       .inflight = &s->inflight,
+                       .stopping = &s->stopping,
+                       .takes_text = s->takes_text,
+                       .trust_user_ids = s->trust_user_ids,
+                       .token = s->token,
+                       .max_body = s->max_message_bytes,
+                       .timeout = timeout,
+                       .server = s,
+                       .token_ok = rest_token_ok,
+                       .forget = rest_forget };
+    return ws_rest_open(&h, &s->rest);
+}
+
 parley_status svc_ws_create(pipe_node *node, void **out)
 {
     const char *name = pipe_node_name(node);
@@ -896,6 +949,10 @@ parley_status svc_ws_create(pipe_node *node, void **out)
     }
     unsigned fds = fd_budget(s->max_connections);
     int timeout = (int)pipe_node_param_int(node, "timeout");
+    if ((st = open_rest(s, timeout)) != PARLEY_OK) {
+        svc_ws_destroy(s);
+        return st;
+    }
     s->retry.secs_since_valid_ping = (uint16_t)(timeout / 2);
     s->retry.secs_since_valid_hangup = (uint16_t)timeout;
     s->protocols[0] = (struct lws_protocols){ "parley", callback, sizeof(ws_pss), 0, 0, NULL, 0 };
@@ -981,6 +1038,7 @@ parley_status svc_ws_run(pipe_node *node, void *state)
         pthread_mutex_lock(&s->mu);
         int idle = s->inflight == 0, open = s->n_conns;
         pthread_mutex_unlock(&s->mu);
+        open += ws_rest_waiting(s->rest); /* answers to write before the loop ends */
         if (!close_until && (idle || now_s() > drain_until)) {
             close_until = now_s() + CLOSE_SECONDS;
             pthread_mutex_lock(&s->mu);
@@ -1101,6 +1159,7 @@ void svc_ws_destroy(void *state)
         return;
     if (s->ctx)
         lws_context_destroy(s->ctx); /* closes what is still open: on_closed frees it */
+    ws_rest_close(s->rest);
     ws_turns_free(s->turns);
     pthread_mutex_destroy(&s->mu);
     pl_free(s);
