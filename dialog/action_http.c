@@ -14,6 +14,7 @@
 #include "dialog/action_http.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
+#include "sdk/base/strbuf.h"
 #include "sdk/base/sync.h"
 
 typedef struct call {
@@ -23,8 +24,8 @@ typedef struct call {
     void *user;
     CURL *easy;
     struct curl_slist *headers;
-    char *got; /* the answer so far */
-    size_t len, cap, max;
+    pl_strbuf got; /* the answer so far */
+    size_t max;
     int too_long;
 } call;
 
@@ -53,7 +54,7 @@ static void call_free(call *c)
     curl_slist_free_all(c->headers);
     pl_free(c->url);
     pl_free(c->body);
-    pl_free(c->got);
+    pl_free(c->got.s);
     pl_free(c);
 }
 
@@ -61,24 +62,12 @@ static size_t on_data(char *data, size_t size, size_t n, void *user)
 {
     call *c = user;
     size_t add = size * n;
-    if (add > c->max - c->len) {
+    if (add > c->max - c->got.len) {
         c->too_long = 1;
         return 0; /* libcurl stops the transfer with CURLE_WRITE_ERROR */
     }
-    if (c->len + add + 1 > c->cap) {
-        size_t cap = c->cap ? c->cap : 1024;
-        while (cap < c->len + add + 1)
-            cap *= 2;
-        char *grown = pl_realloc(c->got, cap);
-        if (!grown)
-            return 0;
-        c->got = grown;
-        c->cap = cap;
-    }
-    memcpy(c->got + c->len, data, add);
-    c->len += add;
-    c->got[c->len] = '\0';
-    return add;
+    pl_strbuf_append(&c->got, data, add);
+    return c->got.failed ? 0 : add;
 }
 
 /* Ends a call: its callback with the outcome, then its handle and memory. */
@@ -108,8 +97,8 @@ static void finish(dm_http *h, call *c, CURLcode rc)
     }
     char *body = NULL;
     if (why == DM_HTTP_OK) {
-        body = c->got ? c->got : pl_strdup("");
-        c->got = NULL;
+        body = c->got.s ? c->got.s : pl_strdup("");
+        c->got.s = NULL;
         if (!body) {
             why = DM_HTTP_OTHER;
             snprintf(detail, sizeof detail, "out of memory for the answer");

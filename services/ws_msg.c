@@ -14,21 +14,11 @@
 #include "services/input_line.h"
 #include "services/ws_msg.h"
 
-/* "a boolean", "an array", ... for error messages. */
-static const char *json_kind(const cJSON *j)
-{
-    return cJSON_IsNumber(j)   ? "a number"
-           : cJSON_IsString(j) ? "a string"
-           : cJSON_IsBool(j)   ? "a boolean"
-           : cJSON_IsNull(j)   ? "null"
-           : cJSON_IsArray(j)  ? "an array"
-                               : "an object";
-}
-
 static parley_status read_config(const cJSON *c, ws_cmd *out)
 {
     if (!cJSON_IsObject(c))
-        return pl_fail(PARLEY_ERR_FORMAT, "\"config\": expected an object, not %s", json_kind(c));
+        return pl_fail(PARLEY_ERR_FORMAT, "\"config\": expected an object, not %s",
+                       pl_json_kind(c));
     if (svc_json_count_key(c, "user") > 1 || svc_json_count_key(c, "sample_rate") > 1)
         return pl_fail(PARLEY_ERR_FORMAT, "\"config\": \"user\" or \"sample_rate\" given twice");
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "user");
@@ -36,7 +26,7 @@ static parley_status read_config(const cJSON *c, ws_cmd *out)
     parley_status st;
     if (u && !cJSON_IsString(u))
         return pl_fail(PARLEY_ERR_FORMAT, "\"config.user\": expected a string, not %s",
-                       json_kind(u));
+                       pl_json_kind(u));
     if (u && (st = pipe_check_user_id(u->valuestring, strlen(u->valuestring))) != PARLEY_OK)
         return pl_wrap(st, "\"config.user\"");
     if (r && (!cJSON_IsNumber(r) || r->valuedouble != floor(r->valuedouble) ||
@@ -53,7 +43,7 @@ static parley_status read_config(const cJSON *c, ws_cmd *out)
 static parley_status read_text(const cJSON *t, ws_cmd *out)
 {
     if (!cJSON_IsString(t))
-        return pl_fail(PARLEY_ERR_FORMAT, "\"text\": expected a string, not %s", json_kind(t));
+        return pl_fail(PARLEY_ERR_FORMAT, "\"text\": expected a string, not %s", pl_json_kind(t));
     parley_status st = pipe_check_text(t->valuestring, strlen(t->valuestring));
     if (st != PARLEY_OK)
         return st;
@@ -82,13 +72,13 @@ parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out)
         return st;
     const cJSON *j = out->json;
     if (!cJSON_IsObject(j))
-        return pl_fail(PARLEY_ERR_FORMAT, "expected a JSON object, not %s", json_kind(j));
+        return pl_fail(PARLEY_ERR_FORMAT, "expected a JSON object, not %s", pl_json_kind(j));
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
     if (svc_json_count_key(j, "id") > 1)
         return pl_fail(PARLEY_ERR_FORMAT, "\"id\" given twice");
     if (id && !cJSON_IsString(id) && !(cJSON_IsNumber(id) && isfinite(id->valuedouble)))
         return pl_fail(PARLEY_ERR_FORMAT, "\"id\": expected a string or a number, not %s",
-                       json_kind(id));
+                       pl_json_kind(id));
     if (cJSON_IsString(id) && strlen(id->valuestring) > WS_ID_MAX_BYTES)
         return pl_fail(PARLEY_ERR_FORMAT, "\"id\": %zu bytes, more than the %d allowed",
                        strlen(id->valuestring), WS_ID_MAX_BYTES);
@@ -120,4 +110,14 @@ void ws_cmd_clear(ws_cmd *out)
 {
     cJSON_Delete(out->json);
     memset(out, 0, sizeof *out);
+}
+
+int ws_is_issued_id(const char *id)
+{
+    if (strncmp(id, "u-", 2) || strlen(id) != 34)
+        return 0;
+    for (int i = 2; i < 34; i++)
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+            return 0;
+    return 1;
 }

@@ -47,4 +47,8 @@ parley_status ws_msg_parse(const char *data, size_t len, ws_cmd *out);
 /* Frees what out holds; its pointers die. */
 void ws_cmd_clear(ws_cmd *out);
 
+/* Whether id has the form of the user ids the websocket server hands out: "u-" and 32
+ * lowercase hex digits. */
+int ws_is_issued_id(const char *id);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include "pipeline/graph.h"
 #include "sdk/base/alloc.h"
+#include "services/ws_msg.h"
 #include "services/ws_rest.h"
 #include "services/ws_rest_msg.h"
 #include "services/ws_server.h"
@@ -234,17 +235,6 @@ static int answer_status(ws_rest *r, struct lws *wsi, ws_rest_req *req)
     return answer(wsi, req, HTTP_STATUS_OK, NULL, json);
 }
 
-/* Whether id is one the websocket server hands out: "u-" and 32 lowercase hex digits. */
-static int is_issued_form(const char *id)
-{
-    if (strncmp(id, "u-", 2) || strlen(id) != 34)
-        return 0;
-    for (int i = 2; i < 34; i++)
-        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 static int do_parse(ws_rest *r, struct lws *wsi, ws_rest_req *req)
 {
     cJSON *doc = NULL;
@@ -287,7 +277,7 @@ static int do_webhook(ws_rest *r, struct lws *wsi, ws_rest_req *req)
     /* The websocket's rule for naming a user: with the token (checked already) or
      * trust_user_ids any id, else only one of the form the server issues (knowing it is the
      * right to the conversation). */
-    if (!h->token[0] && !h->trust_user_ids && !is_issued_form(sender)) {
+    if (!h->token[0] && !h->trust_user_ids && !ws_is_issued_id(sender)) {
         ret = fail(wsi, req, HTTP_STATUS_FORBIDDEN, NULL,
                    "\"sender\": without the server's token only an id of the form the server "
                    "issues (u- and 32 lowercase hex digits) may be named");

@@ -12,16 +12,6 @@
 #include "services/input_line.h"
 #include "services/ws_rest_msg.h"
 
-static const char *json_kind(const cJSON *j)
-{
-    return cJSON_IsNumber(j)   ? "a number"
-           : cJSON_IsString(j) ? "a string"
-           : cJSON_IsBool(j)   ? "a boolean"
-           : cJSON_IsNull(j)   ? "null"
-           : cJSON_IsArray(j)  ? "an array"
-                               : "an object";
-}
-
 /* Parses body into *doc, an object. */
 static parley_status read_object(const char *body, size_t len, cJSON **doc)
 {
@@ -34,7 +24,8 @@ static parley_status read_object(const char *body, size_t len, cJSON **doc)
     if ((st = pl_json_parse(body, len, "body", doc)) != PARLEY_OK)
         return st;
     if (!cJSON_IsObject(*doc))
-        return pl_fail(PARLEY_ERR_FORMAT, "body: expected a JSON object, not %s", json_kind(*doc));
+        return pl_fail(PARLEY_ERR_FORMAT, "body: expected a JSON object, not %s",
+                       pl_json_kind(*doc));
     return PARLEY_OK;
 }
 
@@ -47,7 +38,8 @@ static parley_status string_field(const cJSON *o, const char *key, const char **
     if (svc_json_count_key(o, key) > 1)
         return pl_fail(PARLEY_ERR_FORMAT, "\"%s\": given twice", key);
     if (!cJSON_IsString(v))
-        return pl_fail(PARLEY_ERR_FORMAT, "\"%s\": expected a string, not %s", key, json_kind(v));
+        return pl_fail(PARLEY_ERR_FORMAT, "\"%s\": expected a string, not %s", key,
+                       pl_json_kind(v));
     *out = v->valuestring;
     return PARLEY_OK;
 }

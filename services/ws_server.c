@@ -136,17 +136,6 @@ static int token_ok(ws_state *s, struct lws *wsi)
     return v && same_secret(v, strlen(v), s->token);
 }
 
-/* Whether id is one this server hands out: "u-" and 32 lowercase hex digits. */
-static int is_issued_id(const char *id)
-{
-    if (strncmp(id, "u-", 2) || strlen(id) != 34)
-        return 0;
-    for (int i = 2; i < 34; i++)
-        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 static parley_status fresh_id(char *out)
 {
     unsigned char r[16];
@@ -347,7 +336,7 @@ static void on_config(ws_state *s, ws_conn *c, const ws_cmd *cmd)
         send_error(s, c, BAD_CONFIG, "config: only before the first turn of a connection", NULL);
         return;
     }
-    if (cmd->user && !is_issued_id(cmd->user) && !c->authorized && !s->trust_user_ids) {
+    if (cmd->user && !ws_is_issued_id(cmd->user) && !c->authorized && !s->trust_user_ids) {
         send_error(s, c, BAD_CONFIG,
                    "config.user: only an id this server issued (u- and 32 hex digits) may be "
                    "resumed without the server's token; the connection keeps its fresh id",

@@ -15,6 +15,10 @@ set -euo pipefail
 build=${1:?usage: install.sh BUILD_DIR [DESTDIR]}
 destdir=${2:-}
 fail() { echo "install.sh: $*" >&2; exit 1; }
+# holds GREP-ARGS...: whether standard input has a line grep matches. It reads all of its
+# input: `grep -q` stops at the first match, and the writer it leaves then dies of SIGPIPE,
+# which pipefail counts as the pipeline failing.
+holds() { local n; n=$(grep -c "$@"); [ "$n" -gt 0 ]; }
 
 if [ -n "$destdir" ]; then
     meson install -C "$build" --no-rebuild --quiet --destdir "$destdir"
@@ -37,11 +41,11 @@ print(o["prefix"], *(os.path.join(o["prefix"], o[k]) for k in ("bindir", "libdir
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 newshell() { env -i HOME="$home" bash -lc "$1"; }
-newshell 'echo "$PATH"' | tr : '\n' | grep -qxF "$bindir" ||
+newshell 'echo "$PATH"' | tr : '\n' | holds -xF "$bindir" ||
     fail "$bindir is not on a new shell's PATH"
-newshell 'pkg-config --variable pc_path pkg-config' | tr : '\n' | grep -qxF "$libdir/pkgconfig" ||
+newshell 'pkg-config --variable pc_path pkg-config' | tr : '\n' | holds -xF "$libdir/pkgconfig" ||
     fail "$libdir/pkgconfig is not on pkg-config's default path"
-cat /etc/ld.so.conf /etc/ld.so.conf.d/*.conf 2>/dev/null | grep -qxF "$libdir" ||
+cat /etc/ld.so.conf /etc/ld.so.conf.d/*.conf 2>/dev/null | holds -xF "$libdir" ||
     fail "$libdir is not among the loader's folders (/etc/ld.so.conf.d)"
 
 # Staged, the new shell is pointed at the staged folders; installed, it is left as it is.
@@ -50,7 +54,7 @@ if [ -n "$destdir" ]; then
     stage="export PATH='$destdir$bindir':\$PATH PKG_CONFIG_PATH='$destdir$libdir/pkgconfig';"
     define="--define-variable=prefix='$destdir$prefix'"
 else
-    /sbin/ldconfig -p | grep -q "libparley\.so\.0 .*=> $libdir/" ||
+    /sbin/ldconfig -p | holds "libparley\.so\.0 .*=> $libdir/" ||
         fail "libparley.so.0 is not in the loader's cache"
 fi
 tool=$(newshell "$stage command -v parley") || fail "a new shell finds no parley"

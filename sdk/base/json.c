@@ -11,6 +11,16 @@
 #include "sdk/base/error.h"
 #include "sdk/base/json.h"
 
+const char *pl_json_kind(const cJSON *j)
+{
+    return cJSON_IsNumber(j)   ? "a number"
+           : cJSON_IsString(j) ? "a string"
+           : cJSON_IsBool(j)   ? "a boolean"
+           : cJSON_IsNull(j)   ? "null"
+           : cJSON_IsArray(j)  ? "an array"
+                               : "an object";
+}
+
 static int is_json_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';

@@ -20,4 +20,8 @@ parley_status pl_json_parse(const char *text, size_t len, const char *where, str
  * would cut a string short (so every reader of JSON that comes from outside refuses it). */
 int pl_json_has_nul_escape(const char *s, size_t len);
 
+/* What kind of value j is, for error messages: "a number", "a string", "a boolean", "null",
+ * "an array" or "an object". */
+const char *pl_json_kind(const struct cJSON *j);
+
 #endif

@@ -3,9 +3,37 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sdk/base/alloc.h"
 #include "sdk/base/strbuf.h"
+
+/* Makes room for `need` more bytes and a NUL; 0 (and failed set) when memory ran out. */
+static int reserve(pl_strbuf *b, size_t need)
+{
+    if (b->s && b->len + need < b->cap)
+        return 1;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + need + 1)
+        cap *= 2;
+    char *s = pl_realloc(b->s, cap);
+    if (!s) {
+        b->failed = 1;
+        return 0;
+    }
+    b->s = s;
+    b->cap = cap;
+    return 1;
+}
+
+void pl_strbuf_append(pl_strbuf *b, const void *data, size_t n)
+{
+    if (b->failed || !reserve(b, n))
+        return;
+    memcpy(b->s + b->len, data, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
 
 void pl_strbuf_printf(pl_strbuf *b, const char *fmt, ...)
 {
@@ -20,16 +48,7 @@ void pl_strbuf_printf(pl_strbuf *b, const char *fmt, ...)
             b->len += (size_t)n;
             return;
         } else {
-            size_t cap = b->cap ? b->cap : 1024;
-            while (cap < b->len + (size_t)n + 1)
-                cap *= 2;
-            char *s = pl_realloc(b->s, cap);
-            if (!s) {
-                b->failed = 1;
-            } else {
-                b->s = s;
-                b->cap = cap;
-            }
+            reserve(b, (size_t)n);
         }
     }
 }

@@ -1,5 +1,5 @@
-/* strbuf.h — a growing string written with printf formats, for text made piece by piece
- * (reports, the metrics exposition).
+/* strbuf.h — a growing string written with printf formats or appended bytes, for text made
+ * piece by piece (reports, the metrics exposition, an HTTP answer as it arrives).
  *
  *   pl_strbuf b = { 0 };
  *   pl_strbuf_printf(&b, "%d turns\n", n);   ... more ...
@@ -24,5 +24,7 @@ typedef struct pl_strbuf {
 
 /* Appends the formatted text. */
 void pl_strbuf_printf(pl_strbuf *b, const char *fmt, ...) PL_PRINTF(2, 3);
+/* Appends n bytes of data as they are (NULs included), then a NUL after them. */
+void pl_strbuf_append(pl_strbuf *b, const void *data, size_t n);
 
 #endif
