@@ -115,17 +115,34 @@ static int cmp_int(const void *a, const void *b)
 
 void train_note(train_notes *n, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, again;
+    if (!n || n->failed)
+        return;
     va_start(ap, fmt);
-    if (n && n->len < sizeof n->text) {
-        int w = vsnprintf(n->text + n->len, sizeof n->text - n->len, fmt, ap);
-        n->len += w > 0 ? (size_t)w : 0;
-        if (n->len < sizeof n->text - 1) {
-            n->text[n->len++] = '\n';
-            n->text[n->len] = 0;
-        }
+    va_copy(again, ap);
+    const int w = vsnprintf(NULL, 0, fmt, ap);
+    const size_t need = n->len + (w > 0 ? (size_t)w : 0) + 2;
+    if (w >= 0 && need > n->cap) {
+        char *grown = pl_realloc(n->text, need * 2);
+        n->failed = !grown;
+        n->text = grown ? grown : n->text;
+        n->cap = grown ? need * 2 : n->cap;
     }
+    if (w >= 0 && !n->failed) {
+        vsnprintf(n->text + n->len, n->cap - n->len, fmt, again);
+        n->len += (size_t)w;
+        n->text[n->len++] = '\n';
+        n->text[n->len] = 0;
+    }
+    n->failed |= w < 0;
+    va_end(again);
     va_end(ap);
+}
+
+void train_notes_clear(train_notes *n)
+{
+    pl_free(n->text);
+    *n = (train_notes){ 0 };
 }
 
 train_sizes train_sizes_of(const parley_train_params *p)
@@ -358,9 +375,9 @@ int train_sparse_on(int n, int n_intents, int tables, const char *want, const ch
     return on;
 }
 
-int train_check_sparse_intent(int n_train, int tags_slots, const char *want)
+int train_check_sparse_intent(int n_examples, int tags_slots, const char *want)
 {
-    return !want && tags_slots && n_train < FEW_EXAMPLES_BELOW;
+    return !want && tags_slots && n_examples < FEW_EXAMPLES_BELOW;
 }
 
 int train_intent_sparse_enough(int right, int scored, int by_count, train_notes *notes)
@@ -379,18 +396,18 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
     return enough;
 }
 
-int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes)
+int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train_notes *notes)
 {
     if (intent_sparse_only) {
         train_note(notes,
                    "few examples: the intent is the sparse features' alone, so they are "
                    "fitted alone first%s and the intents weighted to the median",
-                   train_word_norm_by_kind(n_train) ? ", their word rows normalized by kind," : "");
+                   train_word_norm_by_kind(n_examples) ? ", their word rows normalized by kind," : "");
         return 1;
     }
-    const int few = n_train < FEW_EXAMPLES_BELOW;
-    train_note(notes, "%s examples: %d (lookup variants included), %s %d: %s%s",
-               few ? "few" : "many", n_train, few ? "under" : "at least", FEW_EXAMPLES_BELOW,
+    const int few = n_examples < FEW_EXAMPLES_BELOW;
+    train_note(notes, "%s examples: %d written, %s %d: %s%s",
+               few ? "few" : "many", n_examples, few ? "under" : "at least", FEW_EXAMPLES_BELOW,
                !sparse ? ""
                : few   ? "the sparse features are fitted alone first, their word rows "
                          "normalized by kind, and "
@@ -400,9 +417,9 @@ int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_no
     return few;
 }
 
-int train_word_norm_by_kind(int n_train)
+int train_word_norm_by_kind(int n_examples)
 {
-    return n_train < FEW_EXAMPLES_BELOW;
+    return n_examples < FEW_EXAMPLES_BELOW;
 }
 
 float train_slot_weight(float want, int sparse_intent_with_slots, double words_per_example,

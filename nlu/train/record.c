@@ -209,6 +209,16 @@ parley_status train_record_open(const parley_train_params *p, int n_examples, tr
     return PARLEY_OK;
 }
 
+parley_status train_record_recipe(train_record *r, const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+    if (!o || !cJSON_AddItemToObject(r->root, "recipe", o)) {
+        cJSON_Delete(o);
+        return pl_nomem("the record's recipe");
+    }
+    return PARLEY_OK;
+}
+
 void train_record_epoch(train_record *r, const parley_train_progress *pr)
 {
     cJSON *e = cJSON_CreateObject(), *dev = NULL;

@@ -23,7 +23,7 @@ typedef enum opt_kind {
 } opt_kind;
 
 /* Which options go together; a command checks the groups given against each other. */
-enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4, G_FORCE = 8 };
+enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4, G_FORCE = 8, G_EXPLAIN = 16 };
 
 typedef struct opt_def {
     const char *name;

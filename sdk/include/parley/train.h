@@ -248,6 +248,16 @@ PARLEY_API float parley_train_default_lr(int from_init);
 PARLEY_API parley_status parley_train_run(const parley_train_params *params,
                                           parley_train_result *result);
 
+/* What parley_train_run() would do with params, without training (`parley train --explain`):
+ * the profile of the data (as written, as the run extends it, and the probe of its sparse
+ * features), the recipe decided from it with the reason of each choice, and the table of
+ * rules with the benchmark that measured each (bench/RESULTS.md). Reads the data (and the
+ * default encoder's folder); writes nothing. On success *text (NUL-terminated) is owned by
+ * the caller: free it with parley_train_explain_free(). Any thread. */
+PARLEY_API parley_status parley_train_explain(const parley_train_params *params, char **text);
+/* Frees what parley_train_explain() returned. NULL is a no-op. */
+PARLEY_API void parley_train_explain_free(char *text);
+
 /* ---- pretraining ---------------------------------------------------------------------- */
 
 /* How a masked-language-model pretraining goes. Start from parley_pretrain_params_default(). */
