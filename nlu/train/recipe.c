@@ -229,11 +229,11 @@ void train_recipe_clear(train_recipe *r)
 
 /* ---- the record ------------------------------------------------------------------------ */
 
-/* The recipe's fields, for writing and reading them alike. */
+/* The recipe's fields (and the profile's, below), for writing and reading them alike. */
 typedef struct recipe_field {
     const char *name;
     size_t at;
-    char kind; /* 'i' int, 'l' long, 'f' float, 'u' uint64 (a decimal string) */
+    char kind; /* 'i' int, 'l' long, 'f' float, 'd' double, 'u' uint64 (a decimal string) */
 } recipe_field;
 
 #define RF(f, k) { #f, offsetof(train_recipe, f), k }
@@ -251,6 +251,63 @@ static const recipe_field FIELDS[] = {
     RF(crossfit_temperature, 'i'), RF(seed, 'u'),
 };
 #undef RF
+
+/* The profile's fields, as the golden tests and --explain write them. */
+#define PF(f, k) { #f, offsetof(train_profile, f), k }
+static const recipe_field PROFILE_FIELDS[] = {
+    PF(examples, 'i'),         PF(intents, 'i'),      PF(per_intent_min, 'i'),
+    PF(per_intent_median, 'd'), PF(tags_slots, 'i'),  PF(lookups, 'i'),
+    PF(regexes, 'i'),          PF(gpu, 'i'),          PF(encoder, 'i'),
+    PF(background, 'i'),       PF(encoder_examples, 'i'), PF(set_examples, 'i'),
+    PF(tagged_words, 'd'),     PF(probe_right, 'i'),  PF(probe_scored, 'i'),
+};
+#undef PF
+
+/* "name value" lines of fields[0..n) of the struct at base. */
+static parley_status values_of(const void *base, const recipe_field *fields, size_t n, char **out)
+{
+    pl_strbuf b = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        const char *at = (const char *)base + fields[i].at;
+        if (fields[i].kind == 'i')
+            pl_strbuf_printf(&b, "%s %d\n", fields[i].name, *(const int *)at);
+        else if (fields[i].kind == 'l')
+            pl_strbuf_printf(&b, "%s %ld\n", fields[i].name, *(const long *)at);
+        else if (fields[i].kind == 'f')
+            pl_strbuf_printf(&b, "%s %.4g\n", fields[i].name, (double)*(const float *)at);
+        else if (fields[i].kind == 'd')
+            pl_strbuf_printf(&b, "%s %.4g\n", fields[i].name, *(const double *)at);
+        else
+            pl_strbuf_printf(&b, "%s %llu\n", fields[i].name,
+                             (unsigned long long)*(const uint64_t *)at);
+    }
+    if (b.failed || !b.s) {
+        pl_free(b.s);
+        return pl_nomem("the values");
+    }
+    *out = b.s;
+    return PARLEY_OK;
+}
+
+parley_status train_profile_values(const train_profile *pf, char **out)
+{
+    return values_of(pf, PROFILE_FIELDS, sizeof PROFILE_FIELDS / sizeof PROFILE_FIELDS[0], out);
+}
+
+int train_profile_set(train_profile *pf, const char *name, double value)
+{
+    for (size_t i = 0; i < sizeof PROFILE_FIELDS / sizeof PROFILE_FIELDS[0]; i++) {
+        char *at = (char *)pf + PROFILE_FIELDS[i].at;
+        if (strcmp(PROFILE_FIELDS[i].name, name))
+            continue;
+        if (PROFILE_FIELDS[i].kind == 'd')
+            *(double *)at = value;
+        else
+            *(int *)at = (int)value;
+        return 1;
+    }
+    return 0;
+}
 
 parley_status train_recipe_json(const train_recipe *r, char **out)
 {
@@ -284,25 +341,7 @@ parley_status train_recipe_json(const train_recipe *r, char **out)
 
 parley_status train_recipe_values(const train_recipe *r, char **out)
 {
-    pl_strbuf b = { 0 };
-    for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++) {
-        const char *at = (const char *)r + FIELDS[i].at;
-        if (FIELDS[i].kind == 'i')
-            pl_strbuf_printf(&b, "%s %d\n", FIELDS[i].name, *(const int *)at);
-        else if (FIELDS[i].kind == 'l')
-            pl_strbuf_printf(&b, "%s %ld\n", FIELDS[i].name, *(const long *)at);
-        else if (FIELDS[i].kind == 'f')
-            pl_strbuf_printf(&b, "%s %.4g\n", FIELDS[i].name, (double)*(const float *)at);
-        else
-            pl_strbuf_printf(&b, "%s %llu\n", FIELDS[i].name,
-                             (unsigned long long)*(const uint64_t *)at);
-    }
-    if (b.failed || !b.s) {
-        pl_free(b.s);
-        return pl_nomem("the recipe's values");
-    }
-    *out = b.s;
-    return PARLEY_OK;
+    return values_of(r, FIELDS, sizeof FIELDS / sizeof FIELDS[0], out);
 }
 
 parley_status train_recipe_parse(const char *json, const char *where, train_recipe *out)

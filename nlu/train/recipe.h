@@ -103,6 +103,11 @@ parley_status train_recipe_parse(const char *json, const char *where, train_reci
  * golden tests compare and --explain prints. *out is the caller's (pl_free). */
 parley_status train_recipe_values(const train_recipe *r, char **out);
 
+/* The profile's values, one "name value" line each, as the golden tests write a profile
+ * (tests/nlu/train/recipes/); train_profile_set sets the field `name` (0: no such field). */
+parley_status train_profile_values(const train_profile *pf, char **out);
+int train_profile_set(train_profile *pf, const char *name, double value);
+
 /* The table of rows as text: one row per setting, its rule, its reason and its evidence (a
  * heading of bench/RESULTS.md); markdown (the README's table) when markdown is nonzero.
  * *out is the caller's (pl_free). */

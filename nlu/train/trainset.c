@@ -159,7 +159,7 @@ parley_status parley_train_explain(const parley_train_params *p, char **text)
     train_profile pf;
     train_recipe r = { 0 };
     pl_strbuf b = { 0 };
-    char *table = NULL, *values = NULL;
+    char *table = NULL, *values = NULL, *profile = NULL;
     int gpu;
     parley_status st;
     *text = NULL;
@@ -175,7 +175,8 @@ parley_status parley_train_explain(const parley_train_params *p, char **text)
     if ((st = train_profile_measure(p, ds, gpu != CUDA_DEVICE_CPU, &added, &pf)) != PARLEY_OK ||
         (st = train_recipe_decide(p, &pf, &r)) != PARLEY_OK ||
         (st = train_recipe_table(0, &table)) != PARLEY_OK ||
-        (st = train_recipe_values(&r, &values)) != PARLEY_OK)
+        (st = train_recipe_values(&r, &values)) != PARLEY_OK ||
+        (st = train_profile_values(&pf, &profile)) != PARLEY_OK)
         goto done;
     pl_strbuf_printf(&b,
                      "profile of %s:\n  %d examples written, %d intents (per intent: fewest %d, "
@@ -200,11 +201,15 @@ parley_status parley_train_explain(const parley_train_params *p, char **text)
         pl_strbuf_printf(&b, "  %.*s\n", (int)n, s);
         s += n + (s[n] == '\n');
     }
-    pl_strbuf_printf(&b, "the recipe's values:\n");
-    for (const char *s = values; *s;) {
-        size_t n = strcspn(s, "\n");
-        pl_strbuf_printf(&b, "  %.*s\n", (int)n, s);
-        s += n + (s[n] == '\n');
+    const char *heads[2] = { "the profile's values", "the recipe's values" },
+               *texts[2] = { profile, values };
+    for (int k = 0; k < 2; k++) {
+        pl_strbuf_printf(&b, "%s:\n", heads[k]);
+        for (const char *s = texts[k]; *s;) {
+            size_t n = strcspn(s, "\n");
+            pl_strbuf_printf(&b, "  %.*s\n", (int)n, s);
+            s += n + (s[n] == '\n');
+        }
     }
     pl_strbuf_printf(&b, "the rules:\n%s", table);
     if (b.failed || !b.s) {
@@ -217,6 +222,7 @@ done:
     pl_free(b.s);
     pl_free(table);
     pl_free(values);
+    pl_free(profile);
     train_recipe_clear(&r);
     ds_free(ds);
     return st;
