@@ -40,9 +40,9 @@ static const struct {
       "thanks a million|appreciate the help|thanks for your help|thanks again" },
 };
 
-int train_builtin_on(const char *want, int n_examples)
+int train_builtin_on(parley_switch want, int n_examples)
 {
-    return want ? strcmp(want, "off") != 0 : train_few_written(n_examples);
+    return want != PARLEY_SWITCH_AUTO ? want == PARLEY_SWITCH_ON : train_few_written(n_examples);
 }
 
 /* Adds reply[0..len) (words split at single spaces) to ds as an untagged example of

@@ -16,10 +16,10 @@
 #include "nlu/data/dataset.h"
 #include "nlu/train/defaults.h"
 
-/* Whether a run on n_examples written examples adds them: `want` (--builtin) "on" or "off"
- * decides; NULL: where the data has under 2,000 examples (as the background sentences: more
+/* Whether a run on n_examples written examples adds them: `want` (--builtin) ON or OFF
+ * decides; AUTO: where the data has under 2,000 examples (as the background sentences: more
  * data shows its own replies). */
-int train_builtin_on(const char *want, int n_examples);
+int train_builtin_on(parley_switch want, int n_examples);
 
 /* Adds to ds (finished) the built-in replies of each conventional intent it has, as examples
  * of it marked untagged; a reply whose text ds already has is skipped. *added receives how

@@ -343,11 +343,11 @@ static void note_per_intent(train_notes *notes, const char *choice, double per, 
                per, per < bound ? "under" : "at least", bound, why);
 }
 
-int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
+int train_intent_sparse_only(int n, int n_intents, int tags_slots, parley_switch want,
                              train_notes *notes)
 {
-    if (want)
-        return !strcmp(want, "off");
+    if (want != PARLEY_SWITCH_AUTO)
+        return want == PARLEY_SWITCH_OFF;
     const double per = per_intent(n, n_intents);
     const int below = tags_slots ? SPARSE_ONLY_BELOW_SLOTS : SPARSE_ONLY_BELOW;
     const int only = per < below;
@@ -356,12 +356,12 @@ int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *w
     return only;
 }
 
-int train_sparse_on(int n, int n_intents, int tables, const char *want, const char *intent_encoder,
-                    train_notes *notes)
+int train_sparse_on(int n, int n_intents, int tables, parley_switch want,
+                    parley_switch intent_encoder, train_notes *notes)
 {
-    if (want)
-        return strcmp(want, "off") != 0;
-    if (intent_encoder && !strcmp(intent_encoder, "off"))
+    if (want != PARLEY_SWITCH_AUTO)
+        return want == PARLEY_SWITCH_ON;
+    if (intent_encoder == PARLEY_SWITCH_OFF)
         return 1; /* the intent asked of them */
     if (tables) {
         train_note(notes, "sparse features on: the data has lookup tables or regexes, which "
@@ -375,9 +375,9 @@ int train_sparse_on(int n, int n_intents, int tables, const char *want, const ch
     return on;
 }
 
-int train_check_sparse_intent(int n_examples, int tags_slots, const char *want)
+int train_check_sparse_intent(int n_examples, int tags_slots, parley_switch want)
 {
-    return !want && tags_slots && n_examples < FEW_EXAMPLES_BELOW;
+    return want == PARLEY_SWITCH_AUTO && tags_slots && n_examples < FEW_EXAMPLES_BELOW;
 }
 
 int train_intent_sparse_enough(int right, int scored, int by_count, train_notes *notes)
@@ -402,12 +402,13 @@ int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train
         train_note(notes,
                    "few examples: the intent is the sparse features' alone, so they are "
                    "fitted alone first%s and the intents weighted to the median",
-                   train_word_norm_by_kind(n_examples) ? ", their word rows normalized by kind," : "");
+                   train_word_norm_by_kind(n_examples) ? ", their word rows normalized by kind,"
+                                                       : "");
         return 1;
     }
     const int few = n_examples < FEW_EXAMPLES_BELOW;
-    train_note(notes, "%s examples: %d written, %s %d: %s%s",
-               few ? "few" : "many", n_examples, few ? "under" : "at least", FEW_EXAMPLES_BELOW,
+    train_note(notes, "%s examples: %d written, %s %d: %s%s", few ? "few" : "many", n_examples,
+               few ? "under" : "at least", FEW_EXAMPLES_BELOW,
                !sparse ? ""
                : few   ? "the sparse features are fitted alone first, their word rows "
                          "normalized by kind, and "

@@ -95,25 +95,25 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
                                   train_notes *notes);
 
 /* Whether the intent is left to the sparse features alone (bert_config.intent_sparse_only):
- * `want` "on" or "off" decides; NULL sizes it from the examples per intent (n / n_intents,
+ * `want` ON or OFF decides; AUTO sizes it from the examples per intent (n / n_intents,
  * lookup variants included: to the encoder they are examples too): below 150, or below 60
  * when the data tags slots (tags_slots nonzero). */
-int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
+int train_intent_sparse_only(int n, int n_intents, int tags_slots, parley_switch want,
                              train_notes *notes);
 
-/* Whether a new model has sparse features: `want` ("on" or "off", --sparse) decides; else
- * they are on when `intent_encoder` (--intent-encoder) is "off" (the intent is asked of
+/* Whether a new model has sparse features: `want` (--sparse ON or OFF) decides; else
+ * they are on when `intent_encoder` (--intent-encoder) is OFF (the intent is asked of
  * them) or the data has lookup tables or regexes (`tables` nonzero: these reach the model
  * only through them), and otherwise below 1,000 examples per intent (n / n_intents, lookup
  * variants included), where they were measured to help; from there the encoder alone does
  * as well. */
-int train_sparse_on(int n, int n_intents, int tables, const char *want, const char *intent_encoder,
-                    train_notes *notes);
+int train_sparse_on(int n, int n_intents, int tables, parley_switch want,
+                    parley_switch intent_encoder, train_notes *notes);
 
 /* Whether to measure the sparse features' intent (train_intent_sparse_enough) where
- * train_intent_sparse_only gave the intent to the encoder: `want` (--intent-encoder) is NULL,
+ * train_intent_sparse_only gave the intent to the encoder: `want` (--intent-encoder) is AUTO,
  * the data tags slots and n_examples (as written) is below the few-examples course's bound. */
-int train_check_sparse_intent(int n_examples, int tags_slots, const char *want);
+int train_check_sparse_intent(int n_examples, int tags_slots, parley_switch want);
 
 /* Whether the intent is the sparse features' alone after all, from the written examples
  * whose intent their cross-fitted logits get (right of scored). by_count: whether
@@ -132,12 +132,12 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
  * the intents' proportions in the data are worth keeping. */
 int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train_notes *notes);
 
-/* Whether a featurizer for data of n_examples examples (as written) normalizes its word rows by kind (nlu/sparse.h): below the count that
- * takes the few-examples course. There a word's dozen character n-grams outweighed the word
- * and its neighbours; on more data, where the sparse maps train beside the encoder from the
- * first step, the heavier word features answer out of context what the encoder reads in it
- * (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and 50 per intent +0.7 and +1.3
- * over 10; bench/RESULTS.md, "Few-shot", fifteenth and sixteenth passes). */
+/* Whether a featurizer for data of n_examples examples (as written) normalizes its word rows by
+ * kind (nlu/sparse.h): below the count that takes the few-examples course. There a word's dozen
+ * character n-grams outweighed the word and its neighbours; on more data, where the sparse maps
+ * train beside the encoder from the first step, the heavier word features answer out of context
+ * what the encoder reads in it (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and 50 per
+ * intent +0.7 and +1.3 over 10; bench/RESULTS.md, "Few-shot", fifteenth and sixteenth passes). */
 int train_word_norm_by_kind(int n_examples);
 
 /* The weight of the slot loss (loss = intent loss + weight * slot loss): `want` when it is

@@ -30,50 +30,61 @@ typedef struct recipe_row {
  * from 5,000. Modifiers: examples per intent as the encoder sees them (lookup variants
  * counted), the data's tags, lookup tables and regexes, the device, the default encoder. */
 static const recipe_row ROWS[] = {
-    { "start", "the default encoder under 2,000 examples (no shape or vocabulary given), else "
-               "random weights; --init: that model",
+    { "start",
+      "the default encoder under 2,000 examples (no shape or vocabulary given), else "
+      "random weights; --init: that model",
       "the general English a bot's few examples never show", "fewshot-9" },
-    { "shape", "2 layers of 128 (2 heads, 256 feed-forward) under 2,000 examples, BERT-mini's "
-               "from there",
+    { "shape",
+      "2 layers of 128 (2 heads, 256 feed-forward) under 2,000 examples, BERT-mini's "
+      "from there",
       "on so few examples the bigger encoder learns no more, 6-9x slower", "fewshot-8" },
-    { "sparse", "on under 1,000 examples per intent, with lookup tables or regexes, or with "
-                "--intent-encoder off; off from there",
+    { "sparse",
+      "on under 1,000 examples per intent, with lookup tables or regexes, or with "
+      "--intent-encoder off; off from there",
       "full SNIPS: intent 0.2 lower with them; ATIS +0.6", "fewshot-13" },
-    { "pretrain-epochs", "20 for a new model from random weights without sparse features on the "
-                         "CPU, else 0",
+    { "pretrain-epochs",
+      "20 for a new model from random weights without sparse features on the "
+      "CPU, else 0",
       "full SNIPS: slot F1 +1.3, sentence +2.3 over 4 seeds", "fewshot-20" },
-    { "augment", "8 lookup variants under 10 per intent, 4 under 50, 2 under 5,000 examples, 0 "
-                 "from there; without lookup tables 4 own-value variants under 60 per intent "
-                 "with slots",
+    { "augment",
+      "8 lookup variants under 10 per intent, 4 under 50, 2 under 5,000 examples, 0 "
+      "from there; without lookup tables 4 own-value variants under 60 per intent "
+      "with slots",
       "a variant shows a slot value the examples do not", "fewshot-18" },
     { "batch", "8 under 200 examples, 16 under 2,000, 32 from there",
       "small batches give small data more steps", "issue-3-accuracy" },
-    { "lr", "1e-3 x sqrt(batch / 32); 5e-4 x sqrt(batch / 32) after pretraining on the own "
-            "text; 5e-5 with --init",
+    { "lr",
+      "1e-3 x sqrt(batch / 32); 5e-4 x sqrt(batch / 32) after pretraining on the own "
+      "text; 5e-5 with --init",
       "measured on SNIPS and ATIS", "pretraining" },
     { "weight-decay", "0.01", "BERT's value", "issue-3-accuracy" },
     { "builtin", "on under 2,000 examples", "users say \"yep\" and \"see ya\"", "fewshot-13" },
     { "lowercase", "copies under 2,000 examples", "the sparse features read a word's shape",
       "fewshot-15" },
-    { "intent-encoder", "off under 150 examples per intent, 60 with slots; with slots under "
-                        "4,000 examples the probe decides: off from 90%, on under 72% where "
-                        "background sentences come with the encoder",
-      "few examples: the encoder memorizes; the probe tells who reads the intent",
-      "fewshot-8" },
-    { "background", "300 under 2,000 examples where the encoder reads the intent and they are "
-                    "built, else 0",
+    { "intent-encoder",
+      "off under 150 examples per intent, 60 with slots; with slots under "
+      "4,000 examples the probe decides: off from 90%, on under 72% where "
+      "background sentences come with the encoder",
+      "few examples: the encoder memorizes; the probe tells who reads the intent", "fewshot-8" },
+    { "background",
+      "300 under 2,000 examples where the encoder reads the intent and they are "
+      "built, else 0",
       "a bot learns where its intents end", "fewshot-10" },
-    { "epochs", "about 1,200 steps, 20 to 80 (30 without sparse features or pretraining); 0 "
-                "when the intent is the sparse features' and no slot is tagged",
+    { "epochs",
+      "about 1,200 steps, 20 to 80 (30 without sparse features or pretraining); 0 "
+      "when the intent is the sparse features' and no slot is tagged",
       "small data needs many passes, big data few", "fewshot-19" },
-    { "few-examples", "under 4,000 examples, or the intent the sparse features' alone: sparse "
-                      "pre-fit, word rows by kind, intents weighted to the median",
+    { "few-examples",
+      "under 4,000 examples, or the intent the sparse features' alone: sparse "
+      "pre-fit, word rows by kind, intents weighted to the median",
       "fitted alone first helps few examples, costs many", "fewshot-3" },
-    { "slot-weight", "1; the tagged words per example where the intent is the sparse "
-                     "features' and slots are tagged",
+    { "slot-weight",
+      "1; the tagged words per example where the intent is the sparse "
+      "features' and slots are tagged",
       "the slot loss is a mean over words", "fewshot-5" },
-    { "slot-map-lr", "4 x sparse lr where the intent is the sparse features' and slots are "
-                     "tagged, else sparse lr",
+    { "slot-map-lr",
+      "4 x sparse lr where the intent is the sparse features' and slots are "
+      "tagged, else sparse lr",
       "the slot map moves the slots only", "fewshot-5" },
 };
 
@@ -101,16 +112,17 @@ static int background_there(const parley_train_params *p, const train_profile *p
 /* The default encoder as a start: no init, shape or vocabulary given, small data, built. */
 static int from_encoder(const parley_train_params *p, const train_profile *pf)
 {
-    const int default_vocab = !p->vocab && (!p->vocab_size || p->vocab_size == WP_LEARN_DEFAULT_SIZE);
+    const int default_vocab =
+            !p->vocab && (!p->vocab_size || p->vocab_size == WP_LEARN_DEFAULT_SIZE);
     return !p->init && default_vocab && train_small_data(&p->shape, pf->examples) && pf->encoder;
 }
 
 /* The sparse features, and the intent's reader by the count (before the probe). */
-static void counted(const parley_train_params *p, const train_profile *pf, int *sparse,
-                    int *only, train_notes *notes)
+static void counted(const parley_train_params *p, const train_profile *pf, int *sparse, int *only,
+                    train_notes *notes)
 {
-    *sparse = train_sparse_on(pf->encoder_examples, pf->intents,
-                              pf->lookups + pf->regexes > 0, p->sparse, p->intent_encoder, notes);
+    *sparse = train_sparse_on(pf->encoder_examples, pf->intents, pf->lookups + pf->regexes > 0,
+                              p->sparse, p->intent_encoder, notes);
     *only = *sparse && train_intent_sparse_only(pf->encoder_examples, pf->intents, pf->tags_slots,
                                                 p->intent_encoder, notes);
 }
@@ -155,8 +167,8 @@ parley_status train_recipe_decide(const parley_train_params *p, const train_prof
     counted(p, pf, &sparse, &only, NULL);
     r->sparse = sparse;
     const int random_start = !r->from_init && !r->from_encoder;
-    r->pretrain_epochs = train_size_pretrain(p->pretrain_epochs, random_start, !sparse, pf->gpu,
-                                             &notes);
+    r->pretrain_epochs =
+            train_size_pretrain(p->pretrain_epochs, random_start, !sparse, pf->gpu, &notes);
     train_size_data(&s, &ds,
                     r->from_init         ? TRAIN_START_INIT
                     : r->pretrain_epochs ? TRAIN_START_OWN_TEXT
@@ -168,7 +180,7 @@ parley_status train_recipe_decide(const parley_train_params *p, const train_prof
     r->weight_decay = s.weight_decay;
     r->builtin = train_builtin_on(p->builtin, pf->examples);
     r->lowercase = train_few_written(pf->examples);
-    if (!p->builtin)
+    if (p->builtin == PARLEY_SWITCH_AUTO)
         train_note(&notes, "builtin %s: %d examples, %s 2,000 (--builtin %s)",
                    r->builtin ? "on" : "off", pf->examples, r->builtin ? "under" : "at least",
                    r->builtin ? "off: none" : "on: added");
@@ -199,9 +211,9 @@ parley_status train_recipe_decide(const parley_train_params *p, const train_prof
     r->slot_map_lr = train_slot_map_lr(r->sparse_lr, with_slots, &notes);
     r->few_examples = train_few_examples(pf->examples, only, sparse, &notes);
     r->word_norm_by_kind = train_word_norm_by_kind(pf->examples);
-    r->prefit_epochs = r->few_examples && sparse ? train_prefit_epochs(n_train, TRAIN_PREFIT_BATCH,
-                                                                       &notes)
-                                                 : 0;
+    r->prefit_epochs = r->few_examples && sparse
+                               ? train_prefit_epochs(n_train, TRAIN_PREFIT_BATCH, &notes)
+                               : 0;
     r->intent_slot_tags = with_slots;
     r->crossfit_temperature = only && !p->dev;
     if (p->device && !strcmp(p->device, "auto") && sparse)
@@ -236,30 +248,60 @@ typedef struct recipe_field {
     char kind; /* 'i' int, 'l' long, 'f' float, 'd' double, 'u' uint64 (a decimal string) */
 } recipe_field;
 
-#define RF(f, k) { #f, offsetof(train_recipe, f), k }
+#define RF(f, k)                         \
+    {                                    \
+#f, offsetof(train_recipe, f), k \
+    }
 static const recipe_field FIELDS[] = {
-    RF(from_encoder, 'i'),      RF(from_init, 'i'),        RF(shape.layers, 'i'),
-    RF(shape.hidden, 'i'),      RF(shape.heads, 'i'),      RF(shape.intermediate, 'i'),
-    RF(shape.max_positions, 'i'), RF(pretrain_epochs, 'i'), RF(augment, 'i'),
-    RF(builtin, 'i'),           RF(lowercase, 'i'),        RF(background, 'i'),
-    RF(sparse, 'i'),            RF(intent_sparse_only, 'i'), RF(word_norm_by_kind, 'i'),
-    RF(intent_slot_tags, 'i'),  RF(epochs, 'i'),           RF(batch, 'i'),
-    RF(lr, 'f'),                RF(weight_decay, 'f'),     RF(dropout, 'f'),
-    RF(word_dropout, 'f'),      RF(slot_weight, 'f'),      RF(clip, 'f'),
-    RF(sparse_lr, 'f'),         RF(slot_map_lr, 'f'),      RF(warmup_fraction, 'f'),
-    RF(warmup_steps, 'l'),      RF(few_examples, 'i'),     RF(prefit_epochs, 'i'),
-    RF(crossfit_temperature, 'i'), RF(seed, 'u'),
+    RF(from_encoder, 'i'),
+    RF(from_init, 'i'),
+    RF(shape.layers, 'i'),
+    RF(shape.hidden, 'i'),
+    RF(shape.heads, 'i'),
+    RF(shape.intermediate, 'i'),
+    RF(shape.max_positions, 'i'),
+    RF(pretrain_epochs, 'i'),
+    RF(augment, 'i'),
+    RF(builtin, 'i'),
+    RF(lowercase, 'i'),
+    RF(background, 'i'),
+    RF(sparse, 'i'),
+    RF(intent_sparse_only, 'i'),
+    RF(word_norm_by_kind, 'i'),
+    RF(intent_slot_tags, 'i'),
+    RF(epochs, 'i'),
+    RF(batch, 'i'),
+    RF(lr, 'f'),
+    RF(weight_decay, 'f'),
+    RF(dropout, 'f'),
+    RF(word_dropout, 'f'),
+    RF(slot_weight, 'f'),
+    RF(clip, 'f'),
+    RF(sparse_lr, 'f'),
+    RF(slot_map_lr, 'f'),
+    RF(warmup_fraction, 'f'),
+    RF(warmup_steps, 'l'),
+    RF(few_examples, 'i'),
+    RF(prefit_epochs, 'i'),
+    RF(crossfit_temperature, 'i'),
+    RF(seed, 'u'),
 };
 #undef RF
 
 /* The profile's fields, as the golden tests and --explain write them. */
-#define PF(f, k) { #f, offsetof(train_profile, f), k }
+#define PF(f, k)                          \
+    {                                     \
+#f, offsetof(train_profile, f), k \
+    }
 static const recipe_field PROFILE_FIELDS[] = {
-    PF(examples, 'i'),         PF(intents, 'i'),      PF(per_intent_min, 'i'),
-    PF(per_intent_median, 'd'), PF(tags_slots, 'i'),  PF(lookups, 'i'),
-    PF(regexes, 'i'),          PF(gpu, 'i'),          PF(encoder, 'i'),
-    PF(background, 'i'),       PF(encoder_examples, 'i'), PF(set_examples, 'i'),
-    PF(tagged_words, 'd'),     PF(probe_right, 'i'),  PF(probe_scored, 'i'),
+    PF(examples, 'i'),         PF(intents, 'i'),
+    PF(per_intent_min, 'i'),   PF(per_intent_median, 'd'),
+    PF(tags_slots, 'i'),       PF(lookups, 'i'),
+    PF(regexes, 'i'),          PF(gpu, 'i'),
+    PF(encoder, 'i'),          PF(background, 'i'),
+    PF(encoder_examples, 'i'), PF(set_examples, 'i'),
+    PF(tagged_words, 'd'),     PF(probe_right, 'i'),
+    PF(probe_scored, 'i'),
 };
 #undef PF
 
@@ -317,9 +359,7 @@ parley_status train_recipe_json(const train_recipe *r, char **out)
         const char *at = (const char *)r + FIELDS[i].at;
         char num[24];
         switch (FIELDS[i].kind) {
-        case 'i':
-            ok = cJSON_AddNumberToObject(o, FIELDS[i].name, *(const int *)at) != NULL;
-            break;
+        case 'i': ok = cJSON_AddNumberToObject(o, FIELDS[i].name, *(const int *)at) != NULL; break;
         case 'l':
             ok = cJSON_AddNumberToObject(o, FIELDS[i].name, (double)*(const long *)at) != NULL;
             break;
@@ -378,8 +418,9 @@ parley_status train_recipe_table(int markdown, char **out)
     if (markdown)
         pl_strbuf_printf(&b, "| setting | rule | why | evidence |\n| --- | --- | --- | --- |\n");
     for (int i = 0; i < rows_n(); i++)
-        pl_strbuf_printf(&b, markdown ? "| %s | %s | %s | bench/RESULTS.md#%s |\n"
-                                      : "%s: %s\n    why: %s (bench/RESULTS.md#%s)\n",
+        pl_strbuf_printf(&b,
+                         markdown ? "| %s | %s | %s | bench/RESULTS.md#%s |\n"
+                                  : "%s: %s\n    why: %s (bench/RESULTS.md#%s)\n",
                          ROWS[i].setting, ROWS[i].rule, ROWS[i].reason, ROWS[i].evidence);
     if (b.failed || !b.s) {
         pl_free(b.s);

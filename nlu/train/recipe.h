@@ -27,22 +27,22 @@
  * encoder is shown of the data's own sentences) per intent. */
 typedef struct train_profile {
     /* the data as written */
-    int examples;           /* examples written in the data: the regime count */
-    int intents;            /* intents written */
-    int per_intent_min;     /* the fewest examples of an intent */
+    int examples;       /* examples written in the data: the regime count */
+    int intents;        /* intents written */
+    int per_intent_min; /* the fewest examples of an intent */
     double per_intent_median;
-    int tags_slots;         /* the data tags slot values */
-    int lookups, regexes;   /* lookup tables and regexes */
+    int tags_slots;       /* the data tags slot values */
+    int lookups, regexes; /* lookup tables and regexes */
     /* where it trains and from what */
-    int gpu;                /* the device is a GPU (or auto) */
-    int encoder;            /* the default encoder is built */
-    int background;         /* its background sentences are there */
+    int gpu;        /* the device is a GPU (or auto) */
+    int encoder;    /* the default encoder is built */
+    int background; /* its background sentences are there */
     /* the training set as the extension rows make it (trainset.c), background excluded */
-    int encoder_examples;   /* written, lookup variants, synonym copies and built-in replies
-                               (not own-value variants or lower-case copies, which show the
-                               encoder no sentence the data does not have) */
-    int set_examples;       /* that set's examples, all of them */
-    double tagged_words;    /* tagged words per example of that set */
+    int encoder_examples; /* written, lookup variants, synonym copies and built-in replies
+                             (not own-value variants or lower-case copies, which show the
+                             encoder no sentence the data does not have) */
+    int set_examples;     /* that set's examples, all of them */
+    double tagged_words;  /* tagged words per example of that set */
     /* the probe: the sparse features' intent, cross-fitted on the written examples */
     int probe_right, probe_scored; /* probe_scored < 0: not measured */
 } train_profile;
@@ -50,31 +50,31 @@ typedef struct train_profile {
 /* An auto/on/off choice as the recipe took it. */
 typedef struct train_recipe {
     /* where the model starts and its shape */
-    int from_encoder;           /* the default encoder (else init's, or random weights) */
-    int from_init;              /* parley_train_params.init given */
-    parley_train_shape shape;   /* a new model's (from random weights) */
-    int pretrain_epochs;        /* masked-LM passes on the training text first */
+    int from_encoder;         /* the default encoder (else init's, or random weights) */
+    int from_init;            /* parley_train_params.init given */
+    parley_train_shape shape; /* a new model's (from random weights) */
+    int pretrain_epochs;      /* masked-LM passes on the training text first */
     /* what the training set holds */
-    int augment;                /* lookup (or own-value) variants per example */
-    int builtin;                /* built-in replies added */
-    int lowercase;              /* lower-case copies of examples with capitals in a slot value */
-    int background;             /* background sentences added */
+    int augment;    /* lookup (or own-value) variants per example */
+    int builtin;    /* built-in replies added */
+    int lowercase;  /* lower-case copies of examples with capitals in a slot value */
+    int background; /* background sentences added */
     /* the model */
-    int sparse;                 /* sparse features */
-    int intent_sparse_only;     /* the intent is the sparse features' alone */
-    int word_norm_by_kind;      /* sparse word rows normalized by kind */
-    int intent_slot_tags;       /* each intent decoded with its own slot types */
+    int sparse;             /* sparse features */
+    int intent_sparse_only; /* the intent is the sparse features' alone */
+    int word_norm_by_kind;  /* sparse word rows normalized by kind */
+    int intent_slot_tags;   /* each intent decoded with its own slot types */
     /* the schedule */
     int epochs, batch;
     float lr, weight_decay, dropout, word_dropout, slot_weight, clip;
     float sparse_lr, slot_map_lr;
     float warmup_fraction;
-    long warmup_steps;          /* >= 0: given in steps */
-    int few_examples;           /* sparse pre-fit and intents weighted to the median */
-    int prefit_epochs;          /* passes of the sparse pre-fit (0: none) */
-    int crossfit_temperature;   /* the temperature fitted on the probe's held-out logits */
+    long warmup_steps;        /* >= 0: given in steps */
+    int few_examples;         /* sparse pre-fit and intents weighted to the median */
+    int prefit_epochs;        /* passes of the sparse pre-fit (0: none) */
+    int crossfit_temperature; /* the temperature fitted on the probe's held-out logits */
     uint64_t seed;
-    char *notes;                /* one line per decision with its reason (pl_free) */
+    char *notes; /* one line per decision with its reason (pl_free) */
 } train_recipe;
 
 /* Whether the probe decides who reads the intent for this profile (its probe fields are

@@ -59,7 +59,7 @@
 #include "sdk/base/json.h"
 
 enum {
-    EVAL_CHUNK = 64,    /* sequences per bert_forward when scoring */
+    EVAL_CHUNK = 64, /* sequences per bert_forward when scoring */
     STATE_VERSION = 2,
     STATE_MAX_BYTES = 1 << 20,
 };
@@ -70,17 +70,17 @@ parley_train_params parley_train_params_default(void)
     return (parley_train_params){
         .vocab_size = WP_LEARN_DEFAULT_SIZE,
         .shape = { .max_positions = 128 }, /* the rest sized to the data, as are ... */
-        .pretrain_epochs = -1,             /* ... these six: nlu/train/defaults.c */
-        .epochs = 0,
-        .batch = 0,
-        .lr = 0,
-        .augment = -1,
-        .background = -1,
-        .weight_decay = -1,
+        .pretrain_epochs = PARLEY_AUTO,    /* ... these, by the recipe: nlu/train/recipe.c */
+        .epochs = PARLEY_AUTO,
+        .batch = PARLEY_AUTO,
+        .lr = PARLEY_AUTO,
+        .augment = PARLEY_AUTO,
+        .background = PARLEY_AUTO,
+        .weight_decay = PARLEY_AUTO,
         .warmup_fraction = 0.1f,
         .warmup_steps = -1,
         .dropout = 0.1f,
-        .slot_weight = -1, /* sized too */
+        .slot_weight = PARLEY_AUTO,
         .clip = 1.0f,
         .seed = 42,
         .word_dropout = 0.1f,
@@ -429,7 +429,7 @@ typedef struct run_state {
     const parley_train_params *p;
     train_recipe s;        /* what the run does, decided at its start (recipe.h) or read back */
     train_set_added added; /* what the recipe added to the data (trainset.h) */
-    long warmup;    /* steps */
+    long warmup;           /* steps */
     ds_dataset *train, *dev;
     uint64_t train_hash, dev_hash;
     uint64_t state_hash[2]; /* the fingerprints a resumed state was made with */
@@ -455,7 +455,7 @@ typedef struct run_state {
     bert_sparse_batch b_sparse;             /* its sparse features */
     float *class_weight;                    /* (n_intents) each intent's weight, or NULL */
     parley_train_progress pr;
-    train_meter meter; /* this call's counts, for progress */
+    train_meter meter;       /* this call's counts, for progress */
     char init_dir[PATH_MAX]; /* the default encoder, where the recipe starts from it */
     int pretrain_stopped;    /* the callback stopped the run in its pretraining: nothing kept */
 } run_state;
@@ -670,8 +670,8 @@ static parley_status state_json(const run_state *r, char **out)
              cJSON_AddNumberToObject(root, "version", STATE_VERSION) &&
              cJSON_AddNumberToObject(root, "step", (double)r->step) &&
              cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
-             cJSON_AddNumberToObject(root, "warmup_steps", (double)r->warmup) &&
-             recipe && cJSON_AddItemToObject(root, "recipe", recipe) &&
+             cJSON_AddNumberToObject(root, "warmup_steps", (double)r->warmup) && recipe &&
+             cJSON_AddItemToObject(root, "recipe", recipe) &&
              cJSON_AddStringToObject(root, "data", r->p->data) &&
              cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
              cJSON_AddStringToObject(root, "dev_hash", hex[1]);
@@ -979,15 +979,18 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: pretrain epochs must be at most 10000");
     if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
-    const char *const onoff[][2] = { { "built-in replies", p->builtin },
-                                     { "sparse features", p->sparse },
-                                     { "the intent encoder", p->intent_encoder } };
+    const struct {
+        const char *what;
+        parley_switch v;
+    } onoff[] = { { "built-in replies", p->builtin },
+                  { "sparse features", p->sparse },
+                  { "the intent encoder", p->intent_encoder } };
     for (size_t i = 0; i < sizeof onoff / sizeof onoff[0]; i++)
-        if (onoff[i][1] && strcmp(onoff[i][1], "on") && strcmp(onoff[i][1], "off"))
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "train: %s: \"on\" or \"off\", not \"%s\"",
-                           onoff[i][0], onoff[i][1]);
-    if (p->intent_encoder && !strcmp(p->intent_encoder, "off") && p->sparse &&
-        !strcmp(p->sparse, "off"))
+        if (onoff[i].v < PARLEY_SWITCH_AUTO || onoff[i].v > PARLEY_SWITCH_OFF)
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "train: %s: PARLEY_SWITCH_AUTO, _ON or _OFF, not %d", onoff[i].what,
+                           (int)onoff[i].v);
+    if (p->intent_encoder == PARLEY_SWITCH_OFF && p->sparse == PARLEY_SWITCH_OFF)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "train: --intent-encoder off leaves the intent to the sparse features, "
                        "and --sparse is off");
@@ -1021,11 +1024,11 @@ static parley_status open_record(run_state *r)
         q.shape = train_shape_of(&r->m->cfg);
     }
     char *json = NULL;
-    parley_status st = train_record_open(&q,
-                                         r->train->n_examples - r->pr.n_augmented -
-                                                 r->pr.n_background - r->pr.n_builtin -
-                                                 r->pr.n_lowercase,
-                                         &r->rec);
+    parley_status st =
+            train_record_open(&q,
+                              r->train->n_examples - r->pr.n_augmented - r->pr.n_background -
+                                      r->pr.n_builtin - r->pr.n_lowercase,
+                              &r->rec);
     if (st == PARLEY_OK && (st = train_recipe_json(&r->s, &json)) == PARLEY_OK)
         st = train_record_recipe(r->rec, json);
     pl_free(json);
@@ -1199,15 +1202,14 @@ static parley_status sparse_prefit(run_state *r)
     if (!source)
         return pl_nomem("fitting the sparse features");
     prefit_inputs(r, source, r->class_weight, &set, &pp);
-    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK &&
-        r->s.crossfit_temperature)
+    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK && r->s.crossfit_temperature)
         st = crossfit_temperature(r, &set, &pp);
     pl_free(source);
     return st;
 }
 
-/* The new model's encoder pretrained in place on the training text (r->s.pretrain_epochs epochs, the
- * masked-LM loop of parley_pretrain_run, its batch and rate), its progress reported as
+/* The new model's encoder pretrained in place on the training text (r->s.pretrain_epochs epochs,
+ * the masked-LM loop of parley_pretrain_run, its batch and rate), its progress reported as
  * pretraining; a stop there sets r->pretrain_stopped. */
 static parley_status pretrain_own_text(run_state *r)
 {
@@ -1231,7 +1233,6 @@ static parley_status pretrain_own_text(run_state *r)
     r->pretrain_stopped = res.stopped;
     return PARLEY_OK;
 }
-
 
 /* The model the recipe starts from (init's, the default encoder, or new at its shape), with
  * its sparse features learned from the training set, and the set encoded. */
@@ -1262,8 +1263,8 @@ static parley_status recipe_and_data(run_state *r, const char *resume_dir)
     train_profile pf;
     if (p->resume) {
         if ((st = state_parse(r, resume_dir)) != PARLEY_OK ||
-            (st = train_set_extend(r->train, r->s.augment, r->s.builtin, r->s.lowercase,
-                                   r->s.seed, &r->added)) != PARLEY_OK ||
+            (st = train_set_extend(r->train, r->s.augment, r->s.builtin, r->s.lowercase, r->s.seed,
+                                   &r->added)) != PARLEY_OK ||
             (st = train_set_background(r->train, r->s.background, &r->added)) != PARLEY_OK)
             return pl_wrap(st, "--resume");
     } else if ((st = train_profile_measure(p, r->train, r->device != CUDA_DEVICE_CPU, &r->added,
@@ -1313,7 +1314,8 @@ static parley_status run_prepare(run_state *r)
         rmdir(r->state_dir);
         if ((st = new_model(r)) != PARLEY_OK)
             return st;
-        if (r->s.pretrain_epochs && ((st = pretrain_own_text(r)) != PARLEY_OK || r->pretrain_stopped))
+        if (r->s.pretrain_epochs &&
+            ((st = pretrain_own_text(r)) != PARLEY_OK || r->pretrain_stopped))
             return st;
     }
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;

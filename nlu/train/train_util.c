@@ -99,16 +99,23 @@ parley_train_shape train_shape_of(const bert_config *c)
 
 parley_status train_check_common(const parley_train_params *p, const char *who, int sized)
 {
-    /* sized: epochs and batch 0, weight decay -1 mean "sized to the data" (defaults.h) */
-    const int min_count = sized ? 0 : 1;
-    const float min_decay = sized ? -INFINITY : 0;
-    if (p->epochs < min_count || p->batch < min_count || p->lr < 0 || p->threads < 0 ||
-        p->vocab_size < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
-        !(p->weight_decay >= min_decay) || !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
+    /* sized: epochs, batch and weight decay may be PARLEY_AUTO, the recipe's to size; lr may
+     * be PARLEY_AUTO either way (pretraining: 1e-3) */
+#define COUNT_OK(x) ((x) >= 1 || (sized && (x) == PARLEY_AUTO))
+    if (!COUNT_OK(p->epochs) || !COUNT_OK(p->batch) || !(p->lr > 0 || p->lr == PARLEY_AUTO) ||
+        p->threads < 0 || p->vocab_size < 0 ||
+        !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
+        !(p->weight_decay >= 0 || (sized && p->weight_decay == PARLEY_AUTO)) ||
+        !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "%s: a setting is out of range (epochs and batch >= 1%s; lr, weight decay, "
-                       "clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in [0, 1))",
-                       who, sized ? ", or 0 to size them to the data" : "");
+                       "%s: a setting is out of range (epochs and batch >= 1, lr > 0%s; weight "
+                       "decay, clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in "
+                       "[0, 1))",
+                       who,
+                       sized ? "; any of them, or the weight decay, PARLEY_AUTO to size it to the "
+                               "data"
+                             : "; lr PARLEY_AUTO: 1e-3");
+#undef COUNT_OK
     const parley_train_shape *sh = &p->shape;
     if (!train_init_dir(p) &&
         (sh->layers < 0 || sh->hidden < 0 || sh->heads < 0 || sh->intermediate < 0))

@@ -91,7 +91,7 @@ static parley_status written(const ds_dataset *ds, int gpu, train_profile *pf)
         .examples = ds->n_examples,
         .intents = ni,
         .per_intent_min = ni ? counts[0] : 0,
-        .per_intent_median = !ni       ? 0
+        .per_intent_median = !ni      ? 0
                              : ni % 2 ? counts[ni / 2]
                                       : 0.5 * (counts[ni / 2 - 1] + counts[ni / 2]),
         .tags_slots = ds->n_slots > 0,
@@ -188,12 +188,12 @@ parley_status parley_train_explain(const parley_train_params *p, char **text)
                      pf.tags_slots ? "slots tagged" : "no slot tagged", pf.lookups, pf.regexes,
                      pf.gpu ? "a GPU" : "the CPU", pf.encoder ? "built" : "not built",
                      pf.background ? "there" : "not there", pf.encoder_examples,
-                     (double)pf.encoder_examples / (pf.intents ? pf.intents : 1),
-                     pf.set_examples, added.variants, added.builtin, added.lowercase,
-                     pf.tagged_words);
+                     (double)pf.encoder_examples / (pf.intents ? pf.intents : 1), pf.set_examples,
+                     added.variants, added.builtin, added.lowercase, pf.tagged_words);
     if (pf.probe_scored >= 0)
-        pl_strbuf_printf(&b, "  probe: the sparse features alone get the intent of %d of %d "
-                             "written examples, cross-fitted (%d folds)\n",
+        pl_strbuf_printf(&b,
+                         "  probe: the sparse features alone get the intent of %d of %d "
+                         "written examples, cross-fitted (%d folds)\n",
                          pf.probe_right, pf.probe_scored, TRAIN_CROSSFIT_FOLDS);
     pl_strbuf_printf(&b, "recipe:\n");
     for (const char *s = r.notes; s && *s;) {

@@ -160,9 +160,9 @@ class _TrainParams(ctypes.Structure):
                 ("weight_decay", ctypes.c_float), ("dropout", ctypes.c_float),
                 ("word_dropout", ctypes.c_float), ("slot_weight", ctypes.c_float),
                 ("clip", ctypes.c_float), ("seed", ctypes.c_uint64), ("threads", ctypes.c_int),
-                ("device", _c_str), ("precision", _c_str), ("sparse", _c_str),
-                ("sparse_lr", ctypes.c_float), ("intent_encoder", _c_str),
-                ("background", ctypes.c_int), ("builtin", _c_str), ("resume", ctypes.c_int),
+                ("device", _c_str), ("precision", _c_str), ("sparse", ctypes.c_int),
+                ("sparse_lr", ctypes.c_float), ("intent_encoder", ctypes.c_int),
+                ("background", ctypes.c_int), ("builtin", ctypes.c_int), ("resume", ctypes.c_int),
                 ("progress", _ProgressFn), ("user_data", ctypes.c_void_p)]
 
 
@@ -461,6 +461,9 @@ class Progress:
 
 
 _SHAPE = ("layers", "hidden", "heads", "intermediate", "max_positions")
+# parley_switch: the auto/on/off options (parley/train.h), as "on", "off" or None (auto).
+_SWITCH = {"sparse", "intent_encoder", "builtin"}
+_SWITCH_VALUES = {None: 0, "on": 1, "off": 2}
 
 
 def train(data, out, progress=None, **options):
@@ -469,8 +472,9 @@ def train(data, out, progress=None, **options):
     after every epoch; a true return stops the run (the model keeps its last saved epoch and
     the run can be resumed with resume=True). options are parley_train_params' fields
     (epochs=, seed=, dev=, init=, layers=, hidden=, lr=, threads=, device=, sparse=, ...),
-    left out to keep their defaults. Returns a dict: epochs_done, steps_done, stopped,
-    wall_s, best_epoch. An exception the callback raises stops the run and is raised here."""
+    left out to keep their defaults (sized to the data: the run's recipe decides); sparse=,
+    intent_encoder= and builtin= take "on", "off" or None (the recipe decides). Returns a
+    dict: epochs_done, steps_done, stopped, wall_s, best_epoch. An exception the callback raises stops the run and is raised here."""
     p = _lib.parley_train_params_default()
     keep = [_bytes(data, "data"), _bytes(out, "out")]
     p.data, p.out = keep
@@ -478,6 +482,10 @@ def train(data, out, progress=None, **options):
     for k, v in options.items():
         if k in _SHAPE:
             setattr(p.shape, k, v)
+        elif k in _SWITCH:
+            if v not in _SWITCH_VALUES:
+                raise ValueError("train: %s is \"on\", \"off\" or None, not %r" % (k, v))
+            setattr(p, k, _SWITCH_VALUES[v])
         elif k in names:
             if isinstance(v, (str, os.PathLike)):
                 keep.append(_bytes(v, k))

@@ -17,6 +17,7 @@ typedef enum opt_kind {
     OPT_FLOAT,
     OPT_FLAG,
     OPT_MARK,   /* a flag that only marks its group as given (opt_parse.given) */
+    OPT_SWITCH, /* "on" or "off" into a parley_switch */
     OPT_WARMUP, /* "0.1" a fraction (float at off), "100" steps (long at off2); -1 steps */
     OPT_LIST,   /* the following arguments up to the next "--x": pointer at off, count (int) at off2
                  */

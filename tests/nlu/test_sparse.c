@@ -540,7 +540,8 @@ static void test_model_files(void)
           "without sparse features the logits are bert_forward's, bit for bit");
 
     /* With them, zero weights change nothing; then they count. */
-    CHECK(train_sparse_setup(&m, ds, 1, train_word_norm_by_kind(ds->n_examples)) == PARLEY_OK, "setup: %s", parley_errmsg());
+    CHECK(train_sparse_setup(&m, ds, 1, train_word_norm_by_kind(ds->n_examples)) == PARLEY_OK,
+          "setup: %s", parley_errmsg());
     CHECK(m->sparse && m->cfg.sparse_sent > 0 && m->cfg.sparse_word > 0, "sparse sizes %d, %d",
           m->cfg.sparse_sent, m->cfg.sparse_word);
     CHECK(run_texts(m, &zero) == PARLEY_OK && !memcmp(&zero, &plain, sizeof zero),
@@ -701,7 +702,8 @@ static void test_alloc_failures(void)
     char dir[512]; /* tmpdir_path's buffers are reused */
     snprintf(dir, sizeof dir, "%s", tmpdir_path("faults"));
     if (m && ds_load_rasa_string("nlu.yaml", NLU_YAML, sizeof NLU_YAML - 1, &ds) == PARLEY_OK &&
-        train_sparse_setup(&m, ds, 1, train_word_norm_by_kind(ds->n_examples)) == PARLEY_OK && bert_model_save(m, dir) == PARLEY_OK) {
+        train_sparse_setup(&m, ds, 1, train_word_norm_by_kind(ds->n_examples)) == PARLEY_OK &&
+        bert_model_save(m, dir) == PARLEY_OK) {
         points = fault_sweep("load and save", load_free, dir);
         CHECK(points > 20, "load and save: %ld failure points", points);
     } else {

@@ -165,38 +165,40 @@ static void test_intents(void)
     pl_free(w);
     CHECK(train_class_weights(y, 20, 4, &w, NULL) == PARLEY_OK && !w,
           "balanced data: no weights (and no notes needed)");
-    CHECK(train_intent_sparse_only(n, 5, 0, NULL, &notes) == 1 &&
+    CHECK(train_intent_sparse_only(n, 5, 0, PARLEY_SWITCH_AUTO, &notes) == 1 &&
                   strstr(notes.text, "intent encoder off: 24 examples per intent"),
           "few examples: the intent is the sparse features'\n%s", notes.text);
-    CHECK(train_intent_sparse_only(n, 5, 0, "on", NULL) == 0 &&
-                  train_intent_sparse_only(n, 5, 0, "off", NULL) == 1,
+    CHECK(train_intent_sparse_only(n, 5, 0, PARLEY_SWITCH_ON, NULL) == 0 &&
+                  train_intent_sparse_only(n, 5, 0, PARLEY_SWITCH_OFF, NULL) == 1,
           "an explicit choice wins");
-    CHECK(train_intent_sparse_only(400, 2, 0, NULL, NULL) == 0, "200 per intent: encoder on");
-    CHECK(train_intent_sparse_only(200, 2, 0, NULL, NULL) == 1 &&
-                  train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
+    CHECK(train_intent_sparse_only(400, 2, 0, PARLEY_SWITCH_AUTO, NULL) == 0,
+          "200 per intent: encoder on");
+    CHECK(train_intent_sparse_only(200, 2, 0, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_intent_sparse_only(200, 2, 1, PARLEY_SWITCH_AUTO, NULL) == 0,
           "100 per intent: off without slots, on with them");
     /* Sparse features: an explicit choice wins; the intent asked of them, or lookup tables or
      * regexes keep them; otherwise they go from 1,000 examples per intent on. */
     notes.len = 0;
-    CHECK(train_sparse_on(13084, 7, 0, NULL, NULL, &notes) == 0 &&
+    CHECK(train_sparse_on(13084, 7, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, &notes) == 0 &&
                   strstr(notes.text, "sparse features off: 1869 examples per intent"),
           "full SNIPS: no sparse features\n%s", notes.text);
-    CHECK(train_sparse_on(4478, 17, 0, NULL, NULL, NULL) == 1 &&
-                  train_sparse_on(1999, 2, 0, NULL, NULL, NULL) == 1 &&
-                  train_sparse_on(2000, 2, 0, NULL, NULL, NULL) == 0,
+    CHECK(train_sparse_on(4478, 17, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(1999, 2, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(2000, 2, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 0,
           "ATIS keeps them; the bound is 1,000 per intent");
-    CHECK(train_sparse_on(13084, 7, 1, NULL, NULL, NULL) == 1 &&
-                  train_sparse_on(13084, 7, 0, NULL, "off", NULL) == 1 &&
-                  train_sparse_on(13084, 7, 0, "on", NULL, NULL) == 1 &&
-                  train_sparse_on(40, 4, 0, "off", NULL, NULL) == 0,
+    CHECK(train_sparse_on(13084, 7, 1, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(13084, 7, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_OFF, NULL) == 1 &&
+                  train_sparse_on(13084, 7, 0, PARLEY_SWITCH_ON, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(40, 4, 0, PARLEY_SWITCH_OFF, PARLEY_SWITCH_AUTO, NULL) == 0,
           "tables, the intent asked of them, or --sparse keep or drop them whatever the size");
     /* Where the count gives the encoder the intent of few examples that tag slots, the sparse
      * features' cross-fitted accuracy decides: from 90% they keep it alone. Where it gives
      * them the intent (and a pretrained start would get background sentences: train.c), under
      * 72% the encoder reads it after all. */
-    CHECK(train_check_sparse_intent(700, 1, NULL) && !train_check_sparse_intent(700, 0, NULL) &&
-                  !train_check_sparse_intent(700, 1, "on") &&
-                  !train_check_sparse_intent(4478, 1, NULL),
+    CHECK(train_check_sparse_intent(700, 1, PARLEY_SWITCH_AUTO) &&
+                  !train_check_sparse_intent(700, 0, PARLEY_SWITCH_AUTO) &&
+                  !train_check_sparse_intent(700, 1, PARLEY_SWITCH_ON) &&
+                  !train_check_sparse_intent(4478, 1, PARLEY_SWITCH_AUTO),
           "the check: few examples with slots, --intent-encoder not given");
     static const struct {
         int right, scored, by_count, enough;

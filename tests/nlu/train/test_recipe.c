@@ -52,7 +52,8 @@ static char *decide_case(const char *path, char **expected)
             CHECK(0, "%s: \"%s\": profile or recipe?", path, what);
     }
     const parley_train_params p = parley_train_params_default();
-    if (train_recipe_decide(&p, &pf, &r) != PARLEY_OK || train_recipe_values(&r, &values) != PARLEY_OK)
+    if (train_recipe_decide(&p, &pf, &r) != PARLEY_OK ||
+        train_recipe_values(&r, &values) != PARLEY_OK)
         CHECK(0, "%s: deciding: %s", path, parley_errmsg());
 done:
     train_recipe_clear(&r);
