@@ -7,7 +7,7 @@
  * thank_you), the trainer adds a list of such replies, written for parley, as more
  * examples of it, the way an assistant platform's built-in yes / no / stop intents come with
  * their utterances. They teach the intent only (ds_example.untagged, as the background
- * sentences): a reply holds no slot value. bench/RESULTS.md (few-shot, thirteenth pass) has
+ * sentences): a reply holds no slot value. bench/RESULTS.md#fewshot-13 has
  * what they change.
  */
 #ifndef NLU_TRAIN_BUILTIN_H

@@ -20,13 +20,13 @@ enum {
     TARGET_STEPS = 1200, /* optimizer steps the epochs aim at */
     MIN_EPOCHS = 20,     /* big data: as many passes as the full SNIPS/ATIS runs measured */
     /* The same for a model without sparse features, whose encoder learns every word alone.
-     * Measured (bench/RESULTS.md, "Few-shot", nineteenth pass; dev, 4 seeds, same build):
+     * Measured (bench/RESULTS.md#fewshot-19; dev, 4 seeds, same build):
      * full SNIPS, still improving at its 20th epoch, gains slot F1 +0.7 and sentence +1.3
      * from 30 (up in every seed), its intent the same (+0.03). */
     MIN_EPOCHS_DENSE = 30,
     /* Masked-LM passes over the training text before a new model without sparse features
      * learns its labels, on the CPU; it then fine-tunes at OWN_PRETRAINED_LR for MIN_EPOCHS.
-     * Measured (bench/RESULTS.md, "Few-shot", twentieth pass; full SNIPS, dev, 4 seeds,
+     * Measured (bench/RESULTS.md#fewshot-20; full SNIPS, dev, 4 seeds,
      * against 30 epochs from random weights): see there. */
     PRETRAIN_OWN_EPOCHS = 20,
     MAX_EPOCHS = 80,  /* tiny data: passes beyond this only memorize */
@@ -51,7 +51,7 @@ enum {
      * encoder from the first step instead of being fitted alone first, and the intents keep
      * the data's proportions instead of being weighted to the median; an intent that is the
      * sparse features' alone is always fitted first (the pre-fit is its training). Measured
-     * (bench/RESULTS.md, "Few-shot", third pass; 1 to 3 seeds): fitted first is ahead on the
+     * (bench/RESULTS.md#fewshot-3; 1 to 3 seeds): fitted first is ahead on the
      * pizza bot (750 with its variants: slot F1 98.4 against 89.6) and on SNIPS 200 and 400
      * per intent (1,400 and 2,800: slot F1 +2.7 and +1.9), behind on ATIS (4,478, dev: intent
      * 94.4 against 97.8, slot F1 94.1 against 96.4) and full SNIPS (13,084: slot F1 86.7
@@ -63,7 +63,7 @@ enum {
      * its examples are few (below FEW_EXAMPLES_BELOW), the sparse features take the intent
      * alone anyway when, cross-fitted on the written examples, they get at least this share
      * of them (percent): then the encoder is better spent on the slots alone. Measured
-     * (bench/RESULTS.md, "Few-shot", eighth pass; 3 seeds): SNIPS with 100 and 200 per
+     * (bench/RESULTS.md#fewshot-8; 3 seeds): SNIPS with 100 and 200 per
      * intent, where the sparse features get 96.4-97.9%, intent +0.2 / +0.3 and slot F1
      * +7.8 / +6.3 with the intent theirs alone; the pizza bot, where they get 80%, 2.6 points
      * of intent lower (its orders and answers share their words and differ in word order);
@@ -73,14 +73,14 @@ enum {
     /* The same where the count gave the intent to the sparse features of a model that starts
      * from a pretrained encoder and would get background sentences with the encoder's intent
      * (background.h): under this share the encoder reads it, and the bot learns where its
-     * intents end. Measured (bench/RESULTS.md, "Few-shot", eleventh pass): the starter bot
+     * intents end. Measured (bench/RESULTS.md#fewshot-11): the starter bot
      * (68%) keeps its in-scope accuracy and catches three times the out-of-scope requests
      * with the encoder; SNIPS with 5 and 10 per intent (77-91%) keeps the sparse features,
      * as with the encoder and background it would lose 19 and 7 points. */
     SPARSE_INTENT_ENOUGH_FEW = 72,
     /* Written examples (before lookup variants) below which a new model is the small shape
      * (2 layers of 128) instead of BERT-mini's (4 of 256): from scratch, on so few examples,
-     * the bigger encoder learns no more. Measured (bench/RESULTS.md, "Few-shot", eighth pass;
+     * the bigger encoder learns no more. Measured (bench/RESULTS.md#fewshot-8;
      * 2 or 3 seeds): the sample bots and SNIPS with 10 to 200 per intent (70 to 1,400
      * examples), intent and slot F1 the same within the seeds' spread, in a sixth to a ninth
      * of the CPU time; SNIPS with 400 per intent (2,800) slot F1 1.6 lower, ATIS (4,478, one
@@ -99,7 +99,7 @@ enum {
      * the data has no lookup tables, tags slots and has fewer examples per intent than
      * SPARSE_ONLY_BELOW_SLOTS (the intent is then the sparse features'): a linear map that
      * has seen each movie name with one intent reads the name, not "i want to see".
-     * Measured (bench/RESULTS.md, "Few-shot", eighteenth pass; SNIPS, 10 seeds): intent
+     * Measured (bench/RESULTS.md#fewshot-18; SNIPS, 10 seeds): intent
      * 96.77 -> 97.03 at 50 per intent (up in 6 seeds, down in 1), 92.64 -> 92.80 at 10,
      * slot F1 -0.1 and +0.8. More examples per intent were not measured. */
     OWN_VALUE_VARIANTS = 4,

@@ -137,7 +137,7 @@ int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train
  * character n-grams outweighed the word and its neighbours; on more data, where the sparse maps
  * train beside the encoder from the first step, the heavier word features answer out of context
  * what the encoder reads in it (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and 50 per
- * intent +0.7 and +1.3 over 10; bench/RESULTS.md, "Few-shot", fifteenth and sixteenth passes). */
+ * intent +0.7 and +1.3 over 10; bench/RESULTS.md#fewshot-15 and #fewshot-16). */
 int train_word_norm_by_kind(int n_examples);
 
 /* The weight of the slot loss (loss = intent loss + weight * slot loss): `want` when it is

@@ -41,9 +41,9 @@ parley_status train_parse_device(const char *device, int *gpu);
 
 /* Checks the settings training and pretraining share (epochs, batch, lr, threads, warmup,
  * weight decay, dropout, clip, vocabulary size; max positions of a new model); `who` names
- * the loop in the message. With `sized`, epochs and batch 0 and a negative weight decay pass
- * (training sizes them to the data, nlu/train/defaults.h). Each loop checks its own settings
- * beside it. */
+ * the loop in the message. With `sized`, epochs, batch and weight decay PARLEY_AUTO pass
+ * (the recipe sizes them: nlu/train/recipe.h); lr PARLEY_AUTO passes either way. Each loop
+ * checks its own settings beside it. */
 parley_status train_check_common(const parley_train_params *p, const char *who, int sized);
 
 /* What a loop counts in one call for its progress reports (throughput, time to go, the
