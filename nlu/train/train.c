@@ -1084,64 +1084,26 @@ static parley_status open_device(run_state *r)
     return PARLEY_OK;
 }
 
-/* Held-out intent logits of the written examples by TRAIN_CROSSFIT_FOLDS-fold cross-fitting of the
- * sparse intent map (set and pp as the pre-fit's): *logits (n, NI) and *gold (n; -1 for the
- * variants, which are not scored), both the caller's to pl_free; *right of *scored examples
- * get their intent. */
-static parley_status crossfit(const run_state *r, const sparse_prefit_set *set,
-                              const sparse_prefit_params *pp, float **logits, int **gold,
-                              int *right, int *scored)
-{
-    const int n = set->n, NI = r->m->cfg.n_intents;
-    int *g = pl_malloc(((size_t)n + 1) * sizeof *g);
-    float *z = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *z);
-    parley_status st;
-    *right = *scored = 0;
-    if (!g || !z) {
-        st = pl_nomem("cross-fitting the sparse intent");
-        goto done;
-    }
-    for (int e = 0; e < n; e++)
-        g[e] = set->source[e] == e ? set->intent[e] : -1;
-    if ((st = train_sparse_crossfit(r->m, set, pp, TRAIN_CROSSFIT_FOLDS, z)) != PARLEY_OK)
-        goto done;
-    for (int e = 0; e < n; e++) {
-        const float *row = z + (size_t)e * (size_t)NI;
-        int best = 0;
-        for (int i = 1; i < NI; i++)
-            best = row[i] > row[best] ? i : best;
-        *scored += g[e] >= 0;
-        *right += g[e] >= 0 && best == g[e];
-    }
-done:
-    if (st != PARLEY_OK) {
-        pl_free(g);
-        pl_free(z);
-        g = NULL, z = NULL;
-    }
-    *logits = z;
-    *gold = g;
-    return st;
-}
-
 /* The intent temperature of a model whose intent is the sparse features' alone, without a
- * dev set: fitted on the held-out logits of cross-fitting (crossfit's outputs). */
-static void calibrate(run_state *r, const float *logits, const int *gold, int n)
-{
-    r->m->cfg.intent_temperature = train_fit_temperature(logits, gold, n, r->m->cfg.n_intents);
-}
-
-/* calibrate() on a fresh cross-fit of set with pp (the pre-fit's). */
+ * dev set: fitted on the held-out intent logits of the written examples by
+ * TRAIN_CROSSFIT_FOLDS-fold cross-fitting of the sparse intent map (set and pp as the
+ * pre-fit's; the variants are not scored). */
 static parley_status crossfit_temperature(run_state *r, const sparse_prefit_set *set,
                                           const sparse_prefit_params *pp)
 {
-    float *logits;
-    int *gold, right, scored;
-    parley_status st = crossfit(r, set, pp, &logits, &gold, &right, &scored);
-    if (st == PARLEY_OK)
-        calibrate(r, logits, gold, set->n);
-    pl_free(logits);
+    const int n = set->n, NI = r->m->cfg.n_intents;
+    int *gold = pl_malloc(((size_t)n + 1) * sizeof *gold);
+    float *logits = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *logits);
+    parley_status st = PARLEY_OK;
+    if (!gold || !logits)
+        st = pl_nomem("cross-fitting the sparse intent");
+    for (int e = 0; st == PARLEY_OK && e < n; e++)
+        gold[e] = set->source[e] == e ? set->intent[e] : -1;
+    if (st == PARLEY_OK &&
+        (st = train_sparse_crossfit(r->m, set, pp, TRAIN_CROSSFIT_FOLDS, logits)) == PARLEY_OK)
+        r->m->cfg.intent_temperature = train_fit_temperature(logits, gold, n, NI);
     pl_free(gold);
+    pl_free(logits);
     return st;
 }
 
