@@ -11,18 +11,10 @@
  * (seed, s) — so a run resumed at any step replays exactly what an uninterrupted run does,
  * given the same thread count (the math's reductions depend on it).
  *
- * The training state, OUT/train_state/:
- *   latest              the name of the current checkpoint directory, one line
- *   step-NNNNNNNNN/     config.json, model.safetensors, vocab.txt: the weights after step N
- *                       (a model directory in its own right); optim.safetensors: the AdamW
- *                       moments "adam_m" and "adam_v" (n_params each); state.json: the step,
- *                       the settings, the data fingerprints and the best dev score so far.
- * A checkpoint directory is written in full before `latest` is renamed to point to it,
- * then the older ones are removed, so a crash at any moment leaves a complete checkpoint
- * (or none yet) and the output directory's model as it was. A completed run also writes
+ * The training state, OUT/train_state/, is checkpoint.h's: a checkpoint after each epoch and
+ * at a stop, the run's recipe saved whole in it. A completed run also writes
  * OUT/training.json, the record of how the model was made (record.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -43,6 +35,7 @@
 #include "nlu/train/builtin.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/calibrate.h"
+#include "nlu/train/checkpoint.h"
 #include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/sparse_train.h"
@@ -58,12 +51,7 @@
 #include "sdk/base/files.h"
 #include "sdk/base/json.h"
 
-enum {
-    EVAL_CHUNK = 64, /* sequences per bert_forward when scoring */
-    STATE_VERSION = 2,
-    STATE_MAX_BYTES = 1 << 20,
-};
-static const char STATE_FORMAT[] = "parley-train-state";
+enum { EVAL_CHUNK = 64 }; /* sequences per bert_forward when scoring */
 
 parley_train_params parley_train_params_default(void)
 {
@@ -122,51 +110,6 @@ static uint64_t data_hash(const ds_dataset *ds)
             h = fnv1a_str(h, ds->tags[e->tags[w]]);
     }
     return h;
-}
-
-static parley_status path_join(char *buf, const char *dir, const char *name)
-{
-    if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
-    return PARLEY_OK;
-}
-
-/* Removes what `dir` holds except the entries named keep[0..n_keep), one level of
- * subdirectories deep (the training state has no deeper ones). Best effort: what cannot
- * be removed stays and is logged. */
-static void remove_entries(const char *dir, const char *const *keep, int n_keep, int depth)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char path[PATH_MAX];
-    if (!d)
-        return;
-    while ((de = readdir(d))) {
-        int skip = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
-        for (int k = 0; k < n_keep && !skip; k++)
-            skip = keep[k] && !strcmp(de->d_name, keep[k]);
-        if (skip || snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
-            continue;
-        struct stat sb;
-        if (depth > 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            remove_entries(path, NULL, 0, depth - 1);
-            if (rmdir(path) != 0)
-                pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
-        } else if (unlink(path) != 0) {
-            pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
-        }
-    }
-    closedir(d);
-}
-
-static parley_status write_file(const char *path, const char *text)
-{
-    pl_atomic a;
-    parley_status st = pl_atomic_begin(&a, path);
-    if (st == PARLEY_OK && (st = pl_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
-        st = pl_atomic_commit(&a);
-    pl_atomic_abort(&a);
-    return st;
 }
 
 /* ---- examples as labelled pieces ------------------------------------------------------- */
@@ -655,174 +598,46 @@ fail:
     return st;
 }
 
-/* ---- the training state ---------------------------------------------------------------- */
+/* ---- the training state (checkpoint.h) ------------------------------------------------ */
 
-static parley_status state_json(const run_state *r, char **out)
-{
-    char hex[2][20], *json = NULL;
-    cJSON *root = cJSON_CreateObject(), *best = NULL, *recipe = NULL;
-    if (train_recipe_json(&r->s, &json) == PARLEY_OK)
-        recipe = cJSON_Parse(json);
-    pl_free(json);
-    snprintf(hex[0], sizeof hex[0], "%016llx", (unsigned long long)r->train_hash);
-    snprintf(hex[1], sizeof hex[1], "%016llx", (unsigned long long)r->dev_hash);
-    int ok = root && cJSON_AddStringToObject(root, "format", STATE_FORMAT) &&
-             cJSON_AddNumberToObject(root, "version", STATE_VERSION) &&
-             cJSON_AddNumberToObject(root, "step", (double)r->step) &&
-             cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
-             cJSON_AddNumberToObject(root, "warmup_steps", (double)r->warmup) && recipe &&
-             cJSON_AddItemToObject(root, "recipe", recipe) &&
-             cJSON_AddStringToObject(root, "data", r->p->data) &&
-             cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
-             cJSON_AddStringToObject(root, "dev_hash", hex[1]);
-    if (ok && r->has_best) {
-        ok = (best = cJSON_AddObjectToObject(root, "best")) &&
-             cJSON_AddNumberToObject(best, "epoch", r->best_epoch) &&
-             cJSON_AddNumberToObject(best, "intent_accuracy", r->best.intent_accuracy) &&
-             cJSON_AddNumberToObject(best, "slot_f1", r->best.slot_f1) &&
-             cJSON_AddNumberToObject(best, "sentence_accuracy", r->best.sentence_accuracy);
-    }
-    if (recipe && !cJSON_GetObjectItemCaseSensitive(root, "recipe"))
-        cJSON_Delete(recipe); /* not attached */
-    char *text = ok ? cJSON_Print(root) : NULL, *copy = text ? pl_malloc(strlen(text) + 2) : NULL;
-    if (copy)
-        sprintf(copy, "%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(root);
-    *out = copy;
-    return copy ? PARLEY_OK : pl_nomem("writing the training state");
-}
-
-/* Writes checkpoint step-<step> and makes it the latest. */
+/* Saves checkpoint r->step. */
 static parley_status state_save(run_state *r)
 {
-    parley_status st;
-    char name[32], dir[PATH_MAX], path[PATH_MAX], *json = NULL;
-    pl_atomic a = { .fd = -1 };
-    size_t n = r->m->n_params;
-    sft_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m },
-                         { "adam_v", 1, { (int64_t)n }, r->adam_v } };
-    snprintf(name, sizeof name, "step-%09ld", r->step);
-    if ((st = pl_make_dir(r->p->out)) != PARLEY_OK ||
-        (st = pl_make_dir(r->state_dir)) != PARLEY_OK ||
-        (st = path_join(dir, r->state_dir, name)) != PARLEY_OK ||
-        (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
-        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
-        (st = pl_atomic_begin(&a, path)) != PARLEY_OK ||
-        (st = sft_write_f32(&a, t, 2)) != PARLEY_OK || (st = pl_atomic_commit(&a)) != PARLEY_OK ||
-        (st = state_json(r, &json)) != PARLEY_OK ||
-        (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
-        (st = write_file(path, json)) != PARLEY_OK)
-        goto fail;
-    /* The switch: until this rename the previous checkpoint stays the latest. */
-    snprintf(dir, sizeof dir, "%s\n", name);
-    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK ||
-        (st = write_file(path, dir)) != PARLEY_OK)
-        goto fail;
-    const char *keep[3] = { "latest", name, "best" };
-    remove_entries(r->state_dir, keep, 3, 1);
-    r->saved_step = r->step;
-fail:
-    pl_atomic_abort(&a);
-    pl_free(json);
-    return st == PARLEY_OK ? st : pl_wrap(st, "saving the training state");
+    const train_checkpoint c = { .step = r->step,
+                                 .steps = r->steps,
+                                 .warmup = r->warmup,
+                                 .recipe = r->s,
+                                 .data = r->p->data,
+                                 .data_hash = r->train_hash,
+                                 .dev_hash = r->dev_hash,
+                                 .has_best = r->has_best,
+                                 .best_epoch = r->best_epoch,
+                                 .best = r->best };
+    parley_status st = pl_make_dir(r->p->out);
+    if (st == PARLEY_OK &&
+        (st = train_checkpoint_save(r->state_dir, &c, r->m, r->adam_m, r->adam_v)) == PARLEY_OK)
+        r->saved_step = r->step;
+    return st;
 }
 
-static parley_status json_num(const cJSON *o, const char *key, const char *where, double lo,
-                              double hi, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or out of range", where, key);
-    *out = v->valuedouble;
-    return PARLEY_OK;
-}
-
-static parley_status json_hex(const cJSON *o, const char *key, const char *where, int base,
-                              uint64_t *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    char *end;
-    errno = 0;
-    unsigned long long x = cJSON_IsString(v) ? strtoull(v->valuestring, &end, base) : 0;
-    if (!cJSON_IsString(v) || errno || end == v->valuestring || *end)
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or not a number in a string",
-                       where, key);
-    *out = (uint64_t)x;
-    return PARLEY_OK;
-}
-
-/* Reads state.json of checkpoint dir into r (settings, step, best, fingerprints). */
+/* Reads checkpoint dir into r: its recipe, step, best and fingerprints. */
 static parley_status state_parse(run_state *r, const char *dir)
 {
-    parley_status st;
-    char path[PATH_MAX], *text = NULL;
-    size_t len;
-    cJSON *root = NULL;
-    double v[4];
-    if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
-        (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
-        (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
-        goto fail;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, STATE_FORMAT)) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: not a parley training state (\"format\")", path);
-        goto fail;
-    }
-    const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(root, "recipe");
-    char *recipe_text = cJSON_IsObject(recipe) ? cJSON_PrintUnformatted(recipe) : NULL;
-    if ((st = json_num(root, "version", path, STATE_VERSION, STATE_VERSION, &v[0])) != PARLEY_OK ||
-        (st = json_num(root, "step", path, 0, 1e15, &v[1])) != PARLEY_OK ||
-        (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[2])) != PARLEY_OK ||
-        (st = json_hex(root, "data_hash", path, 16, &r->state_hash[0])) != PARLEY_OK ||
-        (st = json_hex(root, "dev_hash", path, 16, &r->state_hash[1])) != PARLEY_OK ||
-        (st = recipe_text ? train_recipe_parse(recipe_text, path, &r->s)
-                          : pl_fail(PARLEY_ERR_FORMAT, "%s: no \"recipe\"", path)) != PARLEY_OK) {
-        cJSON_free(recipe_text);
-        goto fail;
-    }
-    cJSON_free(recipe_text);
-    r->step = (long)v[1];
-    r->warmup = (long)v[2];
-    const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
-    if (best) {
-        if ((st = json_num(best, "epoch", path, 1, INT_MAX, &v[0])) != PARLEY_OK ||
-            (st = json_num(best, "intent_accuracy", path, 0, 1, &r->best.intent_accuracy)) !=
-                    PARLEY_OK ||
-            (st = json_num(best, "slot_f1", path, 0, 1, &r->best.slot_f1)) != PARLEY_OK ||
-            (st = json_num(best, "sentence_accuracy", path, 0, 1, &r->best.sentence_accuracy)) !=
-                    PARLEY_OK)
-            goto fail;
-        r->has_best = 1;
-        r->best_epoch = (int)v[0];
-    }
-fail:
-    cJSON_Delete(root);
-    pl_free(text);
-    return st;
-}
-
-/* The directory of the latest checkpoint, from OUT/train_state/latest. */
-static parley_status state_latest(const run_state *r, char *dir)
-{
-    parley_status st;
-    char path[PATH_MAX], *text = NULL;
-    size_t len;
-    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK)
+    train_checkpoint c = { 0 };
+    parley_status st = train_checkpoint_read(dir, &c);
+    if (st != PARLEY_OK) {
+        train_recipe_clear(&c.recipe);
         return st;
-    if (access(path, F_OK) != 0)
-        return pl_fail(PARLEY_ERR_NOT_FOUND,
-                       "%s: no training state to resume (is this the --out of a stopped run?)",
-                       path);
-    if ((st = pl_read_file(path, 256, &text, &len)) != PARLEY_OK)
-        return st;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-        text[--len] = '\0';
-    if (strncmp(text, "step-", 5) || strchr(text, '/') ||
-        (st = path_join(dir, r->state_dir, text)) != PARLEY_OK)
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" does not name a checkpoint", path, text);
-    pl_free(text);
-    return st;
+    }
+    r->s = c.recipe;
+    r->step = c.step;
+    r->warmup = c.warmup;
+    r->state_hash[0] = c.data_hash;
+    r->state_hash[1] = c.dev_hash;
+    r->has_best = c.has_best;
+    r->best_epoch = c.best_epoch;
+    r->best = c.best;
+    return PARLEY_OK;
 }
 
 /* Checks the data against checkpoint dir's fingerprints (state_parse read them) and loads
@@ -840,31 +655,6 @@ static parley_status state_load(run_state *r, const char *dir)
         return pl_fail(PARLEY_ERR_CONFIG,
                        "--resume: %s: the model's labels are not the training set's", dir);
     return PARLEY_OK;
-}
-
-static parley_status state_load_moments(run_state *r, const char *dir)
-{
-    parley_status st;
-    char path[PATH_MAX];
-    sft_file *f = NULL;
-    float *dst[2] = { r->adam_m, r->adam_v };
-    const char *names[2] = { "adam_m", "adam_v" };
-    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
-        (st = sft_open(path, &f)) != PARLEY_OK)
-        goto fail;
-    for (int i = 0; i < 2; i++) {
-        const sft_tensor *t = sft_find(f, names[i]);
-        if (!t || t->ndim != 1 || t->shape[0] != (int64_t)r->m->n_params) {
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing or not of shape [%zu]",
-                         path, names[i], r->m->n_params);
-            goto fail;
-        }
-        if ((st = sft_read_f32(f, t, dst[i])) != PARLEY_OK)
-            goto fail;
-    }
-fail:
-    sft_close(f);
-    return st == PARLEY_OK ? st : pl_wrap(st, "--resume");
 }
 
 /* ---- the loop -------------------------------------------------------------------------- */
@@ -937,7 +727,7 @@ static parley_status publish(run_state *r, const parley_train_result *res)
     if (lstat(r->best_dir, &sb) != 0) {
         if (res->stopped)
             return PARLEY_OK;
-        remove_entries(r->state_dir, NULL, 0, 1);
+        train_remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
         return train_record_write(r->rec, r->p->out, res);
     }
@@ -947,7 +737,7 @@ static parley_status publish(run_state *r, const parley_train_result *res)
     if (rename(r->best_dir, staged) != 0)
         return pl_errno_fail(staged, "move the best epoch's model to");
     if (res->stopped) {
-        if ((st = path_join(path, staged, "train_state")) != PARLEY_OK)
+        if ((st = train_path_join(path, staged, "train_state")) != PARLEY_OK)
             return st;
         if (rename(r->state_dir, path) != 0)
             return pl_errno_fail(path, "move the training state to");
@@ -1254,10 +1044,10 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (r->train->n_examples == 0)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: no training examples", p->data);
-    if ((st = path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK ||
-        (st = path_join(r->best_dir, r->state_dir, "best")) != PARLEY_OK)
+    if ((st = train_path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK ||
+        (st = train_path_join(r->best_dir, r->state_dir, "best")) != PARLEY_OK)
         return st;
-    if (p->resume && (st = state_latest(r, dir)) != PARLEY_OK)
+    if (p->resume && (st = train_checkpoint_latest(r->state_dir, dir)) != PARLEY_OK)
         return pl_wrap(st, "--resume");
     if ((st = recipe_and_data(r, dir)) != PARLEY_OK)
         return st;
@@ -1272,7 +1062,7 @@ static parley_status run_prepare(run_state *r)
             (st = pl_make_dirs(p->out)) != PARLEY_OK)
             return st;
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
-        remove_entries(r->state_dir, NULL, 0, 1);
+        train_remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
         if ((st = new_model(r)) != PARLEY_OK)
             return st;
@@ -1312,7 +1102,8 @@ static parley_status run_prepare(run_state *r)
         return st;
     if (r->s.intent_slot_tags && (st = intent_slot_tags(r)) != PARLEY_OK)
         return st;
-    if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
+    if (p->resume &&
+        (st = train_checkpoint_moments(dir, r->m->n_params, r->adam_m, r->adam_v)) != PARLEY_OK)
         return st;
     if ((st = open_device(r)) != PARLEY_OK)
         return st;

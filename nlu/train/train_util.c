@@ -1,14 +1,19 @@
 /* train_util.c — the shared pieces of the training loops (see train_util.h). */
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/train_util.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 double train_now_s(void)
 {
@@ -161,4 +166,46 @@ void train_meter_report(const train_meter *m, parley_train_event ev, long step, 
     pr->loss = m->loss_steps ? (float)(m->loss_sum / (double)m->loss_steps) : 0.0f;
     pr->examples_per_s = train_meter_rate(m);
     pr->eta_s = m->steps_done ? m->t_train / (double)m->steps_done * (double)(steps - step) : 0;
+}
+
+parley_status train_path_join(char *buf, const char *dir, const char *name)
+{
+    if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
+    return PARLEY_OK;
+}
+
+void train_remove_entries(const char *dir, const char *const *keep, int n_keep, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[PATH_MAX];
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        int skip = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+        for (int k = 0; k < n_keep && !skip; k++)
+            skip = keep[k] && !strcmp(de->d_name, keep[k]);
+        if (skip || snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
+            continue;
+        struct stat sb;
+        if (depth > 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            train_remove_entries(path, NULL, 0, depth - 1);
+            if (rmdir(path) != 0)
+                pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
+        } else if (unlink(path) != 0) {
+            pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
+        }
+    }
+    closedir(d);
+}
+
+parley_status train_write_file(const char *path, const char *text)
+{
+    pl_atomic a;
+    parley_status st = pl_atomic_begin(&a, path);
+    if (st == PARLEY_OK && (st = pl_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
+        st = pl_atomic_commit(&a);
+    pl_atomic_abort(&a);
+    return st;
 }

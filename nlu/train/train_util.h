@@ -72,4 +72,15 @@ bert_config train_config_of(const parley_train_shape *s);
 /* The shape of configuration c. */
 parley_train_shape train_shape_of(const bert_config *c);
 
+/* dir/name into buf (PATH_MAX bytes); INVALID_ARG when it does not fit. */
+parley_status train_path_join(char *buf, const char *dir, const char *name);
+
+/* Removes what `dir` holds except the entries named keep[0..n_keep), `depth` levels of
+ * subdirectories deep (the training state has one). Best effort: what cannot be removed
+ * stays and is logged. */
+void train_remove_entries(const char *dir, const char *const *keep, int n_keep, int depth);
+
+/* Writes text to path atomically (pl_atomic). */
+parley_status train_write_file(const char *path, const char *text);
+
 #endif
