@@ -1,10 +1,9 @@
 /* background.c — background sentences added to a small training set as its out-of-scope
  * intent (background.h): where they are found, how many, and adding them.
  *
- * The count, 300, was chosen among 100, 300 and 1,000 in bench/RESULTS.md (few-shot, tenth
- * pass): fewer cover too few topics to catch much, more take the bot's own sentences too
- * (the few-examples course weighs the intent as the median intent all the same,
- * defaults.h).
+ * The count, 300, was chosen among 100, 300 and 1,000 (bench/RESULTS.md#fewshot-10): fewer cover
+ * too few topics to catch much, more take the bot's own sentences too (the few-examples course
+ * weighs the intent as the median intent all the same, defaults.h).
  */
 #include <string.h>
 

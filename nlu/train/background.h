@@ -11,8 +11,8 @@
  * every word tagged O and every label out_of_scope, into background/ beside the default
  * encoder. They teach the intent only: their words carry no slot annotation (a sentence of
  * general English may hold "a large house" or "roast chicken", words a bot's tables list),
- * so the trainer scores no tag of theirs (ds_example.untagged). bench/RESULTS.md (few-shot,
- * tenth and eleventh passes) has what they change.
+ * so the trainer scores no tag of theirs (ds_example.untagged). bench/RESULTS.md#fewshot-10
+ * and #fewshot-11 have what they change.
  */
 #ifndef NLU_TRAIN_BACKGROUND_H
 #define NLU_TRAIN_BACKGROUND_H

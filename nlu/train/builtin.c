@@ -1,7 +1,7 @@
 /* builtin.c — the built-in replies of the conventional intents (builtin.h).
  *
  * Each list holds replies that answer on their own, whatever the bot: no domain words. They
- * were written for parley; bench/RESULTS.md (few-shot, thirteenth pass) scores them on the
+ * were written for parley; bench/RESULTS.md#fewshot-13 scores them on the
  * sample bots' test sentences, those the lists hold and those they do not. There is no list
  * for cancel: what it cancels, and whether "stop" is one, is each bot's own (a list with
  * "never mind", "scratch that" and "stop", tried, was no better on the sentences the lists
@@ -40,9 +40,9 @@ static const struct {
       "thanks a million|appreciate the help|thanks for your help|thanks again" },
 };
 
-int train_builtin_on(const char *want, int n_examples)
+int train_builtin_on(parley_switch want, int n_examples)
 {
-    return want ? strcmp(want, "off") != 0 : train_few_written(n_examples);
+    return want != PARLEY_SWITCH_AUTO ? want == PARLEY_SWITCH_ON : train_few_written(n_examples);
 }
 
 /* Adds reply[0..len) (words split at single spaces) to ds as an untagged example of

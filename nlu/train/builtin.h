@@ -7,7 +7,7 @@
  * thank_you), the trainer adds a list of such replies, written for parley, as more
  * examples of it, the way an assistant platform's built-in yes / no / stop intents come with
  * their utterances. They teach the intent only (ds_example.untagged, as the background
- * sentences): a reply holds no slot value. bench/RESULTS.md (few-shot, thirteenth pass) has
+ * sentences): a reply holds no slot value. bench/RESULTS.md#fewshot-13 has
  * what they change.
  */
 #ifndef NLU_TRAIN_BUILTIN_H
@@ -16,10 +16,10 @@
 #include "nlu/data/dataset.h"
 #include "nlu/train/defaults.h"
 
-/* Whether a run on n_examples written examples adds them: `want` (--builtin) "on" or "off"
- * decides; NULL: where the data has under 2,000 examples (as the background sentences: more
+/* Whether a run on n_examples written examples adds them: `want` (--builtin) ON or OFF
+ * decides; AUTO: where the data has under 2,000 examples (as the background sentences: more
  * data shows its own replies). */
-int train_builtin_on(const char *want, int n_examples);
+int train_builtin_on(parley_switch want, int n_examples);
 
 /* Adds to ds (finished) the built-in replies of each conventional intent it has, as examples
  * of it marked untagged; a reply whose text ds already has is skipped. *added receives how

@@ -20,13 +20,13 @@ enum {
     TARGET_STEPS = 1200, /* optimizer steps the epochs aim at */
     MIN_EPOCHS = 20,     /* big data: as many passes as the full SNIPS/ATIS runs measured */
     /* The same for a model without sparse features, whose encoder learns every word alone.
-     * Measured (bench/RESULTS.md, "Few-shot", nineteenth pass; dev, 4 seeds, same build):
+     * Measured (bench/RESULTS.md#fewshot-19; dev, 4 seeds, same build):
      * full SNIPS, still improving at its 20th epoch, gains slot F1 +0.7 and sentence +1.3
      * from 30 (up in every seed), its intent the same (+0.03). */
     MIN_EPOCHS_DENSE = 30,
     /* Masked-LM passes over the training text before a new model without sparse features
      * learns its labels, on the CPU; it then fine-tunes at OWN_PRETRAINED_LR for MIN_EPOCHS.
-     * Measured (bench/RESULTS.md, "Few-shot", twentieth pass; full SNIPS, dev, 4 seeds,
+     * Measured (bench/RESULTS.md#fewshot-20; full SNIPS, dev, 4 seeds,
      * against 30 epochs from random weights): see there. */
     PRETRAIN_OWN_EPOCHS = 20,
     MAX_EPOCHS = 80,  /* tiny data: passes beyond this only memorize */
@@ -51,7 +51,7 @@ enum {
      * encoder from the first step instead of being fitted alone first, and the intents keep
      * the data's proportions instead of being weighted to the median; an intent that is the
      * sparse features' alone is always fitted first (the pre-fit is its training). Measured
-     * (bench/RESULTS.md, "Few-shot", third pass; 1 to 3 seeds): fitted first is ahead on the
+     * (bench/RESULTS.md#fewshot-3; 1 to 3 seeds): fitted first is ahead on the
      * pizza bot (750 with its variants: slot F1 98.4 against 89.6) and on SNIPS 200 and 400
      * per intent (1,400 and 2,800: slot F1 +2.7 and +1.9), behind on ATIS (4,478, dev: intent
      * 94.4 against 97.8, slot F1 94.1 against 96.4) and full SNIPS (13,084: slot F1 86.7
@@ -63,7 +63,7 @@ enum {
      * its examples are few (below FEW_EXAMPLES_BELOW), the sparse features take the intent
      * alone anyway when, cross-fitted on the written examples, they get at least this share
      * of them (percent): then the encoder is better spent on the slots alone. Measured
-     * (bench/RESULTS.md, "Few-shot", eighth pass; 3 seeds): SNIPS with 100 and 200 per
+     * (bench/RESULTS.md#fewshot-8; 3 seeds): SNIPS with 100 and 200 per
      * intent, where the sparse features get 96.4-97.9%, intent +0.2 / +0.3 and slot F1
      * +7.8 / +6.3 with the intent theirs alone; the pizza bot, where they get 80%, 2.6 points
      * of intent lower (its orders and answers share their words and differ in word order);
@@ -73,14 +73,14 @@ enum {
     /* The same where the count gave the intent to the sparse features of a model that starts
      * from a pretrained encoder and would get background sentences with the encoder's intent
      * (background.h): under this share the encoder reads it, and the bot learns where its
-     * intents end. Measured (bench/RESULTS.md, "Few-shot", eleventh pass): the starter bot
+     * intents end. Measured (bench/RESULTS.md#fewshot-11): the starter bot
      * (68%) keeps its in-scope accuracy and catches three times the out-of-scope requests
      * with the encoder; SNIPS with 5 and 10 per intent (77-91%) keeps the sparse features,
      * as with the encoder and background it would lose 19 and 7 points. */
     SPARSE_INTENT_ENOUGH_FEW = 72,
     /* Written examples (before lookup variants) below which a new model is the small shape
      * (2 layers of 128) instead of BERT-mini's (4 of 256): from scratch, on so few examples,
-     * the bigger encoder learns no more. Measured (bench/RESULTS.md, "Few-shot", eighth pass;
+     * the bigger encoder learns no more. Measured (bench/RESULTS.md#fewshot-8;
      * 2 or 3 seeds): the sample bots and SNIPS with 10 to 200 per intent (70 to 1,400
      * examples), intent and slot F1 the same within the seeds' spread, in a sixth to a ninth
      * of the CPU time; SNIPS with 400 per intent (2,800) slot F1 1.6 lower, ATIS (4,478, one
@@ -99,7 +99,7 @@ enum {
      * the data has no lookup tables, tags slots and has fewer examples per intent than
      * SPARSE_ONLY_BELOW_SLOTS (the intent is then the sparse features'): a linear map that
      * has seen each movie name with one intent reads the name, not "i want to see".
-     * Measured (bench/RESULTS.md, "Few-shot", eighteenth pass; SNIPS, 10 seeds): intent
+     * Measured (bench/RESULTS.md#fewshot-18; SNIPS, 10 seeds): intent
      * 96.77 -> 97.03 at 50 per intent (up in 6 seeds, down in 1), 92.64 -> 92.80 at 10,
      * slot F1 -0.1 and +0.8. More examples per intent were not measured. */
     OWN_VALUE_VARIANTS = 4,
@@ -115,17 +115,34 @@ static int cmp_int(const void *a, const void *b)
 
 void train_note(train_notes *n, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, again;
+    if (!n || n->failed)
+        return;
     va_start(ap, fmt);
-    if (n && n->len < sizeof n->text) {
-        int w = vsnprintf(n->text + n->len, sizeof n->text - n->len, fmt, ap);
-        n->len += w > 0 ? (size_t)w : 0;
-        if (n->len < sizeof n->text - 1) {
-            n->text[n->len++] = '\n';
-            n->text[n->len] = 0;
-        }
+    va_copy(again, ap);
+    const int w = vsnprintf(NULL, 0, fmt, ap);
+    const size_t need = n->len + (w > 0 ? (size_t)w : 0) + 2;
+    if (w >= 0 && need > n->cap) {
+        char *grown = pl_realloc(n->text, need * 2);
+        n->failed = !grown;
+        n->text = grown ? grown : n->text;
+        n->cap = grown ? need * 2 : n->cap;
     }
+    if (w >= 0 && !n->failed) {
+        vsnprintf(n->text + n->len, n->cap - n->len, fmt, again);
+        n->len += (size_t)w;
+        n->text[n->len++] = '\n';
+        n->text[n->len] = 0;
+    }
+    n->failed |= w < 0;
+    va_end(again);
     va_end(ap);
+}
+
+void train_notes_clear(train_notes *n)
+{
+    pl_free(n->text);
+    *n = (train_notes){ 0 };
 }
 
 train_sizes train_sizes_of(const parley_train_params *p)
@@ -326,11 +343,11 @@ static void note_per_intent(train_notes *notes, const char *choice, double per, 
                per, per < bound ? "under" : "at least", bound, why);
 }
 
-int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
+int train_intent_sparse_only(int n, int n_intents, int tags_slots, parley_switch want,
                              train_notes *notes)
 {
-    if (want)
-        return !strcmp(want, "off");
+    if (want != PARLEY_SWITCH_AUTO)
+        return want == PARLEY_SWITCH_OFF;
     const double per = per_intent(n, n_intents);
     const int below = tags_slots ? SPARSE_ONLY_BELOW_SLOTS : SPARSE_ONLY_BELOW;
     const int only = per < below;
@@ -339,12 +356,12 @@ int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *w
     return only;
 }
 
-int train_sparse_on(int n, int n_intents, int tables, const char *want, const char *intent_encoder,
-                    train_notes *notes)
+int train_sparse_on(int n, int n_intents, int tables, parley_switch want,
+                    parley_switch intent_encoder, train_notes *notes)
 {
-    if (want)
-        return strcmp(want, "off") != 0;
-    if (intent_encoder && !strcmp(intent_encoder, "off"))
+    if (want != PARLEY_SWITCH_AUTO)
+        return want == PARLEY_SWITCH_ON;
+    if (intent_encoder == PARLEY_SWITCH_OFF)
         return 1; /* the intent asked of them */
     if (tables) {
         train_note(notes, "sparse features on: the data has lookup tables or regexes, which "
@@ -358,9 +375,9 @@ int train_sparse_on(int n, int n_intents, int tables, const char *want, const ch
     return on;
 }
 
-int train_check_sparse_intent(int n_train, int tags_slots, const char *want)
+int train_check_sparse_intent(int n_examples, int tags_slots, parley_switch want)
 {
-    return !want && tags_slots && n_train < FEW_EXAMPLES_BELOW;
+    return want == PARLEY_SWITCH_AUTO && tags_slots && n_examples < FEW_EXAMPLES_BELOW;
 }
 
 int train_intent_sparse_enough(int right, int scored, int by_count, train_notes *notes)
@@ -379,18 +396,19 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
     return enough;
 }
 
-int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes)
+int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train_notes *notes)
 {
     if (intent_sparse_only) {
         train_note(notes,
                    "few examples: the intent is the sparse features' alone, so they are "
                    "fitted alone first%s and the intents weighted to the median",
-                   train_word_norm_by_kind(n_train) ? ", their word rows normalized by kind," : "");
+                   train_word_norm_by_kind(n_examples) ? ", their word rows normalized by kind,"
+                                                       : "");
         return 1;
     }
-    const int few = n_train < FEW_EXAMPLES_BELOW;
-    train_note(notes, "%s examples: %d (lookup variants included), %s %d: %s%s",
-               few ? "few" : "many", n_train, few ? "under" : "at least", FEW_EXAMPLES_BELOW,
+    const int few = n_examples < FEW_EXAMPLES_BELOW;
+    train_note(notes, "%s examples: %d written, %s %d: %s%s", few ? "few" : "many", n_examples,
+               few ? "under" : "at least", FEW_EXAMPLES_BELOW,
                !sparse ? ""
                : few   ? "the sparse features are fitted alone first, their word rows "
                          "normalized by kind, and "
@@ -400,9 +418,9 @@ int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_no
     return few;
 }
 
-int train_word_norm_by_kind(int n_train)
+int train_word_norm_by_kind(int n_examples)
 {
-    return n_train < FEW_EXAMPLES_BELOW;
+    return n_examples < FEW_EXAMPLES_BELOW;
 }
 
 float train_slot_weight(float want, int sparse_intent_with_slots, double words_per_example,

@@ -1,9 +1,8 @@
 /* defaults.h — training settings sized to the data: what `parley train --data nlu.yaml` uses
  * for every setting it is not given (parley/train.h: epochs or batch 0, lr 0, augment or
  * weight_decay negative), chosen from the number of examples and intents, each choice with
- * a line saying why. Sizing happens in two steps because the epochs depend on the number
- * of lookup variants, which depends on the augmentation chosen first. The rules and the
- * measurements behind them are in defaults.c; what is trained is train.c's.
+ * a line saying why. These are the rules' arithmetic; which rule applies to which count, and
+ * in which order, is the recipe's (recipe.h); what is trained is train.c's.
  */
 #ifndef NLU_TRAIN_DEFAULTS_H
 #define NLU_TRAIN_DEFAULTS_H
@@ -19,15 +18,24 @@ typedef struct train_sizes {
     float lr, weight_decay;
 } train_sizes;
 
-/* What was chosen, one line per choice ("epochs 80: ..."), NUL-terminated. The functions
- * below take NULL for no notes. */
+/* What was chosen, one line per choice ("epochs 80: ..."), NUL-terminated, as long as it
+ * takes (text NULL until the first line; train_notes_clear frees it). An allocation failure
+ * sticks in `failed`. The functions below take NULL for no notes. */
 typedef struct train_notes {
-    char text[2048];
-    size_t len;
+    char *text;
+    size_t len, cap;
+    int failed;
 } train_notes;
 
 /* Adds a line (printf-style, no newline) to n; NULL is a no-op. */
 void train_note(train_notes *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void train_notes_clear(train_notes *n);
+
+/* Examples per step of the sparse pre-fit and of its cross-fitting; the folds of the
+ * cross-fitting (the probe's, and the temperature's without dev data); the salt of their
+ * seed. */
+enum { TRAIN_PREFIT_BATCH = 32, TRAIN_CROSSFIT_FOLDS = 3 };
+#define TRAIN_PREFIT_SALT 0x505245464954ull
 
 /* p's values, sentinels included. */
 train_sizes train_sizes_of(const parley_train_params *p);
@@ -87,26 +95,25 @@ parley_status train_class_weights(const int *intent, int n, int n_intents, float
                                   train_notes *notes);
 
 /* Whether the intent is left to the sparse features alone (bert_config.intent_sparse_only):
- * `want` "on" or "off" decides; NULL sizes it from the examples per intent (n / n_intents,
+ * `want` ON or OFF decides; AUTO sizes it from the examples per intent (n / n_intents,
  * lookup variants included: to the encoder they are examples too): below 150, or below 60
  * when the data tags slots (tags_slots nonzero). */
-int train_intent_sparse_only(int n, int n_intents, int tags_slots, const char *want,
+int train_intent_sparse_only(int n, int n_intents, int tags_slots, parley_switch want,
                              train_notes *notes);
 
-/* Whether a new model has sparse features: `want` ("on" or "off", --sparse) decides; else
- * they are on when `intent_encoder` (--intent-encoder) is "off" (the intent is asked of
+/* Whether a new model has sparse features: `want` (--sparse ON or OFF) decides; else
+ * they are on when `intent_encoder` (--intent-encoder) is OFF (the intent is asked of
  * them) or the data has lookup tables or regexes (`tables` nonzero: these reach the model
  * only through them), and otherwise below 1,000 examples per intent (n / n_intents, lookup
  * variants included), where they were measured to help; from there the encoder alone does
  * as well. */
-int train_sparse_on(int n, int n_intents, int tables, const char *want, const char *intent_encoder,
-                    train_notes *notes);
+int train_sparse_on(int n, int n_intents, int tables, parley_switch want,
+                    parley_switch intent_encoder, train_notes *notes);
 
 /* Whether to measure the sparse features' intent (train_intent_sparse_enough) where
- * train_intent_sparse_only gave the intent to the encoder: `want` (--intent-encoder) is NULL,
- * the data tags slots and n_train (lookup variants included) is below the few-examples
- * course's bound. */
-int train_check_sparse_intent(int n_train, int tags_slots, const char *want);
+ * train_intent_sparse_only gave the intent to the encoder: `want` (--intent-encoder) is AUTO,
+ * the data tags slots and n_examples (as written) is below the few-examples course's bound. */
+int train_check_sparse_intent(int n_examples, int tags_slots, parley_switch want);
 
 /* Whether the intent is the sparse features' alone after all, from the written examples
  * whose intent their cross-fitted logits get (right of scored). by_count: whether
@@ -119,20 +126,19 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
 /* Whether training takes the few-examples course: the sparse maps fitted alone before the
  * joint training (sparse_train.h, train_sparse_prefit) and the intents weighted to the
  * median (train_class_weights). Always when the intent is the sparse features' alone;
- * otherwise below a number of examples (n_train, lookup variants included). sparse: whether
+ * otherwise below a number of examples (n_examples, as written). sparse: whether
  * the model has sparse features (the note names them only then). On more data
  * the encoder learns what the sparse features fitted alone would answer out of context, and
  * the intents' proportions in the data are worth keeping. */
-int train_few_examples(int n_train, int intent_sparse_only, int sparse, train_notes *notes);
+int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train_notes *notes);
 
-/* Whether a featurizer learned from n_train examples (lookup variants, copies and background
- * sentences included) normalizes its word rows by kind (nlu/sparse.h): below the count that
- * takes the few-examples course. There a word's dozen character n-grams outweighed the word
- * and its neighbours; on more data, where the sparse maps train beside the encoder from the
- * first step, the heavier word features answer out of context what the encoder reads in it
- * (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and 50 per intent +0.7 and +1.3
- * over 10; bench/RESULTS.md, "Few-shot", fifteenth and sixteenth passes). */
-int train_word_norm_by_kind(int n_train);
+/* Whether a featurizer for data of n_examples examples (as written) normalizes its word rows by
+ * kind (nlu/sparse.h): below the count that takes the few-examples course. There a word's dozen
+ * character n-grams outweighed the word and its neighbours; on more data, where the sparse maps
+ * train beside the encoder from the first step, the heavier word features answer out of context
+ * what the encoder reads in it (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and 50 per
+ * intent +0.7 and +1.3 over 10; bench/RESULTS.md#fewshot-15 and #fewshot-16). */
+int train_word_norm_by_kind(int n_examples);
 
 /* The weight of the slot loss (loss = intent loss + weight * slot loss): `want` when it is
  * not negative; else 1, or, when the intent is the sparse features' alone and the data tags

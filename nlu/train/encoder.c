@@ -3,8 +3,8 @@
  *
  * tools/encoder.sh builds it once (WordNet's example sentences, `parley pretrain` at the small
  * shape) into the cache folder below; nothing is shipped in the repository. Where it is not
- * built, a new model starts from random weights as before. The measurements behind it are in
- * bench/RESULTS.md (few-shot, ninth pass).
+ * built, a new model starts from random weights. The measurements behind it are in
+ * bench/RESULTS.md#fewshot-9.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -102,6 +102,13 @@ static parley_status data_json(const char *path, const char *const *parts, cJSON
     return PARLEY_OK;
 }
 
+/* An auto/on/off choice as the record keeps it and `parley train` reads it: "" (auto), "on"
+ * or "off". */
+static const char *switch_word(parley_switch v)
+{
+    return v == PARLEY_SWITCH_ON ? "on" : v == PARLEY_SWITCH_OFF ? "off" : "";
+}
+
 /* The settings that change the weights, as the record keeps them. */
 static cJSON *options_json(const parley_train_params *p)
 {
@@ -133,10 +140,9 @@ static cJSON *options_json(const parley_train_params *p)
     };
     int ok = o && cJSON_AddStringToObject(o, "vocab", p->vocab ? p->vocab : "") &&
              cJSON_AddStringToObject(o, "init", p->init ? p->init : "") &&
-             cJSON_AddStringToObject(o, "builtin", p->builtin ? p->builtin : "") &&
-             cJSON_AddStringToObject(o, "sparse", p->sparse ? p->sparse : "") &&
-             cJSON_AddStringToObject(o, "intent_encoder",
-                                     p->intent_encoder ? p->intent_encoder : "");
+             cJSON_AddStringToObject(o, "builtin", switch_word(p->builtin)) &&
+             cJSON_AddStringToObject(o, "sparse", switch_word(p->sparse)) &&
+             cJSON_AddStringToObject(o, "intent_encoder", switch_word(p->intent_encoder));
     for (size_t i = 0; ok && i < sizeof nums / sizeof nums[0]; i++)
         ok = cJSON_AddNumberToObject(o, nums[i].name, nums[i].v) != NULL;
     if (!ok) {
@@ -206,6 +212,16 @@ parley_status train_record_open(const parley_train_params *p, int n_examples, tr
         return pl_nomem("the training record");
     }
     *out = r;
+    return PARLEY_OK;
+}
+
+parley_status train_record_recipe(train_record *r, const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+    if (!o || !cJSON_AddItemToObject(r->root, "recipe", o)) {
+        cJSON_Delete(o);
+        return pl_nomem("the record's recipe");
+    }
     return PARLEY_OK;
 }
 

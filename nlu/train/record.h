@@ -16,6 +16,8 @@ typedef struct train_record train_record;
  * not counted): the checksums of the data and of the model it starts from (train_start_dir)
  * are taken now. On success *out is owned by the caller (train_record_free). */
 parley_status train_record_open(const parley_train_params *p, int n_examples, train_record **out);
+/* Adds the run's recipe (train_recipe_json's text) as "recipe". */
+parley_status train_record_recipe(train_record *r, const char *json);
 /* Adds an epoch (a PARLEY_TRAIN_EPOCH progress). Out of memory only loses the line. */
 void train_record_epoch(train_record *r, const parley_train_progress *pr);
 /* Writes DIR/training.json atomically for the run that ended with res; dir is OUT, or the

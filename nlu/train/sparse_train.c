@@ -18,7 +18,7 @@ static const float SGD_MOMENTUM = 0.9f;
 /* A featurizer learned from ds, its word rows normalized by kind where the examples are
  * few, its lookup values matched within a typing slip (NULL in *out when it has no feature
  * at all). */
-static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
+static parley_status learn(const ds_dataset *ds, int word_norm_by_kind, sf_featurizer **out)
 {
     parley_status st = PARLEY_OK;
     const char **texts = pl_malloc(((size_t)ds->n_examples + 1) * sizeof *texts);
@@ -40,7 +40,7 @@ static parley_status learn(const ds_dataset *ds, sf_featurizer **out)
                           .lookups = tables,
                           .n_regexes = ds->n_regexes,
                           .regexes = tables + ds->n_lookups,
-                          .word_norm_by_kind = train_word_norm_by_kind(ds->n_examples),
+                          .word_norm_by_kind = word_norm_by_kind,
                           .lookup_slips = 1 };
     if ((st = sf_build(texts, ds->n_examples, &p, out)) != PARLEY_OK) {
         pl_wrap(st, "%s: learning the sparse features", ds->source);
@@ -56,7 +56,8 @@ done:
     return st;
 }
 
-parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on)
+parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on,
+                                 int word_norm_by_kind)
 {
     parley_status st;
     sf_featurizer *sf = NULL;
@@ -64,7 +65,7 @@ parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on)
     bert_model *old = *m, *fresh = NULL;
     if (!on && !old->cfg.sparse_sent && !old->cfg.sparse_word)
         return PARLEY_OK;
-    if (on && (st = learn(ds, &sf)) != PARLEY_OK)
+    if (on && (st = learn(ds, word_norm_by_kind, &sf)) != PARLEY_OK)
         return st;
     if ((st = bert_config_copy(&cfg, &old->cfg)) != PARLEY_OK)
         goto fail;
@@ -251,10 +252,10 @@ done:
     return st;
 }
 
-parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
-                                    const sparse_prefit_params *p, int folds, float *logits)
+/* train_sparse_crossfit for the intent map of config c (its n_intents and sparse_sent). */
+static parley_status crossfit(const bert_config *c, const sparse_prefit_set *set,
+                              const sparse_prefit_params *p, int folds, float *logits)
 {
-    const bert_config *c = &m->cfg;
     const int NI = c->n_intents, n = set->n;
     const size_t n_u = (size_t)NI * (size_t)c->sparse_sent;
     int *fold = pl_malloc(((size_t)n + 1) * sizeof *fold),
@@ -297,5 +298,65 @@ done:
     pl_free(subset);
     pl_free(u);
     pl_free(share);
+    return st;
+}
+
+parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
+                                    const sparse_prefit_params *p, int folds, float *logits)
+{
+    return crossfit(&m->cfg, set, p, folds, logits);
+}
+
+parley_status train_sparse_probe(const ds_dataset *ds, int word_norm_by_kind, int crossfit_written,
+                                 const sparse_prefit_params *p, int folds, int *right, int *scored)
+{
+    const int n = ds->n_examples, NI = ds->n_intents;
+    sf_featurizer *sf = NULL;
+    bert_sparse_batch rows = { 0 };
+    sf_rows words = { 0 };
+    int n_words, *source = pl_malloc(((size_t)n + 1) * sizeof *source),
+                 *intent = pl_malloc(((size_t)n + 1) * sizeof *intent);
+    size_t *off = pl_calloc((size_t)n + 1, sizeof *off); /* no token rows: the intent alone */
+    float *logits = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *logits);
+    parley_status st = PARLEY_OK;
+    *right = *scored = 0;
+    if (!source || !intent || !off || !logits) {
+        st = pl_nomem("the sparse features' probe");
+        goto done;
+    }
+    if ((st = learn(ds, word_norm_by_kind, &sf)) != PARLEY_OK || !sf || !sf_sentence_size(sf))
+        goto done;
+    for (int e = 0; e < n && st == PARLEY_OK; e++) {
+        const ds_example *x = &ds->examples[e];
+        source[e] = x->variant_of < 0 ? e : x->variant_of;
+        intent[e] = x->intent;
+        st = sf_featurize(sf, x->text, strlen(x->text), &rows.sent, &words, &n_words);
+        sf_rows_free(&words);
+    }
+    const bert_config c = { .n_intents = NI, .sparse_sent = sf_sentence_size(sf) };
+    const sparse_prefit_set set = { .n = n,
+                                    .crossfit_written = crossfit_written,
+                                    .source = source,
+                                    .off = off,
+                                    .intent = intent,
+                                    .slot = intent, /* never read: no token rows */
+                                    .rows = &rows };
+    if (st != PARLEY_OK || (st = crossfit(&c, &set, p, folds, logits)) != PARLEY_OK)
+        goto done;
+    for (int e = 0; e < n; e++) {
+        const float *z = logits + (size_t)e * (size_t)NI;
+        int best = 0;
+        for (int i = 1; i < NI; i++)
+            best = z[i] > z[best] ? i : best;
+        *scored += source[e] == e;
+        *right += source[e] == e && best == intent[e];
+    }
+done:
+    sf_free(sf);
+    bert_sparse_batch_free(&rows);
+    pl_free(source);
+    pl_free(intent);
+    pl_free(off);
+    pl_free(logits);
     return st;
 }

@@ -18,7 +18,8 @@
  * lookup tables, and zero sparse weights (a vocabulary that comes out empty leaves the model
  * without); without `on`, by the same model without sparse features (when it had some, as an
  * --init model may). The encoder and heads are copied. *m is freed when replaced. */
-parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on);
+parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on,
+                                 int word_norm_by_kind);
 
 /* Resets x to the rows of examples ex[0..nb) of an encoded set whose example e has
  * sentence row e of set and token rows [off[e], off[e + 1]) of set: the packed batch of
@@ -85,5 +86,13 @@ parley_status train_sparse_prefit(bert_model *m, const sparse_prefit_set *set,
  * model whose intent is the sparse features' alone without a dev set (calibrate.h). */
 parley_status train_sparse_crossfit(const bert_model *m, const sparse_prefit_set *set,
                                     const sparse_prefit_params *p, int folds, float *logits);
+
+/* The recipe's probe (recipe.h), before any model is built: the intent of ds's written
+ * examples (variant_of -1) by `folds`-fold cross-fitting of a sparse intent map alone over a
+ * featurizer learned from ds (word rows by kind as word_norm_by_kind), fitted as
+ * train_sparse_crossfit fits (p; crossfit_written as there). *right of *scored get their
+ * intent; *scored is 0 where ds yields no sentence features. */
+parley_status train_sparse_probe(const ds_dataset *ds, int word_norm_by_kind, int crossfit_written,
+                                 const sparse_prefit_params *p, int folds, int *right, int *scored);
 
 #endif

@@ -11,18 +11,10 @@
  * (seed, s) — so a run resumed at any step replays exactly what an uninterrupted run does,
  * given the same thread count (the math's reductions depend on it).
  *
- * The training state, OUT/train_state/:
- *   latest              the name of the current checkpoint directory, one line
- *   step-NNNNNNNNN/     config.json, model.safetensors, vocab.txt: the weights after step N
- *                       (a model directory in its own right); optim.safetensors: the AdamW
- *                       moments "adam_m" and "adam_v" (n_params each); state.json: the step,
- *                       the settings, the data fingerprints and the best dev score so far.
- * A checkpoint directory is written in full before `latest` is renamed to point to it,
- * then the older ones are removed, so a crash at any moment leaves a complete checkpoint
- * (or none yet) and the output directory's model as it was. A completed run also writes
+ * The training state, OUT/train_state/, is checkpoint.h's: a checkpoint after each epoch and
+ * at a stop, the run's recipe saved whole in it. A completed run also writes
  * OUT/training.json, the record of how the model was made (record.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -43,12 +35,15 @@
 #include "nlu/train/builtin.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/calibrate.h"
+#include "nlu/train/checkpoint.h"
 #include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/sparse_train.h"
 #include "nlu/train/synonyms.h"
+#include "nlu/train/recipe.h"
 #include "nlu/train/record.h"
 #include "nlu/train/train.h"
+#include "nlu/train/trainset.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
 #include "sdk/base/alloc.h"
@@ -56,31 +51,24 @@
 #include "sdk/base/files.h"
 #include "sdk/base/json.h"
 
-enum {
-    EVAL_CHUNK = 64,    /* sequences per bert_forward when scoring */
-    PREFIT_BATCH = 32,  /* examples per step of the sparse pre-fit */
-    CROSSFIT_FOLDS = 3, /* folds of the cross-fitting that calibrates it without dev data */
-    STATE_VERSION = 1,
-    STATE_MAX_BYTES = 1 << 20,
-};
-static const char STATE_FORMAT[] = "parley-train-state";
+enum { EVAL_CHUNK = 64 }; /* sequences per bert_forward when scoring */
 
 parley_train_params parley_train_params_default(void)
 {
     return (parley_train_params){
         .vocab_size = WP_LEARN_DEFAULT_SIZE,
         .shape = { .max_positions = 128 }, /* the rest sized to the data, as are ... */
-        .pretrain_epochs = -1,             /* ... these six: nlu/train/defaults.c */
-        .epochs = 0,
-        .batch = 0,
-        .lr = 0,
-        .augment = -1,
-        .background = -1,
-        .weight_decay = -1,
+        .pretrain_epochs = PARLEY_AUTO,    /* ... these, by the recipe: nlu/train/recipe.c */
+        .epochs = PARLEY_AUTO,
+        .batch = PARLEY_AUTO,
+        .lr = PARLEY_AUTO,
+        .augment = PARLEY_AUTO,
+        .background = PARLEY_AUTO,
+        .weight_decay = PARLEY_AUTO,
         .warmup_fraction = 0.1f,
         .warmup_steps = -1,
         .dropout = 0.1f,
-        .slot_weight = -1, /* sized too */
+        .slot_weight = PARLEY_AUTO,
         .clip = 1.0f,
         .seed = 42,
         .word_dropout = 0.1f,
@@ -122,51 +110,6 @@ static uint64_t data_hash(const ds_dataset *ds)
             h = fnv1a_str(h, ds->tags[e->tags[w]]);
     }
     return h;
-}
-
-static parley_status path_join(char *buf, const char *dir, const char *name)
-{
-    if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
-    return PARLEY_OK;
-}
-
-/* Removes what `dir` holds except the entries named keep[0..n_keep), one level of
- * subdirectories deep (the training state has no deeper ones). Best effort: what cannot
- * be removed stays and is logged. */
-static void remove_entries(const char *dir, const char *const *keep, int n_keep, int depth)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char path[PATH_MAX];
-    if (!d)
-        return;
-    while ((de = readdir(d))) {
-        int skip = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
-        for (int k = 0; k < n_keep && !skip; k++)
-            skip = keep[k] && !strcmp(de->d_name, keep[k]);
-        if (skip || snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
-            continue;
-        struct stat sb;
-        if (depth > 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            remove_entries(path, NULL, 0, depth - 1);
-            if (rmdir(path) != 0)
-                pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
-        } else if (unlink(path) != 0) {
-            pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
-        }
-    }
-    closedir(d);
-}
-
-static parley_status write_file(const char *path, const char *text)
-{
-    pl_atomic a;
-    parley_status st = pl_atomic_begin(&a, path);
-    if (st == PARLEY_OK && (st = pl_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
-        st = pl_atomic_commit(&a);
-    pl_atomic_abort(&a);
-    return st;
 }
 
 /* ---- examples as labelled pieces ------------------------------------------------------- */
@@ -425,22 +368,11 @@ fail:
 
 /* ---- the run --------------------------------------------------------------------------- */
 
-/* What a run is: fixed at its start and saved with its state. */
-typedef struct run_settings {
-    int epochs, batch;
-    int augment;    /* slot-value variants per example (augment.c) */
-    int background; /* background sentences added (background.h) */
-    int builtin;    /* 1: the built-in replies added (builtin.h) */
-    float lr, weight_decay, dropout, slot_weight, clip;
-    float sparse_lr;    /* peak learning rate of the sparse features' weights */
-    float word_dropout; /* chance that a training piece is shown as [UNK] */
-    long warmup;        /* steps */
-    uint64_t seed;
-} run_settings;
-
 typedef struct run_state {
     const parley_train_params *p;
-    run_settings s;
+    train_recipe s;        /* what the run does, decided at its start (recipe.h) or read back */
+    train_set_added added; /* what the recipe added to the data (trainset.h) */
+    long warmup;           /* steps */
     ds_dataset *train, *dev;
     uint64_t train_hash, dev_hash;
     uint64_t state_hash[2]; /* the fingerprints a resumed state was made with */
@@ -465,20 +397,14 @@ typedef struct run_state {
     int *b_ids, *b_slot, *b_len, *b_intent; /* the batch being built */
     bert_sparse_batch b_sparse;             /* its sparse features */
     float *class_weight;                    /* (n_intents) each intent's weight, or NULL */
-    float slot_map_lr; /* peak learning rate of the sparse slot map (train_slot_map_lr) */
     parley_train_progress pr;
-    train_meter meter; /* this call's counts, for progress */
-    train_notes notes; /* the settings sized to the data, and why (pr.chosen) */
-    const char *init;  /* the model a new run starts from: p->init's, the default encoder
-                          (init_dir) or NULL */
-    char init_dir[PATH_MAX];
-    int sparse;           /* whether a new model gets sparse features (train_sparse_on) */
-    int pretrain;         /* masked-LM epochs on the training text first (kept in the state) */
-    int pretrain_stopped; /* the callback stopped the run in them: nothing to keep */
+    train_meter meter;       /* this call's counts, for progress */
+    char init_dir[PATH_MAX]; /* the default encoder, where the recipe starts from it */
+    int pretrain_stopped;    /* the callback stopped the run in its pretraining: nothing kept */
 } run_state;
 
 static const uint64_t SHUFFLE_SALT = 0x53485546464c45ull, DROPOUT_SALT = 0x44524f504f5554ull,
-                      PREFIT_SALT = 0x505245464954ull, UNK_SALT = 0x554e4b4e4f4953ull;
+                      UNK_SALT = 0x554e4b4e4f4953ull;
 
 /* Word dropout: each piece between [CLS] and [SEP] of the batch (n_tok tokens, b_len
  * lengths) becomes [UNK] with chance p, drawn from (seed, step, position). Slot names
@@ -545,7 +471,7 @@ static parley_status train_step(run_state *r)
     bert_loss loss;
     size_t n = r->m->n_params;
     uint64_t seed = train_mix(r->s.seed ^ DROPOUT_SALT, (uint64_t)r->step);
-    adamw_params ap = { train_lr_at(r->s.lr, r->s.warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
+    adamw_params ap = { train_lr_at(r->s.lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
                         r->s.weight_decay };
     double t0 = train_now_s();
     if (r->gpu) {
@@ -565,8 +491,8 @@ static parley_status train_step(run_state *r)
     if (!r->gpu) {
         train_clip_grads(r->grads, n, r->s.clip);
         train_sparse_update(r->m, r->grads, r->adam_m, r->adam_v, r->decay, r->step + 1, &ap,
-                            train_lr_at(r->s.sparse_lr, r->s.warmup, r->steps, r->step),
-                            train_lr_at(r->slot_map_lr, r->s.warmup, r->steps, r->step));
+                            train_lr_at(r->s.sparse_lr, r->warmup, r->steps, r->step),
+                            train_lr_at(r->s.slot_map_lr, r->warmup, r->steps, r->step));
     }
     train_meter_step(&r->meter, t0, nb, loss.total);
     r->pr.lr = ap.lr;
@@ -635,14 +561,14 @@ fail:
     return st;
 }
 
-/* The model of r->init; new heads when its labels are not the training set's. */
-static parley_status model_from_init(run_state *r)
+/* The model of init; new heads when its labels are not the training set's. */
+static parley_status model_from_init(run_state *r, const char *init)
 {
     parley_status st;
     bert_model *old = NULL;
     bert_config cfg = { 0 };
-    if ((st = bert_model_load(r->init, &old)) != PARLEY_OK) {
-        pl_wrap(st, r->init == r->init_dir ? "the default encoder" : "--init");
+    if ((st = bert_model_load(init, &old)) != PARLEY_OK) {
+        pl_wrap(st, init == r->init_dir ? "the default encoder" : "--init");
         goto fail;
     }
     if (same_labels(&old->cfg, r->train)) {
@@ -672,203 +598,46 @@ fail:
     return st;
 }
 
-/* ---- the training state ---------------------------------------------------------------- */
+/* ---- the training state (checkpoint.h) ------------------------------------------------ */
 
-static parley_status state_json(const run_state *r, char **out)
-{
-    char hex[2][20], seed[24];
-    cJSON *root = cJSON_CreateObject(), *best = NULL;
-    snprintf(hex[0], sizeof hex[0], "%016llx", (unsigned long long)r->train_hash);
-    snprintf(hex[1], sizeof hex[1], "%016llx", (unsigned long long)r->dev_hash);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->s.seed);
-    int ok = root && cJSON_AddStringToObject(root, "format", STATE_FORMAT) &&
-             cJSON_AddNumberToObject(root, "version", STATE_VERSION) &&
-             cJSON_AddNumberToObject(root, "step", (double)r->step) &&
-             cJSON_AddNumberToObject(root, "steps", (double)r->steps) &&
-             cJSON_AddNumberToObject(root, "epochs", r->s.epochs) &&
-             cJSON_AddNumberToObject(root, "augment", r->s.augment) &&
-             cJSON_AddNumberToObject(root, "background", r->s.background) &&
-             cJSON_AddNumberToObject(root, "builtin", r->s.builtin) &&
-             cJSON_AddNumberToObject(root, "pretrain_epochs", r->pretrain) &&
-             cJSON_AddNumberToObject(root, "batch", r->s.batch) &&
-             cJSON_AddNumberToObject(root, "lr", r->s.lr) &&
-             cJSON_AddNumberToObject(root, "warmup_steps", (double)r->s.warmup) &&
-             cJSON_AddNumberToObject(root, "weight_decay", r->s.weight_decay) &&
-             cJSON_AddNumberToObject(root, "dropout", r->s.dropout) &&
-             cJSON_AddNumberToObject(root, "word_dropout", r->s.word_dropout) &&
-             cJSON_AddNumberToObject(root, "sparse_lr", r->s.sparse_lr) &&
-             cJSON_AddNumberToObject(root, "slot_weight", r->s.slot_weight) &&
-             cJSON_AddNumberToObject(root, "clip", r->s.clip) &&
-             cJSON_AddStringToObject(root, "seed", seed) &&
-             cJSON_AddStringToObject(root, "data", r->p->data) &&
-             cJSON_AddStringToObject(root, "data_hash", hex[0]) &&
-             cJSON_AddStringToObject(root, "dev_hash", hex[1]);
-    if (ok && r->has_best) {
-        ok = (best = cJSON_AddObjectToObject(root, "best")) &&
-             cJSON_AddNumberToObject(best, "epoch", r->best_epoch) &&
-             cJSON_AddNumberToObject(best, "intent_accuracy", r->best.intent_accuracy) &&
-             cJSON_AddNumberToObject(best, "slot_f1", r->best.slot_f1) &&
-             cJSON_AddNumberToObject(best, "sentence_accuracy", r->best.sentence_accuracy);
-    }
-    char *text = ok ? cJSON_Print(root) : NULL, *copy = text ? pl_malloc(strlen(text) + 2) : NULL;
-    if (copy)
-        sprintf(copy, "%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(root);
-    *out = copy;
-    return copy ? PARLEY_OK : pl_nomem("writing the training state");
-}
-
-/* Writes checkpoint step-<step> and makes it the latest. */
+/* Saves checkpoint r->step. */
 static parley_status state_save(run_state *r)
 {
-    parley_status st;
-    char name[32], dir[PATH_MAX], path[PATH_MAX], *json = NULL;
-    pl_atomic a = { .fd = -1 };
-    size_t n = r->m->n_params;
-    sft_wtensor t[2] = { { "adam_m", 1, { (int64_t)n }, r->adam_m },
-                         { "adam_v", 1, { (int64_t)n }, r->adam_v } };
-    snprintf(name, sizeof name, "step-%09ld", r->step);
-    if ((st = pl_make_dir(r->p->out)) != PARLEY_OK ||
-        (st = pl_make_dir(r->state_dir)) != PARLEY_OK ||
-        (st = path_join(dir, r->state_dir, name)) != PARLEY_OK ||
-        (st = bert_model_save(r->m, dir)) != PARLEY_OK ||
-        (st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
-        (st = pl_atomic_begin(&a, path)) != PARLEY_OK ||
-        (st = sft_write_f32(&a, t, 2)) != PARLEY_OK || (st = pl_atomic_commit(&a)) != PARLEY_OK ||
-        (st = state_json(r, &json)) != PARLEY_OK ||
-        (st = path_join(path, dir, "state.json")) != PARLEY_OK ||
-        (st = write_file(path, json)) != PARLEY_OK)
-        goto fail;
-    /* The switch: until this rename the previous checkpoint stays the latest. */
-    snprintf(dir, sizeof dir, "%s\n", name);
-    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK ||
-        (st = write_file(path, dir)) != PARLEY_OK)
-        goto fail;
-    const char *keep[3] = { "latest", name, "best" };
-    remove_entries(r->state_dir, keep, 3, 1);
-    r->saved_step = r->step;
-fail:
-    pl_atomic_abort(&a);
-    pl_free(json);
-    return st == PARLEY_OK ? st : pl_wrap(st, "saving the training state");
+    const train_checkpoint c = { .step = r->step,
+                                 .steps = r->steps,
+                                 .warmup = r->warmup,
+                                 .recipe = r->s,
+                                 .data = r->p->data,
+                                 .data_hash = r->train_hash,
+                                 .dev_hash = r->dev_hash,
+                                 .has_best = r->has_best,
+                                 .best_epoch = r->best_epoch,
+                                 .best = r->best };
+    parley_status st = pl_make_dir(r->p->out);
+    if (st == PARLEY_OK &&
+        (st = train_checkpoint_save(r->state_dir, &c, r->m, r->adam_m, r->adam_v)) == PARLEY_OK)
+        r->saved_step = r->step;
+    return st;
 }
 
-static parley_status json_num(const cJSON *o, const char *key, const char *where, double lo,
-                              double hi, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or out of range", where, key);
-    *out = v->valuedouble;
-    return PARLEY_OK;
-}
-
-static parley_status json_hex(const cJSON *o, const char *key, const char *where, int base,
-                              uint64_t *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    char *end;
-    errno = 0;
-    unsigned long long x = cJSON_IsString(v) ? strtoull(v->valuestring, &end, base) : 0;
-    if (!cJSON_IsString(v) || errno || end == v->valuestring || *end)
-        return pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" is missing or not a number in a string",
-                       where, key);
-    *out = (uint64_t)x;
-    return PARLEY_OK;
-}
-
-/* Reads state.json of checkpoint dir into r (settings, step, best, fingerprints). */
+/* Reads checkpoint dir into r: its recipe, step, best and fingerprints. */
 static parley_status state_parse(run_state *r, const char *dir)
 {
-    parley_status st;
-    char path[PATH_MAX], *text = NULL;
-    size_t len;
-    cJSON *root = NULL;
-    double v[16];
-    if ((st = path_join(path, dir, "state.json")) != PARLEY_OK ||
-        (st = pl_read_file(path, STATE_MAX_BYTES, &text, &len)) != PARLEY_OK ||
-        (st = pl_json_parse(text, len, path, &root)) != PARLEY_OK)
-        goto fail;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, STATE_FORMAT)) {
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: not a parley training state (\"format\")", path);
-        goto fail;
-    }
-    if ((st = json_num(root, "version", path, STATE_VERSION, STATE_VERSION, &v[0])) != PARLEY_OK ||
-        (st = json_num(root, "step", path, 0, 1e15, &v[1])) != PARLEY_OK ||
-        (st = json_num(root, "epochs", path, 1, INT_MAX, &v[2])) != PARLEY_OK ||
-        (st = json_num(root, "augment", path, 0, INT_MAX, &v[10])) != PARLEY_OK ||
-        (st = json_num(root, "background", path, 0, INT_MAX, &v[13])) != PARLEY_OK ||
-        (st = json_num(root, "builtin", path, 0, 1, &v[14])) != PARLEY_OK ||
-        (st = json_num(root, "pretrain_epochs", path, 0, 10000, &v[15])) != PARLEY_OK ||
-        (st = json_num(root, "batch", path, 1, INT_MAX, &v[3])) != PARLEY_OK ||
-        (st = json_num(root, "lr", path, 0, 1e3, &v[4])) != PARLEY_OK ||
-        (st = json_num(root, "warmup_steps", path, 0, 1e15, &v[5])) != PARLEY_OK ||
-        (st = json_num(root, "weight_decay", path, 0, 1e3, &v[6])) != PARLEY_OK ||
-        (st = json_num(root, "dropout", path, 0, 1, &v[7])) != PARLEY_OK ||
-        (st = json_num(root, "word_dropout", path, 0, 1, &v[11])) != PARLEY_OK ||
-        (st = json_num(root, "sparse_lr", path, 0, 1e3, &v[12])) != PARLEY_OK ||
-        (st = json_num(root, "slot_weight", path, 0, 1e6, &v[8])) != PARLEY_OK ||
-        (st = json_num(root, "clip", path, 0, 1e30, &v[9])) != PARLEY_OK ||
-        (st = json_hex(root, "seed", path, 10, &r->s.seed)) != PARLEY_OK ||
-        (st = json_hex(root, "data_hash", path, 16, &r->state_hash[0])) != PARLEY_OK ||
-        (st = json_hex(root, "dev_hash", path, 16, &r->state_hash[1])) != PARLEY_OK)
-        goto fail;
-    r->step = (long)v[1];
-    r->s.epochs = (int)v[2];
-    r->s.augment = (int)v[10];
-    r->s.background = (int)v[13];
-    r->s.builtin = (int)v[14];
-    r->pretrain = (int)v[15];
-    r->s.batch = (int)v[3];
-    r->s.lr = (float)v[4];
-    r->s.warmup = (long)v[5];
-    r->s.weight_decay = (float)v[6];
-    r->s.dropout = (float)v[7];
-    r->s.word_dropout = (float)v[11];
-    r->s.sparse_lr = (float)v[12];
-    r->s.slot_weight = (float)v[8];
-    r->s.clip = (float)v[9];
-    const cJSON *best = cJSON_GetObjectItemCaseSensitive(root, "best");
-    if (best) {
-        if ((st = json_num(best, "epoch", path, 1, INT_MAX, &v[0])) != PARLEY_OK ||
-            (st = json_num(best, "intent_accuracy", path, 0, 1, &r->best.intent_accuracy)) !=
-                    PARLEY_OK ||
-            (st = json_num(best, "slot_f1", path, 0, 1, &r->best.slot_f1)) != PARLEY_OK ||
-            (st = json_num(best, "sentence_accuracy", path, 0, 1, &r->best.sentence_accuracy)) !=
-                    PARLEY_OK)
-            goto fail;
-        r->has_best = 1;
-        r->best_epoch = (int)v[0];
-    }
-fail:
-    cJSON_Delete(root);
-    pl_free(text);
-    return st;
-}
-
-/* The directory of the latest checkpoint, from OUT/train_state/latest. */
-static parley_status state_latest(const run_state *r, char *dir)
-{
-    parley_status st;
-    char path[PATH_MAX], *text = NULL;
-    size_t len;
-    if ((st = path_join(path, r->state_dir, "latest")) != PARLEY_OK)
+    train_checkpoint c = { 0 };
+    parley_status st = train_checkpoint_read(dir, &c);
+    if (st != PARLEY_OK) {
+        train_recipe_clear(&c.recipe);
         return st;
-    if (access(path, F_OK) != 0)
-        return pl_fail(PARLEY_ERR_NOT_FOUND,
-                       "%s: no training state to resume (is this the --out of a stopped run?)",
-                       path);
-    if ((st = pl_read_file(path, 256, &text, &len)) != PARLEY_OK)
-        return st;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-        text[--len] = '\0';
-    if (strncmp(text, "step-", 5) || strchr(text, '/') ||
-        (st = path_join(dir, r->state_dir, text)) != PARLEY_OK)
-        st = pl_fail(PARLEY_ERR_FORMAT, "%s: \"%s\" does not name a checkpoint", path, text);
-    pl_free(text);
-    return st;
+    }
+    r->s = c.recipe;
+    r->step = c.step;
+    r->warmup = c.warmup;
+    r->state_hash[0] = c.data_hash;
+    r->state_hash[1] = c.dev_hash;
+    r->has_best = c.has_best;
+    r->best_epoch = c.best_epoch;
+    r->best = c.best;
+    return PARLEY_OK;
 }
 
 /* Checks the data against checkpoint dir's fingerprints (state_parse read them) and loads
@@ -886,31 +655,6 @@ static parley_status state_load(run_state *r, const char *dir)
         return pl_fail(PARLEY_ERR_CONFIG,
                        "--resume: %s: the model's labels are not the training set's", dir);
     return PARLEY_OK;
-}
-
-static parley_status state_load_moments(run_state *r, const char *dir)
-{
-    parley_status st;
-    char path[PATH_MAX];
-    sft_file *f = NULL;
-    float *dst[2] = { r->adam_m, r->adam_v };
-    const char *names[2] = { "adam_m", "adam_v" };
-    if ((st = path_join(path, dir, "optim.safetensors")) != PARLEY_OK ||
-        (st = sft_open(path, &f)) != PARLEY_OK)
-        goto fail;
-    for (int i = 0; i < 2; i++) {
-        const sft_tensor *t = sft_find(f, names[i]);
-        if (!t || t->ndim != 1 || t->shape[0] != (int64_t)r->m->n_params) {
-            st = pl_fail(PARLEY_ERR_FORMAT, "%s: tensor \"%s\" is missing or not of shape [%zu]",
-                         path, names[i], r->m->n_params);
-            goto fail;
-        }
-        if ((st = sft_read_f32(f, t, dst[i])) != PARLEY_OK)
-            goto fail;
-    }
-fail:
-    sft_close(f);
-    return st == PARLEY_OK ? st : pl_wrap(st, "--resume");
 }
 
 /* ---- the loop -------------------------------------------------------------------------- */
@@ -983,7 +727,7 @@ static parley_status publish(run_state *r, const parley_train_result *res)
     if (lstat(r->best_dir, &sb) != 0) {
         if (res->stopped)
             return PARLEY_OK;
-        remove_entries(r->state_dir, NULL, 0, 1);
+        train_remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
         return train_record_write(r->rec, r->p->out, res);
     }
@@ -993,7 +737,7 @@ static parley_status publish(run_state *r, const parley_train_result *res)
     if (rename(r->best_dir, staged) != 0)
         return pl_errno_fail(staged, "move the best epoch's model to");
     if (res->stopped) {
-        if ((st = path_join(path, staged, "train_state")) != PARLEY_OK)
+        if ((st = train_path_join(path, staged, "train_state")) != PARLEY_OK)
             return st;
         if (rename(r->state_dir, path) != 0)
             return pl_errno_fail(path, "move the training state to");
@@ -1025,15 +769,18 @@ static parley_status check_params(const parley_train_params *p, run_state *r)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "train: pretrain epochs must be at most 10000");
     if ((st = train_check_common(p, "train", 1)) != PARLEY_OK)
         return st;
-    const char *const onoff[][2] = { { "built-in replies", p->builtin },
-                                     { "sparse features", p->sparse },
-                                     { "the intent encoder", p->intent_encoder } };
+    const struct {
+        const char *what;
+        parley_switch v;
+    } onoff[] = { { "built-in replies", p->builtin },
+                  { "sparse features", p->sparse },
+                  { "the intent encoder", p->intent_encoder } };
     for (size_t i = 0; i < sizeof onoff / sizeof onoff[0]; i++)
-        if (onoff[i][1] && strcmp(onoff[i][1], "on") && strcmp(onoff[i][1], "off"))
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "train: %s: \"on\" or \"off\", not \"%s\"",
-                           onoff[i][0], onoff[i][1]);
-    if (p->intent_encoder && !strcmp(p->intent_encoder, "off") && p->sparse &&
-        !strcmp(p->sparse, "off"))
+        if (onoff[i].v < PARLEY_SWITCH_AUTO || onoff[i].v > PARLEY_SWITCH_OFF)
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "train: %s: PARLEY_SWITCH_AUTO, _ON or _OFF, not %d", onoff[i].what,
+                           (int)onoff[i].v);
+    if (p->intent_encoder == PARLEY_SWITCH_OFF && p->sparse == PARLEY_SWITCH_OFF)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "train: --intent-encoder off leaves the intent to the sparse features, "
                        "and --sparse is off");
@@ -1061,20 +808,27 @@ static parley_status open_record(run_state *r)
         q.slot_weight = r->s.slot_weight;
         q.clip = r->s.clip;
         q.word_dropout = r->s.word_dropout;
-        q.warmup_steps = r->s.warmup;
+        q.warmup_steps = r->warmup;
         q.seed = r->s.seed;
-        q.pretrain_epochs = r->pretrain; /* done before the state was first saved */
+        q.pretrain_epochs = r->s.pretrain_epochs; /* done before the state was first saved */
         q.shape = train_shape_of(&r->m->cfg);
     }
-    return train_record_open(&q,
-                             r->train->n_examples - r->pr.n_augmented - r->pr.n_background -
-                                     r->pr.n_builtin - r->pr.n_lowercase,
-                             &r->rec);
+    char *json = NULL;
+    parley_status st =
+            train_record_open(&q,
+                              r->train->n_examples - r->pr.n_augmented - r->pr.n_background -
+                                      r->pr.n_builtin - r->pr.n_lowercase,
+                              &r->rec);
+    if (st == PARLEY_OK && (st = train_recipe_json(&r->s, &json)) == PARLEY_OK)
+        st = train_record_recipe(r->rec, json);
+    pl_free(json);
+    return st;
 }
 
 static void run_clear(run_state *r)
 {
     train_record_free(r->rec);
+    train_recipe_clear(&r->s);
     ds_free(r->train);
     ds_free(r->dev);
     bert_model_free(r->m);
@@ -1105,8 +859,6 @@ static parley_status open_device(run_state *r)
         return PARLEY_OK;
     if (r->m->sparse && cuda_device_parse(r->p->device, &asked) == PARLEY_OK &&
         asked == CUDA_DEVICE_AUTO) {
-        train_note(&r->notes, "device auto: the cpu, as the GPU trainer has no sparse features "
-                              "yet (--sparse off trains on the GPU)");
         r->device = CUDA_DEVICE_CPU;
         return PARLEY_OK;
     }
@@ -1122,108 +874,39 @@ static parley_status open_device(run_state *r)
     return PARLEY_OK;
 }
 
-/* The mean number of tagged words (first pieces with a tag) per example of set. */
-static double tagged_words(const encoded_set *set)
-{
-    size_t n = 0;
-    for (size_t k = 0; set->n > 0 && k < set->off[set->n]; k++)
-        n += set->slot[k] >= 0;
-    return set->n > 0 ? (double)n / set->n : 0.0;
-}
-
-/* The variants drawn from the data's own slot values (ds_augment_own_values, for data
- * without lookup tables): the rules that size the model by examples per intent leave them
- * out, as they show no value the written examples do not. Lookup variants count: each
- * brings a value of its table. */
-static int own_variants(const run_state *r)
-{
-    return r->train->n_lookups ? 0 : r->pr.n_augmented;
-}
-
-/* The examples written in the data: the encoded set's first, before the lookup variants and
- * the lower-case copies (extend_train appends them). */
-static int written(const run_state *r)
-{
-    return r->set.n - r->pr.n_augmented - r->pr.n_lowercase;
-}
-
-/* Held-out intent logits of the written examples by CROSSFIT_FOLDS-fold cross-fitting of the
- * sparse intent map (set and pp as the pre-fit's): *logits (n, NI) and *gold (n; -1 for the
- * lookup variants, which are not scored), both the caller's to pl_free; *right of *scored
- * examples get their intent. */
-static parley_status crossfit(const run_state *r, const sparse_prefit_set *set,
-                              const sparse_prefit_params *pp, float **logits, int **gold,
-                              int *right, int *scored)
-{
-    const int n = set->n, NI = r->m->cfg.n_intents;
-    int *g = pl_malloc(((size_t)n + 1) * sizeof *g);
-    float *z = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *z);
-    parley_status st;
-    *right = *scored = 0;
-    if (!g || !z) {
-        st = pl_nomem("cross-fitting the sparse intent");
-        goto done;
-    }
-    for (int e = 0; e < n; e++)
-        g[e] = set->source[e] == e ? set->intent[e] : -1;
-    if ((st = train_sparse_crossfit(r->m, set, pp, CROSSFIT_FOLDS, z)) != PARLEY_OK)
-        goto done;
-    for (int e = 0; e < n; e++) {
-        const float *row = z + (size_t)e * (size_t)NI;
-        int best = 0;
-        for (int i = 1; i < NI; i++)
-            best = row[i] > row[best] ? i : best;
-        *scored += g[e] >= 0;
-        *right += g[e] >= 0 && best == g[e];
-    }
-done:
-    if (st != PARLEY_OK) {
-        pl_free(g);
-        pl_free(z);
-        g = NULL, z = NULL;
-    }
-    *logits = z;
-    *gold = g;
-    return st;
-}
-
 /* The intent temperature of a model whose intent is the sparse features' alone, without a
- * dev set: fitted on the held-out logits of cross-fitting (crossfit's outputs). */
-static void calibrate(run_state *r, const float *logits, const int *gold, int n, int right,
-                      int scored)
-{
-    float t = train_fit_temperature(logits, gold, n, r->m->cfg.n_intents);
-    r->m->cfg.intent_temperature = t;
-    train_note(&r->notes,
-               "intent temperature %.3g: fitted on held-out logits of %d-fold cross-fitting "
-               "(no --dev), which get the intent of %d of %d written examples",
-               (double)t, CROSSFIT_FOLDS, right, scored);
-}
-
-/* calibrate() on a fresh cross-fit of set with pp (the pre-fit's). */
+ * dev set: fitted on the held-out intent logits of the written examples by
+ * TRAIN_CROSSFIT_FOLDS-fold cross-fitting of the sparse intent map (set and pp as the
+ * pre-fit's; the variants are not scored). */
 static parley_status crossfit_temperature(run_state *r, const sparse_prefit_set *set,
                                           const sparse_prefit_params *pp)
 {
-    float *logits;
-    int *gold, right, scored;
-    parley_status st = crossfit(r, set, pp, &logits, &gold, &right, &scored);
-    if (st == PARLEY_OK)
-        calibrate(r, logits, gold, set->n, right, scored);
-    pl_free(logits);
+    const int n = set->n, NI = r->m->cfg.n_intents;
+    int *gold = pl_malloc(((size_t)n + 1) * sizeof *gold);
+    float *logits = pl_malloc(((size_t)n * (size_t)NI + 1) * sizeof *logits);
+    parley_status st = PARLEY_OK;
+    if (!gold || !logits)
+        st = pl_nomem("cross-fitting the sparse intent");
+    for (int e = 0; st == PARLEY_OK && e < n; e++)
+        gold[e] = set->source[e] == e ? set->intent[e] : -1;
+    if (st == PARLEY_OK &&
+        (st = train_sparse_crossfit(r->m, set, pp, TRAIN_CROSSFIT_FOLDS, logits)) == PARLEY_OK)
+        r->m->cfg.intent_temperature = train_fit_temperature(logits, gold, n, NI);
     pl_free(gold);
+    pl_free(logits);
     return st;
 }
 
 /* The slot types of each intent, into the model's config (replacing those of a checkpoint
  * resumed: the data decides them again), for a model whose intent is the sparse features'
  * alone: its encoder tags without learning the intents. */
-static parley_status intent_slot_tags(run_state *r, train_notes *notes)
+static parley_status intent_slot_tags(run_state *r)
 {
     bert_config *c = &r->m->cfg;
     unsigned char *tags;
     parley_status st =
             train_intent_slot_tags(c->slot_labels, c->n_slots, c->n_intents, r->set.intent,
-                                   r->set.off, r->set.slot, r->set.n, &tags, notes);
+                                   r->set.off, r->set.slot, r->set.n, &tags, NULL);
     if (st == PARLEY_OK) {
         pl_free(c->intent_slot_tags);
         c->intent_slot_tags = tags;
@@ -1232,10 +915,9 @@ static parley_status intent_slot_tags(run_state *r, train_notes *notes)
 }
 
 /* The pre-fit's examples and settings: source (n, the caller's) receives each example's
- * written example; class_weight as the run will weigh the intents; notes gets the pre-fit's
- * passes (may be NULL). */
+ * written example; class_weight as the run weighs the intents. */
 static void prefit_inputs(const run_state *r, int *source, const float *class_weight,
-                          train_notes *notes, sparse_prefit_set *set, sparse_prefit_params *pp)
+                          sparse_prefit_set *set, sparse_prefit_params *pp)
 {
     const int n = r->set.n;
     for (int e = 0; e < n; e++) {
@@ -1243,27 +925,26 @@ static void prefit_inputs(const run_state *r, int *source, const float *class_we
         source[e] = from < 0 ? e : from;
     }
     *set = (sparse_prefit_set){ .n = n,
-                                .crossfit_written = own_variants(r) > 0,
+                                .crossfit_written = train_set_own_values(r->train, &r->added),
                                 .source = source,
                                 .off = r->set.off,
                                 .intent = r->set.intent,
                                 .slot = r->set.slot,
                                 .rows = &r->set.sparse };
     *pp = (sparse_prefit_params){
-        .epochs = train_prefit_epochs(n, PREFIT_BATCH, notes),
-        .batch = PREFIT_BATCH,
+        .epochs = r->s.prefit_epochs,
+        .batch = TRAIN_PREFIT_BATCH,
         .lr = r->s.sparse_lr,
-        .slot_lr = r->slot_map_lr,
+        .slot_lr = r->s.slot_map_lr,
         .slot_weight = r->s.slot_weight,
-        .seed = train_mix(r->s.seed, PREFIT_SALT),
+        .seed = train_mix(r->s.seed, TRAIN_PREFIT_SALT),
         .class_weight = class_weight,
     };
 }
 
 /* Fits the sparse weights alone before the joint training (a fresh run of a model with
- * sparse features and few examples). When the intent is theirs alone and there is no dev
- * set to calibrate on, the intent temperature is fitted by cross-fitting too, unless the
- * intent's check (sparse_intent_enough) has fitted it from the same cross-fit already. */
+ * sparse features and few examples), and where the recipe says so the intent temperature on
+ * the held-out logits of the same fit's cross-fitting. */
 static parley_status sparse_prefit(run_state *r)
 {
     int *source = pl_malloc(((size_t)r->set.n + 1) * sizeof *source);
@@ -1272,164 +953,15 @@ static parley_status sparse_prefit(run_state *r)
     parley_status st;
     if (!source)
         return pl_nomem("fitting the sparse features");
-    prefit_inputs(r, source, r->class_weight, &r->notes, &set, &pp);
-    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK &&
-        r->m->cfg.intent_sparse_only && !r->dev && r->m->cfg.intent_temperature <= 0)
+    prefit_inputs(r, source, r->class_weight, &set, &pp);
+    if ((st = train_sparse_prefit(r->m, &set, &pp, NULL)) == PARLEY_OK && r->s.crossfit_temperature)
         st = crossfit_temperature(r, &set, &pp);
     pl_free(source);
     return st;
 }
 
-/* Where check_sparse_intent says so: whether the sparse features alone read the intent well
- * enough to have it (train_intent_sparse_enough; *enough comes in as what the examples per
- * intent gave them and goes out as the verdict), from their held-out accuracy by
- * cross-fitting, the intents weighted as the few-examples course weighs them (the pre-fit's
- * cross-fit, to the digit: it fits the intent map alone, so the slot settings, not sized
- * yet, do not enter). When the intent is theirs and there is no dev set, its temperature is
- * fitted here. */
-static parley_status sparse_intent_enough(run_state *r, int *enough)
-{
-    const int NI = r->m->cfg.n_intents;
-    int *source = pl_malloc(((size_t)r->set.n + 1) * sizeof *source), *gold = NULL;
-    int right, scored;
-    float *weight = NULL, *logits = NULL;
-    sparse_prefit_set set;
-    sparse_prefit_params pp;
-    parley_status st;
-    if (!source)
-        return pl_nomem("cross-fitting the sparse intent");
-    if ((st = train_class_weights(r->set.intent, written(r), NI, &weight, NULL)) == PARLEY_OK) {
-        prefit_inputs(r, source, weight, NULL, &set, &pp);
-        st = crossfit(r, &set, &pp, &logits, &gold, &right, &scored);
-    }
-    if (st == PARLEY_OK &&
-        (*enough = train_intent_sparse_enough(right, scored, *enough, &r->notes)) && !r->dev)
-        calibrate(r, logits, gold, set.n, right, scored);
-    pl_free(source);
-    pl_free(weight);
-    pl_free(logits);
-    pl_free(gold);
-    return st;
-}
-
-/* Whether m's intent is the sparse features' alone while its data tags slots: there the
- * encoder learns the slots only, and the slot settings are sized for that. */
-static int sparse_intent_with_slots(const bert_model *m)
-{
-    return m->cfg.intent_sparse_only && m->cfg.n_slots > 1;
-}
-
-/* How many background sentences a new run may add (background.h): where the encoder
- * reads the intent, with_background adds them. */
-static int background_count(run_state *r)
-{
-    char dir[PATH_MAX];
-    return r->p->background && train_background_dir(r->train->n_examples, dir, sizeof dir)
-                   ? train_background_count(r->p, NULL)
-                   : 0;
-}
-
-/* Whether the written examples' cross-fitted intent decides who reads it (after the count,
- * train_intent_sparse_only): where the count gave it to the encoder, or to the sparse
- * features of a model that starts from a pretrained encoder and would get background
- * sentences with the encoder's intent. */
-static int check_sparse_intent(run_state *r)
-{
-    const bert_config *c = &r->m->cfg;
-    return c->sparse_sent &&
-           train_check_sparse_intent(r->set.n, c->n_slots > 1, r->p->intent_encoder) &&
-           (!c->intent_sparse_only || (r->init && background_count(r) > 0));
-}
-
-/* The training set as the run trains on it: r->train as loaded, then `background`
- * sentences, then the built-in replies where r->s.builtin, then the synonyms' surface forms
- * in the lookup tables or in copies of the examples (synonyms.h), then the lookup variants,
- * then
- * lower-case copies where the data as written is few (a function of the settings and the
- * data, so a resumed run makes the same ones). notes (may be NULL) gets the lines of the
- * built-in replies and the copies. */
-static parley_status extend_train(run_state *r, int background, train_notes *notes)
-{
-    parley_status st;
-    char dir[PATH_MAX];
-    const int lowercase = train_few_written(r->train->n_examples);
-    if (background && !train_background_dir(r->train->n_examples, dir, sizeof dir))
-        return pl_fail(PARLEY_ERR_NOT_FOUND,
-                       "train: this run had %d background sentences, and they are no longer "
-                       "beside the default encoder (bash tools/encoder.sh rebuilds them)",
-                       background);
-    if (background &&
-        (st = train_add_background(r->train, dir, background, &r->pr.n_background)) != PARLEY_OK)
-        return st;
-    if (r->s.builtin && (st = train_add_builtin(r->train, &r->pr.n_builtin, notes)) != PARLEY_OK)
-        return st;
-    int synonyms = 0, copies = 0;
-    if ((st = train_synonym_lookups(r->train, &synonyms, notes)) != PARLEY_OK ||
-        (st = train_synonym_variants(r->train, &copies, notes)) != PARLEY_OK)
-        return st;
-    if (r->s.augment &&
-        (st = (r->train->n_lookups ? ds_augment_lookups : ds_augment_own_values)(
-                 r->train, r->s.augment, r->s.seed, &r->pr.n_augmented)) != PARLEY_OK)
-        return st;
-    r->pr.n_augmented += copies; /* variants too, for every count that leaves them out */
-    if (lowercase && (st = ds_augment_lowercase(r->train, &r->pr.n_lowercase)) != PARLEY_OK)
-        return st;
-    if (notes && r->pr.n_lowercase)
-        train_note(notes,
-                   "lower-case copies: %d examples whose slot values have capitals, copied in "
-                   "lower case (the sparse features read the shape of a word)",
-                   r->pr.n_lowercase);
-    r->train_hash = data_hash(r->train);
-    return PARLEY_OK;
-}
-
-/* A new model for r->train (from init, or from scratch at shape) and the set encoded. */
-static parley_status new_model(run_state *r, const parley_train_shape *shape)
-{
-    parley_status st;
-    if ((st = r->init ? model_from_init(r) : model_scratch(r, shape)) != PARLEY_OK ||
-        (st = train_sparse_setup(&r->m, r->train, r->sparse)) != PARLEY_OK ||
-        (st = train_synonyms_of(r->train, &r->m->cfg.synonyms)) != PARLEY_OK)
-        return st;
-    r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
-    return set_encode(&r->set, r->m, r->train);
-}
-
-/* Once the intent's reader is chosen on the data as written: where it is the encoder, the
- * run's background sentences join the data, reloaded so that they come before the lookup
- * variants as on resume, and the model is made again for it, its intent still the
- * encoder's. Where the sparse features alone read the intent, none: a linear map takes every
- * word it has not seen as a sign of the background (bench/RESULTS.md, few-shot, tenth
- * pass). */
-static parley_status with_background(run_state *r, const parley_train_shape *shape)
-{
-    parley_status st;
-    if (!r->s.background)
-        return PARLEY_OK;
-    if (r->m->cfg.intent_sparse_only) {
-        train_note(&r->notes, "background none: the intent is the sparse features' alone, which "
-                              "would take the words they have not seen for out of scope");
-        r->s.background = 0;
-        return PARLEY_OK;
-    }
-    r->s.background = train_background_count(r->p, &r->notes);
-    ds_free(r->train);
-    r->train = NULL;
-    set_clear(&r->set);
-    bert_model_free(r->m);
-    r->m = NULL;
-    r->pr.n_augmented = r->pr.n_builtin = r->pr.n_lowercase = r->pr.vocab_learned =
-            r->pr.heads_replaced = 0;
-    if ((st = ds_load(r->p->data, &r->train)) != PARLEY_OK ||
-        (st = extend_train(r, r->s.background, NULL)) != PARLEY_OK ||
-        (st = new_model(r, shape)) != PARLEY_OK)
-        return st;
-    r->m->cfg.intent_sparse_only = 0;
-    return PARLEY_OK;
-}
-
-/* The new model's encoder pretrained in place on the training text (r->pretrain epochs, the
- * masked-LM loop of parley_pretrain_run, its batch and rate), its progress reported as
+/* The new model's encoder pretrained in place on the training text (r->s.pretrain_epochs epochs,
+ * the masked-LM loop of parley_pretrain_run, its batch and rate), its progress reported as
  * pretraining; a stop there sets r->pretrain_stopped. */
 static parley_status pretrain_own_text(run_state *r)
 {
@@ -1440,7 +972,7 @@ static parley_status pretrain_own_text(run_state *r)
         return pl_nomem("pretraining on the training text");
     for (int i = 0; i < r->train->n_examples; i++)
         lines[i] = r->train->examples[i].text;
-    pp.train.epochs = r->pretrain;
+    pp.train.epochs = r->s.pretrain_epochs;
     pp.train.dropout = r->s.dropout;
     pp.train.clip = r->s.clip;
     pp.train.seed = r->s.seed;
@@ -1451,68 +983,73 @@ static parley_status pretrain_own_text(run_state *r)
     if (st != PARLEY_OK)
         return pl_wrap(st, "pretraining on the training text");
     r->pretrain_stopped = res.stopped;
-    if (!res.stopped)
-        train_note(&r->notes,
-                   "pretrained %d epochs on %d lines of the training text in %.0f s: held-out "
-                   "masked-LM accuracy %.1f%%",
-                   res.epochs_done, res.n_train, res.wall_s, 100 * res.mlm_accuracy);
     return PARLEY_OK;
 }
 
-/* Data, model, settings and buffers: everything before the first step. */
+/* The model the recipe starts from (init's, the default encoder, or new at its shape), with
+ * its sparse features learned from the training set, and the set encoded. */
+static parley_status new_model(run_state *r)
+{
+    parley_status st;
+    const char *init = r->s.from_init      ? train_init_dir(r->p)
+                       : r->s.from_encoder ? r->init_dir
+                                           : NULL;
+    if (r->s.from_encoder && !train_default_encoder(r->init_dir, sizeof r->init_dir))
+        return pl_fail(PARLEY_ERR_NOT_FOUND, "train: the default encoder is gone");
+    if ((st = init ? model_from_init(r, init) : model_scratch(r, &r->s.shape)) != PARLEY_OK ||
+        (st = train_sparse_setup(&r->m, r->train, r->s.sparse, r->s.word_norm_by_kind)) !=
+                PARLEY_OK ||
+        (st = train_synonyms_of(r->train, &r->m->cfg.synonyms)) != PARLEY_OK)
+        return st;
+    r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
+    r->m->cfg.intent_sparse_only = r->s.intent_sparse_only && r->m->cfg.sparse_sent;
+    return set_encode(&r->set, r->m, r->train);
+}
+
+/* The recipe of a fresh run (measured and decided: recipe.h), or a resumed run's own, and
+ * the training set it trains on. */
+static parley_status recipe_and_data(run_state *r, const char *resume_dir)
+{
+    const parley_train_params *p = r->p;
+    parley_status st;
+    train_profile pf;
+    if (p->resume) {
+        if ((st = state_parse(r, resume_dir)) != PARLEY_OK ||
+            (st = train_set_extend(r->train, r->s.augment, r->s.builtin, r->s.lowercase, r->s.seed,
+                                   &r->added)) != PARLEY_OK ||
+            (st = train_set_background(r->train, r->s.background, &r->added)) != PARLEY_OK)
+            return pl_wrap(st, "--resume");
+    } else if ((st = train_profile_measure(p, r->train, r->device != CUDA_DEVICE_CPU, &r->added,
+                                           &pf)) != PARLEY_OK ||
+               (st = train_recipe_decide(p, &pf, &r->s)) != PARLEY_OK ||
+               (st = train_set_background(r->train, r->s.background, &r->added)) != PARLEY_OK) {
+        return st;
+    }
+    r->pr.n_augmented = r->added.variants;
+    r->pr.n_builtin = r->added.builtin;
+    r->pr.n_lowercase = r->added.lowercase;
+    r->pr.n_background = r->added.background;
+    r->train_hash = data_hash(r->train);
+    return PARLEY_OK;
+}
+
+/* Data, recipe, model and buffers: everything before the first step. */
 static parley_status run_prepare(run_state *r)
 {
     const parley_train_params *p = r->p;
     parley_status st;
     char dir[PATH_MAX];
-    train_sizes sizes = train_sizes_of(p);
-    parley_train_shape shape = p->shape;
     if ((st = ds_load(p->data, &r->train)) != PARLEY_OK ||
         (p->dev && (st = ds_load(p->dev, &r->dev)) != PARLEY_OK))
         return st;
     if (r->train->n_examples == 0)
         return pl_fail(PARLEY_ERR_CONFIG, "%s: no training examples", p->data);
-    if ((st = path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK ||
-        (st = path_join(r->best_dir, r->state_dir, "best")) != PARLEY_OK)
+    if ((st = train_path_join(r->state_dir, p->out, "train_state")) != PARLEY_OK ||
+        (st = train_path_join(r->best_dir, r->state_dir, "best")) != PARLEY_OK)
         return st;
-    if (p->resume) {
-        if ((st = state_latest(r, dir)) != PARLEY_OK || (st = state_parse(r, dir)) != PARLEY_OK)
-            return pl_wrap(st, "--resume");
-    } else {
-        r->init = train_start_dir(p, r->train->n_examples, r->init_dir, sizeof r->init_dir);
-        if (r->init == r->init_dir)
-            train_note(&r->notes,
-                       "init %s: the default encoder, pretrained on general English, for a new "
-                       "model of %d examples (--init none: random weights)",
-                       r->init, r->train->n_examples);
-        if (!r->init)
-            shape = train_size_shape(&p->shape, r->train->n_examples, &r->notes);
-        const int dense = !train_sparse_on(r->train->n_examples, r->train->n_intents,
-                                           r->train->n_lookups + r->train->n_regexes > 0, p->sparse,
-                                           p->intent_encoder, NULL);
-        r->pretrain = train_size_pretrain(p->pretrain_epochs, !r->init, dense,
-                                          r->device != CUDA_DEVICE_CPU, &r->notes);
-        train_size_data(&sizes, r->train,
-                        train_init_dir(p) ? TRAIN_START_INIT
-                        : r->pretrain     ? TRAIN_START_OWN_TEXT
-                                          : TRAIN_START_NEW,
-                        &r->notes);
-        r->s = (run_settings){ .batch = sizes.batch,
-                               .augment = sizes.augment,
-                               .background = background_count(r),
-                               .builtin = train_builtin_on(p->builtin, r->train->n_examples),
-                               .lr = sizes.lr,
-                               .weight_decay = sizes.weight_decay,
-                               .dropout = p->dropout,
-                               .slot_weight = p->slot_weight,
-                               .clip = p->clip,
-                               .word_dropout = p->word_dropout,
-                               .sparse_lr = p->sparse_lr > 0 ? p->sparse_lr
-                                                             : PARLEY_TRAIN_DEFAULT_SPARSE_LR,
-                               .seed = p->seed };
-    }
-    if ((st = extend_train(r, p->resume ? r->s.background : 0, p->resume ? NULL : &r->notes)) !=
-        PARLEY_OK)
+    if (p->resume && (st = train_checkpoint_latest(r->state_dir, dir)) != PARLEY_OK)
+        return pl_wrap(st, "--resume");
+    if ((st = recipe_and_data(r, dir)) != PARLEY_OK)
         return st;
     r->dev_hash = data_hash(r->dev);
     if (p->resume) {
@@ -1524,44 +1061,20 @@ static parley_status run_prepare(run_state *r)
         if ((st = pl_dir_only(p->out, bert_model_dir_entries)) != PARLEY_OK ||
             (st = pl_make_dirs(p->out)) != PARLEY_OK)
             return st;
-        r->sparse = train_sparse_on(r->train->n_examples - own_variants(r), r->train->n_intents,
-                                    r->train->n_lookups + r->train->n_regexes > 0, p->sparse,
-                                    p->intent_encoder, &r->notes);
         /* A fresh run starts a fresh state: an old one must not be resumed by mistake. */
-        remove_entries(r->state_dir, NULL, 0, 1);
+        train_remove_entries(r->state_dir, NULL, 0, 1);
         rmdir(r->state_dir);
-        if ((st = new_model(r, &shape)) != PARLEY_OK)
+        if ((st = new_model(r)) != PARLEY_OK)
+            return st;
+        if (r->s.pretrain_epochs &&
+            ((st = pretrain_own_text(r)) != PARLEY_OK || r->pretrain_stopped))
             return st;
     }
-    train_notes *notes = p->resume ? NULL : &r->notes;
-    if (!p->resume) {
-        bert_config *c = &r->m->cfg;
-        if (c->sparse_sent)
-            c->intent_sparse_only =
-                    train_intent_sparse_only(r->set.n - own_variants(r), c->n_intents,
-                                             c->n_slots > 1, p->intent_encoder, &r->notes);
-        if (check_sparse_intent(r) &&
-            (st = sparse_intent_enough(r, &c->intent_sparse_only)) != PARLEY_OK)
-            return st;
-        if ((st = with_background(r, &shape)) != PARLEY_OK)
-            return st;
-        /* After with_background, which may make a new model: this is the one trained. */
-        if (r->pretrain && ((st = pretrain_own_text(r)) != PARLEY_OK || r->pretrain_stopped))
-            return st;
-        const bert_config *now = &r->m->cfg;
-        train_size_epochs(&sizes, r->set.n, now->intent_sparse_only && now->n_slots <= 1,
-                          !now->sparse_sent && !r->pretrain, &r->notes);
-        r->s.epochs = sizes.epochs;
-        r->s.slot_weight = train_slot_weight(p->slot_weight, sparse_intent_with_slots(r->m),
-                                             tagged_words(&r->set), &r->notes);
-    }
-    /* From the model's intent_sparse_only, so a resumed run gets it again. */
-    r->slot_map_lr = train_slot_map_lr(r->s.sparse_lr, sparse_intent_with_slots(r->m), notes);
     r->epoch_steps = (r->set.n + r->s.batch - 1) / r->s.batch;
     r->steps = r->epoch_steps * r->s.epochs;
     if (!p->resume)
-        r->s.warmup = p->warmup_steps >= 0 ? p->warmup_steps
-                                           : lround(p->warmup_fraction * (double)r->steps);
+        r->warmup = r->s.warmup_steps >= 0 ? r->s.warmup_steps
+                                           : lround(r->s.warmup_fraction * (double)r->steps);
     size_t n = r->m->n_params, batch_tok = (size_t)r->s.batch * (size_t)r->set.max_len;
     r->grads = pl_malloc(n * sizeof *r->grads);
     r->adam_m = pl_calloc(n, sizeof *r->adam_m);
@@ -1576,20 +1089,25 @@ static parley_status run_prepare(run_state *r)
         !r->b_len || !r->b_intent)
         return pl_nomem("training buffers (%zu parameters)", n);
     bert_decay_mask(&r->m->cfg, r->decay);
-    const int few =
-            train_few_examples(r->set.n, r->m->cfg.intent_sparse_only, r->m->sparse != NULL, notes);
-    if (few && (st = train_class_weights(r->set.intent, written(r), r->m->cfg.n_intents,
-                                         &r->class_weight, notes)) != PARLEY_OK)
+    if (r->s.few_examples) {
+        int *intents, n_unvaried;
+        if ((st = train_set_unvaried_intents(r->train, &intents, &n_unvaried)) == PARLEY_OK)
+            st = train_class_weights(intents, n_unvaried, r->m->cfg.n_intents, &r->class_weight,
+                                     NULL);
+        pl_free(intents);
+        if (st != PARLEY_OK)
+            return st;
+    }
+    if (r->s.prefit_epochs && !p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
         return st;
-    if (few && !p->resume && r->m->sparse && (st = sparse_prefit(r)) != PARLEY_OK)
+    if (r->s.intent_slot_tags && (st = intent_slot_tags(r)) != PARLEY_OK)
         return st;
-    if (sparse_intent_with_slots(r->m) && (st = intent_slot_tags(r, notes)) != PARLEY_OK)
-        return st;
-    if (p->resume && (st = state_load_moments(r, dir)) != PARLEY_OK)
+    if (p->resume &&
+        (st = train_checkpoint_moments(dir, r->m->n_params, r->adam_m, r->adam_v)) != PARLEY_OK)
         return st;
     if ((st = open_device(r)) != PARLEY_OK)
         return st;
-    r->pr.chosen = r->notes.len ? r->notes.text : NULL;
+    r->pr.chosen = r->s.notes && *r->s.notes ? r->s.notes : NULL;
     r->perm_epoch = -1;
     r->saved_step = p->resume ? r->step : -1;
     return PARLEY_OK;

@@ -1,14 +1,19 @@
 /* train_util.c — the shared pieces of the training loops (see train_util.h). */
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/train_util.h"
 #include "sdk/base/error.h"
+#include "sdk/base/files.h"
 
 double train_now_s(void)
 {
@@ -99,16 +104,23 @@ parley_train_shape train_shape_of(const bert_config *c)
 
 parley_status train_check_common(const parley_train_params *p, const char *who, int sized)
 {
-    /* sized: epochs and batch 0, weight decay -1 mean "sized to the data" (defaults.h) */
-    const int min_count = sized ? 0 : 1;
-    const float min_decay = sized ? -INFINITY : 0;
-    if (p->epochs < min_count || p->batch < min_count || p->lr < 0 || p->threads < 0 ||
-        p->vocab_size < 0 || !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
-        !(p->weight_decay >= min_decay) || !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
+    /* sized: epochs, batch and weight decay may be PARLEY_AUTO, the recipe's to size; lr may
+     * be PARLEY_AUTO either way (pretraining: 1e-3) */
+#define COUNT_OK(x) ((x) >= 1 || (sized && (x) == PARLEY_AUTO))
+    if (!COUNT_OK(p->epochs) || !COUNT_OK(p->batch) || !(p->lr > 0 || p->lr == PARLEY_AUTO) ||
+        p->threads < 0 || p->vocab_size < 0 ||
+        !(p->warmup_fraction >= 0 && p->warmup_fraction <= 1) ||
+        !(p->weight_decay >= 0 || (sized && p->weight_decay == PARLEY_AUTO)) ||
+        !(p->dropout >= 0 && p->dropout < 1) || p->clip < 0)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "%s: a setting is out of range (epochs and batch >= 1%s; lr, weight decay, "
-                       "clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in [0, 1))",
-                       who, sized ? ", or 0 to size them to the data" : "");
+                       "%s: a setting is out of range (epochs and batch >= 1, lr > 0%s; weight "
+                       "decay, clip, threads, vocabulary size >= 0; warmup in [0, 1]; dropout in "
+                       "[0, 1))",
+                       who,
+                       sized ? "; any of them, or the weight decay, PARLEY_AUTO to size it to the "
+                               "data"
+                             : "; lr PARLEY_AUTO: 1e-3");
+#undef COUNT_OK
     const parley_train_shape *sh = &p->shape;
     if (!train_init_dir(p) &&
         (sh->layers < 0 || sh->hidden < 0 || sh->heads < 0 || sh->intermediate < 0))
@@ -154,4 +166,46 @@ void train_meter_report(const train_meter *m, parley_train_event ev, long step, 
     pr->loss = m->loss_steps ? (float)(m->loss_sum / (double)m->loss_steps) : 0.0f;
     pr->examples_per_s = train_meter_rate(m);
     pr->eta_s = m->steps_done ? m->t_train / (double)m->steps_done * (double)(steps - step) : 0;
+}
+
+parley_status train_path_join(char *buf, const char *dir, const char *name)
+{
+    if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", dir);
+    return PARLEY_OK;
+}
+
+void train_remove_entries(const char *dir, const char *const *keep, int n_keep, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[PATH_MAX];
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        int skip = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+        for (int k = 0; k < n_keep && !skip; k++)
+            skip = keep[k] && !strcmp(de->d_name, keep[k]);
+        if (skip || snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
+            continue;
+        struct stat sb;
+        if (depth > 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            train_remove_entries(path, NULL, 0, depth - 1);
+            if (rmdir(path) != 0)
+                pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
+        } else if (unlink(path) != 0) {
+            pl_log(PARLEY_LOG_WARN, "train: cannot remove %s: %s", path, strerror(errno));
+        }
+    }
+    closedir(d);
+}
+
+parley_status train_write_file(const char *path, const char *text)
+{
+    pl_atomic a;
+    parley_status st = pl_atomic_begin(&a, path);
+    if (st == PARLEY_OK && (st = pl_atomic_write(&a, text, strlen(text))) == PARLEY_OK)
+        st = pl_atomic_commit(&a);
+    pl_atomic_abort(&a);
+    return st;
 }

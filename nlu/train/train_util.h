@@ -41,9 +41,9 @@ parley_status train_parse_device(const char *device, int *gpu);
 
 /* Checks the settings training and pretraining share (epochs, batch, lr, threads, warmup,
  * weight decay, dropout, clip, vocabulary size; max positions of a new model); `who` names
- * the loop in the message. With `sized`, epochs and batch 0 and a negative weight decay pass
- * (training sizes them to the data, nlu/train/defaults.h). Each loop checks its own settings
- * beside it. */
+ * the loop in the message. With `sized`, epochs, batch and weight decay PARLEY_AUTO pass
+ * (the recipe sizes them: nlu/train/recipe.h); lr PARLEY_AUTO passes either way. Each loop
+ * checks its own settings beside it. */
 parley_status train_check_common(const parley_train_params *p, const char *who, int sized);
 
 /* What a loop counts in one call for its progress reports (throughput, time to go, the
@@ -71,5 +71,16 @@ void train_meter_report(const train_meter *m, parley_train_event ev, long step, 
 bert_config train_config_of(const parley_train_shape *s);
 /* The shape of configuration c. */
 parley_train_shape train_shape_of(const bert_config *c);
+
+/* dir/name into buf (PATH_MAX bytes); INVALID_ARG when it does not fit. */
+parley_status train_path_join(char *buf, const char *dir, const char *name);
+
+/* Removes what `dir` holds except the entries named keep[0..n_keep), `depth` levels of
+ * subdirectories deep (the training state has one). Best effort: what cannot be removed
+ * stays and is logged. */
+void train_remove_entries(const char *dir, const char *const *keep, int n_keep, int depth);
+
+/* Writes text to path atomically (pl_atomic). */
+parley_status train_write_file(const char *path, const char *text);
 
 #endif

@@ -160,9 +160,9 @@ class _TrainParams(ctypes.Structure):
                 ("weight_decay", ctypes.c_float), ("dropout", ctypes.c_float),
                 ("word_dropout", ctypes.c_float), ("slot_weight", ctypes.c_float),
                 ("clip", ctypes.c_float), ("seed", ctypes.c_uint64), ("threads", ctypes.c_int),
-                ("device", _c_str), ("precision", _c_str), ("sparse", _c_str),
-                ("sparse_lr", ctypes.c_float), ("intent_encoder", _c_str),
-                ("background", ctypes.c_int), ("builtin", _c_str), ("resume", ctypes.c_int),
+                ("device", _c_str), ("precision", _c_str), ("sparse", ctypes.c_int),
+                ("sparse_lr", ctypes.c_float), ("intent_encoder", ctypes.c_int),
+                ("background", ctypes.c_int), ("builtin", ctypes.c_int), ("resume", ctypes.c_int),
                 ("progress", _ProgressFn), ("user_data", ctypes.c_void_p)]
 
 
@@ -204,6 +204,9 @@ _declare("parley_action_reply", _status, ctypes.c_void_p, _c_str)
 _declare("parley_action_set_slot", _status, ctypes.c_void_p, _c_str, _c_str)
 _declare("parley_train_params_default", _TrainParams)
 _declare("parley_train_run", _status, ctypes.POINTER(_TrainParams), ctypes.POINTER(_TrainResult))
+_declare("parley_train_explain", _status, ctypes.POINTER(_TrainParams),
+         ctypes.POINTER(ctypes.c_void_p))
+_declare("parley_train_explain_free", None, ctypes.c_void_p)
 
 _INVALID_ARG, _NOT_FOUND = 1, 6
 
@@ -461,6 +464,48 @@ class Progress:
 
 
 _SHAPE = ("layers", "hidden", "heads", "intermediate", "max_positions")
+# parley_switch: the auto/on/off options (parley/train.h), as "on", "off" or None (auto).
+_SWITCH = {"sparse", "intent_encoder", "builtin"}
+_SWITCH_VALUES = {None: 0, "on": 1, "off": 2}
+
+
+def _train_params(who, data, out, options):
+    """parley_train_params with data, out (None: not set) and options set, and the bytes they
+    point to, which must outlive the call."""
+    p = _lib.parley_train_params_default()
+    keep = [_bytes(data, "data")] + ([_bytes(out, "out")] if out is not None else [])
+    p.data = keep[0]
+    if out is not None:
+        p.out = keep[1]
+    names = {f[0] for f in _TrainParams._fields_} - {"data", "out", "progress", "user_data"}
+    for k, v in options.items():
+        if k in _SHAPE:
+            setattr(p.shape, k, v)
+        elif k in _SWITCH:
+            if v not in _SWITCH_VALUES:
+                raise ValueError("%s: %s is \"on\", \"off\" or None, not %r" % (who, k, v))
+            setattr(p, k, _SWITCH_VALUES[v])
+        elif k in names:
+            if isinstance(v, (str, os.PathLike)):
+                keep.append(_bytes(v, k))
+                v = keep[-1]
+            setattr(p, k, v)
+        else:
+            raise TypeError("%s: unknown option %r" % (who, k))
+    return p, keep
+
+
+def explain(data, **options):
+    """What train(data, ..., **options) would do with `data` and why, without training
+    (parley_train_explain, `parley train --explain`): the data's profile, the recipe decided
+    from it with the reason of each choice, and the rules, as text."""
+    p, _keep = _train_params("explain", data, None, options)
+    text = ctypes.c_void_p()
+    _check(_lib.parley_train_explain(ctypes.byref(p), ctypes.byref(text)))
+    try:
+        return ctypes.string_at(text.value).decode()
+    finally:
+        _lib.parley_train_explain_free(text)
 
 
 def train(data, out, progress=None, **options):
@@ -469,22 +514,11 @@ def train(data, out, progress=None, **options):
     after every epoch; a true return stops the run (the model keeps its last saved epoch and
     the run can be resumed with resume=True). options are parley_train_params' fields
     (epochs=, seed=, dev=, init=, layers=, hidden=, lr=, threads=, device=, sparse=, ...),
-    left out to keep their defaults. Returns a dict: epochs_done, steps_done, stopped,
-    wall_s, best_epoch. An exception the callback raises stops the run and is raised here."""
-    p = _lib.parley_train_params_default()
-    keep = [_bytes(data, "data"), _bytes(out, "out")]
-    p.data, p.out = keep
-    names = {f[0] for f in _TrainParams._fields_} - {"data", "out", "progress", "user_data"}
-    for k, v in options.items():
-        if k in _SHAPE:
-            setattr(p.shape, k, v)
-        elif k in names:
-            if isinstance(v, (str, os.PathLike)):
-                keep.append(_bytes(v, k))
-                v = keep[-1]
-            setattr(p, k, v)
-        else:
-            raise TypeError("train: unknown option %r" % k)
+    left out to keep their defaults (sized to the data: the run's recipe decides); sparse=,
+    intent_encoder= and builtin= take "on", "off" or None (the recipe decides). Returns a
+    dict: epochs_done, steps_done, stopped, wall_s, best_epoch. An exception the callback
+    raises stops the run and is raised here."""
+    p, _keep = _train_params("train", data, out, options)
     raised = []
 
     def call(pp, _user):

@@ -22,6 +22,7 @@ static void usage(FILE *f)
     parley_train_params d = parley_train_params_default();
     fprintf(f,
             "usage: parley train --data PATH [--dev PATH] --out DIR [options]\n"
+            "       parley train --explain --data PATH [options]\n"
             "\n"
             "Trains a joint intent/slot BERT model and writes it to DIR (config.json,\n"
             "model.safetensors, vocab.txt). PATH is a Rasa-style nlu.yaml file or a JointBERT\n"
@@ -68,6 +69,8 @@ static void usage(FILE *f)
             "  --resume             continue the stopped run in DIR with its own settings (only\n"
             "                       --data, --dev, --out, --threads, --device, --precision and\n"
             "                       --quiet apply)\n"
+            "  --explain            print what training would do with the data and why (its\n"
+            "                       profile, the recipe decided from it, the rules), and stop\n"
             "  --force              train even when DIR/training.json says the model there was\n"
             "                       made from the same data and options (it is then skipped),\n"
             "                       or from another data file (it is then kept: choose another\n"
@@ -103,32 +106,37 @@ static const opt_def opts[] = {
     { "--augment", OPT_INT, P(augment), 0, 0, 1000, G_SETTING },
     { "--pretrain-epochs", OPT_INT, P(pretrain_epochs), 0, 0, 10000, G_SETTING },
     { "--background", OPT_INT, P(background), 0, 0, 100000, G_SETTING },
-    { "--builtin", OPT_STR, P(builtin), 0, 0, 0, G_SETTING },
+    { "--builtin", OPT_SWITCH, P(builtin), 0, 0, 0, G_SETTING },
     { "--word-dropout", OPT_FLOAT, P(word_dropout), 0, 0, 0.99, G_SETTING },
     { "--slot-weight", OPT_FLOAT, P(slot_weight), 0, 0, 1000, G_SETTING },
-    { "--sparse", OPT_STR, P(sparse), 0, 0, 0, G_SETTING },
+    { "--sparse", OPT_SWITCH, P(sparse), 0, 0, 0, G_SETTING },
     { "--sparse-lr", OPT_FLOAT, P(sparse_lr), 0, 0, 1000, G_SETTING },
-    { "--intent-encoder", OPT_STR, P(intent_encoder), 0, 0, 0, G_SETTING },
+    { "--intent-encoder", OPT_SWITCH, P(intent_encoder), 0, 0, 0, G_SETTING },
     { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
     { "--force", OPT_MARK, 0, 0, 0, 0, G_FORCE },
+    { "--explain", OPT_MARK, 0, 0, 0, 0, G_EXPLAIN },
 };
 #undef P
 enum { N_OPTS = sizeof opts / sizeof opts[0] };
 
 /* Fills p from argv; returns 0, or 2 after printing a usage error (1 for --help, after
  * printing the help). */
-static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet, int *force)
+static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet, int *force,
+                      int *explain)
 {
     opt_parse o = { .cmd = "train", .usage = usage };
     int rc = cli_parse_opts(&o, opts, N_OPTS, argc, argv, p);
     *quiet = o.quiet;
     *force = (o.given & G_FORCE) != 0;
+    *explain = (o.given & G_EXPLAIN) != 0;
     if (rc)
         return rc;
     const int given = o.given, vocab_opts = o.vocab_opts;
     const char *clash = NULL;
-    if (!p->data || !p->out)
+    if (*explain && (!p->data || p->resume))
+        clash = "--explain needs --data, and explains a new run (not --resume)";
+    else if (!*explain && (!p->data || !p->out))
         clash = "--data and --out are required";
     else if (p->resume && (given & G_SETTING))
         clash = "--resume continues with the stopped run's own settings: give only --data, --dev, "
@@ -222,10 +230,19 @@ int cmd_train(int argc, char **argv)
     parley_train_params p = parley_train_params_default();
     parley_train_result res;
     train_view v = { .start = print_start };
-    int force = 0;
-    int rc = parse_args(argc, argv, &p, &v.quiet, &force);
+    int force = 0, explain = 0;
+    int rc = parse_args(argc, argv, &p, &v.quiet, &force, &explain);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if (explain) {
+        char *text;
+        parley_status st = parley_train_explain(&p, &text);
+        if (st != PARLEY_OK)
+            return cli_fail("train", st);
+        fputs(text, stdout);
+        parley_train_explain_free(text);
+        return 0;
+    }
     if (!p.resume && (rc = against_record(&p, force)) != 0)
         return rc < 0 ? 0 : rc;
     v.tty = isatty(fileno(stderr));

@@ -183,6 +183,11 @@ static int parse_value(const opt_parse *o, const opt_def *d, int argc, char **ar
         *(int *)dst = 1;
         return 0;
     case OPT_MARK: (*i)--; return 0;
+    case OPT_SWITCH:
+        if (!s || (strcmp(s, "on") && strcmp(s, "off")))
+            return bad_value(o, d->name, s, "on or off");
+        *(parley_switch *)dst = !strcmp(s, "on") ? PARLEY_SWITCH_ON : PARLEY_SWITCH_OFF;
+        return 0;
     }
     return 0;
 }

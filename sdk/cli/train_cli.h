@@ -17,13 +17,14 @@ typedef enum opt_kind {
     OPT_FLOAT,
     OPT_FLAG,
     OPT_MARK,   /* a flag that only marks its group as given (opt_parse.given) */
+    OPT_SWITCH, /* "on" or "off" into a parley_switch */
     OPT_WARMUP, /* "0.1" a fraction (float at off), "100" steps (long at off2); -1 steps */
     OPT_LIST,   /* the following arguments up to the next "--x": pointer at off, count (int) at off2
                  */
 } opt_kind;
 
 /* Which options go together; a command checks the groups given against each other. */
-enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4, G_FORCE = 8 };
+enum { G_ALWAYS = 0, G_SHAPE = 1, G_VOCAB = 2, G_SETTING = 4, G_FORCE = 8, G_EXPLAIN = 16 };
 
 typedef struct opt_def {
     const char *name;

@@ -21,6 +21,7 @@
 
 #include "nlu/bert.h"
 #include "nlu/data/dataset.h"
+#include "nlu/train/defaults.h"
 #include "nlu/train/sparse_train.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
@@ -539,7 +540,8 @@ static void test_model_files(void)
           "without sparse features the logits are bert_forward's, bit for bit");
 
     /* With them, zero weights change nothing; then they count. */
-    CHECK(train_sparse_setup(&m, ds, 1) == PARLEY_OK, "setup: %s", parley_errmsg());
+    CHECK(train_sparse_setup(&m, ds, 1, train_word_norm_by_kind(ds->n_examples)) == PARLEY_OK,
+          "setup: %s", parley_errmsg());
     CHECK(m->sparse && m->cfg.sparse_sent > 0 && m->cfg.sparse_word > 0, "sparse sizes %d, %d",
           m->cfg.sparse_sent, m->cfg.sparse_word);
     CHECK(run_texts(m, &zero) == PARLEY_OK && !memcmp(&zero, &plain, sizeof zero),
@@ -650,7 +652,7 @@ static void test_model_files(void)
                   "regex \"r\", pattern 1");
 
     /* Turned off again: the plain model back, and a stale sparse.json removed on save. */
-    CHECK(train_sparse_setup(&m, ds, 0) == PARLEY_OK && !m->sparse && !m->cfg.sparse_sent,
+    CHECK(train_sparse_setup(&m, ds, 0, 0) == PARLEY_OK && !m->sparse && !m->cfg.sparse_sent,
           "off: %s", parley_errmsg());
     CHECK(run_texts(m, &zero) == PARLEY_OK && !memcmp(&zero, &plain, sizeof zero),
           "without its sparse features the model is the plain one");
@@ -700,7 +702,8 @@ static void test_alloc_failures(void)
     char dir[512]; /* tmpdir_path's buffers are reused */
     snprintf(dir, sizeof dir, "%s", tmpdir_path("faults"));
     if (m && ds_load_rasa_string("nlu.yaml", NLU_YAML, sizeof NLU_YAML - 1, &ds) == PARLEY_OK &&
-        train_sparse_setup(&m, ds, 1) == PARLEY_OK && bert_model_save(m, dir) == PARLEY_OK) {
+        train_sparse_setup(&m, ds, 1, train_word_norm_by_kind(ds->n_examples)) == PARLEY_OK &&
+        bert_model_save(m, dir) == PARLEY_OK) {
         points = fault_sweep("load and save", load_free, dir);
         CHECK(points > 20, "load and save: %ld failure points", points);
     } else {

@@ -27,6 +27,13 @@ SMALL = dict(layers=2, hidden=64, heads=2, intermediate=128, max_positions=32, e
              batch=8, lr=3e-3, augment=4, builtin="off", threads=1)
 
 
+def test_explain():
+    text = parley.explain(TINY, builtin="off", threads=1)
+    assert "profile of" in text and "the recipe's values:" in text and "\n  builtin 0\n" in text
+    with pytest.raises(ValueError):
+        parley.explain(TINY, sparse="maybe")
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("model") / "tiny")

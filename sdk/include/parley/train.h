@@ -119,12 +119,25 @@ typedef int (*parley_train_progress_fn)(const parley_train_progress *progress, v
 
 /* ---- training ------------------------------------------------------------------------- */
 
+/* "Decide for me": a number of parley_train_params that the run's recipe sizes to the data
+ * (pretrain_epochs, epochs, batch, lr, augment, weight_decay, slot_weight, background). The
+ * recipe is decided once, before any model is built, from a profile of the data; the run
+ * reports it, each choice with its reason, in parley_train_progress.chosen, and
+ * parley_train_explain() prints it without training (README "Training a model"). */
+#define PARLEY_AUTO (-1)
+
+/* An auto/on/off choice of parley_train_params (sparse, intent_encoder, builtin): AUTO (0,
+ * what a zeroed field holds) lets the recipe decide. */
+typedef enum parley_switch {
+    PARLEY_SWITCH_AUTO = 0,
+    PARLEY_SWITCH_ON = 1,
+    PARLEY_SWITCH_OFF = 2,
+} parley_switch;
+
 /* How a training run goes. Start from parley_train_params_default(): zero is a real value
  * for several fields (the dropouts, slot_weight, clip, the warmup, seed), so a zeroed struct
- * is not the defaults. The defaults leave epochs, batch, lr, augment, weight_decay and
- * slot_weight to be sized to the data (from its number of examples and intents; the run
- * reports what it chose and why in parley_train_progress.chosen). Strings are borrowed for
- * the call. */
+ * is not the defaults. The defaults leave every setting the recipe sizes at PARLEY_AUTO or
+ * PARLEY_SWITCH_AUTO. Strings are borrowed for the call. */
 typedef struct parley_train_params {
     const char *data;  /* training examples: an nlu.yaml (.yaml/.yml) or a JointBERT folder
                           (seq.in, seq.out, label); required */
@@ -138,65 +151,66 @@ typedef struct parley_train_params {
                           weights; "none": a new model from random weights */
     const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
     int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
-    parley_train_shape shape;   /* a new model's shape (all 0 but max_positions: sized to
-                                   the data); ignored with init */
-    int pretrain_epochs;        /* the run's model first learns the training text with the
-                                   masked-LM objective (parley_pretrain_run's loop, in memory,
-                                   on the CPU) for this many passes, then its labels from there
-                                   (sized: at the rate and for the epochs of a pretrained
-                                   encoder); 0 = none; negative = sized to the data (20 for a
-                                   new model from random weights without sparse features
-                                   trained on the CPU, else none; README "Training a model").
-                                   A stop in them keeps nothing to resume */
-    int epochs;                 /* passes over the data, >= 1; 0 = sized to the data */
-    int batch;                  /* examples per step, >= 1; 0 = sized to the data */
-    int augment;                /* up to this many variants of each example, its slot values
-                                   drawn from the nlu.yaml's lookup tables, or where it has
-                                   none from the values the intent's own examples tag; 0 =
-                                   none; negative = sized to the data */
-    float lr;                   /* peak learning rate; 0 = sized to the batch (new model), or
-                                   parley_train_default_lr(1) with init */
-    float warmup_fraction;      /* linear warmup over this fraction of all steps, in [0, 1] ... */
-    long warmup_steps;          /* ... or, when >= 0, over this many steps; then linear decay */
-    float weight_decay;         /* AdamW's decoupled decay; never on biases and LayerNorm;
-                                   negative = sized to the data */
-    float dropout;              /* in [0, 1) */
-    float word_dropout;         /* chance that a training word piece is shown as [UNK], in [0, 1) */
-    float slot_weight;          /* loss = intent loss + slot_weight * slot loss; negative =
-                                   sized to the data */
-    float clip;                 /* largest global gradient norm; 0 = no clipping */
-    uint64_t seed;              /* of the initialization, shuffles, dropout and variants */
-    int threads;                /* CPU threads; 0 = all cores */
-    const char *device;         /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
-                                   when one is usable, the CPU when the model has sparse
-                                   features: the GPU trainer does not train them, and a GPU
-                                   named outright refuses them) */
-    const char *precision;      /* on a GPU: "bf16" (NULL) or "fp32" */
-    const char *sparse;         /* sparse features beside the encoder (words and character
-                                   n-grams for the intent, per word for the tags; README "The
-                                   model directory"): "on" (NULL too) or "off" */
-    float sparse_lr;            /* peak learning rate of their weights (SGD with momentum 0.9, same
-                                   warmup and decay as lr; the slot map's is 4 times it when the
-                                   intent is theirs alone); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
-    const char *intent_encoder; /* with sparse features: "on" (the intent from the encoder and
-                                   the sparse features) or "off" (from the sparse features
-                                   alone); NULL = sized to the data (off below 150 examples
+    parley_train_shape shape; /* a new model's shape (all 0 but max_positions: sized to
+                                 the data); ignored with init */
+    int pretrain_epochs;      /* the run's model first learns the training text with the
+                                 masked-LM objective (parley_pretrain_run's loop, in memory,
+                                 on the CPU) for this many passes, then its labels from there
+                                 (sized: at the rate and for the epochs of a pretrained
+                                 encoder); 0 = none; PARLEY_AUTO = sized to the data (20 for a
+                                 new model from random weights without sparse features
+                                 trained on the CPU, else none; README "Training a model").
+                                 A stop in them keeps nothing to resume */
+    int epochs;               /* passes over the data, >= 1; PARLEY_AUTO = sized to the data */
+    int batch;                /* examples per step, >= 1; PARLEY_AUTO = sized to the data */
+    int augment;              /* up to this many variants of each example, its slot values
+                                 drawn from the nlu.yaml's lookup tables, or where it has
+                                 none from the values the intent's own examples tag; 0 =
+                                 none; PARLEY_AUTO = sized to the data */
+    float lr;                 /* peak learning rate, > 0; PARLEY_AUTO = sized to the batch
+                                 (new model), or parley_train_default_lr(1) with init */
+    float warmup_fraction;    /* linear warmup over this fraction of all steps, in [0, 1] ... */
+    long warmup_steps;        /* ... or, when >= 0, over this many steps; then linear decay */
+    float weight_decay;       /* AdamW's decoupled decay; never on biases and LayerNorm;
+                                 PARLEY_AUTO = sized to the data */
+    float dropout;            /* in [0, 1) */
+    float word_dropout;       /* chance that a training word piece is shown as [UNK], in [0, 1) */
+    float slot_weight;        /* loss = intent loss + slot_weight * slot loss; PARLEY_AUTO
+                                 = sized to the data */
+    float clip;               /* largest global gradient norm; 0 = no clipping */
+    uint64_t seed;            /* of the initialization, shuffles, dropout and variants */
+    int threads;              /* CPU threads; 0 = all cores */
+    const char *device;       /* "cpu" (NULL and "" too), "cuda", "cuda:N", or "auto" (the GPU
+                                 when one is usable, the CPU when the model has sparse
+                                 features: the GPU trainer does not train them, and a GPU
+                                 named outright refuses them) */
+    const char *precision;    /* on a GPU: "bf16" (NULL) or "fp32" */
+    parley_switch sparse;     /* sparse features beside the encoder (words and character
+                                 n-grams for the intent, per word for the tags; README "The
+                                 model directory"); AUTO = sized to the data (on below 1,000
+                                 examples per intent, with lookup tables or regexes, or with
+                                 intent_encoder OFF) */
+    float sparse_lr;          /* peak learning rate of their weights (SGD with momentum 0.9, same
+                                 warmup and decay as lr; the slot map's is 4 times it when the
+                                 intent is theirs alone); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
+    parley_switch intent_encoder; /* with sparse features: ON (the intent from the encoder and
+                                   the sparse features) or OFF (from the sparse features
+                                   alone); AUTO = sized to the data (off below 150 examples
                                    per intent, 60 when slots are tagged, or where the sparse
                                    features alone read 90% of few examples with slots,
                                    cross-fitted; README "Training a model") */
-    int background;             /* up to this many sentences of general English (written
-                                   by tools/encoder.sh beside the default encoder) added to
-                                   data of under 2,000 examples as its out-of-scope intent
-                                   (out_of_scope, or the data's nlu_fallback) where the
-                                   encoder reads the intent, so requests the bot does not
-                                   serve fall back; 0 = none; negative = sized to the data */
-    const char *builtin;        /* "on" or "off": common replies ("yep", "nah", "see ya")
-                                   added as examples of the intents named greet, goodbye,
-                                   affirm, deny and thank_you; NULL = on for data of
-                                   under 2,000 examples */
-    int resume;                 /* nonzero: continue the stopped run in out/train_state/ with its
-                                   own settings; only data, dev, out, threads, device, precision,
-                                   progress and user_data are read from here */
+    int background;               /* up to this many sentences of general English (written
+                                     by tools/encoder.sh beside the default encoder) added to
+                                     data of under 2,000 examples as its out-of-scope intent
+                                     (out_of_scope, or the data's nlu_fallback) where the
+                                     encoder reads the intent, so requests the bot does not
+                                     serve fall back; 0 = none; PARLEY_AUTO = sized to the data */
+    parley_switch builtin;        /* common replies ("yep", "nah", "see ya") added as examples
+                                     of the intents named greet, goodbye, affirm, deny and
+                                     thank_you; AUTO = on for data of under 2,000 examples */
+    int resume;                   /* nonzero: continue the stopped run in out/train_state/ with its
+                                     own settings; only data, dev, out, threads, device, precision,
+                                     progress and user_data are read from here */
     parley_train_progress_fn progress; /* or NULL */
     void *user_data;                   /* passed to progress */
 } parley_train_params;
@@ -217,7 +231,7 @@ typedef struct parley_train_result {
 /* The defaults: a new model of a shape sized to the data (BERT-mini's, 4 layers, 256 wide,
  * 4 heads, 1024 feed-forward, from 2,000 examples; 2 layers of 128, 2 heads, 256 below;
  * 128 positions) with a learned vocabulary of up to 8000 tokens; epochs,
- * batch, lr, lookup variants and weight decay sized to the data (0, 0, 0, -1, -1: batches of
+ * batch, lr, lookup variants and weight decay sized to the data (PARLEY_AUTO: batches of
  * 8 to 32, about 1200 optimizer steps in 20 (30 without sparse features) to 80 epochs; the
  * README's "Training a model" has the rules), 10% warmup, dropout 0.1, word dropout 0.1,
  * slot weight 1, clip 1, seed 42, all cores, the CPU. */
@@ -247,6 +261,16 @@ PARLEY_API float parley_train_default_lr(int from_init);
  * in the data), the setting or the tensor at fault. */
 PARLEY_API parley_status parley_train_run(const parley_train_params *params,
                                           parley_train_result *result);
+
+/* What parley_train_run() would do with params, without training (`parley train --explain`):
+ * the profile of the data (as written, as the run extends it, and the probe of its sparse
+ * features), the recipe decided from it with the reason of each choice, and the table of
+ * rules with the benchmark that measured each (bench/RESULTS.md). Reads the data (and the
+ * default encoder's folder); writes nothing. On success *text (NUL-terminated) is owned by
+ * the caller: free it with parley_train_explain_free(). Any thread. */
+PARLEY_API parley_status parley_train_explain(const parley_train_params *params, char **text);
+/* Frees what parley_train_explain() returned. NULL is a no-op. */
+PARLEY_API void parley_train_explain_free(char *text);
 
 /* ---- pretraining ---------------------------------------------------------------------- */
 

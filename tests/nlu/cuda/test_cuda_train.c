@@ -189,7 +189,7 @@ static void test_train_run(const char *data_dir)
     p.out = out;
     p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
     p.epochs = 40, p.batch = 8, p.lr = 3e-3f, p.device = "cuda:0";
-    p.sparse = "off"; /* the GPU trainer has none; the CPU trainer's default is on */
+    p.sparse = PARLEY_SWITCH_OFF; /* the GPU trainer has none; the CPU trainer's default is on */
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train on cuda:0: %s", parley_errmsg());
     bert_model *m = NULL;
     ds_dataset *ds = NULL;

@@ -530,9 +530,12 @@ static void test_background(const char *encoder, const char *out)
 {
     static const struct {
         int background;
-        const char *intent_encoder;
+        parley_switch intent_encoder;
         int want;
-    } cases[] = { { -1, "on", 6 }, { 4, "on", 4 }, { 0, "on", 0 }, { -1, NULL, 0 } };
+    } cases[] = { { PARLEY_AUTO, PARLEY_SWITCH_ON, 6 },
+                  { 4, PARLEY_SWITCH_ON, 4 },
+                  { 0, PARLEY_SWITCH_ON, 0 },
+                  { PARLEY_AUTO, PARLEY_SWITCH_AUTO, 0 } };
     write_background(encoder, 6);
     setenv("PARLEY_ENCODER", encoder, 1);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -557,7 +560,7 @@ static void test_background(const char *encoder, const char *out)
     /* A broken background folder is an error that names it, not a model without them. */
     path label = path_in(encoder, "background/label"), hidden = path_in(encoder, "label.hidden");
     parley_train_params broken = tiny(out, 1);
-    broken.intent_encoder = "on";
+    broken.intent_encoder = PARLEY_SWITCH_ON;
     rename(label.s, hidden.s);
     CHECK(parley_train_run(&broken, NULL) != PARLEY_OK &&
                   strstr(parley_errmsg(), "background sentences") &&
@@ -568,7 +571,7 @@ static void test_background(const char *encoder, const char *out)
     parley_train_params t = tiny(out, 2);
     parley_train_result res;
     train_seen s = { .stop_at_step = 1 };
-    t.intent_encoder = "on";
+    t.intent_encoder = PARLEY_SWITCH_ON;
     t.progress = train_watch;
     t.user_data = &s;
     CHECK(parley_train_run(&t, &res) == PARLEY_OK && res.stopped, "stop: %s", parley_errmsg());
@@ -590,7 +593,7 @@ static void test_background(const char *encoder, const char *out)
     t = tiny(out, 1);
     s = (train_seen){ 0 };
     t.data = data.s;
-    t.intent_encoder = "on";
+    t.intent_encoder = PARLEY_SWITCH_ON;
     t.progress = train_watch;
     t.user_data = &s;
     CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "nlu_fallback: %s", parley_errmsg());
@@ -654,7 +657,7 @@ static void test_background_untagged(const char *encoder, const char *out)
     write_sentences(encoder, text, (int)(sizeof text / sizeof *text));
     setenv("PARLEY_ENCODER", encoder, 1);
     parley_train_params t = tiny(out, 24);
-    t.intent_encoder = "on";
+    t.intent_encoder = PARLEY_SWITCH_ON;
     CHECK(parley_train_run(&t, NULL) == PARLEY_OK, "train: %s", parley_errmsg());
     parley_nlu *nlu = open_cpu(out);
     for (const char *const *u = (const char *const[]){ "in paris", "paris tomorrow", NULL }; *u;
@@ -716,7 +719,7 @@ static void test_pretrain(void)
 
     parley_train_params t = tiny(tuned.s, 1);
     t.init = pre.s;
-    t.lr = 0; /* the default with init */
+    t.lr = PARLEY_AUTO; /* the default with init */
     s = (train_seen){ 0 };
     t.progress = train_watch;
     t.user_data = &s;
@@ -751,8 +754,8 @@ static void test_bad_arguments(void)
     expect(parley_train_run(NULL, NULL), PARLEY_ERR_INVALID_ARG, "params", "NULL params");
     p.out = NULL;
     expect(parley_train_run(&p, NULL), PARLEY_ERR_INVALID_ARG, "required", "no out");
-    p = tiny(o.s, -1); /* 0 sizes the epochs to the data; below is an error */
-    expect(parley_train_run(&p, NULL), PARLEY_ERR_INVALID_ARG, "epochs", "epochs -1");
+    p = tiny(o.s, 0); /* PARLEY_AUTO sizes the epochs to the data; 0 is an error */
+    expect(parley_train_run(&p, NULL), PARLEY_ERR_INVALID_ARG, "epochs", "epochs 0");
     p = tiny(o.s, 1);
     p.device = "tpu";
     expect(parley_train_run(&p, NULL), PARLEY_ERR_INVALID_ARG, "tpu", "device");

@@ -78,8 +78,10 @@ static void test_none(void)
                   ds->n_examples == 1 && notes.len == 0,
           "no conventional intent: nothing added, no note (%d)", added);
     ds_free(ds);
-    CHECK(train_builtin_on(NULL, 1999) && !train_builtin_on(NULL, 2000) &&
-                  !train_builtin_on("off", 10) && train_builtin_on("on", 5000),
+    CHECK(train_builtin_on(PARLEY_SWITCH_AUTO, 1999) &&
+                  !train_builtin_on(PARLEY_SWITCH_AUTO, 2000) &&
+                  !train_builtin_on(PARLEY_SWITCH_OFF, 10) &&
+                  train_builtin_on(PARLEY_SWITCH_ON, 5000),
           "on under 2,000 examples; an explicit choice wins");
 }
 

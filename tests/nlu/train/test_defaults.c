@@ -23,7 +23,7 @@
 static int lines(const train_notes *n)
 {
     int k = 0;
-    for (const char *s = n->text; *s; s++)
+    for (const char *s = n->text; s && *s; s++)
         k += *s == '\n';
     return k;
 }
@@ -44,7 +44,7 @@ static void test_sizes(void)
     CHECK(lines(&notes) == 5 && strstr(notes.text, "epochs 80:") && strstr(notes.text, "batch 8:"),
           "one line per choice:\n%s", notes.text);
 
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     s = train_sizes_of(&p);
     big.n_lookups = 1; /* many examples: no lookup variants even with tables */
     train_size_data(&s, &big, TRAIN_START_NEW, &notes);
@@ -61,7 +61,7 @@ static void test_sizes(void)
     CHECK(s.epochs == 80, "tiny, dense: epochs %d", s.epochs);
 
     /* Pretraining on the training text: a new dense model on the CPU only, unless given. */
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     CHECK(train_size_pretrain(-1, 1, 1, 0, &notes) == 20 && strstr(notes.text, "pretrain 20:"),
           "dense, random weights, cpu: pretrained 20 epochs\n%s", notes.text);
     CHECK(train_size_pretrain(-1, 1, 1, 1, &notes) == 0 && strstr(notes.text, "pretrain 0:"),
@@ -73,7 +73,7 @@ static void test_sizes(void)
     CHECK(train_size_pretrain(0, 1, 1, 0, NULL) == 0 && train_size_pretrain(3, 0, 0, 1, NULL) == 3,
           "given: kept");
     /* ... and what it changes: half a new model's rate, the fewer epochs of sparse features. */
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     s = train_sizes_of(&p);
     train_size_data(&s, &big, TRAIN_START_OWN_TEXT, &notes);
     CHECK(s.lr == 5e-4f && strstr(notes.text, "lr 0.0005:"), "pretrained here: lr %g\n%s",
@@ -83,7 +83,7 @@ static void test_sizes(void)
     CHECK(fabsf(s.lr - 5e-4f * sqrtf(8 / 32.0f)) < 1e-7f, "pretrained here, batch 8: lr %g",
           (double)s.lr);
 
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     tiny.n_lookups = 2; /* few examples with tables: many variants */
     s = train_sizes_of(&p);
     train_size_data(&s, &tiny, TRAIN_START_INIT, &notes);
@@ -95,14 +95,15 @@ static void test_sizes(void)
     p.lr = 0.5f;
     p.augment = 0;
     p.weight_decay = 0;
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     s = train_sizes_of(&p);
     train_size_data(&s, &tiny, TRAIN_START_NEW, &notes);
     train_size_epochs(&s, 40, 0, 0, &notes);
     CHECK(s.epochs == 3 && s.batch == 5 && s.lr == 0.5f && s.augment == 0 && s.weight_decay == 0 &&
-                  notes.len == 0 && !notes.text[0],
+                  notes.len == 0 && !notes.text,
           "explicit settings kept: %d %d %g %d %g \"%s\"", s.epochs, s.batch, (double)s.lr,
           s.augment, (double)s.weight_decay, notes.text);
+    train_notes_clear(&notes);
 }
 
 /* A new model's shape: small below 2,000 written examples, BERT-mini's from there, a given
@@ -117,7 +118,7 @@ static void test_shape(void)
                   strstr(notes.text, "shape 2 layers"),
           "1999 examples: L%d H%d A%d I%d P%d \"%s\"", s.layers, s.hidden, s.heads, s.intermediate,
           s.max_positions, notes.text);
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     s = train_size_shape(&d.shape, 2000, &notes);
     CHECK(s.layers == 4 && s.hidden == 256 && s.heads == 4 && s.intermediate == 1024 &&
                   lines(&notes) == 1,
@@ -126,7 +127,7 @@ static void test_shape(void)
     parley_train_shape want = d.shape;
     want.layers = 3;
     want.max_positions = 64;
-    notes = (train_notes){ .len = 0 };
+    train_notes_clear(&notes);
     s = train_size_shape(&want, 40, &notes);
     CHECK(s.layers == 3 && s.hidden == 256 && s.heads == 4 && s.intermediate == 1024 &&
                   s.max_positions == 64 && notes.len == 0,
@@ -134,6 +135,7 @@ static void test_shape(void)
           s.intermediate, s.max_positions, notes.text);
     s = train_size_shape(&d.shape, -1, NULL);
     CHECK(s.layers == 4 && s.hidden == 256, "not sized: BERT-mini's, L%d H%d", s.layers, s.hidden);
+    train_notes_clear(&notes);
 }
 
 /* A fixed pseudo-random stream (splitmix64) in [0, 1). */
@@ -163,38 +165,40 @@ static void test_intents(void)
     pl_free(w);
     CHECK(train_class_weights(y, 20, 4, &w, NULL) == PARLEY_OK && !w,
           "balanced data: no weights (and no notes needed)");
-    CHECK(train_intent_sparse_only(n, 5, 0, NULL, &notes) == 1 &&
+    CHECK(train_intent_sparse_only(n, 5, 0, PARLEY_SWITCH_AUTO, &notes) == 1 &&
                   strstr(notes.text, "intent encoder off: 24 examples per intent"),
           "few examples: the intent is the sparse features'\n%s", notes.text);
-    CHECK(train_intent_sparse_only(n, 5, 0, "on", NULL) == 0 &&
-                  train_intent_sparse_only(n, 5, 0, "off", NULL) == 1,
+    CHECK(train_intent_sparse_only(n, 5, 0, PARLEY_SWITCH_ON, NULL) == 0 &&
+                  train_intent_sparse_only(n, 5, 0, PARLEY_SWITCH_OFF, NULL) == 1,
           "an explicit choice wins");
-    CHECK(train_intent_sparse_only(400, 2, 0, NULL, NULL) == 0, "200 per intent: encoder on");
-    CHECK(train_intent_sparse_only(200, 2, 0, NULL, NULL) == 1 &&
-                  train_intent_sparse_only(200, 2, 1, NULL, NULL) == 0,
+    CHECK(train_intent_sparse_only(400, 2, 0, PARLEY_SWITCH_AUTO, NULL) == 0,
+          "200 per intent: encoder on");
+    CHECK(train_intent_sparse_only(200, 2, 0, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_intent_sparse_only(200, 2, 1, PARLEY_SWITCH_AUTO, NULL) == 0,
           "100 per intent: off without slots, on with them");
     /* Sparse features: an explicit choice wins; the intent asked of them, or lookup tables or
      * regexes keep them; otherwise they go from 1,000 examples per intent on. */
     notes.len = 0;
-    CHECK(train_sparse_on(13084, 7, 0, NULL, NULL, &notes) == 0 &&
+    CHECK(train_sparse_on(13084, 7, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, &notes) == 0 &&
                   strstr(notes.text, "sparse features off: 1869 examples per intent"),
           "full SNIPS: no sparse features\n%s", notes.text);
-    CHECK(train_sparse_on(4478, 17, 0, NULL, NULL, NULL) == 1 &&
-                  train_sparse_on(1999, 2, 0, NULL, NULL, NULL) == 1 &&
-                  train_sparse_on(2000, 2, 0, NULL, NULL, NULL) == 0,
+    CHECK(train_sparse_on(4478, 17, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(1999, 2, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(2000, 2, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 0,
           "ATIS keeps them; the bound is 1,000 per intent");
-    CHECK(train_sparse_on(13084, 7, 1, NULL, NULL, NULL) == 1 &&
-                  train_sparse_on(13084, 7, 0, NULL, "off", NULL) == 1 &&
-                  train_sparse_on(13084, 7, 0, "on", NULL, NULL) == 1 &&
-                  train_sparse_on(40, 4, 0, "off", NULL, NULL) == 0,
+    CHECK(train_sparse_on(13084, 7, 1, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(13084, 7, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_OFF, NULL) == 1 &&
+                  train_sparse_on(13084, 7, 0, PARLEY_SWITCH_ON, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(40, 4, 0, PARLEY_SWITCH_OFF, PARLEY_SWITCH_AUTO, NULL) == 0,
           "tables, the intent asked of them, or --sparse keep or drop them whatever the size");
     /* Where the count gives the encoder the intent of few examples that tag slots, the sparse
      * features' cross-fitted accuracy decides: from 90% they keep it alone. Where it gives
      * them the intent (and a pretrained start would get background sentences: train.c), under
      * 72% the encoder reads it after all. */
-    CHECK(train_check_sparse_intent(700, 1, NULL) && !train_check_sparse_intent(700, 0, NULL) &&
-                  !train_check_sparse_intent(700, 1, "on") &&
-                  !train_check_sparse_intent(4478, 1, NULL),
+    CHECK(train_check_sparse_intent(700, 1, PARLEY_SWITCH_AUTO) &&
+                  !train_check_sparse_intent(700, 0, PARLEY_SWITCH_AUTO) &&
+                  !train_check_sparse_intent(700, 1, PARLEY_SWITCH_ON) &&
+                  !train_check_sparse_intent(4478, 1, PARLEY_SWITCH_AUTO),
           "the check: few examples with slots, --intent-encoder not given");
     static const struct {
         int right, scored, by_count, enough;
@@ -240,6 +244,7 @@ static void test_intents(void)
     CHECK(s.epochs == 3, "unless epochs are given");
     CHECK(train_prefit_epochs(100000, 32, NULL) == 20000 / 3125, "big data: at most 20000 steps");
     CHECK(train_prefit_epochs(1000000, 32, NULL) == 1, "at least one pass");
+    train_notes_clear(&notes);
 }
 
 static void test_temperature(void)
@@ -322,6 +327,7 @@ static void test_slot_tags(void)
     CHECK(train_slot_map_lr(0.5f, 1, &notes) == 0.5f * TRAIN_SLOT_MAP_LR_SCALE &&
                   strstr(notes.text, "sparse slot map's learning rate 2: 4 times"),
           "sparse intent with slots: scaled\n%s", notes.text);
+    train_notes_clear(&notes);
 }
 
 int main(void)

@@ -306,7 +306,7 @@ static parley_train_params own_params(const char *out, int pretrain_epochs, own_
     p.data = files.data;
     p.out = out;
     p.init = "none";
-    p.sparse = "off";
+    p.sparse = PARLEY_SWITCH_OFF;
     p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
     p.pretrain_epochs = pretrain_epochs;
     p.epochs = 40;

@@ -199,7 +199,7 @@ static void test_trained(void)
     p.batch = 8;
     p.lr = 3e-3f;
     p.augment = 4;
-    p.builtin = "off";
+    p.builtin = PARLEY_SWITCH_OFF;
     p.threads = 1;
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train: %s", parley_errmsg());
     size_t len = 0;

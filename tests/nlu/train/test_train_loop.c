@@ -283,11 +283,11 @@ static void test_augment(void)
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "no augment: %s", parley_errmsg());
     CHECK(s.n_augmented == 0 && s.n_train == 8 + s.n_builtin,
           "%d examples, %d variants without --augment", s.n_train, s.n_augmented);
-    p.builtin = "off";
+    p.builtin = PARLEY_SWITCH_OFF;
     s = (train_seen){ 0 };
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK && s.n_builtin == 0 && s.n_train == 8,
           "--builtin off: %d examples, %d built-in replies", s.n_train, s.n_builtin);
-    p.builtin = NULL;
+    p.builtin = PARLEY_SWITCH_AUTO;
     /* Without lookup tables the variants draw from the data's own values (tiny: 10
      * examples per intent, 4 intents, slots tagged): 3 asked for, 4 when sized. */
     p.data = files.data;
@@ -313,12 +313,12 @@ static void test_augment(void)
         fclose(f);
     }
     p.data = caps.s;
-    p.builtin = "off";
+    p.builtin = PARLEY_SWITCH_OFF;
     s = (train_seen){ 0 };
     CHECK(parley_train_run(&p, NULL) == PARLEY_OK && s.n_lowercase == 2 && s.n_train == 7,
           "capitals: %d examples, %d lower-case copies: %s", s.n_train, s.n_lowercase,
           parley_errmsg());
-    p.builtin = NULL;
+    p.builtin = PARLEY_SWITCH_AUTO;
     p.data = files.data;
 
     path w0 = path_in(files.tmp, "wd0"), w1 = path_in(files.tmp, "wd1");
@@ -427,14 +427,14 @@ static void test_errors(void)
     path o = path_in(files.tmp, "err");
     const char *out = o.s;
     parley_train_params p = tiny(out, 1);
-    p.epochs = -1; /* 0 sizes the epochs to the data */
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs -1");
+    p.epochs = 0; /* PARLEY_AUTO sizes the epochs to the data */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "epochs 0");
     p = tiny(out, 1);
     p.word_dropout = 1;
     CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "word dropout 1");
     p = tiny(out, 1);
-    p.batch = -1; /* 0 sizes the batch to the data */
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "batch -1");
+    p.batch = -2; /* PARLEY_AUTO sizes the batch to the data */
+    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_INVALID_ARG, "batch -2");
     p = tiny(out, 1);
     p.device = "cuda:0";
     if (cuda_device_count() == 0) { /* no CUDA in the build, or no device: a clear refusal */
