@@ -69,7 +69,7 @@ record = json.load(open(os.path.join(model, "training.json")))
 check(record.get("format") == "parley-training-record" and record["options"]["seed"] == 42
       and record["data"]["realpath"] == os.path.realpath(os.path.join(bot, "nlu.yaml"))
       and len(record["data"]["fnv1a64"]) == 16 and record["parley_version"]
-      and record["options"]["epochs"] == 0  # sized to the data
+      and record["options"]["epochs"] == -1  # PARLEY_AUTO: sized to the data
       and len(record["epochs"]) == record["run"]["best_epoch"] > 0
       and all("loss" in e for e in record["epochs"]), "training.json: %s" % record)
 
