@@ -64,6 +64,7 @@ static void test_added(void)
     CHECK(untagged && !ds->examples[0].untagged, "the replies untagged, all O; written ones not");
     CHECK(strstr(notes.text, "added to greet, deny") != NULL, "the note names them: %s",
           notes.text);
+    train_notes_clear(&notes);
     ds_free(ds);
 }
 
@@ -77,6 +78,7 @@ static void test_none(void)
                   train_add_builtin(ds, &added, &notes) == PARLEY_OK && added == 0 &&
                   ds->n_examples == 1 && notes.len == 0,
           "no conventional intent: nothing added, no note (%d)", added);
+    train_notes_clear(&notes);
     ds_free(ds);
     CHECK(train_builtin_on(PARLEY_SWITCH_AUTO, 1999) &&
                   !train_builtin_on(PARLEY_SWITCH_AUTO, 2000) &&
