@@ -14,6 +14,7 @@
 #include "sdk/base/slip.h"
 #include "tests/check.h"
 #include "tests/fault.h"
+#include "tests/utf8_starts.h"
 
 enum { N_VALUES = 1500, N_QUERIES = 10000, MAX_BYTES = 128 };
 
@@ -43,18 +44,6 @@ static void random_value(char *out)
     out[len] = '\0';
 }
 
-/* The byte offsets where s's code points begin, then its length; their count. */
-static int starts(const char *s, size_t *at)
-{
-    int n = 0;
-    size_t len = strlen(s);
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80)
-            at[n++] = i;
-    at[n] = len;
-    return n;
-}
-
 /* s with code point k left out (offsets at), into out. */
 static void left_out(const char *s, const size_t *at, int k, char *out)
 {
@@ -66,7 +55,7 @@ static void left_out(const char *s, const size_t *at, int k, char *out)
 static void random_query(const char *v, char *out)
 {
     size_t at[MAX_BYTES];
-    int n = starts(v, at), k = (int)(next() % (unsigned)n);
+    int n = utf8_starts(v, at), k = (int)(next() % (unsigned)n);
     const char *p = pieces[next() % N_PIECES];
     switch (next() % 5) {
     case 0: strcpy(out, v); break;
@@ -114,7 +103,7 @@ static int ref_has_slip(const table *t, const char *q)
     char buf[MAX_BYTES];
     size_t at[MAX_BYTES];
     for (int i = 0; i < t->n; i++) {
-        int n = starts(t->values[i], at);
+        int n = utf8_starts(t->values[i], at);
         for (int k = 0; n >= PL_SLIP_MIN && n <= PL_SLIP_MAX && k < n; k++) {
             if (t->values[i][at[k]] == ' ')
                 continue;

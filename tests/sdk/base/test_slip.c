@@ -9,18 +9,7 @@
 
 #include "sdk/base/slip.h"
 #include "tests/check.h"
-
-/* The code points of s (UTF-8) as byte offsets: n + 1 of them. */
-static int offsets(const char *s, size_t *at)
-{
-    int n = 0;
-    size_t len = strlen(s);
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80)
-            at[n++] = i;
-    at[n] = len;
-    return n;
-}
+#include "tests/utf8_starts.h"
 
 static int cp_eq(const char *a, const size_t *pa, int i, const char *b, const size_t *pb, int j)
 {
@@ -32,7 +21,7 @@ static int cp_eq(const char *a, const size_t *pa, int i, const char *b, const si
 static int distance(const char *a, const char *b)
 {
     size_t pa[80], pb[80];
-    int na = offsets(a, pa), nb = offsets(b, pb), d[80][80];
+    int na = utf8_starts(a, pa), nb = utf8_starts(b, pb), d[80][80];
     for (int i = 0; i <= na; i++)
         for (int j = 0; j <= nb; j++) {
             if (!i || !j) {
