@@ -1,9 +1,8 @@
-/* cmd_run.c — `parley run` and `parley inspect` (`parley chat` is cmd_chat.c).
+/* cmd_run.c — `parley run` (`parley chat` is cmd_chat.c, `parley inspect` cmd_inspect.c).
  *
- * run: opens a graph, runs it until its sources reach end of input (or SIGINT/SIGTERM),
- * then waits for the turns in flight and exits; the graph's error events go to stderr.
- * inspect: the node kinds, their ports and params. All through the public
- * parley/pipeline.h; no pipeline logic lives here.
+ * Opens a graph, runs it until its sources reach end of input (or SIGINT/SIGTERM), then
+ * waits for the turns in flight and exits; the graph's error events go to stderr. All
+ * through the public parley/pipeline.h; no pipeline logic lives here.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -120,57 +119,4 @@ int cmd_run(int argc, char **argv)
     int rc = run_graph(argv[1], sets);
     free(sets);
     return rc;
-}
-
-static void print_kind(const parley_kind_info *k)
-{
-    printf("%s — %s\n", k->name, k->doc);
-    printf("  ports:\n");
-    for (int p = 0; p < k->n_ports; p++) {
-        const parley_port_info *ps = &k->ports[p];
-        printf("    %-8s %-3s %-12s%s %s\n", ps->name, ps->input ? "in" : "out", ps->types,
-               ps->required ? " (required)" : "", ps->doc);
-    }
-    printf("  params:%s\n", k->n_params ? "" : " none");
-    for (int p = 0; p < k->n_params; p++) {
-        const parley_param_info *ps = &k->params[p];
-        const char *def = ps->default_value;
-        char range[64] = "";
-        if (ps->has_range)
-            snprintf(range, sizeof range, " [%.15g, %.15g]", ps->lo, ps->hi);
-        printf("    %-20s %s%s, %s%s — %s\n", ps->name, ps->type, range,
-               def ? "default " : "required", def ? (def[0] ? def : "\"\"") : "", ps->doc);
-    }
-}
-
-int cmd_inspect(int argc, char **argv)
-{
-    if (argc > 2 || (argc == 2 && cli_is_help(argv[1]))) {
-        FILE *f = argc == 2 && cli_is_help(argv[1]) ? stdout : stderr;
-        fprintf(f, "usage: parley inspect [KIND]\n\nLists the node kinds a graph can use, or one "
-                   "kind's ports and params.\n");
-        return f == stdout ? 0 : 2;
-    }
-    parley_kind_info *k;
-    parley_status st;
-    if (argc == 2) {
-        if ((st = parley_kind_describe(argv[1], &k)) == PARLEY_ERR_NOT_FOUND) {
-            fprintf(stderr, "parley inspect: no node kind '%s' (`parley inspect` lists them)\n",
-                    argv[1]);
-            return 1;
-        }
-        if (st != PARLEY_OK)
-            return cli_fail("inspect", st);
-        print_kind(k);
-        parley_kind_info_free(k);
-        return 0;
-    }
-    const char *name;
-    for (size_t i = 0; (name = parley_kind_name(i)); i++) {
-        if ((st = parley_kind_describe(name, &k)) != PARLEY_OK)
-            return cli_fail("inspect", st);
-        printf("%-14s %s\n", k->name, k->doc);
-        parley_kind_info_free(k);
-    }
-    return 0;
 }

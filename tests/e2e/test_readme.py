@@ -1,11 +1,14 @@
-"""test_readme.py — the README's commands run as written, so they stay true.
+"""test_readme.py — the commands of the README and of docs/ run as written, so they stay true.
 
-Every command of every ```sh block of README.md and of samples/starter/README.md (lines
-joined at a trailing backslash, comments dropped) must be listed below: in RUN, which this
-test runs in order with bash in a fresh folder laid out as a clone is (a copy of samples/,
-the parley under test first on PATH) and which must exit 0, or in SKIP with the reason it
-is not run here. A README command that is in neither list fails the test, so a new example
-is either run or explained. The pizza model the examples use is the one the build trains for
+Every command of every ```sh block of README.md, samples/starter/README.md and each page of
+docs/ (lines joined at a trailing backslash, comments dropped) must be listed below: in the
+page's RUN list, which this test runs page after page in the order of PAGES, each command
+with bash in one fresh folder laid out as a clone is (a copy of samples/, the parley under
+test first on PATH) and which must exit 0, or in SKIP with the reason it is not run here. A
+command that is in neither fails the test, so a new example is either run or explained; a
+page of docs/ missing from PAGES fails it too. A page's list may also hold Skip(command,
+reason) for a command of that page alone. docs/nodes.md must be what `parley inspect
+--markdown` writes. The pizza model the examples use is the one the build trains for
 tests/e2e (copied to models/pizza): training it again as the README does takes 20-50 s and
 `parley train` itself is tested by tests/sdk/cli/test_train_cli.py.
 
@@ -21,10 +24,18 @@ import tempfile
 from checks import check, done
 
 ROOT, PIZZA = sys.argv[1], sys.argv[2]
+
+
+class Skip:
+    """A command of one page that is not run here, and why."""
+
+    def __init__(self, cmd, why):
+        self.cmd, self.why = cmd, why
+
 BIN = os.path.abspath(os.environ.get("PARLEY_BIN", "parley"))
 
-# (folder relative to the clone, command) in the order they run.
-RUN = [
+# Each page's (folder relative to the clone, command) in the order they run.
+README = [
     ("", 'echo "a large pizza with ham to 12 Baker Street?" | parley nlu predict --model models/pizza'),
     ("", 'echo "a big pizza with ham" | parley nlu predict --model models/pizza'),
     ("", "parley model init --layers 4 --hidden 256 --heads 4 --intermediate 1024 --vocab "
@@ -34,16 +45,92 @@ RUN = [
     ("", "parley chat mybot/pipeline.yaml"),
     ("", "cd mybot && parley test && cd .."),
     ("", "parley check mybot/pipeline.yaml"),
-    ("mybot", "parley chat pipeline.yaml"),
-    ("mybot", "parley test"),
-    ("mybot", "parley check pipeline.yaml"),
-    ("mybot", "parley train --data nlu.yaml --out models/nlu"),
     ("", 'flite -voice slt -t "i want a large pizza" -o order.wav'),
     ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
          'decodebin"'),
     ("", "parley asr build --nlu samples/pizza/nlu.yaml"),
     ("", "parley asr transcribe --nlu samples/pizza/nlu.yaml order.wav"),
     ("", "parley asr transcribe order.wav"),
+]
+
+# samples/starter/README.md: the starter bot's own page, in the folder `parley init` made
+STARTER = [
+    ("mybot", "parley chat pipeline.yaml"),
+    ("mybot", "parley test"),
+    ("mybot", "parley check pipeline.yaml"),
+    ("mybot", "parley train --data nlu.yaml --out models/nlu"),
+]
+
+# docs/bots.md
+BOTS = [
+]
+
+# docs/training.md
+TRAINING = [
+]
+
+# docs/models.md
+MODELS = [
+]
+
+# docs/pipelines.md
+PIPELINES = [
+]
+
+# docs/dialog.md
+DIALOG = [
+]
+
+# docs/websocket.md
+WEBSOCKET = [
+]
+
+# docs/cluster.md
+CLUSTER = [
+]
+
+# docs/voice.md
+VOICE = [
+]
+
+# docs/c-api.md
+C_API = [
+]
+
+# docs/python.md
+PYTHON = [
+]
+
+# docs/gpu.md
+GPU = [
+]
+
+# docs/limits.md
+LIMITS = [
+]
+
+# docs/benchmarks.md
+BENCHMARKS = [
+]
+
+# The pages in the order they run (later pages may use what earlier ones made).
+PAGES = [
+    ("README.md", README),
+    (os.path.join("samples", "starter", "README.md"), STARTER),
+    (os.path.join("docs", "bots.md"), BOTS),
+    (os.path.join("docs", "training.md"), TRAINING),
+    (os.path.join("docs", "models.md"), MODELS),
+    (os.path.join("docs", "pipelines.md"), PIPELINES),
+    (os.path.join("docs", "dialog.md"), DIALOG),
+    (os.path.join("docs", "websocket.md"), WEBSOCKET),
+    (os.path.join("docs", "cluster.md"), CLUSTER),
+    (os.path.join("docs", "voice.md"), VOICE),
+    (os.path.join("docs", "c-api.md"), C_API),
+    (os.path.join("docs", "python.md"), PYTHON),
+    (os.path.join("docs", "gpu.md"), GPU),
+    (os.path.join("docs", "limits.md"), LIMITS),
+    (os.path.join("docs", "benchmarks.md"), BENCHMARKS),
+    (os.path.join("docs", "nodes.md"), []),  # generated: parley inspect --markdown
 ]
 SKIP = {
     "bash run.sh demo": "installs packages and builds: what CI itself does",
@@ -80,11 +167,21 @@ def commands(path):
     return out
 
 
-listed = {c for _, c in RUN} | set(SKIP)
-for readme in ("README.md", os.path.join("samples", "starter", "README.md")):
-    for c in commands(os.path.join(ROOT, readme)):
+docs = sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))
+              if f.endswith(".md"))
+for page in docs:
+    check(page in dict(PAGES), "%s is not among the pages tests/e2e/test_readme.py runs" % page)
+for page, run in PAGES:
+    listed = {e.cmd if isinstance(e, Skip) else e[1] for e in run} | set(SKIP)
+    for c in commands(os.path.join(ROOT, page)):
         check(c in listed, "%s: '%s' is neither run nor skipped by tests/e2e/test_readme.py" %
-              (readme, c))
+              (page, c))
+RUN = [(page, e[0], e[1]) for page, run in PAGES for e in run if not isinstance(e, Skip)]
+
+nodes = subprocess.run([BIN, "inspect", "--markdown"], capture_output=True, text=True)
+with open(os.path.join(ROOT, "docs", "nodes.md"), encoding="utf-8") as f:
+    check(nodes.returncode == 0 and nodes.stdout == f.read(),
+          "docs/nodes.md is not what `parley inspect --markdown` writes: write it again")
 
 clone = tempfile.mkdtemp(prefix="parley-readme-")
 shutil.copytree(os.path.join(ROOT, "samples"), os.path.join(clone, "samples"))
@@ -93,11 +190,11 @@ bindir = os.path.join(clone, ".bin")
 os.makedirs(bindir)
 os.symlink(BIN, os.path.join(bindir, "parley"))
 env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), HOME=clone)
-for where, cmd in RUN:
+for page, where, cmd in RUN:
     p = subprocess.run(["bash", "-c", cmd], cwd=os.path.join(clone, where), env=env,
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
-    check(p.returncode == 0, "README command in ./%s: %s\n  exit %d: %s" %
-          (where, cmd, p.returncode, (p.stderr or p.stdout)[-800:]))
+    check(p.returncode == 0, "%s command in ./%s: %s\n  exit %d: %s" %
+          (page, where, cmd, p.returncode, (p.stderr or p.stdout)[-800:]))
     if cmd.startswith("echo") and "Baker" in cmd:
         check('"intent":"order_pizza"' in p.stdout and '"value":"12 Baker Street"' in p.stdout,
               "the README's nlu predict example: %s" % p.stdout)
