@@ -136,7 +136,8 @@ int cmd_init(int argc, char **argv)
         dir = ".";
     if (write_files(dir, !no_train))
         return 1;
-    printf("wrote a starter bot in %s: nlu.yaml, domain.yaml, pipeline.yaml, README.md, tests/\n",
+    printf("wrote a starter bot in %s: nlu.yaml, domain.yaml, pipeline.yaml, voice.yaml, web/, "
+           "README.md, tests/\n",
            dir);
     if (!no_train && train(dir))
         return 1;
@@ -145,7 +146,9 @@ int cmd_init(int argc, char **argv)
            "  cd %s && parley test               run its conversation tests\n"
            "  parley check %s/pipeline.yaml     check the files together after a change\n"
            "  parley train --data %s/nlu.yaml --out %s/models/nlu   retrain after editing "
-           "nlu.yaml\n",
-           dir, dir, dir, dir, dir);
+           "nlu.yaml\n"
+           "  cd %s && parley run voice.yaml     by voice and text in a browser: "
+           "http://localhost:8765/\n",
+           dir, dir, dir, dir, dir, dir);
     return 0;
 }

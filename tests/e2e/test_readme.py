@@ -59,6 +59,9 @@ STARTER = [
     ("mybot", "parley test"),
     ("mybot", "parley check pipeline.yaml"),
     ("mybot", "parley train --data nlu.yaml --out models/nlu"),
+    Skip("parley run voice.yaml", "a server that runs until stopped, on a fixed port (the "
+         "voice page is tested on samples/voice/pipeline.yaml by tests/e2e/test_voice_page.js)"),
+    ("mybot", "parley check voice.yaml"),
 ]
 
 # docs/bots.md

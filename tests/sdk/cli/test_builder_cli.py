@@ -42,7 +42,8 @@ model = os.path.join(bot, "models", "nlu")
 # ---- init -----------------------------------------------------------------------------
 p = run(["init", bot])
 check(p.returncode == 0, "init: %d %s" % (p.returncode, p.stderr[-500:]))
-for f in ("nlu.yaml", "domain.yaml", "pipeline.yaml", "README.md", "tests/order.yaml",
+for f in ("nlu.yaml", "domain.yaml", "pipeline.yaml", "voice.yaml", "web/index.html",
+          "web/voice.js", "web/voice.css", "web/mic-worklet.js", "README.md", "tests/order.yaml",
           "tests/cancel.yaml", "models/nlu/config.json", "models/nlu/model.safetensors",
           "models/nlu/training.json"):
     check(os.path.exists(os.path.join(bot, f)), "init wrote %s" % f)
