@@ -130,9 +130,11 @@ case "$cmd" in
         bash tools/install.sh build
         bash samples/demo.sh build/sdk/cli/parley
         cat <<'TXT'
-== parley is installed: in a new shell, your own bot (README.md, "Your own bot", goes on):
-   parley init mybot                 # a starter bot, its model trained at once
-   parley chat mybot/pipeline.yaml   # talk to it
+== parley is installed (/usr/local). In a new shell, your own bot (README.md, "A newcomer's path"):
+   parley init mybot                     # a starter bot, its model trained at once
+   parley chat mybot/pipeline.yaml       # talk to it
+   cd mybot && parley run voice.yaml     # by voice in a browser: http://localhost:8765/
+   pkg-config --cflags --libs parley     # to build your program against the library
 TXT
         ;;
     test)
