@@ -60,7 +60,7 @@ function browserTest(name) {
   const root = process.argv[2];
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-' + name + '-'));
   const command = process.argv.slice(process.argv.indexOf('--') + 1)
-    .map((a) => a.replace('{tmp}', tmp));
+    .map((a) => a.replaceAll('{tmp}', tmp));
   let failures = 0;
   const t = {
     root,

@@ -10,9 +10,12 @@
 // the order through the page's AudioWorklet; the page must show the transcript, the intent
 // order_pizza with the size, and the reply, and play the reply's speech. Skips (77) without
 // puppeteer-core (npm ci --prefix tests/web), chromium, flite/sox, or a websocket
-// server in the build.
+// server in the build. With SAY INTENT SLOT it speaks SAY instead and expects INTENT and
+// SLOT (as "size=large") and the slot's value in the reply, the transcript holding SAY: the
+// same page served by the voice.yaml of a bot `parley init` wrote.
 //
-// Usage: node test_voice_page.js SOURCE_ROOT -- SERVER_COMMAND... ("{tmp}": a fresh folder)
+// Usage: node test_voice_page.js SOURCE_ROOT [SAY INTENT SLOT] -- SERVER_COMMAND...
+//        ("{tmp}" in the command: a fresh folder)
 'use strict';
 
 const { execFileSync } = require('child_process');
@@ -20,10 +23,13 @@ const path = require('path');
 const { startServer, stop, browserTest } = require('./parley_server.js');
 
 const { tmp, command, chromium, puppeteer, check, skip, finish } = browserTest('voice_page');
+const given = process.argv.slice(3, process.argv.indexOf('--'));
+const [say, intent, slot] = given.length ? given : ['i want a large pizza', 'order_pizza',
+  'size=large'];
 const order = path.join(tmp, 'order.wav');
 try {
   const raw = path.join(tmp, 'raw.wav');
-  execFileSync('flite', ['-voice', 'slt', '-t', 'i want a large pizza', '-o', raw]);
+  execFileSync('flite', ['-voice', 'slt', '-t', say, '-o', raw]);
   execFileSync('sox', [raw, '-r', '48000', order, 'pad', '3', '2.5']);
 } catch (e) {
   skip('flite or sox missing: ' + e.message);
@@ -55,10 +61,13 @@ async function main() {
       nlu: li.querySelector('.nlu').textContent,
       reply: li.querySelector('.reply').textContent,
     }));
-    check(shown.said === 'i want a large pizza', 'the transcript is shown: ' + shown.said);
-    check(/order_pizza/.test(shown.nlu) && /size=large/.test(shown.nlu),
+    // The starter's language model starts many requests with "i'll" or "i'd": a word made of
+    // the fake microphone's first noise may come before the request there.
+    check(given.length ? shown.said.includes(say) : shown.said === say,
+      'the transcript is shown: ' + shown.said);
+    check(shown.nlu.includes(intent) && shown.nlu.includes(slot),
       'the intent and slots are shown: ' + shown.nlu);
-    check(/large/.test(shown.reply), 'the reply is shown: ' + shown.reply);
+    check(shown.reply.includes(slot.split('=')[1]), 'the reply is shown: ' + shown.reply);
     await page.waitForFunction(() => Number(document.body.dataset.played || 0) >= 1,
       { timeout: 30000 }).catch(() => check(false, 'the reply\'s speech was played'));
     check(pageErrors.length === 0, 'no script errors on the page: ' + pageErrors.join('; '));
