@@ -1,6 +1,6 @@
 """lookup_load.py — what a large lookup table costs a process that loads the model: the
 wall time, CPU time and peak memory of `parley nlu predict` on one utterance (bench/RESULTS.md,
-"Loading a large lookup table").
+"Memory").
 
 Copies a trained model (the pizza model the build trains for the e2e tests), fills its
 "topping" table (sparse.json) up to N values with random ones of one to three words (its own

@@ -1,6 +1,6 @@
 """rest_rtt.py — a turn's round trip through ws.server's REST API (POST /webhooks/rest/webhook)
-against the same turn over its websocket, on one server (bench/RESULTS.md, "Rasa's REST API
-against the websocket").
+against the same turn over its websocket, on one server (bench/RESULTS.md, "Websocket
+and REST round trips").
 
 Starts `parley run tests/services/ws/pizza_ws.yaml` with the model given and a fresh store,
 then for each client count runs both transports in turn (REST first, then the websocket,

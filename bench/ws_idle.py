@@ -1,6 +1,6 @@
 """ws_idle.py — what plain TCP connections that never begin a handshake cost the websocket
 server: how many it holds, its CPU and log lines while they are held, and how long
-/healthz waits behind them (bench/RESULTS.md, "Idle connections before the handshake").
+/healthz waits behind them (bench/RESULTS.md, "Hardening and soak").
 
 Starts `parley run tests/services/ws/audio_only.yaml` (no model) with the open-file limit
 given (soft and hard), opens N sockets that send nothing, then measures for 5 s: the

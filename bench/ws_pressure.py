@@ -1,5 +1,5 @@
 """ws_pressure.py — what hostile websocket clients cost everyone else (bench/RESULTS.md,
-"Websocket clients that flood or never read").
+"Hardening and soak" and "Memory").
 
 flood: `parley run tests/services/ws/pizza_voice.yaml` (asr.pocketsphinx, tts.espeak) with N
 clients streaming loud noise as fast as their sockets take it (0: none, the baseline); for

@@ -7,7 +7,7 @@
 # 3.0's glosses (tools/wordnet_examples.py; Debian's wordnet-base): general English, which a
 # model trained on a bot's few examples knows nothing of. Nothing is shipped: it is built
 # once, in about 7 minutes on two cores, and skipped while the folder holds this recipe's
-# encoder. bench/RESULTS.md (few-shot, ninth pass) has what it changes.
+# encoder. bench/HISTORY.md (few-shot, ninth pass) has what it changes.
 #
 # Beside it, in background/, it writes 5,000 sentences of the same text (plain words; a
 # question and a command in every twelve; wordnet_examples.py --background) as a JointBERT

@@ -12,7 +12,7 @@ Questions, commands (the "!" ones) and statements are shuffled apart with seed 1
 in turn (TURN): one line in twelve is a question and one a command, while they last (437
 and 275 of them; 36,326 statements). Requests that a bot does not serve are mostly
 questions ("what do geese eat") and commands; statements alone taught the bots to take
-them for their own questions (bench/RESULTS.md, few-shot, twelfth pass). More of them cost
+them for their own questions (bench/HISTORY.md, few-shot, twelfth pass). More of them cost
 the bots' own short replies ("catch you another time"). tools/encoder.sh writes them
 beside the default encoder, where `parley train` finds its background sentences
 (nlu/train/background.h).
