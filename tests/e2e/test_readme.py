@@ -65,8 +65,10 @@ STARTER = [
 BOTS = [
 ]
 
-# docs/training.md
+# docs/training.md (its training commands are in SKIP: the README shows them too)
 TRAINING = [
+    ("", "parley train --explain --data samples/pizza/nlu.yaml"),
+    ("", "parley eval --model models/pizza --data samples/pizza/nlu.yaml --failures failures.jsonl"),
 ]
 
 # docs/models.md
