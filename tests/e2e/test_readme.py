@@ -69,12 +69,19 @@ STARTER = [
 BOTS = [
 ]
 
-# docs/training.md
+# docs/training.md (its training commands are in SKIP: the README shows them too)
 TRAINING = [
+    ("", "parley train --explain --data samples/pizza/nlu.yaml"),
+    ("", "parley eval --model models/pizza --data samples/pizza/nlu.yaml --failures failures.jsonl"),
 ]
 
 # docs/models.md
 MODELS = [
+    ("", "parley model init --layers 4 --hidden 256 --heads 4 --intermediate 1024 --vocab "
+         "models/pizza/vocab.txt --intents greet,order --slots B-size,I-size --out models/mini"),
+    ("", 'echo "a large pizza with ham to 12 Baker Street?" | parley nlu predict --model models/pizza'),
+    ("", 'echo "a big pizza with ham" | parley nlu predict --model models/pizza'),
+    ("", 'echo "I want Crème brûlée" | parley tokenize --vocab models/pizza/vocab.txt --words'),
 ]
 
 # docs/pipelines.md

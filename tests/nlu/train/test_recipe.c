@@ -4,11 +4,12 @@
  * default parameters ("recipe NAME VALUE" lines, every field). The profiles hold what the
  * data sets measured, so the test needs no data set. Cases named "...-capitals-X" and
  * "...-lowercase-X" (the same examples, their slot values capitalized or not) must also give
- * one recipe. With --readme FILE: FILE holds the table of rules as train_recipe_table writes
- * it in markdown (the README's defaults table is generated from the table, and checked here).
+ * one recipe. With --page FILE: FILE holds the table of rules as train_recipe_table writes it
+ * in markdown (docs/training.md's defaults table is generated from the table, and checked
+ * here).
  *
  *   test_recipe CASE.recipe ...
- *   test_recipe --readme README.md
+ *   test_recipe --page docs/training.md
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,7 @@ static void golden(int n, char **paths)
     pl_free(got);
 }
 
-static void readme(const char *path)
+static void page(const char *path)
 {
     char *text = NULL, *table = NULL;
     size_t len;
@@ -132,8 +133,8 @@ static void readme(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "--readme"))
-        readme(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "--page"))
+        page(argv[2]);
     else
         golden(argc - 1, argv + 1);
     CHECK(argc > 1, "no cases");
