@@ -157,7 +157,8 @@ BENCHMARKS = [
     Skip("build/bench/pipeline_bench bench/pipeline_pizza.yaml models/pizza 3 "
          "--set dialog.frames.store=/tmp/bench.db", "needs the build folder; 12 s or more"),
     Skip("bash bench/ws_bench.sh build models/pizza", "needs the build folder; a minute"),
-    Skip("python3 bench/voice_wer.py build/sdk/cli/parley /tmp/wer", "minutes: hundreds of utterances synthesized and recognized, clean and in noise"),
+    Skip("python3 bench/voice_wer.py build/sdk/cli/parley /tmp/wer",
+         "minutes: hundreds of utterances synthesized and recognized, clean and in noise"),
     Skip("OPENBLAS_CORETYPE=SkylakeX ./app", "the reader's own application"),
 ]
 
