@@ -91,8 +91,6 @@ CLUSTER = [
 
 # docs/voice.md
 VOICE = [
-    Skip("parley train --data samples/pizza/nlu.yaml --out models/pizza",
-         "20-50 s; the build's tests/e2e pizza model stands in for it"),
     ("", 'flite -voice slt -t "i want a large pizza" -o order.wav'),
     ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
          'decodebin"'),
