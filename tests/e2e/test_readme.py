@@ -102,26 +102,73 @@ CLUSTER = [
 
 # docs/voice.md
 VOICE = [
+    ("", 'flite -voice slt -t "i want a large pizza" -o order.wav'),
+    ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
+         'decodebin"'),
+    ("", 'parley run samples/voice/file.yaml --set mic.source="filesrc location=order.wav ! '
+         'decodebin" --set speaker.sink="wavenc ! filesink location=reply.wav"'),
+    ("", "test -s reply.wav"),
+    ("", "parley asr build --nlu samples/pizza/nlu.yaml"),
+    ("", "parley asr transcribe --nlu samples/pizza/nlu.yaml order.wav"),
+    ("", "parley asr transcribe --grammar --nlu samples/pizza/nlu.yaml order.wav"),
+    ("", "parley asr transcribe order.wav"),
+    Skip("parley run samples/voice/file.yaml --set mic.source=autoaudiosrc",
+         "needs a microphone; runs until stopped"),
+    Skip("parley run samples/voice/pipeline.yaml", "a server that runs until stopped, on a "
+         "fixed port (tests/e2e/test_voice_page.js runs it on port 0)"),
+    Skip("parley stream ws://127.0.0.1:8765/ order.wav", "needs that server "
+         "(tests/services/ws/ streams WAV files to it)"),
+    Skip('parley run samples/voice/pipeline.yaml --set ws.cert=cert.pem --set ws.key=key.pem '
+         '--set ws.host=""', "a server that runs until stopped, with a certificate"),
 ]
 
 # docs/c-api.md
 C_API = [
+    Skip("cc app.c -o app $(pkg-config --cflags --libs parley)",
+         "needs the library installed and an app.c of the reader's own (tests/e2e's "
+         "kiosk_installed builds a program against an installed libparley)"),
 ]
 
-# docs/python.md
+# docs/python.md (tests/python/test_bindings.py runs its Python example)
 PYTHON = [
+    Skip("pip install --no-build-isolation ./python", "installs the package"),
+    Skip("PYTHONPATH=python PARLEY_LIBRARY=build/libparley.so python3 app.py",
+         "needs the repository's python/ and build/, and an app.py of the reader's own"),
 ]
 
 # docs/gpu.md
 GPU = [
+    Skip("meson setup build -Dgpu_arch='80;90' && ninja -C build", "a build with CUDA"),
+    ("", 'echo "a large pizza with ham" | parley nlu predict --model models/pizza --device auto'),
+    Skip('echo "a large pizza with ham" | parley nlu predict --model models/pizza --device cuda:0',
+         "needs an NVIDIA GPU"),
+    Skip("parley bench nlu --model models/pizza --device cuda:0 --batch 32 --seq 128",
+         "needs an NVIDIA GPU"),
+    Skip("parley train --data samples/pizza/nlu.yaml --out models/pizza-gpu --device cuda "
+         "--sparse off", "needs an NVIDIA GPU"),
+    Skip("meson test -C build --suite gpu", "needs a build with CUDA and an NVIDIA GPU"),
+    Skip("bash bench/gpu_pack.sh gpu-pack", "a build with CUDA, for a GPU machine"),
+    Skip("PARLEY_SHARED_DATA=$PWD/gpu-pack/data bash bench/gpu_run.sh gpu-pack/bin gpu-pack/lib",
+         "needs an NVIDIA GPU, torch and transformers"),
 ]
 
 # docs/limits.md
 LIMITS = [
+    ("", """printf '{"user":"","text":"hi"}\\n{"user":"bob","text":"hi"}\\n' | """
+         "parley run samples/pizza/pipeline.yaml"),
 ]
 
 # docs/benchmarks.md
 BENCHMARKS = [
+    ("", "parley bench nlu --model models/pizza --iters 20"),
+    ("", "parley bench nlu --model models/pizza --batch 32 --seq 128 --iters 10"),
+    Skip("python3 bench/nlu_vs_torch.py --threads 2", "minutes; needs bench/ and python3-torch"),
+    Skip("build/bench/pipeline_bench bench/pipeline_pizza.yaml models/pizza 3 "
+         "--set dialog.frames.store=/tmp/bench.db", "needs the build folder; 12 s or more"),
+    Skip("bash bench/ws_bench.sh build models/pizza", "needs the build folder; a minute"),
+    Skip("python3 bench/voice_wer.py build/sdk/cli/parley /tmp/wer",
+         "minutes: hundreds of utterances synthesized and recognized, clean and in noise"),
+    Skip("OPENBLAS_CORETYPE=SkylakeX ./app", "the reader's own application"),
 ]
 
 # The pages in the order they run (later pages may use what earlier ones made).

@@ -7,8 +7,8 @@ through parley.Model, one text or several, the synonym's canonical value beside 
 typed; a pipeline of that model and a dialog (a response with a condition) answers through
 parley.Pipeline, turn ids and replies matching, its action answered by Python (reply, slots,
 the domain's reply, failures kept); every error is a ParleyError with parley's
-own message. The README's Python example runs as written in a copy of the repository's
-samples with the build's pizza model. Run by meson (tests/python/meson.build) with
+own message. The Python example of docs/python.md runs as written in a copy of the
+repository's samples with the build's pizza model. Run by meson (tests/python/meson.build) with
 PARLEY_LIBRARY, PYTHONPATH, PARLEY_SOURCE_ROOT and PARLEY_PIZZA_MODEL set.
 """
 import os
@@ -157,12 +157,12 @@ def test_pipeline(model, tmp_path):
         parley.Pipeline(str(tmp_path / "bad.yaml"))
 
 
-def test_readme_example(tmp_path):
-    """The README's ```python block of the Python package (the one that imports parley; the
-    other is an action server), run in a copy of samples/ with the build's pizza model as
-    models/pizza (what the README trains under "Training a model")."""
-    readme = open(os.path.join(ROOT, "README.md")).read()
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "import parley" in b]
+def test_docs_example(tmp_path):
+    """The ```python block of docs/python.md that imports parley (the page's other block is a
+    fragment), run in a copy of samples/ with the build's pizza model as models/pizza (what
+    the README trains)."""
+    page = open(os.path.join(ROOT, "docs", "python.md")).read()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "import parley" in b]
     assert len(blocks) == 1 and len(blocks[0].strip().splitlines()) <= 22
     shutil.copytree(os.path.join(ROOT, "samples"), tmp_path / "samples")
     shutil.copytree(os.environ["PARLEY_PIZZA_MODEL"], tmp_path / "models" / "pizza")
