@@ -176,6 +176,19 @@ def test_docs_example(tmp_path):
     assert os.path.exists(tmp_path / "models" / "pizza2" / "model.safetensors")
 
 
+def test_readme_example(tmp_path):
+    """The README's ```python block (its newcomer's path, "Embed it"), with the build's pizza
+    model as models/pizza (what run.sh demo trains)."""
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(blocks) == 1 and "import parley" in blocks[0]
+    shutil.copytree(os.environ["PARLEY_PIZZA_MODEL"], tmp_path / "models" / "pizza")
+    p = subprocess.run([sys.executable, "-c", blocks[0]], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.startswith("order_pizza") and "('size', 'large')" in p.stdout, p.stdout
+
+
 def test_actions(model, tmp_path):
     (tmp_path / "domain.yaml").write_text(DOMAIN)
     (tmp_path / "graph.yaml").write_text(GRAPH % model)
