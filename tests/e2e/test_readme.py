@@ -64,8 +64,25 @@ STARTER = [
     ("mybot", "parley check voice.yaml"),
 ]
 
-# docs/bots.md
+# docs/bots.md: on the README's mybot/
 BOTS = [
+    Skip("parley init mybot", "the README ran it: this page uses its mybot/ (init refuses a "
+         "folder that holds a bot; tests/sdk/cli/test_builder_cli.py tests init)"),
+    ("", "printf 'hello\\ncan i get a large latte\\nyes\\n' | parley chat mybot/pipeline.yaml"),
+    ("", "parley train --data mybot/nlu.yaml --out mybot/models/nlu"),
+    ("", "parley test mybot/pipeline.yaml"),
+    ("", "parley check mybot/pipeline.yaml"),
+    Skip("cd mybot && parley run voice.yaml", "a server that runs until stopped, on a fixed port "
+         "(the voice page is tested on samples/voice/pipeline.yaml by "
+         "tests/e2e/test_voice_page.js)"),
+    ("", "printf 'hello\\n/user bob\\ncan i get a large latte\\n/restart\\n/quit\\n' | "
+         "parley chat mybot/pipeline.yaml --fresh --verbose"),
+    ("", "cd mybot && parley test && cd .."),
+    ("", "parley test mybot/pipeline.yaml mybot/tests/order.yaml"),
+    ("", "parley check mybot/pipeline.yaml --data mybot/nlu.yaml"),
+    ("", "parley check mybot/voice.yaml"),
+    ("", "parley help"),
+    ("", "parley help test"),
 ]
 
 # docs/training.md
