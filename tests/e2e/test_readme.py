@@ -95,6 +95,15 @@ MODELS = [
 
 # docs/pipelines.md
 PIPELINES = [
+    ("", "parley inspect"),
+    ("", "parley inspect nlu.bert"),
+    ("", "parley check samples/pizza/pipeline.yaml"),
+    ("", "printf 'i want a large pizza with ham\\n{\"user\": \"bob\", \"text\": \"hello\"}\\ntwo please\\n' "
+         "| parley run samples/pizza/pipeline.yaml"),
+    ("", 'echo "i want a large pizza" | parley run samples/pizza/pipeline.yaml '
+         "--set nlu.bert.device=cpu --set nlu.max_batch=8"),
+    ("", "printf '{\"user\": \"ann\", \"text\": \"hello\"}\\n\\n{\"user\": 7, \"txt\": \"hi\"}\\n' "
+         "| parley run samples/pizza/pipeline.yaml"),
 ]
 
 # docs/dialog.md
