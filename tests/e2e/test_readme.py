@@ -106,8 +106,19 @@ PIPELINES = [
          "| parley run samples/pizza/pipeline.yaml"),
 ]
 
-# docs/dialog.md
+# docs/dialog.md: the store commands on mybot's store, which docs/bots.md's chats filled
 DIALOG = [
+    ("", "parley check samples/pizza/pipeline.yaml"),
+    ("", "printf 'can i get a large cappuccino\\nno\\nmake it medium\\nyes please\\n' | "
+         "parley chat mybot/pipeline.yaml --fresh"),
+    ("", "parley store migrate mybot/bot.db"),
+    ("", "parley store export mybot/bot.db -o users.jsonl"),
+    ("", "parley store import copy.db -i users.jsonl"),
+    ("", "parley store export mybot/bot.db | parley store import copy.db"),
+    ("", "parley store purge copy.db --older-than 30"),
+    Skip("parley store export pizza.db | parley store import postgresql://db.internal/pizza",
+         "needs a PostgreSQL server (tests/e2e/test_cli_store.py moves a store to PostgreSQL "
+         "and back)"),
 ]
 
 # docs/websocket.md
