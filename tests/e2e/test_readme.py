@@ -160,8 +160,17 @@ WEBSOCKET = [
     ("", "parley help stream"),
 ]
 
-# docs/cluster.md
+# docs/cluster.md: servers (PostgreSQL, HAProxy, replicas) that run until stopped
+CLUSTER_TEST = "tests/e2e/test_cluster.py runs cluster.sh and client.py, and kills a replica"
 CLUSTER = [
+    Skip("samples/cluster/cluster.sh run", "starts PostgreSQL, HAProxy, Prometheus and two "
+         "replicas on fixed ports until Ctrl-C (" + CLUSTER_TEST + ")"),
+    Skip("python3 samples/cluster/client.py ws://127.0.0.1:8080/ --users 100 --turns 10",
+         "needs the cluster running (" + CLUSTER_TEST + ")"),
+    Skip("samples/cluster/cluster.sh start", "starts the cluster's servers on fixed ports, "
+         "left running (" + CLUSTER_TEST + ")"),
+    Skip("samples/cluster/cluster.sh stop /tmp/parley-cluster-18lf7P", "stops what start "
+         "started, in the folder it printed (" + CLUSTER_TEST + ")"),
 ]
 
 # docs/voice.md
