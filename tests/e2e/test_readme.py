@@ -68,6 +68,7 @@ STARTER = [
 BOTS = [
     Skip("parley init mybot", "the README ran it: this page uses its mybot/ (init refuses a "
          "folder that holds a bot; tests/sdk/cli/test_builder_cli.py tests init)"),
+    ("", "parley chat mybot/pipeline.yaml"),
     ("", "printf 'hello\\ncan i get a large latte\\nyes\\n' | parley chat mybot/pipeline.yaml"),
     ("", "parley train --data mybot/nlu.yaml --out mybot/models/nlu"),
     ("", "parley test mybot/pipeline.yaml"),
