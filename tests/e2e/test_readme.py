@@ -65,8 +65,26 @@ STARTER = [
     ("mybot", "parley check voice.yaml"),
 ]
 
-# docs/bots.md
+# docs/bots.md: on the README's mybot/
 BOTS = [
+    Skip("parley init mybot", "the README ran it: this page uses its mybot/ (init refuses a "
+         "folder that holds a bot; tests/sdk/cli/test_builder_cli.py tests init)"),
+    ("", "parley chat mybot/pipeline.yaml"),
+    ("", "printf 'hello\\ncan i get a large latte\\nyes\\n' | parley chat mybot/pipeline.yaml"),
+    ("", "parley train --data mybot/nlu.yaml --out mybot/models/nlu"),
+    ("", "parley test mybot/pipeline.yaml"),
+    ("", "parley check mybot/pipeline.yaml"),
+    Skip("cd mybot && parley run voice.yaml", "a server that runs until stopped, on a fixed port "
+         "(the voice page is tested on samples/voice/pipeline.yaml by "
+         "tests/e2e/test_voice_page.js)"),
+    ("", "printf 'hello\\n/user bob\\ncan i get a large latte\\n/restart\\n/quit\\n' | "
+         "parley chat mybot/pipeline.yaml --fresh --verbose"),
+    ("", "cd mybot && parley test && cd .."),
+    ("", "parley test mybot/pipeline.yaml mybot/tests/order.yaml"),
+    ("", "parley check mybot/pipeline.yaml --data mybot/nlu.yaml"),
+    ("", "parley check mybot/voice.yaml"),
+    ("", "parley help"),
+    ("", "parley help test"),
 ]
 
 # docs/training.md (its training commands are in SKIP: the README shows them too)
@@ -86,18 +104,82 @@ MODELS = [
 
 # docs/pipelines.md
 PIPELINES = [
+    ("", "parley inspect"),
+    ("", "parley inspect nlu.bert"),
+    ("", "parley check samples/pizza/pipeline.yaml"),
+    ("", "printf 'i want a large pizza with ham\\n{\"user\": \"bob\", \"text\": \"hello\"}\\ntwo please\\n' "
+         "| parley run samples/pizza/pipeline.yaml"),
+    ("", 'echo "i want a large pizza" | parley run samples/pizza/pipeline.yaml '
+         "--set nlu.bert.device=cpu --set nlu.max_batch=8"),
+    ("", "printf '{\"user\": \"ann\", \"text\": \"hello\"}\\n\\n{\"user\": 7, \"txt\": \"hi\"}\\n' "
+         "| parley run samples/pizza/pipeline.yaml"),
 ]
 
-# docs/dialog.md
+# docs/dialog.md: the store commands on mybot's store, which docs/bots.md's chats filled
 DIALOG = [
+    ("", "parley check samples/pizza/pipeline.yaml"),
+    ("", "printf 'can i get a large cappuccino\\nno\\nmake it medium\\nyes please\\n' | "
+         "parley chat mybot/pipeline.yaml --fresh"),
+    ("", "parley store migrate mybot/bot.db"),
+    ("", "parley store export mybot/bot.db -o users.jsonl"),
+    ("", "parley store import copy.db -i users.jsonl"),
+    ("", "parley store export mybot/bot.db | parley store import copy.db"),
+    ("", "parley store purge copy.db --older-than 30"),
+    Skip("parley store export pizza.db | parley store import postgresql://db.internal/pizza",
+         "needs a PostgreSQL server (tests/e2e/test_cli_store.py moves a store to PostgreSQL "
+         "and back)"),
 ]
 
-# docs/websocket.md
+# docs/websocket.md: the server runs until stopped, so what talks to it is tested elsewhere
+SERVER = "a server that runs until stopped, on a fixed port (tests/services/ws/ws_server.py " \
+         "starts the pizza bot's server graph on a free port for the ws tests)"
 WEBSOCKET = [
+    Skip("parley run samples/pizza/server.yaml", SERVER),
+    Skip("parley run samples/pizza/server.yaml --set ws.server.port=9000", SERVER),
+    ("", "parley inspect ws.server"),
+    ("", "parley check samples/pizza/server.yaml"),
+    ("", "openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=localhost -keyout key.pem "
+         "-out cert.pem"),
+    Skip("parley run samples/pizza/server.yaml --set ws.server.cert=cert.pem --set "
+         "ws.server.key=key.pem", SERVER + "; tests/services/ws/test_ws_auth.py serves wss:// "
+         "with a certificate it makes"),
+    Skip("curl -s localhost:8765/healthz", "needs the running server (tests/services/ws/ "
+         "test_ws_protocol.py and tests/e2e/test_cluster.py ask /healthz)"),
+    Skip("curl -s localhost:8765/metrics", "needs the running server (tests/services/ws/ "
+         "test_ws_protocol.py reads /metrics; tests/e2e/test_metrics.py checks the metrics' text)"),
+    Skip("curl -s localhost:8765/webhooks/rest/webhook -d '{\"sender\": "
+         "\"u-0123456789abcdef0123456789abcdef\", \"message\": \"i want a large pizza with "
+         "mushrooms\"}'", "needs the running server (tests/services/ws/test_ws_rest.py runs "
+         "the webhook with curl and urllib)"),
+    Skip("curl -s localhost:8765/model/parse -d '{\"text\": \"a big pizza with ham\"}'",
+         "needs the running server (tests/services/ws/test_ws_rest.py checks /model/parse "
+         "against parley nlu predict)"),
+    Skip("curl -s localhost:8765/version", "needs the running server (tests/services/ws/"
+         "test_ws_rest.py checks /version and /status)"),
+    Skip('parley stream ws://127.0.0.1:8765/ --text "i want a large pizza with mushrooms" '
+         '--text "2 pizzas"', "needs the running server (tests/e2e/test_stream.py runs parley "
+         "stream against it)"),
+    Skip('parley stream ws://127.0.0.1:8765/ --user u-2f9bcd432860808ba2940352f0bcbd2b --text '
+         '"deliver to 5 main street"', "needs the running server, and a ready id it gave "
+         "(tests/e2e/test_stream.py resumes a conversation with --user)"),
+    Skip("printf 'hello\\nthanks\\n' | parley stream ws://127.0.0.1:8765/ -",
+         "needs the running server (tests/e2e/test_stream.py sends standard input's lines)"),
+    Skip("parley stream ws://127.0.0.1:8765/ question.wav", "needs the running server and a "
+         "WAV file (tests/e2e/test_stream.py sends WAV files to it)"),
+    ("", "parley help stream"),
 ]
 
-# docs/cluster.md
+# docs/cluster.md: servers (PostgreSQL, HAProxy, replicas) that run until stopped
+CLUSTER_TEST = "tests/e2e/test_cluster.py runs cluster.sh and client.py, and kills a replica"
 CLUSTER = [
+    Skip("samples/cluster/cluster.sh run", "starts PostgreSQL, HAProxy, Prometheus and two "
+         "replicas on fixed ports until Ctrl-C (" + CLUSTER_TEST + ")"),
+    Skip("python3 samples/cluster/client.py ws://127.0.0.1:8080/ --users 100 --turns 10",
+         "needs the cluster running (" + CLUSTER_TEST + ")"),
+    Skip("samples/cluster/cluster.sh start", "starts the cluster's servers on fixed ports, "
+         "left running (" + CLUSTER_TEST + ")"),
+    Skip("samples/cluster/cluster.sh stop /tmp/parley-cluster-18lf7P", "stops what start "
+         "started, in the folder it printed (" + CLUSTER_TEST + ")"),
 ]
 
 # docs/voice.md
