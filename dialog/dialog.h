@@ -1,7 +1,7 @@
 /* dialog.h — the dialog manager: a domain file, a context store, and one call per turn.
  *
  * dm_open() loads a domain.yaml (intents, slots, responses, forms, rules, fallback,
- * sessions: see the README) and opens or creates the context store. dm_turn() takes
+ * sessions: see docs/dialog.md) and opens or creates the context store. dm_turn() takes
  * one user's NLU result, loads that user's context from the store, decides the reply (rule,
  * form step, action or fallback), and writes the new context and the turn's history row
  * back in one transaction. Nothing is cached between turns, so a restarted process

@@ -2,9 +2,10 @@
  * the checks every entry point applies, and written back.
  *
  * store_io.c exports and imports through it; the fuzzer reads lines through it. It neither
- * reads nor writes a store. What a line may hold is README "Limits" (a `parley store
- * import` line): a line dm_line_read accepts, written again by dm_line_user_json and
- * dm_line_add_row, is what `parley store export` prints for that user once imported.
+ * reads nor writes a store. What a line may hold is docs/limits.md, "The context store"
+ * (a `parley store import` line): a line dm_line_read accepts, written again by
+ * dm_line_user_json and dm_line_add_row, is what `parley store export` prints for that
+ * user once imported.
  */
 #ifndef DIALOG_STORE_LINE_H
 #define DIALOG_STORE_LINE_H

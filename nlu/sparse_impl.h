@@ -33,7 +33,7 @@ parley_status sf_strtab_add(sf_strtab *t, const char *s, size_t len, int *id);
 int sf_strtab_find(const sf_strtab *t, const char *s, size_t len);
 void sf_strtab_free(sf_strtab *t);
 
-/* The most values a lookup table may list (README "Limits"): a bound on what a model costs
+/* The most values a lookup table may list (docs/limits.md): a bound on what a model costs
  * every process that loads it, checked when a table is added (training or loading). */
 enum { SF_MAX_LOOKUP_VALUES = 1000000 };
 

@@ -7,7 +7,7 @@
  * Then it orders the nodes so every link goes forward and calls each kind's create().
  * It starts no thread and moves no message: that is pipeline/graph.c.
  *
- * Format (README.md, "Pipelines: graphs of nodes"):
+ * Format (docs/pipelines.md, "A graph file"):
  *   name: pizza
  *   nodes:
  *     - { name: nlu, kind: nlu.bert, inputs: { text: [in.text, asr.text] },

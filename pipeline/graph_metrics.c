@@ -5,7 +5,7 @@
  * The turn metrics are fed at the end of each turn from what its message carries (t_in,
  * t_out, nlu_ns, dialog_ns, store_ns, status), batch sizes where a worker hands a batch to
  * its node, and the gauges are sampled from the queues when the metrics are rendered. The
- * names are the README's "Metrics" section; keep the two alike. The registry and the text
+ * names are docs/pipelines.md's "Metrics" section; keep the two alike. The registry and the text
  * format are metrics.c's.
  */
 #include <ctype.h>

@@ -3,7 +3,7 @@
  *
  * Every graph has one registry. The engine registers its own metrics when the graph loads
  * (turns by outcome and error kind, per-stage and end-to-end latency, batch sizes, queue
- * depths, turns in flight: the README's "Metrics" section lists them) and keeps them up to
+ * depths, turns in flight: docs/pipelines.md's "Metrics" section lists them) and keeps them up to
  * date as turns go by; a node may add its own from create() (a server its connections).
  * pipe_metrics_render() writes them all in the text exposition format 0.0.4, which the
  * ws.server node serves at GET /metrics and parley_pipeline_metrics() returns.

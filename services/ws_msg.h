@@ -1,7 +1,7 @@
 /* ws_msg.h — one text message a websocket client sends, read into a typed command.
  *
- * The ws.server node's protocol (README, "The websocket server"): a client text frame is a
- * JSON object that is exactly one of {"config": {"user": ID, "sample_rate": N}},
+ * The ws.server node's protocol (docs/websocket.md#the-protocol-version-1): a client text frame is
+ * a JSON object that is exactly one of {"config": {"user": ID, "sample_rate": N}},
  * {"text": "...", "id": ID}, {"eof": 1} or {"end": 1} (the end of an utterance). This module only
  * reads and checks one message; what a command does to a connection is services/ws_server.c's.
  * Pure: no I/O, no graph, any thread.

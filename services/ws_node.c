@@ -1,7 +1,7 @@
 /* ws_node.c — the `ws.server` node kind: its ports, params and documentation, in every build.
  * What it does is services/ws_server.c (with libwebsockets) or services/ws_none.c (without:
- * opening a graph that names it answers PARLEY_ERR_NOT_BUILT). README, "The websocket
- * server", is the protocol.
+ * opening a graph that names it answers PARLEY_ERR_NOT_BUILT). docs/websocket.md is the
+ * protocol.
  */
 #include "services/ws_server.h"
 

@@ -3,8 +3,9 @@
  *
  * Requests are read by cJSON (through pl_json_parse) into the fields a route needs, and
  * refused with a detail that names the field and what is wrong with it; answers are built
- * with cJSON in the shapes Rasa's REST channel and HTTP API give (README, "Rasa's HTTP API").
- * Every string returned is owned by the caller (cJSON_free) and NULL when out of memory.
+ * with cJSON in the shapes Rasa's REST channel and HTTP API give
+ * (docs/websocket.md#rasas-http-api). Every string returned is owned by the caller (cJSON_free) and
+ * NULL when out of memory.
  */
 #ifndef SERVICES_WS_REST_MSG_H
 #define SERVICES_WS_REST_MSG_H

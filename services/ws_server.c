@@ -5,7 +5,7 @@
  * becomes a turn at the `text` output, and the finished turn comes back at the `reply`
  * input, which routes it by the turn's sequence number to the connection that asked (a
  * connection that is gone gets nothing; its dialog context was stored anyway). The protocol
- * (README, "The websocket server") is read by services/ws_msg.c; per-connection state and
+ * (docs/websocket.md#the-protocol-version-1) is read by services/ws_msg.c; per-connection state and
  * the table of turns in flight are services/ws_conn.c. This file is the I/O: the lws
  * context (made in create, so a port that cannot be bound fails the graph's open), the
  * service loop in run(), the callbacks, the handshake's checks (token, connection cap), the

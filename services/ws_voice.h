@@ -4,8 +4,8 @@
  * A connection's frames arrive as fragments of any size: ws_voice_feed carries an odd
  * trailing byte to the next fragment, converts the client's rate to 16 kHz and sends the
  * utterances on through pipeline/audio.h (from the server's `audio` output; the emit may
- * wait on a full queue: backpressure). The messages back (README, "Voice over the
- * websocket"): {"type":"partial"|"final","text","utterance"} from the recognizer's
+ * wait on a full queue: backpressure). The messages back (docs/websocket.md, "From
+ * the server"): {"type":"partial"|"final","text","utterance"} from the recognizer's
  * `partial` port, and {"type":"audio","utterance","sample_rate","samples"} announcing the
  * binary frame of a reply's speech. The server (ws_server.c) does the I/O and locking; one
  * ws_voice is used by one thread at a time.

@@ -21,7 +21,7 @@
 #include "sdk/base/json.h"
 #include "sdk/base/strbuf.h"
 
-/* One row of the table: what --explain and the README print. */
+/* One row of the table: what --explain prints and docs/training.md shows. */
 typedef struct recipe_row {
     const char *setting, *rule, *reason, *evidence;
 } recipe_row;

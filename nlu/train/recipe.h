@@ -109,7 +109,7 @@ parley_status train_profile_values(const train_profile *pf, char **out);
 int train_profile_set(train_profile *pf, const char *name, double value);
 
 /* The table of rows as text: one row per setting, its rule, its reason and its evidence (a
- * heading of bench/RESULTS.md); markdown (the README's table) when markdown is nonzero.
+ * heading of bench/RESULTS.md); markdown (docs/training.md's table) when markdown is nonzero.
  * *out is the caller's (pl_free). */
 parley_status train_recipe_table(int markdown, char **out);
 

@@ -3,7 +3,8 @@
  * A thin client of parley/dialog.h's parley_store_* calls: it parses the command line,
  * opens the files it was given and prints what was done. The store is a SQLite file or a
  * postgresql:// URI, as the dialog.frames node's `store` param; what export writes and
- * import reads (JSON lines, one user each) is described in the README.
+ * import reads (JSON lines, one user each) is described in docs/dialog.md
+ * ("parley store") and docs/limits.md.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * --fast), then `{"eof":1}`, and waits for the server to close. Every text message from the
  * server is printed as one JSON line on stdout. The exit code says whether every turn was
  * answered with a reply and the server closed normally. The protocol itself is the server's
- * (README, "The websocket server"); this file only speaks it.
+ * (docs/websocket.md); this file only speaks it.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* parley/asr.h — offline speech recognition specialized to a bot, outside a graph: what the
  * asr.pocketsphinx node does, for `parley asr` and applications.
  *
- * parley_asr_build() builds the language model of a bot's nlu.yaml (README, "Voice": its
+ * parley_asr_build() builds the language model of a bot's nlu.yaml (docs/voice.md: its
  * sentence patterns with slot classes, as a class trigram model or a JSGF grammar; numbers
  * spelled out; words without a pronunciation dropped with a warning) into a cache folder, or
  * finds it there; parley_asr_open() loads pocketsphinx with it (or with the generic English
@@ -39,7 +39,7 @@ typedef struct parley_asr_model {
 } parley_asr_model;
 
 /* Builds or finds the language model of nlu_yaml in cache_dir (NULL or "":
- * ~/.cache/parley/asr, see the README). Errors name the file (FILE:LINE:COL for YAML). */
+ * ~/.cache/parley/asr, see docs/voice.md). Errors name the file (FILE:LINE:COL for YAML). */
 PARLEY_API parley_status parley_asr_build(const char *nlu_yaml, const char *cache_dir,
                                           parley_asr_language language, parley_asr_model *out);
 

@@ -1,15 +1,15 @@
 /* parley/dialog.h — application actions for the dialog manager.
  *
- * A domain file (domain.yaml, see the README) may name actions: in a rule
+ * A domain file (domain.yaml, see docs/dialog.md) may name actions: in a rule
  * (`intent: turn_on` → `action: switch_device`) or as a form's completion
  * (`on_complete: {action: place_order}`). The embedding application implements an action
  * as a parley_action_fn and registers it by name (through the pipeline API, which hands it
  * to the `dialog.frames` node). When the dialog reaches the action, it calls the function
  * with the user's context; the function answers with a reply and slot changes through
  * parley_action_reply() and parley_action_set_slot(). An action the application did not
- * register goes to its action server when the domain gives it an endpoint (README, "Actions
- * on an action server"), else falls back to the `reply` the domain gives it, so a sample bot
- * also runs from the command line with no application at all.
+ * register goes to its action server when the domain gives it an endpoint (docs/dialog.md,
+ * "Actions on an action server"), else falls back to the `reply` the domain gives it, so a
+ * sample bot also runs from the command line with no application at all.
  *
  * Threading: an action may be called from several dialog worker threads at once, for
  * DIFFERENT users (never twice at once for the same user): it must be thread-safe. It runs
@@ -61,7 +61,7 @@ PARLEY_API parley_status parley_action_reply(parley_action_out *out, const char 
  * declared in the domain, and the value must pass the slot's type check (a categorical
  * value outside its allowed values fails with PARLEY_ERR_INVALID_ARG). A value over the
  * slot value limit (1024 bytes), or one its pattern cannot judge within its limits, fails
- * with PARLEY_ERR_UNSUPPORTED (see the README's domain.yaml section). */
+ * with PARLEY_ERR_UNSUPPORTED (see docs/limits.md). */
 PARLEY_API parley_status parley_action_set_slot(parley_action_out *out, const char *name,
                                                 const char *value);
 
@@ -77,7 +77,8 @@ typedef parley_status (*parley_action_fn)(const parley_action_ctx *ctx, parley_a
  * postgresql:// URI (the password from the URI, PGPASSWORD or ~/.pgpass; never printed).
  * Each call opens the store (creating or migrating its schema, refusing a newer one), does
  * its work and closes it; it may run while parley processes serve from the same store.
- * Failures name the file or server and say why (see the README's "Context store"). */
+ * Failures name the file or server and say why (see docs/dialog.md, "Context
+ * store"). */
 
 /* Creates or migrates the schema, and nothing else. */
 PARLEY_API parley_status parley_store_migrate(const char *where);
@@ -88,7 +89,7 @@ PARLEY_API parley_status parley_store_export(const char *where, FILE *out, long 
 
 /* Reads JSON lines as parley_store_export writes them and stores each user, replacing what
  * the store held for that user, all in one transaction. Each line is checked as every entry
- * point checks what it is given (README "Limits"); a bad line fails with its line number
+ * point checks what it is given (docs/limits.md); a bad line fails with its line number
  * (PARLEY_ERR_FORMAT, or the check's status) and nothing is imported. *n_users (may be
  * NULL): the users stored. */
 PARLEY_API parley_status parley_store_import(const char *where, FILE *in, long *n_users);

@@ -1,7 +1,7 @@
 /* parley/nlu.h — joint intent classification and slot filling with a BERT model.
  *
  * Load a model directory once with parley_nlu_open() (config.json, model.safetensors,
- * vocab.txt: see the README), then parse utterances from as many threads as you like.
+ * vocab.txt: see docs/models.md), then parse utterances from as many threads as you like.
  * Also here: the model's shape (parley_nlu_get_info), its WordPiece tokenizer on its own
  * (parley_tokenizer), writing a new untrained model directory (parley_nlu_model_create),
  * reading a model directory's labels without loading it (parley_nlu_labels_read),

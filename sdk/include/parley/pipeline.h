@@ -184,7 +184,7 @@ PARLEY_API void parley_pipeline_wait(parley_pipeline *p);
 PARLEY_API void parley_pipeline_stop(parley_pipeline *p);
 
 /* The graph's metrics (turns by outcome and error kind, latency histograms per stage and end
- * to end, batch sizes, queue depths, turns in flight; the README's "Metrics" section) in the
+ * to end, batch sizes, queue depths, turns in flight; docs/pipelines.md's "Metrics" section) in the
  * Prometheus text exposition format 0.0.4: what a ws.server node serves at GET /metrics, for
  * applications that publish it their own way. On success *text (NUL-terminated, *len bytes
  * without the NUL; len may be NULL) is owned by the caller: free it with

@@ -6,8 +6,8 @@
  * parley_pretrain_run() pretrains an encoder on plain text for training to start from;
  * parley_eval_run() scores an open model on annotated examples. A run reports its progress
  * to a callback, which can also stop it; a stopped training run can be resumed. This header
- * is not inference (parley/nlu.h) and not the model format (the README describes the model
- * directory and the data formats).
+ * is not inference (parley/nlu.h) and not the model format (docs/models.md describes the
+ * model directory, docs/training.md the data formats).
  *
  *   parley_train_params p = parley_train_params_default();
  *   p.data = "nlu.yaml";
@@ -100,7 +100,7 @@ typedef struct parley_train_progress {
     int n_background;   /* of n_train, the background sentences added (params.background) */
     int n_builtin;      /* of n_train, the built-in replies added (params.builtin) */
     int n_lowercase;    /* of n_train, lower-case copies of examples whose slot values have
-                           capitals (data of under 2,000 examples; the README has why) */
+                           capitals (data of under 2,000 examples; docs/training.md has why) */
     int vocab_learned;  /* the vocabulary was learned from the training text */
     int heads_replaced; /* init's heads were replaced (its labels differ from the data's) */
     parley_train_shape shape;
@@ -123,7 +123,7 @@ typedef int (*parley_train_progress_fn)(const parley_train_progress *progress, v
  * (pretrain_epochs, epochs, batch, lr, augment, weight_decay, slot_weight, background). The
  * recipe is decided once, before any model is built, from a profile of the data; the run
  * reports it, each choice with its reason, in parley_train_progress.chosen, and
- * parley_train_explain() prints it without training (README "Training a model"). */
+ * parley_train_explain() prints it without training (docs/training.md). */
 #define PARLEY_AUTO (-1)
 
 /* An auto/on/off choice of parley_train_params (sparse, intent_encoder, builtin): AUTO (0,
@@ -159,7 +159,7 @@ typedef struct parley_train_params {
                                  (sized: at the rate and for the epochs of a pretrained
                                  encoder); 0 = none; PARLEY_AUTO = sized to the data (20 for a
                                  new model from random weights without sparse features
-                                 trained on the CPU, else none; README "Training a model").
+                                 trained on the CPU, else none; docs/training.md).
                                  A stop in them keeps nothing to resume */
     int epochs;               /* passes over the data, >= 1; PARLEY_AUTO = sized to the data */
     int batch;                /* examples per step, >= 1; PARLEY_AUTO = sized to the data */
@@ -186,10 +186,10 @@ typedef struct parley_train_params {
                                  named outright refuses them) */
     const char *precision;    /* on a GPU: "bf16" (NULL) or "fp32" */
     parley_switch sparse;     /* sparse features beside the encoder (words and character
-                                 n-grams for the intent, per word for the tags; README "The
-                                 model directory"); AUTO = sized to the data (on below 1,000
-                                 examples per intent, with lookup tables or regexes, or with
-                                 intent_encoder OFF) */
+                                 n-grams for the intent, per word for the tags;
+                                 docs/training.md); AUTO = sized to the data (on below
+                                 1,000 examples per intent, with lookup tables or
+                                 regexes, or with intent_encoder OFF) */
     float sparse_lr;          /* peak learning rate of their weights (SGD with momentum 0.9, same
                                  warmup and decay as lr; the slot map's is 4 times it when the
                                  intent is theirs alone); 0 = PARLEY_TRAIN_DEFAULT_SPARSE_LR */
@@ -198,7 +198,7 @@ typedef struct parley_train_params {
                                    alone); AUTO = sized to the data (off below 150 examples
                                    per intent, 60 when slots are tagged, or where the sparse
                                    features alone read 90% of few examples with slots,
-                                   cross-fitted; README "Training a model") */
+                                   cross-fitted; docs/training.md) */
     int background;               /* up to this many sentences of general English (written
                                      by tools/encoder.sh beside the default encoder) added to
                                      data of under 2,000 examples as its out-of-scope intent
@@ -232,8 +232,8 @@ typedef struct parley_train_result {
  * 4 heads, 1024 feed-forward, from 2,000 examples; 2 layers of 128, 2 heads, 256 below;
  * 128 positions) with a learned vocabulary of up to 8000 tokens; epochs,
  * batch, lr, lookup variants and weight decay sized to the data (PARLEY_AUTO: batches of
- * 8 to 32, about 1200 optimizer steps in 20 (30 without sparse features) to 80 epochs; the
- * README's "Training a model" has the rules), 10% warmup, dropout 0.1, word dropout 0.1,
+ * 8 to 32, about 1200 optimizer steps in 20 (30 without sparse features) to 80 epochs;
+ * docs/training.md has the rules), 10% warmup, dropout 0.1, word dropout 0.1,
  * slot weight 1, clip 1, seed 42, all cores, the CPU. */
 PARLEY_API parley_train_params parley_train_params_default(void);
 
