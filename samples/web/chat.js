@@ -1,8 +1,8 @@
 // chat.js — the parley chat page's talking: one websocket to the server that served the page
 // (ws:// or wss:// as the page came over http or https), typed turns out, replies in.
 //
-// Protocol version 1 (README, "The websocket server"): the server's first message is
-// {"type":"ready","user":ID}; the page keeps that id in sessionStorage and, when the
+// Protocol version 1 (docs/websocket.md, "The protocol (version 1)"): the server's first
+// message is {"type":"ready","user":ID}; the page keeps that id in sessionStorage and, when the
 // connection drops, connects again and sends {"config":{"user":ID}} so the server resumes
 // the same conversation (knowing the id is the right to it). A turn goes out as
 // {"text":...,"id":N} and gets exactly one {"type":"reply"} or {"type":"error"} with that id.

@@ -1,7 +1,7 @@
 // voice.js — the parley voice page's talking: the microphone to the server, transcripts,
 // intents and replies back, the reply's speech played.
 //
-// Protocol version 1 (README, "The websocket server" and "Voice over the websocket"): the
+// Protocol version 1 (docs/websocket.md, "The protocol (version 1)", its Audio too): the
 // page sends {"config":{"sample_rate":16000}}, then binary frames of 16-bit mono PCM at
 // 16 kHz (mic-worklet.js makes them at the AudioContext's own rate, never forced), and
 // {"end":1} when the talk button is pressed again. The server answers {"type":"partial"}
