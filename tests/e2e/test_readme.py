@@ -9,7 +9,7 @@ command that is in neither fails the test, so a new example is either run or exp
 page of docs/ missing from PAGES fails it too. A page's list may also hold Skip(command,
 reason) for a command of that page alone. docs/nodes.md must be what `parley inspect
 --markdown` writes. The pizza model the examples use is the one the build trains for
-tests/e2e (copied to models/pizza): training it again as the README does takes 20-50 s and
+tests/e2e (copied to models/pizza): training it again as `run.sh demo` does takes 20-50 s and
 `parley train` itself is tested by tests/sdk/cli/test_train_cli.py.
 
 Usage: test_readme.py SOURCE_ROOT PIZZA_MODEL_DIR   (PARLEY_BIN names the tool)
@@ -337,11 +337,11 @@ for page, where, cmd in RUN:
           (page, where, cmd, p.returncode, (p.stderr or p.stdout)[-800:]))
     if cmd.startswith("echo") and "Baker" in cmd:
         check('"intent":"order_pizza"' in p.stdout and '"value":"12 Baker Street"' in p.stdout,
-              "the README's nlu predict example: %s" % p.stdout)
+              "docs/models.md's nlu predict example: %s" % p.stdout)
     elif cmd.startswith("echo") and "big" in cmd:
         check('"intent":"order_pizza"' in p.stdout and
               '{"slot":"size","value":"big","canonical":"large"' in p.stdout,
-              "the README's synonym example: %s" % p.stdout)
+              "docs/models.md's synonym example: %s" % p.stdout)
     if "--failures" in cmd:
         check(os.path.exists(os.path.join(clone, "failures.jsonl")), "eval wrote failures.jsonl")
     if cmd.startswith("parley train --data") and "mybot" in where + cmd:

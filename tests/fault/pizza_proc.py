@@ -3,7 +3,8 @@ process fed one JSON turn per line, its reply lines read with a deadline, and th
 back with Python's sqlite3 module (schema: dialog/store_sqlite.c).
 
 It drives and observes; each test decides what must hold. Not a general client: the turn
-lines are the README's `{"user": ID, "text": ...}` and the replies text.stdout's JSON lines.
+lines are docs/pipelines.md's `{"user": ID, "text": ...}` and the replies text.stdout's JSON
+lines.
 """
 import json
 import os

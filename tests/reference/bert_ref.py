@@ -8,8 +8,9 @@ output, slot tags on every token). A model with sparse features (config.json
 "sparse_sentence_features" FS, "sparse_word_features" FW) adds two bias-free linear maps:
 sparse_intent_classifier (NI, FS) of each sequence's sentence features to its intent logits
 and sparse_slot_classifier (NS, FW) of each token's word features to its slot logits; the
-features come in as given (parley's README says which token gets a word's features). It takes a PADDED batch with an attention mask, the
-ordinary way, so comparing it with parley's packed batches also checks the packing.
+features come in as given (docs/training.md, "Sparse features", says which token gets a
+word's features). It takes a PADDED batch with an attention mask, the ordinary way, so
+comparing it with parley's packed batches also checks the packing.
 It runs in float64 by default so that its own rounding is negligible in the comparison.
 
     python3 -m reference.bert_ref MODEL_DIR < ids.txt

@@ -1,7 +1,7 @@
 /* test_pattern.c — patterns (sdk/base/pattern.h): the dialect, match spans, and bounded
  * cost.
  *
- * The dialect checks hold what the README promises (PCRE2 syntax, searched anywhere in the
+ * The dialect checks hold what docs/dialog.md promises (PCRE2 syntax, searched anywhere in the
  * value, case-insensitive, UTF-8). The cost checks run patterns that backtrack without end
  * on long values and want the step budget's error back, never a verdict: the bound is a
  * count of steps, not a time, and a regression to an unbounded matcher would run for
