@@ -16,43 +16,14 @@ import os
 import re
 import sys
 
+from markdown import anchors
+
 SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 CITE = re.compile(r"(RESULTS|HISTORY)\.md#([A-Za-z0-9_-]+)")
 # "bench/RESULTS.md#a and #b", also across a comment's line break (" *").
 MORE = re.compile(r"\A(?:[\s*/#]*?(?:and|,|or)\s*(?:\*\s*)?#([A-Za-z0-9_-]+))")
 RECIPE_EVIDENCE = re.compile(r',\s*"([a-z0-9-]+)"\s*\},')
 SELF_LINK = re.compile(r"\]\(#([^)\s]+)\)")
-
-
-def slug(text):
-    """GitHub's id for a heading's text."""
-    text = re.sub(r"<[^>]+>", "", text)  # inline HTML
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links keep their text
-    text = text.strip().lower()
-    text = re.sub(r"[^\w\- ]", "", text)  # punctuation dropped (letters, digits, _ and - kept)
-    return text.replace(" ", "-")
-
-
-def anchors(path):
-    """The ids a markdown file defines: its headings' and its <a id/name>s."""
-    ids, seen = set(), {}
-    fence = False
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.lstrip().startswith("```"):
-                fence = not fence
-                continue
-            if fence:
-                continue
-            for m in re.finditer(r"<a\s+(?:id|name)=\"([^\"]+)\"", line):
-                ids.add(m.group(1))
-            m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
-            if m:
-                base = slug(m.group(1))
-                n = seen.get(base, 0)
-                ids.add(base if n == 0 else "%s-%d" % (base, n))
-                seen[base] = n + 1
-    return ids
 
 
 def source_files(root):
