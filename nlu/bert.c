@@ -3,8 +3,8 @@
  * It checks the batch, takes one scratch block sized from the token count, and runs the ops
  * of nlu/cpu/ in order: embeddings, L post-LN encoder layers, the tanh pooler on each
  * sequence's first token, and the two heads. The math itself lives in the ops; this file
- * owns the order, the buffers and the thread settings. It does not load models (model_io.c)
- * or turn logits into labels (decode.c).
+ * owns the order, the buffers and the thread settings. It does not load models
+ * (nlu/model/model_io.c) or turn logits into labels (decode.c).
  */
 #include <math.h>
 #include <stdint.h>

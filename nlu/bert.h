@@ -5,14 +5,14 @@
  * sum(len) tokens in a row; attention stays within each sequence. This is equivalent to a
  * padded batch with an attention mask, and cheaper when lengths differ.
  * Position ids restart at 0 for each sequence; token type ids are all 0.
- * Neither part tokenizes text (tokenizer.h) or turns logits into labels (decode.h).
+ * Neither part tokenizes text (nlu/text/tokenizer.h) or turns logits into labels (decode.h).
  */
 #ifndef NLU_BERT_H
 #define NLU_BERT_H
 
-#include "nlu/model.h"
-#include "nlu/sparse.h"
-#include "nlu/tokenizer.h"
+#include "nlu/model/model.h"
+#include "nlu/sparse/sparse.h"
+#include "nlu/text/tokenizer.h"
 
 typedef struct bert_batch {
     int n_seq;      /* B */
@@ -79,7 +79,7 @@ parley_status bert_run_pieces(const bert_model *m, const char *const *texts, con
                               int n, bert_forward_fn fwd, void *fwd_ctx, bert_logits_fn each,
                               void *each_ctx);
 
-/* ---- bert_sparse.c: the sparse features of a packed batch (nlu/sparse.h) ---------------
+/* ---- bert_sparse.c: the sparse features of a packed batch (nlu/sparse/sparse.h) ---------------
  * The sentence features of sequence b add U · x to its intent logits; the word features of
  * word w add S · x to the slot logits of w's first piece, the piece that carries its tag;
  * [CLS], [SEP], later pieces and the words cut off by max_positions get none. The CPU adds

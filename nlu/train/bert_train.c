@@ -585,7 +585,7 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
 
 void bert_decay_mask(const bert_config *c, unsigned char *decay)
 {
-    /* The layout's fields in order (nlu/model.h), each with its shape and whether it
+    /* The layout's fields in order (nlu/model/model.h), each with its shape and whether it
      * decays: the matrices and embedding tables do, biases and LayerNorm do not. */
     const size_t L = (size_t)c->layers, H = (size_t)c->hidden, I = (size_t)c->intermediate;
     const struct {
