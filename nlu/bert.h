@@ -32,6 +32,11 @@ parley_status bert_forward(const bert_model *m, const bert_batch *b, float *inte
  * ids in range) and counts its tokens into *n_tokens (N). The error names the sequence and
  * token. bert_forward and the GPU path both start with it. */
 parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n_tokens);
+/* The part of that check every caller shares: the lengths and ids of b's sequences (b->len and
+ * b->ids present), with the token count. The error detail starts with `who` (the caller's
+ * name: "bert_forward", "bert_train_step"). */
+parley_status bert_check_pieces(const bert_config *c, const bert_batch *b, const char *who,
+                                int *n_tokens);
 
 /* Sets the thread count used by the math (OpenBLAS and OpenMP); 0 = all cores. Process-wide:
  * it applies to calls from every thread. The GEMMs use all of them; the other ops only when
