@@ -29,7 +29,8 @@ ALLOWED = {
     "nlu/sparse": BASE + ("nlu/text/", "nlu/sparse/"),
     # the slot prior (config.c) weighs tags by intent with decoding's one softmax
     "nlu/model": BASE + ("nlu/text/", "nlu/sparse/sparse.h", "nlu/model/", "nlu/decode.h"),
-    "nlu/data": BASE + ("nlu/data/", "nlu/text/"),
+    # the unmarked lookup values (unmarked.c) are found by the sparse features' own matcher
+    "nlu/data": BASE + ("nlu/data/", "nlu/text/", "nlu/sparse/sparse.h"),
     "nlu": BASE + NODE + NLU_ROOMS + ("nlu/cpu/", "nlu/cuda/cuda_bert.h"),  # plus nlu/*.h, below
     "nlu/cuda": BASE + NLU_ROOMS + ("nlu/cpu/", "nlu/cuda/"),  # plus nlu/*.h (bert_step.h), below
     "nlu/train": BASE + ("nlu/",),

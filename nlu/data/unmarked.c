@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nlu/train/unmarked.h"
+#include "nlu/data/unmarked.h"
 #include "nlu/sparse/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"

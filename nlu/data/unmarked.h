@@ -7,8 +7,8 @@
  * normalized as the tokenizer does (lower-cased, accents stripped), without the punctuation
  * at their ends.
  */
-#ifndef NLU_TRAIN_UNMARKED_H
-#define NLU_TRAIN_UNMARKED_H
+#ifndef NLU_DATA_UNMARKED_H
+#define NLU_DATA_UNMARKED_H
 
 #include "nlu/data/dataset.h"
 
