@@ -294,7 +294,7 @@ parley_status bert_train_step(const bert_model *m, const bert_batch *b, const be
     return st;
 }
 
-/* For a batch check_batch measured as d: carves the arena (head_floats for the head) and
+/* For a checked batch measured as d: carves the arena (head_floats for the head) and
  * runs the encoder forward; a->x + L * N * H is then the last hidden state (N, H). */
 static parley_status encoder_forward(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
                                      float p, uint64_t seed, size_t head_floats, const dims *d,
