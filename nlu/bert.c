@@ -3,8 +3,8 @@
  * It checks the batch, takes one scratch block sized from the token count, and runs the ops
  * of nlu/cpu/ in order: embeddings, L post-LN encoder layers, the tanh pooler on each
  * sequence's first token, and the two heads. The math itself lives in the ops; this file
- * owns the order, the buffers and the thread settings. It does not load models (model_io.c)
- * or turn logits into labels (decode.c).
+ * owns the order, the buffers and the thread settings. It does not load models
+ * (nlu/model/model_io.c) or turn logits into labels (decode.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -39,25 +39,31 @@ parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n
     if (b->n_seq < 0 || (b->n_seq > 0 && (!b->len || !b->ids)))
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_forward: batch of %d sequences with %s",
                        b->n_seq, b->n_seq < 0 ? "a negative count" : "no lengths or ids");
+    return bert_check_pieces(c, b, "bert_forward", n_tokens);
+}
+
+parley_status bert_check_pieces(const bert_config *c, const bert_batch *b, const char *who,
+                                int *n_tokens)
+{
     size_t n = 0;
     for (int s = 0; s < b->n_seq; s++) {
         int len = b->len[s];
         if (len < 1 || len > c->max_positions)
             return pl_fail(PARLEY_ERR_INVALID_ARG,
-                           "bert_forward: sequence %d has %d tokens; the model takes 1 to %d "
+                           "%s: sequence %d has %d tokens; the model takes 1 to %d "
                            "(max_position_embeddings)",
-                           s, len, c->max_positions);
+                           who, s, len, c->max_positions);
         for (int t = 0; t < len; t++) {
             int id = b->ids[n + (size_t)t];
             if (id < 0 || id >= c->vocab_size)
                 return pl_fail(PARLEY_ERR_INVALID_ARG,
-                               "bert_forward: token %d of sequence %d has id %d; the vocabulary "
+                               "%s: token %d of sequence %d has id %d; the vocabulary "
                                "has ids 0 to %d",
-                               t, s, id, c->vocab_size - 1);
+                               who, t, s, id, c->vocab_size - 1);
         }
         n += (size_t)len;
         if (n > INT32_MAX)
-            return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_forward: more than %d tokens in a batch",
+            return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: more than %d tokens in a batch", who,
                            INT32_MAX);
     }
     *n_tokens = (int)n;

@@ -5,14 +5,14 @@
  * sum(len) tokens in a row; attention stays within each sequence. This is equivalent to a
  * padded batch with an attention mask, and cheaper when lengths differ.
  * Position ids restart at 0 for each sequence; token type ids are all 0.
- * Neither part tokenizes text (tokenizer.h) or turns logits into labels (decode.h).
+ * Neither part tokenizes text (nlu/text/tokenizer.h) or turns logits into labels (decode.h).
  */
 #ifndef NLU_BERT_H
 #define NLU_BERT_H
 
-#include "nlu/model.h"
-#include "nlu/sparse.h"
-#include "nlu/tokenizer.h"
+#include "nlu/model/model.h"
+#include "nlu/sparse/sparse.h"
+#include "nlu/text/tokenizer.h"
 
 typedef struct bert_batch {
     int n_seq;      /* B */
@@ -32,6 +32,11 @@ parley_status bert_forward(const bert_model *m, const bert_batch *b, float *inte
  * ids in range) and counts its tokens into *n_tokens (N). The error names the sequence and
  * token. bert_forward and the GPU path both start with it. */
 parley_status bert_check_batch(const bert_config *c, const bert_batch *b, int *n_tokens);
+/* The part of that check every caller shares: the lengths and ids of b's sequences (b->len and
+ * b->ids present), with the token count. The error detail starts with `who` (the caller's
+ * name: "bert_forward", "bert_train_step"). */
+parley_status bert_check_pieces(const bert_config *c, const bert_batch *b, const char *who,
+                                int *n_tokens);
 
 /* Sets the thread count used by the math (OpenBLAS and OpenMP); 0 = all cores. Process-wide:
  * it applies to calls from every thread. The GEMMs use all of them; the other ops only when
@@ -79,7 +84,7 @@ parley_status bert_run_pieces(const bert_model *m, const char *const *texts, con
                               int n, bert_forward_fn fwd, void *fwd_ctx, bert_logits_fn each,
                               void *each_ctx);
 
-/* ---- bert_sparse.c: the sparse features of a packed batch (nlu/sparse.h) ---------------
+/* ---- bert_sparse.c: the sparse features of a packed batch (nlu/sparse/sparse.h) ---------------
  * The sentence features of sequence b add U · x to its intent logits; the word features of
  * word w add S · x to the slot logits of w's first piece, the piece that carries its tag;
  * [CLS], [SEP], later pieces and the words cut off by max_positions get none. The CPU adds

@@ -1,5 +1,5 @@
 /* bert_sparse.c — the sparse features of a packed batch (bert.h): rows per sequence and per
- * token from the featurizer (nlu/sparse.c), their logits added to the encoder's, and the
+ * token from the featurizer (nlu/sparse/sparse.c), their logits added to the encoder's, and the
  * gradients of the sparse weights.
  *
  * Inference (batch.c) and training (train/bert_train.c, train/train.c) both go through

@@ -9,7 +9,7 @@
 #define NLU_DECODE_H
 
 #include "parley/status.h"
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 
 enum { NLU_TAG_O = 0, NLU_TAG_B = 1, NLU_TAG_I = 2 };
 
@@ -36,7 +36,7 @@ size_t nlu_first_nonfinite(const float *x, size_t n);
 void nlu_softmax(const float *logits, int n, float temperature, float *prob);
 
 /* Softmax of logits (n) / temperature (<= 0 means 1: the model's intent_temperature, see
- * nlu/model.h), then the k most probable in order: idx (k), prob (k). Every inference path
+ * nlu/model/model.h), then the k most probable in order: idx (k), prob (k). Every inference path
  * turns intent logits into confidences here, so a calibrated model answers alike in all. */
 void nlu_top_k(const float *logits, int n, float temperature, int k, int *idx, float *prob);
 
@@ -51,7 +51,7 @@ typedef struct nlu_span {
  * the most probable sequence that is valid BIO (Viterbi over the pieces' log-softmax: an I-x
  * only after B-x or I-x), not each word's own argmax: on SNIPS dev the constraint moved
  * slot F1 from 91.0 to 92.7 (bench/train_decode_probe.py). prior (NS), when not NULL, is
- * how likely each tag is to be one the intent takes (bert_slot_prior, nlu/model.h: 1 for O):
+ * how likely each tag is to be one the intent takes (bert_slot_prior, nlu/model/model.h: 1 for O):
  * a word's probability of tag t becomes p(t) * prior[t] and the rest of it goes to O (a
  * slot type the intent does not take means no slot of its there). On SNIPS with 10 / 50
  * examples per intent that raised slot F1 from 33.1 / 55.9 to 38.9 / 60.5 (bench/RESULTS.md).

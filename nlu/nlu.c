@@ -361,7 +361,7 @@ typedef struct chunk {
 
 /* Fails when text `index`'s scores are not all finite numbers: it has no intent to report,
  * only a failed turn. Weights are checked at load so that the FP32 forward pass stays
- * finite (nlu/model_io.c); a GPU at fp16 or bf16 can still overflow.
+ * finite (nlu/model/model_io.c); a GPU at fp16 or bf16 can still overflow.
  * intent_logits: (NI); slot_logits: (n_pieces, NS). */
 static parley_status check_scores(const parley_nlu *nlu, size_t index, const float *intent_logits,
                                   const float *slot_logits, int n_pieces)

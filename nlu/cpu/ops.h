@@ -2,7 +2,7 @@
  * GPU twin of nlu/cpu/X.c is nlu/cuda/X.cu; the map opens nlu/cuda/ops.cuh).
  *
  * Every op is a free function op(out, inputs..., sizes) over flat FP32 arrays in row-major
- * order, with the shapes in comments (letters as in nlu/model.h; M is any row count, C any
+ * order, with the shapes in comments (letters as in nlu/model/model.h; M is any row count, C any
  * row width). Each has a plain reference cpu_<op>_ref written as naive loops in double,
  * which tests/nlu/cpu/test_ops.c holds the fast version to. Ops never allocate, print or fail:
  * callers pass valid sizes and any scratch memory. The backward of each op,

@@ -3,7 +3,7 @@
  * probabilities, the embedding sum LayerNorm reads), and softmax cross-entropy.
  *
  * Conventions as in ops.h: free functions over flat FP32 row-major arrays, shapes in the
- * comments (letters of nlu/model.h; M any row count, C any row width), no allocation, no
+ * comments (letters of nlu/model/model.h; M any row count, C any row width), no allocation, no
  * failure. Parameter gradients (dw, db, dword...) are ADDED to, because the caller
  * accumulates them over micro-batches; activation gradients (dinp) are overwritten unless
  * the op says otherwise. A plain reference cpu_<op>_ref (naive loops, double) stands beside

@@ -1,6 +1,7 @@
 /* cuda_train.h — training the joint model on an NVIDIA GPU, seen from C: the GPU twin of
  * bert_train_step + gradient clipping + adamw_step (nlu/train/bert_train.h,
- * nlu/train/train_util.h).
+ * nlu/train/train_util.h), taking the labels and giving the loss they take and give
+ * (nlu/bert_step.h).
  *
  * A trainer holds on the device the FP32 master weights, their gradients, the AdamW moments
  * and the weight-decay mask, and in BF16 mode a BF16 copy of the weights that the GEMMs
@@ -26,7 +27,7 @@
 extern "C" {
 #endif
 
-#include "nlu/train/bert_train.h"
+#include "nlu/bert_step.h"
 #include "nlu/cuda/cuda_bert.h"
 
 typedef struct cuda_trainer cuda_trainer;

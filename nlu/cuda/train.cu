@@ -19,7 +19,7 @@
 #include "nlu/cuda/train_ops.cuh"
 
 extern "C" {
-#include "nlu/vocab.h"
+#include "nlu/text/vocab.h"
 #include "sdk/base/alloc.h"
 }
 

@@ -21,7 +21,7 @@ extern "C" {
 #include <stddef.h>
 
 #include "nlu/bert.h"
-#include "nlu/train/bert_train.h"
+#include "nlu/bert_step.h"
 
 /* Where each part starts in the buffer (offsets in ints), and the group counts. */
 typedef struct cuda_batch_grouping {

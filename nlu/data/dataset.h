@@ -9,7 +9,7 @@
  *     label). Errors give FILE:LINE.
  *
  * Words are the whitespace-separated parts of the text (space, tab, CR, LF, Unicode Zs and
- * U+2028/U+2029: what nlu/tokenizer.c splits at), so a model parsing ds_example.text sees
+ * U+2028/U+2029: what nlu/text/tokenizer.c splits at), so a model parsing ds_example.text sees
  * exactly these words.
  * An example's text is its words joined by single spaces.
  *
@@ -25,7 +25,7 @@
  * Synonyms, canonical values and regexes are kept as data for later stages: the trainer adds
  * synonyms' surface forms to lookup tables and records them in the model
  * (nlu/train/synonyms.h). Lookup tables feed ds_augment_lookups(), and lookup tables and
- * regexes the sparse features' matches (nlu/sparse.h).
+ * regexes the sparse features' matches (nlu/sparse/sparse.h).
  *
  * A dataset is not synchronized: build it on one thread, then read it from any.
  */

@@ -12,8 +12,8 @@
  *   - lookup: pizza                      # values of slot "pizza", for ds_augment_lookups
  *     examples: |
  *       - hawaiian
- *   - regex: zipcode                     # patterns, matched as sparse features (sparse.h)
- *     examples: |
+ *   - regex: zipcode                     # patterns, matched as sparse features
+ * (nlu/sparse/sparse.h) examples: |
  *       - \d{5}
  *
  * `examples` is a block of "- " lines or a YAML list of strings. An annotation is
@@ -31,7 +31,7 @@
 #include <utf8proc.h>
 
 #include "nlu/data/dataset.h"
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/yaml_doc.h"

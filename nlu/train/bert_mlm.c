@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "nlu/cpu/ops_backward.h"
-#include "nlu/safetensors.h"
+#include "nlu/model/safetensors.h"
 #include "nlu/train/bert_train.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"

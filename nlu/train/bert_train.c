@@ -11,8 +11,9 @@
  * classifier on every token; dropout after the embeddings, on the attention probabilities,
  * on both sublayer outputs before their residual add, and before each classifier.
  * Dropout masks are hashed from (seed, tensor number, element), so the backward redraws
- * them and a step is reproducible. This file does not update parameters (adamw.c), order
- * batches or schedule anything (the training driver does).
+ * them and a step is reproducible. The masks' keys and the checks of a step's batch and
+ * labels are nlu/bert_step.c's, shared with the GPU trainer. This file does not update
+ * parameters (adamw.c), order batches or schedule anything (the training driver does).
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,18 +24,6 @@
 #include "nlu/train/bert_train.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
-
-/* The tensor part of a mask's key: the sites outside the layers are 0..2, then each layer
- * numbers its three. */
-enum { DROP_LAYER0 = BERT_DROP_ATTN_PROBS, DROP_PER_LAYER = 3 };
-
-uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site)
-{
-    if (layer < 0)
-        return cpu_dropout_key(seed, (uint64_t)site);
-    return cpu_dropout_key(seed, DROP_LAYER0 + (uint64_t)layer * DROP_PER_LAYER +
-                                         (uint64_t)(site - BERT_DROP_ATTN_PROBS));
-}
 
 /* Saved activations and backward scratch of one step, carved from the workspace block.
  * Per-layer arrays hold L blocks one after another. */
@@ -146,88 +135,36 @@ static parley_status acts_alloc(acts *a, const bert_config *c, const dims *d, si
     return PARLEY_OK;
 }
 
-/* Checks the batch against the model and measures it. */
-static parley_status check_batch(const bert_config *c, const bert_batch *b, float dropout, dims *d)
+/* Measures a batch that bert_step_check_batch has passed. */
+static dims measure(const bert_config *c, const bert_batch *b)
 {
-    if (b->n_seq < 1 || !b->len || !b->ids)
-        return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "bert_train_step: a batch needs at least one "
-                       "sequence, its lengths and ids (%d sequences)",
-                       b->n_seq);
-    if (!(dropout >= 0.0f && dropout < 1.0f))
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: dropout %g must be in [0, 1)",
-                       dropout);
     size_t n = 0, ps = 0;
     int t_max = 0;
     for (int s = 0; s < b->n_seq; s++) {
         const int len = b->len[s];
-        if (len < 1 || len > c->max_positions)
-            return pl_fail(PARLEY_ERR_INVALID_ARG,
-                           "bert_train_step: sequence %d has %d tokens; "
-                           "the model takes 1 to %d (max_position_embeddings)",
-                           s, len, c->max_positions);
-        for (int t = 0; t < len; t++) {
-            const int id = b->ids[n + (size_t)t];
-            if (id < 0 || id >= c->vocab_size)
-                return pl_fail(PARLEY_ERR_INVALID_ARG,
-                               "bert_train_step: token %d of sequence %d "
-                               "has id %d; the vocabulary has ids 0 to %d",
-                               t, s, id, c->vocab_size - 1);
-        }
         n += (size_t)len;
         ps += (size_t)len * (size_t)len;
         t_max = len > t_max ? len : t_max;
-        if (n > INT32_MAX)
-            return pl_fail(PARLEY_ERR_INVALID_ARG,
-                           "bert_train_step: more than %d tokens in a "
-                           "batch",
-                           INT32_MAX);
     }
-    *d = (dims){ .B = b->n_seq,
-                 .N = (int)n,
-                 .t_max = t_max,
-                 .H = c->hidden,
-                 .I = c->intermediate,
-                 .NH = c->heads,
-                 .D = c->hidden / c->heads,
-                 .L = c->layers,
-                 .threads = cpu_threads(),
-                 .PS = ps * (size_t)c->heads };
-    return PARLEY_OK;
+    return (dims){ .B = b->n_seq,
+                   .N = (int)n,
+                   .t_max = t_max,
+                   .H = c->hidden,
+                   .I = c->intermediate,
+                   .NH = c->heads,
+                   .D = c->hidden / c->heads,
+                   .L = c->layers,
+                   .threads = cpu_threads(),
+                   .PS = ps * (size_t)c->heads };
 }
 
-/* Checks the joint labels (and sparse features) of a measured batch. */
-static parley_status check_labels(const bert_config *c, const bert_batch *b, const bert_labels *y)
+/* Checks the batch against the model and measures it. */
+static parley_status check_batch(const bert_config *c, const bert_batch *b, float dropout, dims *d)
 {
     parley_status st;
-    int n_tok = 0;
-    for (int s = 0; s < b->n_seq; s++)
-        n_tok += b->len[s]; /* check_batch has bounded them */
-    if ((c->sparse_sent || c->sparse_word) &&
-        (st = bert_sparse_check(c, y->sparse, b->n_seq, n_tok)) != PARLEY_OK)
-        return pl_wrap(st, "bert_train_step");
-    if (!y->intent || !y->slot || !isfinite(y->slot_weight))
-        return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "bert_train_step: the labels need intents, slot "
-                       "tags and a finite slot weight (%g)",
-                       y->slot_weight);
-    size_t n = 0;
-    for (int s = 0; s < b->n_seq; s++) {
-        if (y->intent[s] < 0 || y->intent[s] >= c->n_intents)
-            return pl_fail(PARLEY_ERR_INVALID_ARG,
-                           "bert_train_step: sequence %d has intent "
-                           "label %d; the model has intents 0 to %d",
-                           s, y->intent[s], c->n_intents - 1);
-        for (int t = 0; t < b->len[s]; t++) {
-            const int tag = y->slot[n + (size_t)t];
-            if (tag < -1 || tag >= c->n_slots)
-                return pl_fail(PARLEY_ERR_INVALID_ARG,
-                               "bert_train_step: token %d of sequence %d "
-                               "has slot label %d; the model has tags 0 to %d (-1: not scored)",
-                               t, s, tag, c->n_slots - 1);
-        }
-        n += (size_t)b->len[s];
-    }
+    if ((st = bert_step_check_batch(c, b, dropout)) != PARLEY_OK)
+        return st;
+    *d = measure(c, b);
     return PARLEY_OK;
 }
 
@@ -337,18 +274,6 @@ static void joint_loss(const bert_config *c, const bert_labels *y, const dims *d
                          .slot_correct = slot_correct };
 }
 
-parley_status bert_train_check(const bert_config *c, const bert_batch *b, const bert_labels *y,
-                               float dropout)
-{
-    dims d;
-    parley_status st;
-    if (!c || !b || !y)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_check: NULL config, batch or labels");
-    if ((st = check_batch(c, b, dropout, &d)) != PARLEY_OK)
-        return st;
-    return check_labels(c, b, y);
-}
-
 void bert_train_ws_free(bert_train_ws *ws)
 {
     if (!ws)
@@ -369,7 +294,7 @@ parley_status bert_train_step(const bert_model *m, const bert_batch *b, const be
     return st;
 }
 
-/* For a batch check_batch measured as d: carves the arena (head_floats for the head) and
+/* For a checked batch measured as d: carves the arena (head_floats for the head) and
  * runs the encoder forward; a->x + L * N * H is then the last hidden state (N, H). */
 static parley_status encoder_forward(bert_train_ws *ws, const bert_model *m, const bert_batch *b,
                                      float p, uint64_t seed, size_t head_floats, const dims *d,
@@ -415,9 +340,10 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
     if (!ws || !m || !b || !y || !grads || !loss)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "bert_train_step: NULL workspace, model, batch, "
                                                "labels, gradients or loss");
-    if ((st = check_batch(&m->cfg, b, dropout, &d)) != PARLEY_OK ||
-        (st = check_labels(&m->cfg, b, y)) != PARLEY_OK ||
-        (st = encoder_forward(ws, m, b, dropout, seed, 0, &d, &a)) != PARLEY_OK)
+    if ((st = bert_train_check(&m->cfg, b, y, dropout)) != PARLEY_OK)
+        return st;
+    d = measure(&m->cfg, b);
+    if ((st = encoder_forward(ws, m, b, dropout, seed, 0, &d, &a)) != PARLEY_OK)
         return st;
     const bert_config *c = &m->cfg;
     const bert_weights *w = &m->w;
@@ -585,7 +511,7 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
 
 void bert_decay_mask(const bert_config *c, unsigned char *decay)
 {
-    /* The layout's fields in order (nlu/model.h), each with its shape and whether it
+    /* The layout's fields in order (nlu/model/model.h), each with its shape and whether it
      * decays: the matrices and embedding tables do, biases and LayerNorm do not. */
     const size_t L = (size_t)c->layers, H = (size_t)c->hidden, I = (size_t)c->intermediate;
     const struct {

@@ -1,12 +1,11 @@
 /* bert_train.h — one training step's math for the joint model: forward with saved
  * activations, the joint loss, and the backward pass into parameter gradients; plus AdamW.
  *
- * The batch is packed as in bert.h (no padding). Labels: an intent per sequence and a slot
- * tag per token, where -1 means "not scored" ([CLS], [SEP] and every piece after a word's
- * first). Loss = mean intent cross-entropy + slot_weight * mean slot cross-entropy over the
- * scored tokens. Dropout (on embeddings, attention probabilities, attention output and FFN
- * output, and before the heads, as in BERT) draws from a counter-based RNG keyed by `seed`,
- * so a step is reproducible for a given seed and thread count.
+ * The batch is packed as in bert.h (no padding), with labels as nlu/bert_step.h says (the
+ * types and checks the GPU trainer shares). Loss = mean intent cross-entropy +
+ * slot_weight * mean slot cross-entropy over the scored tokens. Dropout (on embeddings, attention
+ * probabilities, attention output and FFN output, and before the heads, as in BERT) draws from a
+ * counter-based RNG keyed by `seed`, so a step is reproducible for a given seed and thread count.
  */
 #ifndef NLU_TRAIN_BERT_TRAIN_H
 #define NLU_TRAIN_BERT_TRAIN_H
@@ -14,44 +13,7 @@
 #include <stdint.h>
 
 #include "nlu/bert.h"
-
-typedef struct bert_labels {
-    const int *intent; /* (B) intent ids */
-    const int *slot;   /* (N) slot tag ids, -1 = not scored */
-    float slot_weight; /* weight of the slot loss (1.0 in JointBERT) */
-    /* The batch's sparse features (bert.h), required when the model has them, ignored
-     * otherwise: their logits join the encoder's before the loss, and the sparse weights
-     * get their gradients (no dropout on them). */
-    const bert_sparse_batch *sparse;
-    const float *intent_weight; /* (n_intents) each intent's weight in the loss; NULL: 1 */
-} bert_labels;
-
-typedef struct bert_loss {
-    float total;        /* what the gradients are of */
-    float intent;       /* mean intent cross-entropy */
-    float slot;         /* mean slot cross-entropy over scored tokens (0 when none) */
-    int intent_correct; /* sequences whose argmax intent is right */
-    int slot_scored, slot_correct;
-} bert_loss;
-
-/* The dropout sites of a step. A site's mask is keyed by bert_dropout_key(seed, layer,
- * site) (layer -1 for the sites outside the layers), so the GPU trainer (nlu/cuda/) draws
- * the CPU's masks. */
-typedef enum bert_drop_site {
-    BERT_DROP_EMB,
-    BERT_DROP_SLOT_HEAD,
-    BERT_DROP_INTENT_HEAD, /* outside the layers */
-    BERT_DROP_ATTN_PROBS,
-    BERT_DROP_ATTN_OUT,
-    BERT_DROP_FFN_OUT, /* in each layer */
-} bert_drop_site;
-uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site);
-
-/* PARLEY_OK when b, y and dropout are a valid step for a model of config c; otherwise
- * PARLEY_ERR_INVALID_ARG naming the sequence, token and value at fault. bert_train_step
- * checks this itself; other backends call it first. */
-parley_status bert_train_check(const bert_config *c, const bert_batch *b, const bert_labels *y,
-                               float dropout);
+#include "nlu/bert_step.h"
 
 /* Forward + backward of one batch. grads (n_params, laid out like params) are ADDED to, so
  * callers zero them first or accumulate several micro-batches; only the word embedding rows
@@ -137,10 +99,6 @@ int bert_mlm_mask(int *ids, int *target, const int *len, int B, int mask_id, int
 parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const float *head_params,
                                const bert_batch *b, const int *target, float dropout, uint64_t seed,
                                float *grads, float *head_grads, bert_mlm_loss *loss);
-
-typedef struct adamw_params {
-    float lr, beta1, beta2, eps, weight_decay;
-} adamw_params;
 
 /* One AdamW step (decoupled weight decay, bias-corrected moments, as torch.optim.AdamW) over
  * n parameters; t is the 1-based step number; m and v are the moment buffers (n each, zero

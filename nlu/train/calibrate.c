@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "nlu/train/calibrate.h"
 
 double train_intent_nll(const float *logits, const int *gold, int n, int n_intents, double t)

@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/safetensors.h"
+#include "nlu/model/safetensors.h"
 #include "nlu/train/checkpoint.h"
 #include "nlu/train/train_util.h"
 #include "sdk/base/alloc.h"

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "nlu/train/recipe.h"
 #include "parley/train.h"
 

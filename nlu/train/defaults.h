@@ -133,11 +133,11 @@ int train_intent_sparse_enough(int right, int scored, int by_count, train_notes 
 int train_few_examples(int n_examples, int intent_sparse_only, int sparse, train_notes *notes);
 
 /* Whether a featurizer for data of n_examples examples (as written) normalizes its word rows by
- * kind (nlu/sparse.h): below the count that takes the few-examples course. There a word's dozen
- * character n-grams outweighed the word and its neighbours; on more data, where the sparse maps
- * train beside the encoder from the first step, the heavier word features answer out of context
- * what the encoder reads in it (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and 50 per
- * intent +0.7 and +1.3 over 10; bench/RESULTS.md#fewshot-15 and #fewshot-16). */
+ * kind (nlu/sparse/sparse.h): below the count that takes the few-examples course. There a word's
+ * dozen character n-grams outweighed the word and its neighbours; on more data, where the sparse
+ * maps train beside the encoder from the first step, the heavier word features answer out of
+ * context what the encoder reads in it (ATIS: slot F1 -0.6 and -1.0 over 2 seeds; SNIPS at 10 and
+ * 50 per intent +0.7 and +1.3 over 10; bench/RESULTS.md#fewshot-15 and #fewshot-16). */
 int train_word_norm_by_kind(int n_examples);
 
 /* The weight of the slot loss (loss = intent loss + weight * slot loss): `want` when it is

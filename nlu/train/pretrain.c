@@ -27,13 +27,13 @@
 #include <unistd.h>
 
 #include "nlu/cuda/cuda_bert.h"
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/train_util.h"
 #include "nlu/train/wp_learn.h"
-#include "nlu/vocab.h"
+#include "nlu/text/vocab.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"

@@ -1,7 +1,7 @@
 /* sparse_train.c — the sparse features in training (sparse_train.h): learning the
  * featurizer from the training set, swapping it into the model, and the rows of a batch.
  *
- * What the features are is nlu/sparse.c's; how their logits join the encoder's is
+ * What the features are is nlu/sparse/sparse.c's; how their logits join the encoder's is
  * nlu/bert_sparse.c's; this file only connects them to the training data.
  */
 #include <string.h>
@@ -71,8 +71,8 @@ parley_status train_sparse_setup(bert_model **m, const ds_dataset *ds, int on,
         goto fail;
     cfg.sparse_sent = sf_sentence_size(sf);
     cfg.sparse_word = sf_word_size(sf);
-    /* The sparse weights are the last parameters (model.h), so everything else is a common
-     * prefix of both layouts. */
+    /* The sparse weights are the last parameters (nlu/model/model.h), so everything else is a
+     * common prefix of both layouts. */
     const size_t dense = (size_t)(old->w.sparse_intent_w - old->params);
     st = bert_model_alloc(&cfg, old->vocab, &fresh);
     old->vocab = NULL; /* owned by the new model, or freed */
@@ -140,7 +140,7 @@ static double xent(const float *z, float *dz, int n, int y, float scale)
 }
 
 /* The weights a fit updates: the intent map U (NI, FS) and, unless NULL, the slot map S
- * (NS, FW) somewhere after U in the same array (as in the model, model.h). */
+ * (NS, FW) somewhere after U in the same array (as in the model, nlu/model/model.h). */
 typedef struct fit_maps {
     const bert_config *c;
     float *u, *s;

@@ -1,7 +1,7 @@
-/* sparse_train.h — the sparse features in training (nlu/sparse.h): the featurizer learned
+/* sparse_train.h — the sparse features in training (nlu/sparse/sparse.h): the featurizer learned
  * from the training set and given to the model, and each step's rows of features.
  *
- * The model's sparse weights sit with its other parameters (model.h), so clipping,
+ * The model's sparse weights sit with its other parameters (nlu/model/model.h), so clipping,
  * checkpoints and resume treat them like any other weight; the step adds their logits and
  * takes their gradients (bert_train.c through bert_sparse.c). They differ in how they
  * learn: fitted alone first (the pre-fit below), then by SGD with momentum beside the

@@ -9,13 +9,13 @@
  * the table's values. Where the slot type has no lookup table, the examples with the
  * canonical value are copied with each surface form in its place instead. The model
  * then records every surface form with its canonical value (config.json "entity_synonyms"),
- * so parsing reports the canonical value beside the span typed (nlu/synonyms.c).
+ * so parsing reports the canonical value beside the span typed (nlu/model/synonyms.c).
  */
 #ifndef NLU_TRAIN_SYNONYMS_H
 #define NLU_TRAIN_SYNONYMS_H
 
 #include "nlu/data/dataset.h"
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "nlu/train/defaults.h"
 
 /* Adds ds's synonyms' surface forms to the lookup tables described above (compared without

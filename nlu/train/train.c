@@ -29,8 +29,8 @@
 
 #include "nlu/cuda/cuda_train.h"
 #include "nlu/decode.h"
-#include "nlu/safetensors.h"
-#include "nlu/tokenizer.h"
+#include "nlu/model/safetensors.h"
+#include "nlu/text/tokenizer.h"
 #include "nlu/train/background.h"
 #include "nlu/train/builtin.h"
 #include "nlu/train/bert_train.h"
@@ -583,7 +583,7 @@ static parley_status model_from_init(run_state *r, const char *init)
     if ((st = bert_model_alloc(&cfg, v, &r->m)) != PARLEY_OK)
         goto fail;
     /* Fresh BERT initialization for everything, then the encoder copied over it: the heads
-     * are the last parameters (model.h's layout), so the encoder is a common prefix. */
+     * are the last parameters (nlu/model/model.h's layout), so the encoder is a common prefix. */
     bert_model_init_random(r->m, r->s.seed);
     size_t encoder = (size_t)(old->w.intent_w - old->params);
     if (encoder != (size_t)(r->m->w.intent_w - r->m->params)) {

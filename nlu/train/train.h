@@ -15,7 +15,7 @@
  *     in copies of its examples), and the model records their canonical values (synonyms.h);
  *     lookup tables and regexes reach it through the sparse features;
  *   - with sparse features on (the default), the featurizer is learned from the training
- *     set after augmentation (nlu/sparse.h, train/sparse_train.c) and its two maps train
+ *     set after augmentation (nlu/sparse/sparse.h, train/sparse_train.c) and its two maps train
  *     with the rest, at their own peak learning rate; the GPU trainer refuses such a model;
  *   - a new model from random weights without sparse features (full SNIPS) first learns the
  *     training text with the masked-LM objective on the CPU (train_pretrain_model, below;
@@ -35,7 +35,7 @@
 
 #include "nlu/data/dataset.h"
 #include "nlu/data/metrics.h"
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "parley/train.h"
 
 /* Scores model m on ds through the inference path: tokenize, bert_forward, the first

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "parley/train.h"
 
 /* Monotonic seconds. */

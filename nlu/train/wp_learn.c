@@ -3,7 +3,7 @@
  * The algorithm is the one Hugging Face's WordPieceTrainer runs (a BPE trainer with a "##"
  * continuing-subword prefix), with deterministic tie-breaking:
  *   1. Normalize and split each text exactly as the tokenizer's BasicTokenizer does
- *      (nlu/tokenizer.c): words at whitespace, controls removed, lower-cased, NFD with
+ *      (nlu/text/tokenizer.c): words at whitespace, controls removed, lower-cased, NFD with
  *      combining marks dropped, punctuation and CJK ideographs split into words of their
  *      own. Count each distinct word; words over WP_MAX_WORD_CHARS characters are skipped
  *      (the tokenizer makes them [UNK] whatever the vocabulary holds).
@@ -22,7 +22,7 @@
  * Pair counts are kept up to date incrementally: each pair lists the words it occurs in,
  * a merge rewrites only those words (subtracting their old pairs and adding their new
  * ones), and a max-heap with lazy deletion (an entry whose count is out of date is skipped)
- * finds the next pair. This file does not tokenize (nlu/tokenizer.c does). Its character
+ * finds the next pair. This file does not tokenize (nlu/text/tokenizer.c does). Its character
  * classes restate the tokenizer's rules, which keeps them private; the test
  * tests/nlu/train/test_wp_learn.c tokenizes every training text with the learned vocabulary and
  * checks for [UNK], so the two cannot drift apart unnoticed.
@@ -33,7 +33,7 @@
 
 #include <utf8proc.h>
 
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "nlu/train/wp_learn.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"

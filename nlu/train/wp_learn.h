@@ -10,7 +10,7 @@
 #ifndef NLU_TRAIN_WP_LEARN_H
 #define NLU_TRAIN_WP_LEARN_H
 
-#include "nlu/vocab.h"
+#include "nlu/text/vocab.h"
 
 enum { WP_LEARN_DEFAULT_SIZE = 8000, WP_LEARN_DEFAULT_MIN_FREQUENCY = 2 };
 

@@ -2,7 +2,7 @@
  * after the path, whole-file reads with a size cap, directories made on demand, and writes that
  * replace a file atomically, directories replaced whole.
  *
- * No format lives here: safetensors is nlu/safetensors.c, JSON parsing json.c.
+ * No format lives here: safetensors is nlu/model/safetensors.c, JSON parsing json.c.
  */
 #include <dirent.h>
 #include <errno.h>

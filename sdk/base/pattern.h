@@ -1,6 +1,6 @@
 /* pattern.h — regular expressions compiled and matched at a bounded cost: a text slot's
  * `pattern:` in a domain.yaml (dialog/), a `regex:` of an nlu.yaml as a sparse feature
- * (nlu/sparse.c).
+ * (nlu/sparse/sparse.c).
  *
  * Patterns are PCRE2 syntax, matched case-insensitively on UTF-8 text and searched for
  * anywhere in the value (write ^ and $ to hold the whole value to it); `$` is the end of

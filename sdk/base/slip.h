@@ -3,7 +3,7 @@
  * A slip is one code point (UTF-8) left out, added or changed, or two neighbours swapped.
  * Only values of PL_SLIP_MIN to PL_SLIP_MAX code points are matched with a slip: shorter ones
  * are too near other words ("ham" / "jam"), longer ones would cost more than a value is
- * worth checking. The NLU's lookup tables (nlu/sparse_match.c, which indexes the values'
+ * worth checking. The NLU's lookup tables (nlu/sparse/sparse_match.c, which indexes the values'
  * variants for large tables) and the dialog's categorical values (dialog/slot_value.c) use
  * the same bounds.
  *

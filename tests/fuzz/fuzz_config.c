@@ -1,4 +1,4 @@
-/* fuzz_config.c — libFuzzer target for a model's config.json (nlu/config.c, over cJSON and
+/* fuzz_config.c — libFuzzer target for a model's config.json (nlu/model/config.c, over cJSON and
  * sdk/base/json.c).
  *
  * The input is a config.json. A refusal must carry a message. A config that loads must pass
@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "sdk/base/files.h"
 #include "tests/fuzz/fuzz_input.h"
 

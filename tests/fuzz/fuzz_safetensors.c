@@ -1,14 +1,14 @@
-/* fuzz_safetensors.c — libFuzzer target for safetensors files (nlu/safetensors.c) and for
- * loading a whole model directory around one (nlu/model_io.c).
+/* fuzz_safetensors.c — libFuzzer target for safetensors files (nlu/model/safetensors.c) and for
+ * loading a whole model directory around one (nlu/model/model_io.c).
  *
  * The input is a model.safetensors. First sft_open() alone: a refusal must carry a
- * message; a file it opens must keep safetensors.h's promises (tensors sorted and found by
- * name, numel the product of the shape, nbytes numel times the element size, every tensor
- * inside the mapping and no two overlapping, F32/F16/BF16 readable as FP32 and other dtypes
- * refused as unsupported). Then bert_model_load() on a folder whose config.json and
- * vocab.txt are this file's fixed tiny model (below) and whose model.safetensors is the
- * input: it must refuse with a message or hand out a model of exactly that config whose
- * every weight is finite and at most 1e4 in magnitude (nlu/model_io.c's limit).
+ * message; a file it opens must keep nlu/model/safetensors.h's promises (tensors sorted and found
+ * by name, numel the product of the shape, nbytes numel times the element size, every tensor inside
+ * the mapping and no two overlapping, F32/F16/BF16 readable as FP32 and other dtypes refused as
+ * unsupported). Then bert_model_load() on a folder whose config.json and vocab.txt are this file's
+ * fixed tiny model (below) and whose model.safetensors is the input: it must refuse with a message
+ * or hand out a model of exactly that config whose every weight is finite and at most 1e4 in
+ * magnitude (nlu/model/model_io.c's limit).
  *
  * Seeds: `PARLEY_FUZZ_WRITE_SEED=DIR fuzz_safetensors -runs=0` writes the tiny model, with
  * random weights from a fixed seed, into DIR (corpus/safetensors/tiny_f32.safetensors is
@@ -17,8 +17,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "nlu/model.h"
-#include "nlu/safetensors.h"
+#include "nlu/model/model.h"
+#include "nlu/model/safetensors.h"
 #include "tests/fuzz/fuzz_input.h"
 
 static const char config_json[] =

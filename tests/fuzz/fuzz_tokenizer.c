@@ -1,4 +1,4 @@
-/* fuzz_tokenizer.c — libFuzzer target for the WordPiece tokenizer (nlu/tokenizer.c).
+/* fuzz_tokenizer.c — libFuzzer target for the WordPiece tokenizer (nlu/text/tokenizer.c).
  *
  * Any byte string must either fail with PARLEY_ERR_UTF8 or give pieces and words that are
  * consistent (ranges inside the text and inside their word, in order, valid ids); a
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 
 static const char *const tokens[] = {
     "[PAD]",

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 
 static uint64_t test_rng_state = 0x9e3779b97f4a7c15ull;
 

@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/model.h"
-#include "nlu/safetensors.h"
+#include "nlu/model/model.h"
+#include "nlu/model/safetensors.h"
 #include "sdk/base/error.h"
 #include "tests/check.h"
 #include "tests/fault.h"

@@ -97,7 +97,7 @@ def test_dtypes(tmp):
     rng = np.random.default_rng(5)
     special = np.array([0.0, -0.0, 1.0, -1.0, 1 / 3, 65504.0, 7e4, 1e-5, 6e-8, 1e-40, 3.4e38,
                         np.inf, -np.inf, np.nan, -2.5e-3, 0.1, 1e4, -9984.0], dtype=np.float32)
-    # What a model may hold: finite and at most 1e4 in magnitude (nlu/model_io.c).
+    # What a model may hold: finite and at most 1e4 in magnitude (nlu/model/model_io.c).
     loadable = special[np.abs(special) <= 1e4]
     for dtype in ("F32", "F16", "BF16"):
         for prefix in ("bert.", ""):

@@ -12,7 +12,7 @@
 
 #include "parley/parley.h"
 #include "nlu/decode.h"
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "parley_config.h"
 #include "nlu/cuda/cuda_bert.h"
 #include "tests/check.h"

@@ -1,5 +1,5 @@
-/* test_sparse_lookup.c — a lookup table's compact index (nlu/sparse_lookup.c) held to a plain
- * reference: on random tables (repeats, twin letters, spaces, two- and three-byte UTF-8),
+/* test_sparse_lookup.c — a lookup table's compact index (nlu/sparse/sparse_lookup.c) held to a
+ * plain reference: on random tables (repeats, twin letters, spaces, two- and three-byte UTF-8),
  * every value is found, every query is a value or a slip exactly when a scan of the values
  * says so, the values come back in the order added, and allocation failures are clean.
  * Also the cap on a table's values (SF_MAX_LOOKUP_VALUES), refused naming the table.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nlu/sparse_impl.h"
+#include "nlu/sparse/sparse_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/slip.h"

@@ -1,4 +1,5 @@
-/* test_tokenizer.c — the WordPiece vocabulary and tokenizer (nlu/vocab.c, nlu/tokenizer.c).
+/* test_tokenizer.c — the WordPiece vocabulary and tokenizer (nlu/text/vocab.c,
+ * nlu/text/tokenizer.c).
  *
  * Hand cases with exact pieces and byte offsets on tests/nlu/vocab_small.txt (argv[1]),
  * vocabulary errors naming path:line, invalid UTF-8 naming the byte, random bytes checked
@@ -13,8 +14,8 @@
 
 #include <utf8proc.h>
 
-#include "nlu/tokenizer.h"
-#include "nlu/vocab.h"
+#include "nlu/text/tokenizer.h"
+#include "nlu/text/vocab.h"
 #include "tests/check.h"
 #include "tests/fault.h"
 

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "parley/nlu.h"
 #include "tests/check.h"
 #include "tests/fault.h"

@@ -1,6 +1,6 @@
 """Reference BERT uncased tokenizer (BasicTokenizer + WordPiece) with byte offsets.
 
-An independent Python implementation of the algorithm nlu/tokenizer.c implements, built on
+An independent Python implementation of the algorithm nlu/text/tokenizer.c implements, built on
 Python's own Unicode database (unicodedata, str.lower, str.split) instead of utf8proc, for
 tests to compare against. It is slow and simple on purpose. Not used by the library.
 

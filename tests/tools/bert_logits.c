@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "nlu/bert.h"
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 
 /* Appends *v to a growing int array; exits on allocation failure (a test tool). */
 static void push(int **a, size_t *n, size_t *cap, int v)

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nlu/model.h"
-#include "nlu/safetensors.h"
+#include "nlu/model/model.h"
+#include "nlu/model/safetensors.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"

@@ -15,7 +15,7 @@
 #include "nlu/bert.h"
 #include "nlu/cpu/kernels.h"
 #include "nlu/cpu/ops.h"
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "tests/check.h"
 #include "tests/nlu/random_model.h"
 

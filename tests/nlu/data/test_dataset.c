@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "nlu/data/dataset.h"
-#include "nlu/train/unmarked.h"
+#include "nlu/data/unmarked.h"
 #include "sdk/base/alloc.h"
 #include "parley/parley.h"
 #include "tests/check.h"

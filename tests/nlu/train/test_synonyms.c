@@ -1,5 +1,5 @@
 /* test_synonyms.c — the training data's synonyms from nlu.yaml to the parse result
- * (nlu/synonyms.c, nlu/train/synonyms.c), on tests/nlu/train/tiny/synonyms.yaml (argv[1]: the
+ * (nlu/model/synonyms.c, nlu/train/synonyms.c), on tests/nlu/train/tiny/synonyms.yaml (argv[1]: the
  * tiny data folder).
  *
  * Surface forms compare without case or extra spaces and keep their first canonical value;
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "nlu/train/synonyms.h"
 #include "sdk/base/error.h"
 #include "tests/check.h"

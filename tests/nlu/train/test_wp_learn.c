@@ -12,7 +12,7 @@
 
 #include "tests/check.h"
 #include "tests/fault.h"
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "nlu/train/wp_learn.h"
 #include "parley/status.h"
 

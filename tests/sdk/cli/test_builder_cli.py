@@ -10,7 +10,9 @@ can be unset among them) and the command that retrains a stale model, `parley tr
 an unchanged model and keeps one made from other data, mistyped commands and options get a
 did-you-mean, a missing model a hint. The chat is
 driven through a pipe (its slash commands) and through a pseudo-terminal (libedit's
-history: the up arrow brings the last line back). Needs only the standard library.
+history: the up arrow brings the last line back). Needs only the standard library, and the
+default encoder the starter trains from with every default: named to parley (PARLEY_ENCODER)
+where it is built, the test skipped (77) where it is not.
 """
 import atexit
 import json
@@ -24,7 +26,10 @@ import sys
 import tempfile
 import time
 
+import default_encoder
 from checks import check, done
+
+default_encoder.require("sdk/cli/builder")
 
 BIN = os.path.abspath(os.environ.get("PARLEY_BIN", "parley"))
 

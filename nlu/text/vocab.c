@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nlu/vocab.h"
+#include "nlu/text/vocab.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

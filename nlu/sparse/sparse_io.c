@@ -2,7 +2,7 @@
  * with every value checked, and written atomically.
  *
  * It does not compute features (sparse.c) and does not check the file against the model's
- * weights (model_io.c compares the counts with config.json).
+ * weights (nlu/model/model_io.c compares the counts with config.json).
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/sparse_impl.h"
+#include "nlu/sparse/sparse_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nlu/sparse_impl.h"
+#include "nlu/sparse/sparse_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

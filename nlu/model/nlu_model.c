@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nlu/model.h"
+#include "nlu/model/model.h"
 #include "parley/nlu.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"

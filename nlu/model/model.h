@@ -3,7 +3,7 @@
  * A model directory holds config.json (Hugging Face BertConfig keys plus intent_labels and
  * slot_labels), model.safetensors (HF BERT tensor names, with or without the "bert." prefix,
  * plus intent_classifier.* and slot_classifier.*) and vocab.txt; a model with sparse features
- * (nlu/sparse.h) also sparse.json, and the tensors sparse_intent_classifier.weight and
+ * (nlu/sparse/sparse.h) also sparse.json, and the tensors sparse_intent_classifier.weight and
  * sparse_slot_classifier.weight.
  *
  * In memory every parameter is FP32 in one contiguous array (bert_model.params), laid out as
@@ -14,7 +14,7 @@
  *   V vocab size, P max positions, TT token types, H hidden size, L layers, NH heads,
  *   D = H / NH head size, I intermediate size, NI intents, NS slot tags,
  *   B sequences in a batch, N tokens in a batch (all sequences packed, no padding),
- *   FS and FW sparse sentence and word features (nlu/sparse.h; 0 when the model has none).
+ *   FS and FW sparse sentence and word features (nlu/sparse/sparse.h; 0 when the model has none).
  * A loaded model is immutable: share it between threads freely.
  */
 #ifndef NLU_MODEL_H
@@ -22,12 +22,12 @@
 
 #include <stddef.h>
 
-#include "nlu/vocab.h"
+#include "nlu/text/vocab.h"
 #include "parley/nlu.h"
 #include "parley/status.h"
 #include "sdk/base/names.h"
 
-/* What the slot values a model extracts stand for (nlu/synonyms.c): config.json
+/* What the slot values a model extracts stand for (nlu/model/synonyms.c): config.json
  * "entity_synonyms", {"surface form": "canonical value"}, from the training data's synonyms. */
 typedef struct bert_synonyms {
     int n;
@@ -107,7 +107,7 @@ typedef struct bert_model {
     float *params;  /* (n_params) owned */
     size_t n_params;
     wp_vocab *vocab;              /* owned */
-    struct sf_featurizer *sparse; /* owned; NULL when FS = FW = 0 (nlu/sparse.h) */
+    struct sf_featurizer *sparse; /* owned; NULL when FS = FW = 0 (nlu/sparse/sparse.h) */
 } bert_model;
 
 /* The most parameters a model may have: 2^32, 16 GiB of FP32, some ten times BERT-large. */
@@ -146,7 +146,7 @@ parley_status bert_config_set_labels(bert_config *c, const char *const *intents,
 struct pl_atomic;
 parley_status bert_config_write(const bert_config *c, struct pl_atomic *a);
 
-/* ---- Synonyms (nlu/synonyms.c) ---- */
+/* ---- Synonyms (nlu/model/synonyms.c) ---- */
 /* s[0..len) as synonyms compare it: code points lower-cased, whitespace runs one space, none
  * at the ends; owned by the caller (pl_free), NULL when out of memory. */
 char *bert_synonym_fold(const char *s, size_t len);

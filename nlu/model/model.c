@@ -4,15 +4,16 @@
  * Every parameter lives in one FP32 array; bert_weights points into it in the order of the
  * table below, which is also the order of the struct's fields; the sparse features'
  * weights come last (empty in a model without them). This file does not read or
- * write files (nlu/model_io.c, nlu/config.c) and does not compute anything (nlu/bert.c).
+ * write files (nlu/model/model_io.c, nlu/model/config.c) and does not compute anything
+ * (nlu/bert.c).
  */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "nlu/model.h"
-#include "nlu/sparse.h"
+#include "nlu/model/model.h"
+#include "nlu/sparse/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

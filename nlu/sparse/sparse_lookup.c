@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "nlu/sparse_impl.h"
+#include "nlu/sparse/sparse_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/names.h"

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "parley/nlu.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"

@@ -3,7 +3,7 @@
  * The reader trusts nothing in the file: the header length, every offset and every shape is
  * checked against the file's real size before a data pointer is handed out, so a truncated
  * or hostile file fails with a message instead of a read past the mapping. It does not know
- * what a BERT is; nlu/model_io.c maps tensor names onto the model.
+ * what a BERT is; nlu/model/model_io.c maps tensor names onto the model.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "nlu/safetensors.h"
+#include "nlu/model/safetensors.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"

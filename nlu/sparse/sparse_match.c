@@ -6,7 +6,7 @@
  * the text as given, case-insensitively (sdk/base/pattern.h), and every word its match
  * overlaps takes part: the first begins it, the others continue it. The features
  * themselves are composed in sparse.c. The lookup matches are also told one by one
- * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/train/unmarked.c), exactly.
+ * (sf_lookup_matches), for `parley check`'s unmarked values (nlu/data/unmarked.c), exactly.
  *
  * Where the featurizer allows typing slips, a run of words also matches a value of
  * PL_SLIP_MIN to PL_SLIP_MAX code points that is one slip away (sdk/base/slip.h; not a
@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "nlu/sparse_impl.h"
+#include "nlu/sparse/sparse_impl.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/slip.h"

@@ -1,7 +1,7 @@
 /* unmarked.c — values of a lookup table that an example holds without marking them
  * (unmarked.h).
  *
- * The tables become a featurizer of lookup tables alone (nlu/sparse.h), so an example's
+ * The tables become a featurizer of lookup tables alone (nlu/sparse/sparse.h), so an example's
  * words are compared with their values exactly as the model's lookup features compare them
  * (sf_lookup_matches). Each run it reports is mapped to the example's words by bytes (the
  * text is its words joined by single spaces); where none of them is tagged, the longest run
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nlu/train/unmarked.h"
-#include "nlu/sparse.h"
+#include "nlu/data/unmarked.h"
+#include "nlu/sparse/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

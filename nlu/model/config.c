@@ -1,10 +1,10 @@
 /* config.c — the model's config.json: Hugging Face BertConfig keys plus intent_labels and
  * slot_labels, read with every value checked and written so that transformers can read it.
  *
- * It knows shapes and labels, not weights (nlu/model_io.c) or the vocabulary (nlu/vocab.c).
- * Keys it does not use are ignored, as Hugging Face configs carry many; keys that would
- * change the computation in a way this BERT does not implement (hidden_act other than the
- * erf GELU, relative position embeddings) are refused rather than silently ignored.
+ * It knows shapes and labels, not weights (nlu/model/model_io.c) or the vocabulary
+ * (nlu/text/vocab.c). Keys it does not use are ignored, as Hugging Face configs carry many; keys
+ * that would change the computation in a way this BERT does not implement (hidden_act other than
+ * the erf GELU, relative position embeddings) are refused rather than silently ignored.
  */
 #include <float.h>
 #include <limits.h>
@@ -18,8 +18,8 @@
 #include <cjson/cJSON.h>
 
 #include "nlu/decode.h"
-#include "nlu/model.h"
-#include "nlu/sparse.h"
+#include "nlu/model/model.h"
+#include "nlu/sparse/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"
@@ -27,9 +27,9 @@
 
 enum { MAX_CONFIG_BYTES = 16 << 20 };
 
-/* The limits on each size (listed in nlu/model.h) are far above any BERT (BERT-large: V 30522,
- * H 1024, L 24, I 4096, P 512), and low enough that nlu/model_io.c's bound on weights keeps
- * the forward pass finite. The total is bounded too (BERT_MAX_PARAMS): sizes within their
+/* The limits on each size (listed in nlu/model/model.h) are far above any BERT (BERT-large: V
+ * 30522, H 1024, L 24, I 4096, P 512), and low enough that nlu/model/model_io.c's bound on weights
+ * keeps the forward pass finite. The total is bounded too (BERT_MAX_PARAMS): sizes within their
  * limits can still multiply up to terabytes. */
 static const struct {
     const char *key;
@@ -46,7 +46,7 @@ static const struct {
 };
 enum { N_INT_KEYS = sizeof int_keys / sizeof int_keys[0] };
 
-/* The optional keys of a model with sparse features (nlu/sparse.h): absent means 0, and
+/* The optional keys of a model with sparse features (nlu/sparse/sparse.h): absent means 0, and
  * they are written only when not 0, so a model without them keeps its config.json. */
 static const struct {
     const char *key;

@@ -2,7 +2,7 @@
  *
  * It reproduces the pieces of Hugging Face's BertTokenizer(do_lower_case=True) and adds
  * where each piece came from (word index, byte range). It does not add [CLS]/[SEP], pad,
- * truncate or batch: nlu.c does.
+ * truncate or batch: nlu/nlu.c does.
  *
  * Words are split at space, \t, \n, \r and Unicode Zs, Zl, Zp (Zl and Zp survive BERT's
  * clean-up and Python's str.split() splits on them). One pass over each word, code point c
@@ -35,7 +35,7 @@
 
 #include <utf8proc.h>
 
-#include "nlu/tokenizer.h"
+#include "nlu/text/tokenizer.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

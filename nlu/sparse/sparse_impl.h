@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "nlu/sparse.h"
+#include "nlu/sparse/sparse.h"
 #include "sdk/base/names.h"
 #include "sdk/base/pattern.h"
 

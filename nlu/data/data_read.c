@@ -1,15 +1,15 @@
 /* data_read.c — parley_data_read(): a data set's examples as the trainer reads them, for
  * tools that check training data (`parley check`).
  *
- * The data set is loaded by nlu/data/ (ds_load: errors name FILE:LINE:COL) and copied into
+ * The data set is loaded by ds_load (dataset.h: errors name FILE:LINE:COL) and copied into
  * one flat public struct, so the caller sees texts, intents and the slot of every
  * annotated value without the data module's internals, with the lookup values its examples
- * hold unmarked (nlu/train/unmarked.h). Nothing here judges the data.
+ * hold unmarked (unmarked.h). Nothing here judges the data.
  */
 #include <string.h>
 
 #include "nlu/data/dataset.h"
-#include "nlu/train/unmarked.h"
+#include "nlu/data/unmarked.h"
 #include "parley/train.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"

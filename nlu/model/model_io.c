@@ -2,10 +2,10 @@
  * model.safetensors with Hugging Face BERT tensor names.
  *
  * The table below is the one place that maps Hugging Face names onto the fused in-memory
- * layout (nlu/model.h): query, key and value of a layer are three (H, H) tensors in the file
+ * layout (nlu/model/model.h): query, key and value of a layer are three (H, H) tensors in the file
  * and three row blocks of one (3H, H) matrix in memory. Everything a file could get wrong
  * is checked before the model is handed out; the safetensors structure itself is checked by
- * nlu/safetensors.c and the JSON values by nlu/config.c.
+ * nlu/model/safetensors.c and the JSON values by nlu/model/config.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nlu/model.h"
-#include "nlu/safetensors.h"
-#include "nlu/sparse.h"
+#include "nlu/model/model.h"
+#include "nlu/model/safetensors.h"
+#include "nlu/sparse/sparse.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/files.h"
@@ -59,7 +59,7 @@ static const struct hf_name {
     { "intent_classifier.bias", FIELD(intent_b), -1, 0, 1, BERT_DIM_1, BERT_DIM_NI },
     { "slot_classifier.weight", FIELD(slot_w), -1, 0, 1, BERT_DIM_NS, BERT_DIM_H },
     { "slot_classifier.bias", FIELD(slot_b), -1, 0, 1, BERT_DIM_1, BERT_DIM_NS },
-    /* The sparse features' maps (nlu/sparse.h): in the file only when FS, FW are not 0. */
+    /* The sparse features' maps (nlu/sparse/sparse.h): in the file only when FS, FW are not 0. */
     { "sparse_intent_classifier.weight", FIELD(sparse_intent_w), -1, 0, 1, BERT_DIM_NI,
       BERT_DIM_FS },
     { "sparse_slot_classifier.weight", FIELD(sparse_slot_w), -1, 0, 1, BERT_DIM_NS, BERT_DIM_FW },
@@ -246,7 +246,7 @@ fail:
 
 /* The largest magnitude a weight may have. Trained BERT weights stay below about 10; 1e4
  * leaves room for any real checkpoint while keeping the FP32 forward pass finite for every
- * input at every size nlu/config.c allows. With every |w| <= W = 1e4 (biases and LayerNorm
+ * input at every size nlu/model/config.c allows. With every |w| <= W = 1e4 (biases and LayerNorm
  * parameters included): a LayerNorm output is at most W (sqrt(H) + 1) = A in magnitude,
  * whatever its input, since no normalized value exceeds sqrt(H); a projection of it at most
  * Q = H W A + W (about 1.7e15 at H = 2^16); an attention score at most D Q^2 (2e35, D <=

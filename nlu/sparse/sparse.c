@@ -6,7 +6,7 @@
  * same code composes them when learning the vocabulary (every string is added and counted)
  * and when featurizing (unknown strings are dropped), so training and inference cannot
  * disagree. sparse.json is read and written by sparse_io.c; the weights that use the
- * features live in the model (model.h) and are applied by batch.c and the trainer.
+ * features live in the model (nlu/model/model.h) and are applied by nlu/batch.c and the trainer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,8 +15,8 @@
 
 #include <utf8proc.h>
 
-#include "nlu/sparse_impl.h"
-#include "nlu/tokenizer.h"
+#include "nlu/sparse/sparse_impl.h"
+#include "nlu/text/tokenizer.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

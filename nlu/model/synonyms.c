@@ -13,8 +13,8 @@
 #include <cjson/cJSON.h>
 #include <utf8proc.h>
 
-#include "nlu/model.h"
-#include "nlu/tokenizer.h"
+#include "nlu/model/model.h"
+#include "nlu/text/tokenizer.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "nlu/vocab.h"
+#include "nlu/text/vocab.h"
 
 /* HF's max_input_chars_per_word: a longer basic token (counted in characters after
  * normalization) becomes one [UNK]. */
@@ -71,7 +71,7 @@ parley_status wp_tokenize(const wp_vocab *v, const char *text, size_t len, wp_to
 void wp_tokens_free(wp_tokens *t);
 
 /* The public tokenizer handle (parley/nlu.h, nlu_tokenizer.c): a vocabulary, which the
- * handle owns when parley_tokenizer_open made it; the one inside a parley_nlu (nlu.c)
+ * handle owns when parley_tokenizer_open made it; the one inside a parley_nlu (nlu/nlu.c)
  * points at its model's and is never closed. */
 struct parley_tokenizer {
     wp_vocab *vocab;

@@ -3,12 +3,12 @@
  * "how big is a large" under an intent, with `large` in the lookup table `size` and not
  * marked there, teaches the tagger that a size after "a" at a sentence's end is no slot,
  * against the table: `parley check` warns (through parley_data_read). Words are compared
- * by the sparse features' own matcher (nlu/sparse.h, sf_lookup_matches): whole words,
+ * by the sparse features' own matcher (nlu/sparse/sparse.h, sf_lookup_matches): whole words,
  * normalized as the tokenizer does (lower-cased, accents stripped), without the punctuation
  * at their ends.
  */
-#ifndef NLU_TRAIN_UNMARKED_H
-#define NLU_TRAIN_UNMARKED_H
+#ifndef NLU_DATA_UNMARKED_H
+#define NLU_DATA_UNMARKED_H
 
 #include "nlu/data/dataset.h"
 

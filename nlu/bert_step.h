@@ -1,0 +1,65 @@
+/* bert_step.h — what one training step of the joint model takes and gives, shared by the CPU
+ * trainer (nlu/train/bert_train.h) and the GPU's (nlu/cuda/cuda_train.h): the labels, the
+ * loss, the dropout sites and their mask keys, the check of a step's batch and labels, and
+ * AdamW's settings. The steps themselves are each trainer's; this is their common contract,
+ * so neither trainer's folder includes the other's.
+ *
+ * The batch is packed as in bert.h (no padding). Labels: an intent per sequence and a slot
+ * tag per token, where -1 means "not scored" ([CLS], [SEP] and every piece after a word's
+ * first).
+ */
+#ifndef NLU_BERT_STEP_H
+#define NLU_BERT_STEP_H
+
+#include <stdint.h>
+
+#include "nlu/bert.h"
+
+typedef struct bert_labels {
+    const int *intent; /* (B) intent ids */
+    const int *slot;   /* (N) slot tag ids, -1 = not scored */
+    float slot_weight; /* weight of the slot loss (1.0 in JointBERT) */
+    /* The batch's sparse features (bert.h), required when the model has them, ignored
+     * otherwise: their logits join the encoder's before the loss, and the sparse weights
+     * get their gradients (no dropout on them). */
+    const bert_sparse_batch *sparse;
+    const float *intent_weight; /* (n_intents) each intent's weight in the loss; NULL: 1 */
+} bert_labels;
+
+typedef struct bert_loss {
+    float total;        /* what the gradients are of */
+    float intent;       /* mean intent cross-entropy */
+    float slot;         /* mean slot cross-entropy over scored tokens (0 when none) */
+    int intent_correct; /* sequences whose argmax intent is right */
+    int slot_scored, slot_correct;
+} bert_loss;
+
+/* The dropout sites of a step. A site's mask is keyed by bert_dropout_key(seed, layer,
+ * site) (layer -1 for the sites outside the layers), so the GPU trainer (nlu/cuda/) draws
+ * the CPU's masks. */
+typedef enum bert_drop_site {
+    BERT_DROP_EMB,
+    BERT_DROP_SLOT_HEAD,
+    BERT_DROP_INTENT_HEAD, /* outside the layers */
+    BERT_DROP_ATTN_PROBS,
+    BERT_DROP_ATTN_OUT,
+    BERT_DROP_FFN_OUT, /* in each layer */
+} bert_drop_site;
+uint64_t bert_dropout_key(uint64_t seed, int layer, bert_drop_site site);
+
+/* PARLEY_OK when b is a valid batch for a model of config c and dropout a valid rate;
+ * otherwise PARLEY_ERR_INVALID_ARG naming the sequence, token and value at fault. */
+parley_status bert_step_check_batch(const bert_config *c, const bert_batch *b, float dropout);
+
+/* PARLEY_OK when b, y and dropout are a valid step for a model of config c; otherwise
+ * PARLEY_ERR_INVALID_ARG naming the sequence, token and value at fault. bert_train_step
+ * checks this itself; other backends call it first. */
+parley_status bert_train_check(const bert_config *c, const bert_batch *b, const bert_labels *y,
+                               float dropout);
+
+/* AdamW's settings for one update (adamw_step in nlu/train/, the GPU trainer's fused update). */
+typedef struct adamw_params {
+    float lr, beta1, beta2, eps, weight_decay;
+} adamw_params;
+
+#endif
