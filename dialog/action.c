@@ -61,13 +61,13 @@ parley_status dm_register_action(dm_manager *dm, const char *name, parley_action
 }
 
 /* The user's set slots as the action sees them (pointers into c->values). */
-static parley_slot_value *slot_view(const dm_ctx *c, size_t *n)
+static parley_slot *slot_view(const dm_ctx *c, size_t *n)
 {
-    parley_slot_value *v = pl_malloc((c->d->n_slots ? c->d->n_slots : 1) * sizeof *v);
+    parley_slot *v = pl_malloc((c->d->n_slots ? c->d->n_slots : 1) * sizeof *v);
     *n = 0;
     for (size_t k = 0; v && k < c->d->n_slots; k++)
         if (c->values[k])
-            v[(*n)++] = (parley_slot_value){ c->d->slots[k].name, c->values[k] };
+            v[(*n)++] = (parley_slot){ c->d->slots[k].name, c->values[k] };
     return v;
 }
 
@@ -89,7 +89,7 @@ parley_status dm_run_action(dm_ctx *c, int a, int form)
         return dm_say(c, def->reply);
     }
     size_t n;
-    parley_slot_value *slots = slot_view(c, &n);
+    parley_slot *slots = slot_view(c, &n);
     if (!slots)
         return pl_nomem("calling action '%s'", def->name);
     parley_action_ctx ctx = {

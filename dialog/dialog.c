@@ -100,11 +100,11 @@ void dm_turn_out_free(dm_turn_out *out)
     *out = (dm_turn_out){ 0 };
 }
 
-void dm_slots_free(dm_slot *slots, size_t n)
+void dm_slots_free(parley_slot *slots, size_t n)
 {
     for (size_t i = 0; slots && i < n; i++) {
-        pl_free(slots[i].name);
-        pl_free(slots[i].value);
+        pl_free((char *)slots[i].name);
+        pl_free((char *)slots[i].value);
     }
     pl_free(slots);
 }
@@ -185,7 +185,7 @@ static parley_status user_from_ctx(dm_user *u, const dm_ctx *c)
     for (size_t k = 0; k < d->n_slots; k++) {
         if (!c->values[k])
             continue;
-        dm_slot *s = &u->slots[u->n_slots++];
+        parley_slot *s = &u->slots[u->n_slots++];
         s->name = pl_strdup(d->slots[k].name);
         s->value = pl_strdup(c->values[k]);
         if (!s->name || !s->value)
@@ -253,7 +253,7 @@ static parley_status fill_out(dm_turn_out *out, const dm_ctx *c, const dm_user *
     for (size_t k = 0; !failed && k < d->n_slots; k++) {
         if (!c->values[k])
             continue;
-        dm_slot *s = &out->slots[out->n_slots++];
+        parley_slot *s = &out->slots[out->n_slots++];
         s->name = dup_or_null(d->slots[k].name, &failed);
         s->value = dup_or_null(c->values[k], &failed);
     }

@@ -48,12 +48,6 @@ typedef struct dm_params {
     void *problem_ctx;
 } dm_params;
 
-/* One entity the NLU found: a slot name and the text as the user wrote it. */
-typedef struct dm_entity {
-    const char *name;
-    const char *value;
-} dm_entity;
-
 /* An action server's answer to one call of a turn (dm_turn_out.call). */
 typedef struct dm_action_result {
     const char *action; /* the action it answers */
@@ -69,10 +63,11 @@ typedef struct dm_turn_in {
     float confidence;    /* its probability; under the domain's threshold → fallback;
                             NaN or infinite → the turn fails (PARLEY_ERR_INVALID_ARG) */
     size_t n_entities;
-    const dm_entity *entities; /* in text order */
-    int64_t now_ms;            /* 0 = the clock */
-    int restart;               /* 1: start a new session with this turn, forgetting the form
-                                  and the slots (whatever the domain carries over) */
+    const parley_slot *entities; /* the NLU's, in text order: a slot name and the canonical
+                                    value of what the user wrote */
+    int64_t now_ms;              /* 0 = the clock */
+    int restart;                 /* 1: start a new session with this turn, forgetting the form
+                                    and the slots (whatever the domain carries over) */
     /* The answers to this turn's action-server calls so far, in the order it made them:
      * empty on its first run, then one more on each run again (see dm_turn_out.call). */
     size_t n_results;
@@ -87,12 +82,6 @@ typedef struct dm_action_call {
     int64_t now_ms; /* the clock this run of the turn read: give it again as in.now_ms */
 } dm_action_call;
 
-/* A slot and its canonical value; both owned by the dm_turn_out that holds them. */
-typedef struct dm_slot {
-    char *name;
-    char *value;
-} dm_slot;
-
 /* What a turn decided. Every pointer is owned by the struct (dm_turn_out_free). */
 typedef struct dm_turn_out {
     char *reply;      /* the text for the user; never NULL after success */
@@ -105,9 +94,9 @@ typedef struct dm_turn_out {
     char *requested_slot; /* the slot that form asked for, or NULL */
     char *action;         /* the action that ran this turn, or NULL */
     size_t n_slots;       /* every slot with a value after the turn, in domain order */
-    dm_slot *slots;
-    int64_t store_ns; /* the store's read and write for the turn, a user's lock wait
-                         included (CLOCK_MONOTONIC ns) */
+    parley_slot *slots;   /* names and values owned here (dm_slots_free) */
+    int64_t store_ns;     /* the store's read and write for the turn, a user's lock wait
+                             included (CLOCK_MONOTONIC ns) */
     /* Set when the turn reached an action that an action server answers and in.results
      * holds no answer for it yet: then nothing was decided or stored and the fields above
      * are empty. The caller makes the call (without holding anything of the store), then
@@ -154,8 +143,8 @@ parley_status dm_action_answer_check(const char *body);
 
 /* Frees what dm_turn put in *out and zeroes it. NULL is a no-op. */
 void dm_turn_out_free(dm_turn_out *out);
-/* Frees n slots and their array (NULL is a no-op). */
-void dm_slots_free(dm_slot *slots, size_t n);
+/* Frees n slots, their strings and their array (NULL is a no-op). */
+void dm_slots_free(parley_slot *slots, size_t n);
 
 /* Registers (or replaces, or with fn NULL removes) the application's action `name`, which
  * the domain must declare under `actions:` (NOT_FOUND otherwise). `name` is copied;

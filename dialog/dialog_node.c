@@ -1,15 +1,15 @@
 /* dialog_node.c — the `dialog.frames` node: the dialog manager inside a pipeline graph.
  *
- * Each turn arrives with its NLU result; the node hands intent, confidence and entities to
- * dm_turn() and sends the same message on as a reply, with the session and turn ids, the
- * intent acted on and the user's slots after the turn. The engine sends every turn of a
- * user to the same worker, which is the serialization dm_turn() asks of its caller.
- * With `model:` set, the domain is checked against that NLU model's labels at start-up.
- * A turn that reaches an action answered by an action server leaves its worker: the call
- * goes to the node's HTTP client (action_http.h), the user's later turns wait aside in
- * order, and when the answer (or the failure) comes the turn goes back to its worker
- * (pipe_node_resume) and runs again with it. The worker serves other users meanwhile.
- * The dialog itself is dialog.c and policy.c; this file only adapts it to the graph.
+ * Each turn arrives with the NLU's intent, confidence and entities; the node hands them to
+ * dm_turn() and sends the same message on as a reply, the turn's dm_turn_out its payload:
+ * the session and turn ids, the intent acted on and the user's slots after the turn. The engine
+ * sends every turn of a user to the same worker, which is the serialization dm_turn() asks of its
+ * caller. With `model:` set, the domain is checked against that NLU model's labels at start-up. A
+ * turn that reaches an action answered by an action server leaves its worker: the call goes to the
+ * node's HTTP client (action_http.h), the user's later turns wait aside in order, and when the
+ * answer (or the failure) comes the turn goes back to its worker (pipe_node_resume) and runs again
+ * with it. The worker serves other users meanwhile. The dialog itself is dialog.c and policy.c;
+ * this file only adapts it to the graph.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -155,35 +155,29 @@ static void frames_destroy(void *state)
     pl_free(f);
 }
 
-/* Moves the turn's result into the message (pipe_slot and dm_slot have the same fields). */
+static void out_free(void *payload)
+{
+    dm_turn_out_free(payload);
+    pl_free(payload);
+}
+
+/* Moves the turn's result into the message's payload, its values pointing into it. */
 static parley_status to_msg(pipe_msg *m, dm_turn_out *o)
 {
-    pipe_slot *slots = pl_calloc(o->n_slots ? o->n_slots : 1, sizeof *slots);
-    if (!slots)
+    dm_turn_out *own = pl_malloc(sizeof *own);
+    if (!own)
         return pl_nomem("a reply");
-    for (size_t i = 0; i < o->n_slots; i++) {
-        slots[i].name = o->slots[i].name;
-        slots[i].value = o->slots[i].value;
-        o->slots[i] = (dm_slot){ NULL, NULL };
-    }
-    pl_free(m->session_id);
-    pl_free(m->reply);
-    pl_free(m->intent);
-    for (size_t i = 0; i < m->n_slots; i++) {
-        pl_free(m->slots[i].name);
-        pl_free(m->slots[i].value);
-    }
-    pl_free(m->slots);
-    m->session_id = o->session_id;
-    m->reply = o->reply;
-    m->intent = o->intent;
-    o->session_id = o->reply = o->intent = NULL;
-    m->turn_id = o->turn_id;
-    m->store_ns = o->store_ns;
-    m->confidence = o->confidence;
-    m->slots = slots;
-    m->n_slots = o->n_slots;
-    m->type = PIPE_T_REPLY;
+    *own = *o;
+    *o = (dm_turn_out){ 0 };
+    pipe_msg_set_payload(m, PIPE_T_REPLY, own, out_free);
+    m->session_id = own->session_id;
+    m->reply = own->reply;
+    m->intent = own->intent;
+    m->confidence = own->confidence;
+    m->n_slots = own->n_slots;
+    m->slots = own->slots;
+    m->turn_id = own->turn_id;
+    m->store_ns = own->store_ns;
     return PARLEY_OK;
 }
 
@@ -320,15 +314,6 @@ static parley_status send_call(frames *f, waiting **wp, pipe_msg *msg, int port,
 static int run_turn(frames *f, waiting **wp, int port, pipe_msg *msg)
 {
     pipe_node *node = f->node;
-    const parley_nlu_result *r = msg->nlu;
-    size_t n = r && r->n_slots > 0 ? (size_t)r->n_slots : 0;
-    dm_entity *ents = pl_malloc((n ? n : 1) * sizeof *ents);
-    if (!ents) {
-        pipe_node_fail_turn(node, msg, pl_nomem("a turn"));
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        ents[i] = (dm_entity){ r->slots[i].slot, r->slots[i].canonical };
     dm_turn_out out;
     parley_status st;
     for (;;) {
@@ -336,10 +321,10 @@ static int run_turn(frames *f, waiting **wp, int port, pipe_msg *msg)
         dm_turn_in in = {
             .user_id = msg->user_id,
             .text = msg->text,
-            .intent = r ? r->intent : NULL,
-            .confidence = r ? r->confidence : 0.0f,
-            .n_entities = n,
-            .entities = ents,
+            .intent = msg->intent,
+            .confidence = msg->confidence,
+            .n_entities = msg->n_slots,
+            .entities = msg->slots,
             .restart = msg->new_session,
             .now_ms = w ? w->now_ms : 0,
             .n_results = w ? w->n : 0,
@@ -352,10 +337,8 @@ static int run_turn(frames *f, waiting **wp, int port, pipe_msg *msg)
             break;
         st = send_call(f, wp, msg, port, &out);
         dm_turn_out_free(&out);
-        if (st == PARLEY_OK) {
-            pl_free(ents);
+        if (st == PARLEY_OK)
             return 1;
-        }
         if (!*wp || !(*wp)->action)
             break; /* no room even for a failed answer: the turn fails */
         /* The call could not go out: the turn goes on at once with a failed answer. */
@@ -364,7 +347,6 @@ static int run_turn(frames *f, waiting **wp, int port, pipe_msg *msg)
     if (st == PARLEY_OK)
         st = to_msg(msg, &out);
     dm_turn_out_free(&out);
-    pl_free(ents);
     if (st != PARLEY_OK)
         pipe_node_fail_turn(node, msg, st);
     else

@@ -123,13 +123,13 @@ parley_status dm_user_add_slot(dm_user *u, size_t *cap, const char *name, const 
 {
     if (u->n_slots == *cap) {
         size_t nc = *cap ? *cap * 2 : 8;
-        dm_slot *p = pl_realloc(u->slots, nc * sizeof *p);
+        parley_slot *p = pl_realloc(u->slots, nc * sizeof *p);
         if (!p)
             return pl_nomem("reading slots");
         u->slots = p;
         *cap = nc;
     }
-    dm_slot *sl = &u->slots[u->n_slots];
+    parley_slot *sl = &u->slots[u->n_slots];
     sl->name = pl_strdup(name);
     sl->value = pl_strdup(value);
     u->n_slots++;

@@ -42,7 +42,7 @@ typedef struct dm_user {
     char *requested_slot; /* the slot that form last asked for, or NULL */
     int confirming;       /* 1 while the form waits for a yes or no */
     size_t n_slots;
-    dm_slot *slots;
+    parley_slot *slots;
 } dm_user;
 
 /* One turn for the history. Borrowed pointers (owned ones when dm_store_turns fills it). */

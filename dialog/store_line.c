@@ -162,7 +162,7 @@ static parley_status read_slots(const cJSON *slots, dm_user *u)
             return pl_fail(PARLEY_ERR_FORMAT, "%s: expected a string", what);
         st = pipe_check_field(what, c->valuestring, strlen(c->valuestring), 0, DM_SLOT_VALUE_MAX,
                               PIPE_NO_NUL);
-        u->slots[u->n_slots++] = (dm_slot){ c->string, c->valuestring };
+        u->slots[u->n_slots++] = (parley_slot){ c->string, c->valuestring };
     }
     return st;
 }

@@ -9,10 +9,13 @@
  * With `instances: N` the node opens the model N times (on a GPU: N copies, each with its
  * own stream) and each batch takes the next instance, so that N workers (`workers: N`)
  * run N batches at once; an instance serializes the batches that meet on it.
+ * A turn's message takes its result as its payload, the intent and the slots it says (the
+ * name and the canonical value of each) pointing into it.
  * The model itself is nlu/nlu.c; this file only adapts it to the graph.
  */
 #include <stdatomic.h>
 
+#include "parley/nlu.h"
 #include "pipeline/node.h"
 #include "sdk/base/alloc.h"
 
@@ -78,6 +81,39 @@ static void bert_node_destroy(void *state)
     pl_free(s);
 }
 
+/* The payload of a turn's message: the NLU result and its slots as a turn carries them. */
+typedef struct turn_values {
+    parley_nlu_result *r;
+    parley_slot slots[];
+} turn_values;
+
+static void values_free(void *payload)
+{
+    turn_values *v = payload;
+    parley_nlu_result_free(v->r);
+    pl_free(v);
+}
+
+/* Makes r (taken, freed on failure) the values of m's turn. */
+static parley_status set_values(pipe_msg *m, parley_nlu_result *r)
+{
+    size_t n = (size_t)r->n_slots;
+    turn_values *v = pl_malloc(sizeof *v + n * sizeof *v->slots);
+    if (!v) {
+        parley_nlu_result_free(r);
+        return pl_nomem("a turn's NLU result");
+    }
+    v->r = r;
+    for (size_t i = 0; i < n; i++)
+        v->slots[i] = (parley_slot){ r->slots[i].slot, r->slots[i].canonical };
+    pipe_msg_set_payload(m, PIPE_T_NLU, v, values_free);
+    m->intent = r->intent;
+    m->confidence = r->confidence;
+    m->n_slots = n;
+    m->slots = v->slots;
+    return PARLEY_OK;
+}
+
 static parley_status bert_node_batch(pipe_node *node, void *state, pipe_msg **msgs, size_t n)
 {
     bert_state *s = state;
@@ -101,11 +137,12 @@ static parley_status bert_node_batch(pipe_node *node, void *state, pipe_msg **ms
             m->nlu_ns = dt;
             m->nlu_batch = (int)n;
         }
+        if (one == PARLEY_OK)
+            one = set_values(m, res[i]);
         if (one) {
             pipe_node_fail_turn(node, m, one);
             continue;
         }
-        pipe_msg_set_nlu(m, res[i]);
         pipe_node_emit(node, 1, m); /* ports[1]: result */
     }
     return PARLEY_OK;

@@ -4,9 +4,9 @@
  * The user id and text rules of parley/pipeline.h are checked here, once for every source
  * (text.stdin, the C API, servers to come), with utf8proc reading the UTF-8. Every live
  * message is counted by its graph, so shutdown can wait until the last turn has left the
- * graph (pipe_graph_drain). An NLU result is shared by clones with a count, since a
- * parley_nlu_result cannot be copied; everything else is copied. Nothing here reads input
- * formats (lines, JSON): that is each source's business.
+ * graph (pipe_graph_drain). A payload is shared by clones with a count and freed by the
+ * function its node gave with it, since only that node knows how it is made; everything else
+ * is copied. Nothing here reads input formats (lines, JSON): that is each source's business.
  */
 #include <string.h>
 #include <time.h>
@@ -186,19 +186,32 @@ parley_status pipe_msg_new_audio(pipe_graph *g, const char *user, const int16_t 
     return PARLEY_OK;
 }
 
-void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r)
+/* Lets go of msg's payload, freeing it when no clone shares it any more. */
+static void release_payload(pipe_msg *m)
 {
-    msg->nlu = r;
-    msg->type = PIPE_T_NLU;
+    if (m->payload_refs && __atomic_sub_fetch(m->payload_refs, 1, __ATOMIC_ACQ_REL) > 0) {
+        m->payload_refs = NULL; /* a clone still reads it */
+    } else {
+        if (m->payload_free)
+            m->payload_free(m->payload);
+        pl_free(m->payload_refs);
+        m->payload_refs = NULL;
+    }
+    m->payload = NULL;
+    m->payload_free = NULL;
+    m->session_id = m->intent = m->reply = NULL;
+    m->confidence = 0;
+    m->slots = NULL;
+    m->n_slots = 0;
 }
 
-static void free_slots(pipe_slot *s, size_t n)
+void pipe_msg_set_payload(pipe_msg *msg, pipe_type type, void *payload,
+                          void (*destroy)(void *payload))
 {
-    for (size_t i = 0; s && i < n; i++) {
-        pl_free(s[i].name);
-        pl_free(s[i].value);
-    }
-    pl_free(s);
+    release_payload(msg);
+    msg->payload = payload;
+    msg->payload_free = destroy;
+    msg->type = type;
 }
 
 const char *pipe_msg_error(const pipe_msg *msg)
@@ -212,18 +225,11 @@ void pipe_msg_free(pipe_msg *m)
 {
     if (!m)
         return;
-    if (m->nlu && (!m->nlu_refs || __atomic_sub_fetch(m->nlu_refs, 1, __ATOMIC_ACQ_REL) == 0)) {
-        parley_nlu_result_free(m->nlu);
-        pl_free(m->nlu_refs);
-    }
+    release_payload(m);
     pl_free(m->user_id);
-    pl_free(m->session_id);
     pl_free(m->text);
-    pl_free(m->reply);
-    pl_free(m->intent);
     pl_free(m->error);
     pl_free(m->pcm);
-    free_slots(m->slots, m->n_slots);
     pipe_graph *g = m->graph;
     pl_free(m);
     if (g)
@@ -242,34 +248,27 @@ pipe_msg *pipe_msg_clone(const pipe_msg *m)
     if (!c)
         return NULL;
     *c = *m;
-    c->user_id = c->session_id = c->text = c->reply = c->intent = c->error = NULL;
-    c->slots = NULL;
-    c->n_slots = 0;
-    c->nlu = NULL;
+    c->user_id = c->text = c->error = NULL;
     c->graph = NULL;
     c->pcm = NULL;
     c->n_pcm = 0;
+    /* The turn's values point into the payload, which the clone shares. */
+    c->payload = NULL;
+    c->payload_free = NULL;
+    c->payload_refs = NULL;
     int ok = pipe_msg_set_pcm(c, m->pcm, m->n_pcm, m->rate) == PARLEY_OK &&
-             dup_str(&c->user_id, m->user_id) && dup_str(&c->session_id, m->session_id) &&
-             dup_str(&c->text, m->text) && dup_str(&c->reply, m->reply) &&
-             dup_str(&c->intent, m->intent) && dup_str(&c->error, m->error);
-    if (ok && m->n_slots) {
-        ok = (c->slots = pl_calloc(m->n_slots, sizeof *c->slots)) != NULL;
-        for (size_t i = 0; ok && i < m->n_slots; i++, c->n_slots++)
-            ok = dup_str(&c->slots[i].name, m->slots[i].name) &&
-                 dup_str(&c->slots[i].value, m->slots[i].value);
-        if (!ok)
-            c->n_slots++; /* the half-copied slot is freed too */
-    }
-    if (ok && m->nlu) {
+             dup_str(&c->user_id, m->user_id) && dup_str(&c->text, m->text) &&
+             dup_str(&c->error, m->error);
+    if (ok && m->payload) {
         pipe_msg *mm = (pipe_msg *)m; /* the shared count lives beside the const message */
-        if (!mm->nlu_refs && (mm->nlu_refs = pl_malloc(sizeof *mm->nlu_refs)))
-            *mm->nlu_refs = 1;
-        ok = mm->nlu_refs != NULL;
+        if (!mm->payload_refs && (mm->payload_refs = pl_malloc(sizeof *mm->payload_refs)))
+            *mm->payload_refs = 1;
+        ok = mm->payload_refs != NULL;
         if (ok) {
-            __atomic_add_fetch(mm->nlu_refs, 1, __ATOMIC_ACQ_REL);
-            c->nlu = m->nlu;
-            c->nlu_refs = mm->nlu_refs;
+            __atomic_add_fetch(mm->payload_refs, 1, __ATOMIC_ACQ_REL);
+            c->payload = m->payload;
+            c->payload_free = m->payload_free;
+            c->payload_refs = mm->payload_refs;
         }
     }
     if (!ok) {

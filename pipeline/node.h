@@ -8,14 +8,14 @@
  * `svc_kind_stdin`, ... pipeline/ itself holds no concrete node.
  *
  * Data flow. A turn travels through the graph as one pipe_msg: a source creates it
- * (pipe_msg_new), each node fills in its part (the NLU result, the reply) and hands the same
- * message on with pipe_node_emit(). Ownership moves with it: process() owns the message it
- * gets and must either emit it or hand it to pipe_node_fail_turn() — a turn is never dropped
- * silently. A failed turn still travels on to the sink, in its user's order: the engine
- * passes a message with status != OK straight through every node that has outputs, and
- * delivers it to process() only in sinks (no outputs, or ends_turns), which answer it as an
- * error. A sink (text.stdout, api) ends the turn with pipe_node_turn_done(), which posts the
- * per-turn event and frees the message.
+ * (pipe_msg_new), each node fills in its part (the NLU's or the dialog's values, in a payload
+ * of its own: pipe_msg_set_payload) and hands the same message on with pipe_node_emit().
+ * Ownership moves with it: process() owns the message it gets and must either emit it or hand
+ * it to pipe_node_fail_turn() — a turn is never dropped silently. A failed turn still travels on to
+ * the sink, in its user's order: the engine passes a message with status != OK straight through
+ * every node that has outputs, and delivers it to process() only in sinks (no outputs, or
+ * ends_turns), which answer it as an error. A sink (text.stdout, api) ends the turn with
+ * pipe_node_turn_done(), which posts the per-turn event and frees the message.
  *
  * What users send is checked where it enters, by every source alike: pipe_msg_new() refuses
  * a user id or text that breaks the rules of parley/pipeline.h (valid UTF-8, no control
@@ -49,7 +49,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parley/nlu.h"
 #include "parley/pipeline.h"
 #include "parley/status.h"
 #include "sdk/base/error.h"
@@ -60,8 +59,8 @@
 typedef enum pipe_type {
     PIPE_T_AUDIO = 1, /* a piece of an utterance: msg->pcm, msg->utt, msg->utt_end */
     PIPE_T_TEXT = 2,  /* user text: msg->text */
-    PIPE_T_NLU = 4,   /* msg->text + msg->nlu */
-    PIPE_T_REPLY = 8, /* msg->reply, msg->intent, msg->confidence, msg->slots (+ the above) */
+    PIPE_T_NLU = 4,   /* msg->text + the NLU's msg->intent, msg->confidence, msg->slots */
+    PIPE_T_REPLY = 8, /* msg->text + msg->reply and the dialog's intent, confidence, slots */
 } pipe_type;
 
 /* "audio", "text", "nlu", "reply"; for a set, the first bit's name. */
@@ -97,12 +96,6 @@ typedef struct pipe_param_spec {
     const char *choices;
 } pipe_param_spec;
 
-/* A slot name and value, both owned by the message that holds it. */
-typedef struct pipe_slot {
-    char *name;
-    char *value;
-} pipe_slot;
-
 typedef struct pipe_graph pipe_graph;
 
 /* Why an utterance ended (pipe_msg.utt_end on its last piece); 0 on the other pieces. */
@@ -114,17 +107,18 @@ typedef enum pipe_utt_end {
     PIPE_UTT_DROPPED = 4,  /* the source went away mid-utterance: no turn comes of it */
 } pipe_utt_end;
 
-/* One turn on its way through the graph. Every pointer is owned by the message. */
+/* One turn on its way through the graph. Every pointer is owned by the message, but for the
+ * turn's values, which point into its payload. */
 typedef struct pipe_msg {
     pipe_type type; /* which payload is current */
     /* correlation */
-    char *user_id;    /* never NULL; "" only on a refused turn whose user was unreadable */
-    char *session_id; /* NULL until the dialog sets it */
-    uint64_t turn_id; /* the user's turn number as the dialog counts it; 0 before */
-    uint64_t seq;     /* unique in the graph, set by pipe_msg_new (the API returns it) */
-    long line;        /* the input line it came from (text.stdin), 0 when none */
-    int new_session;  /* set by the source: the dialog starts the user's session anew with
-                         this turn, forgetting form and slots (`parley chat`'s /restart) */
+    char *user_id;          /* never NULL; "" only on a refused turn whose user was unreadable */
+    const char *session_id; /* NULL until the dialog sets it (in its payload) */
+    uint64_t turn_id;       /* the user's turn number as the dialog counts it; 0 before */
+    uint64_t seq;           /* unique in the graph, set by pipe_msg_new (the API returns it) */
+    long line;              /* the input line it came from (text.stdin), 0 when none */
+    int new_session;        /* set by the source: the dialog starts the user's session anew with
+                               this turn, forgetting form and slots (`parley chat`'s /restart) */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;         /* when the source created the turn */
     int64_t t_out;        /* when the sink ended it */
@@ -133,17 +127,22 @@ typedef struct pipe_msg {
     int64_t dialog_ns;    /* dialog manager + store */
     int64_t store_ns;     /* the store's transaction for the turn (part of dialog_ns) */
     pipe_graph *graph;    /* internal: the graph that counts it in flight */
-    int *nlu_refs;        /* internal: how many clones share msg->nlu */
+    int *payload_refs;    /* internal: how many clones share the payload */
     parley_status status; /* PARLEY_OK, or why the turn failed (pipe_node_fail_turn) */
     char *error;          /* the failure's detail message, or NULL */
-    /* payload */
-    char *text;             /* PIPE_T_TEXT and later: the user's words */
-    parley_nlu_result *nlu; /* PIPE_T_NLU and later; read-only (clones share it) */
-    char *reply;            /* PIPE_T_REPLY: the answer */
-    char *intent;           /* PIPE_T_REPLY: the intent the dialog acted on */
-    float confidence;
-    size_t n_slots; /* PIPE_T_REPLY: the user's slot state after the turn */
-    pipe_slot *slots;
+    char *text;           /* PIPE_T_TEXT and later: the user's words */
+    /* The payload: what the node that decided the turn's values below holds them in (the NLU
+     * node its result, the dialog its decision), with the function that frees it; read-only,
+     * shared by clones (pipe_msg_set_payload). */
+    void *payload;
+    void (*payload_free)(void *payload);
+    /* The turn's values, pointing into the payload: the NLU's in PIPE_T_NLU, the dialog's in
+     * PIPE_T_REPLY; NULL and 0 before. */
+    const char *intent; /* the best intent, or the one the dialog acted on */
+    float confidence;   /* its probability */
+    size_t n_slots;     /* PIPE_T_NLU: the entities found; PIPE_T_REPLY: the user's slots */
+    const parley_slot *slots;
+    const char *reply; /* PIPE_T_REPLY: the answer */
     /* audio: a piece of an utterance (PIPE_T_AUDIO), or a reply's speech (tts.*) */
     int16_t *pcm; /* mono 16-bit samples, or NULL */
     size_t n_pcm; /* samples in pcm */
@@ -241,8 +240,13 @@ int pipe_node_stopping(const pipe_node *node);
 
 /* ---- Messages ------------------------------------------------------------------------ */
 
-/* Attaches an NLU result (takes ownership) and makes the message PIPE_T_NLU. */
-void pipe_msg_set_nlu(pipe_msg *msg, parley_nlu_result *r);
+/* Makes `payload` the message's (its node decided the turn's values in it) and the message
+ * `type` (PIPE_T_NLU or PIPE_T_REPLY). The message frees it with destroy (NULL: nothing to
+ * free) when it and every clone sharing it are freed. The payload of before is released, and
+ * the turn's values and session_id that pointed into it are cleared: the caller points them
+ * into the new one. */
+void pipe_msg_set_payload(pipe_msg *msg, pipe_type type, void *payload,
+                          void (*destroy)(void *payload));
 
 /* The rules pipe_check_field applies beyond size and UTF-8. */
 enum { PIPE_NO_NUL = 1, PIPE_NO_CONTROL = 2 };

@@ -26,7 +26,7 @@
 typedef struct reply_box {
     parley_reply r; /* first, so a parley_reply * is a reply_box * */
     struct reply_box *next;
-    parley_reply_slot *slots;
+    parley_slot *slots;
 } reply_box;
 
 typedef struct api_state {
@@ -87,15 +87,14 @@ static reply_box *make_reply(const pipe_msg *m, parley_status st, const char *er
     r->session = dup_or_empty(m->session_id, &ok);
     r->text = dup_or_empty(m->text, &ok);
     r->reply = dup_or_empty(is_reply ? m->reply : NULL, &ok);
-    r->intent = dup_or_empty(is_reply ? m->intent : m->nlu ? m->nlu->intent : NULL, &ok);
-    r->confidence = is_reply ? m->confidence : m->nlu ? m->nlu->confidence : 0;
-    size_t n = is_reply ? m->n_slots : m->nlu ? (size_t)m->nlu->n_slots : 0;
+    r->intent = dup_or_empty(m->intent, &ok);
+    r->confidence = m->confidence;
+    size_t n = m->n_slots;
     if (ok && n && !(b->slots = pl_calloc(n, sizeof *b->slots)))
         ok = 0;
     for (size_t i = 0; ok && i < n; i++, r->n_slots++) {
-        b->slots[i].name = dup_or_empty(is_reply ? m->slots[i].name : m->nlu->slots[i].slot, &ok);
-        b->slots[i].value =
-                dup_or_empty(is_reply ? m->slots[i].value : m->nlu->slots[i].canonical, &ok);
+        b->slots[i].name = dup_or_empty(m->slots[i].name, &ok);
+        b->slots[i].value = dup_or_empty(m->slots[i].value, &ok);
     }
     if (!ok && n && b->slots && r->n_slots < n)
         r->n_slots++; /* free the half-made slot too */

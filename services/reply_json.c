@@ -50,13 +50,8 @@ static int add_slots(cJSON *o, const pipe_msg *m)
 {
     cJSON *slots = cJSON_AddObjectToObject(o, "slots");
     int ok = slots != NULL;
-    if (m->type == PIPE_T_REPLY) {
-        for (size_t i = 0; ok && i < m->n_slots; i++)
-            ok = add_str(slots, m->slots[i].name, m->slots[i].value);
-    } else if (m->nlu) {
-        for (int i = 0; ok && i < m->nlu->n_slots; i++)
-            ok = add_str(slots, m->nlu->slots[i].slot, m->nlu->slots[i].canonical);
-    }
+    for (size_t i = 0; ok && i < m->n_slots; i++)
+        ok = add_str(slots, m->slots[i].name, m->slots[i].value);
     return ok;
 }
 
@@ -74,14 +69,12 @@ int svc_reply_fill(struct cJSON *o, const pipe_msg *m, const char *error)
         ok = (!m->line || cJSON_AddNumberToObject(o, "line", (double)m->line)) &&
              add_str(o, "error", error);
     } else if (ok) {
-        const char *intent = m->type == PIPE_T_REPLY ? m->intent : m->nlu ? m->nlu->intent : NULL;
-        float conf = m->type == PIPE_T_REPLY ? m->confidence : m->nlu ? m->nlu->confidence : 0;
+        double conf = (double)(int)(m->confidence * 10000 + 0.5) / 10000;
         ok = (m->type == PIPE_T_REPLY && m->reply ? add_str(o, "reply", m->reply)
                                                   : cJSON_AddNullToObject(o, "reply") != NULL) &&
-             (intent ? add_str(o, "intent", intent) : cJSON_AddNullToObject(o, "intent") != NULL) &&
-             cJSON_AddNumberToObject(o, "confidence", (double)(int)(conf * 10000 + 0.5) / 10000) !=
-                     NULL &&
-             add_slots(o, m);
+             (m->intent ? add_str(o, "intent", m->intent)
+                        : cJSON_AddNullToObject(o, "intent") != NULL) &&
+             cJSON_AddNumberToObject(o, "confidence", conf) != NULL && add_slots(o, m);
     }
     return ok;
 }

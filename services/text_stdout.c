@@ -57,16 +57,11 @@ static void write_chat(stdout_state *s, const pipe_msg *m, const char *error)
     else
         fprintf(s->f, "parley> %s\n", reply && m->reply ? m->reply : "(no dialog in this graph)");
     if (s->verbose && !error) {
-        const char *intent = reply ? m->intent : m->nlu ? m->nlu->intent : NULL;
-        fprintf(s->f, "         intent: %s (%.4f)  slots:", intent ? intent : "-",
-                reply    ? m->confidence
-                : m->nlu ? m->nlu->confidence
-                         : 0);
-        size_t n = reply ? m->n_slots : m->nlu ? (size_t)m->nlu->n_slots : 0;
-        for (size_t i = 0; i < n; i++)
-            fprintf(s->f, " %s=%s", reply ? m->slots[i].name : m->nlu->slots[i].slot,
-                    reply ? m->slots[i].value : m->nlu->slots[i].canonical);
-        fprintf(s->f, "%s\n", n ? "" : " none");
+        fprintf(s->f, "         intent: %s (%.4f)  slots:", m->intent ? m->intent : "-",
+                m->confidence);
+        for (size_t i = 0; i < m->n_slots; i++)
+            fprintf(s->f, " %s=%s", m->slots[i].name, m->slots[i].value);
+        fprintf(s->f, "%s\n", m->n_slots ? "" : " none");
     }
     fputs(s->prompt, s->f);
 }

@@ -87,7 +87,7 @@ class _NluResult(ctypes.Structure):
                 ("n_pieces", ctypes.c_int), ("truncated", ctypes.c_int)]
 
 
-class _ReplySlot(ctypes.Structure):
+class _Slot(ctypes.Structure):  # parley_slot: a reply's slots and an action's
     _fields_ = [("name", _c_str), ("value", _c_str)]
 
 
@@ -96,7 +96,7 @@ class _Reply(ctypes.Structure):
                 ("id", ctypes.c_uint64), ("turn", ctypes.c_uint64), ("session", _c_str),
                 ("text", _c_str), ("reply", _c_str), ("intent", _c_str),
                 ("confidence", ctypes.c_float), ("n_slots", _size),
-                ("slots", ctypes.POINTER(_ReplySlot)), ("latency_ms", ctypes.c_double),
+                ("slots", ctypes.POINTER(_Slot)), ("latency_ms", ctypes.c_double),
                 ("nlu_ms", ctypes.c_double), ("nlu_batch", ctypes.c_int),
                 ("dialog_ms", ctypes.c_double)]
 
@@ -107,15 +107,11 @@ class _PipelineParams(ctypes.Structure):
                 ("on_event", ctypes.c_void_p), ("text_io", ctypes.c_int)]
 
 
-class _SlotValue(ctypes.Structure):
-    _fields_ = [("name", _c_str), ("value", _c_str)]
-
-
 class _ActionCtx(ctypes.Structure):
     _fields_ = [("action", _c_str), ("user_id", _c_str), ("session_id", _c_str),
                 ("turn_id", ctypes.c_uint64), ("text", _c_str), ("intent", _c_str),
                 ("confidence", ctypes.c_float), ("form", _c_str), ("n_slots", _size),
-                ("slots", ctypes.POINTER(_SlotValue))]
+                ("slots", ctypes.POINTER(_Slot))]
 
 
 _ActionFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_ActionCtx), ctypes.c_void_p,
@@ -318,6 +314,11 @@ class Model(_Handle):
 
 # ---- pipelines --------------------------------------------------------------------------
 
+def _slots(s):
+    """{name: value} of the parley_slot array of a reply or an action's context."""
+    return {_text(s.slots[i].name): _text(s.slots[i].value) for i in range(s.n_slots)}
+
+
 class Reply:
     """One finished turn: `reply` the answer ("" without a dialog), `intent`, `confidence`,
     `slots` {name: value} (the user's slots after the turn), `user`, `id` (what submit
@@ -332,7 +333,7 @@ class Reply:
         self.user, self.text, self.reply = _text(r.user), _text(r.text), _text(r.reply)
         self.intent, self.confidence = _text(r.intent), r.confidence
         self.session, self.error = _text(r.session), _text(r.error)
-        self.slots = {_text(r.slots[i].name): _text(r.slots[i].value) for i in range(r.n_slots)}
+        self.slots = _slots(r)
 
     def __repr__(self):
         return "Reply(%r, %r, %r)" % (self.user, self.reply, self.slots)
@@ -351,7 +352,7 @@ class ActionCall:
             c.session_id)
         self.turn, self.text, self.intent = c.turn_id, _text(c.text), _text(c.intent)
         self.confidence, self.form = c.confidence, _text(c.form)
-        self.slots = {_text(c.slots[i].name): _text(c.slots[i].value) for i in range(c.n_slots)}
+        self.slots = _slots(c)
 
 
 class Pipeline(_Handle):

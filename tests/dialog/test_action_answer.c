@@ -27,7 +27,7 @@ static dm_manager *dm;
 static parley_status run(const char *user, const char *intent, const char *city,
                          const dm_action_result *res, size_t n_res, dm_turn_out *o)
 {
-    dm_entity e = { "city", city };
+    parley_slot e = { "city", city };
     dm_turn_in in = { .user_id = user,
                       .text = "some words",
                       .intent = intent,

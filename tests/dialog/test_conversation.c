@@ -117,14 +117,14 @@ static void run_file(const char *file)
         if ((v = yd_get(t, "confidence")))
             yd_double(v, 0, 1, &conf);
         now += (int64_t)(minutes * 60000);
-        dm_entity ents[32];
+        parley_slot ents[32];
         size_t n = 0;
         const yd_node *e = yd_get(t, "entities");
         for (size_t k = 0; e && k < e->n; k++) {
             const yd_node *val = e->items[k];
             for (size_t j = 0; j < (val->kind == YD_SEQ ? val->n : 1) && n < 32; j++)
-                ents[n++] = (dm_entity){ e->keys[k]->str,
-                                         val->kind == YD_SEQ ? val->items[j]->str : val->str };
+                ents[n++] = (parley_slot){ e->keys[k]->str,
+                                           val->kind == YD_SEQ ? val->items[j]->str : val->str };
         }
         const yd_node *user = yd_get(t, "user"), *intent = yd_get(t, "intent"),
                       *text = yd_get(t, "text");

@@ -31,7 +31,7 @@ static dm_manager *open_fresh(void)
 }
 
 static parley_status turn(dm_manager *dm, const char *user, const char *intent,
-                          const dm_entity *ents, size_t n, int64_t now, dm_turn_out *o)
+                          const parley_slot *ents, size_t n, int64_t now, dm_turn_out *o)
 {
     dm_turn_in in = { .user_id = user,
                       .text = "words",
@@ -83,7 +83,7 @@ static void *alice(void *arg)
 {
     alice_run *r = arg;
     char *long_note = repeat('n', DM_SLOT_VALUE_MAX, ""); /* the longest value kept whole */
-    const dm_entity ents[] = {
+    const parley_slot ents[] = {
         { "code", "AAA" },   { "note", long_note ? long_note : "n" },
         { "phrase", "aab" }, { "tags", "red" },
         { "tags", "green" }, { "echo", "aa" }, /* each pattern on a value it accepts */
@@ -120,17 +120,17 @@ static void *mallory(void *arg)
     mallory_run *r = arg;
     char *code = repeat('a', 1000, "!"), *phrase = repeat('a', 1000, "cb"),
          *echo = repeat('a', 1000, "c"), *note = repeat('x', DM_SLOT_VALUE_MAX + 1, "");
-    dm_entity tags[60];
+    parley_slot tags[60];
     char tag[60][32];
     for (int i = 0; i < 60; i++) {
         snprintf(tag[i], sizeof tag[i], "tag-number-%09d", i); /* 60 x 20 bytes, joined 1318 */
-        tags[i] = (dm_entity){ "tags", tag[i] };
+        tags[i] = (parley_slot){ "tags", tag[i] };
     }
     if (!code || !phrase || !echo || !note) {
         r->other++;
         goto done;
     }
-    const dm_entity bad[5] = {
+    const parley_slot bad[5] = {
         { "code", code }, { "phrase", phrase }, { "echo", echo }, { "note", note }, { "tags", NULL }
     };
     static const char *const says[5] = {

@@ -36,7 +36,7 @@ static void remove_store(void)
 static parley_status turn(dm_manager *dm, const char *user, const char *intent, const char *slot,
                           const char *value, dm_turn_out *o)
 {
-    dm_entity e = { slot, value };
+    parley_slot e = { slot, value };
     dm_turn_in in = { .user_id = user,
                       .text = "words",
                       .intent = intent,

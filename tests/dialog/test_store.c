@@ -30,7 +30,7 @@ static void remove_store(void)
 
 static dm_user sample_user(void)
 {
-    static dm_slot slots[1] = { { "size", "large" } };
+    static parley_slot slots[1] = { { "size", "large" } };
     return (dm_user){ .exists = 1,
                       .session_id = "s1",
                       .session_no = 1,

@@ -1,6 +1,6 @@
 /* words_nlu.h — `test.nlu`, an NLU node kind without a model, for tests and benchmarks.
  *
- * A turn's text "INTENT [ENTITY=VALUE ...]" is read as its NLU result: the first word is the
+ * A turn's text "INTENT [ENTITY=VALUE ...]" is read as its NLU values: the first word is the
  * intent (confidence 1), each ENTITY=VALUE an entity; other words are ignored. It lets a
  * dialog run inside a real graph with exactly the intents and entities a test chooses
  * (tests/dialog/test_action_server.c, bench/action_bench.c). Not a library kind: a program
@@ -31,31 +31,25 @@ static parley_status words_process(pipe_node *node, void *state, int port, pipe_
 {
     (void)state, (void)port;
     size_t len = strlen(msg->text), max = len / 2 + 1;
-    parley_nlu_result *r = pl_calloc(1, sizeof *r + max * sizeof(parley_nlu_slot) + 2 * len + 2);
-    if (!r) {
+    parley_slot *slots = pl_calloc(1, max * sizeof *slots + len + 1);
+    if (!slots) {
         pipe_node_fail_turn(node, msg, PARLEY_ERR_NOMEM);
         return PARLEY_OK;
     }
-    parley_nlu_slot *slots = (parley_nlu_slot *)(r + 1);
-    char *text = (char *)(slots + max), *words = text + len + 1;
-    memcpy(text, msg->text, len + 1);
+    char *words = (char *)(slots + max);
     memcpy(words, msg->text, len + 1);
-    r->text = text;
-    r->confidence = 1.0f;
-    int n = 0;
+    pipe_msg_set_payload(msg, PIPE_T_NLU, slots, pl_free);
+    msg->confidence = 1.0f;
     for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(w, '=');
-        if (!r->intent) {
-            r->intent = w;
+        if (!msg->intent) {
+            msg->intent = w;
         } else if (eq) {
             *eq = '\0';
-            slots[n] = (parley_nlu_slot){ .slot = w, .value = eq + 1, .canonical = eq + 1 };
-            n++;
+            slots[msg->n_slots++] = (parley_slot){ w, eq + 1 };
         }
     }
-    r->n_slots = n;
-    r->slots = slots;
-    pipe_msg_set_nlu(msg, r);
+    msg->slots = slots;
     pipe_node_emit(node, 1, msg);
     return PARLEY_OK;
 }

@@ -33,7 +33,7 @@ static parley_status format_line(void *ctx)
 
 int main(void)
 {
-    pipe_slot slots[] = { { "size", "large" }, { "where", "caf\xc3\xa9 \xc3" } };
+    parley_slot slots[] = { { "size", "large" }, { "where", "caf\xc3\xa9 \xc3" } };
     pipe_msg m = { .type = PIPE_T_REPLY,
                    .user_id = "bob",
                    .turn_id = 3,

@@ -47,11 +47,13 @@ static parley_status say_process(pipe_node *node, void *state, int port, pipe_ms
         pipe_node_fail_turn(node, msg, pl_fail(PARLEY_ERR_INTERNAL, "test.say: refused"));
         return PARLEY_OK;
     }
-    if (!(msg->reply = pl_strdup(msg->text))) {
+    char *reply = pl_strdup(msg->text);
+    if (!reply) {
         pipe_node_fail_turn(node, msg, pl_nomem("reply"));
         return PARLEY_OK;
     }
-    msg->type = PIPE_T_REPLY;
+    pipe_msg_set_payload(msg, PIPE_T_REPLY, reply, pl_free);
+    msg->reply = reply;
     return pipe_node_emit(node, 1, msg);
 }
 

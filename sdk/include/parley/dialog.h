@@ -28,12 +28,16 @@
 extern "C" {
 #endif
 
-/* One slot and its value (canonical form: a categorical slot holds its allowed value, a
- * number slot its decimal text, a list slot its values joined with ", "). */
-typedef struct parley_slot_value {
+/* One slot of a turn and its value: the one form a turn's slots take wherever a turn is
+ * read (an action's context, a pipeline's reply, the JSON of text.stdout and the servers).
+ * The value is canonical: an entity the NLU found holds the canonical value of the synonym
+ * typed (parley_nlu_slot.canonical); a dialog slot holds its domain's form of it (a
+ * categorical slot its allowed value, a number slot its decimal text, a list slot its values
+ * joined with ", "). Who owns the strings is said by the struct that holds the slot. */
+typedef struct parley_slot {
     const char *name;
     const char *value;
-} parley_slot_value;
+} parley_slot;
 
 /* What an action sees. Every pointer is borrowed for the duration of the call. */
 typedef struct parley_action_ctx {
@@ -46,7 +50,7 @@ typedef struct parley_action_ctx {
     float confidence;
     const char *form; /* the form that just completed, or NULL */
     size_t n_slots;   /* the user's slots that have a value, after this turn's entities */
-    const parley_slot_value *slots;
+    const parley_slot *slots;
 } parley_action_ctx;
 
 /* Where an action writes its answer; owned by the dialog, valid during the call. */

@@ -53,6 +53,10 @@ typedef struct parley_nlu_intent {
     float prob;        /* softmax probability */
 } parley_nlu_intent;
 
+/* A slot value as the parser found it in a text: where it is (bytes and words) and what was
+ * typed there, beside the canonical value. A turn of a pipeline carries the name and the
+ * canonical value alone, as a parley_slot (parley/dialog.h); this record is the parse
+ * result's own, for callers that need the span (Rasa's /model/parse, a UI). */
 typedef struct parley_nlu_slot {
     const char *slot;      /* slot name, without the B-/I- prefix */
     const char *value;     /* the text as the user typed it, text[start, end) */

@@ -60,11 +60,6 @@ typedef struct parley_pipeline parley_pipeline;
  * offset. For a program that takes an id once and uses it for many turns. Any thread. */
 PARLEY_API parley_status parley_user_id_check(const char *user);
 
-typedef struct parley_reply_slot {
-    const char *name;
-    const char *value;
-} parley_reply_slot;
-
 /* One finished turn. In a callback it is borrowed for the call; from poll it is owned by
  * the caller (parley_reply_free). Every string inside belongs to the reply. */
 typedef struct parley_reply {
@@ -79,12 +74,12 @@ typedef struct parley_reply {
     const char *intent;   /* or "" */
     float confidence;
     size_t n_slots;
-    const parley_reply_slot
-            *slots;    /* the user's slots after the turn (NLU slots without a dialog) */
-    double latency_ms; /* submit to reply */
-    double nlu_ms;     /* NLU time of the batch the turn was in */
-    int nlu_batch;     /* that batch's size */
-    double dialog_ms;  /* time in the dialog manager and its store */
+    const parley_slot *slots; /* the user's slots after the turn (parley/dialog.h); the NLU's
+                                 entities in a graph without a dialog */
+    double latency_ms;        /* submit to reply */
+    double nlu_ms;            /* NLU time of the batch the turn was in */
+    int nlu_batch;            /* that batch's size */
+    double dialog_ms;         /* time in the dialog manager and its store */
 } parley_reply;
 
 typedef void (*parley_reply_fn)(const parley_reply *reply, void *user_data);
