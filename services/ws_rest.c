@@ -42,6 +42,10 @@ static const struct route {
 };
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
+/* The route label of the metrics: the routes', then "other" for every other API path. */
+static const char *const route_names[N_ROUTES + 1] = { "webhook", "parse", "version", "status",
+                                                       "other" };
+
 /* The first segments of the paths Rasa's API uses: under them every path is the API's (a
  * JSON 404 or 405), never a static file. */
 static const char *const api_roots[] = { "webhooks", "model", "conversations", "version",
@@ -53,10 +57,13 @@ struct ws_rest {
     int waiting;       /* webhook requests whose turn is in the graph or whose answer is not
                           written yet (service thread) */
     const char *model; /* its folder (the nlu.bert node's param), or NULL */
+    /* Requests answered, and those answered with an error (4xx, 5xx), by route_names. */
+    pipe_counter *requests[N_ROUTES + 1], *errors[N_ROUTES + 1];
 };
 
 struct ws_rest_req {
-    int route;
+    ws_rest *api;
+    int route;           /* in routes, or -1 */
     unsigned char *body; /* the request body so far */
     size_t body_len, body_cap;
     ws_conn *conn; /* a webhook's turn in flight: its reply is queued here */
@@ -80,6 +87,17 @@ parley_status ws_rest_open(const ws_rest_host *host, ws_rest **out)
     if (!r)
         return pl_nomem("the REST API");
     r->h = *host;
+    for (int i = 0; i <= N_ROUTES; i++)
+        if (!(r->requests[i] = host->counter(host->server, "parley_ws_rest_requests_total",
+                                             "requests of Rasa's HTTP API answered, by route",
+                                             "route", route_names[i])) ||
+            !(r->errors[i] = host->counter(host->server, "parley_ws_rest_errors_total",
+                                           "requests of Rasa's HTTP API answered with an error "
+                                           "(4xx, 5xx), by route",
+                                           "route", route_names[i]))) {
+            pl_free(r);
+            return pl_wrap(PARLEY_ERR_NOMEM, "the REST API's metrics");
+        }
     pipe_node *nlu = pipe_graph_find_kind(pipe_node_graph(host->node), "nlu.bert");
     r->model = nlu ? pipe_node_param_str(nlu, "model") : NULL;
     if (r->model) {
@@ -143,6 +161,10 @@ static int answer(struct lws *wsi, ws_rest_req *req, unsigned status, const char
     }
     cJSON_free(json);
     req->answered = 1;
+    int counted = req->route >= 0 ? req->route : N_ROUTES;
+    pipe_counter_add(req->api->requests[counted], 1);
+    if (status >= 400)
+        pipe_counter_add(req->api->errors[counted], 1);
     if (!req->out || lws_add_http_common_headers(wsi, status, "application/json", len, &p, end) ||
         (allow && lws_add_http_header_by_name(
                           wsi, (const unsigned char *)"allow:", (const unsigned char *)allow,
@@ -358,6 +380,7 @@ int ws_rest_http(ws_rest *r, struct lws *wsi, ws_rest_req **slot)
         return -1;
     }
     *slot = req;
+    req->api = r;
     req->route = route;
     /* A refusal waits for the end of a body to come (refuse), unless the body is longer than
      * DROP_MAX: then it is answered at once and the connection closed (the unread body cannot

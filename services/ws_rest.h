@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "pipeline/metrics.h"
 #include "pipeline/node.h"
 #include "services/ws_conn.h"
 
@@ -39,6 +40,10 @@ typedef struct ws_rest_host {
     /* Forgets c (closing): its turns' replies are dropped, it leaves the list of connections
      * with news. Called under *mu. */
     void (*forget)(void *server, ws_conn *c);
+    /* A counter of the server's metrics, labelled with the node and key="value"; NULL when
+     * out of memory. */
+    pipe_counter *(*counter)(void *server, const char *name, const char *help, const char *key,
+                             const char *value);
 } ws_rest_host;
 
 typedef struct ws_rest ws_rest;
@@ -46,8 +51,9 @@ typedef struct ws_rest ws_rest;
 typedef struct ws_rest_req ws_rest_req;
 
 /* The API for a server: host is copied; the graph's first nlu.bert node's model is opened
- * again for /model/parse, on the CPU with one thread (none when the graph has no such node).
- * PARLEY_ERR_NOMEM, or the model's open error. */
+ * again for /model/parse, on the CPU with one thread (none when the graph has no such node);
+ * its metrics are registered (parley_ws_rest_requests_total and parley_ws_rest_errors_total,
+ * by route). PARLEY_ERR_NOMEM, or the model's open error. */
 parley_status ws_rest_open(const ws_rest_host *host, ws_rest **out);
 /* NULL is a no-op. */
 void ws_rest_close(ws_rest *r);

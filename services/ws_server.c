@@ -869,7 +869,8 @@ static parley_status register_metrics(ws_state *s)
     return ok ? PARLEY_OK : pl_wrap(PARLEY_ERR_NOMEM, "its metrics");
 }
 
-/* What ws_rest.c borrows of the server: the token check and forgetting a request. */
+/* What ws_rest.c borrows of the server: the token check, forgetting a request, its
+ * metrics. */
 static int rest_token_ok(void *server, struct lws *wsi)
 {
     return token_ok(server, wsi);
@@ -878,6 +879,12 @@ static int rest_token_ok(void *server, struct lws *wsi)
 static void rest_forget(void *server, ws_conn *c)
 {
     forget_conn(server, c);
+}
+
+static pipe_counter *rest_counter(void *server, const char *name, const char *help, const char *key,
+                                  const char *value)
+{
+    return metric(server, 0, name, help, key, value);
 }
 
 static parley_status open_rest(ws_state *s, int timeout)
@@ -894,7 +901,8 @@ static parley_status open_rest(ws_state *s, int timeout)
                        .timeout = timeout,
                        .server = s,
                        .token_ok = rest_token_ok,
-                       .forget = rest_forget };
+                       .forget = rest_forget,
+                       .counter = rest_counter };
     return ws_rest_open(&h, &s->rest);
 }
 

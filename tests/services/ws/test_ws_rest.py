@@ -21,6 +21,7 @@ Usage: test_ws_rest.py PARLEY MODEL_DIR
 import asyncio
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -287,6 +288,34 @@ def errors(srv):
     check(status == 200 and got and got[0].get("recipient_id") == u, "after errors: %r" % got)
 
 
+def rest_counts(srv):
+    """{(metric, route): value} of the REST API's counters on /metrics."""
+    _, _, text = http(srv, "GET", "/metrics")
+    return {(m, route): int(v) for m, route, v in re.findall(
+        r'^(parley_ws_rest_(?:requests|errors)_total)\{[^}]*route="(\w+)"\} (\d+)$',
+        text.decode(), re.M)}
+
+
+def metrics(srv):
+    """Each answer counts once in requests_total by its route, an error in errors_total too."""
+    before = rest_counts(srv)
+    check(len(before) == 10, "two counters of five routes: %r" % sorted(before))
+    http(srv, "GET", "/version")
+    http(srv, "POST", "/model/parse", {"text": "a large pizza"})
+    http(srv, "POST", "/model/parse", {"txt": "x"})
+    http(srv, "GET", "/model/foo")
+    webhook(srv, new_id(), "hello")
+    after = rest_counts(srv)
+    delta = {k: after.get(k, 0) - v for k, v in before.items() if after.get(k, 0) != v}
+    want = {("parley_ws_rest_requests_total", "version"): 1,
+            ("parley_ws_rest_requests_total", "parse"): 2,
+            ("parley_ws_rest_errors_total", "parse"): 1,
+            ("parley_ws_rest_requests_total", "other"): 1,
+            ("parley_ws_rest_errors_total", "other"): 1,
+            ("parley_ws_rest_requests_total", "webhook"): 1}
+    check(delta == want, "the REST counters moved by %r, not %r" % (delta, want))
+
+
 def stop_in_flight(tmp):
     """SIGTERM while 50 users each keep a webhook turn in flight: every turn the server took
     is answered before it exits with 0. A turn it took is one the store holds (a turn in
@@ -391,6 +420,7 @@ async def main():
             parse_shape(srv)
             version_status(srv)
             errors(srv)
+            metrics(srv)
         finally:
             check(srv.stop() == 0, "the server stops cleanly: %s" % "".join(srv.log[-5:]))
             ref_srv.stop()
