@@ -90,10 +90,11 @@ enum {
      * sparse features: there the encoder has seen each intent's words often enough that the
      * features' linear maps add nothing it lacks. Measured (bench/RESULTS.md, "Few-shot",
      * dev, best epoch): full SNIPS (1,870 per intent), 5 seeds, intent 98.71 with them
-     * against 98.91 without (lower in 4 seeds of 5), slot F1 91.94 against 91.98; ATIS (263
-     * per intent on average, most intents a few dozen), 3 seeds, intent +0.6 and slot F1
-     * +0.1 with them; CLINC150 (100 per intent) has them. Nothing was measured between 263
-     * and 1,870: the bound lies between. */
+     * against 98.91 without (lower in 4 seeds of 5), slot F1 91.94 against 91.98; CLINC150
+     * (100 per intent, no slots) has them. Data that tags slots goes without them from
+     * FEW_EXAMPLES_BELOW examples as written whatever the count per intent (train_sparse_on):
+     * on held-out tenths of ATIS's training split (263 per intent) they cost the slots
+     * (bench/RESULTS.md#recipe-sparse). */
     SPARSE_OFF_FROM = 1000,
     /* Variants per example drawn from the data's own values (ds_augment_own_values) where
      * the data has no lookup tables, tags slots and has fewer examples per intent than
@@ -356,8 +357,8 @@ int train_intent_sparse_only(int n, int n_intents, int tags_slots, parley_switch
     return only;
 }
 
-int train_sparse_on(int n, int n_intents, int tables, parley_switch want,
-                    parley_switch intent_encoder, train_notes *notes)
+int train_sparse_on(int n, int n_intents, int written, int tags_slots, int tables,
+                    parley_switch want, parley_switch intent_encoder, train_notes *notes)
 {
     if (want != PARLEY_SWITCH_AUTO)
         return want == PARLEY_SWITCH_ON;
@@ -367,6 +368,14 @@ int train_sparse_on(int n, int n_intents, int tables, parley_switch want,
         train_note(notes, "sparse features on: the data has lookup tables or regexes, which "
                           "reach the model through them");
         return 1;
+    }
+    if (tags_slots && written >= FEW_EXAMPLES_BELOW) {
+        train_note(notes,
+                   "sparse features off: %d examples written that tag slots, at least %d: the "
+                   "encoder reads each word in its context, and the word features cost the "
+                   "slots",
+                   written, FEW_EXAMPLES_BELOW);
+        return 0;
     }
     const double per = per_intent(n, n_intents);
     const int on = per < SPARSE_OFF_FROM;

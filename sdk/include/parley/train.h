@@ -188,7 +188,8 @@ typedef struct parley_train_params {
     parley_switch sparse;     /* sparse features beside the encoder (words and character
                                  n-grams for the intent, per word for the tags;
                                  docs/training.md); AUTO = sized to the data (on below
-                                 1,000 examples per intent, with lookup tables or
+                                 1,000 examples per intent and, where slots are tagged,
+                                 below 4,000 examples; on with lookup tables or
                                  regexes, or with intent_encoder OFF) */
     float sparse_lr;          /* peak learning rate of their weights (SGD with momentum 0.9, same
                                  warmup and decay as lr; the slot map's is 4 times it when the

@@ -177,19 +177,37 @@ static void test_intents(void)
                   train_intent_sparse_only(200, 2, 1, PARLEY_SWITCH_AUTO, NULL) == 0,
           "100 per intent: off without slots, on with them");
     /* Sparse features: an explicit choice wins; the intent asked of them, or lookup tables or
-     * regexes keep them; otherwise they go from 1,000 examples per intent on. */
+     * regexes keep them; data that tags slots loses them from 4,000 examples as written;
+     * otherwise they go from 1,000 examples per intent on. */
     notes.len = 0;
-    CHECK(train_sparse_on(13084, 7, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, &notes) == 0 &&
-                  strstr(notes.text, "sparse features off: 1869 examples per intent"),
+    CHECK(train_sparse_on(13084, 7, 13084, 1, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, &notes) ==
+                          0 &&
+                  strstr(notes.text, "sparse features off: 13084 examples written that tag slots"),
           "full SNIPS: no sparse features\n%s", notes.text);
-    CHECK(train_sparse_on(4478, 17, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
-                  train_sparse_on(1999, 2, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
-                  train_sparse_on(2000, 2, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 0,
-          "ATIS keeps them; the bound is 1,000 per intent");
-    CHECK(train_sparse_on(13084, 7, 1, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
-                  train_sparse_on(13084, 7, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_OFF, NULL) == 1 &&
-                  train_sparse_on(13084, 7, 0, PARLEY_SWITCH_ON, PARLEY_SWITCH_AUTO, NULL) == 1 &&
-                  train_sparse_on(40, 4, 0, PARLEY_SWITCH_OFF, PARLEY_SWITCH_AUTO, NULL) == 0,
+    notes.len = 0;
+    CHECK(train_sparse_on(4478, 17, 4478, 1, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, &notes) ==
+                          0 &&
+                  strstr(notes.text, "at least 4000") &&
+                  train_sparse_on(3999, 17, 3999, 1, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO,
+                                  NULL) == 1 &&
+                  train_sparse_on(4478, 17, 4478, 0, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO,
+                                  NULL) == 1,
+          "ATIS loses them for its slots; under 4,000 examples, or without slots, they stay\n%s",
+          notes.text);
+    notes.len = 0;
+    CHECK(train_sparse_on(1999, 2, 1999, 1, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) == 1 &&
+                  train_sparse_on(2000, 2, 2000, 0, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO,
+                                  &notes) == 0 &&
+                  strstr(notes.text, "sparse features off: 1000 examples per intent"),
+          "otherwise the bound is 1,000 per intent\n%s", notes.text);
+    CHECK(train_sparse_on(13084, 7, 13084, 1, 1, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_AUTO, NULL) ==
+                          1 &&
+                  train_sparse_on(13084, 7, 13084, 1, 0, PARLEY_SWITCH_AUTO, PARLEY_SWITCH_OFF,
+                                  NULL) == 1 &&
+                  train_sparse_on(13084, 7, 13084, 1, 0, PARLEY_SWITCH_ON, PARLEY_SWITCH_AUTO,
+                                  NULL) == 1 &&
+                  train_sparse_on(40, 4, 40, 1, 0, PARLEY_SWITCH_OFF, PARLEY_SWITCH_AUTO, NULL) ==
+                          0,
           "tables, the intent asked of them, or --sparse keep or drop them whatever the size");
     /* Where the count gives the encoder the intent of few examples that tag slots, the sparse
      * features' cross-fitted accuracy decides: from 90% they keep it alone. Where it gives
