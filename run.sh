@@ -32,6 +32,7 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
           gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
           libespeak-ng-dev espeak-ng flite1-dev
+          flite                        # the flite tool: the README's spoken order (a WAV)
           wordnet-base)                # the default encoder's text (tools/encoder.sh)
 
 # What `run.sh test` adds: the tools the tests run.
@@ -45,8 +46,7 @@ test_packages=(python3-numpy python3-torch # tests/reference and the Python test
           postgresql haproxy curl      # samples/cluster and the PostgreSQL store's tests
                                        # (a throwaway server per test run, as `nobody`);
                                        # curl also for ws.server's REST API (test_ws_rest)
-          pocketsphinx-testdata sox    # the voice tests' real speech; sox makes test audio
-          flite)                       # the flite tool: more natural test voices than espeak-ng
+          pocketsphinx-testdata sox)   # the voice tests' real speech; sox makes test audio
 
 # Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.
 command -v npm >/dev/null 2>&1 || test_packages+=(npm)
