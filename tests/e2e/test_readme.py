@@ -254,24 +254,14 @@ BENCHMARKS = [
 ]
 
 # The pages in the order they run (later pages may use what earlier ones made).
-PAGES = [
-    ("README.md", README),
-    (os.path.join("samples", "starter", "README.md"), STARTER),
-    (os.path.join("docs", "bots.md"), BOTS),
-    (os.path.join("docs", "training.md"), TRAINING),
-    (os.path.join("docs", "models.md"), MODELS),
-    (os.path.join("docs", "pipelines.md"), PIPELINES),
-    (os.path.join("docs", "dialog.md"), DIALOG),
-    (os.path.join("docs", "websocket.md"), WEBSOCKET),
-    (os.path.join("docs", "cluster.md"), CLUSTER),
-    (os.path.join("docs", "voice.md"), VOICE),
-    (os.path.join("docs", "c-api.md"), C_API),
-    (os.path.join("docs", "python.md"), PYTHON),
-    (os.path.join("docs", "gpu.md"), GPU),
-    (os.path.join("docs", "limits.md"), LIMITS),
-    (os.path.join("docs", "benchmarks.md"), BENCHMARKS),
-    (os.path.join("docs", "nodes.md"), []),  # generated: parley inspect --markdown
-]
+PAGES = [("README.md", README), (os.path.join("samples", "starter", "README.md"), STARTER)] + [
+    (os.path.join("docs", name + ".md"), run) for name, run in [
+        ("bots", BOTS), ("training", TRAINING), ("models", MODELS), ("pipelines", PIPELINES),
+        ("dialog", DIALOG), ("websocket", WEBSOCKET), ("cluster", CLUSTER), ("voice", VOICE),
+        ("c-api", C_API), ("python", PYTHON), ("gpu", GPU), ("limits", LIMITS),
+        ("benchmarks", BENCHMARKS),
+        ("nodes", []),  # generated: parley inspect --markdown
+    ]]
 SKIP = {
     "bash run.sh demo": "installs packages and builds: what CI itself does",
     "bash run.sh test": "the whole CI run",
