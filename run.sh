@@ -46,7 +46,8 @@ test_packages=(python3-numpy python3-torch # tests/reference and the Python test
           postgresql haproxy curl      # samples/cluster and the PostgreSQL store's tests
                                        # (a throwaway server per test run, as `nobody`);
                                        # curl also for ws.server's REST API (test_ws_rest)
-          pocketsphinx-testdata sox)   # the voice tests' real speech; sox makes test audio
+          pocketsphinx-testdata sox    # the voice tests' real speech; sox makes test audio
+          festival festvox-us-slt-hts) # a third test voice: festival's HTS (statistical) one
 
 # Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.
 command -v npm >/dev/null 2>&1 || test_packages+=(npm)

@@ -6,10 +6,11 @@ Test speech is made here and never committed: for each sample bot (pizza, smarth
 starter) it draws sentences from the nlu.yaml's example patterns with other slot values
 (lookup tables, other examples' values), keeps only those that are NOT training examples,
 dresses a third of them as people speak ("um" before, "please" after), adds hand-written
-phrasings no example has, and speaks each with one of six voices of two engines (flite slt,
-rms, awb, kal16; espeak-ng en-us, en-us+f3). Every utterance is heard clean and with noise
-mixed in at 18, 12 and 6 dB SNR (speech power over its voiced frames): a kitchen-like noise
-made here of overlapping chatter (flite, other sentences), brown rumble and clatter bursts.
+phrasings no example has, and speaks each with one of seven voices of three engines (flite
+slt, rms, awb, kal16; espeak-ng en-us, en-us+f3; festival's HTS voice cmu_us_slt_arctic_hts).
+Every utterance is heard clean and with noise mixed in at 18, 12 and 6 dB SNR (speech power
+over its voiced frames): a kitchen-like noise made here of overlapping chatter (flite, other
+sentences), brown rumble and clatter bursts.
 Also Debian's real recorded speech with its transcripts (pocketsphinx-testdata: goforward, 5
 librivox sentences, 5 "cards" commands), with the generic model, the pizza model (out of
 domain) and a model built the same way from a small card-game nlu.yaml. Transcripts come
@@ -41,7 +42,8 @@ seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 
 rng = random.Random(seed)
 os.makedirs(out, exist_ok=True)
 VOICES = [("flite", "slt"), ("flite", "rms"), ("flite", "awb"), ("flite", "kal16"),
-          ("espeak-ng", "en-us"), ("espeak-ng", "en-us+f3")]
+          ("espeak-ng", "en-us"), ("espeak-ng", "en-us+f3"),
+          ("festival", "cmu_us_slt_arctic_hts")]
 SNRS = (None, 18, 12, 6)
 NOVEL = {
     "pizza": [("i would love a large pizza with ham", "order_pizza"),
@@ -185,6 +187,9 @@ def synth(text, path, i):
     raw = path + ".raw.wav"
     if engine == "flite":
         subprocess.run(["flite", "-voice", voice, "-t", text, "-o", raw], check=True)
+    elif engine == "festival":
+        subprocess.run(["text2wave", "-eval", "(voice_%s)" % voice, "-o", raw], input=text,
+                       text=True, check=True)
     else:
         subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", raw, text], check=True)
     subprocess.run(["sox", raw, "-r", "16000", "-b", "16", path, "pad", "0.3", "0.3"], check=True)
