@@ -156,10 +156,22 @@ int train_few_written(int n_examples)
     return n_examples >= 0 && n_examples < SMALL_SHAPE_BELOW;
 }
 
+/* Whether want gives any dimension of the encoder (not PARLEY_AUTO). */
+static int shape_given(const parley_train_shape *want)
+{
+    return want->layers != PARLEY_AUTO || want->hidden != PARLEY_AUTO ||
+           want->heads != PARLEY_AUTO || want->intermediate != PARLEY_AUTO;
+}
+
+/* want's dimension, or BERT-mini's where it is PARLEY_AUTO */
+static int given_or(int want, int mini)
+{
+    return want == PARLEY_AUTO ? mini : want;
+}
+
 int train_small_data(const parley_train_shape *want, int n_examples)
 {
-    return !want->layers && !want->hidden && !want->heads && !want->intermediate &&
-           train_few_written(n_examples);
+    return !shape_given(want) && train_few_written(n_examples);
 }
 
 parley_train_shape train_size_shape(const parley_train_shape *want, int n_examples,
@@ -167,11 +179,11 @@ parley_train_shape train_size_shape(const parley_train_shape *want, int n_exampl
 {
     const parley_train_shape mini = { 4, 256, 4, 1024, want->max_positions },
                              small = { 2, 128, 2, 256, want->max_positions };
-    if (want->layers || want->hidden || want->heads || want->intermediate || n_examples < 0)
-        return (parley_train_shape){ want->layers ? want->layers : mini.layers,
-                                     want->hidden ? want->hidden : mini.hidden,
-                                     want->heads ? want->heads : mini.heads,
-                                     want->intermediate ? want->intermediate : mini.intermediate,
+    if (shape_given(want) || n_examples < 0)
+        return (parley_train_shape){ given_or(want->layers, mini.layers),
+                                     given_or(want->hidden, mini.hidden),
+                                     given_or(want->heads, mini.heads),
+                                     given_or(want->intermediate, mini.intermediate),
                                      want->max_positions };
     const int few = train_small_data(want, n_examples);
     const parley_train_shape *s = few ? &small : &mini;

@@ -41,7 +41,7 @@ enum { TRAIN_PREFIT_BATCH = 32, TRAIN_CROSSFIT_FOLDS = 3 };
 train_sizes train_sizes_of(const parley_train_params *p);
 
 /* The shape of a new model. Where want gives any of layers, hidden, heads and intermediate
- * (nonzero), want's, the others BERT-mini's (4 layers of 256, 4 heads, 1024 feed-forward);
+ * (not PARLEY_AUTO), want's, the others BERT-mini's (4 layers of 256, 4 heads, 1024 feed-forward);
  * the same when n_examples is negative (pretraining: not sized); else sized to n_examples,
  * the examples as written: a small encoder (2 layers of 128, 2 heads, 256 feed-forward)
  * below 2,000, BERT-mini's from there, with a line in notes. max_positions is always want's. */

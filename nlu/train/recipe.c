@@ -162,8 +162,9 @@ parley_status train_recipe_decide(const parley_train_params *p, const train_prof
                    "init the default encoder, pretrained on general English, for a new model of "
                    "%d examples (--init none: random weights)",
                    pf->examples);
-    r->shape = r->from_init || r->from_encoder ? p->shape
-                                               : train_size_shape(&p->shape, pf->examples, &notes);
+    r->shape = r->from_init || r->from_encoder
+                       ? (parley_train_shape){ .max_positions = p->shape.max_positions }
+                       : train_size_shape(&p->shape, pf->examples, &notes);
     int sparse, only;
     counted(p, pf, &sparse, &only, NULL);
     r->sparse = sparse;

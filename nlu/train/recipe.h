@@ -52,7 +52,8 @@ typedef struct train_recipe {
     /* where the model starts and its shape */
     int from_encoder;         /* the default encoder (else init's, or random weights) */
     int from_init;            /* parley_train_params.init given */
-    parley_train_shape shape; /* a new model's (from random weights) */
+    parley_train_shape shape; /* a new model's (from random weights); 0s but max_positions
+                                 where the start brings its own */
     int pretrain_epochs;      /* masked-LM passes on the training text first */
     /* what the training set holds */
     int augment;    /* lookup (or own-value) variants per example */

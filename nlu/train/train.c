@@ -57,8 +57,9 @@ parley_train_params parley_train_params_default(void)
 {
     return (parley_train_params){
         .vocab_size = WP_LEARN_DEFAULT_SIZE,
-        .shape = { .max_positions = 128 }, /* the rest sized to the data, as are ... */
-        .pretrain_epochs = PARLEY_AUTO,    /* ... these, by the recipe: nlu/train/recipe.c */
+        /* the shape but max_positions sized to the data, as are ... */
+        .shape = { PARLEY_AUTO, PARLEY_AUTO, PARLEY_AUTO, PARLEY_AUTO, 128 },
+        .pretrain_epochs = PARLEY_AUTO, /* ... these, by the recipe: nlu/train/recipe.c */
         .epochs = PARLEY_AUTO,
         .batch = PARLEY_AUTO,
         .lr = PARLEY_AUTO,

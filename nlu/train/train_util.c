@@ -122,12 +122,14 @@ parley_status train_check_common(const parley_train_params *p, const char *who, 
                              : "; lr PARLEY_AUTO: 1e-3");
 #undef COUNT_OK
     const parley_train_shape *sh = &p->shape;
-    if (!train_init_dir(p) &&
-        (sh->layers < 0 || sh->hidden < 0 || sh->heads < 0 || sh->intermediate < 0))
+#define DIM_OK(x) ((x) >= 1 || (x) == PARLEY_AUTO)
+    if (!train_init_dir(p) && !(DIM_OK(sh->layers) && DIM_OK(sh->hidden) && DIM_OK(sh->heads) &&
+                                DIM_OK(sh->intermediate)))
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "%s: layers, hidden, heads and intermediate must be >= 1, or 0 for the "
-                       "default",
+                       "%s: layers, hidden, heads and intermediate must be >= 1, or PARLEY_AUTO "
+                       "to size them to the data",
                        who);
+#undef DIM_OK
     if (!train_init_dir(p) && p->shape.max_positions < 3)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "%s: max positions must be >= 3 ([CLS], a piece, [SEP])", who);

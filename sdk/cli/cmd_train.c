@@ -147,7 +147,7 @@ static int parse_args(int argc, char **argv, parley_train_params *p, int *quiet,
         clash = "--init brings its own shape and vocabulary: drop the shape and vocabulary options";
     else if (vocab_opts > 1)
         clash = "give --vocab or --vocab-size, not both";
-    else if (p->shape.hidden && p->shape.heads && p->shape.hidden % p->shape.heads)
+    else if (p->shape.hidden > 0 && p->shape.heads > 0 && p->shape.hidden % p->shape.heads)
         clash = "--hidden must be a multiple of --heads";
     return clash ? cli_usage_error(&o, clash) : 0;
 }

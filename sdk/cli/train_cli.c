@@ -43,10 +43,10 @@ static const opt_def common[] = {
 #undef P
 enum { N_COMMON = sizeof common / sizeof common[0] };
 
-/* A default as help shows it: v, or "sized to the data" for the 0 or negative that means so. */
+/* A default as help shows it: v, or "sized to the data" for PARLEY_AUTO. */
 static const char *sized(char *buf, size_t cap, double v)
 {
-    if (v <= 0)
+    if (v == PARLEY_AUTO)
         return "sized to the data";
     snprintf(buf, cap, "%g", v);
     return buf;
@@ -56,8 +56,8 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
                            float lr_init)
 {
     char ep[32], ba[32], lr[32], wd[32], sh[4][32];
-    /* Training sizes the rate with the rest (epochs 0); pretraining has a fixed one. */
-    const double lr_new = d->epochs > 0 ? parley_train_default_lr(0) : 0;
+    /* Training sizes the rate with the rest (epochs PARLEY_AUTO); pretraining has a fixed one. */
+    const double lr_new = d->epochs > 0 ? parley_train_default_lr(0) : PARLEY_AUTO;
     fprintf(f,
             "model:\n"
             "  --out DIR            model directory to write (required)\n"

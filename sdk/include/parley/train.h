@@ -55,8 +55,9 @@ typedef enum parley_train_event {
 } parley_train_event;
 
 /* The shape of a BERT encoder. In parley_train_params, layers, hidden, heads and
- * intermediate all 0 mean "sized to the data" (parley_train_params_default); any of them
- * given, the others 0 take BERT-mini's values (4 layers, 256 wide, 4 heads, 1024). */
+ * intermediate all PARLEY_AUTO mean "sized to the data" (parley_train_params_default); any
+ * of them given, the others at PARLEY_AUTO take BERT-mini's values (4 layers, 256 wide,
+ * 4 heads, 1024). */
 typedef struct parley_train_shape {
     int layers;        /* encoder layers */
     int hidden;        /* hidden size, a multiple of heads */
@@ -151,8 +152,8 @@ typedef struct parley_train_params {
                           weights; "none": a new model from random weights */
     const char *vocab; /* a new model's vocab.txt; NULL learns one from the training text */
     int vocab_size;    /* most tokens of a learned vocabulary; 0 = 8000 */
-    parley_train_shape shape; /* a new model's shape (all 0 but max_positions: sized to
-                                 the data); ignored with init */
+    parley_train_shape shape; /* a new model's shape (all PARLEY_AUTO but max_positions:
+                                 sized to the data); ignored with init */
     int pretrain_epochs;      /* the run's model first learns the training text with the
                                  masked-LM objective (parley_pretrain_run's loop, in memory,
                                  on the CPU) for this many passes, then its labels from there

@@ -464,7 +464,8 @@ static void test_default_encoder(const char *encoder, const char *out)
         parley_train_params t = tiny(out, 1);
         train_seen s = { 0 };
         if (!cases[i].shape)
-            t.shape = (parley_train_shape){ 0, 0, 0, 0, 32 };
+            t.shape =
+                    (parley_train_shape){ PARLEY_AUTO, PARLEY_AUTO, PARLEY_AUTO, PARLEY_AUTO, 32 };
         t.init = cases[i].init;
         t.progress = train_watch;
         t.user_data = &s;
@@ -619,7 +620,8 @@ static void test_background(const char *encoder, const char *out)
         t = tiny(out, 1);
         s = (train_seen){ 0 };
         t.data = odd.s;
-        t.shape = (parley_train_shape){ 0, 0, 0, 0, 32 }; /* a start from the default encoder */
+        t.shape = (parley_train_shape){ PARLEY_AUTO, PARLEY_AUTO, PARLEY_AUTO, PARLEY_AUTO,
+                                        32 }; /* a start from the default encoder */
         t.init = none ? "none" : NULL;
         t.progress = train_watch;
         t.user_data = &s;
