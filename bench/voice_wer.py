@@ -21,6 +21,7 @@ the reference text gives the ceiling). Word errors count words as spoken ("12" i
 real-time factor.
 
 Usage: python3 bench/voice_wer.py PARLEY OUTDIR [--per-bot N] [--seed S] [--real-only]
+       [--models ngram,grammar,generic] (the language models to compare; all three by default)
 """
 import json
 import os
@@ -39,6 +40,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 parley, out = sys.argv[1], sys.argv[2]
 per_bot = int(sys.argv[sys.argv.index("--per-bot") + 1]) if "--per-bot" in sys.argv else 100
 seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 7
+models = (sys.argv[sys.argv.index("--models") + 1].split(",") if "--models" in sys.argv
+          else ["ngram", "grammar", "generic"])
 rng = random.Random(seed)
 os.makedirs(out, exist_ok=True)
 VOICES = [("flite", "slt"), ("flite", "rms"), ("flite", "awb"), ("flite", "kal16"),
@@ -318,6 +321,8 @@ for bot in () if "--real-only" in sys.argv else ("pizza", "smarthome", "starter"
            "accepted_on_text": sum(accepted(p, i, s) for p, (_, i, s) in zip(on_text, items))}
     for name, args in (("ngram", ["--nlu", nlu]), ("grammar", ["--nlu", nlu, "--grammar"]),
                        ("generic", [])):
+        if name not in models:
+            continue
         for snr, files in conditions.items():
             if name == "generic" and snr not in (None, 6):
                 continue  # the generic model is slow: clean and the worst noise only
