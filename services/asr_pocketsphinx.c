@@ -11,7 +11,8 @@
  * kept by its stream, is decoded again by the one generic-model decoder (about 100 MB,
  * loaded once, shared under a lock), so such speech still gets a transcript. Each user's
  * utterance starts from the cepstral mean their last one ended with (kept for the 1,024
- * users heard most recently), not from the model's.
+ * users heard most recently); a first utterance, from the mean of its own first speech
+ * (asr_cmn.h), measured while its audio is held.
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
 #include "services/asr.h"
+#include "services/asr_cmn.h"
 
 #define MODEL_DIR "/usr/share/pocketsphinx/model/en-us"
 
@@ -79,7 +81,8 @@ typedef struct ps_stream {
     ps_decoder_t *dec;
     int16_t *audio; /* the utterance so far, for the fallback */
     size_t n, cap;
-    int ended; /* ps_end_utt was called */
+    svc_cmn_primer *primer; /* non-NULL: the utterance waits for its first mean, audio held */
+    int ended;              /* ps_end_utt was called */
 } ps_stream;
 
 /* The bot's class model as the decoder's search. */
@@ -222,21 +225,25 @@ static int find_mean(const svc_ps *ps, const char *user)
     return -1;
 }
 
-/* Starts an utterance from the cepstral mean the user's last one ended with, or else the
- * model's initial one: a reused decoder would otherwise carry the last speaker's (measured:
- * a second voice then went unrecognized), and a fresh start at the model's mean costs each
- * utterance its first words while the mean adapts. */
-static int start_utt(svc_ps *ps, ps_decoder_t *dec, const char *user)
+/* The cepstral mean the user's last utterance ended with into mean, and 1; else the
+ * model's initial one, and 0. */
+static int kept_mean(svc_ps *ps, const char *user, mfcc_t *mean)
+{
+    pthread_mutex_lock(&ps->mu);
+    int at = find_mean(ps, user);
+    memcpy(mean, at >= 0 ? ps->means[at].mean : ps->cmn0, MAX_CEP * sizeof *mean);
+    pthread_mutex_unlock(&ps->mu);
+    return at >= 0;
+}
+
+/* Starts an utterance from `mean` (kept_mean's or a primer's): a reused decoder would
+ * otherwise carry the last speaker's (measured: a second voice then went unrecognized), and
+ * the model's initial mean fits no one's voice and room. */
+static int start_utt(svc_ps *ps, ps_decoder_t *dec, const mfcc_t *mean)
 {
     cmn_t *c = ps_get_feat(dec)->cmn_struct;
-    if (c && ps->cmn_len == c->veclen) {
-        mfcc_t mean[MAX_CEP];
-        pthread_mutex_lock(&ps->mu);
-        int at = find_mean(ps, user);
-        memcpy(mean, at >= 0 ? ps->means[at].mean : ps->cmn0, sizeof mean);
-        pthread_mutex_unlock(&ps->mu);
+    if (c && ps->cmn_len == c->veclen)
         cmn_live_set(c, mean);
-    }
     return ps_start_utt(dec);
 }
 
@@ -297,7 +304,10 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
         pthread_mutex_unlock(&ps->mu);
         if (!s->dec)
             st = new_decoder(ps, 1, &s->dec);
-        if (st == PARLEY_OK && start_utt(ps, s->dec, s->user) < 0)
+        mfcc_t mean[MAX_CEP];
+        if (st == PARLEY_OK && !kept_mean(ps, s->user, mean))
+            st = svc_cmn_primer_new(s->dec, &s->primer); /* the utterance starts primed */
+        else if (st == PARLEY_OK && start_utt(ps, s->dec, mean) < 0)
             st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
     }
     if (st != PARLEY_OK) {
@@ -308,6 +318,22 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
         return st;
     }
     *out = s;
+    return PARLEY_OK;
+}
+
+/* Starts the held utterance from the mean its primer measured (the model's initial one
+ * when it heard too little speech), and decodes the audio held. */
+static parley_status start_primed(ps_stream *s)
+{
+    mfcc_t mean[MAX_CEP];
+    if (!svc_cmn_primer_mean(s->primer, mean, s->ps->cmn_len))
+        kept_mean(s->ps, NULL, mean);
+    svc_cmn_primer_free(s->primer);
+    s->primer = NULL;
+    if (start_utt(s->ps, s->dec, mean) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
+    if (ps_process_raw(s->dec, s->audio, s->n, FALSE, FALSE) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", s->n);
     return PARLEY_OK;
 }
 
@@ -326,6 +352,12 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
     }
     memcpy(s->audio + s->n, pcm, n * sizeof *pcm);
     s->n += n;
+    if (s->primer) {
+        int primed = svc_cmn_primer_feed(s->primer, pcm, n);
+        if (primed < 0)
+            return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
+        return primed ? start_primed(s) : PARLEY_OK;
+    }
     if (s->dec && ps_process_raw(s->dec, pcm, n, FALSE, FALSE) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
     return PARLEY_OK;
@@ -353,7 +385,8 @@ static parley_status hyp_copy(ps_decoder_t *dec, char **text)
 static parley_status ps_partial(void *stream, char **text)
 {
     ps_stream *s = stream;
-    if (!s->dec) { /* the generic model decodes at the end only */
+    if (!s->dec || s->primer) { /* nothing yet: the generic model decodes at the end only, a
+                                   primed utterance from its first mean on */
         *text = pl_strdup("");
         return *text ? PARLEY_OK : pl_nomem("a transcript");
     }
@@ -363,6 +396,9 @@ static parley_status ps_partial(void *stream, char **text)
 static parley_status ps_end(void *stream)
 {
     ps_stream *s = stream;
+    parley_status st;
+    if (s->primer && (st = start_primed(s)) != PARLEY_OK)
+        return st;
     s->ended = 1;
     if (s->dec && ps_end_utt(s->dec) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
@@ -375,7 +411,9 @@ static parley_status decode_generic(ps_stream *s, char **text)
     parley_status st = PARLEY_OK;
     svc_ps *ps = s->ps;
     pthread_mutex_lock(&ps->fb_mu);
-    if (start_utt(ps, ps->fallback, s->user) < 0 ||
+    mfcc_t mean[MAX_CEP];
+    kept_mean(ps, s->user, mean);
+    if (start_utt(ps, ps->fallback, mean) < 0 ||
         ps_process_raw(ps->fallback, s->audio, s->n, FALSE, TRUE) < 0 ||
         ps_end_utt(ps->fallback) < 0)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
@@ -404,8 +442,9 @@ static void ps_close_stream(void *stream)
 {
     ps_stream *s = stream;
     svc_ps *ps = s->ps;
-    if (s->dec && !s->ended) /* an utterance dropped half-way */
+    if (s->dec && !s->ended && !s->primer) /* an utterance dropped half-way */
         ps_end_utt(s->dec);
+    svc_cmn_primer_free(s->primer);
     keep_mean(s);
     if (s->dec) {
         pthread_mutex_lock(&ps->mu);

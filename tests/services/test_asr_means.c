@@ -3,8 +3,11 @@
  * channel (real speech, pocketsphinx-testdata's goforward.raw at -26 dB), a mean is kept for
  * that user, none for a user not heard or for a stream of no one; another user heard through
  * a loud channel (the same speech at full level) gets a mean of higher log energy; and the
- * quiet user's next utterance, starting from their own mean, is recognized. The engine runs with a
- * class model built here from a two-line nlu.yaml. Skips (77) without the recording.
+ * quiet user's next utterance, starting from their own mean, is recognized. A new user heard
+ * through a very quiet channel (-40 dB) is recognized from their first utterance on: its
+ * mean is measured on its own first speech (from the model's initial mean it comes out
+ * "go forward"). The engine runs with a class model built here from a three-line nlu.yaml.
+ * Skips (77) without the recording.
  *
  * Usage: test_asr_means TMPDIR
  */
@@ -40,11 +43,13 @@ int main(int argc, char **argv)
         printf("skip: needs %s and a folder\n", GOFORWARD);
         return 77;
     }
-    static int16_t loud[16000 * 10], pcm[16000 * 10];
+    static int16_t loud[16000 * 10], pcm[16000 * 10], faint[16000 * 10];
     size_t n = fread(loud, sizeof *loud, sizeof loud / sizeof *loud, f);
     fclose(f);
-    for (size_t i = 0; i < n; i++) /* a quiet channel: -26 dB */
+    for (size_t i = 0; i < n; i++) { /* quiet channels: -26 dB, -40 dB */
         pcm[i] = (int16_t)(loud[i] / 20);
+        faint[i] = (int16_t)(loud[i] / 100);
+    }
 
     char nlu[1024], cache[1024];
     snprintf(nlu, sizeof nlu, "%s/means-nlu.yaml", argv[1]);
@@ -69,8 +74,12 @@ int main(int argc, char **argv)
         return 1;
 
     float start = 0, kept = 0, none = 0, kept_loud = 0;
-    char *text = hear(ps, NULL, pcm, n); /* no one's: the model's own starting mean */
-    CHECK(text != NULL, "the first utterance: %s", parley_errmsg());
+    char *text = hear(ps, "faint", faint, n); /* a first utterance: its own first mean */
+    CHECK(text && !strcmp(text, "go forward ten meters"),
+          "a new user's first utterance through a faint channel: '%s'", text ? text : "(none)");
+    pl_free(text);
+    text = hear(ps, NULL, pcm, n); /* no one's: never a kept mean */
+    CHECK(text != NULL, "no one's utterance: %s", parley_errmsg());
     pl_free(text);
     CHECK(!svc_ps_kept_mean(ps, NULL, &start), "no mean is kept for no one");
 

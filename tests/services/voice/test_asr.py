@@ -161,7 +161,8 @@ orders = [("i want a large pizza with mushrooms", "slt", None),
            "could you send 2 medium pizzas to 12 baker street"),
           ("i'd like to order four large pizzas", "rms", None),
           ("can i get two small pizzas with ham", "awb", "can i get 2 small pizzas with ham"),
-          ("i want three large pizzas with extra cheese", "kal16", None)]
+          ("i want three large pizzas with extra cheese", "kal16",
+           "i want 3 large pizzas with extra cheese")]
 wavs = [speak(t, "order%d" % i, v, engine="flite") for i, (t, v, _) in enumerate(orders)]
 oog = speak("the weather is lovely in paris today", "oog")
 r = run("asr", "transcribe", "--nlu", pizza, "--cache", cache, *wavs, oog)
