@@ -27,11 +27,17 @@ and written as Rasa annotations, `[boston](fromloc.city_name)`.
 
   /usr/bin/python3 bench/mixed64.py --seed 1 --out /tmp/mixed64-s1   # nlu.yaml, test_nlu.yaml
 
-bench/fewshot.py measures it as the set "mixed64" (parley and the TF-IDF SVM, by seed).
+bench/fewshot.py measures it as the set "mixed64" (parley and the TF-IDF SVM, by seed);
+--fallback then scores the fallback of the models it trained on CLINC150's 100 out-of-scope
+requests of its training split (oos_train), which the set leaves out:
+
+  /usr/bin/python3 bench/mixed64.py --fallback /tmp/parley-fewshot --parley build/sdk/cli/parley
 """
 import argparse
+import json
 import os
 import random
+import subprocess
 import sys
 
 import fewshot
@@ -91,14 +97,66 @@ def split(data, seed, k=K, held=HELD):
     return train, test
 
 
+def out_of_scope(data):
+    """CLINC150's 100 out-of-scope requests of its training split (oos_train), which none of
+    the 64 intents serves."""
+    return [e for e in fewshot.load_clinc(data)["oos_train"] if "[" not in e[0] and "]" not in e[0]]
+
+
+def fallback(parley, work, data):
+    """The fallback of the models fewshot.py trained under WORK: the share of the out-of-scope
+    requests read as out_of_scope or under the dialog's default threshold, and the in-scope
+    accuracy counting a scored sentence under it as wrong (from the run's predictions)."""
+    oos = os.path.join(work, "oos_nlu.yaml")
+    fewshot.write_rasa(oos, out_of_scope(data))
+    got = {}
+    for name in sorted(os.listdir(work)):
+        model = os.path.join(work, name, "model")
+        if not (name.startswith("mixed64-") and os.path.isdir(model)):
+            continue
+        system = name.split("-", 3)[3]
+        preds = os.path.join(work, name, "oos_pred.jsonl")
+        cmd = ["nice", "-n", "10", parley, "eval", "--model", model, "--data", oos, "--json"]
+        subprocess.run(cmd + ["--threads", "1", "--predictions", preds], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        rows = []
+        for path in (preds, os.path.join(work, name, "pred.jsonl")):
+            with open(path) as f:
+                rows.append([json.loads(line) for line in f])
+
+        def falls(r):
+            return r["intent"] == fewshot.OOS or r["confidence"] < fewshot.THRESHOLD
+
+        gold = [g for _, g, _ in fewshot.load_rasa_texts(os.path.join(work, name, "test.yaml"))]
+        if len(gold) != len(rows[1]):
+            raise SystemExit("%s: %d predictions of %d sentences" % (name, len(rows[1]), len(gold)))
+        right = [not falls(r) and r["intent"] == g for r, g in zip(rows[1], gold)]
+        got.setdefault(system, []).append((sum(map(falls, rows[0])) / len(rows[0]),
+                                           sum(right) / len(right)))
+    print("| system | out-of-scope requests that fall back | in scope, with the fallback "
+          "| by seed |\n|---|---|---|---|")
+    for system, xs in got.items():
+        seeds = ", ".join("%.1f / %.2f" % (100 * a, 100 * b) for a, b in xs)
+        print("| %s | %s | %s | %s |" % (system, fewshot.mean_sd([x[0] for x in xs]),
+                                         fewshot.mean_sd([x[1] for x in xs]), seeds))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--k", type=int, default=K)
     ap.add_argument("--held", type=int, default=HELD)
     ap.add_argument("--data", default=fewshot.DATA)
-    ap.add_argument("--out", required=True, help="folder for nlu.yaml and test_nlu.yaml")
+    ap.add_argument("--out", help="folder for nlu.yaml and test_nlu.yaml")
+    ap.add_argument("--fallback", metavar="WORK", help="fewshot.py's --work: score its models' "
+                    "fallback (needs --parley)")
+    ap.add_argument("--parley")
     args = ap.parse_args()
+    if args.fallback:
+        fallback(args.parley, args.fallback, args.data)
+        return 0
+    if not args.out:
+        ap.error("--out or --fallback is required")
     train, test = split(args.data, args.seed, args.k, args.held)
     os.makedirs(args.out, exist_ok=True)
     fewshot.write_rasa(os.path.join(args.out, "nlu.yaml"), train)
