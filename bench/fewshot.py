@@ -25,6 +25,9 @@ and prints a table of mean +- sd over the seeds. Sets:
             no training example shows, as a bot's writer who wrote none meets them (parley's
             background sentences, its default, are then its only out-of-scope examples);
   snips     train on SNIPS `train` (k per intent), score on `dev`: intent accuracy, slot F1;
+  mixed64   64 intents of SNIPS, ATIS and CLINC150 in overlapping domains, 20 with slots
+            (bench/mixed64.py): k per intent of their training splits, scored on up to 30
+            other examples of each from the same splits; parley reads both as nlu.yaml;
   pizza, smarthome, starter  the sample bots: train on samples/NAME/nlu.yaml (k = all: parley reads
             the file itself, lookup tables and all), score on samples/NAME/test_nlu.yaml,
             sentences written for the test: in-scope accuracy, and where the test has
@@ -161,6 +164,10 @@ def make_split(set_name, k, seed, data):
         if set_name == "clinc150-unseen":
             return train, d["val"] + d["oos_val"]
         return train, d["val"]
+    if set_name == "mixed64":
+        import mixed64
+
+        return mixed64.split(data, seed, int(k))
     if set_name == "snips":
         folder = os.path.join(data, "snips")
         return (
@@ -179,6 +186,35 @@ def write_jointbert(folder, examples):
             fi.write(text + "\n")
             fo.write(" ".join(tags or ["O"] * len(words(text))) + "\n")
             fl.write(lab + "\n")
+
+
+def annotated(text, tags):
+    """A Rasa example: words with their BIO tags as "[new york](city)" spans."""
+    out, span, slot = [], [], None
+    for w, t in zip(words(text), tags or ["O"] * len(words(text))):
+        if span and not (t.startswith("I-") and t[2:] == slot):
+            out.append("[%s](%s)" % (" ".join(span), slot))
+            span, slot = [], None
+        if t == "O":
+            out.append(w)
+        else:
+            span.append(w)
+            slot = t[2:]
+    if span:
+        out.append("[%s](%s)" % (" ".join(span), slot))
+    return " ".join(out)
+
+
+def write_rasa(path, examples):
+    """A Rasa nlu.yaml of (text, intent, BIO tags or None), the intents in order of name."""
+    by = {}
+    for text, lab, tags in examples:
+        by.setdefault(lab, []).append(annotated(text, tags))
+    with open(path, "w") as f:
+        f.write('version: "3.1"\nnlu:\n')
+        for lab in sorted(by):
+            f.write("- intent: %s\n  examples: |\n" % lab)
+            f.writelines("    - %s\n" % e for e in by[lab])
 
 
 # ---- scores -----------------------------------------------------------------------------
@@ -235,6 +271,10 @@ def run_parley(args, set_name, train, test, workdir, seed, extra):
     train_path, test_path = os.path.join(workdir, "train"), os.path.join(workdir, "test")
     if set_name in SAMPLES:
         train_path, test_path = sample_files(set_name)
+    elif set_name == "mixed64":  # mixed sources: their slots as a bot's writer annotates them
+        train_path, test_path = train_path + ".yaml", test_path + ".yaml"
+        write_rasa(train_path, train)
+        write_rasa(test_path, test)
     else:
         write_jointbert(train_path, train)
         write_jointbert(test_path, test)
