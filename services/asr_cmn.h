@@ -7,7 +7,7 @@
  * front end like the decoder's (same features, same voice detector) over the utterance's
  * first audio and averages the cepstra of its first PRIME_FRAMES speech frames; the decoder
  * starts from that mean, on the audio held meanwhile. On synthesized orders with noise at
- * 12 dB, 31 of 100 were understood from the initial mean and 54 primed (bench/RESULTS.md,
+ * 12 dB, 34 of 100 were understood from the initial mean and 56 primed (bench/RESULTS.md,
  * "Voice").
  *
  * Threading: a primer is used by one thread at a time (its stream's).
