@@ -35,11 +35,22 @@ import wave
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-parley, out = sys.argv[1], sys.argv[2]
-per_bot = int(sys.argv[sys.argv.index("--per-bot") + 1]) if "--per-bot" in sys.argv else 100
-seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 7
+parley = out = None
+per_bot, seed = 100, 7
 rng = random.Random(seed)
-os.makedirs(out, exist_ok=True)
+
+
+def configure(argv):
+    """The parley tool, the output folder and the draw from a command line (this file's usage);
+    bench/voice_reject.py configures it so to reuse its speech."""
+    global parley, out, per_bot, seed, rng
+    parley, out = argv[1], argv[2]
+    per_bot = int(argv[argv.index("--per-bot") + 1]) if "--per-bot" in argv else 100
+    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 7
+    rng = random.Random(seed)
+    os.makedirs(out, exist_ok=True)
+
+
 VOICES = [("flite", "slt"), ("flite", "rms"), ("flite", "awb"), ("flite", "kal16"),
           ("espeak-ng", "en-us"), ("espeak-ng", "en-us+f3")]
 SNRS = (None, 18, 12, 6)
@@ -288,61 +299,67 @@ def score(refs, hyps):
     return 100.0 * e / n, exact
 
 
-report = {"date": time.strftime("%Y-%m-%d"), "bots": {}}
-noise = None if "--real-only" in sys.argv else kitchen_noise()
-for bot in () if "--real-only" in sys.argv else ("pizza", "smarthome", "starter"):
-    nlu = os.path.join(ROOT, "samples", bot, "nlu.yaml")
-    model = os.path.join(out, bot + "_model")
-    if not os.path.exists(os.path.join(model, "model.safetensors")):
-        subprocess.run([parley, "train", "--data", nlu, "--out", model, "--seed", "1",
-                        "--layers", "2", "--hidden", "128", "--heads", "2", "--intermediate",
-                        "256", "--threads", "2"], check=True, capture_output=True)
-    items = sentences(bot)
-    clean, audio = [], 0.0
-    for i, (text, _, _) in enumerate(items):
-        path = os.path.join(out, "%s_%03d.wav" % (bot, i))
-        audio += synth(text, path, i)
-        clean.append(path)
-    g = np.random.default_rng(seed)
-    conditions = {snr: clean if snr is None else [noisy(p, snr, noise, g) for p in clean]
-                  for snr in SNRS}
-    refs = [t for t, _, _ in items]
-    on_text = parses(model, [" ".join(words(t)) for t in refs])
-    res = {"utterances": len(items), "audio_s": round(audio, 1),
-           "novel": sum(s is None for _, _, s in items),
-           "accepted_on_text": sum(accepted(p, i, s) for p, (_, i, s) in zip(on_text, items))}
-    for name, args in (("ngram", ["--nlu", nlu]), ("grammar", ["--nlu", nlu, "--grammar"]),
-                       ("generic", [])):
-        for snr, files in conditions.items():
-            if name == "generic" and snr not in (None, 6):
-                continue  # the generic model is slow: clean and the worst noise only
-            hyps, cpu = transcribe(files, args)
-            wer, exact = score(refs, hyps)
-            got = parses(model, hyps)
-            key = "%s %s" % (name, "clean" if snr is None else "%d dB" % snr)
-            res[key] = {"wer": round(wer, 1), "exact": exact,
-                        "intent": sum(p[0] == i for p, (_, i, _) in zip(got, items)),
-                        "accepted": sum(accepted(p, i, s) for p, (_, i, s) in zip(got, items)),
-                        "rtf": round(cpu / audio, 3), "examples": list(zip(refs, hyps))[:3]}
-            print(bot, key, {k: v for k, v in res[key].items() if k != "examples"}, flush=True)
-    report["bots"][bot] = res
+def main():
+    report = {"date": time.strftime("%Y-%m-%d"), "bots": {}}
+    noise = None if "--real-only" in sys.argv else kitchen_noise()
+    for bot in () if "--real-only" in sys.argv else ("pizza", "smarthome", "starter"):
+        nlu = os.path.join(ROOT, "samples", bot, "nlu.yaml")
+        model = os.path.join(out, bot + "_model")
+        if not os.path.exists(os.path.join(model, "model.safetensors")):
+            subprocess.run([parley, "train", "--data", nlu, "--out", model, "--seed", "1",
+                            "--layers", "2", "--hidden", "128", "--heads", "2", "--intermediate",
+                            "256", "--threads", "2"], check=True, capture_output=True)
+        items = sentences(bot)
+        clean, audio = [], 0.0
+        for i, (text, _, _) in enumerate(items):
+            path = os.path.join(out, "%s_%03d.wav" % (bot, i))
+            audio += synth(text, path, i)
+            clean.append(path)
+        g = np.random.default_rng(seed)
+        conditions = {snr: clean if snr is None else [noisy(p, snr, noise, g) for p in clean]
+                      for snr in SNRS}
+        refs = [t for t, _, _ in items]
+        on_text = parses(model, [" ".join(words(t)) for t in refs])
+        res = {"utterances": len(items), "audio_s": round(audio, 1),
+               "novel": sum(s is None for _, _, s in items),
+               "accepted_on_text": sum(accepted(p, i, s) for p, (_, i, s) in zip(on_text, items))}
+        for name, args in (("ngram", ["--nlu", nlu]), ("grammar", ["--nlu", nlu, "--grammar"]),
+                           ("generic", [])):
+            for snr, files in conditions.items():
+                if name == "generic" and snr not in (None, 6):
+                    continue  # the generic model is slow: clean and the worst noise only
+                hyps, cpu = transcribe(files, args)
+                wer, exact = score(refs, hyps)
+                got = parses(model, hyps)
+                key = "%s %s" % (name, "clean" if snr is None else "%d dB" % snr)
+                res[key] = {"wer": round(wer, 1), "exact": exact,
+                            "intent": sum(p[0] == i for p, (_, i, _) in zip(got, items)),
+                            "accepted": sum(accepted(p, i, s) for p, (_, i, s) in zip(got, items)),
+                            "rtf": round(cpu / audio, 3), "examples": list(zip(refs, hyps))[:3]}
+                print(bot, key, {k: v for k, v in res[key].items() if k != "examples"}, flush=True)
+        report["bots"][bot] = res
 
-cards_nlu = os.path.join(out, "cards-nlu.yaml")
-with open(cards_nlu, "w") as f:
-    f.write(CARDS_NLU)
-items = real_speech()
-report["real"] = {}
-pizza_nlu = os.path.join(ROOT, "samples", "pizza", "nlu.yaml")
-for name, g in (("generic", []), ("pizza model", ["--nlu", pizza_nlu]),
-                ("cards model", ["--nlu", cards_nlu]),
-                ("cards grammar", ["--nlu", cards_nlu, "--grammar"])):
-    for subset in ("goforward", "librivox", "cards"):
-        sub = [(p, t) for k, p, t in items if k == subset]
-        if name.startswith("cards") and subset != "cards":
-            continue
-        hyps, _ = transcribe([p for p, _ in sub], g)
-        wer, exact = score([t for _, t in sub], hyps)
-        report["real"]["%s / %s" % (subset, name)] = {
-            "n": len(sub), "wer": round(wer, 1), "exact": exact, "hyps": hyps}
-print("real", json.dumps(report["real"], indent=1))
-json.dump(report, open(os.path.join(out, "voice_wer.json"), "w"), indent=1)
+    cards_nlu = os.path.join(out, "cards-nlu.yaml")
+    with open(cards_nlu, "w") as f:
+        f.write(CARDS_NLU)
+    items = real_speech()
+    report["real"] = {}
+    pizza_nlu = os.path.join(ROOT, "samples", "pizza", "nlu.yaml")
+    for name, g in (("generic", []), ("pizza model", ["--nlu", pizza_nlu]),
+                    ("cards model", ["--nlu", cards_nlu]),
+                    ("cards grammar", ["--nlu", cards_nlu, "--grammar"])):
+        for subset in ("goforward", "librivox", "cards"):
+            sub = [(p, t) for k, p, t in items if k == subset]
+            if name.startswith("cards") and subset != "cards":
+                continue
+            hyps, _ = transcribe([p for p, _ in sub], g)
+            wer, exact = score([t for _, t in sub], hyps)
+            report["real"]["%s / %s" % (subset, name)] = {
+                "n": len(sub), "wer": round(wer, 1), "exact": exact, "hyps": hyps}
+    print("real", json.dumps(report["real"], indent=1))
+    json.dump(report, open(os.path.join(out, "voice_wer.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    configure(sys.argv)
+    main()
