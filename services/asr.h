@@ -110,9 +110,9 @@ typedef struct svc_ps_params {
     int fallback; /* 1: an utterance the bot's model cannot match goes to the generic model */
 } svc_ps_params;
 
-/* The asr.pocketsphinx node's default reject_below: synthesized speech of another bot or of
- * general English, and real librivox recordings, score under it; most of the bots' own
- * sentences and real recorded card-game commands above (bench/RESULTS.md, "Voice"). */
+/* The asr.pocketsphinx node's default reject_below: most general English speech (synthesized,
+ * and real librivox recordings) scores under it; most of the bots' own sentences, and the
+ * real recorded card-game commands, above (bench/RESULTS.md, "Voice"). */
 #define SVC_PS_REJECT_BELOW "50"
 /* The paths of Debian's en-us model (pocketsphinx-en-us) for NULL fields. */
 svc_ps_params svc_ps_params_default(void);
