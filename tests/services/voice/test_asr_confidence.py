@@ -1,5 +1,5 @@
-"""test_asr_reject.py — the recognizer's confidence (`parley asr transcribe --confidence`) and
-the asr.pocketsphinx node's default reject_below (as `parley inspect` documents it).
+"""test_asr_confidence.py — the recognizer's confidence (`parley asr transcribe --confidence`)
+against the asr.pocketsphinx node's default reject_below (as `parley inspect` documents it).
 
 Through the pizza bot's class model, pizza orders spoken by flite voices score well above
 the node's default threshold, and general English sentences (speech the bot does not serve,
@@ -8,7 +8,7 @@ each figure keeps a margin of at least 7 from the threshold (measured: orders 73
 sentences 36.4-42.3; bench/RESULTS.md, "Voice"). The generic model gives no confidence ("-"),
 and neither does a bot model's empty transcript.
 
-Usage: test_asr_reject.py PARLEY SOURCE_ROOT   (skips, exit 77, without flite or sox)
+Usage: test_asr_confidence.py PARLEY SOURCE_ROOT   (skips, exit 77, without flite or sox)
 """
 import os
 import re
@@ -23,7 +23,7 @@ parley, root = sys.argv[1:3]
 if not (shutil.which("flite") and shutil.which("sox")):
     print("skip: needs flite and sox")
     sys.exit(77)
-tmp = tempfile.mkdtemp(prefix="parley-asr-reject-")
+tmp = tempfile.mkdtemp(prefix="parley-asr-confidence-")
 pizza = os.path.join(root, "samples", "pizza", "nlu.yaml")
 
 ORDERS = [("slt", "i want a large pizza with mushrooms"), ("slt", "cancel my order"),
@@ -70,4 +70,4 @@ for (voice, text), (conf, heard) in zip(OUTSIDE, got[len(ORDERS):]):
 got = transcribe(wavs[0])
 check(len(got) == 1 and got[0][0] == "-" and "pizza" in got[0][1], "generic: %r" % got)
 shutil.rmtree(tmp)
-sys.exit(done("services/voice/asr_reject"))
+sys.exit(done("services/voice/asr_confidence"))
