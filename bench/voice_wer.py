@@ -17,7 +17,9 @@ domain) and a model built the same way from a small card-game nlu.yaml. Transcri
 from `parley asr transcribe`; intents and slots from `parley nlu predict` with a model
 trained on the bot (a small one: 2 layers of 128, as the e2e tests train; the same model on
 the reference text gives the ceiling). Word errors count words as spoken ("12" is "twelve";
-"um" is not counted). CPU seconds of the recognizer over seconds of audio give the
+"um" is not counted). A command is accepted when its parse is right and the recognizer did
+not reject it (confidence under asr.pocketsphinx's default reject_below: the dialog would
+answer with its fallback). CPU seconds of the recognizer over seconds of audio give the
 real-time factor.
 
 Usage: python3 bench/voice_wer.py PARLEY OUTDIR [--per-bot N] [--seed S] [--real-only]
@@ -37,13 +39,24 @@ import wave
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-parley, out = sys.argv[1], sys.argv[2]
-per_bot = int(sys.argv[sys.argv.index("--per-bot") + 1]) if "--per-bot" in sys.argv else 100
-seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 7
-models = (sys.argv[sys.argv.index("--models") + 1].split(",") if "--models" in sys.argv
-          else ["ngram", "grammar", "generic"])
+parley = out = None
+per_bot, seed = 100, 7
 rng = random.Random(seed)
-os.makedirs(out, exist_ok=True)
+
+
+def configure(argv):
+    """The parley tool, the output folder and the draw from a command line (this file's usage);
+    bench/voice_reject.py configures it so to reuse its speech."""
+    global parley, out, per_bot, seed, models, rng
+    parley, out = argv[1], argv[2]
+    per_bot = int(argv[argv.index("--per-bot") + 1]) if "--per-bot" in argv else 100
+    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 7
+    models = (argv[argv.index("--models") + 1].split(",") if "--models" in argv
+              else ["ngram", "grammar", "generic"])
+    rng = random.Random(seed)
+    os.makedirs(out, exist_ok=True)
+
+
 VOICES = [("flite", "slt"), ("flite", "rms"), ("flite", "awb"), ("flite", "kal16"),
           ("espeak-ng", "en-us"), ("espeak-ng", "en-us+f3"),
           ("festival", "cmu_us_slt_arctic_hts")]
@@ -260,13 +273,24 @@ def edits(ref, hyp):
     return d[len(hyp)]
 
 
+# asr.pocketsphinx's default reject_below: a transcript of less confidence reaches the dialog
+# as speech the bot does not serve, so its command is not accepted
+REJECT_BELOW = 50
+
+
 def transcribe(files, options):
-    args = [parley, "asr", "transcribe", "--cache", os.path.join(out, "cache")] + options + files
+    """Transcripts, whether each was rejected (confidence under REJECT_BELOW), CPU seconds."""
+    args = [parley, "asr", "transcribe", "--confidence", "--cache",
+            os.path.join(out, "cache")] + options + files
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(args, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return r.stdout.split("\n")[:len(files)], cpu
+    lines = [line.split("\t", 1) for line in r.stdout.split("\n")[:len(files)]]
+    hyps = [line[-1] for line in lines]
+    rejected = [len(line) == 2 and line[0] != "-" and float(line[0]) < REJECT_BELOW
+                for line in lines]
+    return hyps, rejected, cpu
 
 
 def parses(model, texts):
@@ -296,63 +320,72 @@ def score(refs, hyps):
     return 100.0 * e / n, exact
 
 
-report = {"date": time.strftime("%Y-%m-%d"), "bots": {}}
-noise = None if "--real-only" in sys.argv else kitchen_noise()
-for bot in () if "--real-only" in sys.argv else ("pizza", "smarthome", "starter"):
-    nlu = os.path.join(ROOT, "samples", bot, "nlu.yaml")
-    model = os.path.join(out, bot + "_model")
-    if not os.path.exists(os.path.join(model, "model.safetensors")):
-        subprocess.run([parley, "train", "--data", nlu, "--out", model, "--seed", "1",
-                        "--layers", "2", "--hidden", "128", "--heads", "2", "--intermediate",
-                        "256", "--threads", "2"], check=True, capture_output=True)
-    items = sentences(bot)
-    clean, audio = [], 0.0
-    for i, (text, _, _) in enumerate(items):
-        path = os.path.join(out, "%s_%03d.wav" % (bot, i))
-        audio += synth(text, path, i)
-        clean.append(path)
-    g = np.random.default_rng(seed)
-    conditions = {snr: clean if snr is None else [noisy(p, snr, noise, g) for p in clean]
-                  for snr in SNRS}
-    refs = [t for t, _, _ in items]
-    on_text = parses(model, [" ".join(words(t)) for t in refs])
-    res = {"utterances": len(items), "audio_s": round(audio, 1),
-           "novel": sum(s is None for _, _, s in items),
-           "accepted_on_text": sum(accepted(p, i, s) for p, (_, i, s) in zip(on_text, items))}
-    for name, args in (("ngram", ["--nlu", nlu]), ("grammar", ["--nlu", nlu, "--grammar"]),
-                       ("generic", [])):
-        if name not in models:
-            continue
-        for snr, files in conditions.items():
-            if name == "generic" and snr not in (None, 6):
-                continue  # the generic model is slow: clean and the worst noise only
-            hyps, cpu = transcribe(files, args)
-            wer, exact = score(refs, hyps)
-            got = parses(model, hyps)
-            key = "%s %s" % (name, "clean" if snr is None else "%d dB" % snr)
-            res[key] = {"wer": round(wer, 1), "exact": exact,
-                        "intent": sum(p[0] == i for p, (_, i, _) in zip(got, items)),
-                        "accepted": sum(accepted(p, i, s) for p, (_, i, s) in zip(got, items)),
-                        "rtf": round(cpu / audio, 3), "examples": list(zip(refs, hyps))[:3]}
-            print(bot, key, {k: v for k, v in res[key].items() if k != "examples"}, flush=True)
-    report["bots"][bot] = res
+def main():
+    report = {"date": time.strftime("%Y-%m-%d"), "bots": {}}
+    noise = None if "--real-only" in sys.argv else kitchen_noise()
+    for bot in () if "--real-only" in sys.argv else ("pizza", "smarthome", "starter"):
+        nlu = os.path.join(ROOT, "samples", bot, "nlu.yaml")
+        model = os.path.join(out, bot + "_model")
+        if not os.path.exists(os.path.join(model, "model.safetensors")):
+            subprocess.run([parley, "train", "--data", nlu, "--out", model, "--seed", "1",
+                            "--layers", "2", "--hidden", "128", "--heads", "2", "--intermediate",
+                            "256", "--threads", "2"], check=True, capture_output=True)
+        items = sentences(bot)
+        clean, audio = [], 0.0
+        for i, (text, _, _) in enumerate(items):
+            path = os.path.join(out, "%s_%03d.wav" % (bot, i))
+            audio += synth(text, path, i)
+            clean.append(path)
+        g = np.random.default_rng(seed)
+        conditions = {snr: clean if snr is None else [noisy(p, snr, noise, g) for p in clean]
+                      for snr in SNRS}
+        refs = [t for t, _, _ in items]
+        on_text = parses(model, [" ".join(words(t)) for t in refs])
+        res = {"utterances": len(items), "audio_s": round(audio, 1),
+               "novel": sum(s is None for _, _, s in items),
+               "accepted_on_text": sum(accepted(p, i, s) for p, (_, i, s) in zip(on_text, items))}
+        for name, args in (("ngram", ["--nlu", nlu]), ("grammar", ["--nlu", nlu, "--grammar"]),
+                           ("generic", [])):
+            if name not in models:
+                continue
+            for snr, files in conditions.items():
+                if name == "generic" and snr not in (None, 6):
+                    continue  # the generic model is slow: clean and the worst noise only
+                hyps, rejected, cpu = transcribe(files, args)
+                wer, exact = score(refs, hyps)
+                got = parses(model, hyps)
+                key = "%s %s" % (name, "clean" if snr is None else "%d dB" % snr)
+                right = [accepted(p, i, s) for p, (_, i, s) in zip(got, items)]
+                res[key] = {"wer": round(wer, 1), "exact": exact,
+                            "intent": sum(p[0] == i for p, (_, i, _) in zip(got, items)),
+                            "accepted": sum(a and not r for a, r in zip(right, rejected)),
+                            "rejected": sum(rejected),
+                            "right_but_rejected": sum(a and r for a, r in zip(right, rejected)),
+                            "rtf": round(cpu / audio, 3), "examples": list(zip(refs, hyps))[:3]}
+                print(bot, key, {k: v for k, v in res[key].items() if k != "examples"}, flush=True)
+        report["bots"][bot] = res
 
-cards_nlu = os.path.join(out, "cards-nlu.yaml")
-with open(cards_nlu, "w") as f:
-    f.write(CARDS_NLU)
-items = real_speech()
-report["real"] = {}
-pizza_nlu = os.path.join(ROOT, "samples", "pizza", "nlu.yaml")
-for name, g in (("generic", []), ("pizza model", ["--nlu", pizza_nlu]),
-                ("cards model", ["--nlu", cards_nlu]),
-                ("cards grammar", ["--nlu", cards_nlu, "--grammar"])):
-    for subset in ("goforward", "librivox", "cards"):
-        sub = [(p, t) for k, p, t in items if k == subset]
-        if name.startswith("cards") and subset != "cards":
-            continue
-        hyps, _ = transcribe([p for p, _ in sub], g)
-        wer, exact = score([t for _, t in sub], hyps)
-        report["real"]["%s / %s" % (subset, name)] = {
-            "n": len(sub), "wer": round(wer, 1), "exact": exact, "hyps": hyps}
-print("real", json.dumps(report["real"], indent=1))
-json.dump(report, open(os.path.join(out, "voice_wer.json"), "w"), indent=1)
+    cards_nlu = os.path.join(out, "cards-nlu.yaml")
+    with open(cards_nlu, "w") as f:
+        f.write(CARDS_NLU)
+    items = real_speech()
+    report["real"] = {}
+    pizza_nlu = os.path.join(ROOT, "samples", "pizza", "nlu.yaml")
+    for name, g in (("generic", []), ("pizza model", ["--nlu", pizza_nlu]),
+                    ("cards model", ["--nlu", cards_nlu]),
+                    ("cards grammar", ["--nlu", cards_nlu, "--grammar"])):
+        for subset in ("goforward", "librivox", "cards"):
+            sub = [(p, t) for k, p, t in items if k == subset]
+            if name.startswith("cards") and subset != "cards":
+                continue
+            hyps, _, _ = transcribe([p for p, _ in sub], g)
+            wer, exact = score([t for _, t in sub], hyps)
+            report["real"]["%s / %s" % (subset, name)] = {
+                "n": len(sub), "wer": round(wer, 1), "exact": exact, "hyps": hyps}
+    print("real", json.dumps(report["real"], indent=1))
+    json.dump(report, open(os.path.join(out, "voice_wer.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    configure(sys.argv)
+    main()

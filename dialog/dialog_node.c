@@ -9,7 +9,8 @@
  * node's HTTP client (action_http.h), the user's later turns wait aside in order, and when the
  * answer (or the failure) comes the turn goes back to its worker (pipe_node_resume) and runs again
  * with it. The worker serves other users meanwhile. The dialog itself is dialog.c and policy.c;
- * this file only adapts it to the graph.
+ * this file only adapts it to the graph. A spoken turn the recognizer rejected
+ * (pipe_msg.asr_rejected) reaches dm_turn() with no intent or entities: the fallback answers.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -321,9 +322,9 @@ static int run_turn(frames *f, waiting **wp, int port, pipe_msg *msg)
         dm_turn_in in = {
             .user_id = msg->user_id,
             .text = msg->text,
-            .intent = msg->intent,
+            .intent = msg->asr_rejected ? NULL : msg->intent,
             .confidence = msg->confidence,
-            .n_entities = msg->n_slots,
+            .n_entities = msg->asr_rejected ? 0 : msg->n_slots,
             .entities = msg->slots,
             .restart = msg->new_session,
             .now_ms = w ? w->now_ms : 0,

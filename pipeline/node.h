@@ -119,6 +119,9 @@ typedef struct pipe_msg {
     long line;              /* the input line it came from (text.stdin), 0 when none */
     int new_session;        /* set by the source: the dialog starts the user's session anew with
                                this turn, forgetting form and slots (`parley chat`'s /restart) */
+    int asr_rejected;       /* set by an ASR node: the recognizer doubts the transcript (under
+                               its reject_below), so the dialog reads no intent or entities in
+                               it and answers with its fallback */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;         /* when the source created the turn */
     int64_t t_out;        /* when the sink ended it */

@@ -8,7 +8,9 @@
  * pipeline/audio.h in order, sends partial hypotheses (at most every `partial_ms`) out of a
  * `partial` port when one is linked, and turns an utterance's last piece into its text turn
  * (sending its transcript out of `partial` too, with utt_end set: the "final" for display).
- * Text turns pass through unchanged, so typed and spoken turns share the graph.
+ * Text turns pass through unchanged, so typed and spoken turns share the graph. An engine
+ * may say how sure it is of a transcript; under the node's threshold the text turn is marked
+ * rejected, so the dialog answers with its fallback instead of serving a wrong sentence.
  *
  * The bot's language model (asr_lang.c) is built from its nlu.yaml: every example becomes a
  * sentence pattern with its slot values replaced by a class of all the values that slot
@@ -45,6 +47,10 @@ typedef struct svc_asr_engine {
      * examples write it with the class model: "12 baker street"; "" when nothing was
      * heard); *text owned by the caller. */
     parley_status (*final)(void *stream, char **text);
+    /* After final: how sure the engine is that the transcript is what was said, from 0 to
+     * 100 (asr.pocketsphinx: docs/voice.md); NAN when it cannot say for this utterance. May
+     * be NULL: the engine never can. */
+    float (*confidence)(void *stream);
     void (*close)(void *stream);
 } svc_asr_engine;
 
@@ -54,8 +60,11 @@ extern const pipe_port_spec svc_asr_ports[];
 
 typedef struct svc_asr svc_asr;
 
-/* Drives `engine` (borrowed; its streams are closed by svc_asr_free) for `node`. */
-parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_ms, svc_asr **out);
+/* Drives `engine` (borrowed; its streams are closed by svc_asr_free) for `node`. An utterance
+ * whose confidence is under reject_below (0: none is) becomes a rejected text turn
+ * (pipe_msg.asr_rejected): its transcript still goes out as the display's final. */
+parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_ms,
+                          float reject_below, svc_asr **out);
 /* Closes every stream still open. NULL is a no-op. */
 void svc_asr_free(svc_asr *a);
 /* A kind's process(): owns msg. Engine failures fail that turn (an utterance's last piece)
@@ -101,6 +110,10 @@ typedef struct svc_ps_params {
     int fallback; /* 1: an utterance the bot's model cannot match goes to the generic model */
 } svc_ps_params;
 
+/* The asr.pocketsphinx node's default reject_below: most general English speech (synthesized,
+ * and real librivox recordings) scores under it; most of the bots' own sentences, and the
+ * real recorded card-game commands, above (bench/RESULTS.md, "Voice"). */
+#define SVC_PS_REJECT_BELOW "50"
 /* The paths of Debian's en-us model (pocketsphinx-en-us) for NULL fields. */
 svc_ps_params svc_ps_params_default(void);
 /* Loads the models (not built: PARLEY_ERR_NOT_BUILT). *out owned by the caller. */
@@ -114,8 +127,9 @@ extern const svc_asr_engine svc_ps_engine;
 int svc_ps_kept_mean(svc_ps *ps, const char *user, float *c0);
 
 /* Transcribes a whole audio file (any format GStreamer decodes) with one engine: opens a
- * stream, feeds it the file at 16 kHz, returns the final transcript (owned by the caller). */
+ * stream, feeds it the file at 16 kHz, returns the final transcript (owned by the caller)
+ * and, when confidence is not NULL, the engine's confidence in it (NAN: none). */
 parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, const char *path,
-                                      char **text);
+                                      char **text, float *confidence);
 
 #endif

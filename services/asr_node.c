@@ -1,11 +1,13 @@
 /* asr_node.c — what every ASR node kind does with its messages (services/asr.h): one engine
  * stream per user's utterance in progress, partial hypotheses out of the `partial` port, the
- * last piece turned into the utterance's text turn.
+ * last piece turned into the utterance's text turn, marked rejected when the engine's
+ * confidence in it is under the node's threshold.
  *
  * The table of streams is a small array under a lock (a node serves as many streams as
  * users speaking at once); the engine calls run outside the lock, since a user's pieces
  * reach one worker in order. It recognizes nothing itself: engines do.
  */
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -37,12 +39,14 @@ struct svc_asr {
     const svc_asr_engine *vt;
     void *engine;
     int64_t partial_ns;
+    float reject_below; /* 0: no utterance is rejected */
     pthread_mutex_t mu;
     asr_stream *s;
     size_t n, cap;
 };
 
-parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_ms, svc_asr **out)
+parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_ms,
+                          float reject_below, svc_asr **out)
 {
     parley_status st;
     svc_asr *a = pl_calloc(1, sizeof *a);
@@ -55,6 +59,7 @@ parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_m
     a->vt = vt;
     a->engine = engine;
     a->partial_ns = (int64_t)partial_ms * 1000000;
+    a->reject_below = reject_below;
     *out = a;
     return PARLEY_OK;
 }
@@ -165,6 +170,13 @@ static parley_status finish(svc_asr *a, asr_stream *s, pipe_msg *msg)
         return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: no words recognized in utterance %u", a->vt->name,
                        (unsigned)msg->utt);
     }
+    float conf = a->vt->confidence ? a->vt->confidence(s->stream) : NAN;
+    if (conf < a->reject_below) { /* NAN is not */
+        pl_log(PARLEY_LOG_DEBUG,
+               "%s: utterance %u of user '%s' rejected (confidence %.1f, under %.1f): \"%s\"",
+               a->vt->name, (unsigned)msg->utt, msg->user_id, conf, a->reject_below, text);
+        msg->asr_rejected = 1;
+    }
     pl_free(msg->text);
     msg->text = text;
     msg->type = PIPE_T_TEXT;
@@ -217,7 +229,7 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
 }
 
 parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, const char *path,
-                                      char **text)
+                                      char **text, float *confidence)
 {
     parley_status st;
     int16_t *pcm = NULL;
@@ -232,6 +244,8 @@ parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, co
                           n - at < PIPE_AUDIO_RATE / 10 ? n - at : PIPE_AUDIO_RATE / 10);
         if (st == PARLEY_OK && (st = vt->end(s)) == PARLEY_OK)
             st = vt->final(s, text);
+        if (st == PARLEY_OK && confidence)
+            *confidence = vt->confidence ? vt->confidence(s) : NAN;
         vt->close(s);
     }
     pl_free(pcm);

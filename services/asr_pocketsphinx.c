@@ -12,9 +12,12 @@
  * loaded once, shared under a lock), so such speech still gets a transcript. Each user's
  * utterance starts from the cepstral mean their last one ended with (kept for the 1,024
  * users heard most recently); a first utterance, from the mean of its own first speech
- * (asr_cmn.h), measured while its audio is held.
+ * (asr_cmn.h), measured while its audio is held. A transcript of the bot's model comes
+ * with a confidence, its best path's score per frame: the node rejects speech the bot does
+ * not serve by it (the generic model's transcripts have none).
  * pocketsphinx's log is off. Foreign error codes end here.
  */
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -83,6 +86,7 @@ typedef struct ps_stream {
     size_t n, cap;
     svc_cmn_primer *primer; /* non-NULL: the utterance waits for its first mean, audio held */
     int ended;              /* ps_end_utt was called */
+    float confidence;       /* of the final transcript (ps_final), NAN: none */
 } ps_stream;
 
 /* The bot's class model as the decoder's search. */
@@ -298,6 +302,7 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
         return pl_nomem("a pocketsphinx stream");
     }
     s->ps = ps;
+    s->confidence = NAN;
     if (ps->bot) {
         pthread_mutex_lock(&ps->mu);
         s->dec = ps->n_pool ? ps->pool[--ps->n_pool] : NULL;
@@ -364,10 +369,10 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
 }
 
 /* The decoder's hypothesis as words: a class member's compound word "soy_milk:c_4" is
- * "soy milk". */
-static parley_status hyp_copy(ps_decoder_t *dec, char **text)
+ * "soy milk". *score (when not NULL): its path score. */
+static parley_status hyp_copy(ps_decoder_t *dec, char **text, int32 *score)
 {
-    const char *h = ps_get_hyp(dec, NULL);
+    const char *h = ps_get_hyp(dec, score);
     char *t = pl_strdup(h ? h : ""), *o = t;
     if (!t)
         return pl_nomem("a transcript");
@@ -390,7 +395,7 @@ static parley_status ps_partial(void *stream, char **text)
         *text = pl_strdup("");
         return *text ? PARLEY_OK : pl_nomem("a transcript");
     }
-    return hyp_copy(s->dec, text);
+    return hyp_copy(s->dec, text, NULL);
 }
 
 static parley_status ps_end(void *stream)
@@ -419,9 +424,19 @@ static parley_status decode_generic(ps_stream *s, char **text)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
                      s->n);
     if (st == PARLEY_OK)
-        st = hyp_copy(ps->fallback, text);
+        st = hyp_copy(ps->fallback, text, NULL);
     pthread_mutex_unlock(&ps->fb_mu);
     return st;
+}
+
+/* The confidence of a bot model's transcript of `frames` 10 ms frames whose best path scores
+ * `score` (ps_get_hyp's, acoustic and language model together, pocketsphinx's log units):
+ * 100 plus the score per frame, within 0..100. Speech the bot does not serve, forced through
+ * its model, takes a worse path in both (bench/RESULTS.md, "Voice"). */
+static float confidence_of(int32 score, int frames)
+{
+    float c = 100.0f + (float)score / (float)(frames > 0 ? frames : 1);
+    return c < 0 ? 0 : c > 100 ? 100 : c;
 }
 
 static parley_status ps_final(void *stream, char **text)
@@ -429,13 +444,24 @@ static parley_status ps_final(void *stream, char **text)
     parley_status st;
     ps_stream *s = stream;
     *text = NULL;
+    s->confidence = NAN;
     if (s->dec) {
-        if ((st = hyp_copy(s->dec, text)) != PARLEY_OK || (*text)[0] || !s->ps->fallback)
+        int32 score = 0;
+        if ((st = hyp_copy(s->dec, text, &score)) != PARLEY_OK)
+            return st;
+        if ((*text)[0])
+            s->confidence = confidence_of(score, ps_get_n_frames(s->dec));
+        if ((*text)[0] || !s->ps->fallback)
             return st;
         pl_free(*text);
         *text = NULL;
     }
-    return s->n ? decode_generic(s, text) : hyp_copy(s->ps->fallback, text);
+    return s->n ? decode_generic(s, text) : hyp_copy(s->ps->fallback, text, NULL);
+}
+
+static float ps_confidence(void *stream)
+{
+    return ((ps_stream *)stream)->confidence;
 }
 
 static void ps_close_stream(void *stream)
@@ -476,6 +502,7 @@ const svc_asr_engine svc_ps_engine = {
     .partial = ps_partial,
     .end = ps_end,
     .final = ps_final,
+    .confidence = ps_confidence,
     .close = ps_close_stream,
 };
 

@@ -31,6 +31,10 @@ static const pipe_param_spec params[] = {
     { "fallback", PIPE_P_BOOL, "true", 0, 0,
       "speech the bot's model cannot match goes to the generic English model (else: an error)",
       NULL },
+    { "reject_below", PIPE_P_DOUBLE, SVC_PS_REJECT_BELOW, 0, 100,
+      "an utterance whose confidence (100 plus the bot model's path score per frame) is under "
+      "this is rejected: the dialog answers with its fallback (0: none is)",
+      NULL },
     { "partial_ms", PIPE_P_INT, "200", 0, 60000, "least time between two partial hypotheses",
       NULL },
     { "hmm", PIPE_P_PATH, "", 0, 0, "acoustic model folder (empty: Debian's en-us)", NULL },
@@ -80,7 +84,8 @@ static parley_status node_create(pipe_node *node, void **out)
         return pl_nomem("node '%s'", pipe_node_name(node));
     if ((st = svc_ps_open(&p, &s->ps)) != PARLEY_OK ||
         (st = svc_asr_new(&svc_ps_engine, s->ps, (long)pipe_node_param_int(node, "partial_ms"),
-                          &s->asr)) != PARLEY_OK) {
+                          (float)pipe_node_param_double(node, "reject_below"), &s->asr)) !=
+                PARLEY_OK) {
         node_destroy(s);
         return pl_wrap(st, "node '%s'", pipe_node_name(node));
     }

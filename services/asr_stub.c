@@ -125,7 +125,7 @@ static parley_status asr_create(pipe_node *node, void **out)
     const char *path = pipe_node_param_str(node, "transcripts");
     st = path[0] ? read_lines(s, path) : PARLEY_OK;
     if (st == PARLEY_OK)
-        st = svc_asr_new(&stub_engine, s, 0, &s->asr);
+        st = svc_asr_new(&stub_engine, s, 0, 0, &s->asr);
     if (st != PARLEY_OK) {
         asr_destroy(s);
         return st;

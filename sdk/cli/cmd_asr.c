@@ -3,9 +3,11 @@
  *
  * `build` makes (or finds cached) the language model a graph's asr.pocketsphinx node would build
  * from the same nlu.yaml, so a deployment can build it ahead of time; `transcribe` decodes
- * audio files (any format GStreamer reads) with it and prints one transcript per line. The
+ * audio files (any format GStreamer reads) with it and prints one transcript per line (with
+ * --confidence, after how sure the recognizer is of it). The
  * work is the public parley/asr.h's; this file reads options and prints.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--grammar]\n"
                "       parley asr transcribe [--nlu FILE] [--cache DIR] [--grammar] "
-               "[--no-fallback] FILE...\n"
+               "[--no-fallback] [--confidence] FILE...\n"
                "\n"
                "build       builds the recognizer's language model from a bot's nlu.yaml (as "
                "the\n"
@@ -29,13 +31,17 @@ static void usage(FILE *f)
                "  --cache DIR    where models are cached (default ~/.cache/parley/asr)\n"
                "  --grammar      a grammar of the examples' exact patterns instead of the class\n"
                "                 trigram model\n"
-               "  --no-fallback  no generic model for speech the bot's model cannot match\n");
+               "  --no-fallback  no generic model for speech the bot's model cannot match\n"
+               "  --confidence   each transcript after its confidence (0-100, '-' for none) and "
+               "a tab;\n"
+               "                 the asr.pocketsphinx node rejects one under its reject_below "
+               "(50)\n");
 }
 
 int cmd_asr(int argc, char **argv)
 {
     parley_asr_params p = { 0 };
-    int first = 0;
+    int first = 0, confidence = 0;
     if (argc < 2 || cli_is_help(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -52,6 +58,8 @@ int cmd_asr(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--no-fallback")) {
             p.no_fallback = 1;
+        } else if (!strcmp(a, "--confidence")) {
+            confidence = 1;
         } else if (!strcmp(a, "--grammar")) {
             p.language = PARLEY_ASR_GRAMMAR;
         } else if ((!strcmp(a, "--nlu") || !strcmp(a, "--cache")) && i + 1 < argc) {
@@ -85,13 +93,19 @@ int cmd_asr(int argc, char **argv)
     for (int i = first; i < argc; i++) {
         char *text = NULL;
         if (argv[i][0] == '-') {
-            i += strcmp(argv[i], "--no-fallback") && strcmp(argv[i], "--grammar");
+            i += strcmp(argv[i], "--no-fallback") && strcmp(argv[i], "--grammar") &&
+                 strcmp(argv[i], "--confidence");
             continue;
         }
         if ((st = parley_asr_transcribe_file(asr, argv[i], &text)) != PARLEY_OK) {
             rc = cli_fail(argv[i], st);
             continue;
         }
+        float c = parley_asr_confidence(asr);
+        if (confidence && isnan(c))
+            printf("-\t");
+        else if (confidence)
+            printf("%.1f\t", (double)c);
         printf("%s\n", text);
         fflush(stdout);
         parley_asr_text_free(text);

@@ -1,6 +1,7 @@
 /* asr.c — the public recognizer of parley/asr.h over services/asr.h: the model build, the
  * pocketsphinx engine, whole-file transcription. Nothing of its own but argument checks.
  */
+#include <math.h>
 #include <string.h>
 
 #include "parley/asr.h"
@@ -9,6 +10,7 @@
 
 struct parley_asr {
     svc_ps *ps;
+    float confidence; /* of the last transcript */
 };
 
 static svc_lang_kind kind_of(parley_asr_language language)
@@ -62,7 +64,13 @@ parley_status parley_asr_transcribe_file(parley_asr *asr, const char *path, char
 {
     if (!asr || !path || !text)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_transcribe_file: NULL argument");
-    return svc_asr_transcribe_file(&svc_ps_engine, asr->ps, path, text);
+    asr->confidence = NAN;
+    return svc_asr_transcribe_file(&svc_ps_engine, asr->ps, path, text, &asr->confidence);
+}
+
+float parley_asr_confidence(const parley_asr *asr)
+{
+    return asr ? asr->confidence : NAN;
 }
 
 void parley_asr_text_free(char *text)

@@ -6,7 +6,8 @@
  * spelled out; words without a pronunciation dropped with a warning) into a cache folder, or
  * finds it there; parley_asr_open() loads pocketsphinx with it (or with the generic English
  * model alone),
- * and parley_asr_transcribe_file() decodes an audio file (any format GStreamer reads).
+ * and parley_asr_transcribe_file() decodes an audio file (any format GStreamer reads);
+ * parley_asr_confidence() says how sure it was.
  * Without pocketsphinx or GStreamer in the build these answer PARLEY_ERR_NOT_BUILT.
  *
  * Threading: a parley_asr may be used by one thread at a time; open one per thread.
@@ -58,6 +59,12 @@ PARLEY_API parley_status parley_asr_open(const parley_asr_params *p, parley_asr 
 /* The transcript of a whole file (lower-case words; "" when nothing was recognized); *text
  * is owned by the caller: parley_asr_text_free(). */
 PARLEY_API parley_status parley_asr_transcribe_file(parley_asr *asr, const char *path, char **text);
+/* How sure the recognizer is of the last transcript parley_asr_transcribe_file() gave, from 0
+ * to 100: 100 plus the bot model's best path score per 10 ms frame. The asr.pocketsphinx
+ * node rejects an utterance under its reject_below (default 50; docs/voice.md). NAN when
+ * there is none: no bot model, the generic model's fallback transcript, no words, a failed
+ * call, or NULL. */
+PARLEY_API float parley_asr_confidence(const parley_asr *asr);
 PARLEY_API void parley_asr_text_free(char *text);
 /* NULL is a no-op. */
 PARLEY_API void parley_asr_close(parley_asr *asr);

@@ -4,7 +4,10 @@ Orders are spoken by flite (voice slt) and resampled by sox here (nothing record
 Over the protocol: PCM at 8, 16, 44.1 and 48 kHz in frames of odd sizes (997 samples) gets
 partial and final transcripts, the reply with its utterance number and the reply's speech
 (an "audio" header, then a binary frame of exactly that many samples); a binary message of
-an odd number of bytes is an error and the connection goes on; silence only makes no turn
+an odd number of bytes is an error and the connection goes on; a smart-home request, which
+the pizza model hears as pizza words that the NLU reads as an order ("send it can catch are
+to tuna and ham big please": order_pizza, size large), is rejected by the recognizer's
+confidence and answered by the fallback, its final showing the words heard; silence only makes no turn
 ({"end":1} is answered with an error saying so); an utterance over max_ms is ended and
 answered while the client still streams; two users speaking at once keep their own slots;
 a client that vanishes mid-utterance leaves the server serving and its user's stored
@@ -36,6 +39,7 @@ if not (shutil.which("flite") and shutil.which("sox")):
 skip_without_ws_server(parley)
 tmp = tempfile.mkdtemp(prefix="parley-wsvoice-")
 LARGE, SMALL = "i want a large pizza", "i want a small pizza"
+OUTSIDE = "set the temperature to twenty five degrees"
 
 
 def pcm(text, rate, name, pad_end=1.2):
@@ -75,8 +79,8 @@ def of_type(msgs, t):
     return [m for m in msgs if isinstance(m, dict) and m.get("type") == t]
 
 
-async def one_utterance(url, rate):
-    data = pcm(LARGE, rate, "large%d" % rate)
+async def one_utterance(url, rate, text=LARGE, name="large"):
+    data = pcm(text, rate, "%s%d" % (name, rate))
     async with websockets.connect(url, max_size=None) as ws:
         await recv_json(ws)
         await ws.send(json.dumps({"config": {"sample_rate": rate}}))
@@ -105,6 +109,15 @@ async def main(srv):
         check(audio and i + 1 < len(msgs) and isinstance(msgs[i + 1], bytes) and
               len(msgs[i + 1]) == 2 * audio[0]["samples"] and audio[0]["samples"] > 8000,
               "%d Hz: the reply's speech follows its header" % rate)
+
+    # speech the bot does not serve: the recognizer rejects it (asr.pocketsphinx's
+    # reject_below: its confidence is 41), so the fallback answers, not an order; the final
+    # still shows what was heard
+    msgs = await one_utterance(url, 16000, OUTSIDE, "outside")
+    final, reply = of_type(msgs, "final"), of_type(msgs, "reply")
+    check(final and len(final[-1]["text"].split()) >= 3, "outside: final %r" % final)
+    check(len(reply) == 1 and reply[0].get("intent") == "fallback" and
+          reply[0].get("reply", "").startswith("Sorry"), "outside: %r" % reply)
 
     # an odd binary message, then silence only
     async with websockets.connect(url) as ws:
