@@ -225,16 +225,40 @@ static void consider(nearest *n, int d, const char *canon)
     }
 }
 
-/* Whether the words of f are a run of the words of the longer value v. */
+static int count_words(const char *s)
+{
+    int n = *s != '\0';
+    for (; *s; s++)
+        n += *s == ' ';
+    return n;
+}
+
+/* Whether the words of f are a run of at least half the words of the longer value v. */
 static int word_run_of(const char *f, const char *v)
 {
     size_t n = strlen(f);
-    if (strlen(v) <= n)
+    if (strlen(v) <= n || 2 * count_words(f) < count_words(v))
         return 0;
     for (const char *p = strstr(v, f); p; p = strstr(p + 1, f))
         if ((p == v || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
             return 1;
     return 0;
+}
+
+/* Whether a and b hold the same digits in the same order: a value with other numbers is
+ * another value ("5th" is not "7th"), however near. */
+static int same_digits(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        while (*a && !(*a >= '0' && *a <= '9'))
+            a++;
+        while (*b && !(*b >= '0' && *b <= '9'))
+            b++;
+        if (*a != *b)
+            return 0;
+        if (!*a)
+            return 1;
+    }
 }
 
 /* The edit bound for a string of n bytes, in steps of one from `from`, one more each `step`
@@ -254,23 +278,23 @@ static const char *match(const bert_known *k, const bert_synonyms *syn, const ch
     const size_t n = strlen(f);
     nearest by_words = { 1, NULL, 0 };
     for (int i = 0; n >= 3 && i < k->n; i++)
-        if (word_run_of(f, k->folded[i]))
+        if (word_run_of(f, k->folded[i]) && same_digits(f, k->folded[i]))
             consider(&by_words, 0, canonical(k, syn, i));
     if (by_words.canon || by_words.ambiguous)
         return by_words.ambiguous ? NULL : by_words.canon;
 
-    /* letters: 1 edit from 4 bytes, 2 from 8, 3 from 12 */
-    const int letters = bound_for(n, 4, 4, 3);
+    /* letters: 1 edit from 4 bytes, 2 from 12, 3 from 20 */
+    const int letters = bound_for(n, 4, 8, 3);
     nearest near = { letters + 1, NULL, 0 };
     for (int i = 0; letters >= 0 && i < k->n; i++) {
         int d = bert_edit_distance(f, n, k->folded[i], strlen(k->folded[i]), near.best);
-        if (d <= letters)
+        if (d <= letters && same_digits(f, k->folded[i]))
             consider(&near, d, canonical(k, syn, i));
     }
     if (near.canon || near.ambiguous)
         return near.ambiguous ? NULL : near.canon;
 
-    /* sound: the same key from 3 key letters, 1 edit from 5, 2 from 9; and the letters
+    /* sound: the same key from 3 key letters, 1 edit from 5; and the letters
      * within half the span's length */
     char *key = bert_sound_key(f);
     if (!key) {
@@ -278,11 +302,11 @@ static const char *match(const bert_known *k, const bert_synonyms *syn, const ch
         return NULL;
     }
     const size_t kn = strlen(key);
-    const int sound = kn < 3 ? -1 : kn < 5 ? 0 : bound_for(kn, 5, 4, 2);
+    const int sound = kn < 3 ? -1 : kn < 5 ? 0 : bound_for(kn, 5, 4, 1);
     near = (nearest){ sound + 1, NULL, 0 };
     for (int i = 0; sound >= 0 && i < k->n; i++) {
         int d = bert_edit_distance(key, kn, k->keys[i], strlen(k->keys[i]), near.best);
-        if (d <= sound &&
+        if (d <= sound && same_digits(f, k->folded[i]) &&
             bert_edit_distance(f, n, k->folded[i], strlen(k->folded[i]), (int)n / 2) <= (int)n / 2)
             consider(&near, d, canonical(k, syn, i));
     }

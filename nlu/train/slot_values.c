@@ -55,7 +55,8 @@ static parley_status add_synonyms(const ds_dataset *ds, bert_known *k)
     return st;
 }
 
-/* Whether more of k's values hold a word that starts with a digit than hold a number word. */
+/* Whether most of k's values hold a word that starts with a digit, and more of them than hold
+ * a number word. */
 static parley_status writes_digits(bert_known *k)
 {
     int digits = 0, words = 0;
@@ -73,7 +74,7 @@ static parley_status writes_digits(bert_known *k)
                 break;
             }
     }
-    k->digits = digits > words;
+    k->digits = 2 * digits > k->n && digits > words;
     return PARLEY_OK;
 }
 

@@ -117,7 +117,8 @@ static void test_resolve(void)
     CHECK(bert_synonyms_add(&syn, "gray", 4, "grey") == PARLEY_OK, "synonym");
     static const char *const drinks[] = { "soy milk",   "oat milk", "light roast", "dark roast",
                                           "espresso",   "Latte",    "tea",         "ice tea",
-                                          "cappuccino", NULL };
+                                          "cappuccino", "rock to work", "december the 5th",
+                                          NULL };
     static const char *const colours[] = { "grey", "gray", "green", NULL };
     static const char *const plants[] = { "cat mint", "cat mind", NULL };
     static const char *const addresses[] = { "12 Baker Street", "26 Park Lane", "9 Harbour Lane",
@@ -137,10 +138,10 @@ static void test_resolve(void)
     if (!drink || !colour || !plant || !address || !count)
         return;
     address->digits = 1;
-    CHECK(drink->n == 9 && bert_slot_values_find(&v, "drink") == drink &&
+    CHECK(drink->n == 11 && bert_slot_values_find(&v, "drink") == drink &&
                   !bert_slot_values_find(&v, "size"),
           "the slot types and their values");
-    CHECK(bert_slot_values_longest(&v) == 15, "longest: %zu", bert_slot_values_longest(&v));
+    CHECK(bert_slot_values_longest(&v) == 16, "longest: %zu", bert_slot_values_longest(&v));
 
     /* the span's words in exactly one value */
     expect(drink, &syn, "soy", "soy milk");
@@ -148,12 +149,16 @@ static void test_resolve(void)
     expect(drink, &syn, "milk", NULL);  /* soy milk or oat milk */
     expect(drink, &syn, "roast", NULL); /* light or dark */
     expect(drink, &syn, "ic", NULL);    /* too short to stand for ice tea */
+    expect(drink, &syn, "work", NULL);  /* less than half of rock to work */
+    expect(drink, &syn, "rock to", "rock to work");
     /* letters, then sound */
     expect(drink, &syn, "expresso", "espresso");
     expect(drink, &syn, "capuccino", "cappuccino");
     expect(drink, &syn, "like roast", "light roast");
     expect(drink, &syn, "lite roast", "light roast");
     expect(drink, &syn, "lattes", "Latte");
+    expect(drink, &syn, "december the 6th", NULL); /* another number, however near */
+    expect(drink, &syn, "decembr the 5th", "december the 5th");
     /* known, short, far: as said */
     expect(drink, &syn, "LATTE", NULL);
     expect(drink, &syn, "soy  milk", NULL);
@@ -194,7 +199,7 @@ static void test_resolve(void)
     const bert_known *d = bert_slot_values_find(&back, "drink"),
                      *a = bert_slot_values_find(&back, "address"),
                      *c = bert_slot_values_find(&back, "colour");
-    CHECK(back.n == 5 && d && d->n == 9 && !strcmp(d->values[5], "Latte") && d->open &&
+    CHECK(back.n == 5 && d && d->n == 11 && !strcmp(d->values[5], "Latte") && d->open &&
                   !d->digits && a && a->digits && a->open && c && !c->open && !c->digits,
           "the values and flags read back");
     bert_slot_values_clear(&back);
