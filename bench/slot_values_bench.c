@@ -9,7 +9,8 @@
  * its second-to-last letter), how many resolve back to the value, to another one, or stay as
  * typed.
  *
- *   build/bench/slot_values_bench /work/shared/data/nlu/snips/train /work/shared/data/nlu/snips/test
+ *   build/bench/slot_values_bench /work/shared/data/nlu/snips/train
+ * /work/shared/data/nlu/snips/test
  */
 #include <stdio.h>
 #include <string.h>

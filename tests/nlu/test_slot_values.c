@@ -115,10 +115,10 @@ static void test_resolve(void)
     bert_slot_values v = { 0 };
     bert_synonyms syn = { 0 };
     CHECK(bert_synonyms_add(&syn, "gray", 4, "grey") == PARLEY_OK, "synonym");
-    static const char *const drinks[] = { "soy milk",   "oat milk", "light roast", "dark roast",
-                                          "espresso",   "Latte",    "tea",         "ice tea",
-                                          "cappuccino", "rock to work", "december the 5th",
-                                          NULL };
+    static const char *const drinks[] = { "soy milk",     "oat milk",         "light roast",
+                                          "dark roast",   "espresso",         "Latte",
+                                          "tea",          "ice tea",          "cappuccino",
+                                          "rock to work", "december the 5th", NULL };
     static const char *const colours[] = { "grey", "gray", "green", NULL };
     static const char *const plants[] = { "cat mint", "cat mind", NULL };
     static const char *const addresses[] = { "12 Baker Street", "26 Park Lane", "9 Harbour Lane",
