@@ -44,8 +44,9 @@ parley_status bert_known_add(bert_known *k, const char *value, size_t len)
     char *folded = bert_synonym_fold(value, len), *key = NULL, *copy = NULL;
     if (!folded)
         return pl_nomem("a slot value");
-    if (!*folded || pl_names_find(&k->ix, folded, strlen(folded)) >= 0 ||
-        (k->n >= BERT_SLOT_VALUES_MAX && (k->open = 1))) {
+    const int known = !*folded || pl_names_find(&k->ix, folded, strlen(folded)) >= 0;
+    if (known || k->n >= BERT_SLOT_VALUES_MAX) {
+        k->open |= !known; /* a value beyond those kept */
         pl_free(folded);
         return PARLEY_OK;
     }
@@ -314,35 +315,46 @@ static const char *match(const bert_known *k, const bert_synonyms *syn, const ch
     return near.ambiguous ? NULL : near.canon;
 }
 
+/* Where k's values write digits, text with its number words as digits: *said (owned; NULL
+ * when it holds none, or k's values do not write digits), and *f replaced by its folding. */
+static parley_status as_digits(const bert_known *k, const char *text, size_t len, char **f,
+                               char **said)
+{
+    int changed = 0;
+    *said = NULL;
+    if (!k->digits)
+        return PARLEY_OK;
+    char *d = pl_number_digits(text, len, &changed),
+         *g = d && changed ? bert_synonym_fold(d, strlen(d)) : NULL;
+    if (!d || (changed && !g)) {
+        pl_free(d);
+        return pl_nomem("a slot value");
+    }
+    if (!changed) {
+        pl_free(d);
+        return PARLEY_OK;
+    }
+    pl_free(*f);
+    *f = g;
+    *said = d;
+    return PARLEY_OK;
+}
+
 parley_status bert_known_resolve(const bert_known *k, const bert_synonyms *syn, const char *text,
                                  size_t len, char **out)
 {
-    parley_status st = PARLEY_OK;
     char *said = NULL, *f = bert_synonym_fold(text, len);
     *out = NULL;
     if (!f)
         return pl_nomem("a slot value");
-    if (!*f || pl_names_find(&k->ix, f, strlen(f)) >= 0)
-        goto done; /* a value the slot knows */
-    int changed = 0;
-    if (k->digits) {
-        if (!(said = pl_number_digits(text, len, &changed))) {
+    parley_status st = PARLEY_OK;
+    if (*f && pl_names_find(&k->ix, f, strlen(f)) < 0 && /* not a value the slot knows */
+        (st = as_digits(k, text, len, &f, &said)) == PARLEY_OK) {
+        int i = pl_names_find(&k->ix, f, strlen(f));
+        const char *to = i >= 0 ? canonical(k, syn, i) : k->open ? NULL : match(k, syn, f, &st);
+        if (st == PARLEY_OK && (to || said) && !(*out = pl_strdup(to ? to : said)))
             st = pl_nomem("a slot value");
-            goto done;
-        }
-        if (changed) {
-            pl_free(f);
-            if (!(f = bert_synonym_fold(said, strlen(said)))) {
-                st = pl_nomem("a slot value");
-                goto done;
-            }
-        }
     }
-    int i = pl_names_find(&k->ix, f, strlen(f));
-    const char *to = i >= 0 ? canonical(k, syn, i) : k->open ? NULL : match(k, syn, f, &st);
-    if (st == PARLEY_OK && (to || changed) && !(*out = pl_strdup(to ? to : said)))
-        st = pl_nomem("a slot value");
-done:
     pl_free(said);
     pl_free(f);
     return st;
