@@ -7,7 +7,8 @@
  * letters or sound to the one value nearest, a tie, a short span, a far one, a value known
  * already and an open slot's near miss stay as said; config.json's "slot_values" reads back
  * what it wrote and a malformed one fails naming the key; the trainer records a slot type's
- * tagged, lookup and synonym values and whether they write digits.
+ * tagged, lookup and synonym values and whether they write digits. Every allocation failure
+ * in recording, copying and resolving fails cleanly.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,11 @@
 #include "nlu/data/dataset.h"
 #include "nlu/model/model.h"
 #include "nlu/train/slot_values.h"
+#include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 #include "sdk/base/numwords.h"
 #include "tests/check.h"
+#include "tests/fault.h"
 
 static void expect_digits(const char *text, const char *want, int want_changed)
 {
@@ -239,17 +242,18 @@ static void test_cap(void)
     bert_slot_values_clear(&v);
 }
 
+static const char yaml[] =
+        "nlu:\n- intent: order\n  examples: |\n"
+        "    - a [Soy Milk](drink) to [12 Baker Street](address)\n"
+        "    - a [latte](drink) for [two](count) to [26 park lane](address)\n"
+        "    - [3](count) [decaf]{\"entity\": \"drink\", \"value\": \"decaf coffee\"}\n"
+        "    - [five](count) please\n"
+        "- synonym: oat milk\n  examples: |\n    - oat\n    - soy milk\n"
+        "- synonym: flat white\n  examples: |\n    - flattie\n"
+        "- lookup: drink\n  examples: |\n    - espresso\n    - soy milk\n";
+
 static void test_trainer(void)
 {
-    static const char yaml[] =
-            "nlu:\n- intent: order\n  examples: |\n"
-            "    - a [Soy Milk](drink) to [12 Baker Street](address)\n"
-            "    - a [latte](drink) for [two](count) to [26 park lane](address)\n"
-            "    - [3](count) [decaf]{\"entity\": \"drink\", \"value\": \"decaf coffee\"}\n"
-            "    - [five](count) please\n"
-            "- synonym: oat milk\n  examples: |\n    - oat\n    - soy milk\n"
-            "- synonym: flat white\n  examples: |\n    - flattie\n"
-            "- lookup: drink\n  examples: |\n    - espresso\n    - soy milk\n";
     ds_dataset *ds = NULL;
     bert_slot_values v = { 0 };
     CHECK(ds_load_rasa_string("values.yaml", yaml, sizeof yaml - 1, &ds) == PARLEY_OK, "load: %s",
@@ -273,6 +277,39 @@ static void test_trainer(void)
     ds_free(ds);
 }
 
+/* The trainer's values, a copy, and near misses resolved, everything freed: for the sweep. */
+static parley_status values_steps(void *ctx)
+{
+    (void)ctx;
+    ds_dataset *ds = NULL;
+    bert_slot_values v = { 0 }, copy = { 0 };
+    bert_synonyms syn = { 0 };
+    char *a = NULL, *b = NULL, *c = NULL;
+    parley_status st = ds_load_rasa_string("sweep.yaml", yaml, sizeof yaml - 1, &ds);
+    if (st == PARLEY_OK)
+        st = train_slot_values_of(ds, &v);
+    if (st == PARLEY_OK)
+        st = bert_slot_values_copy(&copy, &v);
+    if (st == PARLEY_OK)
+        st = bert_known_resolve(bert_slot_values_find(&copy, "address"), &syn,
+                                "twelve bakers street", 20, &a);
+    if (st == PARLEY_OK)
+        st = bert_known_resolve(bert_slot_values_find(&copy, "drink"), &syn, "espreso", 7, &b);
+    if (st == PARLEY_OK)
+        st = bert_known_resolve(bert_slot_values_find(&copy, "drink"), &syn, "lattey", 6, &c);
+    if (st == PARLEY_OK && (!a || strcmp(a, "12 Baker Street") || !b || strcmp(b, "espresso") ||
+                            !c || strcmp(c, "latte")))
+        st = pl_fail(PARLEY_ERR_INTERNAL, "resolved: %s, %s, %s", a ? a : "-", b ? b : "-",
+                     c ? c : "-");
+    pl_free(a);
+    pl_free(b);
+    pl_free(c);
+    bert_slot_values_clear(&copy);
+    bert_slot_values_clear(&v);
+    ds_free(ds);
+    return st;
+}
+
 int main(void)
 {
     test_numbers();
@@ -280,5 +317,6 @@ int main(void)
     test_resolve();
     test_cap();
     test_trainer();
+    CHECK(fault_sweep("slot values", values_steps, NULL) > 20, "the sweep walked the steps");
     return check_done();
 }
