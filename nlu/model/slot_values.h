@@ -10,9 +10,9 @@
  *   "slot_values": {"address": {"digits": true, "values": ["12 Baker Street", ...]},
  *                   "city": {"open": true, "values": [...]}}
  *
- * "digits": the values write numbers as digits more often than as words; "open": the data
- * held more than BERT_SLOT_VALUES_MAX values, and only the first are kept. A model without
- * the key reports slot values as it always did.
+ * "digits": most values hold a number in digits, and more than hold one in words; "open":
+ * the data held more than BERT_SLOT_VALUES_MAX values, and only the first are kept. A model
+ * without the key takes its canonical values from its synonyms alone.
  *
  * At parse a span whose text is no synonym's surface form (those map first) is resolved
  * against its slot type's values, compared as synonyms compare (bert_synonym_fold):
