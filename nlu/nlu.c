@@ -33,7 +33,7 @@ struct parley_nlu {
     nlu_tagset tags;
     int top_k;
     size_t max_intent;    /* longest intent label, in bytes */
-    size_t max_canonical; /* longest canonical value of a synonym, in bytes */
+    size_t max_canonical; /* longest canonical value of a synonym or value a slot knows, bytes */
 };
 
 parley_nlu_params parley_nlu_params_default(void)
@@ -136,6 +136,8 @@ parley_status parley_nlu_open(const char *model_dir, const parley_nlu_params *pa
             nlu->max_intent = len;
     }
     nlu->max_canonical = bert_synonyms_longest(&c->synonyms);
+    if (bert_slot_values_longest(&c->slot_values) > nlu->max_canonical)
+        nlu->max_canonical = bert_slot_values_longest(&c->slot_values);
     if (p.threads)
         bert_set_threads(p.threads);
     if ((st = pick_device(nlu, gpu, prec, model_dir)) != PARLEY_OK)
@@ -276,7 +278,8 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
                  W * (sizeof(int) * 2 + sizeof(nlu_span) + 1) /* scratch */ + len + 1 +
                  K * (nlu->max_intent + 1) + W * (ts->max_name + 3) /* tags */ +
                  W * (ts->max_name + 1) + len + W /* slot names and values */ +
-                 W * (nlu->max_canonical + 1) /* canonical values */ + 16 * alignof(max_align_t);
+                 W * (nlu->max_canonical + 1) + len +
+                 W /* canonical values (bert_known_resolve) */ + 16 * alignof(max_align_t);
     arena a = { pl_malloc(cap), 0, cap };
     if (!a.base)
         return pl_nomem("building an NLU result");
@@ -319,11 +322,17 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
         size_t b, e;
         trim_span(text, tk, n_used, &spans[s], &b, &e);
         const char *name = ts->type_names[spans[s].type], *canon;
+        const bert_known *known = bert_slot_values_find(&c->slot_values, name);
+        char *resolved = NULL;
         parley_status st = bert_synonyms_find(&c->synonyms, text + b, e - b, &canon);
+        if (st == PARLEY_OK && !canon && known)
+            st = bert_known_resolve(known, &c->synonyms, text + b, e - b, &resolved);
         if (st != PARLEY_OK) {
             pl_free(a.base);
             return st;
         }
+        if (resolved)
+            canon = resolved;
         const char *value = arena_str(&a, text + b, e - b);
         slots[s] = (parley_nlu_slot){ arena_str(&a, name, strlen(name)),
                                       value,
@@ -332,6 +341,7 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
                                       spans[s].w0,
                                       spans[s].w1,
                                       canon ? arena_str(&a, canon, strlen(canon)) : value };
+        pl_free(resolved);
     }
     r->text = arena_str(&a, text, len);
     r->intent = top[0].label;

@@ -5,8 +5,8 @@
  * Each example becomes a sentence pattern in which every annotated slot value is replaced by
  * that slot's class: all the values the slot takes in the examples, its lookup table and the
  * synonyms of those values (asr_lang.h). Words are lower-cased, punctuation is dropped,
- * digits are spelled out ("42" → "forty two"), a word the dictionary lacks is pronounced
- * from its spelling (asr_lts.h), and a phrase with a word that has no pronunciation even
+ * digits are spelled out ("42" → "forty two", sdk/base/numwords.h), a word the dictionary lacks is
+ * pronounced from its spelling (asr_lts.h), and a phrase with a word that has no pronunciation even
  * so is dropped with a warning (it could never be recognized). This file reads,
  * collects and caches; asr_ngram.c and asr_jsgf.c render; asr_pocketsphinx.c decodes.
  */
@@ -21,6 +21,7 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/files.h"
 #include "sdk/base/names.h"
+#include "sdk/base/numwords.h"
 #include "sdk/base/strbuf.h"
 #include "services/asr.h"
 #include "services/asr_lang.h"
@@ -87,36 +88,6 @@ static parley_status load_dict(builder *b, const char *path)
     return PARLEY_OK;
 }
 
-static const char *const ones[] = { "zero",    "one",     "two",       "three",    "four",
-                                    "five",    "six",     "seven",     "eight",    "nine",
-                                    "ten",     "eleven",  "twelve",    "thirteen", "fourteen",
-                                    "fifteen", "sixteen", "seventeen", "eighteen", "nineteen" };
-static const char *const tens[] = { "",      "",      "twenty",  "thirty", "forty",
-                                    "fifty", "sixty", "seventy", "eighty", "ninety" };
-
-/* n (0-9999) in English words, each preceded by a space. */
-static void spell(pl_strbuf *o, int n)
-{
-    if (n >= 1000) {
-        spell(o, n / 1000);
-        pl_strbuf_printf(o, " thousand");
-        if (!(n %= 1000))
-            return;
-    }
-    if (n >= 100) {
-        pl_strbuf_printf(o, " %s hundred", ones[n / 100]);
-        if (!(n %= 100))
-            return;
-    }
-    if (n >= 20) {
-        pl_strbuf_printf(o, " %s", tens[n / 10]);
-        if (n % 10)
-            pl_strbuf_printf(o, " %s", ones[n % 10]);
-        return;
-    }
-    pl_strbuf_printf(o, " %s", ones[n]);
-}
-
 /* Whether word t[0, n) has a pronunciation: in the dictionary, or guessed now from its
  * spelling (kept in b->guesses). */
 static int pronounced(builder *b, const char *t, size_t n)
@@ -167,7 +138,7 @@ static int add_word(builder *b, const char *w, size_t len)
             if (strspn(t, "0123456789") == n - at) {
                 if (n - at > 4)
                     return 0;
-                spell(&b->word, atoi(t));
+                pl_number_spell(&b->word, atoi(t));
             } else if (pronounced(b, t, n - at)) {
                 pl_strbuf_printf(&b->word, " %s", t);
             } else {

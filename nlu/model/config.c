@@ -197,6 +197,7 @@ void bert_config_clear(bert_config *c)
     free_labels(c->slot_labels, c->n_slots);
     pl_free(c->intent_slot_tags);
     bert_synonyms_clear(&c->synonyms);
+    bert_slot_values_clear(&c->slot_values);
     memset(c, 0, sizeof *c);
 }
 
@@ -259,11 +260,14 @@ parley_status bert_config_copy(bert_config *dst, const bert_config *src)
     dst->intent_slot_tags = NULL;
     dst->n_intents = dst->n_slots = 0;
     memset(&dst->synonyms, 0, sizeof dst->synonyms);
+    memset(&dst->slot_values, 0, sizeof dst->slot_values);
     parley_status st =
             bert_config_set_labels(dst, (const char *const *)src->intent_labels, src->n_intents,
                                    (const char *const *)src->slot_labels, src->n_slots);
     if (st == PARLEY_OK)
         st = bert_synonyms_copy(&dst->synonyms, &src->synonyms);
+    if (st == PARLEY_OK)
+        st = bert_slot_values_copy(&dst->slot_values, &src->slot_values);
     const size_t mask = (size_t)src->n_intents * (size_t)src->n_slots;
     if (st == PARLEY_OK && src->intent_slot_tags) {
         if ((dst->intent_slot_tags = pl_malloc(mask + 1)))
@@ -461,6 +465,9 @@ static parley_status from_json(const cJSON *root, const char *where, int shape_o
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "entity_synonyms")) &&
         (st = bert_synonyms_read(j, where, &c->synonyms)) != PARLEY_OK)
         return st;
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "slot_values")) &&
+        (st = bert_slot_values_read(j, where, &c->slot_values)) != PARLEY_OK)
+        return st;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "intent_slot_types")))
         return read_intent_slot_types(j, where, c);
     return PARLEY_OK;
@@ -548,6 +555,11 @@ static cJSON *build_json(const bert_config *c)
         cJSON *syn = bert_synonyms_json(&c->synonyms);
         if (!(ok = syn && cJSON_AddItemToObject(root, "entity_synonyms", syn)))
             cJSON_Delete(syn);
+    }
+    if (ok && c->slot_values.n) {
+        cJSON *values = bert_slot_values_json(&c->slot_values);
+        if (!(ok = values && cJSON_AddItemToObject(root, "slot_values", values)))
+            cJSON_Delete(values);
     }
     if (!ok) {
         cJSON_Delete(root);

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 
+#include "nlu/model/slot_values.h"
 #include "nlu/text/vocab.h"
 #include "parley/nlu.h"
 #include "parley/status.h"
@@ -67,6 +68,9 @@ typedef struct bert_config {
      * alone: the encoder then tags without knowing the intent (nlu/train/defaults.h). */
     unsigned char *intent_slot_tags;
     bert_synonyms synonyms; /* config.json "entity_synonyms"; empty when the key is absent */
+    /* config.json "slot_values": the values each slot type knows, for resolving near misses
+     * (nlu/model/slot_values.h); empty when the key is absent */
+    bert_slot_values slot_values;
 } bert_config;
 
 /* The range of intent_temperature a config may hold. */

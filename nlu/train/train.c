@@ -39,6 +39,7 @@
 #include "nlu/train/defaults.h"
 #include "nlu/train/encoder.h"
 #include "nlu/train/sparse_train.h"
+#include "nlu/train/slot_values.h"
 #include "nlu/train/synonyms.h"
 #include "nlu/train/recipe.h"
 #include "nlu/train/record.h"
@@ -1000,7 +1001,8 @@ static parley_status new_model(run_state *r)
     if ((st = init ? model_from_init(r, init) : model_scratch(r, &r->s.shape)) != PARLEY_OK ||
         (st = train_sparse_setup(&r->m, r->train, r->s.sparse, r->s.word_norm_by_kind)) !=
                 PARLEY_OK ||
-        (st = train_synonyms_of(r->train, &r->m->cfg.synonyms)) != PARLEY_OK)
+        (st = train_synonyms_of(r->train, &r->m->cfg.synonyms)) != PARLEY_OK ||
+        (st = train_slot_values_of(r->train, &r->m->cfg.slot_values)) != PARLEY_OK)
         return st;
     r->m->cfg.intent_temperature = 0; /* new weights: calibrated anew on dev, or not */
     r->m->cfg.intent_sparse_only = r->s.intent_sparse_only && r->m->cfg.sparse_sent;

@@ -1,0 +1,20 @@
+/* slot_values.h — the values each slot type knows, as a training run records them in the model
+ * (config.json "slot_values", nlu/model/slot_values.h), so that parsing resolves a near miss
+ * of one of them.
+ */
+#ifndef NLU_TRAIN_SLOT_VALUES_H
+#define NLU_TRAIN_SLOT_VALUES_H
+
+#include "nlu/data/dataset.h"
+#include "nlu/model/model.h"
+
+/* Replaces *out with ds's slot values, per slot type in this order until
+ * BERT_SLOT_VALUES_MAX (the rest make the slot type open): the values its written examples
+ * tag (their words, then their inline canonical values), its lookup table, every synonym
+ * (canonical value and surface forms) one of those values belongs to, then the values the
+ * data's variants and copies tag. A slot type's values write digits when most of them hold
+ * a word that starts with a digit, and more of them than hold a number word
+ * (sdk/base/numwords.h): addresses and temperatures, not titles with a number now and then. */
+parley_status train_slot_values_of(const ds_dataset *ds, bert_slot_values *out);
+
+#endif
