@@ -11,7 +11,8 @@
  *                   "city": {"open": true, "values": [...]}}
  *
  * "digits": most values hold a number in digits, and more than hold one in words; "open":
- * the data held more than BERT_SLOT_VALUES_MAX values, and only the first are kept. A model
+ * the data held more than BERT_SLOT_VALUES_MAX values, and only the first are kept, or the
+ * bot does not list them (nlu/train/slot_values.h). A model
  * without the key takes its canonical values from its synonyms alone.
  *
  * At parse a span whose text is no synonym's surface form (those map first) is resolved
@@ -27,7 +28,8 @@
  *      within half the span's length. The nearest must be one value (or values that stand
  *      for one canonical value); a tie leaves the span as said.
  * In 3 and 4 a value must hold the span's digits, in order: "december the 6th" is not near
- * "december the 5th". An open slot skips 3 and 4: a value beyond those kept could be nearer.
+ * "december the 5th". An open slot skips 3 and 4: a value beyond those kept, or one the bot
+ * never listed, could be meant.
  * A resolved value is reported as its synonym's canonical value when it is a surface form.
  * Short spans never move by distance: "tea" is one edit from "pea" and from "ten".
  *
@@ -56,7 +58,7 @@ typedef struct bert_known {
     char **folded;  /* (n) folded (bert_synonym_fold); owned */
     char **keys;    /* (n) sound keys (bert_sound_key); owned */
     pl_names ix;    /* folded -> index */
-    int open;       /* the data held more values than BERT_SLOT_VALUES_MAX */
+    int open;       /* more values than BERT_SLOT_VALUES_MAX, or values the bot does not list */
     int digits;     /* the values write numbers as digits */
     size_t longest; /* the longest value, in bytes */
 } bert_known;

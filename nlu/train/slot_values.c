@@ -8,8 +8,9 @@
 #include "sdk/base/strbuf.h"
 
 /* Adds the spans of slot type `slot` of the examples that are (written 1) or are not
- * (written 0) of the data. */
-static parley_status add_spans(const ds_dataset *ds, int slot, int written, bert_known *k)
+ * (written 0) of the data; *tagged (may be NULL): how many spans. */
+static parley_status add_spans(const ds_dataset *ds, int slot, int written, bert_known *k,
+                               int *tagged)
 {
     parley_status st = PARLEY_OK;
     for (int i = 0; i < ds->n_examples && st == PARLEY_OK; i++) {
@@ -20,6 +21,8 @@ static parley_status add_spans(const ds_dataset *ds, int slot, int written, bert
             const ds_span *sp = &e->spans[s];
             if (sp->slot != slot)
                 continue;
+            if (tagged)
+                ++*tagged;
             pl_strbuf b = { 0 };
             for (int w = sp->start; w < sp->end; w++)
                 pl_strbuf_printf(&b, "%s%s", w > sp->start ? " " : "", e->words[w]);
@@ -32,8 +35,9 @@ static parley_status add_spans(const ds_dataset *ds, int slot, int written, bert
     return st;
 }
 
-/* Adds every synonym that has a value k holds already: its canonical value and surface forms. */
-static parley_status add_synonyms(const ds_dataset *ds, bert_known *k)
+/* Adds every synonym that has a value k holds already: its canonical value and surface forms;
+ * *found: whether one had. */
+static parley_status add_synonyms(const ds_dataset *ds, bert_known *k, int *found)
 {
     parley_status st = PARLEY_OK;
     for (int y = 0; y < ds->n_synonyms && st == PARLEY_OK; y++) {
@@ -47,6 +51,7 @@ static parley_status add_synonyms(const ds_dataset *ds, bert_known *k)
             held = pl_names_find(&k->ix, f, strlen(f)) >= 0;
             pl_free(f);
         }
+        *found |= held;
         for (int v = -1; held && v < syn->n && st == PARLEY_OK; v++) {
             const char *value = v < 0 ? syn->name : syn->values[v];
             st = bert_known_add(k, value, strlen(value));
@@ -87,13 +92,17 @@ parley_status train_slot_values_of(const ds_dataset *ds, bert_slot_values *out)
         if (!k)
             return pl_nomem("the slot values");
         const ds_values *table = ds_lookup_for(ds, ds->slots[s]);
-        st = add_spans(ds, s, 1, k);
+        int tagged = 0, synonyms = 0;
+        st = add_spans(ds, s, 1, k, &tagged);
+        /* the written examples' values (before the table) seen twice each on average */
+        const int repeated = 2 * k->n <= tagged;
         for (int v = 0; table && v < table->n && st == PARLEY_OK; v++)
             st = bert_known_add(k, table->values[v], strlen(table->values[v]));
         if (st == PARLEY_OK)
-            st = add_synonyms(ds, k);
+            st = add_synonyms(ds, k, &synonyms);
         if (st == PARLEY_OK)
-            st = add_spans(ds, s, 0, k);
+            st = add_spans(ds, s, 0, k, NULL);
+        k->open |= !table && !synonyms && !repeated;
         if (st == PARLEY_OK)
             st = writes_digits(k);
     }
