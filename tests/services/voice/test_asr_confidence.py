@@ -3,9 +3,9 @@ against the asr.pocketsphinx node's default reject_below (as `parley inspect` do
 
 Through the pizza bot's class model, pizza orders spoken by flite voices score well above
 the node's default threshold, and general English sentences (speech the bot does not serve,
-which the model still turns into pizza words) well under it; synthesis is deterministic, and
-each figure keeps a margin of at least 7 from the threshold (measured: orders 73.7-81.5,
-sentences 36.4-42.3; bench/RESULTS.md, "Voice"). The generic model gives no confidence ("-"),
+which the model still turns into pizza words) under it; synthesis is deterministic, and the
+orders keep a margin of at least 15 over the threshold, the sentences one of 3 under it
+(measured: orders 77.2-82.7, sentences 37.3-44.8; bench/RESULTS.md, "Voice"). The generic model gives no confidence ("-"),
 and neither does a bot model's empty transcript.
 
 Usage: test_asr_confidence.py PARLEY SOURCE_ROOT   (skips, exit 77, without flite or sox)
@@ -60,10 +60,10 @@ wavs = [speak(v, t, "in%d" % i) for i, (v, t) in enumerate(ORDERS)] + \
 got = transcribe("--nlu", pizza, *wavs)
 check(len(got) == len(wavs), "one line a file: %r" % got)
 for (voice, text), (conf, heard) in zip(ORDERS, got[:len(ORDERS)]):
-    check(float(conf) >= threshold + 7, "%s, %r: confidence %s (heard %r)" % (voice, text, conf,
-                                                                              heard))
+    check(float(conf) >= threshold + 15, "%s, %r: confidence %s (heard %r)" % (voice, text, conf,
+                                                                               heard))
 for (voice, text), (conf, heard) in zip(OUTSIDE, got[len(ORDERS):]):
-    check(float(conf) <= threshold - 7 and len(heard.split()) >= 3,
+    check(float(conf) <= threshold - 3 and len(heard.split()) >= 3,
           "%s, %r: confidence %s (heard %r)" % (voice, text, conf, heard))
 
 # the generic model has no confidence to give
