@@ -4,9 +4,8 @@ share of speech the bot does not serve that goes to its fallback.
 
 In-domain: sentences of the pizza and smart-home bots through their own class model, drawn
 and spoken as bench/voice_wer.py does (its seven voices of flite, espeak-ng and festival's
-HTS voice), clean and with its
-kitchen-like noise at 12 dB; and Debian's five real "cards" recordings through voice_wer.py's
-card-game bot. Out of domain: the same sentences through the OTHER bot's model; general
+HTS voice), clean and with its kitchen-like noise at 12 dB; and Debian's five real "cards"
+recordings through voice_wer.py's card-game bot. Out of domain: the same sentences through the OTHER bot's model; general
 English sentences read by festival's HTS voice (cmu_us_slt_arctic_hts, one of the in-domain
 voices too), clean and at 12 dB, through both models; Debian's real librivox sentences and
 "go forward ten meters" through all three models. Confidences come from `parley asr
