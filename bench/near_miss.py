@@ -27,24 +27,10 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from typos import slip  # noqa: E402
+from voice_wer import spell  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPAN = re.compile(r"\[([^\]\n]+)\](?:\(([^)\n]+)\)|(\{[^}\n]+\}))")
-ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen").split()
-TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
-
-
-def spell(n):
-    if n >= 1000:
-        return spell(n // 1000) + " thousand" + (" " + spell(n % 1000) if n % 1000 else "")
-    if n >= 100:
-        return ONES[n // 100] + " hundred" + (" " + spell(n % 100) if n % 100 else "")
-    if n >= 20:
-        return TENS[n // 10] + (" " + ONES[n % 10] if n % 10 else "")
-    return ONES[n]
-
-
 SPOKEN = {spell(n): str(n) for n in range(10000)}
 
 
