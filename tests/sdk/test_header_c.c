@@ -10,8 +10,8 @@ int main(void)
     parley_eval_params e = parley_eval_params_default();
     parley_train_event first = PARLEY_TRAIN_START;
     int ok = p.top_k > 0 && t.epochs == PARLEY_AUTO /* sized to the data */ &&
-             t.shape.layers == 0 && pt.train.shape.layers == 4 && !t.data && !t.progress &&
-             pt.train.epochs == 10 && pt.mask_prob > 0 && e.batch == 32 && !e.on_example &&
-             first == 0 && parley_train_default_lr(1) < parley_train_default_lr(0);
+             t.shape.layers == PARLEY_AUTO && pt.train.shape.layers == 4 && !t.data &&
+             !t.progress && pt.train.epochs == 10 && pt.mask_prob > 0 && e.batch == 32 &&
+             !e.on_example && first == 0 && parley_train_default_lr(1) < parley_train_default_lr(0);
     return ok ? 0 : 1;
 }

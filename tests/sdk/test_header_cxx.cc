@@ -19,7 +19,7 @@ int main()
     int ok = p.top_k > 0 && std::strlen(parley_version()) > 0 &&
              std::strcmp(parley_status_str(PARLEY_ERR_IO), "PARLEY_ERR_IO: input/output error") ==
                      0 &&
-             t.shape.hidden == 0 /* sized to the data */ && t.progress != nullptr &&
+             t.shape.hidden == PARLEY_AUTO /* sized to the data */ && t.progress != nullptr &&
              e.batch == 32 && parley_train_run(nullptr, nullptr) == PARLEY_ERR_INVALID_ARG;
     std::printf("%s\n", ok ? "ok" : "FAILED");
     return ok ? 0 : 1;
