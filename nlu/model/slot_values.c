@@ -188,11 +188,14 @@ cJSON *bert_slot_values_json(const bert_slot_values *v)
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; o && i < v->n; i++) {
         const bert_known *k = &v->slots[i];
-        cJSON *s = cJSON_AddObjectToObject(o, k->slot), *values;
+        cJSON *s = cJSON_AddObjectToObject(o, k->slot), *values = NULL;
         int ok = s && (!k->digits || cJSON_AddTrueToObject(s, "digits")) &&
                  (!k->open || cJSON_AddTrueToObject(s, "open")) &&
-                 (values = cJSON_CreateStringArray((const char *const *)k->values, k->n)) &&
-                 cJSON_AddItemToObject(s, "values", values);
+                 (values = cJSON_CreateStringArray((const char *const *)k->values, k->n));
+        if (ok && !cJSON_AddItemToObject(s, "values", values)) {
+            cJSON_Delete(values); /* not attached: still the caller's */
+            ok = 0;
+        }
         if (!ok) {
             cJSON_Delete(o);
             return NULL;
