@@ -8,7 +8,9 @@ frames at real-time pace. Mode eof: the client sends {"eof":1} right after the s
 times from that send to the reply and to the binary frame of the reply's speech. Mode
 endpoint: the speech is followed by silence at real-time pace; times from the last frame of
 speech to the reply, minus the server's silence_ms (SILENCE_MS, its default). Then N clients at once (each
-streaming in real time, eof mode): the slowest reply, and VmHWM of the server.
+streaming in real time, eof mode): the slowest reply, and VmHWM of the server; first as new
+users (a first utterance waits for its own first mean), then as users heard once before
+(named with a config message: they start from the mean they left).
 
 Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS]
 """
@@ -38,9 +40,12 @@ speech = open(raw, "rb").read()
 FRAME = 3200  # 100 ms
 
 
-async def utterance(url, endpoint):
+async def utterance(url, endpoint, user=None):
     async with websockets.connect(url, max_size=None) as ws:
         json.loads(await ws.recv())
+        if user:  # a returning user: their next utterance starts from their own mean
+            await ws.send(json.dumps({"config": {"user": user}}))
+            json.loads(await ws.recv())
         t_last = 0.0
         start = time.monotonic()
         for i in range(0, len(speech), FRAME):
@@ -77,7 +82,8 @@ def hwm_mb(pid):
     return 0
 
 
-srv = Server(parley, None, tmp, "ws.port=0", "nlu.model=" + model, "dialog.model=" + model,
+srv = Server(parley, None, tmp, "ws.port=0", "ws.trust_user_ids=true", "nlu.model=" + model,
+             "dialog.model=" + model,
              "dialog.store=" + os.path.join(tmp, "v.db"),
              "asr.cache_dir=" + os.path.join(tmp, "cache"),
              graph=os.path.join(ROOT, "samples", "voice", "pipeline.yaml"))
@@ -95,16 +101,23 @@ for mode in ("eof", "endpoint"):
     print(mode, out[mode], flush=True)
 
 
-async def together(n):
-    return await asyncio.gather(*[utterance(url, False) for _ in range(n)])
+async def together(n, users=None):
+    return await asyncio.gather(*[utterance(url, False, users and users[k]) for k in range(n)])
 
-out["concurrent"] = {}
-for n in (1, 5, 10, 20, 30, 40):
-    res = asyncio.run(together(n))
-    worst = max(a for a, _ in res)
-    out["concurrent"][n] = {"slowest_reply_ms": round(worst, 1),
-                            "median_reply_ms": round(statistics.median(a for a, _ in res), 1),
-                            "server_hwm_mb": round(hwm_mb(srv.proc.pid), 1)}
-    print(n, out["concurrent"][n], flush=True)
+# new users (each utterance a first one: its first mean measured on its own speech), then
+# users heard once before, named, so each starts from the mean their last utterance left
+for kind in ("concurrent", "concurrent_returning"):
+    out[kind] = {}
+    for n in (1, 5, 10, 20, 30, 40):
+        users = None
+        if kind == "concurrent_returning":
+            users = ["bench-%d-%d" % (n, k) for k in range(n)]
+            asyncio.run(together(n, users))  # their first utterances
+        res = asyncio.run(together(n, users))
+        worst = max(a for a, _ in res)
+        out[kind][n] = {"slowest_reply_ms": round(worst, 1),
+                        "median_reply_ms": round(statistics.median(a for a, _ in res), 1),
+                        "server_hwm_mb": round(hwm_mb(srv.proc.pid), 1)}
+        print(kind, n, out[kind][n], flush=True)
 srv.stop()
 print(json.dumps(out))
