@@ -99,37 +99,35 @@ static int rest_after(const words *w, int *j, int (*rest)(const words *, int, in
     return v;
 }
 
-static int below_1000(const words *w, int i, int *k)
+/* The number words [i, ...) start with, read as "[a | N] UNIT [and] REST" (N and REST read
+ * by `below`, N under `unit`), or as `below` reads it alone; *k words. UNIT is the word
+ * `unit_word` standing for `unit`: hundred below 1,000, thousand below 1,000,000. */
+static int scaled(const words *w, int i, int *k, int unit_word, int unit,
+                  int (*below)(const words *, int, int *))
 {
-    int h, j, m;
-    if (i + 1 < w->n && w->value[i] == W_A && w->value[i + 1] == W_HUNDRED) {
-        h = 1;
+    int n, j, m;
+    if (i + 1 < w->n && w->value[i] == W_A && w->value[i + 1] == unit_word) {
+        n = 1;
         j = i + 2;
-    } else if ((h = below_100(w, i, &m)) >= 1 && i + m < w->n && w->value[i + m] == W_HUNDRED) {
+    } else if ((n = below(w, i, &m)) >= 1 && n < unit && i + m < w->n &&
+               w->value[i + m] == unit_word) {
         j = i + m + 1;
     } else {
-        return below_100(w, i, k);
+        return below(w, i, k);
     }
-    int v = 100 * h + rest_after(w, &j, below_100);
+    int v = unit * n + rest_after(w, &j, below);
     *k = j - i;
     return v;
 }
 
+static int below_1000(const words *w, int i, int *k)
+{
+    return scaled(w, i, k, W_HUNDRED, 100, below_100);
+}
+
 static int number(const words *w, int i, int *k)
 {
-    int t, j, m;
-    if (i + 1 < w->n && w->value[i] == W_A && w->value[i + 1] == W_THOUSAND) {
-        t = 1;
-        j = i + 2;
-    } else if ((t = below_1000(w, i, &m)) >= 1 && t < 1000 && i + m < w->n &&
-               w->value[i + m] == W_THOUSAND) {
-        j = i + m + 1;
-    } else {
-        return below_1000(w, i, k);
-    }
-    int v = 1000 * t + rest_after(w, &j, below_1000);
-    *k = j - i;
-    return v;
+    return scaled(w, i, k, W_THOUSAND, 1000, below_1000);
 }
 
 static int is_space(char c)
