@@ -1,7 +1,7 @@
 /* cmd_tokenize.c — `parley tokenize`: UTF-8 lines on stdin, their WordPiece pieces as JSON.
  *
  * One JSON object per input line, with each piece's token, id, word index and byte range,
- * so scripts (and tests/nlu/test_tokenizer_ref.py) can compare the tokenizer with other
+ * so scripts (and tests/nlu/text/test_tokenizer_ref.py) can compare the tokenizer with other
  * implementations. A line of invalid UTF-8 gets an error object and the stream goes on.
  * It is a thin shell over the public parley_tokenizer (parley/nlu.h): no tokenizing logic
  * lives here.

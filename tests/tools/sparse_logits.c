@@ -7,8 +7,8 @@
  * One text per stdin line. OUT_JSON: {"seqs": [{"ids": [T], "words": [T] (the word of each
  * token, -1 for [CLS] and [SEP]), "intent": [NI], "slot": [[NS] per piece after [CLS]],
  * "sent": [[feature, value], ...], "tok": [[[feature, value], ...] per token]}, ...]}, the
- * rows those of bert_sparse_rows. tests/nlu/test_sparse_ref.py compares. Exit status 0, or
- * 1 with the reason on stderr.
+ * rows those of bert_sparse_rows. tests/nlu/sparse/test_sparse_ref.py compares. Exit status
+ * 0, or 1 with the reason on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,13 +5,15 @@ CJK, Hangul, punctuation, emoji, controls, odd whitespace, long words, mixed scr
 random strings drawn from many Unicode blocks (fixed seed); invalid UTF-8 (hand cases and
 random bytes, where the error must name the byte Python's decoder names); and, when
 $PARLEY_SHARED_DATA is there, every line of the SNIPS and ATIS train and dev seq.in files.
-The committed tests/nlu/vocab_small.txt is always used, the standard
+The committed tests/nlu/vocab_small.txt (VOCAB) is always used, the standard
 bert-base-uncased vocabulary when present. Tokens, ids, word indexes, piece byte ranges
 and word byte ranges must all match; any mismatch fails the test.
 
 Known Unicode-version differences (utf8proc 2.8 = Unicode 15.0, Python 3.11 = 14.0) are
 kept out by drawing random characters only from those Python knows (category other than
 Cn); none are tolerated.
+
+Usage: test_tokenizer_ref.py VOCAB   (PARLEY_BIN names the parley CLI)
 """
 import json
 import os
@@ -22,8 +24,6 @@ import sys
 import unicodedata
 
 from reference import tokenizer as ref
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 SENTENCES = [
     "Hello, world!",
@@ -187,12 +187,14 @@ def main():
     binary = os.environ.get("PARLEY_BIN")
     if not binary or not os.path.exists(binary):
         sys.exit("PARLEY_BIN does not name the parley binary")
+    if len(sys.argv) != 2:
+        sys.exit("usage: test_tokenizer_ref.py VOCAB (tests/nlu/vocab_small.txt)")
     rng = random.Random(20240611)
     hand = [s.encode("utf-8") for s in SENTENCES] + INVALID
     rand_text = random_texts(rng, 3000)
     rand_bytes = random_bytes(rng, 1000)
 
-    vocabs = [("small", os.path.join(HERE, "vocab_small.txt"))]
+    vocabs = [("small", sys.argv[1])]
     shared = os.environ.get("PARLEY_SHARED_DATA", "")
     std = os.path.join(shared, "vocab", "bert-base-uncased-vocab.txt")
     if shared and os.path.exists(std):
