@@ -8,7 +8,7 @@ this script, which writes model directories with larger random weights (std 0.3 
 for wide models), random biases and LayerNorm gains around 1, so that attention is peaked and
 every part of the network moves the logits: a test that small errors cannot hide in. Batches
 of 1, 2 and 7 sequences with lengths from 1 to max_position_embeddings run through
-tests/nlu/bert_logits (packed, no padding) and through reference/bert_ref.py (padded batch
+tests/tools/bert_logits (packed, no padding) and through reference/bert_ref.py (padded batch
 with an attention mask, float64).
 
 Tolerance, per batch and per head (intent logits, slot logits), with c parley's value and r
