@@ -535,7 +535,7 @@ static cJSON *build_json(const bert_config *c)
     ok = intents && cJSON_AddItemToObject(root, "intent_labels", intents);
     if (!ok)
         cJSON_Delete(intents);
-    /* Written only when fitted, so an uncalibrated model's file is as before. */
+    /* Written only when fitted, so an uncalibrated model's file has no such key. */
     if (ok && c->intent_temperature > 0 && c->intent_temperature != 1)
         ok = cJSON_AddNumberToObject(root, "intent_temperature",
                                      short_float(c->intent_temperature)) != NULL;

@@ -49,7 +49,8 @@ static const struct field {
     { FIELD(intent_b), 0, BERT_DIM_1, BERT_DIM_NI, FILL_ZERO },
     { FIELD(slot_w), 0, BERT_DIM_NS, BERT_DIM_H, FILL_NORMAL },
     { FIELD(slot_b), 0, BERT_DIM_1, BERT_DIM_NS, FILL_ZERO },
-    /* Last, so a model without sparse features draws the same initial weights as before. */
+    /* Last, so the weights above draw the same initial numbers whether the model has sparse
+     * features or not. */
     { FIELD(sparse_intent_w), 0, BERT_DIM_NI, BERT_DIM_FS, FILL_ZERO },
     { FIELD(sparse_slot_w), 0, BERT_DIM_NS, BERT_DIM_FW, FILL_ZERO },
 };

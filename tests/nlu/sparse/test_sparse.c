@@ -9,9 +9,9 @@
  * The model: a model with sparse features saved and loaded exactly (sparse.json and the two
  * maps; versions 1 and 2, one norm per word row, read and run as trained), broken sparse.json files
  * refused with messages naming the file and what is wrong, a model without sparse features written
- * and read as before (no sparse.json, no config keys, logits through bert_run_pieces bit-identical
- * to bert_forward's), zero sparse weights changing nothing, and allocation failures injected into
- * learning, featurizing, loading and saving.
+ * and read as a plain model (no sparse.json, no config keys, logits through bert_run_pieces
+ * bit-identical to bert_forward's), zero sparse weights changing nothing, and allocation failures
+ * injected into learning, featurizing, loading and saving.
  */
 #include <ctype.h>
 #include <math.h>
@@ -524,7 +524,7 @@ static void test_model_files(void)
         CHECK(0, "setup: %s", parley_errmsg());
         goto done;
     }
-    /* Without sparse features: files as before, and the logits are bert_forward's. */
+    /* Without sparse features: a plain model's files, and the logits are bert_forward's. */
     const char *plain_dir = tmpdir_path("plain");
     CHECK(bert_model_save(m, plain_dir) == PARLEY_OK, "save: %s", parley_errmsg());
     char *cfg = read_text(tmpdir_path("plain/config.json"));
