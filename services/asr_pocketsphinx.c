@@ -14,7 +14,9 @@
  * users heard most recently); a first utterance, from the mean of its own first speech
  * (asr_cmn.h), measured while its audio is held. A transcript of the bot's model comes
  * with a confidence, its best path's score per frame: the node rejects speech the bot does
- * not serve by it (the generic model's transcripts have none).
+ * not serve by it (the generic model's transcripts have none). Noise lowers that score for
+ * the bot's own speech as it does for foreign speech, so a low one asks the generic model
+ * for a second opinion (confidence_of).
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <math.h>
@@ -410,8 +412,9 @@ static parley_status ps_end(void *stream)
     return PARLEY_OK;
 }
 
-/* The whole utterance through the generic model. */
-static parley_status decode_generic(ps_stream *s, char **text)
+/* The whole utterance through the generic model; *score (when not NULL): its best path's
+ * score per frame. */
+static parley_status decode_generic(ps_stream *s, char **text, float *score)
 {
     parley_status st = PARLEY_OK;
     svc_ps *ps = s->ps;
@@ -423,19 +426,45 @@ static parley_status decode_generic(ps_stream *s, char **text)
         ps_end_utt(ps->fallback) < 0)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
                      s->n);
+    int32 path = 0;
     if (st == PARLEY_OK)
-        st = hyp_copy(ps->fallback, text, NULL);
+        st = hyp_copy(ps->fallback, text, &path);
+    if (score) {
+        int frames = ps_get_n_frames(ps->fallback);
+        *score = (float)path / (float)(frames > 0 ? frames : 1);
+    }
     pthread_mutex_unlock(&ps->fb_mu);
     return st;
 }
 
-/* The confidence of a bot model's transcript of `frames` 10 ms frames whose best path scores
- * `score` (ps_get_hyp's, acoustic and language model together, pocketsphinx's log units):
- * 100 plus the score per frame, within 0..100. Speech the bot does not serve, forced through
- * its model, takes a worse path in both (bench/RESULTS.md, "Voice"). */
-static float confidence_of(int32 score, int frames)
+/* Under this, the bot model's path score alone cannot tell its own speech in noise from
+ * speech it does not serve, and the generic model is asked (confidence_of). */
+#define SECOND_OPINION_BELOW 60.0f
+/* Where a second opinion puts a transcript the bot's model and the generic one explain
+ * equally well: the asr.pocketsphinx node's default reject_below. */
+#define SECOND_OPINION_EVEN 50.0f
+
+/* The confidence of the bot model's transcript (0..100), from its best path's score (acoustic
+ * and language model together, pocketsphinx's log units) over the stream's frames: 100 plus
+ * the score per frame. Speech the bot does not serve, forced through its model, takes a worse
+ * path; so does its own speech in noise. Under SECOND_OPINION_BELOW, when the generic model
+ * is loaded, the utterance is decoded again by it: the confidence is then 50 plus the margin
+ * per frame by which the bot's path scores better than the generic model's, under 60. Its
+ * own speech in noise still fits the bot's model as well as general English; foreign speech
+ * fits general English far better. Synthesized orders and real librivox: bench/RESULTS.md,
+ * "Voice" (#voice-second-opinion). */
+static float confidence_of(ps_stream *s, int32 score)
 {
-    float c = 100.0f + (float)score / (float)(frames > 0 ? frames : 1);
+    int frames = ps_get_n_frames(s->dec);
+    float per_frame = (float)score / (float)(frames > 0 ? frames : 1), generic;
+    float c = 100.0f + per_frame;
+    char *text = NULL;
+    if (c < SECOND_OPINION_BELOW && s->ps->fallback && s->n &&
+        decode_generic(s, &text, &generic) == PARLEY_OK) {
+        c = SECOND_OPINION_EVEN + per_frame - generic;
+        c = c < SECOND_OPINION_BELOW ? c : SECOND_OPINION_BELOW - 0.1f;
+    }
+    pl_free(text);
     return c < 0 ? 0 : c > 100 ? 100 : c;
 }
 
@@ -450,13 +479,13 @@ static parley_status ps_final(void *stream, char **text)
         if ((st = hyp_copy(s->dec, text, &score)) != PARLEY_OK)
             return st;
         if ((*text)[0])
-            s->confidence = confidence_of(score, ps_get_n_frames(s->dec));
+            s->confidence = confidence_of(s, score);
         if ((*text)[0] || !s->ps->fallback)
             return st;
         pl_free(*text);
         *text = NULL;
     }
-    return s->n ? decode_generic(s, text) : hyp_copy(s->ps->fallback, text, NULL);
+    return s->n ? decode_generic(s, text, NULL) : hyp_copy(s->ps->fallback, text, NULL);
 }
 
 static float ps_confidence(void *stream)

@@ -32,8 +32,9 @@ static const pipe_param_spec params[] = {
       "speech the bot's model cannot match goes to the generic English model (else: an error)",
       NULL },
     { "reject_below", PIPE_P_DOUBLE, SVC_PS_REJECT_BELOW, 0, 100,
-      "an utterance whose confidence (100 plus the bot model's path score per frame) is under "
-      "this is rejected: the dialog answers with its fallback (0: none is)",
+      "an utterance whose confidence (100 plus the bot model's path score per frame; under 60, "
+      "50 plus its margin over the generic model's) is under this is rejected: the dialog "
+      "answers with its fallback (0: none is)",
       NULL },
     { "partial_ms", PIPE_P_INT, "200", 0, 60000, "least time between two partial hypotheses",
       NULL },

@@ -60,8 +60,11 @@ PARLEY_API parley_status parley_asr_open(const parley_asr_params *p, parley_asr 
  * is owned by the caller: parley_asr_text_free(). */
 PARLEY_API parley_status parley_asr_transcribe_file(parley_asr *asr, const char *path, char **text);
 /* How sure the recognizer is of the last transcript parley_asr_transcribe_file() gave, from 0
- * to 100: 100 plus the bot model's best path score per 10 ms frame. The asr.pocketsphinx
- * node rejects an utterance under its reject_below (default 50; docs/voice.md). NAN when
+ * to 100: 100 plus the bot model's best path score per 10 ms frame; under 60, when the
+ * generic model is loaded, 50 plus the margin per frame by which the bot model's path beats
+ * the generic model's (so under 50: general English fits the sound better). The
+ * asr.pocketsphinx node rejects an utterance under its reject_below (default 50;
+ * docs/voice.md). NAN when
  * there is none: no bot model, the generic model's fallback transcript, no words, a failed
  * call, or NULL. */
 PARLEY_API float parley_asr_confidence(const parley_asr *asr);
