@@ -107,7 +107,9 @@ typedef struct svc_ps_params {
     const char *dict;         /* pronunciation dictionary (NULL: Debian's cmudict-en-us.dict) */
     const char *lm;           /* the generic language model for the fallback (NULL: en-us.lm.bin) */
     const svc_lang_info *bot; /* the bot's model (svc_lang_build), or NULL: the generic one only */
-    int fallback; /* 1: an utterance the bot's model cannot match goes to the generic model */
+    int fallback;       /* 1: an utterance the bot's model cannot match goes to the generic model */
+    int second_opinion; /* 1 (and fallback): a low confidence asks the generic model again
+                           (asr_pocketsphinx.c); 0 where nothing is rejected by it */
 } svc_ps_params;
 
 /* The asr.pocketsphinx node's default reject_below: most general English speech (synthesized,

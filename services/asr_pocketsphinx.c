@@ -36,7 +36,8 @@ svc_ps_params svc_ps_params_default(void)
     return (svc_ps_params){ .hmm = MODEL_DIR "/en-us",
                             .dict = MODEL_DIR "/cmudict-en-us.dict",
                             .lm = MODEL_DIR "/en-us.lm.bin",
-                            .fallback = 1 };
+                            .fallback = 1,
+                            .second_opinion = 1 };
 }
 
 #if PARLEY_HAVE_POCKETSPHINX
@@ -59,6 +60,12 @@ typedef struct user_mean {
     mfcc_t mean[MAX_CEP];
 } user_mean;
 
+/* The generic model beside a bot's model gives second opinions on noisy speech, where its full
+ * search (two more passes, up to 30,000 HMMs a frame) cost 9 times the bot's decoding; one
+ * pass of at most 3,000 HMMs a frame costs 2.5 times less and decided the same
+ * (bench/RESULTS.md#voice-second-opinion). Its fallback transcripts take the same search. */
+#define GENERIC_BESIDE_BOT_HMMS "3000"
+
 /* How far above its noise estimate (dB) pocketsphinx's voice detector puts speech, for the
  * bot's decoders: 3 rather than the default 2 keeps more of the noise between words out of
  * the search, where the bot's model would make words of it (synthesized orders with babble
@@ -74,6 +81,7 @@ struct svc_ps {
     size_t n_pool, cap_pool;
     pthread_mutex_t fb_mu; /* the fallback decoder */
     ps_decoder_t *fallback;
+    int second_opinion;   /* svc_ps_params' */
     mfcc_t cmn0[MAX_CEP]; /* a new decoder's cepstral mean (the model's cmninit) */
     int cmn_len;
     user_mean *means; /* (USER_MEANS), under mu */
@@ -106,9 +114,10 @@ static int set_class_model(svc_ps *ps, ps_decoder_t *dec)
 static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
 {
     cmd_ln_t *cfg;
-    if (!bot)
+    if (!bot) /* beside a bot's model, its second opinion (GENERIC_BESIDE_BOT_HMMS) */
         cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm", ps->lm,
-                          NULL);
+                          ps->bot ? "-fwdflat" : NULL, "no", "-bestpath", "no", "-maxhmmpf",
+                          GENERIC_BESIDE_BOT_HMMS, NULL);
     else /* the class model is set after (set_class_model): its NULL ends the list early */
         cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->bot_dict,
                           "-vad_threshold", VAD_THRESHOLD,
@@ -195,6 +204,7 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->hmm = dup_or(p->hmm, d.hmm);
     ps->dict = dup_or(p->dict, d.dict);
     ps->lm = dup_or(p->lm, d.lm);
+    ps->second_opinion = p->second_opinion;
     if (p->bot) {
         ps->kind = p->bot->kind;
         ps->bot = pl_strdup(p->bot->path);
@@ -459,7 +469,7 @@ static float confidence_of(ps_stream *s, int32 score)
     float per_frame = (float)score / (float)(frames > 0 ? frames : 1), generic;
     float c = 100.0f + per_frame;
     char *text = NULL;
-    if (c < SECOND_OPINION_BELOW && s->ps->fallback && s->n &&
+    if (c < SECOND_OPINION_BELOW && s->ps->second_opinion && s->ps->fallback && s->n &&
         decode_generic(s, &text, &generic) == PARLEY_OK) {
         c = SECOND_OPINION_EVEN + per_frame - generic;
         c = c < SECOND_OPINION_BELOW ? c : SECOND_OPINION_BELOW - 0.1f;

@@ -69,6 +69,7 @@ static parley_status node_create(pipe_node *node, void **out)
     if (*(v = pipe_node_param_str(node, "lm")))
         p.lm = v;
     p.fallback = pipe_node_param_bool(node, "fallback");
+    p.second_opinion = pipe_node_param_double(node, "reject_below") > 0; /* else it is unused */
     if (*nlu) {
         svc_lang_kind kind = strcmp(pipe_node_param_str(node, "language"), "grammar")
                                      ? SVC_LANG_NGRAM

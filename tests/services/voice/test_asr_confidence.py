@@ -5,16 +5,16 @@ Through the pizza bot's class model, pizza orders spoken by flite voices score w
 the node's default threshold, and general English sentences (speech the bot does not serve,
 which the model still turns into pizza words) under it; synthesis is deterministic, and the
 orders keep a margin of at least 15 over the threshold, the sentences one of 3 under it
-(measured: orders 77.2-82.7, sentences 24.1-29.0; bench/RESULTS.md, "Voice"). The generic model gives no confidence ("-"),
+(measured: orders 77.2-82.7, sentences 25.1-27.8; bench/RESULTS.md, "Voice"). The generic model gives no confidence ("-"),
 and neither does a bot model's empty transcript.
 
 The second opinion: under 60, the generic model decodes the utterance again and the confidence
 becomes 50 plus the margin by which the bot's path beats the generic one's. Without the
 generic model (--no-fallback) the confidence is the path score alone: the orders score the
 same both ways (above 60, no second opinion is asked), the general English sentences at
-least 8 lower with it (they fit general English far better: measured 11.1-20.7 lower), and
-an order spoken over kitchen chatter ("the sauce needs salt" in another voice) keeps its
-words and stays over the threshold (measured 53.1).
+least 8 lower with it (they fit general English far better: measured 12.2-18.6 lower).
+Whether the bot's own speech in noise keeps over the threshold is a matter of degree, measured
+by bench/voice_wer.py, not here.
 
 Usage: test_asr_confidence.py PARLEY SOURCE_ROOT   (skips, exit 77, without flite or sox)
 """
@@ -46,15 +46,6 @@ def speak(voice, text, name):
     subprocess.run(["flite", "-voice", voice, "-t", text, "-o", raw], check=True)
     subprocess.run(["sox", raw, "-r", "16000", wav, "pad", "0.5", "0.5"], check=True)
     return wav
-
-
-def over_chatter(wav, name):
-    """wav with another voice's sentence mixed in at the same level, 0.6 s in."""
-    chatter = speak("kal16", "the sauce needs salt", name + "-chatter")
-    padded, out = os.path.join(tmp, name + "-pad.wav"), os.path.join(tmp, name + ".wav")
-    subprocess.run(["sox", chatter, padded, "pad", "0.1"], check=True)
-    subprocess.run(["sox", "-m", "-v", "1", wav, "-v", "1", padded, out], check=True)
-    return out
 
 
 def transcribe(*args):
@@ -93,10 +84,6 @@ for (conf, heard), (conf_alone, _) in zip(got[len(ORDERS):], alone[len(ORDERS):]
     check(float(conf) <= float(conf_alone) - 8,
           "general English, with the generic model %s, the path score alone %s (heard %r)" %
           (conf, conf_alone, heard))
-noisy = over_chatter(speak("kal16", "cancel my order", "cancel"), "cancel-chatter")
-got_noisy = transcribe("--nlu", pizza, noisy)
-check(len(got_noisy) == 1 and got_noisy[0][1] == "cancel my order" and
-      float(got_noisy[0][0]) >= threshold, "an order over chatter: %r" % got_noisy)
 
 # the generic model has no confidence to give
 got = transcribe(wavs[0])
