@@ -61,8 +61,8 @@ typedef struct user_mean {
 } user_mean;
 
 /* The generic model beside a bot's model gives second opinions on noisy speech, where its full
- * search (two more passes, up to 30,000 HMMs a frame) cost 9 times the bot's decoding; one
- * pass of at most 3,000 HMMs a frame costs 2.5 times less and decided the same
+ * search (two more passes, up to 30,000 HMMs a frame) costs many times the bot's decoding; one
+ * pass of at most 3,000 HMMs a frame decides the same for a fraction of it
  * (bench/RESULTS.md#voice-second-opinion). Its fallback transcripts take the same search. */
 #define GENERIC_BESIDE_BOT_HMMS "3000"
 

@@ -64,9 +64,8 @@ PARLEY_API parley_status parley_asr_transcribe_file(parley_asr *asr, const char 
  * generic model is loaded, 50 plus the margin per frame by which the bot model's path beats
  * the generic model's (so under 50: general English fits the sound better). The
  * asr.pocketsphinx node rejects an utterance under its reject_below (default 50;
- * docs/voice.md). NAN when
- * there is none: no bot model, the generic model's fallback transcript, no words, a failed
- * call, or NULL. */
+ * docs/voice.md). NAN when there is none: no bot model, the generic model's fallback
+ * transcript, no words, a failed call, or NULL. */
 PARLEY_API float parley_asr_confidence(const parley_asr *asr);
 PARLEY_API void parley_asr_text_free(char *text);
 /* NULL is a no-op. */
