@@ -1,23 +1,28 @@
-/* audio.c — the utterance segmenter of pipeline/audio.h: rate conversion to 16 kHz, an
- * energy detector over 10 ms frames, and the pieces it sends.
+/* audio.c — the utterance segmenter of pipeline/audio.h: rate conversion to 16 kHz, the
+ * speech detector over 10 ms frames, the pause held back, and the pieces it sends.
  *
  * Rate conversion is linear interpolation after a moving average as wide as the rate ratio
  * (a plain low-pass when going down from 44.1 or 48 kHz): good enough for speech
- * recognition, not for music. The detector calls a frame speech when its RMS reaches the
- * threshold; three speech frames in a row start an utterance, which takes the 200 ms before
- * it along (the first sounds are quiet). Nothing here knows a recognizer.
+ * recognition, not for music. The detector (pipeline/audio_vad.h) calls a frame speech
+ * against the stream's own noise; three speech frames in a row start an utterance, which
+ * takes the 300 ms before it along (the first sounds are quiet, and the detector's average
+ * rises after them). Nothing here knows a recognizer.
  */
 #include <math.h>
 #include <string.h>
 
 #include "pipeline/audio.h"
+#include "pipeline/audio_vad.h"
 #include "sdk/base/alloc.h"
 
 enum {
     FRAME = PIPE_AUDIO_RATE / 100, /* 10 ms */
-    PRE_FRAMES = 20,               /* kept from before the start of speech */
+    PRE_FRAMES = 30,               /* kept from before the start of speech */
     START_FRAMES = 3,              /* speech frames in a row that start an utterance */
     MAX_AVG = 8,                   /* widest moving average (48 kHz / 16 kHz = 3) */
+    /* silent frames that go on with the utterance as they come (with the detector's lag,
+     * 250 ms of a pause: the last word's end); the rest of a pause is held back */
+    PAUSE_SENT = 10,
 };
 
 struct pipe_seg {
@@ -31,6 +36,7 @@ struct pipe_seg {
     int avg_w, avg_n, avg_at;
     double avg[MAX_AVG];
     /* detection */
+    pipe_vad vad;
     int16_t frame[FRAME];
     int n_frame;
     int16_t pre[PRE_FRAMES * FRAME]; /* ring of the frames before speech */
@@ -38,6 +44,10 @@ struct pipe_seg {
     int in_speech, silence_run;
     size_t utt_samples;
     uint32_t utt;
+    /* the pause being held back: it goes on if speech resumes, and is dropped if the
+     * utterance ends there, so the recognizer does not hear the noise after the speech */
+    int16_t *held;
+    size_t n_held, held_cap; /* frames */
     /* the piece being filled */
     int16_t *piece;
     size_t n_piece, piece_samples, piece_cap;
@@ -60,17 +70,18 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
     q.silence_ms = or_default(q.silence_ms, 1000);
     q.max_ms = or_default(q.max_ms, 15000);
     q.piece_ms = or_default(q.piece_ms, 100);
-    q.threshold = or_default(q.threshold, 300);
+    q.threshold = or_default(q.threshold, 100);
     if (q.in_rate < PIPE_SEG_MIN_RATE || q.in_rate > PIPE_SEG_MAX_RATE || q.max_ms < 0 ||
-        q.piece_ms < 10 || q.piece_ms > 1000 || q.threshold < 0)
+        q.piece_ms < 10 || q.piece_ms > 1000 || q.threshold < 0 || q.threshold > 32767)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "audio of user '%s': rate %d Hz (8000-48000), piece %d ms (10-1000) or "
-                       "maximum %d ms out of range",
-                       user, q.in_rate, q.piece_ms, q.max_ms);
+                       "audio of user '%s': rate %d Hz (8000-48000), piece %d ms (10-1000), "
+                       "maximum %d ms or threshold %d (1-32767) out of range",
+                       user, q.in_rate, q.piece_ms, q.max_ms, q.threshold);
     pipe_seg *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_nomem("an audio segmenter");
     s->p = q;
+    pipe_vad_init(&s->vad, q.threshold);
     s->node = node;
     s->port = port;
     s->step = (double)q.in_rate / PIPE_AUDIO_RATE;
@@ -78,9 +89,11 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
     s->avg_w = s->avg_w > MAX_AVG ? MAX_AVG : s->avg_w;
     s->piece_samples = (size_t)q.piece_ms * (PIPE_AUDIO_RATE / 1000);
     s->piece_cap = s->piece_samples + PRE_FRAMES * FRAME + FRAME;
+    s->held_cap = q.silence_ms > 0 ? (size_t)q.silence_ms / 10 : 100;
     s->user = pl_strdup(user);
     s->piece = pl_malloc(s->piece_cap * sizeof *s->piece);
-    if (!s->user || !s->piece) {
+    s->held = pl_malloc(s->held_cap * FRAME * sizeof *s->held);
+    if (!s->user || !s->piece || !s->held) {
         pipe_seg_close(s);
         return pl_nomem("an audio segmenter");
     }
@@ -94,12 +107,18 @@ void pipe_seg_close(pipe_seg *s)
         return;
     pl_free(s->user);
     pl_free(s->piece);
+    pl_free(s->held);
     pl_free(s);
 }
 
 uint32_t pipe_seg_utterances(const pipe_seg *s)
 {
     return s->utt;
+}
+
+size_t pipe_seg_samples(const pipe_seg *s)
+{
+    return s->utt_samples;
 }
 
 int pipe_seg_in_speech(const pipe_seg *s)
@@ -125,6 +144,7 @@ static parley_status end_utterance(pipe_seg *s, pipe_utt_end why)
     s->in_speech = 0;
     s->speech_run = s->silence_run = 0;
     s->pre_frames = s->pre_at = 0;
+    s->n_held = 0;
     return send_piece(s, why);
 }
 
@@ -135,13 +155,44 @@ static void append(pipe_seg *s, const int16_t *x, size_t n)
     s->utt_samples += n;
 }
 
+/* Appends a frame of the utterance, sending the piece when it is full. */
+static parley_status go_on(pipe_seg *s, const int16_t *frame)
+{
+    append(s, frame, FRAME);
+    return s->n_piece >= s->piece_samples ? send_piece(s, PIPE_UTT_MORE) : PARLEY_OK;
+}
+
+/* The pause held back goes on after all: speech resumed, or there is no room for more. */
+static parley_status release_held(pipe_seg *s)
+{
+    parley_status st = PARLEY_OK;
+    for (size_t i = 0; i < s->n_held && st == PARLEY_OK; i++)
+        st = go_on(s, s->held + i * FRAME);
+    s->n_held = 0;
+    return st;
+}
+
+/* A frame of an utterance in progress. */
+static parley_status in_utterance(pipe_seg *s, int speech)
+{
+    parley_status st = PARLEY_OK;
+    s->silence_run = speech ? 0 : s->silence_run + 1;
+    if (speech || s->silence_run <= PAUSE_SENT) {
+        if (speech)
+            st = release_held(s);
+        return st == PARLEY_OK ? go_on(s, s->frame) : st;
+    }
+    if (s->n_held == s->held_cap)
+        st = release_held(s);
+    memcpy(s->held + s->n_held++ * FRAME, s->frame, sizeof s->frame);
+    return st;
+}
+
 /* One whole 10 ms frame at 16 kHz. */
 static parley_status on_frame(pipe_seg *s)
 {
-    double e = 0;
-    for (int i = 0; i < FRAME; i++)
-        e += (double)s->frame[i] * s->frame[i];
-    int speech = sqrt(e / FRAME) >= s->p.threshold;
+    parley_status st = PARLEY_OK;
+    int speech = pipe_vad_frame(&s->vad, s->frame, FRAME);
     if (!s->in_speech) {
         memcpy(s->pre + s->pre_at * FRAME, s->frame, sizeof s->frame);
         s->pre_at = (s->pre_at + 1) % PRE_FRAMES;
@@ -157,11 +208,12 @@ static parley_status on_frame(pipe_seg *s)
             int at = (s->pre_at - s->pre_frames + i + PRE_FRAMES) % PRE_FRAMES;
             append(s, s->pre + at * FRAME, FRAME);
         }
-    } else {
-        append(s, s->frame, FRAME);
-        s->silence_run = speech ? 0 : s->silence_run + 1;
+    } else if ((st = in_utterance(s, speech)) != PARLEY_OK) {
+        return st;
     }
-    if (s->p.silence_ms > 0 && s->silence_run * 10 >= s->p.silence_ms)
+    /* the detector's first silent frame comes PIPE_VAD_LAG_FRAMES into the silence */
+    if (s->p.silence_ms > 0 && s->silence_run > 0 &&
+        (s->silence_run + PIPE_VAD_LAG_FRAMES) * 10 >= s->p.silence_ms)
         return end_utterance(s, PIPE_UTT_SILENCE);
     if (s->utt_samples >= (size_t)s->p.max_ms * (PIPE_AUDIO_RATE / 1000))
         return end_utterance(s, PIPE_UTT_MAX);

@@ -2,12 +2,15 @@
  *
  * A source (audio.gst, ws.server) feeds the samples it reads, at the rate it reads them,
  * into one pipe_seg per user stream. The segmenter converts them to PIPE_AUDIO_RATE, finds
- * where speech starts (an energy detector over 10 ms frames, with some audio kept from
- * before the start), and sends the utterance on as PIPE_T_AUDIO pieces of about
- * `piece_ms` through pipe_node_emit (so a full queue slows the source: backpressure). An
- * utterance ends after `silence_ms` of trailing silence, at `max_ms` of audio, or when the
- * source calls pipe_seg_end (end of file, the client's eof). Audio outside any utterance
- * (silence) sends nothing. It does not recognize anything: that is the ASR node's job.
+ * where speech starts (a level detector over 10 ms frames that learns the stream's noise,
+ * pipeline/audio_vad.h; some audio is kept from before the start), and sends the utterance
+ * on as PIPE_T_AUDIO pieces of about `piece_ms` through pipe_node_emit (so a full queue
+ * slows the source: backpressure). An utterance ends after `silence_ms` of trailing
+ * silence, at `max_ms` of audio, or when the source calls pipe_seg_end (end of file, the
+ * client's eof). Audio outside any utterance (silence) sends nothing, and neither does a
+ * trailing silence past its first 250 ms: a pause is held back until speech resumes, so
+ * the recognizer does not hear the noise after the speech. It does not recognize anything:
+ * that is the ASR node's job.
  *
  * A pipe_seg belongs to one source thread at a time; it holds no lock.
  */
@@ -24,7 +27,8 @@ typedef struct pipe_seg_params {
     int silence_ms; /* trailing silence that ends an utterance (0: 1000; -1: never) */
     int max_ms;     /* an utterance's maximum length (0: 15000) */
     int piece_ms;   /* audio per message (0: 100) */
-    int threshold;  /* RMS of a speech frame, 16-bit units (0: 300, about -40 dBFS) */
+    int threshold;  /* the least RMS of speech, 16-bit units (0: 100, about -50 dBFS); above
+                     * it, speech is told from the stream's own noise (audio_vad.h) */
     /* Optional: called with an utterance's last piece just before it is sent (a source that
      * tracks its turns records last->seq here, as the reply will carry it); not for a
      * dropped utterance. On the feeding thread. */
@@ -55,6 +59,8 @@ parley_status pipe_seg_end(pipe_seg *s, int *sent);
 parley_status pipe_seg_drop(pipe_seg *s);
 /* The number of the last utterance started (0 before the first). */
 uint32_t pipe_seg_utterances(const pipe_seg *s);
+/* The samples (16 kHz) sent of the utterance in progress, or of the last one. */
+size_t pipe_seg_samples(const pipe_seg *s);
 /* Whether an utterance is in progress. */
 int pipe_seg_in_speech(const pipe_seg *s);
 

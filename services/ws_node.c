@@ -41,7 +41,10 @@ static const pipe_param_spec params[] = {
       "trailing silence that ends a client's utterance (the endpoint)", NULL },
     { "max_ms", PIPE_P_INT, "15000", 500, 120000,
       "an utterance's maximum length: it is ended and answered there", NULL },
-    { "threshold", PIPE_P_INT, "300", 1, 32767, "RMS level of speech (16-bit units)", NULL },
+    { "threshold", PIPE_P_INT, "100", 1, 32767,
+      "the least RMS of speech (16-bit units); above it, speech is told from the stream's own "
+      "noise",
+      NULL },
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 

@@ -1,6 +1,9 @@
 /* test_audio_seg.c — the utterance segmenter (pipeline/audio.h) through a real graph: tone
  * bursts between silences at 8, 16, 44.1 and 48 kHz, fed in odd-sized chunks, give one
- * utterance per burst ended by trailing silence, numbered in order; silence alone gives
+ * utterance per burst ended by trailing silence, numbered in order; so do bursts 11 dB over
+ * a noise louder than a fixed threshold would allow, and a quiet speaker's bursts over a
+ * quiet room (pipeline/audio_vad.h); a pause inside an utterance goes on whole, a trailing
+ * one is cut after its first 250 ms or so; silence alone gives
  * nothing; a burst longer than max_ms is cut at it; an explicit end closes the utterance in
  * progress; a dropped utterance makes no turn; on_end sees every utterance's last piece.
  * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api).
@@ -43,21 +46,30 @@ static void on_event(const pipe_event *ev, void *user)
     pthread_mutex_unlock(&mu);
 }
 
-/* Feeds `ms` of a 440 Hz tone (amp > 0) or silence at `rate`, in chunks of 37 samples. */
-static void feed(pipe_seg *s, int rate, int ms, double amp)
+/* Feeds `ms` of a 440 Hz tone (amp > 0) or silence at `rate`, with white noise of RMS
+ * `noise` over it, in chunks of 37 samples. */
+static void feed_noisy(pipe_seg *s, int rate, int ms, double amp, double noise)
 {
     int16_t buf[37];
     static double phase;
+    static uint32_t lcg = 1;
     long n = (long)rate * ms / 1000;
     for (long at = 0; at < n;) {
         int k = n - at < 37 ? (int)(n - at) : 37;
         for (int i = 0; i < k; i++) {
-            buf[i] = (int16_t)(amp * sin(phase));
+            lcg = lcg * 1664525u + 1013904223u;
+            double white = ((double)(lcg >> 8) / (1u << 24) * 2 - 1) * sqrt(3.0); /* RMS 1 */
+            buf[i] = (int16_t)(amp * sin(phase) + noise * white);
             phase += 2 * M_PI * 440 / rate;
         }
         CHECK(pipe_seg_feed(s, buf, (size_t)k) == PARLEY_OK, "feed: %s", parley_errmsg());
         at += k;
     }
+}
+
+static void feed(pipe_seg *s, int rate, int ms, double amp)
+{
+    feed_noisy(s, rate, ms, amp, 0);
 }
 
 static pipe_graph *open_graph(const char *dir)
@@ -85,7 +97,8 @@ static pipe_seg *open_seg(pipe_graph *g, int rate, int max_ms)
     return s;
 }
 
-static void bursts_at(const char *dir, int rate)
+/* Three bursts of `amp` between pauses of `pause_ms`, all over a noise of RMS `noise`. */
+static void bursts_at(const char *dir, int rate, double amp, double noise, int pause_ms)
 {
     pipe_graph *g = open_graph(dir);
     pipe_seg *s = g ? open_seg(g, rate, 0) : NULL;
@@ -93,14 +106,17 @@ static void bursts_at(const char *dir, int rate)
         pipe_graph_close(g);
         return;
     }
-    feed(s, rate, 300, 0);
+    feed_noisy(s, rate, 300, 0, noise);
     for (int i = 0; i < 3; i++) {
-        feed(s, rate, 700, 3000);
-        feed(s, rate, 900, 0);
+        feed_noisy(s, rate, 700, amp, noise);
+        feed_noisy(s, rate, pause_ms, 0, noise);
     }
     int sent = -1;
     CHECK(pipe_seg_end(s, &sent) == PARLEY_OK && sent == 0, "end after silence: nothing sent");
     CHECK(pipe_seg_utterances(s) == 3, "%d Hz: %u utterances", rate, pipe_seg_utterances(s));
+    /* the last: its 700 ms, at most 300 before, and of its pause only the first 250 ms or so */
+    size_t n = pipe_seg_samples(s);
+    CHECK(n >= 700 * 16 && n <= 1300 * 16, "%d Hz: the last utterance is %zu samples", rate, n);
     pipe_seg_close(s);
     pipe_graph_close(g);
     CHECK(n_seen == 3, "%d Hz: %d utterances reached the sink", rate, n_seen);
@@ -115,7 +131,12 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "tests/pipeline/graphs";
     const int rates[] = { 8000, 16000, 22050, 44100, 48000 };
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        bursts_at(dir, rates[i]);
+        bursts_at(dir, rates[i], 3000, 0, 900);
+    /* a kitchen: noise at RMS 600 (over 300, where a fixed threshold once stood), the
+     * bursts (RMS 2,121) 11 dB above it; a quiet speaker (RMS 177) in a quiet room */
+    bursts_at(dir, 16000, 3000, 600, 1500);
+    bursts_at(dir, 44100, 3000, 600, 1500);
+    bursts_at(dir, 16000, 250, 10, 1500);
 
     /* silence only: nothing; a long burst cut at max_ms; an explicit end mid-speech */
     pipe_graph *g = open_graph(dir);
@@ -137,10 +158,27 @@ int main(int argc, char **argv)
         CHECK(seen[i].utt == (uint32_t)i + 1 && seen[i].end == want[i],
               "long burst: utterance %d is #%u ended by %d", i, seen[i].utt, seen[i].end);
 
+    /* a pause shorter than silence_ms goes on whole once speech resumes */
+    g = open_graph(dir);
+    s = g ? open_seg(g, 16000, 0) : NULL;
+    if (s) {
+        feed(s, 16000, 300, 0);
+        feed(s, 16000, 400, 3000);
+        feed(s, 16000, 350, 0);
+        feed(s, 16000, 400, 3000);
+        feed(s, 16000, 900, 0);
+        size_t n = pipe_seg_samples(s);
+        CHECK(pipe_seg_utterances(s) == 1 && n >= 1150 * 16 && n <= 1750 * 16,
+              "a pause inside: %u utterances, %zu samples", pipe_seg_utterances(s), n);
+    }
+    pipe_seg_close(s);
+    pipe_graph_close(g);
+
     /* a dropped utterance reaches the recognizer as such: no turn, no transcript */
     g = open_graph(dir);
     s = g ? open_seg(g, 16000, 0) : NULL;
     if (s) {
+        feed(s, 16000, 300, 0); /* a stream opens on a silence or a noise, as microphones do */
         feed(s, 16000, 500, 3000);
         CHECK(pipe_seg_drop(s) == PARLEY_OK && !pipe_seg_in_speech(s), "dropped");
         feed(s, 16000, 500, 3000);
