@@ -28,9 +28,11 @@ packages=(gcc pkg-config meson ninja-build libcjson-dev libutf8proc-dev libopenb
           libwebsockets-dev libcap-dev # the ws.server node (its .pc requires libcap)
           libpq-dev                    # the PostgreSQL store
           libcurl4-openssl-dev         # actions answered by an action server (HTTP)
-          # voice: GStreamer audio, pocketsphinx and its en-us model, espeak-ng and flite
+          # voice: GStreamer audio, pocketsphinx and its en-us model (speexdsp: its noise
+          # suppressor), espeak-ng and flite
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
           gstreamer1.0-plugins-good libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us
+          libspeexdsp-dev
           libespeak-ng-dev espeak-ng flite1-dev
           flite                        # the flite tool: the README's spoken order (a WAV)
           wordnet-base)                # the default encoder's text (tools/encoder.sh)

@@ -16,7 +16,9 @@
  * with a confidence, its best path's score per frame: the node rejects speech the bot does
  * not serve by it (the generic model's transcripts have none). Noise lowers that score for
  * the bot's own speech as it does for foreign speech, so a low one asks the generic model
- * for a second opinion (confidence_of).
+ * for a second opinion (confidence_of). Where the noise is steady (a fan, a hum: asr_denoise.h),
+ * the decoder hears the audio through a noise suppressor: decided on a first utterance's held
+ * audio, and for a user's next one by their last.
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <math.h>
@@ -28,6 +30,7 @@
 #include "sdk/base/sync.h"
 #include "services/asr.h"
 #include "services/asr_cmn.h"
+#include "services/asr_denoise.h"
 
 #define MODEL_DIR "/usr/share/pocketsphinx/model/en-us"
 
@@ -58,6 +61,7 @@ typedef struct user_mean {
     char *user;    /* owned; NULL: a free place */
     uint64_t used; /* the engine's clock when last written */
     mfcc_t mean[MAX_CEP];
+    int steady; /* their noise was steady: their next utterance is denoised (asr_denoise.h) */
 } user_mean;
 
 /* The generic model beside a bot's model gives second opinions on noisy speech, where its full
@@ -95,8 +99,11 @@ typedef struct ps_stream {
     int16_t *audio; /* the utterance so far, for the fallback */
     size_t n, cap;
     svc_cmn_primer *primer; /* non-NULL: the utterance waits for its first mean, audio held */
-    int ended;              /* ps_end_utt was called */
-    float confidence;       /* of the final transcript (ps_final), NAN: none */
+    svc_denoise *dn;        /* non-NULL: the decoder hears the audio denoised */
+    int16_t *clean;         /* the denoised audio on its way to the decoder */
+    size_t clean_cap;
+    int ended;        /* ps_end_utt was called */
+    float confidence; /* of the final transcript (ps_final), NAN: none */
 } ps_stream;
 
 /* The bot's class model as the decoder's search. */
@@ -242,12 +249,14 @@ static int find_mean(const svc_ps *ps, const char *user)
 }
 
 /* The cepstral mean the user's last utterance ended with into mean, and 1; else the
- * model's initial one, and 0. */
-static int kept_mean(svc_ps *ps, const char *user, mfcc_t *mean)
+ * model's initial one, and 0. *steady (when not NULL): whether their noise was steady. */
+static int kept_mean(svc_ps *ps, const char *user, mfcc_t *mean, int *steady)
 {
     pthread_mutex_lock(&ps->mu);
     int at = find_mean(ps, user);
     memcpy(mean, at >= 0 ? ps->means[at].mean : ps->cmn0, MAX_CEP * sizeof *mean);
+    if (steady)
+        *steady = at >= 0 && ps->means[at].steady;
     pthread_mutex_unlock(&ps->mu);
     return at >= 0;
 }
@@ -272,6 +281,7 @@ static void keep_mean(ps_stream *s)
         return;
     mfcc_t mean[MAX_CEP] = { 0 };
     cmn_live_get(c, mean);
+    int steady = svc_noise_steady(s->audio, s->n);
     pthread_mutex_lock(&ps->mu);
     int at = find_mean(ps, s->user);
     if (at < 0) { /* a free place, else the least recently kept */
@@ -289,6 +299,7 @@ static void keep_mean(ps_stream *s)
     }
     if (at >= 0) {
         memcpy(ps->means[at].mean, mean, sizeof mean);
+        ps->means[at].steady = steady;
         ps->means[at].used = ++ps->clock;
     }
     pthread_mutex_unlock(&ps->mu);
@@ -302,6 +313,18 @@ int svc_ps_kept_mean(svc_ps *ps, const char *user, float *c0)
         *c0 = (float)ps->means[at].mean[0];
     pthread_mutex_unlock(&ps->mu);
     return at >= 0;
+}
+
+/* Starts a returning user's utterance from the mean they left, denoised from its first sample
+ * when their last one's noise was steady. */
+static parley_status start_kept(ps_stream *s, const mfcc_t *mean, int steady)
+{
+    parley_status st;
+    if (steady && (st = svc_denoise_new(&s->dn)) != PARLEY_OK)
+        return st;
+    if (start_utt(s->ps, s->dec, mean) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
+    return PARLEY_OK;
 }
 
 static parley_status ps_open_stream(void *engine, const char *user, void **out)
@@ -322,14 +345,17 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
         if (!s->dec)
             st = new_decoder(ps, 1, &s->dec);
         mfcc_t mean[MAX_CEP];
-        if (st == PARLEY_OK && !kept_mean(ps, s->user, mean))
+        int steady = 0;
+        if (st == PARLEY_OK && !kept_mean(ps, s->user, mean, &steady))
             st = svc_cmn_primer_new(s->dec, &s->primer); /* the utterance starts primed */
-        else if (st == PARLEY_OK && start_utt(ps, s->dec, mean) < 0)
-            st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
+        else if (st == PARLEY_OK)
+            st = start_kept(s, mean, steady);
     }
     if (st != PARLEY_OK) {
         if (s->dec)
             ps_free(s->dec);
+        svc_cmn_primer_free(s->primer);
+        svc_denoise_free(s->dn);
         pl_free(s->user);
         pl_free(s);
         return st;
@@ -338,19 +364,61 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
     return PARLEY_OK;
 }
 
+/* Room for n samples and a frame in s->clean. */
+static parley_status clean_room(ps_stream *s, size_t n)
+{
+    if (n + SVC_DENOISE_FRAME <= s->clean_cap)
+        return PARLEY_OK;
+    size_t cap = n + SVC_DENOISE_FRAME;
+    int16_t *c = pl_realloc(s->clean, cap * sizeof *c);
+    if (!c)
+        return pl_nomem("%zu samples of denoised audio", cap);
+    s->clean = c;
+    s->clean_cap = cap;
+    return PARLEY_OK;
+}
+
+/* The decoder's audio: pcm itself, or denoised into s->clean (*n: the samples out). */
+static parley_status heard(ps_stream *s, const int16_t *pcm, size_t *n, const int16_t **out)
+{
+    parley_status st;
+    *out = pcm;
+    if (!s->dn)
+        return PARLEY_OK;
+    if ((st = clean_room(s, *n)) != PARLEY_OK)
+        return st;
+    *n = svc_denoise_run(s->dn, pcm, *n, s->clean);
+    *out = s->clean;
+    return PARLEY_OK;
+}
+
 /* Starts the held utterance from the mean its primer measured (the model's initial one
- * when it heard too little speech), and decodes the audio held. */
+ * when it heard too little speech), and decodes the audio held. Where the held audio's noise
+ * is steady, the decoder hears it denoised from here on, its mean measured on the same. */
 static parley_status start_primed(ps_stream *s)
 {
+    parley_status st;
     mfcc_t mean[MAX_CEP];
+    size_t n = s->n;
+    const int16_t *pcm = s->audio;
+    if (svc_noise_steady(s->audio, s->n)) {
+        svc_cmn_primer_free(s->primer);
+        s->primer = NULL;
+        if ((st = svc_denoise_new(&s->dn)) != PARLEY_OK ||
+            (st = heard(s, s->audio, &n, &pcm)) != PARLEY_OK ||
+            (st = svc_cmn_primer_new(s->dec, &s->primer)) != PARLEY_OK)
+            return st;
+        if (svc_cmn_primer_feed(s->primer, pcm, n) < 0)
+            return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
+    }
     if (!svc_cmn_primer_mean(s->primer, mean, s->ps->cmn_len))
-        kept_mean(s->ps, NULL, mean);
+        kept_mean(s->ps, NULL, mean, NULL);
     svc_cmn_primer_free(s->primer);
     s->primer = NULL;
     if (start_utt(s->ps, s->dec, mean) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
-    if (ps_process_raw(s->dec, s->audio, s->n, FALSE, FALSE) < 0)
-        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", s->n);
+    if (ps_process_raw(s->dec, pcm, n, FALSE, FALSE) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
     return PARLEY_OK;
 }
 
@@ -375,7 +443,11 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
             return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
         return primed ? start_primed(s) : PARLEY_OK;
     }
-    if (s->dec && ps_process_raw(s->dec, pcm, n, FALSE, FALSE) < 0)
+    parley_status st;
+    const int16_t *in;
+    if (s->dec && (st = heard(s, pcm, &n, &in)) != PARLEY_OK)
+        return st;
+    if (s->dec && n && ps_process_raw(s->dec, in, n, FALSE, FALSE) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
     return PARLEY_OK;
 }
@@ -416,6 +488,11 @@ static parley_status ps_end(void *stream)
     parley_status st;
     if (s->primer && (st = start_primed(s)) != PARLEY_OK)
         return st;
+    if (s->dn && s->clean) { /* the last part of a frame, as it came */
+        size_t n = svc_denoise_flush(s->dn, s->clean);
+        if (n && ps_process_raw(s->dec, s->clean, n, FALSE, FALSE) < 0)
+            return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
+    }
     s->ended = 1;
     if (s->dec && ps_end_utt(s->dec) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
@@ -430,7 +507,7 @@ static parley_status decode_generic(ps_stream *s, char **text, float *score)
     svc_ps *ps = s->ps;
     pthread_mutex_lock(&ps->fb_mu);
     mfcc_t mean[MAX_CEP];
-    kept_mean(ps, s->user, mean);
+    kept_mean(ps, s->user, mean, NULL);
     if (start_utt(ps, ps->fallback, mean) < 0 ||
         ps_process_raw(ps->fallback, s->audio, s->n, FALSE, TRUE) < 0 ||
         ps_end_utt(ps->fallback) < 0)
@@ -510,6 +587,8 @@ static void ps_close_stream(void *stream)
     if (s->dec && !s->ended && !s->primer) /* an utterance dropped half-way */
         ps_end_utt(s->dec);
     svc_cmn_primer_free(s->primer);
+    svc_denoise_free(s->dn);
+    pl_free(s->clean);
     keep_mean(s);
     if (s->dec) {
         pthread_mutex_lock(&ps->mu);
