@@ -61,23 +61,12 @@ def stationary_noise(seconds=60):
     """Unit-power noise with no speech in it: rumble, clatter, a 120 Hz hum, white noise."""
     g = np.random.default_rng(11)
     n = 16000 * seconds
-    brown = np.cumsum(g.normal(0, 1, n))
-    brown -= np.convolve(brown, np.ones(800) / 800, "same")
-    clatter = np.zeros(n)
-    for _ in range(120):
-        at, m = g.integers(0, n - 2000), g.integers(200, 2000)
-        clatter[at:at + m] += g.normal(0, 1, m) * np.exp(-np.arange(m) / (m / 4)) * g.uniform(1, 4)
+    brown, bursts = V.rumble(g, n), V.clatter(g, n)
     t = np.arange(n) / 16000
     hum = np.sin(2 * np.pi * 120 * t) + 0.5 * np.sin(2 * np.pi * 240 * t)
-    x = (brown / brown.std() + 0.5 * clatter / clatter.std() + 0.5 * hum / hum.std()
+    x = (brown / brown.std() + 0.5 * bursts / bursts.std() + 0.5 * hum / hum.std()
          + 0.5 * g.normal(0, 1, n))
     return x / x.std()
-
-
-def active_power(x):
-    frames = x[:len(x) // 160 * 160].reshape(-1, 160)
-    e = (frames ** 2).mean(1)
-    return e[e > 0.1 * e.max()].mean()
 
 
 def stream(clips, noise, snr, path, before=GAP_S, after=GAP_S):
@@ -86,7 +75,7 @@ def stream(clips, noise, snr, path, before=GAP_S, after=GAP_S):
     gap = np.zeros(int(before * 16000))
     x = np.concatenate([np.concatenate([gap, c]) for c in clips] + [np.zeros(int(after * 16000))])
     if noise is not None:
-        power = np.mean([active_power(c) for c in clips])
+        power = np.mean([V.active_power(c) for c in clips])
         x = x + np.resize(noise, len(x)) * np.sqrt(power / 10 ** (snr / 10))
     V.write_wav(path, x)
 

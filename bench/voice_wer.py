@@ -225,6 +225,28 @@ def write_wav(path, x):
         w.writeframes(np.clip(x, -32768, 32767).astype(np.int16).tobytes())
 
 
+def rumble(g, n):
+    """n samples of brown noise without its slow drift (a room's rumble), drawn from g."""
+    brown = np.cumsum(g.normal(0, 1, n))
+    return brown - np.convolve(brown, np.ones(800) / 800, "same")
+
+
+def clatter(g, n):
+    """n samples of 120 decaying bursts of noise (dishes, cutlery), drawn from g."""
+    x = np.zeros(n)
+    for _ in range(120):
+        at, m = g.integers(0, n - 2000), g.integers(200, 2000)
+        x[at:at + m] += g.normal(0, 1, m) * np.exp(-np.arange(m) / (m / 4)) * g.uniform(1, 4)
+    return x
+
+
+def active_power(x):
+    """The mean power of x's 10 ms frames within 10 dB of its loudest: its speech's."""
+    frames = x[:len(x) // 160 * 160].reshape(-1, 160)
+    e = (frames ** 2).mean(1)
+    return e[e > 0.1 * e.max()].mean()
+
+
 def kitchen_noise(seconds=60):
     """Unit-power noise: overlapping chatter, brown rumble, clatter bursts."""
     g = np.random.default_rng(seed)
@@ -242,22 +264,15 @@ def kitchen_noise(seconds=60):
         p = parts[k % len(parts)]
         at = g.integers(0, n - len(p))
         chatter[at:at + len(p)] += p * g.uniform(0.3, 1)
-    brown = np.cumsum(g.normal(0, 1, n))
-    brown -= np.convolve(brown, np.ones(800) / 800, "same")
-    clatter = np.zeros(n)
-    for k in range(120):
-        at, m = g.integers(0, n - 2000), g.integers(200, 2000)
-        clatter[at:at + m] += g.normal(0, 1, m) * np.exp(-np.arange(m) / (m / 4)) * g.uniform(1, 4)
-    noise = chatter / chatter.std() + 0.7 * brown / brown.std() + 0.5 * clatter
+    brown, bursts = rumble(g, n), clatter(g, n)
+    noise = chatter / chatter.std() + 0.7 * brown / brown.std() + 0.5 * bursts
     return noise / noise.std()
 
 
 def noisy(path, snr, noise, g):
     """path with noise mixed in at snr dB (speech power over frames within 10 dB of its peak)."""
     x = read_wav(path)
-    frames = x[:len(x) // 160 * 160].reshape(-1, 160)
-    e = (frames ** 2).mean(1)
-    power = e[e > 0.1 * e.max()].mean()
+    power = active_power(x)
     at = g.integers(0, len(noise) - len(x))
     dst = path[:-4] + "_%ddb.wav" % snr
     write_wav(dst, x + noise[at:at + len(x)] * np.sqrt(power / 10 ** (snr / 10)))
