@@ -11,7 +11,6 @@
 
 enum {
     RATE = 16000,
-    SMOOTH = 30,        /* 10 ms levels averaged for the spread (300 ms) */
     MIN_FRAMES = 100,   /* under 1 s of audio tells nothing */
     SUPPRESS_DB = -15,  /* the most the suppressor takes off the noise */
     MAX_SPREAD_DB = 20, /* speech further above its noise needs no help */
@@ -41,10 +40,10 @@ int svc_noise_steady(const int16_t *pcm, size_t n)
     size_t frames = n / SVC_DENOISE_FRAME;
     if (frames < MIN_FRAMES)
         return 0;
-    float *db = pl_malloc(3 * frames * sizeof *db);
+    float *db = pl_malloc(2 * frames * sizeof *db);
     if (!db)
         return 0; /* no memory: the audio goes on as it is */
-    float *smooth = db + frames, *sorted = smooth + frames;
+    float *sorted = db + frames;
     for (size_t f = 0; f < frames; f++) {
         double e = 0;
         for (int i = 0; i < SVC_DENOISE_FRAME; i++) {
@@ -53,18 +52,9 @@ int svc_noise_steady(const int16_t *pcm, size_t n)
         }
         db[f] = (float)(10.0 * log10(e / SVC_DENOISE_FRAME + 1.0));
     }
-    size_t m = frames - SMOOTH + 1;
-    double sum = 0;
-    for (size_t f = 0; f < frames; f++) {
-        sum += db[f] - (f >= SMOOTH ? db[f - SMOOTH] : 0.0f);
-        if (f + 1 >= SMOOTH)
-            smooth[f + 1 - SMOOTH] = (float)(sum / SMOOTH);
-    }
-    qsort(smooth, m, sizeof *smooth, cmp_float);
-    float spread = quantile(smooth, m, 0.9) - quantile(smooth, m, 0.1);
     memcpy(sorted, db, frames * sizeof *db);
     qsort(sorted, frames, sizeof *sorted, cmp_float);
-    float quiet = quantile(sorted, frames, 0.2);
+    float quiet = quantile(sorted, frames, 0.2), loud = quantile(sorted, frames, 0.9);
     double s1 = 0, s2 = 0;
     size_t k = 0;
     for (size_t f = 0; f < frames; f++)
@@ -75,9 +65,9 @@ int svc_noise_steady(const int16_t *pcm, size_t n)
         }
     pl_free(db);
     if (k < 2)
-        return 0; /* digital silence: nothing to take off */
+        return 0; /* digital silence: no noise to take off */
     double mean = s1 / (double)k, sd = sqrt(fmax(0.0, s2 / (double)k - mean * mean));
-    return spread < MAX_SPREAD_DB && sd < MAX_QUIET_SD_DB;
+    return loud - mean < MAX_SPREAD_DB && sd < MAX_QUIET_SD_DB;
 }
 
 parley_status svc_denoise_new(svc_denoise **out)

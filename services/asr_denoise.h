@@ -22,10 +22,11 @@ enum {
     SVC_DENOISE_FRAME = 160, /* samples the suppressor takes at once (10 ms at 16 kHz) */
 };
 
-/* Whether 16 kHz audio has steady noise near its speech: the spread of its 300 ms levels
- * (90th over 10th percentile) is under 20 dB, and the 10 ms levels of its quietest fifth (the
- * noise between and around the words) vary by less than 1.6 dB (standard deviation; people
- * talking, 1.8 dB and more). Too little audio to tell (under 1 s): no. */
+/* Whether 16 kHz audio has steady noise near its speech. Of its 10 ms levels, the quietest
+ * fifth (the noise between and around the words) varies by less than 1.6 dB (standard
+ * deviation; people talking, 1.8 dB and more), and the 90th percentile (the speech) stands
+ * less than 20 dB above that fifth's mean. Too little audio to tell (under 1 s), or digital
+ * silence: no. */
 int svc_noise_steady(const int16_t *pcm, size_t n);
 
 typedef struct svc_denoise svc_denoise;

@@ -3,8 +3,9 @@
  *
  * - svc_noise_steady: real speech (pocketsphinx-testdata's goforward.raw) with a steady noise
  *   (white noise and a 120 Hz hum) 9 dB under it is steady; the same speech in its quiet
- *   room is not (it needs no help); nor is it with another talker 9 dB under it (the same
- *   recording, delayed: noise that is itself speech), nor is audio under 1 s.
+ *   room is not (it needs no help), nor a part of it in digital silence, nor the speech with
+ *   another talker 9 dB under it (the same recording, delayed: noise that is itself speech),
+ *   nor audio under 1 s.
  * - svc_denoise_run takes a steady noise down by at least 8 dB, gives the same samples
  *   whatever the sizes of the pieces it is fed, and flush hands back the part of a frame.
  * - The engine, with a class model built from a three-line nlu.yaml, recognizes "go forward
@@ -145,6 +146,10 @@ int main(int argc, char **argv)
     mix(speech, n, steady, 9, noisy);
     CHECK(svc_noise_steady(noisy, n), "steady noise 9 dB under real speech is steady");
     CHECK(!svc_noise_steady(speech, n), "speech in its quiet room needs no help");
+    memset(noisy, 0, 4800 * sizeof *noisy); /* as an utterance of a stream with no noise */
+    memcpy(noisy + 4800, speech + 8000, 16000 * sizeof *noisy);
+    memset(noisy + 20800, 0, 4000 * sizeof *noisy);
+    CHECK(!svc_noise_steady(noisy, 24800), "nor speech in digital silence");
     mix(speech, n, talker, 9, noisy);
     CHECK(!svc_noise_steady(noisy, n), "another talker 9 dB under is not steady noise");
     mix(speech, n, steady, 9, noisy);
