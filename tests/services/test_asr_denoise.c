@@ -22,12 +22,11 @@
 #include <string.h>
 
 #include "sdk/base/alloc.h"
-#include "services/asr.h"
 #include "services/asr_denoise.h"
 #include "tests/check.h"
+#include "tests/services/asr_move_bot.h"
 
-#define GOFORWARD "/usr/share/pocketsphinx/test/data/goforward.raw"
-#define MAX_N     (16000 * 10)
+#define MAX_N (16000 * 10)
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -78,21 +77,6 @@ static double power(const int16_t *x, size_t n)
     for (size_t i = 0; i < n; i++)
         e += (double)x[i] * x[i];
     return e / (double)n;
-}
-
-/* One utterance of user through the engine; its transcript (owned), or NULL. */
-static char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
-{
-    void *s;
-    char *text = NULL;
-    if (svc_ps_engine.open(ps, user, &s) != PARLEY_OK)
-        return NULL;
-    for (size_t at = 0; at < n; at += 1600)
-        svc_ps_engine.feed(s, pcm + at, n - at < 1600 ? n - at : 1600);
-    if (svc_ps_engine.end(s) != PARLEY_OK || svc_ps_engine.final(s, &text) != PARLEY_OK)
-        text = NULL;
-    svc_ps_engine.close(s);
-    return text;
 }
 
 static void check_suppressor(void)
@@ -156,25 +140,7 @@ int main(int argc, char **argv)
     CHECK(!svc_noise_steady(noisy, 15000), "under 1 s tells nothing");
     check_suppressor();
 
-    char nlu[1024], cache[1024];
-    snprintf(nlu, sizeof nlu, "%s/denoise-nlu.yaml", argv[1]);
-    snprintf(cache, sizeof cache, "%s/denoise-cache", argv[1]);
-    FILE *y = fopen(nlu, "w");
-    CHECK(y != NULL, "cannot write %s", nlu);
-    if (!y)
-        return 1;
-    fputs("version: \"3.1\"\nnlu:\n  - intent: move\n    examples: |\n"
-          "      - go [forward](direction) [ten](distance) meters\n"
-          "      - turn [left](direction)\n      - go [back](direction) [two](distance) meters\n",
-          y);
-    fclose(y);
-    svc_ps_params p = svc_ps_params_default();
-    svc_lang_info info;
-    svc_ps *ps = NULL;
-    CHECK(svc_lang_build(nlu, p.dict, cache, SVC_LANG_NGRAM, &info) == PARLEY_OK, "build: %s",
-          parley_errmsg());
-    p.bot = &info;
-    CHECK(svc_ps_open(&p, &ps) == PARLEY_OK, "open: %s", parley_errmsg());
+    svc_ps *ps = move_bot_open(argv[1], "denoise");
     if (!ps)
         return 1;
     const double snrs[] = { 12, 9 };

@@ -16,25 +16,8 @@
 #include <string.h>
 
 #include "sdk/base/alloc.h"
-#include "services/asr.h"
 #include "tests/check.h"
-
-#define GOFORWARD "/usr/share/pocketsphinx/test/data/goforward.raw"
-
-/* One utterance of user through the engine; its transcript (owned), or NULL. */
-static char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
-{
-    void *s;
-    char *text = NULL;
-    if (svc_ps_engine.open(ps, user, &s) != PARLEY_OK)
-        return NULL;
-    for (size_t at = 0; at < n; at += 1600)
-        svc_ps_engine.feed(s, pcm + at, n - at < 1600 ? n - at : 1600);
-    if (svc_ps_engine.end(s) != PARLEY_OK || svc_ps_engine.final(s, &text) != PARLEY_OK)
-        text = NULL;
-    svc_ps_engine.close(s);
-    return text;
-}
+#include "tests/services/asr_move_bot.h"
 
 int main(int argc, char **argv)
 {
@@ -51,25 +34,7 @@ int main(int argc, char **argv)
         faint[i] = (int16_t)(loud[i] / 100);
     }
 
-    char nlu[1024], cache[1024];
-    snprintf(nlu, sizeof nlu, "%s/means-nlu.yaml", argv[1]);
-    snprintf(cache, sizeof cache, "%s/means-cache", argv[1]);
-    FILE *y = fopen(nlu, "w");
-    CHECK(y != NULL, "cannot write %s", nlu);
-    if (!y)
-        return 1;
-    fputs("version: \"3.1\"\nnlu:\n  - intent: move\n    examples: |\n"
-          "      - go [forward](direction) [ten](distance) meters\n"
-          "      - turn [left](direction)\n      - go [back](direction) [two](distance) meters\n",
-          y);
-    fclose(y);
-    svc_ps_params p = svc_ps_params_default();
-    svc_lang_info info;
-    svc_ps *ps = NULL;
-    CHECK(svc_lang_build(nlu, p.dict, cache, SVC_LANG_NGRAM, &info) == PARLEY_OK, "build: %s",
-          parley_errmsg());
-    p.bot = &info;
-    CHECK(svc_ps_open(&p, &ps) == PARLEY_OK, "open: %s", parley_errmsg());
+    svc_ps *ps = move_bot_open(argv[1], "means");
     if (!ps)
         return 1;
 
