@@ -27,7 +27,13 @@
 #include "services/asr_lang.h"
 #include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-3"
+#define LANG_VERSION "parley-asr-4"
+
+/* cmudict's pronunciations of "um", "uh" and "hmm". */
+const svc_hesitation svc_hesitations[] = { { "<um>", "AH M" },
+                                           { "<uh>", "AH" },
+                                           { "<hmm>", "HH M" } };
+const int svc_n_hesitations = (int)(sizeof svc_hesitations / sizeof *svc_hesitations);
 
 typedef struct builder {
     svc_lang l;
@@ -373,6 +379,8 @@ static char *render_dict(const builder *b, int compound)
             }
             pl_strbuf_printf(&o, "\n");
         }
+    for (int i = 0; compound && i < svc_n_hesitations; i++)
+        pl_strbuf_printf(&o, "%s %s\n", svc_hesitations[i].word, svc_hesitations[i].phones);
     svc_strset_free(&seen);
     if (!ok || o.failed || !o.s) {
         pl_free(o.s);

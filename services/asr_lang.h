@@ -42,6 +42,16 @@ typedef struct svc_lang {
     int guessed;          /* words pronounced from their spelling */
 } svc_lang;
 
+/* Hesitations people put anywhere in a request ("um", "uh", "hmm"): the class model lets
+ * them in between any two words without losing the words' context (asr_ngram.c), the
+ * dictionary pronounces them, and transcripts leave them out. Their words are in angle
+ * brackets, "<um>", so no word of a bot is ever taken for one. */
+typedef struct svc_hesitation {
+    const char *word, *phones;
+} svc_hesitation;
+extern const svc_hesitation svc_hesitations[];
+extern const int svc_n_hesitations;
+
 /* Renderers: owned text or NULL when memory ran out. */
 char *svc_lang_jsgf(const svc_lang *l);
 /* The class trigram model in ARPA form (interpolated Kneser-Ney); class tags are "[c_N]". */

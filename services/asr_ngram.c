@@ -9,8 +9,9 @@
  * are Kneser-Ney's continuation counts. The discount is fixed and small (DISCOUNT): a bot's
  * examples are patterns someone wrote, not a sample of speech, so the usual estimate from
  * the counts of counts (about 0.5-0.9 here) gives unseen continuations far too much; on
- * synthesized orders it cost a third more word errors (bench/RESULTS.md, "Voice"). It decodes
- * nothing: asr_pocketsphinx.c loads what it writes.
+ * synthesized orders it cost a third more word errors (bench/RESULTS.md, "Voice"). Hesitations
+ * ("um", asr_lang.h) may come before any word, the words after one scored as if it were not
+ * there (hesitate). It decodes nothing: asr_pocketsphinx.c loads what it writes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,14 +21,18 @@
 #include "sdk/base/alloc.h"
 #include "services/asr_lang.h"
 
-enum { BOS = 0, EOS = 1 };
+enum { BOS = 0, EOS = 1, FIRST_HESITATION = 2 };
 
 /* Taken from every count: the mass left to unseen continuations, per distinct one seen. */
 #define DISCOUNT 0.1
+/* The chance of a hesitation before any word (all of them together): people say "um" or
+ * "uh" a few times in a hundred words of spontaneous speech. */
+#define HESITATION 0.04
 
 typedef struct gram {
     int w[3];
-    double n; /* count (highest order) or continuation count */
+    double n;   /* count (highest order) or continuation count; estimated: log10 probability */
+    double bow; /* bigrams: log10 back-off weight of (w[0], w[1]) as a history */
 } gram;
 
 typedef struct model {
@@ -38,8 +43,7 @@ typedef struct model {
     int *n1;        /* (n_words) continuation counts of the words */
     gram *bi, *tri; /* sorted, distinct */
     size_t n_bi, n_tri;
-    double *p2, *bow1; /* (n_bi) log10 interpolated p(c|b); (n_words) back-off weights */
-    double *bow2;      /* (n_bi) back-off weight of (a, b) as a history */
+    double *p1, *bow1; /* (n_words) log10 probabilities and back-off weights */
 } model;
 
 static int word_id(model *m, const char *s, size_t n)
@@ -89,7 +93,7 @@ static size_t merge(gram *g, size_t n)
 
 static size_t find_bi(const model *m, int b, int c)
 {
-    gram key = { { b, c, 0 }, 0 };
+    gram key = { { b, c, 0 }, 0, 0 };
     const gram *g = bsearch(&key, m->bi, m->n_bi, sizeof key, cmp_gram);
     return g ? (size_t)(g - m->bi) : (size_t)-1;
 }
@@ -105,7 +109,11 @@ static int count(model *m, const svc_lang *l)
     int *ids = pl_malloc(cap * sizeof *ids);
     m->tri = pl_malloc(cap * sizeof *m->tri);
     m->bi = pl_malloc(2 * cap * sizeof *m->bi);
-    if (!ids || !m->tri || !m->bi || word_id(m, "<s>", 3) != BOS || word_id(m, "</s>", 4) != EOS) {
+    int ok = ids && m->tri && m->bi && word_id(m, "<s>", 3) == BOS && word_id(m, "</s>", 4) == EOS;
+    for (int i = 0; ok && i < svc_n_hesitations; i++)
+        ok = word_id(m, svc_hesitations[i].word, strlen(svc_hesitations[i].word)) ==
+             FIRST_HESITATION + i;
+    if (!ok) {
         pl_free(ids);
         return 0;
     }
@@ -122,15 +130,15 @@ static int count(model *m, const svc_lang *l)
             p += len + (p[len] == ' ');
         }
         ids[n++] = EOS;
-        m->bi[n_open++] = (gram){ { BOS, ids[1], 0 }, 1 };
+        m->bi[n_open++] = (gram){ { BOS, ids[1], 0 }, 1, 0 };
         for (int k = 2; k < n; k++)
-            m->tri[m->n_tri++] = (gram){ { ids[k - 2], ids[k - 1], ids[k] }, 1 };
+            m->tri[m->n_tri++] = (gram){ { ids[k - 2], ids[k - 1], ids[k] }, 1, 0 };
     }
     pl_free(ids);
     m->n_tri = merge(m->tri, m->n_tri);
     m->n_bi = n_open;
     for (size_t i = 0; i < m->n_tri; i++) /* one per distinct trigram: its left context */
-        m->bi[m->n_bi++] = (gram){ { m->tri[i].w[1], m->tri[i].w[2], 0 }, 1 };
+        m->bi[m->n_bi++] = (gram){ { m->tri[i].w[1], m->tri[i].w[2], 0 }, 1, 0 };
     m->n_bi = merge(m->bi, m->n_bi);
     if (!(m->n1 = pl_calloc((size_t)m->n_words, sizeof *m->n1)))
         return 0;
@@ -144,13 +152,14 @@ static int estimate(model *m)
 {
     const double d2 = DISCOUNT, d3 = DISCOUNT;
     double total = 0;
-    m->p2 = pl_malloc((m->n_bi + 1) * sizeof *m->p2);
-    m->bow2 = pl_calloc(m->n_bi + 1, sizeof *m->bow2);
+    m->p1 = pl_malloc((size_t)m->n_words * sizeof *m->p1);
     m->bow1 = pl_calloc((size_t)m->n_words, sizeof *m->bow1);
-    if (!m->p2 || !m->bow2 || !m->bow1)
+    if (!m->p1 || !m->bow1)
         return 0;
     for (int w = 0; w < m->n_words; w++)
         total += m->n1[w];
+    for (int w = 0; w < m->n_words; w++)
+        m->p1[w] = w == BOS || !m->n1[w] ? -99.0 : log10(m->n1[w] / total);
     for (size_t i = 0; i < m->n_bi;) { /* one history b at a time */
         size_t j = i;
         double sum = 0;
@@ -159,7 +168,7 @@ static int estimate(model *m)
         double lambda = d2 * (double)(j - i) / sum;
         m->bow1[m->bi[i].w[0]] = log10(lambda);
         for (size_t k = i; k < j; k++)
-            m->p2[k] = log10((m->bi[k].n - d2) / sum + lambda * m->n1[m->bi[k].w[1]] / total);
+            m->bi[k].n = log10((m->bi[k].n - d2) / sum + lambda * m->n1[m->bi[k].w[1]] / total);
         i = j;
     }
     for (size_t i = 0; i < m->n_tri;) { /* one history (a, b) at a time */
@@ -169,13 +178,75 @@ static int estimate(model *m)
              j++)
             sum += m->tri[j].n;
         double lambda = d3 * (double)(j - i) / sum;
-        m->bow2[find_bi(m, m->tri[i].w[0], m->tri[i].w[1])] = log10(lambda);
+        m->bi[find_bi(m, m->tri[i].w[0], m->tri[i].w[1])].bow = log10(lambda);
         for (size_t k = i; k < j; k++) {
-            double lower = pow(10, m->p2[find_bi(m, m->tri[k].w[1], m->tri[k].w[2])]);
+            double lower = pow(10, m->bi[find_bi(m, m->tri[k].w[1], m->tri[k].w[2])].n);
             m->tri[k].n = log10((m->tri[k].n - d3) / sum + lambda * lower);
         }
         i = j;
     }
+    return 1;
+}
+
+static int is_hesitation(int w)
+{
+    return w >= FIRST_HESITATION && w < FIRST_HESITATION + svc_n_hesitations;
+}
+
+/* 1 when trigram i (of sorted ones) opens its two-word history's run. */
+static int new_history(const gram *tri, size_t i)
+{
+    return !i || tri[i].w[0] != tri[i - 1].w[0] || tri[i].w[1] != tri[i - 1].w[1];
+}
+
+/* Appends the n-gram (a, b, c) to `to` at *at (room was made). */
+static void put(gram *to, size_t *at, int a, int b, int c, double p, double bow)
+{
+    to[(*at)++] = (gram){ { a, b, c }, p, bow };
+}
+
+/* Hesitations (asr_lang.h) let in between any two words of a pattern: every history gives
+ * them HESITATION of its mass (its other continuations keep their odds), and the words after
+ * one are scored as if it were not there. "a large um pepperoni" scores "pepperoni" on
+ * "a large" through the trigram (large, um, pepperoni) that repeats (large, pepperoni); only
+ * the word after that goes on one word of context, through (um, pepperoni)'s back-off. */
+static int hesitate(model *m)
+{
+    const int k = svc_n_hesitations;
+    const double each = log10(HESITATION / k), keep = log10(1.0 - HESITATION);
+    size_t nb = m->n_bi, nt = m->n_tri, hist1 = 0, hist2 = 0;
+    for (size_t i = 0; i < nb; i++)
+        hist1 += !i || m->bi[i].w[0] != m->bi[i - 1].w[0];
+    for (size_t i = 0; i < nt; i++)
+        hist2 += new_history(m->tri, i);
+    gram *bi = pl_realloc(m->bi, (nb + (size_t)k * (hist1 + (size_t)m->n_words)) * sizeof *bi);
+    if (bi)
+        m->bi = bi;
+    gram *tri = bi ? pl_realloc(m->tri, (nt + (size_t)k * (hist2 + nb)) * sizeof *tri) : NULL;
+    if (!tri)
+        return 0;
+    m->tri = tri;
+    for (int w = 0; w < m->n_words; w++)
+        m->p1[w] = is_hesitation(w) ? each : w == BOS ? m->p1[w] : m->p1[w] + keep;
+    for (size_t i = 0; i < nb; i++)
+        bi[i].n += keep;
+    for (size_t i = 0; i < nt; i++)
+        tri[i].n += keep;
+    for (int u = FIRST_HESITATION; u < FIRST_HESITATION + k; u++) {
+        for (size_t i = 0; i < nb; i++) {
+            if (!i || bi[i].w[0] != bi[i - 1].w[0]) /* after each history word */
+                put(bi, &m->n_bi, bi[i].w[0], u, 0, each, m->bow1[bi[i].w[0]]);
+            put(tri, &m->n_tri, bi[i].w[0], u, bi[i].w[1], bi[i].n, 0); /* skipped over */
+        }
+        for (int c = 0; c < m->n_words; c++) /* what follows one: as after nothing */
+            if (c != BOS && !is_hesitation(c))
+                put(bi, &m->n_bi, u, c, 0, m->p1[c], 0);
+        for (size_t i = 0; i < nt; i++) /* after each two-word history */
+            if (new_history(tri, i))
+                put(tri, &m->n_tri, tri[i].w[0], tri[i].w[1], u, each, 0);
+    }
+    qsort(m->bi, m->n_bi, sizeof *m->bi, cmp_gram);
+    qsort(m->tri, m->n_tri, sizeof *m->tri, cmp_gram);
     return 1;
 }
 
@@ -192,22 +263,19 @@ static void token(pl_strbuf *o, const model *m, int id)
 
 static void render(pl_strbuf *o, const model *m)
 {
-    double total = 0;
-    for (int w = 0; w < m->n_words; w++)
-        total += m->n1[w];
     pl_strbuf_printf(o, "\\data\\\nngram 1=%d\nngram 2=%zu\nngram 3=%zu\n\n\\1-grams:\n",
                      m->n_words, m->n_bi, m->n_tri);
     for (int w = 0; w < m->n_words; w++) {
-        pl_strbuf_printf(o, "%.6f", w == BOS ? -99.0 : log10(m->n1[w] / total));
+        pl_strbuf_printf(o, "%.6f", m->p1[w]);
         token(o, m, w);
         pl_strbuf_printf(o, " %.6f\n", m->bow1[w]);
     }
     pl_strbuf_printf(o, "\n\\2-grams:\n");
     for (size_t i = 0; i < m->n_bi; i++) {
-        pl_strbuf_printf(o, "%.6f", m->p2[i]);
+        pl_strbuf_printf(o, "%.6f", m->bi[i].n);
         token(o, m, m->bi[i].w[0]);
         token(o, m, m->bi[i].w[1]);
-        pl_strbuf_printf(o, " %.6f\n", m->bow2[i]);
+        pl_strbuf_printf(o, " %.6f\n", m->bi[i].bow);
     }
     pl_strbuf_printf(o, "\n\\3-grams:\n");
     for (size_t i = 0; i < m->n_tri; i++) {
@@ -223,7 +291,7 @@ char *svc_lang_arpa(const svc_lang *l)
 {
     model m = { 0 };
     pl_strbuf o = { 0 };
-    if (count(&m, l) && estimate(&m))
+    if (count(&m, l) && estimate(&m) && hesitate(&m))
         render(&o, &m);
     else
         o.failed = 1;
@@ -232,9 +300,8 @@ char *svc_lang_arpa(const svc_lang *l)
     pl_free(m.n1);
     pl_free(m.bi);
     pl_free(m.tri);
-    pl_free(m.p2);
+    pl_free(m.p1);
     pl_free(m.bow1);
-    pl_free(m.bow2);
     pl_names_free(&m.ix);
     if (o.failed) {
         pl_free(o.s);

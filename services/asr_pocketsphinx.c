@@ -453,18 +453,24 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
 }
 
 /* The decoder's hypothesis as words: a class member's compound word "soy_milk:c_4" is
- * "soy milk". *score (when not NULL): its path score. */
+ * "soy milk", and hesitations ("<um>", asr_lang.h) are left out. *score (when not NULL): its
+ * path score. */
 static parley_status hyp_copy(ps_decoder_t *dec, char **text, int32 *score)
 {
     const char *h = ps_get_hyp(dec, score);
     char *t = pl_strdup(h ? h : ""), *o = t;
     if (!t)
         return pl_nomem("a transcript");
-    for (const char *p = t; *p; p++) {
-        if (*p == ':')
-            p += strcspn(p, " ") - 1; /* the class tag, to the word's end */
-        else
-            *o++ = *p == '_' ? ' ' : *p;
+    for (const char *p = t; *p;) {
+        size_t n = strcspn(p, " ");
+        if (*p != '<') {
+            size_t word = strcspn(p, ": "); /* to a class tag, or the word's end */
+            if (o > t)
+                *o++ = ' ';
+            for (size_t i = 0; i < word; i++)
+                *o++ = p[i] == '_' ? ' ' : p[i];
+        }
+        p += n + (p[n] == ' ');
     }
     *o = 0;
     *text = t;
