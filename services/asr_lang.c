@@ -27,7 +27,7 @@
 #include "services/asr_lang.h"
 #include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-4"
+#define LANG_VERSION "parley-asr-5"
 
 /* cmudict's pronunciations of "um", "uh" and "hmm". */
 const svc_hesitation svc_hesitations[] = { { "<um>", "AH M" },
@@ -311,27 +311,84 @@ static int collect_sentences(builder *b)
     return 1;
 }
 
-/* The dictionary line of word w[0, n) and its variants "w(2) ..." that follow it; renamed
- * `as` (the first pronunciation only) when `as` is not NULL. */
-static void dict_lines(const builder *b, pl_strbuf *o, const char *w, size_t n, const char *as)
+/* The k-th pronunciation (0: the first) of word w[0, n), from the dictionary (whose
+ * variants "w(2) ..." follow it) or guessed from its spelling: its phones, *len long; NULL
+ * past the last. */
+static const char *variant(const builder *b, const char *w, size_t n, int k, size_t *len)
 {
     int at = pl_names_find(&b->dict, w, n);
-    const char *first = at >= 0 ? b->dict_text + at : NULL;
-    if (!first && (at = pl_names_find(&b->guess_ix, w, n)) >= 0)
-        first = b->guesses.s[at];
-    for (const char *line = first;
-         line && !strncmp(line, w, n) && (line[n] == ' ' || line[n] == '\t' || line[n] == '(');) {
+    const char *line = at >= 0 ? b->dict_text + at : NULL;
+    if (!line && (at = pl_names_find(&b->guess_ix, w, n)) >= 0)
+        line = b->guesses.s[at];
+    for (int i = 0;
+         line && !strncmp(line, w, n) && (line[n] == ' ' || line[n] == '\t' || line[n] == '(');
+         i++) {
         const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        if (!as) {
-            pl_strbuf_printf(o, "%.*s\n", (int)len, line);
-        } else {
+        if (i == k) {
             size_t ph = strcspn(line, " \t");
             ph += strspn(line + ph, " \t");
-            pl_strbuf_printf(o, " %.*s", (int)(len - ph), line + ph);
-            return;
+            *len = (end ? (size_t)(end - line) : strlen(line)) - ph;
+            return line + ph;
         }
         line = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+static int n_variants(const builder *b, const char *w, size_t n)
+{
+    size_t len;
+    int k = 0;
+    while (variant(b, w, n, k, &len))
+        k++;
+    return k;
+}
+
+/* The dictionary lines of word w[0, n): "w PHONES", then "w(2) PHONES"... */
+static void dict_lines(const builder *b, pl_strbuf *o, const char *w, size_t n)
+{
+    size_t len;
+    const char *ph;
+    for (int k = 0; (ph = variant(b, w, n, k, &len)); k++) {
+        pl_strbuf_printf(o, "%.*s", (int)n, w);
+        if (k)
+            pl_strbuf_printf(o, "(%d)", k + 1);
+        pl_strbuf_printf(o, " %.*s\n", (int)len, ph);
+    }
+}
+
+/* The most pronunciations one class member gets: the combinations of its words' variants,
+ * the first word's changing fastest, up to this many (a long value could make dozens). */
+#define MEMBER_VARIANTS 8
+
+/* The dictionary lines of class member `name`, said as the words of `spoken`: one per
+ * combination of the words' pronunciations ("espresso:c_0" EH S P R EH S OW, then
+ * "espresso:c_0(2)" EH K S P R EH S OW), so a value is heard however the dictionary says
+ * people say it. */
+static void member_lines(const builder *b, pl_strbuf *o, const char *name, const char *spoken)
+{
+    int combos = 1;
+    for (const char *p = spoken; *p && combos < MEMBER_VARIANTS;) {
+        size_t n = strcspn(p, " ");
+        int k = n_variants(b, p, n);
+        combos = k > 1 ? (combos * k < MEMBER_VARIANTS ? combos * k : MEMBER_VARIANTS) : combos;
+        p += n + (p[n] == ' ');
+    }
+    for (int c = 0; c < combos; c++) {
+        int rest = c;
+        pl_strbuf_printf(o, "%s", name);
+        if (c)
+            pl_strbuf_printf(o, "(%d)", c + 1);
+        for (const char *p = spoken; *p;) {
+            size_t n = strcspn(p, " "), len = 0;
+            int k = n_variants(b, p, n);
+            const char *ph = variant(b, p, n, k > 1 ? rest % k : 0, &len);
+            rest = k > 1 ? rest / k : rest;
+            if (ph)
+                pl_strbuf_printf(o, " %.*s", (int)len, ph);
+            p += n + (p[n] == ' ');
+        }
+        pl_strbuf_printf(o, "\n");
     }
 }
 
@@ -346,7 +403,7 @@ static int words_lines(const builder *b, pl_strbuf *o, svc_strset *seen, const c
             if (!w || !svc_strset_add(seen, w))
                 return 0;
             if (seen->n > before)
-                dict_lines(b, o, p, n, NULL);
+                dict_lines(b, o, p, n);
         }
         p += n + (p[n] == ' ');
     }
@@ -356,7 +413,7 @@ static int words_lines(const builder *b, pl_strbuf *o, svc_strset *seen, const c
 /* The dictionary of the model's words only (a decoder loads it in a fraction of the time and
  * memory of the whole one): the patterns' words, and each class member as its words (for a
  * grammar) or as one compound word with their pronunciations in a row (for the n-gram
- * model's classes). */
+ * model's classes: member_lines). */
 static char *render_dict(const builder *b, int compound)
 {
     pl_strbuf o = { 0 };
@@ -371,13 +428,7 @@ static char *render_dict(const builder *b, int compound)
                 ok = words_lines(b, &o, &seen, v);
                 continue;
             }
-            pl_strbuf_printf(&o, "%s", b->l.members[c].s[i]);
-            for (const char *p = v; *p;) {
-                size_t n = strcspn(p, " ");
-                dict_lines(b, &o, p, n, "");
-                p += n + (p[n] == ' ');
-            }
-            pl_strbuf_printf(&o, "\n");
+            member_lines(b, &o, b->l.members[c].s[i], v);
         }
     for (int i = 0; compound && i < svc_n_hesitations; i++)
         pl_strbuf_printf(&o, "%s %s\n", svc_hesitations[i].word, svc_hesitations[i].phones);

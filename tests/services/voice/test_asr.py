@@ -12,7 +12,9 @@ example has, through the class model (7 of 8 exact, slot values as the examples 
 "12 baker street") and the grammar (fewer), and by festival's HTS voice (a statistical
 parametric voice, nearer a person's than the diphone voices; 4 of 4 exact); a cafe bot's words that the dictionary lacks,
 pronounced from their spelling and heard (5 of 6 orders exact); orders with "um" or "uh"
-in them, by eight voices of three engines (8 of 10 exact at least, without the "um"); speech outside
+in them, by eight voices of three engines (8 of 10 exact at least, without the "um"); slot
+values said as British voices say them, each pronunciation the dictionary has for a value's
+words a variant of its class word (5 of 6 values heard at least); speech outside
 the bot still gets words; a missing file is an error naming it. audio.gst: an
 unknown element, a missing file and a file that is not audio are errors naming the
 description and the cause, and `parley run` returns within seconds (no hang).
@@ -140,6 +142,11 @@ for bot in ("pizza", "smarthome"):
                   r"^12_baker_street:c_0 T W EH L V B EY K ER S T R IY T$",
                   open(base + ".dict").read(), re.M),
                   "pizza: '12 Baker Street' is one class word, said 'twelve baker street'")
+            # every pronunciation the dictionary gives a value's words (cmudict: "tomatoes"
+            # T AH M EY T OW Z and T AH M AA T OW Z), each a variant of its class word
+            check(re.search(r"^tomatoes:c_\d+ T AH M EY T OW Z\ntomatoes:c_\d+\(2\) T AH M AA T OW Z$",
+                            open(base + ".dict").read(), re.M),
+                  "pizza: 'tomatoes' said both ways")
         words = {w for w in uni if not w.startswith("[") and w not in ("<s>", "</s>")}
         dict_words = words_of_dict(base + ".dict")
         check(words | {m for m, _ in members} <= dict_words,
@@ -254,6 +261,18 @@ want = [w or " ".join(x for x in t.split() if x not in ("um", "uh")) for t, _, _
 right = sum(1 for w, g in zip(want, got) if g == w)
 check(r.returncode == 0 and right >= 8,
       "hesitations: %d of %d orders exact: %r" % (right, len(hesitant), got))
+
+# slot values as British voices say them ("tomatoes" T AH M AA T OW Z, "tuna" T Y UW N AH:
+# cmudict's second pronunciations), in espeak-ng's three British English voices
+british = [(t, v) for t in ("a large pizza with tomatoes",
+                            "give me a small pizza with tuna and tomatoes")
+           for v in ("en-gb", "en-gb-scotland", "en-gb-x-rp")]
+wavs = [speak(t, "british%d" % i, v) for i, (t, v) in enumerate(british)]
+r = run("asr", "transcribe", "--nlu", pizza, "--cache", cache, *wavs)
+got = r.stdout.splitlines()
+right = sum(1 for (t, _), g in zip(british, got) if g.endswith(t[t.index(" with "):]))
+check(r.returncode == 0 and right >= 5,
+      "British slot values: %d of %d heard: %r" % (right, len(british), got))
 
 # words the dictionary lacks ("frappuccino", "macchiato", "bruschetta") are pronounced from
 # their spelling (espeak-ng's phonemes in ARPAbet): no phrase is dropped, and they are heard
