@@ -27,7 +27,7 @@
 #include "services/asr_lang.h"
 #include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-5"
+#define LANG_VERSION "parley-asr-6"
 
 /* cmudict's pronunciations of "um", "uh" and "hmm". */
 const svc_hesitation svc_hesitations[] = { { "<um>", "AH M" },
@@ -42,6 +42,9 @@ typedef struct builder {
     char *dict_text;
     svc_strset guesses; /* "word PHONES" of the words pronounced from their spelling */
     pl_names guess_ix;  /* their words → their index in guesses */
+    svc_strset said;    /* "member spoken words": a member's numbers read in pairs */
+    pl_names said_ix;   /* their members → their index in said */
+    int pairs;          /* add_word reads a number in pairs where it can (pl_number_pairs) */
     pl_strbuf word;     /* scratch: one normalized phrase */
 } builder;
 
@@ -94,6 +97,20 @@ static parley_status load_dict(builder *b, const char *path)
     return PARLEY_OK;
 }
 
+/* Adds `line` (taken) to set, found in ix by its first key_len bytes; 0 when memory ran out. */
+static int keep_line(svc_strset *set, pl_names *ix, pl_strbuf *line, size_t key_len)
+{
+    int at = set->n;
+    if (!line->s || line->failed) {
+        pl_free(line->s);
+        return 0;
+    }
+    if (!svc_strset_add(set, line->s) || pl_names_reserve(ix, (size_t)set->n) != PARLEY_OK)
+        return 0;
+    pl_names_add(ix, set->s[at], key_len, at);
+    return 1;
+}
+
 /* Whether word t[0, n) has a pronunciation: in the dictionary, or guessed now from its
  * spelling (kept in b->guesses). */
 static int pronounced(builder *b, const char *t, size_t n)
@@ -106,14 +123,8 @@ static int pronounced(builder *b, const char *t, size_t n)
         pl_strbuf_printf(&line, "%.*s %s", (int)n, t, phones);
     pl_free(phones);
     int at = b->guesses.n;
-    if (!line.s || line.failed) {
-        pl_free(line.s);
+    if (!keep_line(&b->guesses, &b->guess_ix, &line, n))
         return 0;
-    }
-    if (!svc_strset_add(&b->guesses, line.s) ||
-        pl_names_reserve(&b->guess_ix, (size_t)b->guesses.n) != PARLEY_OK)
-        return 0;
-    pl_names_add(&b->guess_ix, b->guesses.s[at], n, at);
     b->l.guessed++;
     pl_log(PARLEY_LOG_INFO, "asr: '%s' is not in the dictionary: said %s, from its spelling", t,
            b->guesses.s[at] + n + 1);
@@ -144,7 +155,8 @@ static int add_word(builder *b, const char *w, size_t len)
             if (strspn(t, "0123456789") == n - at) {
                 if (n - at > 4)
                     return 0;
-                pl_number_spell(&b->word, atoi(t));
+                if (!b->pairs || !pl_number_pairs(&b->word, atoi(t)))
+                    pl_number_spell(&b->word, atoi(t));
             } else if (pronounced(b, t, n - at)) {
                 pl_strbuf_printf(&b->word, " %s", t);
             } else {
@@ -204,6 +216,26 @@ static char *member_name(const builder *b, int cls, char *const *words, int n, c
     return o.s;
 }
 
+/* Keeps member `name`'s other spoken form where a number of it reads in pairs, as people say
+ * house numbers and years ("1600 pennsylvania avenue": "sixteen hundred pennsylvania
+ * avenue"), for member_lines; `spoken` is its form spelled out. */
+static int said_in_pairs(builder *b, const char *name, char *const *words, int n,
+                         const char *spoken)
+{
+    char *pairs;
+    b->pairs = 1;
+    int ok = phrase(b, words, 0, n, &pairs);
+    b->pairs = 0;
+    if (!ok || !pairs || !strcmp(pairs, spoken)) {
+        pl_free(pairs);
+        return !b->word.failed;
+    }
+    pl_strbuf line = { 0 };
+    pl_strbuf_printf(&line, "%s %s", name, pairs);
+    pl_free(pairs);
+    return keep_line(&b->said, &b->said_ix, &line, strlen(name));
+}
+
 static int add_value(builder *b, int slot, char *const *words, int n)
 {
     char *v;
@@ -215,7 +247,8 @@ static int add_value(builder *b, int slot, char *const *words, int n)
         return 1;
     }
     char *name = member_name(b, slot, words, n, v);
-    return name && svc_strset_add(c, v) && svc_strset_add(&b->l.members[slot], name);
+    return name && svc_strset_add(c, v) && svc_strset_add(&b->l.members[slot], name) &&
+           said_in_pairs(b, name, words, n, v);
 }
 
 /* Adds a string's whitespace-separated words as a value of slot. */
@@ -361,35 +394,47 @@ static void dict_lines(const builder *b, pl_strbuf *o, const char *w, size_t n)
  * the first word's changing fastest, up to this many (a long value could make dozens). */
 #define MEMBER_VARIANTS 8
 
-/* The dictionary lines of class member `name`, said as the words of `spoken`: one per
- * combination of the words' pronunciations ("espresso:c_0" EH S P R EH S OW, then
- * "espresso:c_0(2)" EH K S P R EH S OW), so a value is heard however the dictionary says
- * people say it. */
-static void member_lines(const builder *b, pl_strbuf *o, const char *name, const char *spoken)
+/* The lines of member `name` said as the words of `spoken`: one per combination of the
+ * words' pronunciations, at most `most`, numbered on from *k ("name", "name(2)", ...). */
+static void spoken_lines(const builder *b, pl_strbuf *o, const char *name, const char *spoken,
+                         int most, int *k)
 {
     int combos = 1;
-    for (const char *p = spoken; *p && combos < MEMBER_VARIANTS;) {
+    for (const char *p = spoken; *p && combos < most;) {
         size_t n = strcspn(p, " ");
-        int k = n_variants(b, p, n);
-        combos = k > 1 ? (combos * k < MEMBER_VARIANTS ? combos * k : MEMBER_VARIANTS) : combos;
+        int v = n_variants(b, p, n);
+        combos = v > 1 ? (combos * v < most ? combos * v : most) : combos;
         p += n + (p[n] == ' ');
     }
-    for (int c = 0; c < combos; c++) {
+    for (int c = 0; c < combos; c++, ++*k) {
         int rest = c;
         pl_strbuf_printf(o, "%s", name);
-        if (c)
-            pl_strbuf_printf(o, "(%d)", c + 1);
+        if (*k)
+            pl_strbuf_printf(o, "(%d)", *k + 1);
         for (const char *p = spoken; *p;) {
             size_t n = strcspn(p, " "), len = 0;
-            int k = n_variants(b, p, n);
-            const char *ph = variant(b, p, n, k > 1 ? rest % k : 0, &len);
-            rest = k > 1 ? rest / k : rest;
+            int v = n_variants(b, p, n);
+            const char *ph = variant(b, p, n, v > 1 ? rest % v : 0, &len);
+            rest = v > 1 ? rest / v : rest;
             if (ph)
                 pl_strbuf_printf(o, " %.*s", (int)len, ph);
             p += n + (p[n] == ' ');
         }
         pl_strbuf_printf(o, "\n");
     }
+}
+
+/* The dictionary lines of class member `name`, said as the words of `spoken` and, where its
+ * numbers read in pairs, as those (said_in_pairs): every pronunciation the dictionary gives
+ * the words is a variant ("espresso:c_0" EH S P R EH S OW, then "espresso:c_0(2)" EH K S P R
+ * EH S OW), so a value is heard however people say it. */
+static void member_lines(const builder *b, pl_strbuf *o, const char *name, const char *spoken)
+{
+    int k = 0, at = pl_names_find(&b->said_ix, name, strlen(name));
+    const char *pairs = at >= 0 ? b->said.s[at] + strlen(name) + 1 : NULL;
+    spoken_lines(b, o, name, spoken, pairs ? MEMBER_VARIANTS / 2 : MEMBER_VARIANTS, &k);
+    if (pairs)
+        spoken_lines(b, o, name, pairs, MEMBER_VARIANTS / 2, &k);
 }
 
 /* The words of `text` (space-separated) not seen yet, with their pronunciations. */
@@ -533,6 +578,8 @@ out:
     pl_free(b.dict_text);
     svc_strset_free(&b.guesses);
     pl_names_free(&b.guess_ix);
+    svc_strset_free(&b.said);
+    pl_names_free(&b.said_ix);
     ds_free(b.ds);
     return st;
 }

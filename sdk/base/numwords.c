@@ -33,6 +33,21 @@ void pl_number_spell(pl_strbuf *o, int n)
     pl_strbuf_printf(o, " %s", ones[n]);
 }
 
+int pl_number_pairs(pl_strbuf *o, int n)
+{
+    int hi = n / 100, lo = n % 100;
+    if (n < 100 || n > 9999 || (n < 1000 && !lo) || !(n % 1000))
+        return 0;
+    pl_number_spell(o, hi);
+    if (!lo)
+        pl_strbuf_printf(o, " hundred");
+    else if (lo < 10)
+        pl_strbuf_printf(o, " oh %s", ones[lo]);
+    else
+        pl_number_spell(o, lo);
+    return 1;
+}
+
 /* What a word stands for in a number. */
 enum { W_NONE = -1, W_A = -2, W_AND = -3, W_HUNDRED = 100, W_THOUSAND = 1000 };
 

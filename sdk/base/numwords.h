@@ -21,6 +21,13 @@
 /* Appends n (0-9999) in English words, each preceded by a space ("42" → " forty two"). */
 void pl_number_spell(pl_strbuf *o, int n);
 
+/* Appends n read in pairs of digits, as people say house numbers and years ("1600" →
+ * " sixteen hundred", "221" → " two twenty one", "1905" → " nineteen oh five", "2024" →
+ * " twenty twenty four"), and answers 1; answers 0 and appends nothing when n has no such
+ * reading apart from pl_number_spell's (under 100, over 9999, whole hundreds under 1000,
+ * whole thousands). */
+int pl_number_pairs(pl_strbuf *o, int n);
+
 /* text[0..len) with each run of number words replaced by its digits and the words joined by
  * single spaces (whitespace runs and the ends dropped); other words are kept as written.
  * Owned by the caller (pl_free); NULL when out of memory. *changed (may be NULL) is 1 when a

@@ -14,7 +14,9 @@ parametric voice, nearer a person's than the diphone voices; 4 of 4 exact); a ca
 pronounced from their spelling and heard (5 of 6 orders exact); orders with "um" or "uh"
 in them, by eight voices of three engines (8 of 10 exact at least, without the "um"); slot
 values said as British voices say them, each pronunciation the dictionary has for a value's
-words a variant of its class word (5 of 6 values heard at least); speech outside
+words a variant of its class word (5 of 6 values heard at least); house numbers said in
+pairs of digits ("sixteen hundred", "two twenty one"), written as the bot writes them (10
+of 12 at least); speech outside
 the bot still gets words; a missing file is an error naming it. audio.gst: an
 unknown element, a missing file and a file that is not audio are errors naming the
 description and the cause, and `parley run` returns within seconds (no hang).
@@ -147,6 +149,10 @@ for bot in ("pizza", "smarthome"):
             check(re.search(r"^tomatoes:c_\d+ T AH M EY T OW Z\ntomatoes:c_\d+\(2\) T AH M AA T OW Z$",
                             open(base + ".dict").read(), re.M),
                   "pizza: 'tomatoes' said both ways")
+            # a house number read in pairs too, as people say it: "sixteen hundred"
+            check(re.search(r"^1600_pennsylvania_avenue:c_\d+\(\d\) S IH K S T IY N HH AH N D R AH D P",
+                            open(base + ".dict").read(), re.M),
+                  "pizza: '1600 Pennsylvania Avenue' said 'sixteen hundred ...' too")
         words = {w for w in uni if not w.startswith("[") and w not in ("<s>", "</s>")}
         dict_words = words_of_dict(base + ".dict")
         check(words | {m for m, _ in members} <= dict_words,
@@ -273,6 +279,20 @@ got = r.stdout.splitlines()
 right = sum(1 for (t, _), g in zip(british, got) if g.endswith(t[t.index(" with "):]))
 check(r.returncode == 0 and right >= 5,
       "British slot values: %d of %d heard: %r" % (right, len(british), got))
+
+# house numbers said as people say them ("sixteen hundred", "two twenty one") come out as the
+# bot writes them, by six voices of three engines
+addresses = [(t, want, v, e) for t, want in (
+    ("bring it to sixteen hundred pennsylvania avenue please", "1600 pennsylvania avenue"),
+    ("send it to two twenty one elm road", "221 elm road"))
+    for v, e in (("slt", "flite"), ("rms", "flite"), ("awb", "flite"), ("kal16", "flite"),
+                 ("en-us", "espeak-ng"), ("cmu_us_slt_arctic_hts", "festival"))]
+wavs = [speak(t, "address%d" % i, v, engine=e) for i, (t, _, v, e) in enumerate(addresses)]
+r = run("asr", "transcribe", "--nlu", pizza, "--cache", cache, *wavs)
+got = r.stdout.splitlines()
+right = sum(1 for (_, want, _, _), g in zip(addresses, got) if want in g)
+check(r.returncode == 0 and right >= 10,
+      "house numbers in pairs: %d of %d heard: %r" % (right, len(addresses), got))
 
 # words the dictionary lacks ("frappuccino", "macchiato", "bruschetta") are pronounced from
 # their spelling (espeak-ng's phonemes in ARPAbet): no phrase is dropped, and they are heard
