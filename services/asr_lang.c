@@ -368,13 +368,15 @@ static const char *variant(const builder *b, const char *w, size_t n, int k, siz
     return NULL;
 }
 
+/* How many pronunciations word w[0, n) has; 1 for one with none, so that combinations of a
+ * phrase's words stay whole. */
 static int n_variants(const builder *b, const char *w, size_t n)
 {
     size_t len;
     int k = 0;
     while (variant(b, w, n, k, &len))
         k++;
-    return k;
+    return k ? k : 1;
 }
 
 /* The dictionary lines of word w[0, n): "w PHONES", then "w(2) PHONES"... */
@@ -403,7 +405,7 @@ static void spoken_lines(const builder *b, pl_strbuf *o, const char *name, const
     for (const char *p = spoken; *p && combos < most;) {
         size_t n = strcspn(p, " ");
         int v = n_variants(b, p, n);
-        combos = v > 1 ? (combos * v < most ? combos * v : most) : combos;
+        combos = combos * v < most ? combos * v : most;
         p += n + (p[n] == ' ');
     }
     for (int c = 0; c < combos; c++, ++*k) {
@@ -414,8 +416,8 @@ static void spoken_lines(const builder *b, pl_strbuf *o, const char *name, const
         for (const char *p = spoken; *p;) {
             size_t n = strcspn(p, " "), len = 0;
             int v = n_variants(b, p, n);
-            const char *ph = variant(b, p, n, v > 1 ? rest % v : 0, &len);
-            rest = v > 1 ? rest / v : rest;
+            const char *ph = variant(b, p, n, rest % v, &len);
+            rest /= v;
             if (ph)
                 pl_strbuf_printf(o, " %.*s", (int)len, ph);
             p += n + (p[n] == ' ');
