@@ -21,7 +21,7 @@ void nlu_tagset_clear(nlu_tagset *ts)
     memset(ts, 0, sizeof *ts);
 }
 
-static int find_type(const nlu_tagset *ts, const char *name)
+int nlu_tagset_type(const nlu_tagset *ts, const char *name)
 {
     for (int i = 0; i < ts->n_types; i++)
         if (!strcmp(ts->type_names[i], name))
@@ -54,7 +54,7 @@ parley_status nlu_tagset_init(nlu_tagset *ts, char *const *tags, int n_tags)
             goto fail;
         }
         ts->kind[i] = t[0] == 'B' ? NLU_TAG_B : NLU_TAG_I;
-        int ty = find_type(ts, t + 2);
+        int ty = nlu_tagset_type(ts, t + 2);
         if (ty < 0) {
             ty = ts->n_types;
             if (!(ts->type_names[ty] = pl_strdup(t + 2)))

@@ -27,6 +27,8 @@ typedef struct nlu_tagset {
 /* Parses tags ("O", "B-x", "I-x"). Anything else, or no "O", is PARLEY_ERR_CONFIG. */
 parley_status nlu_tagset_init(nlu_tagset *ts, char *const *tags, int n_tags);
 void nlu_tagset_clear(nlu_tagset *ts);
+/* The index of slot type `name` in ts->type_names, or -1. */
+int nlu_tagset_type(const nlu_tagset *ts, const char *name);
 
 /* The index of the first of x[0..n) that is NaN or infinite, or n when all are finite:
  * scores that are not numbers decide nothing (a NaN confidence passes every threshold). */

@@ -325,6 +325,17 @@ static parley_status build_result(const parley_nlu *nlu, const char *text, size_
         const bert_known *known = bert_slot_values_find(&c->slot_values, name);
         char *resolved = NULL;
         parley_status st = bert_synonyms_find(&c->synonyms, text + b, e - b, &canon);
+        const bert_known *owner = NULL;
+        if (st == PARLEY_OK && !canon && known)
+            st = bert_slot_values_owner(&c->slot_values, known, text + b, e - b, &owner);
+        int ty = owner ? nlu_tagset_type(ts, owner->slot) : -1;
+        if (ty >= 0) { /* the span's words are another slot type's value */
+            spans[s].type = ty;
+            known = owner;
+            name = ts->type_names[ty];
+            for (int w = spans[s].w0; w < spans[s].w1; w++)
+                tags[w] = arena_tag(&a, kind[w], name);
+        }
         if (st == PARLEY_OK && !canon && known)
             st = bert_known_resolve(known, &c->synonyms, text + b, e - b, &resolved);
         if (st != PARLEY_OK) {

@@ -362,3 +362,44 @@ parley_status bert_known_resolve(const bert_known *k, const bert_synonyms *syn, 
     pl_free(f);
     return st;
 }
+
+/* ---- the slot type a span's words belong to ---- */
+
+/* a and b have a value in common. */
+static int share_value(const bert_known *a, const bert_known *b)
+{
+    if (a->n > b->n) {
+        const bert_known *t = a;
+        a = b;
+        b = t;
+    }
+    for (int i = 0; i < a->n; i++)
+        if (pl_names_find(&b->ix, a->folded[i], strlen(a->folded[i])) >= 0)
+            return 1;
+    return 0;
+}
+
+parley_status bert_slot_values_owner(const bert_slot_values *v, const bert_known *k,
+                                     const char *text, size_t len, const bert_known **owner)
+{
+    *owner = NULL;
+    if (k->open)
+        return PARLEY_OK;
+    char *f = bert_synonym_fold(text, len);
+    if (!f)
+        return pl_nomem("a slot value");
+    const bert_known *found = NULL;
+    int n_found = 0;
+    if (*f && pl_names_find(&k->ix, f, strlen(f)) < 0)
+        for (int i = 0; i < v->n && n_found < 2; i++) {
+            const bert_known *o = &v->slots[i];
+            if (o != k && !o->open && pl_names_find(&o->ix, f, strlen(f)) >= 0) {
+                found = o;
+                n_found++;
+            }
+        }
+    if (n_found == 1 && !share_value(k, found))
+        *owner = found;
+    pl_free(f);
+    return PARLEY_OK;
+}

@@ -31,6 +31,8 @@
  * "december the 5th". An open slot skips 3 and 4: a value beyond those kept, or one the bot
  * never listed, could be meant.
  * A resolved value is reported as its synonym's canonical value when it is a surface form.
+ * Before that, a span whose words are only another slot type's value may move to that type
+ * (bert_slot_values_owner, below).
  * Short spans never move by distance: "tea" is one edit from "pea" and from "ten".
  *
  * Threading: built on one thread (loading a model), then read-only.
@@ -98,6 +100,16 @@ struct bert_synonyms;
  * only when out of memory. */
 parley_status bert_known_resolve(const bert_known *k, const struct bert_synonyms *syn,
                                  const char *text, size_t len, char **out);
+
+/* *owner: the slot type a span tagged as k's belongs to by its words, or NULL when it stays
+ * k's. The span text[0..len) is no value k knows but exactly a value of one other slot type
+ * (folded as synonyms compare), and the two types are listed (neither open) and share no
+ * value: "a hot chocolate medium please" with "medium" tagged as the roast is the size, when
+ * the roasts are "medium roast", "dark roast"... Types that share values ("from boston", "to
+ * boston") are told apart by their context alone, and a value of two other types by neither,
+ * so those spans stay. Fails only when out of memory. */
+parley_status bert_slot_values_owner(const bert_slot_values *v, const bert_known *k,
+                                     const char *text, size_t len, const bert_known **owner);
 
 /* ---- The sound key (sound_key.c) ---- */
 /* A reduction of folded English text to how it sounds, after Metaphone: vowels kept only

@@ -5,8 +5,9 @@
  * Every number 0-9999 the recognizer's side spells reads back as itself; a run of number
  * words becomes its digits and other words stay; near misses resolve by the span's words,
  * letters or sound to the one value nearest, a tie, a short span, a far one, a value known
- * already and an open slot's near miss stay as said; config.json's "slot_values" reads back
- * what it wrote and a malformed one fails naming the key; the trainer records a slot type's
+ * already and an open slot's near miss stay as said; a span that is only another slot type's
+ * value belongs to it where both are listed and share no value; config.json's "slot_values" reads
+ * back what it wrote and a malformed one fails naming the key; the trainer records a slot type's
  * tagged, lookup and synonym values, whether they write digits and whether the bot lists
  * them (a lookup table, synonyms, values tagged twice each; else open). Every allocation failure
  * in recording, copying and resolving fails cleanly.
@@ -229,6 +230,54 @@ static void test_resolve(void)
     bert_synonyms_clear(&syn);
 }
 
+static void expect_owner(const bert_slot_values *v, const char *slot, const char *text,
+                         const char *want)
+{
+    const bert_known *owner = bert_slot_values_find(v, slot); /* overwritten */
+    CHECK(bert_slot_values_owner(v, bert_slot_values_find(v, slot), text, strlen(text), &owner) ==
+                  PARLEY_OK,
+          "%s: %s", text, parley_errmsg());
+    CHECK(want ? owner && !strcmp(owner->slot, want) : !owner, "'%s' tagged %s -> %s, want %s",
+          text, slot, owner ? owner->slot : "(stays)", want ? want : "(stays)");
+}
+
+/* A span's words that are exactly another listed slot type's value, and none of its own. */
+static void test_owner(void)
+{
+    bert_slot_values v = { 0 };
+    static const char *const sizes[] = { "small", "Medium", "large", NULL };
+    static const char *const roasts[] = { "light roast", "medium roast", "dark roast", NULL };
+    static const char *const milks[] = { "oat milk", "soy milk", "large", NULL };
+    static const char *const from[] = { "boston", "denver", NULL };
+    static const char *const to[] = { "boston", "dallas", NULL };
+    make(&v, "size", sizes);
+    make(&v, "roast", roasts);
+    make(&v, "from_city", from);
+    make(&v, "to_city", to);
+    expect_owner(&v, "roast", "medium", "size");
+    expect_owner(&v, "roast", "  MEDIUM ", "size"); /* folded as synonyms compare */
+    expect_owner(&v, "size", "dark roast", "roast");
+    expect_owner(&v, "roast", "dark roast", NULL); /* its own value */
+    expect_owner(&v, "roast", "mild roast", NULL); /* no type's value */
+    expect_owner(&v, "roast", "", NULL);
+    expect_owner(&v, "to_city", "denver", NULL); /* the city types share boston */
+    expect_owner(&v, "from_city", "dallas", NULL);
+    make(&v, "milk", milks);                  /* "large" is a size and a milk now */
+    expect_owner(&v, "roast", "large", NULL); /* a size and a milk */
+    expect_owner(&v, "roast", "small", "size");
+    expect_owner(&v, "size", "oat milk", NULL); /* size and milk share "large" */
+    static const char *const temps[] = { "hot", "iced", NULL };
+    make(&v, "temperature", temps);
+    bert_known *roast = bert_slot_values_of(&v, "roast");
+    expect_owner(&v, "roast", "iced", "temperature");
+    roast->open = 1; /* an open type may take any value */
+    expect_owner(&v, "roast", "iced", NULL);
+    roast->open = 0;
+    bert_slot_values_of(&v, "temperature")->open = 1;
+    expect_owner(&v, "roast", "iced", NULL);
+    bert_slot_values_clear(&v);
+}
+
 static void test_cap(void)
 {
     bert_slot_values v = { 0 };
@@ -300,8 +349,12 @@ static parley_status values_steps(void *ctx)
         st = bert_known_resolve(bert_slot_values_find(&copy, "drink"), &syn, "espreso", 7, &b);
     if (st == PARLEY_OK)
         st = bert_known_resolve(bert_slot_values_find(&copy, "drink"), &syn, "lattey", 6, &c);
+    const bert_known *owner = NULL;
+    if (st == PARLEY_OK)
+        st = bert_slot_values_owner(&copy, bert_slot_values_find(&copy, "drink"), "espreso", 7,
+                                    &owner);
     if (st == PARLEY_OK && (!a || strcmp(a, "12 bakers street") || !b || strcmp(b, "espresso") ||
-                            !c || strcmp(c, "latte")))
+                            !c || strcmp(c, "latte") || owner))
         st = pl_fail(PARLEY_ERR_INTERNAL, "resolved: %s, %s, %s", a ? a : "-", b ? b : "-",
                      c ? c : "-");
     pl_free(a);
@@ -318,6 +371,7 @@ int main(void)
     test_numbers();
     test_sound();
     test_resolve();
+    test_owner();
     test_cap();
     test_trainer();
     CHECK(fault_sweep("slot values", values_steps, NULL) > 20, "the sweep walked the steps");

@@ -8,11 +8,14 @@
  * slot type without a table, take the canonical value's place in copies of its examples; a model
  * trained on them records them in config.json, tags a surface form no example shows as a
  * slot value, and reports its canonical value beside the span typed; a malformed
- * "entity_synonyms" fails the load naming the file and the key. Every allocation failure in
- * the trainer's steps fails cleanly.
+ * "entity_synonyms" fails the load naming the file and the key; a span whose words are only
+ * another listed slot type's value comes out as that type, its tags too. Every allocation
+ * failure in the trainer's steps fails cleanly.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "nlu/model/model.h"
 #include "nlu/train/synonyms.h"
@@ -184,11 +187,12 @@ static const parley_nlu_slot *slot_of(const parley_nlu_result *r, const char *na
     return NULL;
 }
 
-static void test_trained(void)
+/* Trains a tiny model of data into files.tmp/name. */
+static path train_tiny(const char *data, const char *name)
 {
-    path out = path_in(files.tmp, "model");
+    path out = path_in(files.tmp, name);
     parley_train_params p = parley_train_params_default();
-    p.data = synonyms_yaml;
+    p.data = data;
     p.out = out.s;
     p.shape.layers = 2;
     p.shape.hidden = 64;
@@ -201,7 +205,23 @@ static void test_trained(void)
     p.augment = 4;
     p.builtin = PARLEY_SWITCH_OFF;
     p.threads = 1;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train: %s", parley_errmsg());
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train %s: %s", data, parley_errmsg());
+    return out;
+}
+
+static parley_nlu *open_cpu(const char *dir)
+{
+    parley_nlu *nlu = NULL;
+    parley_nlu_params np = parley_nlu_params_default();
+    np.device = "cpu";
+    np.threads = 1;
+    CHECK(parley_nlu_open(dir, &np, &nlu) == PARLEY_OK, "open: %s", parley_errmsg());
+    return nlu;
+}
+
+static void test_trained(void)
+{
+    path out = train_tiny(synonyms_yaml, "model");
     size_t len = 0;
     char *config = read_all(path_in(out.s, "config.json").s, &len);
     CHECK(config && strstr(config, "\"entity_synonyms\"") &&
@@ -209,11 +229,7 @@ static void test_trained(void)
                   strstr(config, "\"xl\": \"extra large\""),
           "config.json records the synonyms");
 
-    parley_nlu *nlu = NULL;
-    parley_nlu_params np = parley_nlu_params_default();
-    np.device = "cpu";
-    np.threads = 1;
-    CHECK(parley_nlu_open(out.s, &np, &nlu) == PARLEY_OK, "open: %s", parley_errmsg());
+    parley_nlu *nlu = open_cpu(out.s);
     const char *texts[] = { "weather in NYC", "what is the weather in the big apple",
                             "weather in paris" };
     const char *typed[] = { "NYC", "the big apple", "paris" };
@@ -241,6 +257,8 @@ static void test_trained(void)
             fclose(f);
         }
         nlu = NULL;
+        parley_nlu_params np = parley_nlu_params_default();
+        np.device = "cpu";
         CHECK(parley_nlu_open(out.s, &np, &nlu) == PARLEY_ERR_CONFIG &&
                       strstr(parley_errmsg(), "config.json") &&
                       strstr(parley_errmsg(), "\"entity_synonyms\": \"nyc\""),
@@ -248,6 +266,54 @@ static void test_trained(void)
         parley_nlu_close(nlu);
     }
     free(config);
+}
+
+/* Writes `values` (JSON) as the "slot_values" of the model in dir. */
+static void set_slot_values(const char *dir, const char *values)
+{
+    path at = path_in(dir, "config.json");
+    size_t len = 0;
+    char *text = read_all(at.s, &len);
+    cJSON *config = text ? cJSON_Parse(text) : NULL, *v = cJSON_Parse(values);
+    CHECK(config && v && cJSON_ReplaceItemInObject(config, "slot_values", v),
+          "slot_values of %s replaced", at.s);
+    char *out = config ? cJSON_Print(config) : NULL;
+    FILE *f = out ? fopen(at.s, "w") : NULL;
+    CHECK(f && fputs(out, f) >= 0 && fclose(f) == 0, "%s written", at.s);
+    cJSON_free(out);
+    cJSON_Delete(config);
+    free(text);
+}
+
+/* A span tagged as one slot type whose words are another's value (nlu/model/slot_values.h,
+ * bert_slot_values_owner) comes out as that type, its tags too; and stays where its own
+ * type knows it. */
+static void test_owner_at_parse(void)
+{
+    path out = train_tiny(files.data, "owner");
+    static const char *const values[] = {
+        "{\"city\": {\"values\": [\"london\", \"berlin\"]},"
+        " \"genre\": {\"values\": [\"jazz\", \"paris\"]}}",
+        "{\"city\": {\"values\": [\"london\", \"paris\"]},"
+        " \"genre\": {\"values\": [\"jazz\", \"paris\"]}}",
+    };
+    static const char *const want[] = { "genre", "city" };
+    for (int i = 0; i < 2; i++) {
+        set_slot_values(out.s, values[i]);
+        parley_nlu *nlu = open_cpu(out.s);
+        parley_nlu_result *r = NULL;
+        CHECK(nlu && parley_nlu_parse(nlu, "weather in paris", &r) == PARLEY_OK, "parse: %s",
+              parley_errmsg());
+        const parley_nlu_slot *s = r && r->n_slots == 1 ? &r->slots[0] : NULL;
+        char tag[16];
+        snprintf(tag, sizeof tag, "B-%s", want[i]);
+        CHECK(s && !strcmp(s->slot, want[i]) && !strcmp(s->value, "paris") && r->n_words == 3 &&
+                      !strcmp(r->tags[2], tag),
+              "%s: 'paris' as %s, tag %s (want %s)", values[i], s ? s->slot : "-",
+              r && r->n_words == 3 ? r->tags[2] : "-", want[i]);
+        parley_nlu_result_free(r);
+        parley_nlu_close(nlu);
+    }
 }
 
 int main(int argc, char **argv)
@@ -263,6 +329,7 @@ int main(int argc, char **argv)
     CHECK(fault_sweep("synonyms in training", synonym_steps, NULL) > 20,
           "the sweep walked the allocations");
     test_trained();
+    test_owner_at_parse();
     rm_tree(files.tmp);
     return check_done();
 }
