@@ -31,6 +31,7 @@
 #include "services/asr.h"
 #include "services/asr_cmn.h"
 #include "services/asr_denoise.h"
+#include "services/asr_levels.h"
 
 #define MODEL_DIR "/usr/share/pocketsphinx/model/en-us"
 
@@ -102,8 +103,10 @@ typedef struct ps_stream {
     svc_denoise *dn;        /* non-NULL: the decoder hears the audio denoised */
     int16_t *clean;         /* the denoised audio on its way to the decoder */
     size_t clean_cap;
-    int ended;        /* ps_end_utt was called */
-    float confidence; /* of the final transcript (ps_final), NAN: none */
+    svc_frames frames; /* the audio frame of each frame of dec (asr_levels.h) */
+    size_t fed;        /* samples dec has heard */
+    int ended;         /* ps_end_utt was called */
+    float confidence;  /* of the final transcript (ps_final), NAN: none */
 } ps_stream;
 
 /* The bot's class model as the decoder's search. */
@@ -392,6 +395,17 @@ static parley_status heard(ps_stream *s, const int16_t *pcm, size_t *n, const in
     return PARLEY_OK;
 }
 
+/* Decodes n samples with the stream's decoder, noting which audio frames its new frames are
+ * (asr_levels.h). The pieces stay as they came: pocketsphinx updates its running cepstral mean
+ * per call, so smaller ones would decode differently. */
+static parley_status decode(ps_stream *s, const int16_t *pcm, size_t n)
+{
+    if (n && ps_process_raw(s->dec, pcm, n, FALSE, FALSE) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
+    s->fed += n;
+    return svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 0);
+}
+
 /* Starts the held utterance from the mean its primer measured (the model's initial one
  * when it heard too little speech), and decodes the audio held. Where the held audio's noise
  * is steady, the decoder hears it denoised from here on, its mean measured on the same. */
@@ -417,9 +431,7 @@ static parley_status start_primed(ps_stream *s)
     s->primer = NULL;
     if (start_utt(s->ps, s->dec, mean) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
-    if (ps_process_raw(s->dec, pcm, n, FALSE, FALSE) < 0)
-        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
-    return PARLEY_OK;
+    return decode(s, pcm, n);
 }
 
 static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
@@ -447,14 +459,31 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
     const int16_t *in;
     if (s->dec && (st = heard(s, pcm, &n, &in)) != PARLEY_OK)
         return st;
-    if (s->dec && n && ps_process_raw(s->dec, in, n, FALSE, FALSE) < 0)
-        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
-    return PARLEY_OK;
+    return s->dec ? decode(s, in, n) : PARLEY_OK;
 }
 
-/* The decoder's hypothesis as words: a class member's compound word "soy_milk:c_4" is
- * "soy milk", and hesitations ("<um>", asr_lang.h) are left out. *score (when not NULL): its
- * path score. */
+/* Whether a decoder word is no word of the transcript: silence, a filler or a hesitation
+ * ("<sil>", "[NOISE]", "<um>": asr_lang.h). */
+static int unsaid(const char *w)
+{
+    return *w == '<' || *w == '[';
+}
+
+/* Appends decoder word p (n bytes) to the transcript t at *o: a class member's compound word
+ * "soy_milk:c_4" as "soy milk", an alternative pronunciation "with(2)" as "with". */
+static void put_word(char *t, char **o, const char *p, size_t n)
+{
+    size_t word = 0;
+    while (word < n && p[word] != ':' && p[word] != '(')
+        word++;
+    if (*o > t)
+        *(*o)++ = ' ';
+    for (size_t i = 0; i < word; i++)
+        *(*o)++ = p[i] == '_' ? ' ' : p[i];
+}
+
+/* The decoder's hypothesis as words (put_word), hesitations left out. *score (when not NULL):
+ * its path score. */
 static parley_status hyp_copy(ps_decoder_t *dec, char **text, int32 *score)
 {
     const char *h = ps_get_hyp(dec, score);
@@ -463,18 +492,54 @@ static parley_status hyp_copy(ps_decoder_t *dec, char **text, int32 *score)
         return pl_nomem("a transcript");
     for (const char *p = t; *p;) {
         size_t n = strcspn(p, " ");
-        if (*p != '<') {
-            size_t word = strcspn(p, ": "); /* to a class tag, or the word's end */
-            if (o > t)
-                *o++ = ' ';
-            for (size_t i = 0; i < word; i++)
-                *o++ = p[i] == '_' ? ' ' : p[i];
-        }
+        if (!unsaid(p))
+            put_word(t, &o, p, n);
         p += n + (p[n] == ' ');
     }
     *o = 0;
     *text = t;
     return PARLEY_OK;
+}
+
+/* *text, the final transcript of the stream's decoder, without the words said under the
+ * speaker's level (asr_levels.h): its best path's words again, each with its frames. */
+static parley_status at_level(ps_stream *s, char **text)
+{
+    int n = 0;
+    size_t bytes = 1;
+    for (ps_seg_t *g = ps_seg_iter(s->dec); g; g = ps_seg_next(g))
+        if (!unsaid(ps_seg_word(g))) {
+            n++;
+            bytes += strlen(ps_seg_word(g)) + 1;
+        }
+    svc_word *w = pl_malloc((size_t)(n ? n : 1) * sizeof *w);
+    const char **name = pl_malloc((size_t)(n ? n : 1) * sizeof *name);
+    char *t = pl_malloc(bytes), *o = t;
+    parley_status st = w && name && t ? PARLEY_OK : pl_nomem("a transcript of %d words", n);
+    int i = 0, base = -1, first, last;
+    for (ps_seg_t *g = st == PARLEY_OK ? ps_seg_iter(s->dec) : NULL; g; g = ps_seg_next(g)) {
+        ps_seg_frames(g, &first, &last);
+        base = base < 0 ? first : base; /* the path's frames count from an offset of its own */
+        if (!unsaid(ps_seg_word(g)) && i < n) {
+            name[i] = ps_seg_word(g);
+            w[i++] = (svc_word){ first - base, last - base, 1 };
+        }
+    }
+    if (st == PARLEY_OK)
+        st = svc_words_at_level(&s->frames, s->audio, s->n, w, i);
+    for (int k = 0; st == PARLEY_OK && k < i; k++)
+        if (w[k].keep)
+            put_word(t, &o, name[k], strlen(name[k]));
+    if (st == PARLEY_OK) {
+        *o = 0;
+        pl_free(*text);
+        *text = t;
+        t = NULL;
+    }
+    pl_free(t);
+    pl_free(name);
+    pl_free(w);
+    return st;
 }
 
 static parley_status ps_partial(void *stream, char **text)
@@ -494,15 +559,13 @@ static parley_status ps_end(void *stream)
     parley_status st;
     if (s->primer && (st = start_primed(s)) != PARLEY_OK)
         return st;
-    if (s->dn && s->clean) { /* the last part of a frame, as it came */
-        size_t n = svc_denoise_flush(s->dn, s->clean);
-        if (n && ps_process_raw(s->dec, s->clean, n, FALSE, FALSE) < 0)
-            return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot decode %zu samples", n);
-    }
+    if (s->dn && s->clean && /* the last part of a frame, as it came */
+        (st = decode(s, s->clean, svc_denoise_flush(s->dn, s->clean))) != PARLEY_OK)
+        return st;
     s->ended = 1;
     if (s->dec && ps_end_utt(s->dec) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
-    return PARLEY_OK;
+    return s->dec ? svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1) : PARLEY_OK;
 }
 
 /* The whole utterance through the generic model; *score (when not NULL): its best path's
@@ -573,6 +636,11 @@ static parley_status ps_final(void *stream, char **text)
             return st;
         if ((*text)[0])
             s->confidence = confidence_of(s, score);
+        if ((*text)[0] && s->ps->kind == SVC_LANG_NGRAM && (st = at_level(s, text)) != PARLEY_OK) {
+            pl_free(*text);
+            *text = NULL;
+            return st;
+        }
         if ((*text)[0] || !s->ps->fallback)
             return st;
         pl_free(*text);
@@ -615,6 +683,7 @@ static void ps_close_stream(void *stream)
             ps_free(s->dec);
     }
     pl_free(s->audio);
+    svc_frames_clear(&s->frames);
     pl_free(s->user);
     pl_free(s);
 }

@@ -1,0 +1,82 @@
+"""voice_coffee.py — command acceptance on orders phrased unlike the bot's examples: a coffee
+bot written for the test (bench/coffee/nlu.yaml: 50 examples, seven slot types with lookup
+tables) and 40 orders of other phrasings (bench/coffee/orders.txt: other word orders, "um",
+"uh", "please", greetings), each spoken by the seven voices of bench/voice_wer.py, clean and
+with its kitchen-like noise at 12 and 6 dB (or --snrs).
+
+The NLU is trained with parley's defaults (`parley train --data nlu.yaml`), as a bot's author
+would; its parse of the orders' text is the ceiling. A command is accepted when its intent
+and every slot the order marks come out right (canonical values) and the recognizer did not
+reject it (bench/voice_wer.py's rules). Word errors count words as spoken. Speech is made
+here and never committed.
+
+Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import voice_wer as vw  # noqa: E402
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coffee")
+SPAN = re.compile(r"\[([^\]]+)\]\((\w+)\)")
+
+
+def orders():
+    """(text, {slot: value}) of each test order."""
+    out = []
+    for line in open(os.path.join(HERE, "orders.txt")):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            slots = {}
+            for m in SPAN.finditer(line):
+                slots.setdefault(m.group(2), m.group(1))
+            out.append((SPAN.sub(lambda m: m.group(1), line), slots))
+    return out
+
+
+def main():
+    parley, out = sys.argv[1], sys.argv[2]
+    snrs = [None] + [int(s) for s in (sys.argv[sys.argv.index("--snrs") + 1].split(",")
+                                      if "--snrs" in sys.argv else ["12", "6"])]
+    vw.configure([None, parley, out, "--models", "ngram"])
+    nlu = os.path.join(HERE, "nlu.yaml")
+    model = os.path.join(out, "coffee_model")
+    if not os.path.exists(os.path.join(model, "model.safetensors")):
+        subprocess.run([parley, "train", "--data", nlu, "--out", model, "--quiet"], check=True)
+    items = orders()
+    ceiling = vw.parses(model, [t for t, _ in items])
+    report = {"orders": len(items),
+              "ceiling": sum(vw.accepted(p, "order_drink", s) for p, (_, s) in zip(ceiling, items))}
+    print("text, fully right: %d of %d" % (report["ceiling"], len(items)), flush=True)
+    files, refs, wants = [], [], []
+    for k, (text, slots) in enumerate(items):
+        for v in range(len(vw.VOICES)):
+            path = os.path.join(out, "coffee_%02d_%d.wav" % (k, v))
+            vw.synth(text, path, v)
+            files.append(path)
+            refs.append(text)
+            wants.append(slots)
+    noise = vw.kitchen_noise() if len(snrs) > 1 else None
+    g = np.random.default_rng(vw.seed)
+    for snr in snrs:
+        heard = files if snr is None else [vw.noisy(f, snr, noise, g) for f in files]
+        hyps, rejected, _ = vw.transcribe(heard, ["--nlu", nlu])
+        parsed = vw.parses(model, hyps)
+        wer, exact = vw.score(refs, hyps)
+        key = "clean" if snr is None else "%d dB" % snr
+        report[key] = {"utterances": len(heard), "wer": round(wer, 1), "exact": exact,
+                       "rejected": sum(rejected),
+                       "accepted": sum(vw.accepted(p, "order_drink", w) and not r
+                                       for p, w, r in zip(parsed, wants, rejected))}
+        print(key, report[key], flush=True)
+    json.dump(report, open(os.path.join(out, "voice_coffee.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
