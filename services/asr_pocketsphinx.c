@@ -18,7 +18,8 @@
  * the bot's own speech as it does for foreign speech, so a low one asks the generic model
  * for a second opinion (confidence_of). Where the noise is steady (a fan, a hum: asr_denoise.h),
  * the decoder hears the audio through a noise suppressor: decided on a first utterance's held
- * audio, and for a user's next one by their last.
+ * audio, and for a user's next one by their last. A final transcript of the class model
+ * leaves out the words said well under the speaker's level (asr_levels.h).
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <math.h>
@@ -530,7 +531,7 @@ static parley_status at_level(ps_stream *s, char **text)
     for (int k = 0; st == PARLEY_OK && k < i; k++)
         if (w[k].keep)
             put_word(t, &o, name[k], strlen(name[k]));
-    if (st == PARLEY_OK) {
+    if (st == PARLEY_OK && i) { /* no path to walk: the hypothesis stays */
         *o = 0;
         pl_free(*text);
         *text = t;
