@@ -23,6 +23,13 @@ enum {
     /* silent frames that go on with the utterance as they come (with the detector's lag,
      * 250 ms of a pause: the last word's end); the rest of a pause is held back */
     PAUSE_SENT = 10,
+    /* A whole recording's speech (pipe_speech_span) is the speaker's: frames within
+     * SPAN_UNDER_DB of its loudest tenth, or SPAN_OVER_DB above its quietest (a quiet room's
+     * soft words). Nearer the microphone than the people talking behind them, the speaker is
+     * louder; the detector's own threshold, half way from the noise to the speech, takes
+     * their loudest words for speech (bench/RESULTS.md#voice-span). */
+    SPAN_UNDER_DB = 5,
+    SPAN_OVER_DB = 15,
 };
 
 struct pipe_seg {
@@ -267,6 +274,48 @@ parley_status pipe_seg_end(pipe_seg *s, int *sent)
     append(s, s->frame, (size_t)s->n_frame);
     s->n_frame = 0;
     return end_utterance(s, PIPE_UTT_EXPLICIT);
+}
+
+/* The level under which a share p of a histogram's levels lie (half-dB bins, as audio_vad's). */
+static float hist_percentile(const uint32_t *hist, size_t total, double p)
+{
+    size_t want = (size_t)ceil(p * (double)total), seen = 0;
+    for (int b = 0; b < PIPE_VAD_BINS; b++)
+        if ((seen += hist[b]) >= want)
+            return b / 2.0f;
+    return (PIPE_VAD_BINS - 1) / 2.0f;
+}
+
+int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, size_t *to)
+{
+    pipe_vad v;
+    uint32_t hist[PIPE_VAD_BINS] = { 0 };
+    size_t frames = n / FRAME, first = 0, last = 0;
+    int run = 0, found = 0;
+    pipe_vad_init(&v, or_default(threshold, 100));
+    for (size_t f = 0; f < frames; f++) {
+        pipe_vad_frame(&v, pcm + f * FRAME, FRAME);
+        int bin = (int)lroundf(pipe_vad_level(&v) * 2);
+        hist[bin < 0 ? 0 : bin >= PIPE_VAD_BINS ? PIPE_VAD_BINS - 1 : bin]++;
+    }
+    float floor = hist_percentile(hist, frames, 0.10), loud = hist_percentile(hist, frames, 0.90);
+    pipe_vad_rewind(&v);
+    for (size_t f = 0; f < frames; f++) {
+        int speech = pipe_vad_frame(&v, pcm + f * FRAME, FRAME);
+        float level = pipe_vad_level(&v);
+        speech = speech && (level >= loud - SPAN_UNDER_DB || level >= floor + SPAN_OVER_DB);
+        run = speech ? run + 1 : 0;
+        if (!found && run == START_FRAMES) {
+            found = 1;
+            first = f + 1 > PRE_FRAMES ? f + 1 - PRE_FRAMES : 0;
+        }
+        last = found && speech ? f : last;
+    }
+    if (!found)
+        return 0;
+    *from = first * FRAME;
+    *to = (last + 1 + PAUSE_SENT) * FRAME < n ? (last + 1 + PAUSE_SENT) * FRAME : n;
+    return 1;
 }
 
 parley_status pipe_seg_drop(pipe_seg *s)

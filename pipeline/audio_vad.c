@@ -16,6 +16,18 @@ void pipe_vad_init(pipe_vad *v, int min_rms)
     v->min_db = (float)(20 * log10((double)min_rms));
 }
 
+float pipe_vad_level(const pipe_vad *v)
+{
+    return v->level;
+}
+
+void pipe_vad_rewind(pipe_vad *v)
+{
+    memset(v->recent, 0, sizeof v->recent);
+    v->sum = 0;
+    v->recent_at = v->recent_n = 0;
+}
+
 /* The level under which a share `p` of the window's frames lie (a bin's lower edge, dB). */
 static float percentile(const pipe_vad *v, double p)
 {
@@ -49,7 +61,7 @@ int pipe_vad_frame(pipe_vad *v, const int16_t *frame, int n)
         for (int i = 0; i < v->recent_n; i++)
             v->sum += v->recent[i];
     }
-    float level = v->sum / v->recent_n;
+    float level = v->level = v->sum / v->recent_n;
 
     int bin = (int)lroundf(level * 2);
     bin = bin < 0 ? 0 : bin >= PIPE_VAD_BINS ? PIPE_VAD_BINS - 1 : bin;

@@ -38,11 +38,17 @@ typedef struct pipe_vad {
     uint8_t window[PIPE_VAD_WINDOW]; /* the last averaged levels, as bins */
     int window_at, window_n;
     uint16_t hist[PIPE_VAD_BINS]; /* of window */
+    float level;                  /* the last frame's */
 } pipe_vad;
 
 /* A detector whose speech is at least `min_rms` (16-bit units; 1 to 32767). */
 void pipe_vad_init(pipe_vad *v, int min_rms);
 /* Whether the frame of n samples (10 ms at 16 kHz) is speech; updates the levels. */
 int pipe_vad_frame(pipe_vad *v, const int16_t *frame, int n);
+/* The last frame's level as the detector compares it (dB, averaged over PIPE_VAD_SMOOTH). */
+float pipe_vad_level(const pipe_vad *v);
+/* Starts the running average again and keeps the window's levels: a detector that has heard
+ * a whole recording hears it again from the start knowing its noise and speech levels. */
+void pipe_vad_rewind(pipe_vad *v);
 
 #endif

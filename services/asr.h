@@ -128,9 +128,11 @@ extern const svc_asr_engine svc_ps_engine;
  * user gave way to 1,024 more recent ones). Any thread. */
 int svc_ps_kept_mean(svc_ps *ps, const char *user, float *c0);
 
-/* Transcribes a whole audio file (any format GStreamer decodes) with one engine: opens a
- * stream, feeds it the file at 16 kHz, returns the final transcript (owned by the caller)
- * and, when confidence is not NULL, the engine's confidence in it (NAN: none). */
+/* Transcribes a whole audio file (any format GStreamer decodes) as one request with one
+ * engine: opens a stream, feeds it the file's speech at 16 kHz (from its first utterance to
+ * its last, as pipe_speech_span finds them: the noise around is not heard), returns the
+ * final transcript (owned by the caller) and, when confidence is not NULL, the engine's
+ * confidence in it (NAN: none). */
 parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, const char *path,
                                       char **text, float *confidence);
 

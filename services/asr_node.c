@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "pipeline/audio.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
 #include "services/asr.h"
@@ -238,10 +239,15 @@ parley_status svc_asr_transcribe_file(const svc_asr_engine *vt, void *engine, co
     *text = NULL;
     if ((st = svc_gst_read_file(path, &pcm, &n)) != PARLEY_OK)
         return st;
+    /* the noise before and after the request is not heard (a file with no speech the
+     * detector finds, one too quiet for it, is heard whole) */
+    size_t from = 0, to = n;
+    if (!pipe_speech_span(pcm, n, 0, &from, &to))
+        from = 0, to = n;
     if ((st = vt->open(engine, NULL, &s)) == PARLEY_OK) {
-        for (size_t at = 0; at < n && st == PARLEY_OK; at += PIPE_AUDIO_RATE / 10)
+        for (size_t at = from; at < to && st == PARLEY_OK; at += PIPE_AUDIO_RATE / 10)
             st = vt->feed(s, pcm + at,
-                          n - at < PIPE_AUDIO_RATE / 10 ? n - at : PIPE_AUDIO_RATE / 10);
+                          to - at < PIPE_AUDIO_RATE / 10 ? to - at : PIPE_AUDIO_RATE / 10);
         if (st == PARLEY_OK && (st = vt->end(s)) == PARLEY_OK)
             st = vt->final(s, text);
         if (st == PARLEY_OK && confidence)
