@@ -23,13 +23,16 @@ enum {
     /* silent frames that go on with the utterance as they come (with the detector's lag,
      * 250 ms of a pause: the last word's end); the rest of a pause is held back */
     PAUSE_SENT = 10,
-    /* A whole recording's speech (pipe_speech_span) is the speaker's: frames within
-     * SPAN_UNDER_DB of its loudest tenth, or SPAN_OVER_DB above its quietest (a quiet room's
-     * soft words). Nearer the microphone than the people talking behind them, the speaker is
-     * louder; the detector's own threshold, half way from the noise to the speech, takes
-     * their loudest words for speech (bench/RESULTS.md#voice-span). */
+    /* A whole recording's request (pipe_speech_span) is the speaker's speech: frames within
+     * SPAN_UNDER_DB of its loudest tenth, or SPAN_OVER_DB above its quietest. The detector's
+     * own threshold, half way from the noise to the speech, takes the loudest words of the
+     * people talking behind the speaker for speech (bench/RESULTS.md#voice-span). */
     SPAN_UNDER_DB = 5,
     SPAN_OVER_DB = 15,
+    /* and the frames kept around it: the recognizer's own voice detector and first mean need
+     * some of the room before the first word */
+    SPAN_BEFORE = 50,
+    SPAN_AFTER = 25,
 };
 
 struct pipe_seg {
@@ -307,14 +310,14 @@ int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, 
         run = speech ? run + 1 : 0;
         if (!found && run == START_FRAMES) {
             found = 1;
-            first = f + 1 > PRE_FRAMES ? f + 1 - PRE_FRAMES : 0;
+            first = f + 1 > SPAN_BEFORE ? f + 1 - SPAN_BEFORE : 0;
         }
         last = found && speech ? f : last;
     }
     if (!found)
         return 0;
     *from = first * FRAME;
-    *to = (last + 1 + PAUSE_SENT) * FRAME < n ? (last + 1 + PAUSE_SENT) * FRAME : n;
+    *to = (last + 1 + SPAN_AFTER) * FRAME < n ? (last + 1 + SPAN_AFTER) * FRAME : n;
     return 1;
 }
 

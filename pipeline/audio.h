@@ -57,13 +57,15 @@ parley_status pipe_seg_end(pipe_seg *s, int *sent);
 /* The source went away: an utterance in progress is dropped (an empty last piece with
  * PIPE_UTT_DROPPED tells the recognizer to forget it; no turn comes of it). */
 parley_status pipe_seg_drop(pipe_seg *s);
-/* Where a whole recording's speech lies, by the rules the segmenter cuts a stream with: from
- * the 300 ms kept before the first utterance's start to the 250 ms or so of silence sent
- * after the last one's end, the pauses between them kept. The detector hears the recording
- * once first, so it knows the recording's noise from its first frame on, where a stream's
- * detector learns it as it goes. pcm is n samples at PIPE_AUDIO_RATE; threshold as in
- * pipe_seg_params (0: 100). Returns 1 and [*from, *to) in samples, or 0 when it holds no
- * speech. Pure; any thread. */
+/* Where the speaker's request lies in a whole recording (a file heard as one request): from
+ * 500 ms before their first words to 250 ms after the detector's last speech frame, the
+ * pauses between kept. A frame is the speaker's when the detector (audio_vad.h) calls it
+ * speech and it is also within 5 dB of the recording's loudest tenth, or 15 dB above its
+ * quietest (a quiet room's soft words): nearer the microphone than the people talking
+ * behind them, the speaker is louder. The detector hears the recording once first, so it
+ * knows its noise from the first frame on. pcm is n samples at PIPE_AUDIO_RATE; threshold
+ * as in pipe_seg_params (0: 100). Returns 1 and [*from, *to) in samples, or 0 when it holds
+ * no speech. Pure; any thread. */
 int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, size_t *to);
 /* The number of the last utterance started (0 before the first). */
 uint32_t pipe_seg_utterances(const pipe_seg *s);
