@@ -18,8 +18,10 @@
  * the bot's own speech as it does for foreign speech, so a low one asks the generic model
  * for a second opinion (confidence_of). Where the noise is steady (a fan, a hum: asr_denoise.h),
  * the decoder hears the audio through a noise suppressor: decided on a first utterance's held
- * audio, and for a user's next one by their last. A final transcript of the class model
- * leaves out the words said well under the speaker's level (asr_levels.h).
+ * audio, and for a user's next one by their last. An utterance whose speaker's words
+ * (pipe_speech_span) leave more than half a second of the room around them is decoded again
+ * on those words alone. A final transcript of the class model leaves out the words said
+ * well under the speaker's level (asr_levels.h).
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <math.h>
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "parley_config.h"
+#include "pipeline/audio.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
 #include "services/asr.h"
@@ -55,6 +58,12 @@ enum {
     MAX_CEP = 64,
     USER_MEANS = 1024, /* users whose cepstral mean is kept; the least recent gives way */
     MEAN_MIN_SAMPLES = PIPE_AUDIO_RATE / 2, /* an utterance shorter says too little of it */
+    /* An utterance whose speaker's span (pipe_speech_span) leaves out more than this of its
+     * audio, the noise before or after the speaker's words, is decoded again on the span
+     * alone: the bot's model made words of that noise, and the words after them went
+     * wrong (bench/RESULTS.md#voice-span). */
+    REDO_SPARE = PIPE_AUDIO_RATE / 2,
+    REDO_PIECE = PIPE_AUDIO_RATE / 10, /* the pieces it is decoded again in */
 };
 
 /* What a user's last utterance left of the cepstral mean (their voice and channel): where
@@ -106,6 +115,7 @@ typedef struct ps_stream {
     size_t clean_cap;
     svc_frames frames; /* the audio frame of each frame of dec (asr_levels.h) */
     size_t fed;        /* samples dec has heard */
+    size_t from, to;   /* the audio the final decoding heard: all of it, or the speaker's span */
     int ended;         /* ps_end_utt was called */
     float confidence;  /* of the final transcript (ps_final), NAN: none */
 } ps_stream;
@@ -527,7 +537,7 @@ static parley_status at_level(ps_stream *s, char **text)
         }
     }
     if (st == PARLEY_OK)
-        st = svc_words_at_level(&s->frames, s->audio, s->n, w, i);
+        st = svc_words_at_level(&s->frames, s->audio + s->from, s->to - s->from, w, i);
     for (int k = 0; st == PARLEY_OK && k < i; k++)
         if (w[k].keep)
             put_word(t, &o, name[k], strlen(name[k]));
@@ -554,6 +564,38 @@ static parley_status ps_partial(void *stream, char **text)
     return hyp_copy(s->dec, text, NULL);
 }
 
+/* Decodes the utterance again on its speaker's span [from, to) of its audio alone
+ * (pipe_speech_span), from the user's kept mean or the span's own first speech. */
+static parley_status redo_span(ps_stream *s, size_t from, size_t to)
+{
+    parley_status st;
+    mfcc_t mean[MAX_CEP];
+    svc_cmn_primer *p = NULL;
+    if (!kept_mean(s->ps, s->user, mean, NULL)) {
+        if ((st = svc_cmn_primer_new(s->dec, &p)) != PARLEY_OK)
+            return st;
+        int fed = svc_cmn_primer_feed(p, s->audio + from, to - from);
+        if (fed < 0 || !svc_cmn_primer_mean(p, mean, s->ps->cmn_len))
+            kept_mean(s->ps, NULL, mean, NULL);
+        svc_cmn_primer_free(p);
+        if (fed < 0)
+            return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
+    }
+    svc_frames_clear(&s->frames);
+    s->fed = 0;
+    s->from = from;
+    s->to = to;
+    if (start_utt(s->ps, s->dec, mean) < 0)
+        return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
+    st = PARLEY_OK;
+    for (size_t at = from; at < to && st == PARLEY_OK; at += REDO_PIECE)
+        st = decode(s, s->audio + at, to - at < REDO_PIECE ? to - at : REDO_PIECE);
+    if (ps_end_utt(s->dec) < 0 && st == PARLEY_OK)
+        st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
+    return st == PARLEY_OK ? svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1)
+                           : st;
+}
+
 static parley_status ps_end(void *stream)
 {
     ps_stream *s = stream;
@@ -564,9 +606,17 @@ static parley_status ps_end(void *stream)
         (st = decode(s, s->clean, svc_denoise_flush(s->dn, s->clean))) != PARLEY_OK)
         return st;
     s->ended = 1;
+    s->to = s->n;
     if (s->dec && ps_end_utt(s->dec) < 0)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
-    return s->dec ? svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1) : PARLEY_OK;
+    if (s->dec &&
+        (st = svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1)) != PARLEY_OK)
+        return st;
+    size_t from, to;
+    if (!s->dec || s->dn || s->ps->kind != SVC_LANG_NGRAM ||
+        !pipe_speech_span(s->audio, s->n, 0, &from, &to) || from + (s->n - to) <= REDO_SPARE)
+        return PARLEY_OK;
+    return redo_span(s, from, to);
 }
 
 /* The whole utterance through the generic model; *score (when not NULL): its best path's
@@ -579,10 +629,10 @@ static parley_status decode_generic(ps_stream *s, char **text, float *score)
     mfcc_t mean[MAX_CEP];
     kept_mean(ps, s->user, mean, NULL);
     if (start_utt(ps, ps->fallback, mean) < 0 ||
-        ps_process_raw(ps->fallback, s->audio, s->n, FALSE, TRUE) < 0 ||
+        ps_process_raw(ps->fallback, s->audio + s->from, s->to - s->from, FALSE, TRUE) < 0 ||
         ps_end_utt(ps->fallback) < 0)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
-                     s->n);
+                     s->to - s->from);
     int32 path = 0;
     if (st == PARLEY_OK)
         st = hyp_copy(ps->fallback, text, &path);
