@@ -41,23 +41,6 @@ static double normal(void)
     return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
 }
 
-/* The mean power of the speech's frames within 10 dB of its loudest. */
-static double speech_power(const int16_t *x, size_t n)
-{
-    double peak = 0, sum = 0, e[MAX_N / 160];
-    size_t frames = n / 160, k = 0;
-    for (size_t f = 0; f < frames; f++) {
-        e[f] = 0;
-        for (int i = 0; i < 160; i++)
-            e[f] += (double)x[f * 160 + i] * x[f * 160 + i] / 160;
-        peak = e[f] > peak ? e[f] : peak;
-    }
-    for (size_t f = 0; f < frames; f++)
-        if (e[f] > 0.1 * peak)
-            sum += e[f], k++;
-    return sum / (double)k;
-}
-
 static int16_t clip(double v)
 {
     return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);

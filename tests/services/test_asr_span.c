@@ -33,24 +33,6 @@ static int16_t clip(double v)
     return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
 }
 
-/* The mean power of x's 10 ms frames within 10 dB of its loudest. */
-static double speech_power(const int16_t *x, size_t n)
-{
-    static double e[MAX_N / 160];
-    double peak = 0, sum = 0;
-    size_t frames = n / 160, k = 0;
-    for (size_t f = 0; f < frames; f++) {
-        e[f] = 0;
-        for (int i = 0; i < 160; i++)
-            e[f] += (double)x[f * 160 + i] * x[f * 160 + i] / 160;
-        peak = e[f] > peak ? e[f] : peak;
-    }
-    for (size_t f = 0; f < frames; f++)
-        if (e[f] > 0.1 * peak)
-            sum += e[f], k++;
-    return k ? sum / (double)k : 0;
-}
-
 /* n samples of talk: five copies of x (n_x samples), every other one reversed, each starting
  * somewhere else, summed and scaled to unit power. */
 static void people_talking(const int16_t *x, size_t n_x, size_t n)
