@@ -16,6 +16,7 @@
 #include "nlu/cpu/ops.h"
 #include "nlu/cuda/cuda_bert.h"
 #include "nlu/decode.h"
+#include "nlu/text/fillers.h"
 #include "parley/nlu.h"
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
@@ -431,6 +432,7 @@ static parley_status parse_chunk(parley_nlu *nlu, const char *const *texts, size
             pl_wrap(st, "text %zu", first_index + i);
             goto fail;
         }
+        wp_drop_fillers(texts[i], &tk[i]);
     }
     st = bert_run_pieces(nlu->model, texts, tk, (int)n, nlu_forward, nlu, result_of, &ch);
 fail:

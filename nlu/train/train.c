@@ -30,6 +30,7 @@
 #include "nlu/cuda/cuda_train.h"
 #include "nlu/decode.h"
 #include "nlu/model/safetensors.h"
+#include "nlu/text/fillers.h"
 #include "nlu/text/tokenizer.h"
 #include "nlu/train/background.h"
 #include "nlu/train/builtin.h"
@@ -118,7 +119,8 @@ static uint64_t data_hash(const ds_dataset *ds)
 
 /* Tokenizes example i of ds with the model's vocabulary; *n_used is how many pieces fit
  * between [CLS] and [SEP]. The tokenizer must see the dataset's words (both split at the
- * same whitespace), or the tags would go to the wrong pieces. */
+ * same whitespace), or the tags would go to the wrong pieces. Hesitations leave the input
+ * as they do in parsing (fillers.h). */
 static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds, int i,
                                       wp_tokens *tk, int *n_used)
 {
@@ -132,6 +134,7 @@ static parley_status tokenize_example(const bert_model *m, const ds_dataset *ds,
                        "%s: example %d (\"%s\"): the tokenizer sees %d words, the data %d",
                        ds->source, i + 1, e->text, tk->n_words, e->n_words);
     }
+    wp_drop_fillers(e->text, tk);
     int room = m->cfg.max_positions - 2;
     *n_used = tk->n_pieces < room ? tk->n_pieces : room;
     return PARLEY_OK;

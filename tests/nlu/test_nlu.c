@@ -103,6 +103,32 @@ static void test_bookkeeping(parley_nlu *nlu)
     parley_nlu_result_free(r);
 }
 
+/* A hesitation is not read: the rest parses exactly as the text without it, and its word is
+ * tagged O (the vocabulary has no "um", so were it read it would be an [UNK] piece). */
+static void test_fillers(parley_nlu *nlu)
+{
+    parley_nlu_result *with = NULL, *without = NULL;
+    CHECK(parley_nlu_parse(nlu, "book a um table for two , uh in boston", &with) == PARLEY_OK &&
+                  parley_nlu_parse(nlu, "book a table for two , in boston", &without) == PARLEY_OK,
+          "parse: %s", parley_errmsg());
+    if (with && without) {
+        CHECK(with->n_words == 10 && without->n_words == 8, "words %d %d", with->n_words,
+              without->n_words);
+        CHECK(with->n_pieces == without->n_pieces, "pieces %d %d", with->n_pieces,
+              without->n_pieces);
+        CHECK(!strcmp(with->intent, without->intent) && with->confidence == without->confidence,
+              "intent %s %.6f against %s %.6f", with->intent, with->confidence, without->intent,
+              without->confidence);
+        static const int from[] = { 0, 1, 3, 4, 5, 6, 8, 9 }; /* with's word of each word */
+        for (int w = 0; w < 8 && w < without->n_words; w++)
+            CHECK(!strcmp(with->tags[from[w]], without->tags[w]), "word %d: %s against %s", w,
+                  with->tags[from[w]], without->tags[w]);
+        CHECK(!strcmp(with->tags[2], "O") && !strcmp(with->tags[7], "O"), "hesitations O");
+    }
+    parley_nlu_result_free(with);
+    parley_nlu_result_free(without);
+}
+
 /* The shape, and the model's own tokenizer against one opened from its vocab.txt. */
 static void test_info_and_tokenizer(parley_nlu *nlu, const char *dir)
 {
@@ -349,6 +375,7 @@ int main(void)
         parley_nlu_result *single[NB] = { 0 };
         test_bookkeeping(nlu);
         test_info_and_tokenizer(nlu, dir);
+        test_fillers(nlu);
         test_batch_equals_single(nlu, single);
         test_threads(nlu, single);
         for (int i = 0; i < NB; i++)

@@ -80,13 +80,16 @@ typedef struct parley_nlu_result {
     int n_words;                  /* whitespace-separated words of the text */
     const char *const *tags;      /* (n_words) one BIO tag per word, repaired ("O", "B-x", "I-x") */
     const size_t *word_start, *word_end; /* (n_words) byte range of each word */
-    int n_pieces;  /* word pieces fed to the model, [CLS] and [SEP] included */
+    int n_pieces;  /* word pieces fed to the model, [CLS] and [SEP] included (none of a
+                      hesitation's) */
     int truncated; /* 1 when the text was longer than the model's positions; words
                       past the end are tagged "O" */
 } parley_nlu_result;
 
 /* Parses one utterance. Words are the whitespace-separated parts of `text`; a slot value
  * covers whole words, minus punctuation pieces at its two ends ("boston?" gives "boston").
+ * Hesitations ("um", "uh", "erm", "hmm") are not read: their words are tagged "O" and the
+ * rest is parsed as if they were not there, as the trainer reads its examples.
  * Invalid UTF-8 fails with PARLEY_ERR_UTF8 and the byte offset in parley_errmsg(). Scores
  * that are not finite numbers (an overflow on a GPU at fp16 or bf16) fail with
  * PARLEY_ERR_UNSUPPORTED: such a text gets no result rather than a meaningless one.

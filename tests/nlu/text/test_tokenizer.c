@@ -14,6 +14,7 @@
 
 #include <utf8proc.h>
 
+#include "nlu/text/fillers.h"
 #include "nlu/text/tokenizer.h"
 #include "nlu/text/vocab.h"
 #include "tests/check.h"
@@ -212,6 +213,28 @@ static void check_long(const char *unit, int count, int unk)
     }
     wp_tokens_free(&t);
     free(text);
+}
+
+/* Hesitations: whole words only, case and the punctuation around them aside; their pieces
+ * leave a tokenization, their words stay. */
+static void test_fillers(void)
+{
+    static const char *yes[] = { "um", "Uh,", "hmm...", "UHM", "(erm)", "umm" };
+    static const char *no[] = { "umbrella", "er", "mm", "oh", "", ",", "u-h", "hum" };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        CHECK(wp_is_filler(yes[i], strlen(yes[i])), "'%s' is a hesitation", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        CHECK(!wp_is_filler(no[i], strlen(no[i])), "'%s' is no hesitation", no[i]);
+    const char *text = "um book uh, a table hmm";
+    wp_tokens t;
+    CHECK(wp_tokenize(V, text, strlen(text), &t) == PARLEY_OK, "%s", parley_errmsg());
+    int before = t.n_pieces, dropped = wp_drop_fillers(text, &t);
+    CHECK(t.n_words == 6, "words stay: %d", t.n_words);
+    CHECK(dropped == before - 3 && t.n_pieces == 3, "dropped %d of %d", dropped, before);
+    static const int word[] = { 1, 3, 4 };
+    for (int i = 0; i < t.n_pieces && i < 3; i++)
+        CHECK(t.pieces[i].word == word[i], "piece %d of word %d", i, t.pieces[i].word);
+    wp_tokens_free(&t);
 }
 
 static void test_long_words(void)
@@ -565,6 +588,7 @@ int main(int argc, char **argv)
     test_words();
     test_punct_pieces();
     test_long_words();
+    test_fillers();
     test_invalid_utf8();
     test_random();
     test_vocab_errors();
