@@ -279,16 +279,6 @@ parley_status pipe_seg_end(pipe_seg *s, int *sent)
     return end_utterance(s, PIPE_UTT_EXPLICIT);
 }
 
-/* The level under which a share p of a histogram's levels lie (half-dB bins, as audio_vad's). */
-static float hist_percentile(const uint32_t *hist, size_t total, double p)
-{
-    size_t want = (size_t)ceil(p * (double)total), seen = 0;
-    for (int b = 0; b < PIPE_VAD_BINS; b++)
-        if ((seen += hist[b]) >= want)
-            return b / 2.0f;
-    return (PIPE_VAD_BINS - 1) / 2.0f;
-}
-
 int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, size_t *to)
 {
     pipe_vad v;
@@ -301,7 +291,8 @@ int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, 
         int bin = (int)lroundf(pipe_vad_level(&v) * 2);
         hist[bin < 0 ? 0 : bin >= PIPE_VAD_BINS ? PIPE_VAD_BINS - 1 : bin]++;
     }
-    float floor = hist_percentile(hist, frames, 0.10), loud = hist_percentile(hist, frames, 0.90);
+    float floor = pipe_vad_percentile(hist, frames, 0.10),
+          loud = pipe_vad_percentile(hist, frames, 0.90);
     pipe_vad_rewind(&v);
     for (size_t f = 0; f < frames; f++) {
         int speech = pipe_vad_frame(&v, pcm + f * FRAME, FRAME);

@@ -28,12 +28,11 @@ void pipe_vad_rewind(pipe_vad *v)
     v->recent_at = v->recent_n = 0;
 }
 
-/* The level under which a share `p` of the window's frames lie (a bin's lower edge, dB). */
-static float percentile(const pipe_vad *v, double p)
+float pipe_vad_percentile(const uint32_t *hist, size_t total, double p)
 {
-    int want = (int)ceil(p * v->window_n), seen = 0;
+    size_t want = (size_t)ceil(p * (double)total), seen = 0;
     for (int b = 0; b < PIPE_VAD_BINS; b++)
-        if ((seen += v->hist[b]) >= want)
+        if ((seen += hist[b]) >= want)
             return b / 2.0f;
     return (PIPE_VAD_BINS - 1) / 2.0f;
 }
@@ -73,7 +72,8 @@ int pipe_vad_frame(pipe_vad *v, const int16_t *frame, int n)
     v->hist[bin]++;
     v->window_at = (v->window_at + 1) % PIPE_VAD_WINDOW;
 
-    float floor = percentile(v, 0.10), speech = percentile(v, 0.90);
+    float floor = pipe_vad_percentile(v->hist, (size_t)v->window_n, 0.10),
+          speech = pipe_vad_percentile(v->hist, (size_t)v->window_n, 0.90);
     float margin = (speech - floor) / 2;
     margin = margin < PIPE_VAD_MIN_DB   ? PIPE_VAD_MIN_DB
              : margin > PIPE_VAD_MAX_DB ? PIPE_VAD_MAX_DB

@@ -15,6 +15,7 @@
 #ifndef PIPELINE_AUDIO_VAD_H
 #define PIPELINE_AUDIO_VAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -37,7 +38,7 @@ typedef struct pipe_vad {
     int recent_at, recent_n;
     uint8_t window[PIPE_VAD_WINDOW]; /* the last averaged levels, as bins */
     int window_at, window_n;
-    uint16_t hist[PIPE_VAD_BINS]; /* of window */
+    uint32_t hist[PIPE_VAD_BINS]; /* of window */
     float level;                  /* the last frame's */
 } pipe_vad;
 
@@ -47,6 +48,9 @@ void pipe_vad_init(pipe_vad *v, int min_rms);
 int pipe_vad_frame(pipe_vad *v, const int16_t *frame, int n);
 /* The last frame's level as the detector compares it (dB, averaged over PIPE_VAD_SMOOTH). */
 float pipe_vad_level(const pipe_vad *v);
+/* The level under which a share p of the `total` frames counted in hist lie (PIPE_VAD_BINS
+ * half-dB bins; a bin's lower edge, dB): of the detector's window, or of a whole recording. */
+float pipe_vad_percentile(const uint32_t *hist, size_t total, double p);
 /* Starts the running average again and keeps the window's levels: a detector that has heard
  * a whole recording hears it again from the start knowing its noise and speech levels. */
 void pipe_vad_rewind(pipe_vad *v);
