@@ -8,8 +8,10 @@
  * utterances in progress at once. The class model's words come out as their compound
  * dictionary words ("soy_milk:c_4"); transcripts give them back as words ("soy milk"). When
  * the bot's model says nothing (a grammar, for speech outside it), the utterance's audio,
- * kept by its stream, is decoded again by the one generic-model decoder (about 100 MB,
- * loaded once, shared under a lock), so such speech still gets a transcript. Each user's
+ * kept by its stream, is decoded again by a generic-model decoder, so such speech still gets
+ * a transcript. Those are pooled too (about 100 MB each): one is loaded at start-up, and
+ * the pool grows to the number of workers that ask the generic model at once, so noisy
+ * utterances of many users do not wait for one another's second opinions. Each user's
  * utterance starts from the cepstral mean their last one ended with (kept for the 1,024
  * users heard most recently); a first utterance, from the mean of its own first speech
  * (asr_cmn.h), measured while its audio is held. A transcript of the bot's model comes
@@ -87,15 +89,20 @@ typedef struct user_mean {
  * and kitchen-like noise: bench/RESULTS.md, "Voice"). */
 #define VAD_THRESHOLD "3.0"
 
+/* Idle decoders of one model, under svc_ps.mu. */
+typedef struct dec_pool {
+    ps_decoder_t **dec;
+    size_t n, cap;
+} dec_pool;
+
 struct svc_ps {
     char *hmm, *dict, *lm;
     char *bot, *bot_classdef, *bot_dict; /* NULL bot: the generic model only */
     svc_lang_kind kind;
-    pthread_mutex_t mu; /* the pool */
-    ps_decoder_t **pool;
-    size_t n_pool, cap_pool;
-    pthread_mutex_t fb_mu; /* the fallback decoder */
-    ps_decoder_t *fallback;
+    pthread_mutex_t mu;   /* the pools, the means */
+    dec_pool bots;        /* idle decoders of the bot's model */
+    dec_pool generic;     /* idle decoders of the generic model */
+    int has_generic;      /* the generic model decodes: without a bot's model, or as fallback */
     int second_opinion;   /* svc_ps_params' */
     mfcc_t cmn0[MAX_CEP]; /* a new decoder's cepstral mean (the model's cmninit) */
     int cmn_len;
@@ -165,18 +172,65 @@ static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
     return PARLEY_OK;
 }
 
+/* An idle decoder of pool, or a new one of its model when none is (`bot` as new_decoder's). */
+static parley_status pool_take(svc_ps *ps, dec_pool *pool, int bot, ps_decoder_t **out)
+{
+    pthread_mutex_lock(&ps->mu);
+    *out = pool->n ? pool->dec[--pool->n] : NULL;
+    pthread_mutex_unlock(&ps->mu);
+    return *out ? PARLEY_OK : new_decoder(ps, bot, out);
+}
+
+/* Gives dec back to pool (freed when there is no room to keep it). */
+static void pool_give(svc_ps *ps, dec_pool *pool, ps_decoder_t *dec)
+{
+    pthread_mutex_lock(&ps->mu);
+    if (pool->n == pool->cap) {
+        size_t cap = pool->cap ? 2 * pool->cap : 4;
+        ps_decoder_t **d = pl_realloc(pool->dec, cap * sizeof *d);
+        if (d) {
+            pool->dec = d;
+            pool->cap = cap;
+        }
+    }
+    if (pool->n < pool->cap) {
+        pool->dec[pool->n++] = dec;
+        dec = NULL;
+    }
+    pthread_mutex_unlock(&ps->mu);
+    if (dec)
+        ps_free(dec);
+}
+
+/* One idle decoder in pool at start-up, so a broken model is found then. */
+static parley_status load_idle(svc_ps *ps, dec_pool *pool, int bot)
+{
+    ps_decoder_t *dec;
+    parley_status st = new_decoder(ps, bot, &dec);
+    if (st == PARLEY_OK && !(pool->dec = pl_malloc(sizeof *pool->dec))) {
+        ps_free(dec);
+        return pl_nomem("the pocketsphinx decoders");
+    }
+    if (st == PARLEY_OK) {
+        pool->dec[0] = dec;
+        pool->n = pool->cap = 1;
+    }
+    return st;
+}
+
 void svc_ps_close(svc_ps *ps)
 {
     if (!ps)
         return;
-    for (size_t i = 0; i < ps->n_pool; i++)
-        ps_free(ps->pool[i]);
-    if (ps->fallback)
-        ps_free(ps->fallback);
+    for (size_t i = 0; i < ps->bots.n; i++)
+        ps_free(ps->bots.dec[i]);
+    for (size_t i = 0; i < ps->generic.n; i++)
+        ps_free(ps->generic.dec[i]);
     for (size_t i = 0; ps->means && i < USER_MEANS; i++)
         pl_free(ps->means[i].user);
     pl_free(ps->means);
-    pl_free(ps->pool);
+    pl_free(ps->bots.dec);
+    pl_free(ps->generic.dec);
     pl_free(ps->hmm);
     pl_free(ps->dict);
     pl_free(ps->lm);
@@ -184,7 +238,6 @@ void svc_ps_close(svc_ps *ps)
     pl_free(ps->bot_classdef);
     pl_free(ps->bot_dict);
     pthread_mutex_destroy(&ps->mu);
-    pthread_mutex_destroy(&ps->fb_mu);
     pl_free(ps);
 }
 
@@ -217,11 +270,6 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
         pl_free(ps);
         return st;
     }
-    if ((st = pl_mutex_init(&ps->fb_mu, "asr.pocketsphinx")) != PARLEY_OK) {
-        pthread_mutex_destroy(&ps->mu);
-        pl_free(ps);
-        return st;
-    }
     ps->hmm = dup_or(p->hmm, d.hmm);
     ps->dict = dup_or(p->dict, d.dict);
     ps->lm = dup_or(p->lm, d.lm);
@@ -238,13 +286,12 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
         st = pl_nomem("the pocketsphinx engine");
     /* one decoder of the bot's model now, so a broken model is found at start-up; it is made
      * first, so the cepstral mean every utterance starts from is its own */
-    if (st == PARLEY_OK && ps->bot && (ps->pool = pl_malloc(sizeof *ps->pool)) == NULL)
-        st = pl_nomem("the pocketsphinx decoders");
-    if (st == PARLEY_OK && ps->bot && (st = new_decoder(ps, 1, &ps->pool[0])) == PARLEY_OK)
-        ps->n_pool = ps->cap_pool = 1;
+    if (st == PARLEY_OK && ps->bot)
+        st = load_idle(ps, &ps->bots, 1);
     /* the generic model: for every utterance without the bot's, else the fallback */
-    if (st == PARLEY_OK && (!ps->bot || p->fallback))
-        st = new_decoder(ps, 0, &ps->fallback);
+    ps->has_generic = !ps->bot || p->fallback;
+    if (st == PARLEY_OK && ps->has_generic)
+        st = load_idle(ps, &ps->generic, 0);
     if (st != PARLEY_OK) {
         svc_ps_close(ps);
         return st;
@@ -353,11 +400,7 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
     s->ps = ps;
     s->confidence = NAN;
     if (ps->bot) {
-        pthread_mutex_lock(&ps->mu);
-        s->dec = ps->n_pool ? ps->pool[--ps->n_pool] : NULL;
-        pthread_mutex_unlock(&ps->mu);
-        if (!s->dec)
-            st = new_decoder(ps, 1, &s->dec);
+        st = pool_take(ps, &ps->bots, 1, &s->dec);
         mfcc_t mean[MAX_CEP];
         int steady = 0;
         if (st == PARLEY_OK && !kept_mean(ps, s->user, mean, &steady))
@@ -623,24 +666,26 @@ static parley_status ps_end(void *stream)
  * score per frame. */
 static parley_status decode_generic(ps_stream *s, char **text, float *score)
 {
-    parley_status st = PARLEY_OK;
     svc_ps *ps = s->ps;
-    pthread_mutex_lock(&ps->fb_mu);
+    ps_decoder_t *dec;
+    parley_status st = pool_take(ps, &ps->generic, 0, &dec);
+    if (st != PARLEY_OK)
+        return st;
     mfcc_t mean[MAX_CEP];
     kept_mean(ps, s->user, mean, NULL);
-    if (start_utt(ps, ps->fallback, mean) < 0 ||
-        ps_process_raw(ps->fallback, s->audio + s->from, s->to - s->from, FALSE, TRUE) < 0 ||
-        ps_end_utt(ps->fallback) < 0)
+    if (start_utt(ps, dec, mean) < 0 ||
+        ps_process_raw(dec, s->audio + s->from, s->to - s->from, FALSE, TRUE) < 0 ||
+        ps_end_utt(dec) < 0)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the generic model failed on %zu samples",
                      s->to - s->from);
     int32 path = 0;
     if (st == PARLEY_OK)
-        st = hyp_copy(ps->fallback, text, &path);
+        st = hyp_copy(dec, text, &path);
     if (score) {
-        int frames = ps_get_n_frames(ps->fallback);
+        int frames = ps_get_n_frames(dec);
         *score = (float)path / (float)(frames > 0 ? frames : 1);
     }
-    pthread_mutex_unlock(&ps->fb_mu);
+    pool_give(ps, &ps->generic, dec);
     return st;
 }
 
@@ -666,7 +711,7 @@ static float confidence_of(ps_stream *s, int32 score)
     float per_frame = (float)score / (float)(frames > 0 ? frames : 1), generic;
     float c = 100.0f + per_frame;
     char *text = NULL;
-    if (c < SECOND_OPINION_BELOW && s->ps->second_opinion && s->ps->fallback && s->n &&
+    if (c < SECOND_OPINION_BELOW && s->ps->second_opinion && s->ps->has_generic && s->n &&
         decode_generic(s, &text, &generic) == PARLEY_OK) {
         c = SECOND_OPINION_EVEN + per_frame - generic;
         c = c < SECOND_OPINION_BELOW ? c : SECOND_OPINION_BELOW - 0.1f;
@@ -692,12 +737,15 @@ static parley_status ps_final(void *stream, char **text)
             *text = NULL;
             return st;
         }
-        if ((*text)[0] || !s->ps->fallback)
+        if ((*text)[0] || !s->ps->has_generic)
             return st;
         pl_free(*text);
         *text = NULL;
     }
-    return s->n ? decode_generic(s, text, NULL) : hyp_copy(s->ps->fallback, text, NULL);
+    if (s->n)
+        return decode_generic(s, text, NULL);
+    *text = pl_strdup(""); /* no audio: no words */
+    return *text ? PARLEY_OK : pl_nomem("a transcript");
 }
 
 static float ps_confidence(void *stream)
@@ -715,24 +763,8 @@ static void ps_close_stream(void *stream)
     svc_denoise_free(s->dn);
     pl_free(s->clean);
     keep_mean(s);
-    if (s->dec) {
-        pthread_mutex_lock(&ps->mu);
-        if (ps->n_pool == ps->cap_pool) {
-            size_t cap = ps->cap_pool ? 2 * ps->cap_pool : 4;
-            ps_decoder_t **p = pl_realloc(ps->pool, cap * sizeof *p);
-            if (p) {
-                ps->pool = p;
-                ps->cap_pool = cap;
-            }
-        }
-        if (ps->n_pool < ps->cap_pool) {
-            ps->pool[ps->n_pool++] = s->dec;
-            s->dec = NULL;
-        }
-        pthread_mutex_unlock(&ps->mu);
-        if (s->dec) /* no room to keep it */
-            ps_free(s->dec);
-    }
+    if (s->dec)
+        pool_give(ps, &ps->bots, s->dec);
     pl_free(s->audio);
     svc_frames_clear(&s->frames);
     pl_free(s->user);

@@ -16,7 +16,7 @@
 
 /* The engine over the bot's model, its nlu.yaml and cache written under dir with names
  * starting with tag; NULL (and a failed check) if it cannot be made. */
-static svc_ps *move_bot_open(const char *dir, const char *tag)
+static inline svc_ps *move_bot_open(const char *dir, const char *tag)
 {
     char nlu[1024], cache[1024];
     snprintf(nlu, sizeof nlu, "%s/%s-nlu.yaml", dir, tag);
@@ -61,7 +61,7 @@ static inline double speech_power(const int16_t *x, size_t n)
 
 /* One utterance of user through the engine, fed in 100 ms pieces; its transcript (owned),
  * or NULL. */
-static char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
+static inline char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
 {
     void *s;
     char *text = NULL;
