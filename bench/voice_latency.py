@@ -12,7 +12,14 @@ streaming in real time, eof mode): the slowest reply, and VmHWM of the server; f
 users (a first utterance waits for its own first mean), then as users heard once before
 (named with a config message: they start from the mean they left).
 
-Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS]
+With --room SNR the order is a recording of one request in a kitchen: 2 s of the
+kitchen-like noise of bench/voice_wer.py before it and 1.5 s after, the noise over all of it
+at SNR dB. The recognizer then hears the utterance again on the speaker's words alone
+(docs/voice.md), and noisy speech asks the generic model for a second opinion. The times
+then run from the end of the order's speech (the endpoint's 1 s of silence included: the
+noise after it ends the utterance before the client's eof).
+
+Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS] [--room SNR]
 """
 import asyncio
 import json
@@ -28,7 +35,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "services", "ws"))
 from ws_server import Server, websockets  # noqa: E402
 
 parley, model = sys.argv[1:3]
-runs = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+runs = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3][0] != "-" else 20
+room = float(sys.argv[sys.argv.index("--room") + 1]) if "--room" in sys.argv else None
 SILENCE_MS = 1000  # ws.server's default endpoint
 tmp = tempfile.mkdtemp(prefix="parley-vlat-")
 wav = os.path.join(tmp, "o.wav")
@@ -37,6 +45,17 @@ subprocess.run(["flite", "-voice", "slt", "-t", "i want a large pizza", "-o", wa
 subprocess.run(["sox", wav, "-r", "16000", "-b", "16", "-c", "1", "-e", "signed", "-t", "raw",
                 raw, "pad", "0.2", "0"], check=True)
 speech = open(raw, "rb").read()
+order_end = len(speech)  # where the order's speech ends, in bytes
+if room is not None:
+    import numpy as np
+    import voice_wer as vw
+    vw.configure([None, parley, tmp])
+    x = np.frombuffer(speech, dtype=np.int16).astype(np.float64)
+    x = np.concatenate([np.zeros(32000), x, np.zeros(24000)])
+    noise = vw.kitchen_noise(10)[:len(x)]
+    x += noise * np.sqrt(vw.active_power(x) / 10 ** (room / 10))
+    speech = np.clip(x, -32768, 32767).astype(np.int16).tobytes()
+    order_end += 2 * 32000
 FRAME = 3200  # 100 ms
 
 
@@ -46,11 +65,13 @@ async def utterance(url, endpoint, user=None):
         if user:  # a returning user: their next utterance starts from their own mean
             await ws.send(json.dumps({"config": {"user": user}}))
             json.loads(await ws.recv())
-        t_last = 0.0
+        t_last = t_order = 0.0
         start = time.monotonic()
         for i in range(0, len(speech), FRAME):
             await ws.send(speech[i:i + FRAME])
             t_last = time.monotonic()
+            if i < order_end <= i + FRAME:
+                t_order = t_last
             await asyncio.sleep(max(0, start + (i + FRAME) / 32000 - time.monotonic()))
         if endpoint:
             t0 = t_last
@@ -59,7 +80,7 @@ async def utterance(url, endpoint, user=None):
                 await asyncio.sleep(0.1)
         else:
             await ws.send(json.dumps({"eof": 1}))
-            t0 = time.monotonic()
+            t0 = time.monotonic() if room is None else t_order
         t_reply = t_audio = None
         while t_audio is None:
             m = await asyncio.wait_for(ws.recv(), 60)
@@ -88,9 +109,9 @@ srv = Server(parley, None, tmp, "ws.port=0", "ws.trust_user_ids=true", "nlu.mode
              "asr.cache_dir=" + os.path.join(tmp, "cache"),
              graph=os.path.join(ROOT, "samples", "voice", "pipeline.yaml"))
 url = srv.url()
-out = {"speech_s": round(len(speech) / 32000, 2), "runs": runs}
+out = {"speech_s": round(len(speech) / 32000, 2), "runs": runs, "room_snr_db": room}
 asyncio.run(utterance(url, False))  # warm-up: first decoder, first synthesis
-for mode in ("eof", "endpoint"):
+for mode in ("order_end",) if room is not None else ("eof", "endpoint"):
     res = [asyncio.run(utterance(url, mode == "endpoint")) for _ in range(runs)]
     adj = SILENCE_MS if mode == "endpoint" else 0
     r = [a - adj for a, _ in res]
@@ -108,7 +129,7 @@ async def together(n, users=None):
 # users heard once before, named, so each starts from the mean their last utterance left
 for kind in ("concurrent", "concurrent_returning"):
     out[kind] = {}
-    for n in (1, 5, 10, 20, 30, 40):
+    for n in (1, 5, 10, 20) if room is not None else (1, 5, 10, 20, 30, 40):
         users = None
         if kind == "concurrent_returning":
             users = ["bench-%d-%d" % (n, k) for k in range(n)]
