@@ -17,7 +17,8 @@ kitchen-like noise of bench/voice_wer.py before it and 1.5 s after, the noise ov
 at SNR dB. The recognizer then hears the utterance again on the speaker's words alone
 (docs/voice.md), and noisy speech asks the generic model for a second opinion. The times
 then run from the end of the order's speech (the endpoint's 1 s of silence included: the
-noise after it ends the utterance before the client's eof).
+noise after it ends the utterance before the client's eof); server_cut_to_reply is the
+server's own time from the utterance's last audio (its endpoint, or the eof) to the reply.
 
 Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS] [--room SNR]
 """
@@ -57,6 +58,7 @@ if room is not None:
     speech = np.clip(x, -32768, 32767).astype(np.int16).tobytes()
     order_end += 2 * 32000
 FRAME = 3200  # 100 ms
+after_cut = []  # the server's time from the utterance's last audio to each reply (ms)
 
 
 async def utterance(url, endpoint, user=None):
@@ -88,6 +90,7 @@ async def utterance(url, endpoint, user=None):
                 t_audio = time.monotonic()
             elif json.loads(m).get("type") == "reply" and t_reply is None:
                 t_reply = time.monotonic()
+                after_cut.append(json.loads(m)["latency_ms"]["total"])
         return (t_reply - t0) * 1000, (t_audio - t0) * 1000
 
 
@@ -112,13 +115,16 @@ url = srv.url()
 out = {"speech_s": round(len(speech) / 32000, 2), "runs": runs, "room_snr_db": room}
 asyncio.run(utterance(url, False))  # warm-up: first decoder, first synthesis
 for mode in ("order_end",) if room is not None else ("eof", "endpoint"):
+    after_cut.clear()
     res = [asyncio.run(utterance(url, mode == "endpoint")) for _ in range(runs)]
     adj = SILENCE_MS if mode == "endpoint" else 0
     r = [a - adj for a, _ in res]
     s = [b - adj for _, b in res]
     out[mode] = {"reply_p50_ms": round(statistics.median(r), 1), "reply_p99_ms": round(pct(r, 99), 1),
                  "speech_p50_ms": round(statistics.median(s), 1),
-                 "speech_p99_ms": round(pct(s, 99), 1)}
+                 "speech_p99_ms": round(pct(s, 99), 1),
+                 "server_cut_to_reply_p50_ms": round(statistics.median(after_cut), 1),
+                 "server_cut_to_reply_p99_ms": round(pct(after_cut, 99), 1)}
     print(mode, out[mode], flush=True)
 
 
