@@ -60,8 +60,9 @@ static inline double speech_power(const int16_t *x, size_t n)
 }
 
 /* One utterance of user through the engine, fed in 100 ms pieces; its transcript (owned),
- * or NULL. */
-static inline char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
+ * or NULL; *confidence (when not NULL): the engine's confidence in it. */
+static inline char *hear_scored(svc_ps *ps, const char *user, const int16_t *pcm, size_t n,
+                                float *confidence)
 {
     void *s;
     char *text = NULL;
@@ -71,8 +72,15 @@ static inline char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_
         svc_ps_engine.feed(s, pcm + at, n - at < 1600 ? n - at : 1600);
     if (svc_ps_engine.end(s) != PARLEY_OK || svc_ps_engine.final(s, &text) != PARLEY_OK)
         text = NULL;
+    if (confidence)
+        *confidence = svc_ps_engine.confidence(s);
     svc_ps_engine.close(s);
     return text;
+}
+
+static inline char *hear(svc_ps *ps, const char *user, const int16_t *pcm, size_t n)
+{
+    return hear_scored(ps, user, pcm, n, NULL);
 }
 
 #endif
