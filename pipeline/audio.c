@@ -6,13 +6,16 @@
  * recognition, not for music. The detector (pipeline/audio_vad.h) calls a frame speech
  * against the stream's own noise; three speech frames in a row start an utterance, which
  * takes the 300 ms before it along (the first sounds are quiet, and the detector's average
- * rises after them). Nothing here knows a recognizer.
+ * rises after them). Nothing here knows a recognizer: a pause's endpoint follows what one
+ * says of it through the graph's board (audio_hint.h), when it says it in time.
  */
 #include <math.h>
 #include <string.h>
 
 #include "pipeline/audio.h"
+#include "pipeline/audio_hint.h"
 #include "pipeline/audio_vad.h"
+#include "pipeline/graph_impl.h"
 #include "sdk/base/alloc.h"
 
 enum {
@@ -33,6 +36,9 @@ enum {
      * some of the room before the first word */
     SPAN_BEFORE = 50,
     SPAN_AFTER = 25,
+    /* wait_hints: the longest a pause waits for the recognizer's word (one far behind, or a
+     * graph without one, leaves the endpoint at silence_ms) */
+    HINT_WAIT_MS = 3000,
 };
 
 struct pipe_seg {
@@ -40,6 +46,10 @@ struct pipe_seg {
     pipe_node *node;
     int port;
     char *user;
+    pipe_hint_entry hint; /* on the graph's board: what the recognizer says of a pause */
+    size_t pause_at;      /* the samples sent before the pause in progress */
+    int waited;           /* wait_hints: this pause's hint was waited for */
+    int shortest_ms;      /* the shortest of the three endpoints */
     /* rate conversion */
     double step, t; /* input samples per output sample; position of the next output */
     double prev;    /* the last filtered input sample */
@@ -78,15 +88,20 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
     pipe_seg_params q = *p;
     q.in_rate = or_default(q.in_rate, PIPE_AUDIO_RATE);
     q.silence_ms = or_default(q.silence_ms, 1000);
+    q.complete_ms = or_default(q.complete_ms, 600);
+    q.incomplete_ms = or_default(q.incomplete_ms, 2000);
     q.max_ms = or_default(q.max_ms, 15000);
     q.piece_ms = or_default(q.piece_ms, 100);
     q.threshold = or_default(q.threshold, 100);
     if (q.in_rate < PIPE_SEG_MIN_RATE || q.in_rate > PIPE_SEG_MAX_RATE || q.max_ms < 0 ||
-        q.piece_ms < 10 || q.piece_ms > 1000 || q.threshold < 0 || q.threshold > 32767)
+        q.complete_ms < 0 || q.incomplete_ms < 0 || q.piece_ms < 10 || q.piece_ms > 1000 ||
+        q.threshold < 0 || q.threshold > 32767)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "audio of user '%s': rate %d Hz (8000-48000), piece %d ms (10-1000), "
-                       "maximum %d ms or threshold %d (1-32767) out of range",
-                       user, q.in_rate, q.piece_ms, q.max_ms, q.threshold);
+                       "endpoints %d / %d ms, maximum %d ms or threshold %d (1-32767) out of "
+                       "range",
+                       user, q.in_rate, q.piece_ms, q.complete_ms, q.incomplete_ms, q.max_ms,
+                       q.threshold);
     pipe_seg *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_nomem("an audio segmenter");
@@ -99,7 +114,10 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
     s->avg_w = s->avg_w > MAX_AVG ? MAX_AVG : s->avg_w;
     s->piece_samples = (size_t)q.piece_ms * (PIPE_AUDIO_RATE / 1000);
     s->piece_cap = s->piece_samples + PRE_FRAMES * FRAME + FRAME;
-    s->held_cap = q.silence_ms > 0 ? (size_t)q.silence_ms / 10 : 100;
+    int longest = q.silence_ms > q.incomplete_ms ? q.silence_ms : q.incomplete_ms;
+    s->shortest_ms = q.silence_ms < q.complete_ms ? q.silence_ms : q.complete_ms;
+    s->shortest_ms = s->shortest_ms < q.incomplete_ms ? s->shortest_ms : q.incomplete_ms;
+    s->held_cap = longest > 0 ? (size_t)longest / 10 : 100;
     s->user = pl_strdup(user);
     s->piece = pl_malloc(s->piece_cap * sizeof *s->piece);
     s->held = pl_malloc(s->held_cap * FRAME * sizeof *s->held);
@@ -107,6 +125,8 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
         pipe_seg_close(s);
         return pl_nomem("an audio segmenter");
     }
+    s->hint.user = s->user;
+    pipe_hint_board_add(pipe_node_graph(node)->hints, &s->hint);
     *out = s;
     return PARLEY_OK;
 }
@@ -115,6 +135,8 @@ void pipe_seg_close(pipe_seg *s)
 {
     if (!s)
         return;
+    if (s->hint.user)
+        pipe_hint_board_remove(pipe_node_graph(s->node)->hints, &s->hint);
     pl_free(s->user);
     pl_free(s->piece);
     pl_free(s->held);
@@ -136,7 +158,8 @@ int pipe_seg_in_speech(const pipe_seg *s)
     return s->in_speech;
 }
 
-static parley_status send_piece(pipe_seg *s, pipe_utt_end end)
+/* Sends the piece filled so far (pause: the speaker paused after it). */
+static parley_status send_piece_at(pipe_seg *s, pipe_utt_end end, int pause)
 {
     pipe_msg *m;
     parley_status st = pipe_msg_new_audio(pipe_node_graph(s->node), s->user, s->piece, s->n_piece,
@@ -144,9 +167,15 @@ static parley_status send_piece(pipe_seg *s, pipe_utt_end end)
     s->n_piece = 0;
     if (st != PARLEY_OK)
         return st;
+    m->pause = pause;
     if (end != PIPE_UTT_MORE && end != PIPE_UTT_DROPPED && s->p.on_end)
         s->p.on_end(s->p.ctx, m);
     return pipe_node_emit(s->node, s->port, m);
+}
+
+static parley_status send_piece(pipe_seg *s, pipe_utt_end end)
+{
+    return send_piece_at(s, end, 0);
 }
 
 static parley_status end_utterance(pipe_seg *s, pipe_utt_end why)
@@ -192,10 +221,35 @@ static parley_status in_utterance(pipe_seg *s, int speech)
             st = release_held(s);
         return st == PARLEY_OK ? go_on(s, s->frame) : st;
     }
-    if (s->n_held == s->held_cap)
+    if (s->silence_run == PAUSE_SENT + 1) { /* the pause begins: what was said goes out */
+        s->pause_at = s->utt_samples;
+        s->waited = 0;
+        st = send_piece_at(s, PIPE_UTT_MORE, 1);
+    } else if (s->n_held == s->held_cap) {
         st = release_held(s);
+    }
     memcpy(s->held + s->n_held++ * FRAME, s->frame, sizeof s->frame);
     return st;
+}
+
+/* The trailing silence that ends the utterance in progress, after what the recognizer said of
+ * its pause (once it was sent). */
+static int endpoint_ms(pipe_seg *s)
+{
+    if (s->silence_run <= PAUSE_SENT)
+        return s->p.silence_ms;
+    int h = pipe_hint_read(&s->hint, s->utt, s->pause_at);
+    if (h < 0 && s->p.wait_hints && !s->waited &&
+        (s->silence_run + PIPE_VAD_LAG_FRAMES) * 10 >= s->shortest_ms) {
+        s->waited = 1;
+        h = pipe_hint_wait(pipe_node_graph(s->node)->hints, &s->hint, s->utt, s->pause_at,
+                           HINT_WAIT_MS);
+    }
+    switch (h) {
+    case PIPE_END_COMPLETE: return s->p.complete_ms;
+    case PIPE_END_INCOMPLETE: return s->p.incomplete_ms;
+    default: return s->p.silence_ms;
+    }
 }
 
 /* One whole 10 ms frame at 16 kHz. */
@@ -213,6 +267,7 @@ static parley_status on_frame(pipe_seg *s)
         s->in_speech = 1;
         s->utt++;
         s->utt_samples = 0;
+        pipe_hint_clear(&s->hint);
         s->n_piece = 0;
         for (int i = 0; i < s->pre_frames; i++) {
             int at = (s->pre_at - s->pre_frames + i + PRE_FRAMES) % PRE_FRAMES;
@@ -223,7 +278,7 @@ static parley_status on_frame(pipe_seg *s)
     }
     /* the detector's first silent frame comes PIPE_VAD_LAG_FRAMES into the silence */
     if (s->p.silence_ms > 0 && s->silence_run > 0 &&
-        (s->silence_run + PIPE_VAD_LAG_FRAMES) * 10 >= s->p.silence_ms)
+        (s->silence_run + PIPE_VAD_LAG_FRAMES) * 10 >= endpoint_ms(s))
         return end_utterance(s, PIPE_UTT_SILENCE);
     if (s->utt_samples >= (size_t)s->p.max_ms * (PIPE_AUDIO_RATE / 1000))
         return end_utterance(s, PIPE_UTT_MAX);
@@ -238,6 +293,17 @@ static parley_status put(pipe_seg *s, double v)
         return PARLEY_OK;
     s->n_frame = 0;
     return on_frame(s);
+}
+
+pipe_seg_params pipe_seg_params_of(const pipe_node *node)
+{
+    return (pipe_seg_params){
+        .silence_ms = (int)pipe_node_param_int(node, "silence_ms"),
+        .complete_ms = (int)pipe_node_param_int(node, "complete_ms"),
+        .incomplete_ms = (int)pipe_node_param_int(node, "incomplete_ms"),
+        .max_ms = (int)pipe_node_param_int(node, "max_ms"),
+        .threshold = (int)pipe_node_param_int(node, "threshold"),
+    };
 }
 
 parley_status pipe_seg_feed(pipe_seg *s, const int16_t *pcm, size_t n)

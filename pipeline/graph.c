@@ -279,6 +279,7 @@ void pipe_graph_free(pipe_graph *g)
     pl_free(g->nodes);
     pl_free(g->dir);
     pipe_metrics_free(g->metrics);
+    pipe_hint_board_free(g->hints);
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->idle);
     pl_free(g);

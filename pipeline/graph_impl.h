@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "pipeline/audio_hint.h"
 #include "pipeline/graph.h"
 #include "pipeline/metrics.h"
 #include "pipeline/queue.h"
@@ -89,6 +90,7 @@ struct pipe_graph {
     atomic_int state; /* a pipe_graph_state */
     pipe_metrics *metrics;
     pipe_engine_metrics em;
+    pipe_hint_board *hints; /* the audio segmenters by user (audio_hint.h) */
     int n_subs;
     pipe_event_fn sub_fn[PIPE_MAX_SUBSCRIBERS];
     void *sub_user[PIPE_MAX_SUBSCRIBERS];

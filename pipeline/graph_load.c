@@ -575,6 +575,7 @@ parley_status pipe_graph_build(const char *path, const pipe_graph_opts *opts, in
     }
     L.g = g;
     if ((st = pipe_metrics_new(&g->metrics)) != PARLEY_OK ||
+        (st = pipe_hint_board_new(&g->hints)) != PARLEY_OK ||
         (st = pipe_metrics_engine_init(g)) != PARLEY_OK)
         goto fail;
     size_t n_set = 0;

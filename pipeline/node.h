@@ -152,6 +152,9 @@ typedef struct pipe_msg {
     int rate;     /* samples per second of pcm (PIPE_T_AUDIO: always PIPE_AUDIO_RATE) */
     uint32_t utt; /* the user's utterance number (from 1), kept by the text turn it becomes */
     pipe_utt_end utt_end; /* PIPE_T_AUDIO: set on the utterance's last piece */
+    int pause; /* PIPE_T_AUDIO: the speaker paused after this piece, and the source holds the
+                  pause back: a recognizer may say how the words so far read (pipe_seg_hint,
+                  pipeline/audio.h), and the endpoint follows */
 } pipe_msg;
 
 /* The sample rate of every PIPE_T_AUDIO message: what speech recognizers read. */

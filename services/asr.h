@@ -6,7 +6,9 @@
  * end it, take the final transcript, close it. svc_asr drives one engine for a node: it
  * keeps one stream per user (the utterance in progress), feeds the PIPE_T_AUDIO pieces of
  * pipeline/audio.h in order, sends partial hypotheses (at most every `partial_ms`) out of a
- * `partial` port when one is linked, and turns an utterance's last piece into its text turn
+ * `partial` port when one is linked, tells the source how the words before each pause read
+ * (so a request heard whole ends sooner, one stopped half way later: pipe_seg_hint), and
+ * turns an utterance's last piece into its text turn
  * (sending its transcript out of `partial` too, with utt_end set: the "final" for display).
  * Text turns pass through unchanged, so typed and spoken turns share the graph. An engine
  * may say how sure it is of a transcript; under the node's threshold the text turn is marked
@@ -30,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pipeline/audio.h"
 #include "pipeline/node.h"
 
 typedef struct svc_asr_engine {
@@ -41,6 +44,10 @@ typedef struct svc_asr_engine {
     parley_status (*feed)(void *stream, const int16_t *pcm, size_t n);
     /* The hypothesis so far, "" when none; *text owned by the caller. May be NULL. */
     parley_status (*partial)(void *stream, char **text);
+    /* How the words heard so far read: whether a request of the bot could end after them
+     * (pipeline/audio.h), asked when the speaker pauses. May be NULL: the engine cannot
+     * tell, and the endpoint is the source's silence_ms. */
+    pipe_end_hint (*end_hint)(void *stream);
     /* End of the utterance's audio. */
     parley_status (*end)(void *stream);
     /* The utterance's transcript after end (lower-case words, a slot value as the bot's

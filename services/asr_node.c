@@ -1,7 +1,8 @@
 /* asr_node.c — what every ASR node kind does with its messages (services/asr.h): one engine
  * stream per user's utterance in progress, partial hypotheses out of the `partial` port, the
- * last piece turned into the utterance's text turn, marked rejected when the engine's
- * confidence in it is under the node's threshold.
+ * engine's word on each pause back to the source (pipe_seg_hint), the last piece turned into
+ * the utterance's text turn, marked rejected when the engine's confidence in it is under the
+ * node's threshold.
  *
  * The table of streams is a small array under a lock (a node serves as many streams as
  * users speaking at once); the engine calls run outside the lock, since a user's pieces
@@ -30,6 +31,7 @@ const pipe_port_spec svc_asr_ports[] = {
 typedef struct asr_stream {
     char *user;
     uint32_t utt;
+    size_t heard; /* samples fed */
     void *stream;
     int failed; /* an engine call failed: the utterance's last piece fails */
     int64_t last_partial;
@@ -211,6 +213,10 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
     if (st == PARLEY_OK && !s.failed && msg->n_pcm &&
         a->vt->feed(s.stream, msg->pcm, msg->n_pcm) != PARLEY_OK)
         s.failed = 1;
+    s.heard += msg->n_pcm;
+    if (st == PARLEY_OK && msg->pause) /* the source may be waiting for a word: always one */
+        pipe_seg_hint(pipe_node_graph(node), s.user, s.utt, s.heard,
+                      !s.failed && a->vt->end_hint ? a->vt->end_hint(s.stream) : PIPE_END_UNKNOWN);
     if (st != PARLEY_OK || msg->utt_end != PIPE_UTT_MORE) {
         if (st == PARLEY_OK)
             st = finish(a, &s, msg);

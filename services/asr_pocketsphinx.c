@@ -23,7 +23,8 @@
  * audio, and for a user's next one by their last. An utterance whose speaker's words
  * (pipe_speech_span) leave more than half a second of the room around them is decoded again
  * on those words alone. A final transcript of the class model leaves out the words said
- * well under the speaker's level (asr_levels.h).
+ * well under the speaker's level (asr_levels.h). When the speaker pauses, the class model
+ * says whether its words so far end a request, for the source's endpoint (ps_end_hint).
  * pocketsphinx's log is off. Foreign error codes end here.
  */
 #include <math.h>
@@ -37,6 +38,7 @@
 #include "services/asr.h"
 #include "services/asr_cmn.h"
 #include "services/asr_denoise.h"
+#include "services/asr_lang.h"
 #include "services/asr_levels.h"
 
 #define MODEL_DIR "/usr/share/pocketsphinx/model/en-us"
@@ -596,6 +598,69 @@ static parley_status at_level(ps_stream *s, char **text)
     return st;
 }
 
+/* Where the class model puts the end of a request: after words it ends with this likely or
+ * more, a request is complete ("... a large latte", "... please": 0.14-0.95 on a coffee bot's
+ * orders phrased unlike its examples); under END_UNLIKELY, it stops half way ("a", "with",
+ * "can i get": under 0.015). Between, it may go either way (bench/RESULTS.md#voice-end-hint). */
+#define END_LIKELY   0.1
+#define END_UNLIKELY 0.02
+
+/* How the words of dec's hypothesis so far read under the bot's class model `lm`: the chance
+ * of the end of the sentence after its last two words; a hesitation last is half way. */
+static pipe_end_hint hint_of(ps_decoder_t *dec)
+{
+    ngram_model_t *lm = ps_get_lm(dec, "bot");
+    const char *w[2] = { "<s>", "<s>" };
+    char word[2][256];
+    int last_hesitates = 0, n = 0;
+    for (ps_seg_t *g = ps_seg_iter(dec); g; g = ps_seg_next(g)) {
+        const char *x = ps_seg_word(g);
+        size_t len = strcspn(x, "(");
+        int hesitation = 0;
+        for (int i = 0; i < svc_n_hesitations; i++)
+            hesitation |= strlen(svc_hesitations[i].word) == len &&
+                          !strncmp(x, svc_hesitations[i].word, len);
+        if (hesitation || (!unsaid(x) && len < sizeof word[0])) {
+            last_hesitates = hesitation;
+            if (hesitation)
+                continue;
+            memcpy(word[n % 2], x, len);
+            word[n % 2][len] = 0;
+            w[0] = w[1];
+            w[1] = word[n++ % 2];
+        }
+    }
+    if (!lm || !n)
+        return PIPE_END_UNKNOWN;
+    if (last_hesitates)
+        return PIPE_END_INCOMPLETE;
+    double p = logmath_exp(ps_get_logmath(dec), ngram_probv(lm, "</s>", w[1], w[0], NULL));
+    return p >= END_LIKELY    ? PIPE_END_COMPLETE
+           : p < END_UNLIKELY ? PIPE_END_INCOMPLETE
+                              : PIPE_END_UNKNOWN;
+}
+
+/* A first utterance still waits for its first mean, its audio held: its words so far are
+ * heard for the hint alone, from the mean measured so far, and decoded again once it is
+ * primed. */
+static pipe_end_hint ps_end_hint(void *stream)
+{
+    ps_stream *s = stream;
+    if (!s->dec || s->ps->kind != SVC_LANG_NGRAM)
+        return PIPE_END_UNKNOWN;
+    if (!s->primer)
+        return hint_of(s->dec);
+    mfcc_t mean[MAX_CEP];
+    if (!svc_cmn_primer_mean(s->primer, mean, s->ps->cmn_len))
+        kept_mean(s->ps, NULL, mean, NULL);
+    if (start_utt(s->ps, s->dec, mean) < 0)
+        return PIPE_END_UNKNOWN;
+    pipe_end_hint h = ps_process_raw(s->dec, s->audio, s->n, FALSE, FALSE) < 0 ? PIPE_END_UNKNOWN
+                                                                               : hint_of(s->dec);
+    ps_end_utt(s->dec);
+    return h;
+}
+
 static parley_status ps_partial(void *stream, char **text)
 {
     ps_stream *s = stream;
@@ -776,6 +841,7 @@ const svc_asr_engine svc_ps_engine = {
     .open = ps_open_stream,
     .feed = ps_feed,
     .partial = ps_partial,
+    .end_hint = ps_end_hint,
     .end = ps_end,
     .final = ps_final,
     .confidence = ps_confidence,

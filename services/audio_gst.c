@@ -30,13 +30,7 @@ static const pipe_param_spec params[] = {
     { "user", PIPE_P_STRING, "default", 0, 0, "the user who speaks", NULL },
     { "sync", PIPE_P_BOOL, "false", 0, 0, "pace a file in real time (live sources always are)",
       NULL },
-    { "silence_ms", PIPE_P_INT, "1000", 50, 10000,
-      "trailing silence that ends an utterance (a pause within a request is shorter)", NULL },
-    { "max_ms", PIPE_P_INT, "15000", 500, 120000, "an utterance's maximum length", NULL },
-    { "threshold", PIPE_P_INT, "100", 1, 32767,
-      "the least RMS of speech (16-bit units); above it, speech is told from the stream's own "
-      "noise",
-      NULL },
+    PIPE_SEG_PARAM_SPECS,
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 
@@ -56,11 +50,8 @@ static parley_status gst_create(pipe_node *node, void **out)
     gst_node *s = pl_calloc(1, sizeof *s);
     if (!s)
         return pl_nomem("node '%s'", pipe_node_name(node));
-    pipe_seg_params p = {
-        .silence_ms = (int)pipe_node_param_int(node, "silence_ms"),
-        .max_ms = (int)pipe_node_param_int(node, "max_ms"),
-        .threshold = (int)pipe_node_param_int(node, "threshold"),
-    };
+    pipe_seg_params p = pipe_seg_params_of(node);
+    p.wait_hints = 1; /* a file is read faster than real time */
     if ((st = pipe_seg_open(&p, node, 0, pipe_node_param_str(node, "user"), &s->seg)) !=
                 PARLEY_OK ||
         (st = svc_gst_src_open(pipe_node_param_str(node, "source"),

@@ -3,6 +3,7 @@
  * opening a graph that names it answers PARLEY_ERR_NOT_BUILT). docs/websocket.md is the
  * protocol.
  */
+#include "pipeline/audio.h"
 #include "services/ws_server.h"
 
 static const pipe_port_spec ports[] = {
@@ -37,14 +38,7 @@ static const pipe_param_spec params[] = {
       NULL },
     { "trust_user_ids", PIPE_P_BOOL, "false", 0, 0,
       "accept any user id a client names (local development)", NULL },
-    { "silence_ms", PIPE_P_INT, "1000", 50, 10000,
-      "trailing silence that ends a client's utterance (the endpoint)", NULL },
-    { "max_ms", PIPE_P_INT, "15000", 500, 120000,
-      "an utterance's maximum length: it is ended and answered there", NULL },
-    { "threshold", PIPE_P_INT, "100", 1, 32767,
-      "the least RMS of speech (16-bit units); above it, speech is told from the stream's own "
-      "noise",
-      NULL },
+    PIPE_SEG_PARAM_SPECS,
     { NULL, 0, NULL, 0, 0, NULL, NULL },
 };
 

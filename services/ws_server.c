@@ -928,10 +928,8 @@ parley_status svc_ws_create(pipe_node *node, void **out)
     s->trust_user_ids = pipe_node_param_bool(node, "trust_user_ids");
     s->takes_text = pipe_node_out_links(node, WS_PORT_TEXT) > 0;
     s->takes_audio = pipe_node_out_links(node, WS_PORT_AUDIO) > 0;
-    s->seg = (pipe_seg_params){ .silence_ms = (int)pipe_node_param_int(node, "silence_ms"),
-                                .max_ms = (int)pipe_node_param_int(node, "max_ms"),
-                                .threshold = (int)pipe_node_param_int(node, "threshold"),
-                                .on_end = on_utterance_end };
+    s->seg = pipe_seg_params_of(node);
+    s->seg.on_end = on_utterance_end;
     s->max_connections = (int)pipe_node_param_int(node, "max_connections");
     s->max_message_bytes = (size_t)pipe_node_param_int(node, "max_message_bytes");
     s->held_max = s->max_message_bytes + HELD_SLACK;

@@ -17,7 +17,10 @@ values said as British voices say them, each pronunciation the dictionary has fo
 words a variant of its class word (5 of 6 values heard at least); house numbers said in
 pairs of digits ("sixteen hundred", "two twenty one"), written as the bot writes them (10
 of 12 at least); speech outside
-the bot still gets words; a missing file is an error naming it. audio.gst: an
+the bot still gets words; a missing file is an error naming it. A pause within a request,
+through the kiosk graph: its endpoint follows what the recognizer hears before it (a
+request stopped half way waits 2 s, one heard whole 600 ms, one it cannot tell 1 s), each
+checked against the endpoint set otherwise. audio.gst: an
 unknown element, a missing file and a file that is not audio are errors naming the
 description and the cause, and `parley run` returns within seconds (no hang).
 
@@ -324,30 +327,49 @@ r = run("asr", "transcribe", os.path.join(tmp, "nothing.wav"))
 check(r.returncode == 1 and "nothing.wav" in r.stderr, "missing file: %r" % r.stderr)
 
 # --- a pause within a request -------------------------------------------------------------
-# "i want a large", 0.74 s between the words (under the default endpoint of 1 s), "pepperoni
-# pizza please": one utterance, one turn; with a 600 ms endpoint it is cut into two
-parts = []
-for i, text in enumerate(("i want a large", "pepperoni pizza please")):
-    raw = os.path.join(tmp, "part%d.raw.wav" % i)
-    subprocess.run(["flite", "-voice", "rms", "-t", text, "-o", raw], check=True)
-    parts.append(os.path.join(tmp, "part%d.wav" % i))  # flite's own edges: about 0.2 s each
-    subprocess.run(["sox", raw, "-r", "16000", parts[-1]], check=True)
-gap, paused = os.path.join(tmp, "gap.wav"), os.path.join(tmp, "paused.wav")
-subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", gap, "trim", "0", "0.3"],
-               check=True)
-subprocess.run(["sox", parts[0], gap, parts[1], paused, "pad", "0.5", "1.5"], check=True)
-pause_graph = os.path.join(tmp, "pause.yaml")
-with open(pause_graph, "w") as f:
-    f.write("name: pause\nnodes:\n  - name: mic\n    kind: audio.gst\n"
-            "    params: { source: \"filesrc location=%s ! decodebin\" }\n"
-            "  - name: asr\n    kind: asr.pocketsphinx\n"
-            "    params: { nlu_data: %s, cache_dir: %s }\n    inputs: { in: mic.audio }\n"
-            "  - name: out\n    kind: text.stdout\n    inputs: { reply: asr.text }\n"
-            % (paused, os.path.abspath(pizza), cache))
-turns = [run("run", pause_graph, *extra).stdout.count("\n") for extra in
-         ([], ["--set", "mic.silence_ms=600"])]
-check(turns == [1, 2], "a 0.74 s pause: %d turn(s) by default, %d with a 600 ms endpoint" %
-      tuple(turns))
+# The endpoint follows what the recognizer hears before a pause: words that stop half way
+# wait incomplete_ms (2 s), words heard as a whole request complete_ms (600 ms), and words it
+# cannot tell ("i want a large": the pizza bot also ends requests with "a large") silence_ms
+# (1 s). Each file: two phrases of flite's rms voice, their own silences trimmed, a measured
+# pause between; the number of turns the kiosk graph makes of it.
+def paused(name, first, second, pause_s):
+    parts = []
+    for i, text in enumerate((first, second)):
+        raw = os.path.join(tmp, "%s%d.raw.wav" % (name, i))
+        subprocess.run(["flite", "-voice", "rms", "-t", text, "-o", raw], check=True)
+        parts.append(os.path.join(tmp, "%s%d.wav" % (name, i)))
+        subprocess.run(["sox", raw, "-r", "16000", parts[-1], "silence", "1", "0.05", "1%",
+                        "reverse", "silence", "1", "0.05", "1%", "reverse"], check=True)
+    gap, out = os.path.join(tmp, name + "gap.wav"), os.path.join(tmp, name + ".wav")
+    subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", gap, "trim", "0",
+                    str(pause_s)], check=True)
+    subprocess.run(["sox", parts[0], gap, parts[1], out, "pad", "0.5", "1.5"], check=True)
+    return out
+
+
+def turns(wav, *sets):
+    graph = os.path.join(tmp, "pause.yaml")
+    with open(graph, "w") as f:
+        f.write("name: pause\nnodes:\n  - name: mic\n    kind: audio.gst\n"
+                "    params: { source: \"filesrc location=%s ! decodebin\" }\n"
+                "  - name: asr\n    kind: asr.pocketsphinx\n"
+                "    params: { nlu_data: %s, cache_dir: %s }\n    inputs: { in: mic.audio }\n"
+                "  - name: out\n    kind: text.stdout\n    inputs: { reply: asr.text }\n"
+                % (wav, os.path.abspath(pizza), cache))
+    extra = [a for s in sets for a in ("--set", "mic." + s)]
+    return run("run", graph, *extra).stdout.count("\n")
+
+
+every_600 = ("silence_ms=600", "complete_ms=600", "incomplete_ms=600")
+wav = paused("unsure", "i want a large", "pepperoni pizza please", 0.74)
+got = (turns(wav), turns(wav, *every_600))
+check(got == (1, 2), "'i want a large', 0.74 s: %d turn(s) by default, %d at 600 ms" % got)
+wav = paused("halfway", "i'd like a large pizza with", "mushrooms please", 1.4)
+got = (turns(wav), turns(wav, "incomplete_ms=1000"))
+check(got == (1, 2), "'... pizza with', 1.4 s: %d turn(s) by default, %d at 1 s" % got)
+wav = paused("whole", "i want a large pepperoni pizza", "with extra cheese please", 0.8)
+got = (turns(wav), turns(wav, "complete_ms=1000"))
+check(got == (2, 1), "'... pepperoni pizza', 0.8 s: %d turn(s) by default, %d at 1 s" % got)
 
 # --- audio.gst errors ----------------------------------------------------------------------
 graph = os.path.join(tmp, "gst.yaml")
