@@ -44,10 +44,10 @@ typedef struct svc_asr_engine {
     parley_status (*feed)(void *stream, const int16_t *pcm, size_t n);
     /* The hypothesis so far, "" when none; *text owned by the caller. May be NULL. */
     parley_status (*partial)(void *stream, char **text);
-    /* How the words heard so far read: whether a request of the bot could end after them
-     * (pipeline/audio.h), asked when the speaker pauses. May be NULL: the engine cannot
-     * tell, and the endpoint is the source's silence_ms. */
-    pipe_end_hint (*end_hint)(void *stream);
+    /* How the words heard so far read (*hint): whether a request of the bot could end after
+     * them (pipeline/audio.h), asked when the speaker pauses. May be NULL: the engine cannot
+     * tell, and the endpoint is the source's silence_ms. A failure fails the utterance. */
+    parley_status (*end_hint)(void *stream, pipe_end_hint *hint);
     /* End of the utterance's audio. */
     parley_status (*end)(void *stream);
     /* The utterance's transcript after end (lower-case words, a slot value as the bot's

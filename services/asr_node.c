@@ -214,9 +214,12 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
         a->vt->feed(s.stream, msg->pcm, msg->n_pcm) != PARLEY_OK)
         s.failed = 1;
     s.heard += msg->n_pcm;
-    if (st == PARLEY_OK && msg->pause) /* the source may be waiting for a word: always one */
-        pipe_seg_hint(pipe_node_graph(node), s.user, s.utt, s.heard,
-                      !s.failed && a->vt->end_hint ? a->vt->end_hint(s.stream) : PIPE_END_UNKNOWN);
+    if (st == PARLEY_OK && msg->pause) { /* the source may be waiting for a word: always one */
+        pipe_end_hint hint = PIPE_END_UNKNOWN;
+        if (!s.failed && a->vt->end_hint && a->vt->end_hint(s.stream, &hint) != PARLEY_OK)
+            s.failed = 1;
+        pipe_seg_hint(pipe_node_graph(node), s.user, s.utt, s.heard, hint);
+    }
     if (st != PARLEY_OK || msg->utt_end != PIPE_UTT_MORE) {
         if (st == PARLEY_OK)
             st = finish(a, &s, msg);

@@ -640,25 +640,20 @@ static pipe_end_hint hint_of(ps_decoder_t *dec)
                               : PIPE_END_UNKNOWN;
 }
 
-/* A first utterance still waits for its first mean, its audio held: its words so far are
- * heard for the hint alone, from the mean measured so far, and decoded again once it is
- * primed. */
-static pipe_end_hint ps_end_hint(void *stream)
+/* A first utterance that still waits for its first mean starts from the mean of the speech
+ * it has so far: were the pause its end, ps_end would do the same, and its words are known
+ * at once, without decoding its audio twice. */
+static parley_status ps_end_hint(void *stream, pipe_end_hint *hint)
 {
     ps_stream *s = stream;
+    parley_status st;
+    *hint = PIPE_END_UNKNOWN;
     if (!s->dec || s->ps->kind != SVC_LANG_NGRAM)
-        return PIPE_END_UNKNOWN;
-    if (!s->primer)
-        return hint_of(s->dec);
-    mfcc_t mean[MAX_CEP];
-    if (!svc_cmn_primer_mean(s->primer, mean, s->ps->cmn_len))
-        kept_mean(s->ps, NULL, mean, NULL);
-    if (start_utt(s->ps, s->dec, mean) < 0)
-        return PIPE_END_UNKNOWN;
-    pipe_end_hint h = ps_process_raw(s->dec, s->audio, s->n, FALSE, FALSE) < 0 ? PIPE_END_UNKNOWN
-                                                                               : hint_of(s->dec);
-    ps_end_utt(s->dec);
-    return h;
+        return PARLEY_OK;
+    if (s->primer && (st = start_primed(s)) != PARLEY_OK)
+        return st;
+    *hint = hint_of(s->dec);
+    return PARLEY_OK;
 }
 
 static parley_status ps_partial(void *stream, char **text)

@@ -48,12 +48,13 @@ static parley_status fake_feed(void *stream, const int16_t *pcm, size_t n)
     return PARLEY_OK;
 }
 
-static pipe_end_hint fake_end_hint(void *stream)
+static parley_status fake_end_hint(void *stream, pipe_end_hint *hint)
 {
     int loudest = ((fake_stream *)stream)->loudest;
-    return loudest > 2500   ? PIPE_END_COMPLETE
-           : loudest > 1500 ? PIPE_END_INCOMPLETE
-                            : PIPE_END_UNKNOWN;
+    *hint = loudest > 2500   ? PIPE_END_COMPLETE
+            : loudest > 1500 ? PIPE_END_INCOMPLETE
+                             : PIPE_END_UNKNOWN;
+    return PARLEY_OK;
 }
 
 static parley_status fake_end(void *stream)
