@@ -21,8 +21,13 @@ With --single, each command is a stream of its own, as a recording of one reques
 of pause before it and 1.5 s after, the noise over all of it; a command is accepted when
 its stream gives exactly one turn and that turn is right.
 
+With --pause S, the speaker stops for S s in the middle of each command: its words up to
+the middle one and the rest are synthesized apart (same voice), their own silences trimmed,
+and S s of silence put between (the noise runs through it too). A command is kept whole
+when the endpoint waits the pause out.
+
 Usage: python3 bench/voice_endpoint.py PARLEY OUTDIR [--per-bot N] [--bots pizza,smarthome]
-       [--single] [--conditions "clean,kitchen 12 dB,..."]
+       [--single] [--pause S] [--conditions "clean,kitchen 12 dB,..."]
 """
 import json
 import os
@@ -80,6 +85,26 @@ def stream(clips, noise, snr, path, before=GAP_S, after=GAP_S):
     V.write_wav(path, x)
 
 
+def trimmed(x):
+    """x without its leading and trailing 10 ms frames more than 40 dB under its loudest."""
+    frames = np.sqrt(np.mean(x[:len(x) // 160 * 160].reshape(-1, 160) ** 2, axis=1))
+    loud = np.nonzero(frames > frames.max() * 0.01)[0]
+    return x[loud[0] * 160:(loud[-1] + 1) * 160]
+
+
+def paused_clip(bot, i, text, pause_s):
+    """Command i's text said in two halves with pause_s s of silence between."""
+    words = text.split()
+    halves = (" ".join(words[:len(words) // 2]), " ".join(words[len(words) // 2:]))
+    parts = []
+    for h, half in enumerate(halves):
+        path = os.path.join(V.out, "%s_%03d_half%d.wav" % (bot, i, h))
+        if not os.path.exists(path):
+            V.synth(half, path, i)
+        parts.append(trimmed(V.read_wav(path)))
+    return np.concatenate([parts[0], np.zeros(int(pause_s * 16000)), parts[1]])
+
+
 def turns(nlu, model, wav):
     graph = os.path.join(V.out, "endpoint.yaml")
     with open(graph, "w") as f:
@@ -108,6 +133,7 @@ def main():
     bots = (sys.argv[sys.argv.index("--bots") + 1].split(",") if "--bots" in sys.argv
             else ["pizza", "smarthome"])
     single = "--single" in sys.argv
+    pause = float(sys.argv[sys.argv.index("--pause") + 1]) if "--pause" in sys.argv else None
     wanted = (sys.argv[sys.argv.index("--conditions") + 1].split(",")
               if "--conditions" in sys.argv else None)
     noises = {"kitchen": V.kitchen_noise(), "stationary": stationary_noise()}
@@ -127,7 +153,8 @@ def main():
             path = os.path.join(V.out, "%s_%03d.wav" % (bot, i))
             if not os.path.exists(path):
                 V.synth(text, path, i)
-            clips.append(V.read_wav(path))
+            clips.append(V.read_wav(path) if pause is None
+                         else paused_clip(bot, i, text, pause))
         # a stream per voice (synth cycles the voices by index), the hand-written phrasings
         # (no slots given) left out; or a stream per command
         streams = [[i for i in range(v, len(items), len(V.VOICES))
@@ -151,7 +178,8 @@ def main():
                    "streams_cut_right": exact, "accepted": right}
             report["%s %s" % (bot, name)] = row
             print(bot, name, row, flush=True)
-    result = "voice_endpoint%s.json" % ("_single" if single else "")
+    result = "voice_endpoint%s%s.json" % ("_single" if single else "",
+                                          "_pause%g" % pause if pause is not None else "")
     with open(os.path.join(V.out, result), "w") as f:
         json.dump(report, f, indent=1)
 

@@ -19,8 +19,8 @@ pairs of digits ("sixteen hundred", "two twenty one"), written as the bot writes
 of 12 at least); speech outside
 the bot still gets words; a missing file is an error naming it. A pause within a request,
 through the kiosk graph: its endpoint follows what the recognizer hears before it (a
-request stopped half way waits 2 s, one heard whole 600 ms, one it cannot tell 1 s), each
-checked against the endpoint set otherwise. audio.gst: an
+request stopped half way waits 2 s, one heard whole 600 ms, one it cannot tell 1 s; a
+hesitation last is half way), each checked against the endpoint set otherwise. audio.gst: an
 unknown element, a missing file and a file that is not audio are errors naming the
 description and the cause, and `parley run` returns within seconds (no hang).
 
@@ -367,6 +367,9 @@ check(got == (1, 2), "'i want a large', 0.74 s: %d turn(s) by default, %d at 600
 wav = paused("halfway", "i'd like a large pizza with", "mushrooms please", 1.4)
 got = (turns(wav), turns(wav, "incomplete_ms=1000"))
 check(got == (1, 2), "'... pizza with', 1.4 s: %d turn(s) by default, %d at 1 s" % got)
+got = (turns(paused("um", "i want a large um", "pepperoni pizza please", 1.5)),
+       turns(paused("noum", "i want a large", "pepperoni pizza please", 1.5)))
+check(got == (1, 2), "'i want a large um' / 'i want a large', 1.5 s: %d / %d turn(s)" % got)
 wav = paused("whole", "i want a large pepperoni pizza", "with extra cheese please", 0.8)
 got = (turns(wav), turns(wav, "complete_ms=1000"))
 check(got == (2, 1), "'... pepperoni pizza', 0.8 s: %d turn(s) by default, %d at 1 s" % got)
