@@ -37,8 +37,10 @@ enum {
     SPAN_BEFORE = 50,
     SPAN_AFTER = 25,
     /* wait_hints: the longest a pause waits for the recognizer's word (one far behind, or a
-     * graph without one, leaves the endpoint at silence_ms) */
+     * graph without one, leaves the endpoint at silence_ms), in slices between which a graph
+     * that stops is noticed */
     HINT_WAIT_MS = 3000,
+    HINT_WAIT_SLICE_MS = 100,
 };
 
 struct pipe_seg {
@@ -242,8 +244,10 @@ static int endpoint_ms(pipe_seg *s)
     if (h < 0 && s->p.wait_hints && !s->waited &&
         (s->silence_run + PIPE_VAD_LAG_FRAMES) * 10 >= s->shortest_ms) {
         s->waited = 1;
-        h = pipe_hint_wait(pipe_node_graph(s->node)->hints, &s->hint, s->utt, s->pause_at,
-                           HINT_WAIT_MS);
+        for (int ms = 0; h < 0 && ms < HINT_WAIT_MS && !pipe_node_stopping(s->node);
+             ms += HINT_WAIT_SLICE_MS)
+            h = pipe_hint_wait(pipe_node_graph(s->node)->hints, &s->hint, s->utt, s->pause_at,
+                               HINT_WAIT_SLICE_MS);
     }
     switch (h) {
     case PIPE_END_COMPLETE: return s->p.complete_ms;
@@ -354,8 +358,7 @@ int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, 
     pipe_vad_init(&v, or_default(threshold, 100));
     for (size_t f = 0; f < frames; f++) {
         pipe_vad_frame(&v, pcm + f * FRAME, FRAME);
-        int bin = (int)lroundf(pipe_vad_level(&v) * 2);
-        hist[bin < 0 ? 0 : bin >= PIPE_VAD_BINS ? PIPE_VAD_BINS - 1 : bin]++;
+        hist[pipe_vad_bin(pipe_vad_level(&v))]++;
     }
     float floor = pipe_vad_percentile(hist, frames, 0.10),
           loud = pipe_vad_percentile(hist, frames, 0.90);

@@ -17,7 +17,8 @@
  * its word, after `silence_ms`.
  *
  * A pipe_seg belongs to one source thread at a time; it holds no lock of its own. It is on
- * its graph's board from open to close, where pipe_seg_hint finds it by its user.
+ * its graph's board from open to close, where pipe_seg_hint finds it by its user: close it
+ * before its graph.
  */
 #ifndef PIPELINE_AUDIO_H
 #define PIPELINE_AUDIO_H

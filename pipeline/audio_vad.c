@@ -28,6 +28,12 @@ void pipe_vad_rewind(pipe_vad *v)
     v->recent_at = v->recent_n = 0;
 }
 
+int pipe_vad_bin(float level)
+{
+    int bin = (int)lroundf(level * 2);
+    return bin < 0 ? 0 : bin >= PIPE_VAD_BINS ? PIPE_VAD_BINS - 1 : bin;
+}
+
 float pipe_vad_percentile(const uint32_t *hist, size_t total, double p)
 {
     size_t want = (size_t)ceil(p * (double)total), seen = 0;
@@ -62,8 +68,7 @@ int pipe_vad_frame(pipe_vad *v, const int16_t *frame, int n)
     }
     float level = v->level = v->sum / v->recent_n;
 
-    int bin = (int)lroundf(level * 2);
-    bin = bin < 0 ? 0 : bin >= PIPE_VAD_BINS ? PIPE_VAD_BINS - 1 : bin;
+    int bin = pipe_vad_bin(level);
     if (v->window_n == PIPE_VAD_WINDOW)
         v->hist[v->window[v->window_at]]--;
     else

@@ -48,6 +48,8 @@ void pipe_vad_init(pipe_vad *v, int min_rms);
 int pipe_vad_frame(pipe_vad *v, const int16_t *frame, int n);
 /* The last frame's level as the detector compares it (dB, averaged over PIPE_VAD_SMOOTH). */
 float pipe_vad_level(const pipe_vad *v);
+/* The half-dB bin (0 to PIPE_VAD_BINS - 1) a level (dB) is counted in. */
+int pipe_vad_bin(float level);
 /* The level under which a share p of the `total` frames counted in hist lie (PIPE_VAD_BINS
  * half-dB bins; a bin's lower edge, dB): of the detector's window, or of a whole recording. */
 float pipe_vad_percentile(const uint32_t *hist, size_t total, double p);

@@ -93,6 +93,7 @@ typedef struct user_mean {
 
 /* Idle decoders of one model, under svc_ps.mu. */
 typedef struct dec_pool {
+    int bot; /* the bot's model (new_decoder's `bot`), else the generic one */
     ps_decoder_t **dec;
     size_t n, cap;
 } dec_pool;
@@ -174,13 +175,13 @@ static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
     return PARLEY_OK;
 }
 
-/* An idle decoder of pool, or a new one of its model when none is (`bot` as new_decoder's). */
-static parley_status pool_take(svc_ps *ps, dec_pool *pool, int bot, ps_decoder_t **out)
+/* An idle decoder of pool, or a new one of its model when none is. */
+static parley_status pool_take(svc_ps *ps, dec_pool *pool, ps_decoder_t **out)
 {
     pthread_mutex_lock(&ps->mu);
     *out = pool->n ? pool->dec[--pool->n] : NULL;
     pthread_mutex_unlock(&ps->mu);
-    return *out ? PARLEY_OK : new_decoder(ps, bot, out);
+    return *out ? PARLEY_OK : new_decoder(ps, pool->bot, out);
 }
 
 /* Gives dec back to pool (freed when there is no room to keep it). */
@@ -205,10 +206,10 @@ static void pool_give(svc_ps *ps, dec_pool *pool, ps_decoder_t *dec)
 }
 
 /* One idle decoder in pool at start-up, so a broken model is found then. */
-static parley_status load_idle(svc_ps *ps, dec_pool *pool, int bot)
+static parley_status load_idle(svc_ps *ps, dec_pool *pool)
 {
     ps_decoder_t *dec;
-    parley_status st = new_decoder(ps, bot, &dec);
+    parley_status st = new_decoder(ps, pool->bot, &dec);
     if (st == PARLEY_OK && !(pool->dec = pl_malloc(sizeof *pool->dec))) {
         ps_free(dec);
         return pl_nomem("the pocketsphinx decoders");
@@ -276,6 +277,7 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->dict = dup_or(p->dict, d.dict);
     ps->lm = dup_or(p->lm, d.lm);
     ps->second_opinion = p->second_opinion;
+    ps->bots.bot = 1;
     if (p->bot) {
         ps->kind = p->bot->kind;
         ps->bot = pl_strdup(p->bot->path);
@@ -289,11 +291,11 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     /* one decoder of the bot's model now, so a broken model is found at start-up; it is made
      * first, so the cepstral mean every utterance starts from is its own */
     if (st == PARLEY_OK && ps->bot)
-        st = load_idle(ps, &ps->bots, 1);
+        st = load_idle(ps, &ps->bots);
     /* the generic model: for every utterance without the bot's, else the fallback */
     ps->has_generic = !ps->bot || p->fallback;
     if (st == PARLEY_OK && ps->has_generic)
-        st = load_idle(ps, &ps->generic, 0);
+        st = load_idle(ps, &ps->generic);
     if (st != PARLEY_OK) {
         svc_ps_close(ps);
         return st;
@@ -402,7 +404,7 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
     s->ps = ps;
     s->confidence = NAN;
     if (ps->bot) {
-        st = pool_take(ps, &ps->bots, 1, &s->dec);
+        st = pool_take(ps, &ps->bots, &s->dec);
         mfcc_t mean[MAX_CEP];
         int steady = 0;
         if (st == PARLEY_OK && !kept_mean(ps, s->user, mean, &steady))
@@ -728,7 +730,7 @@ static parley_status decode_generic(ps_stream *s, char **text, float *score)
 {
     svc_ps *ps = s->ps;
     ps_decoder_t *dec;
-    parley_status st = pool_take(ps, &ps->generic, 0, &dec);
+    parley_status st = pool_take(ps, &ps->generic, &dec);
     if (st != PARLEY_OK)
         return st;
     mfcc_t mean[MAX_CEP];
