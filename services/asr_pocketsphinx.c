@@ -607,9 +607,10 @@ static parley_status at_level(ps_stream *s, char **text)
 #define END_LIKELY   0.1
 #define END_UNLIKELY 0.02
 
-/* How the words of dec's hypothesis so far read under the bot's class model `lm`: the chance
- * of the end of the sentence after its last two words; a hesitation last is half way. */
-static pipe_end_hint hint_of(ps_decoder_t *dec)
+/* How the words of dec's hypothesis so far read under the bot's class model: the chance of
+ * the end of the sentence after its last two words; a hesitation last is half way. Logged
+ * (debug) for `user`. */
+static pipe_end_hint hint_of(ps_decoder_t *dec, const char *user)
 {
     ngram_model_t *lm = ps_get_lm(dec, "bot");
     const char *w[2] = { "<s>", "<s>" };
@@ -634,12 +635,19 @@ static pipe_end_hint hint_of(ps_decoder_t *dec)
     }
     if (!lm || !n)
         return PIPE_END_UNKNOWN;
-    if (last_hesitates)
-        return PIPE_END_INCOMPLETE;
-    double p = logmath_exp(ps_get_logmath(dec), ngram_probv(lm, "</s>", w[1], w[0], NULL));
-    return p >= END_LIKELY    ? PIPE_END_COMPLETE
-           : p < END_UNLIKELY ? PIPE_END_INCOMPLETE
-                              : PIPE_END_UNKNOWN;
+    double p = last_hesitates ? 0
+                              : logmath_exp(ps_get_logmath(dec),
+                                            ngram_probv(lm, "</s>", w[1], w[0], NULL));
+    pipe_end_hint h = p >= END_LIKELY    ? PIPE_END_COMPLETE
+                      : p < END_UNLIKELY ? PIPE_END_INCOMPLETE
+                                         : PIPE_END_UNKNOWN;
+    pl_log(PARLEY_LOG_DEBUG,
+           "asr.pocketsphinx: %s paused after \"%s %s%s\": the end %.3f likely, %s",
+           user ? user : "a file", w[0], w[1], last_hesitates ? " (hesitating)" : "", p,
+           h == PIPE_END_COMPLETE ? "a whole request"
+           : h                    ? "half way"
+                                  : "either");
+    return h;
 }
 
 /* A first utterance that still waits for its first mean starts from the mean of the speech
@@ -654,7 +662,7 @@ static parley_status ps_end_hint(void *stream, pipe_end_hint *hint)
         return PARLEY_OK;
     if (s->primer && (st = start_primed(s)) != PARLEY_OK)
         return st;
-    *hint = hint_of(s->dec);
+    *hint = hint_of(s->dec, s->user);
     return PARLEY_OK;
 }
 
