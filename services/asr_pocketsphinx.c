@@ -642,8 +642,8 @@ static pipe_end_hint hint_of(ps_decoder_t *dec, const char *user)
                       : p < END_UNLIKELY ? PIPE_END_INCOMPLETE
                                          : PIPE_END_UNKNOWN;
     pl_log(PARLEY_LOG_DEBUG,
-           "asr.pocketsphinx: %s paused after \"%s %s%s\": the end %.3f likely, %s",
-           user ? user : "a file", w[0], w[1], last_hesitates ? " (hesitating)" : "", p,
+           "asr.pocketsphinx: user '%s' paused after \"%s %s%s\": the end %.3f likely, %s",
+           user ? user : "", w[0], w[1], last_hesitates ? " (hesitating)" : "", p,
            h == PIPE_END_COMPLETE ? "a whole request"
            : h                    ? "half way"
                                   : "either");
