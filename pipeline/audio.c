@@ -116,7 +116,8 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
     s->avg_w = s->avg_w > MAX_AVG ? MAX_AVG : s->avg_w;
     s->piece_samples = (size_t)q.piece_ms * (PIPE_AUDIO_RATE / 1000);
     s->piece_cap = s->piece_samples + PRE_FRAMES * FRAME + FRAME;
-    int longest = q.silence_ms > q.incomplete_ms ? q.silence_ms : q.incomplete_ms;
+    int longest = q.silence_ms > q.complete_ms ? q.silence_ms : q.complete_ms;
+    longest = longest > q.incomplete_ms ? longest : q.incomplete_ms;
     s->shortest_ms = q.silence_ms < q.complete_ms ? q.silence_ms : q.complete_ms;
     s->shortest_ms = s->shortest_ms < q.incomplete_ms ? s->shortest_ms : q.incomplete_ms;
     s->held_cap = longest > 0 ? (size_t)longest / 10 : 100;

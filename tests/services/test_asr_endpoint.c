@@ -200,6 +200,13 @@ int main(void)
     CHECK(whole >= (600 + 1500 + 600) * 16 && whole <= (300 + 2700 + 400) * 16,
           "half way: the one turn holds both words and the pause: %zu samples", whole);
     CHECK(turns_after(&p, 2000, 2500) == 2, "half way, 2.5 s pause: %d turns", n_turns);
+    /* the longest endpoint holds its whole pause back: what ends there is not sent */
+    pipe_seg_params late = {
+        .silence_ms = 1000, .complete_ms = 2500, .incomplete_ms = 2000, .wait_hints = 1
+    };
+    CHECK(turns_after(&late, 3000, 2800) == 2, "complete at 2.5 s, 2.8 s pause: %d turns", n_turns);
+    CHECK(n_turns >= 1 && turn_samples[0] <= (300 + 600 + 500) * 16,
+          "the first turn leaves its pause out: %zu samples", n_turns ? turn_samples[0] : 0);
     /* it cannot tell: silence_ms */
     CHECK(turns_after(&p, 1000, 700) == 1, "unknown, 700 ms pause: %d turns", n_turns);
     CHECK(turns_after(&p, 1000, 1300) == 2, "unknown, 1.3 s pause: %d turns", n_turns);
