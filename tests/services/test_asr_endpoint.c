@@ -16,9 +16,9 @@
 #include "pipeline/audio.h"
 #include "pipeline/graph.h"
 #include "sdk/base/alloc.h"
-#include "sdk/lib/kinds.h"
 #include "services/asr.h"
 #include "tests/check.h"
+#include "tests/services/asr_test_kind.h"
 #include "tests/tmpdir.h"
 
 /* ---- the engine: the word on a pause from the loudness of the last speech ---------- */
@@ -87,25 +87,8 @@ static parley_status asr_create(pipe_node *node, void **state)
     return svc_asr_new(&fake_engine, NULL, 0, 0, (svc_asr **)state);
 }
 
-static parley_status asr_process(pipe_node *node, void *state, int port, pipe_msg *msg)
-{
-    (void)port;
-    return svc_asr_process(state, node, msg);
-}
-
-static void asr_destroy(void *state)
-{
-    svc_asr_free(state);
-}
-
-static const pipe_kind asr_kind = {
-    .name = "test.asr",
-    .doc = "svc_asr over an engine whose word on a pause is the speech's loudness",
-    .ports = svc_asr_ports,
-    .create = asr_create,
-    .process = asr_process,
-    .destroy = asr_destroy,
-};
+static const pipe_kind asr_kind = TEST_ASR_KIND(
+        asr_create, "svc_asr over an engine whose word on a pause is the speech's loudness");
 
 /* ---- the turns ------------------------------------------------------------------------ */
 
@@ -171,11 +154,8 @@ static int turns_after(const pipe_seg_params *p, double amp, int pause_ms)
 
 int main(void)
 {
-    size_t nk = 0;
-    while (lib_kinds[nk] && nk + 2 < sizeof kinds / sizeof *kinds)
-        nk++;
-    memcpy(kinds, lib_kinds, nk * sizeof *kinds);
-    kinds[nk] = &asr_kind;
+    if (!test_kinds_with(kinds, 64, (const pipe_kind *const[]){ &asr_kind, NULL }))
+        return 2;
     tmpdir_make("asr-endpoint");
     snprintf(graph, sizeof graph, "%s", tmpdir_path("graph.yaml"));
     FILE *f = fopen(graph, "w");

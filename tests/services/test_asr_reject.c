@@ -16,9 +16,9 @@
 
 #include "pipeline/graph.h"
 #include "sdk/base/alloc.h"
-#include "sdk/lib/kinds.h"
 #include "services/asr.h"
 #include "tests/check.h"
+#include "tests/services/asr_test_kind.h"
 #include "tests/tmpdir.h"
 
 /* ---- the engine: "hello there" at the confidence of the first sample fed (tenths) ---- */
@@ -78,25 +78,8 @@ static parley_status asr_create(pipe_node *node, void **state)
     return svc_asr_new(&fake_engine, NULL, 0, 50.0f, (svc_asr **)state);
 }
 
-static parley_status asr_process(pipe_node *node, void *state, int port, pipe_msg *msg)
-{
-    (void)port;
-    return svc_asr_process(state, node, msg);
-}
-
-static void asr_destroy(void *state)
-{
-    svc_asr_free(state);
-}
-
-static const pipe_kind asr_kind = {
-    .name = "test.asr",
-    .doc = "svc_asr over an engine of scripted confidences",
-    .ports = svc_asr_ports,
-    .create = asr_create,
-    .process = asr_process,
-    .destroy = asr_destroy,
-};
+static const pipe_kind asr_kind =
+        TEST_ASR_KIND(asr_create, "svc_asr over an engine of scripted confidences");
 
 /* ---- test.nlu: every text is greet, with size=large ---------------------------------- */
 
@@ -174,16 +157,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_asr_reject PIZZA_DOMAIN_YAML\n");
         return 2;
     }
-    size_t nk = 0;
-    while (lib_kinds[nk])
-        nk++;
     const pipe_kind *kinds[64];
-    if (nk + 3 > sizeof kinds / sizeof *kinds)
+    if (!test_kinds_with(kinds, 64, (const pipe_kind *const[]){ &asr_kind, &nlu_kind, NULL }))
         return 2;
-    memcpy(kinds, lib_kinds, nk * sizeof *kinds);
-    kinds[nk] = &asr_kind;
-    kinds[nk + 1] = &nlu_kind;
-    kinds[nk + 2] = NULL;
     tmpdir_make("asr-reject");
     char graph[1024], store[1024];
     snprintf(graph, sizeof graph, "%s", tmpdir_path("graph.yaml"));
