@@ -56,7 +56,8 @@ int main(int argc, char **argv)
     svc_ps_params p = svc_ps_params_default();
     svc_lang_info g;
     if (strcmp(argv[1], "-")) {
-        if ((st = svc_lang_build(argv[1], p.dict, NULL, kind, &g)) != PARLEY_OK)
+        svc_lang_params lp = { .kind = kind, .dict = p.dict };
+        if ((st = svc_lang_build(argv[1], &lp, &g)) != PARLEY_OK)
             return fail("language model", st);
         p.bot = &g;
     }

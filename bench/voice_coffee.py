@@ -2,7 +2,8 @@
 bot written for the test (bench/coffee/nlu.yaml: 50 examples, seven slot types with lookup
 tables) and 40 orders of other phrasings (bench/coffee/orders.txt: other word orders, "um",
 "uh", "please", greetings), each spoken by the seven voices of bench/voice_wer.py, clean and
-with its kitchen-like noise at 12 and 6 dB (or --snrs).
+with its kitchen-like noise at 12 and 6 dB (or --snrs); --generic W builds the bot's model
+with the generic model's words mixed in at weight W (`parley asr build --generic`).
 
 The NLU is trained with parley's defaults (`parley train --data nlu.yaml`), as a bot's author
 would; its parse of the orders' text is the ceiling. A command is accepted when its intent
@@ -10,7 +11,7 @@ and every slot the order marks come out right (canonical values) and the recogni
 reject it (bench/voice_wer.py's rules). Word errors count words as spoken. Speech is made
 here and never committed.
 
-Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6]
+Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--generic W]
 """
 import json
 import os
@@ -44,6 +45,7 @@ def main():
     parley, out = sys.argv[1], sys.argv[2]
     snrs = [None] + [int(s) for s in (sys.argv[sys.argv.index("--snrs") + 1].split(",")
                                       if "--snrs" in sys.argv else ["12", "6"])]
+    mix = ["--generic", sys.argv[sys.argv.index("--generic") + 1]] if "--generic" in sys.argv else []
     vw.configure([None, parley, out, "--models", "ngram"])
     nlu = os.path.join(HERE, "nlu.yaml")
     model = os.path.join(out, "coffee_model")
@@ -66,7 +68,7 @@ def main():
     g = np.random.default_rng(vw.seed)
     for snr in snrs:
         heard = files if snr is None else [vw.noisy(f, snr, noise, g) for f in files]
-        hyps, rejected, _ = vw.transcribe(heard, ["--nlu", nlu])
+        hyps, rejected, _ = vw.transcribe(heard, ["--nlu", nlu] + mix)
         parsed = vw.parses(model, hyps)
         wer, exact = vw.score(refs, hyps)
         key = "clean" if snr is None else "%d dB" % snr

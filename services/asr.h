@@ -98,12 +98,22 @@ typedef struct svc_lang_info {
     char dict[4096];     /* its words' pronunciations, NAME-HASH.dict */
 } svc_lang_info;
 
-/* Builds (or finds in cache_dir) the language model of `kind` for the nlu.yaml at `nlu`,
- * taking pronunciations from the dictionary `dict`. cache_dir NULL or "":
- * $XDG_CACHE_HOME/parley/asr, else $HOME/.cache/parley/asr, else /tmp/parley-asr. Errors
- * name the file (FILE:LINE:COL for YAML). */
-parley_status svc_lang_build(const char *nlu, const char *dict, const char *cache_dir,
-                             svc_lang_kind kind, svc_lang_info *info);
+/* What svc_lang_build makes of an nlu.yaml. */
+typedef struct svc_lang_params {
+    svc_lang_kind kind;
+    const char *dict;      /* the pronunciation dictionary */
+    const char *cache_dir; /* NULL or "": $XDG_CACHE_HOME/parley/asr, else
+                              $HOME/.cache/parley/asr, else /tmp/parley-asr */
+    /* The share (0 to 0.5) of the class model's probability mass given to the generic
+     * language model's most frequent words that the bot's sentences lack, so speech outside
+     * the bot ("just", "gonna") has words of its own; 0: none (kind NGRAM only). */
+    double generic_weight;
+    const char *generic_lm; /* the generic language model they come from (weight above 0) */
+} svc_lang_params;
+
+/* Builds (or finds in p->cache_dir) the language model p describes for the nlu.yaml at
+ * `nlu`. Errors name the file (FILE:LINE:COL for YAML). */
+parley_status svc_lang_build(const char *nlu, const svc_lang_params *p, svc_lang_info *info);
 
 /* ---- pocketsphinx (asr_pocketsphinx.c) ------------------------------------------------- */
 
@@ -128,6 +138,9 @@ svc_ps_params svc_ps_params_default(void);
 /* Loads the models (not built: PARLEY_ERR_NOT_BUILT). *out owned by the caller. */
 parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out);
 void svc_ps_close(svc_ps *ps);
+/* Switches pocketsphinx's log (one for the whole process) off, for good; svc_ps_open does.
+ * Any thread. */
+void svc_ps_log_off(void);
 /* The engine whose `engine` argument is an svc_ps. */
 extern const svc_asr_engine svc_ps_engine;
 /* The first coefficient (the log energy) of the cepstral mean kept for user's next

@@ -45,6 +45,7 @@ typedef struct builder {
     svc_strset said;    /* "member spoken words": a member's numbers read in pairs */
     pl_names said_ix;   /* their members → their index in said */
     int pairs;          /* add_word reads a number in pairs where it can (pl_number_pairs) */
+    svc_strset spoken;  /* the words of the patterns and values (generic words are others) */
     pl_strbuf word;     /* scratch: one normalized phrase */
 } builder;
 
@@ -439,7 +440,8 @@ static void member_lines(const builder *b, pl_strbuf *o, const char *name, const
         spoken_lines(b, o, name, pairs, MEMBER_VARIANTS / 2, &k);
 }
 
-/* The words of `text` (space-separated) not seen yet, with their pronunciations. */
+/* The words of `text` (space-separated) not seen yet: added to seen, and with their
+ * pronunciations to o when o is not NULL. */
 static int words_lines(const builder *b, pl_strbuf *o, svc_strset *seen, const char *text)
 {
     for (const char *p = text; *p;) {
@@ -449,7 +451,7 @@ static int words_lines(const builder *b, pl_strbuf *o, svc_strset *seen, const c
             int before = seen->n;
             if (!w || !svc_strset_add(seen, w))
                 return 0;
-            if (seen->n > before)
+            if (o && seen->n > before)
                 dict_lines(b, o, p, n);
         }
         p += n + (p[n] == ' ');
@@ -479,6 +481,8 @@ static char *render_dict(const builder *b, int compound)
         }
     for (int i = 0; compound && i < svc_n_hesitations; i++)
         pl_strbuf_printf(&o, "%s %s\n", svc_hesitations[i].word, svc_hesitations[i].phones);
+    for (int i = 0; i < b->l.generic.n; i++)
+        dict_lines(b, &o, b->l.generic.s[i], strlen(b->l.generic.s[i]));
     svc_strset_free(&seen);
     if (!ok || o.failed || !o.s) {
         pl_free(o.s);
@@ -520,14 +524,52 @@ static void count(const builder *b, svc_lang_info *info)
     info->guessed = b->l.guessed;
 }
 
-static parley_status build(const char *nlu, const char *dict, svc_lang_info *info,
+/* How many of the generic model's words a class model takes in (svc_lang_params'
+ * generic_weight): its 300 most frequent that the bot lacks are the function words and
+ * common verbs of any request ("just", "gonna", "do"); more brings rarer words, which
+ * mostly take the place of the bot's own in noise (bench/RESULTS.md#voice-generic). */
+#define GENERIC_WORDS 300
+
+/* svc_generic_words' filter: a plain lower-case word the dictionary pronounces, none of
+ * the bot's words (a value's words stay in its class: "two" is heard as the quantity) and
+ * no hesitation (the model has its own, asr_lang.h). */
+static int generic_word(void *ctx, const char *w)
+{
+    builder *b = ctx;
+    size_t n = strlen(w);
+    if (!n || strspn(w, "abcdefghijklmnopqrstuvwxyz'") != n || pl_names_find(&b->dict, w, n) < 0 ||
+        pl_names_find(&b->spoken.ix, w, n) >= 0)
+        return 0;
+    for (int i = 0; i < svc_n_hesitations; i++)
+        if (strlen(svc_hesitations[i].word) == n + 2 && !strncmp(svc_hesitations[i].word + 1, w, n))
+            return 0;
+    return 1;
+}
+
+/* The generic model's words the class model takes in, at p's weight. */
+static parley_status mix_generic(builder *b, const svc_lang_params *p)
+{
+    int ok = 1;
+    for (int i = 0; i < b->l.sentences.n && ok; i++)
+        ok = words_lines(b, NULL, &b->spoken, b->l.sentences.s[i]);
+    for (int c = 0; c < b->l.n_classes && ok; c++)
+        for (int i = 0; i < b->l.classes[c].n && ok; i++)
+            ok = words_lines(b, NULL, &b->spoken, b->l.classes[c].s[i]);
+    if (!ok)
+        return pl_nomem("the words of %s", b->l.source);
+    b->l.generic_weight = p->generic_weight;
+    return svc_generic_words(p->generic_lm, GENERIC_WORDS, generic_word, b, &b->l.generic,
+                             &b->l.generic_p);
+}
+
+static parley_status build(const char *nlu, const svc_lang_params *p, svc_lang_info *info,
                            const char *info_path)
 {
     parley_status st;
     builder b = { 0 };
     char *model = NULL, *words = NULL, *classdef = NULL, *about = NULL;
     int ngram = info->kind == SVC_LANG_NGRAM;
-    if ((st = ds_load(nlu, &b.ds)) != PARLEY_OK || (st = load_dict(&b, dict)) != PARLEY_OK)
+    if ((st = ds_load(nlu, &b.ds)) != PARLEY_OK || (st = load_dict(&b, p->dict)) != PARLEY_OK)
         goto out;
     b.l.source = b.ds->source;
     b.l.n_classes = b.ds->n_slots;
@@ -542,9 +584,11 @@ static parley_status build(const char *nlu, const char *dict, svc_lang_info *inf
         st = pl_fail(PARLEY_ERR_CONFIG,
                      "%s: no example gives a sentence the recognizer can "
                      "say (every one has a word missing from %s)",
-                     nlu, dict);
+                     nlu, p->dict);
         goto out;
     }
+    if (ngram && p->generic_weight > 0 && (st = mix_generic(&b, p)) != PARLEY_OK)
+        goto out;
     count(&b, info);
     pl_strbuf a = { 0 };
     pl_strbuf_printf(&a, INFO_FORMAT, LANG_VERSION, info->sentences, info->classes, info->values,
@@ -575,6 +619,9 @@ out:
     pl_free(b.l.classes);
     pl_free(b.l.members);
     svc_strset_free(&b.l.sentences);
+    svc_strset_free(&b.l.generic);
+    pl_free(b.l.generic_p);
+    svc_strset_free(&b.spoken);
     pl_free(b.word.s);
     pl_names_free(&b.dict);
     pl_free(b.dict_text);
@@ -602,23 +649,32 @@ static int find_cached(svc_lang_info *info, const char *path)
            (info->kind != SVC_LANG_NGRAM || access(info->classdef, R_OK) == 0);
 }
 
-parley_status svc_lang_build(const char *nlu, const char *dict, const char *cache_dir,
-                             svc_lang_kind kind, svc_lang_info *info)
+parley_status svc_lang_build(const char *nlu, const svc_lang_params *p, svc_lang_info *info)
 {
     parley_status st;
     char *src = NULL, dir[4096], base[4000], about[4100];
     size_t len;
+    svc_lang_kind kind = p->kind;
     memset(info, 0, sizeof *info);
     info->kind = kind;
+    if (!(p->generic_weight >= 0 && p->generic_weight <= 0.5))
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "generic weight %g: it is a share from 0 to 0.5",
+                       p->generic_weight);
+    if (p->generic_weight > 0 && kind != SVC_LANG_NGRAM)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "a generic weight mixes words into the class model, not a grammar");
     if ((st = pl_read_file(nlu, (size_t)1 << 30, &src, &len)) != PARLEY_OK)
         return st;
     uint64_t h = pl_fnv(PL_FNV_SEED, LANG_VERSION, strlen(LANG_VERSION));
-    h = pl_fnv(pl_fnv(pl_fnv(h, &kind, sizeof kind), dict, strlen(dict) + 1), src, len);
+    h = pl_fnv(pl_fnv(pl_fnv(h, &kind, sizeof kind), p->dict, strlen(p->dict) + 1), src, len);
+    if (p->generic_weight > 0) /* a model without generic words keeps its name */
+        h = pl_fnv(pl_fnv(h, &p->generic_weight, sizeof p->generic_weight), p->generic_lm,
+                   strlen(p->generic_lm) + 1);
     pl_free(src);
-    if (!cache_dir || !*cache_dir)
+    if (!p->cache_dir || !*p->cache_dir)
         default_dir(dir, sizeof dir);
     else
-        snprintf(dir, sizeof dir, "%s", cache_dir);
+        snprintf(dir, sizeof dir, "%s", p->cache_dir);
     const char *name = strrchr(nlu, '/') ? strrchr(nlu, '/') + 1 : nlu;
     int stem = (int)strcspn(name, ".");
     if (snprintf(base, sizeof base, "%s/%.*s-%016llx", dir, stem > 200 ? 200 : stem, name,
@@ -634,5 +690,5 @@ parley_status svc_lang_build(const char *nlu, const char *dict, const char *cach
         return PARLEY_OK;
     if ((st = pl_make_dirs(dir)) != PARLEY_OK)
         return st;
-    return build(nlu, dict, info, about);
+    return build(nlu, p, info, about);
 }

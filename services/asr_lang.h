@@ -32,14 +32,18 @@ int svc_strset_add(svc_strset *set, char *s);
 void svc_strset_free(svc_strset *set);
 
 typedef struct svc_lang {
-    const char *source;   /* the nlu.yaml (borrowed) */
-    int n_classes;        /* one per slot type, some empty */
-    char *const *slot;    /* (n_classes) slot type names (borrowed from the data set) */
-    svc_strset *classes;  /* (n_classes) values as spoken words */
-    svc_strset *members;  /* (n_classes) their compound words, index for index */
-    svc_strset sentences; /* patterns */
-    int dropped;          /* phrases dropped: a word could be neither found nor guessed */
-    int guessed;          /* words pronounced from their spelling */
+    const char *source;    /* the nlu.yaml (borrowed) */
+    int n_classes;         /* one per slot type, some empty */
+    char *const *slot;     /* (n_classes) slot type names (borrowed from the data set) */
+    svc_strset *classes;   /* (n_classes) values as spoken words */
+    svc_strset *members;   /* (n_classes) their compound words, index for index */
+    svc_strset sentences;  /* patterns */
+    svc_strset generic;    /* words of the generic model mixed in (svc_lang_params), most
+                              frequent first; none when its weight is 0 */
+    double *generic_p;     /* (generic.n) their log10 probabilities among themselves */
+    double generic_weight; /* their share of the class model's mass */
+    int dropped;           /* phrases dropped: a word could be neither found nor guessed */
+    int guessed;           /* words pronounced from their spelling */
 } svc_lang;
 
 /* Hesitations people put anywhere in a request ("um", "uh", "hmm"): the class model lets
@@ -52,9 +56,17 @@ typedef struct svc_hesitation {
 extern const svc_hesitation svc_hesitations[];
 extern const int svc_n_hesitations;
 
+/* The generic language model's (at `lm`, any format sphinxbase reads) `n` most frequent
+ * words that take(ctx, word) accepts, most frequent first, added to *words; *log10p (owned,
+ * one per word) their log10 probabilities renormalized to sum to 1 among themselves.
+ * Errors name the file; PARLEY_ERR_NOT_BUILT without pocketsphinx (asr_generic_none.c). */
+parley_status svc_generic_words(const char *lm, int n, int (*take)(void *ctx, const char *word),
+                                void *ctx, svc_strset *words, double **log10p);
+
 /* Renderers: owned text or NULL when memory ran out. */
 char *svc_lang_jsgf(const svc_lang *l);
-/* The class trigram model in ARPA form (interpolated Kneser-Ney); class tags are "[c_N]". */
+/* The class trigram model in ARPA form (interpolated Kneser-Ney); class tags are "[c_N]";
+ * the generic words, if any, among its unigrams with their weight. */
 char *svc_lang_arpa(const svc_lang *l);
 /* The classes' members in sphinxbase's class definition form, each as its compound word. */
 char *svc_lang_classdef(const svc_lang *l);

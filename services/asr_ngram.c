@@ -11,7 +11,10 @@
  * the counts of counts (about 0.5-0.9 here) gives unseen continuations far too much; on
  * synthesized orders it cost a third more word errors (bench/RESULTS.md, "Voice"). Hesitations
  * ("um", asr_lang.h) may come before any word, the words after one scored as if it were not
- * there (hesitate). It decodes nothing: asr_pocketsphinx.c loads what it writes.
+ * there (hesitate). With a generic weight (services/asr.h), the generic model's most frequent
+ * words that the bot lacks share the unigrams at that weight, and the patterns' n-grams back
+ * off to the mix: speech outside the bot has words of its own. It decodes nothing:
+ * asr_pocketsphinx.c loads what it writes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,8 +43,9 @@ typedef struct model {
     const char **name; /* (n_words) borrowed from the patterns */
     size_t *len;
     int n_words, cap_words;
-    int *n1;        /* (n_words) continuation counts of the words */
-    gram *bi, *tri; /* sorted, distinct */
+    int first_generic; /* the generic words (svc_lang's) are the last, from this id on */
+    int *n1;           /* (n_words) continuation counts of the words */
+    gram *bi, *tri;    /* sorted, distinct */
     size_t n_bi, n_tri;
     double *p1, *bow1; /* (n_words) log10 probabilities and back-off weights */
 } model;
@@ -135,6 +139,10 @@ static int count(model *m, const svc_lang *l)
             m->tri[m->n_tri++] = (gram){ { ids[k - 2], ids[k - 1], ids[k] }, 1, 0 };
     }
     pl_free(ids);
+    m->first_generic = m->n_words;
+    for (int i = 0; i < l->generic.n; i++)
+        if (word_id(m, l->generic.s[i], strlen(l->generic.s[i])) < 0)
+            return 0;
     m->n_tri = merge(m->tri, m->n_tri);
     m->n_bi = n_open;
     for (size_t i = 0; i < m->n_tri; i++) /* one per distinct trigram: its left context */
@@ -147,8 +155,10 @@ static int count(model *m, const svc_lang *l)
     return 1;
 }
 
-/* Interpolated probabilities, log10, and back-off weights, order by order. */
-static int estimate(model *m)
+/* Interpolated probabilities, log10, and back-off weights, order by order. The unigrams are
+ * the patterns' words' continuation counts, mixed with the generic words at their weight;
+ * the higher orders back off to that mix. */
+static int estimate(model *m, const svc_lang *l)
 {
     const double d2 = DISCOUNT, d3 = DISCOUNT;
     double total = 0;
@@ -159,7 +169,10 @@ static int estimate(model *m)
     for (int w = 0; w < m->n_words; w++)
         total += m->n1[w];
     for (int w = 0; w < m->n_words; w++)
-        m->p1[w] = w == BOS || !m->n1[w] ? -99.0 : log10(m->n1[w] / total);
+        m->p1[w] = w >= m->first_generic
+                           ? log10(l->generic_weight) + l->generic_p[w - m->first_generic]
+                   : w == BOS || !m->n1[w] ? -99.0
+                                           : log10((1 - l->generic_weight) * m->n1[w] / total);
     for (size_t i = 0; i < m->n_bi;) { /* one history b at a time */
         size_t j = i;
         double sum = 0;
@@ -168,7 +181,7 @@ static int estimate(model *m)
         double lambda = d2 * (double)(j - i) / sum;
         m->bow1[m->bi[i].w[0]] = log10(lambda);
         for (size_t k = i; k < j; k++)
-            m->bi[k].n = log10((m->bi[k].n - d2) / sum + lambda * m->n1[m->bi[k].w[1]] / total);
+            m->bi[k].n = log10((m->bi[k].n - d2) / sum + lambda * pow(10, m->p1[m->bi[k].w[1]]));
         i = j;
     }
     for (size_t i = 0; i < m->n_tri;) { /* one history (a, b) at a time */
@@ -291,7 +304,7 @@ char *svc_lang_arpa(const svc_lang *l)
 {
     model m = { 0 };
     pl_strbuf o = { 0 };
-    if (count(&m, l) && estimate(&m) && hesitate(&m))
+    if (count(&m, l) && estimate(&m, l) && hesitate(&m))
         render(&o, &m);
     else
         o.failed = 1;

@@ -260,12 +260,17 @@ static void log_off(void)
     err_set_logfp(NULL);
 }
 
+void svc_ps_log_off(void)
+{
+    pthread_once(&log_once, log_off);
+}
+
 parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
 {
     parley_status st;
     svc_ps_params d = svc_ps_params_default();
     *out = NULL;
-    pthread_once(&log_once, log_off);
+    svc_ps_log_off();
     svc_ps *ps = pl_calloc(1, sizeof *ps);
     if (!ps)
         return pl_nomem("the pocketsphinx engine");

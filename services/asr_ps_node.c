@@ -24,6 +24,11 @@ static const pipe_param_spec params[] = {
       "how the bot's examples become what the recognizer listens for: a class trigram model "
       "(phrasings recombine) or a grammar of their exact patterns",
       "ngram|grammar" },
+    { "generic_weight", PIPE_P_DOUBLE, "0", 0, 0.5,
+      "the share of the class model's probability given to the generic model's 300 most "
+      "frequent words that the bot lacks, so words outside the bot (\"just\", \"gonna\") are "
+      "heard as themselves; 0: none (in noise they take the place of the bot's words)",
+      NULL },
     { "cache_dir", PIPE_P_PATH, "", 0, 0,
       "where built language models are kept (empty: $XDG_CACHE_HOME/parley/asr or "
       "~/.cache/parley/asr)",
@@ -71,11 +76,15 @@ static parley_status node_create(pipe_node *node, void **out)
     p.fallback = pipe_node_param_bool(node, "fallback");
     p.second_opinion = pipe_node_param_double(node, "reject_below") > 0; /* else it is unused */
     if (*nlu) {
-        svc_lang_kind kind = strcmp(pipe_node_param_str(node, "language"), "grammar")
-                                     ? SVC_LANG_NGRAM
-                                     : SVC_LANG_JSGF;
-        if ((st = svc_lang_build(nlu, p.dict, pipe_node_param_str(node, "cache_dir"), kind, &g)) !=
-            PARLEY_OK)
+        svc_lang_params lp = {
+            .kind = strcmp(pipe_node_param_str(node, "language"), "grammar") ? SVC_LANG_NGRAM
+                                                                             : SVC_LANG_JSGF,
+            .dict = p.dict,
+            .cache_dir = pipe_node_param_str(node, "cache_dir"),
+            .generic_weight = pipe_node_param_double(node, "generic_weight"),
+            .generic_lm = p.lm,
+        };
+        if ((st = svc_lang_build(nlu, &lp, &g)) != PARLEY_OK)
             return pl_wrap(st, "node '%s'", pipe_node_name(node));
         pl_log(PARLEY_LOG_INFO, "%s: language model %s (%d sentences, %d slot values%s)",
                pipe_node_name(node), g.path, g.sentences, g.values, g.cached ? ", cached" : "");

@@ -16,8 +16,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--grammar]\n"
-               "       parley asr transcribe [--nlu FILE] [--cache DIR] [--grammar] "
+    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--grammar | --generic W]\n"
+               "       parley asr transcribe [--nlu FILE] [--cache DIR] [--grammar | --generic W] "
                "[--no-fallback] [--confidence] FILE...\n"
                "\n"
                "build       builds the recognizer's language model from a bot's nlu.yaml (as "
@@ -31,6 +31,10 @@ static void usage(FILE *f)
                "  --cache DIR    where models are cached (default ~/.cache/parley/asr)\n"
                "  --grammar      a grammar of the examples' exact patterns instead of the class\n"
                "                 trigram model\n"
+               "  --generic W    the share W (0 to 0.5; default 0) of the class model given to "
+               "the\n"
+               "                 generic model's most frequent words the bot lacks (\"just\", "
+               "\"gonna\")\n"
                "  --no-fallback  no generic model for speech the bot's model cannot match\n"
                "  --confidence   each transcript after its confidence (0-100, '-' for none) and "
                "a tab;\n"
@@ -62,6 +66,13 @@ int cmd_asr(int argc, char **argv)
             confidence = 1;
         } else if (!strcmp(a, "--grammar")) {
             p.language = PARLEY_ASR_GRAMMAR;
+        } else if (!strcmp(a, "--generic") && i + 1 < argc) {
+            char *end;
+            p.generic_weight = strtod(argv[++i], &end);
+            if (end == argv[i] || *end) {
+                fprintf(stderr, "parley asr: --generic '%s': not a number\n", argv[i]);
+                return 2;
+            }
         } else if ((!strcmp(a, "--nlu") || !strcmp(a, "--cache")) && i + 1 < argc) {
             *(a[2] == 'n' ? &p.nlu_yaml : &p.cache_dir) = argv[++i];
         } else if (a[0] == '-') {
@@ -78,7 +89,7 @@ int cmd_asr(int argc, char **argv)
     parley_status st;
     if (build) {
         parley_asr_model g;
-        if ((st = parley_asr_build(p.nlu_yaml, p.cache_dir, p.language, &g)) != PARLEY_OK)
+        if ((st = parley_asr_build(&p, &g)) != PARLEY_OK)
             return cli_fail("asr build", st);
         printf("%s\n%d sentences, %d slot classes with %d values, %d phrases dropped, %d words "
                "pronounced from their spelling%s\n",

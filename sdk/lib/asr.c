@@ -13,23 +13,30 @@ struct parley_asr {
     float confidence; /* of the last transcript */
 };
 
-static svc_lang_kind kind_of(parley_asr_language language)
+/* What the public params ask of the bot's model; q: the recognizer's models. */
+static svc_lang_params lang_params(const parley_asr_params *p, const svc_ps_params *q)
 {
-    return language == PARLEY_ASR_GRAMMAR ? SVC_LANG_JSGF : SVC_LANG_NGRAM;
+    return (svc_lang_params){
+        .kind = p->language == PARLEY_ASR_GRAMMAR ? SVC_LANG_JSGF : SVC_LANG_NGRAM,
+        .dict = q->dict,
+        .cache_dir = p->cache_dir,
+        .generic_weight = p->generic_weight,
+        .generic_lm = q->lm,
+    };
 }
 
-parley_status parley_asr_build(const char *nlu_yaml, const char *cache_dir,
-                               parley_asr_language language, parley_asr_model *out)
+parley_status parley_asr_build(const parley_asr_params *p, parley_asr_model *out)
 {
     parley_status st;
     svc_lang_info g;
-    if (!nlu_yaml || !out)
+    if (!p || !p->nlu_yaml || !out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_build: NULL argument");
-    if ((st = svc_lang_build(nlu_yaml, svc_ps_params_default().dict, cache_dir, kind_of(language),
-                             &g)) != PARLEY_OK)
+    svc_ps_params q = svc_ps_params_default();
+    svc_lang_params lp = lang_params(p, &q);
+    if ((st = svc_lang_build(p->nlu_yaml, &lp, &g)) != PARLEY_OK)
         return st;
-    *out = (parley_asr_model){ language,  g.sentences, g.classes, g.values,
-                               g.dropped, g.guessed,   g.cached,  "" };
+    *out = (parley_asr_model){ p->language, g.sentences, g.classes, g.values,
+                               g.dropped,   g.guessed,   g.cached,  "" };
     memcpy(out->path, g.path, sizeof out->path);
     return PARLEY_OK;
 }
@@ -44,8 +51,8 @@ parley_status parley_asr_open(const parley_asr_params *p, parley_asr **out)
     *out = NULL;
     q.fallback = !p->no_fallback;
     if (p->nlu_yaml) {
-        if ((st = svc_lang_build(p->nlu_yaml, q.dict, p->cache_dir, kind_of(p->language), &g)) !=
-            PARLEY_OK)
+        svc_lang_params lp = lang_params(p, &q);
+        if ((st = svc_lang_build(p->nlu_yaml, &lp, &g)) != PARLEY_OK)
             return st;
         q.bot = &g;
     }

@@ -33,8 +33,8 @@ static inline svc_ps *move_bot_open(const char *dir, const char *tag)
     svc_ps_params p = svc_ps_params_default();
     svc_lang_info info;
     svc_ps *ps = NULL;
-    CHECK(svc_lang_build(nlu, p.dict, cache, SVC_LANG_NGRAM, &info) == PARLEY_OK, "build: %s",
-          parley_errmsg());
+    svc_lang_params lp = { .kind = SVC_LANG_NGRAM, .dict = p.dict, .cache_dir = cache };
+    CHECK(svc_lang_build(nlu, &lp, &info) == PARLEY_OK, "build: %s", parley_errmsg());
     p.bot = &info;
     CHECK(svc_ps_open(&p, &ps) == PARLEY_OK, "open: %s", parley_errmsg());
     return ps;

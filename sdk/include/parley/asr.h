@@ -39,11 +39,6 @@ typedef struct parley_asr_model {
     char path[4096]; /* the model: .lm (ARPA) or .gram (JSGF); its .dict is beside it */
 } parley_asr_model;
 
-/* Builds or finds the language model of nlu_yaml in cache_dir (NULL or "":
- * ~/.cache/parley/asr, see docs/voice.md). Errors name the file (FILE:LINE:COL for YAML). */
-PARLEY_API parley_status parley_asr_build(const char *nlu_yaml, const char *cache_dir,
-                                          parley_asr_language language, parley_asr_model *out);
-
 typedef struct parley_asr parley_asr;
 
 typedef struct parley_asr_params {
@@ -51,7 +46,16 @@ typedef struct parley_asr_params {
     const char *cache_dir; /* where language models are cached (NULL: the default) */
     parley_asr_language language;
     int no_fallback; /* 1: speech the bot's model cannot match gives no words */
+    /* The share (0 to 0.5) of the class model's probability given to the generic English
+     * model's 300 most frequent words that the bot lacks, so speech outside the bot ("just",
+     * "gonna") is heard as its own words; 0 (the default): none, as in noise they take the
+     * place of the bot's words (docs/voice.md). */
+    double generic_weight;
 } parley_asr_params;
+
+/* Builds or finds the language model of p->nlu_yaml (required) in p->cache_dir (NULL or "":
+ * ~/.cache/parley/asr, see docs/voice.md). Errors name the file (FILE:LINE:COL for YAML). */
+PARLEY_API parley_status parley_asr_build(const parley_asr_params *p, parley_asr_model *out);
 
 /* Loads the recognizer (the bot's model built first when nlu_yaml is set). *out owned by the
  * caller (parley_asr_close). */

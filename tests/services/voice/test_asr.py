@@ -16,7 +16,9 @@ in them, by eight voices of three engines (8 of 10 exact at least, without the "
 values said as British voices say them, each pronunciation the dictionary has for a value's
 words a variant of its class word (5 of 6 values heard at least); house numbers said in
 pairs of digits ("sixteen hundred", "two twenty one"), written as the bot writes them (10
-of 12 at least); speech outside
+of 12 at least); the generic model's words mixed in (--generic: the model still proper, the
+words at their weight; words the bot lacks heard as themselves, 9 of 12 at least, where
+without them 2 at most); speech outside
 the bot still gets words; a missing file is an error naming it. A pause within a request,
 through the kiosk graph: its endpoint follows what the recognizer hears before it (a
 request stopped half way waits 2 s, one heard whole 600 ms, one it cannot tell 1 s; a
@@ -93,6 +95,54 @@ def prob(grams, history, w):
     return 10 ** grams.get(history, (0, 0.0))[1] * prob(grams, history[1:], w)
 
 
+def class_model(bot, lm):
+    """Checks the class trigram model at lm (and its classes and dictionary beside it): its
+    unigrams, each history's probabilities, hesitations, class tags, pronunciations. Returns
+    its unigrams' probabilities and its class members."""
+    base = lm[:-3]
+    arpa = open(lm).read()
+    counts = [int(x) for x in re.findall(r"^ngram (\d)=(\d+)$", arpa, re.M) for x in x][1::2]
+    check(arpa.startswith("\\data\\") and len(counts) == 3 and arpa.rstrip().endswith(
+          "\\end\\") and "[c_" in arpa, "%s: an ARPA trigram model with class tags" % bot)
+    body = arpa[arpa.index("\\1-grams:"):]
+    listed = [ln.split()[1:] for ln in body.splitlines()
+              if ln and not ln.startswith("\\")]
+    check(len(listed) == sum(counts), "%s: %d n-grams listed, header says %d" %
+          (bot, len(listed), sum(counts)))
+    # every history's probabilities over the next word sum to at most 1 (a proper model)
+    uni = {ln.split()[1]: 10 ** float(ln.split()[0]) for ln in
+           body[:body.index("\\2-grams:")].splitlines()[1:] if ln}
+    check(abs(sum(uni.values()) - 1) < 1e-3, "%s: unigrams sum to %.4f" %
+          (bot, sum(uni.values())))
+    grams = arpa_tables(arpa)
+    vocab = [w for w in uni if w != "<s>"]
+    sums = [sum(prob(grams, h, w) for w in vocab) for h in grams if 0 < len(h) < 3 and
+            h[-1] != "</s>"]
+    check(sums and 0.95 < min(sums) and max(sums) < 1 + 1e-3,
+          "%s: each history's next words sum to %.4f-%.4f" % (bot, min(sums), max(sums)))
+    # hesitations anywhere, scored as if they were not there: p(c | b um) = p(c | b)
+    hesitations = [w for w in uni if w in ("<um>", "<uh>", "<hmm>")]
+    skips = [(prob(grams, (h[0], u), h[1]), prob(grams, (h[0],), h[1]))
+             for h in grams if len(h) == 2 and not set(h) & set(hesitations)
+             for u in hesitations]
+    check(len(hesitations) == 3 and skips and all(abs(a - b) < 1e-4 * b for a, b in skips) and
+          all(0.01 < prob(grams, h, u) < 0.02 for h in grams if len(h) == 2 and
+              h[-1] not in hesitations + ["</s>"] for u in hesitations),
+          "%s: hesitations %r, %d skips" % (bot, hesitations, len(skips)))
+    tags = {w for w in uni if w.startswith("[c_")}
+    classdef = open(base + ".classdef").read()
+    defined = set(re.findall(r"^LMCLASS (\S+)$", classdef, re.M))
+    check(tags and tags == defined, "%s: classes in the model %r, defined %r" %
+          (bot, sorted(tags), sorted(defined)))
+    members = re.findall(r"^(\S+:c_\d+) (\S+)$", classdef, re.M)
+    words = {w for w in uni if not w.startswith("[") and w not in ("<s>", "</s>")}
+    dict_words = words_of_dict(base + ".dict")
+    check(words | {m for m, _ in members} <= dict_words,
+          "%s: the dictionary lacks %r" % (bot, sorted((words | {m for m, _ in members}) -
+                                                       dict_words)[:5]))
+    return uni, members
+
+
 for bot in ("pizza", "smarthome"):
     nlu = os.path.join(root, "samples", bot, "nlu.yaml")
     # the default: a class trigram model (ARPA), its classes, and a dictionary of its words
@@ -105,44 +155,9 @@ for bot in ("pizza", "smarthome"):
         base = lines[0][:-3]
         n = int(lines[1].split()[0]) if len(lines) > 1 else 0
         check(n > 100, "%s: %d sentence patterns" % (bot, n))
-        arpa = open(lines[0]).read()
-        counts = [int(x) for x in re.findall(r"^ngram (\d)=(\d+)$", arpa, re.M) for x in x][1::2]
-        sections = [len(re.findall(r"^\\%d-grams:\n(.*?)\n\n" % k, arpa, re.S | re.M)) for k in
-                    (1, 2, 3)]
-        check(arpa.startswith("\\data\\") and len(counts) == 3 and arpa.rstrip().endswith(
-              "\\end\\") and "[c_" in arpa, "%s: an ARPA trigram model with class tags" % bot)
-        body = arpa[arpa.index("\\1-grams:"):]
-        listed = [ln.split()[1:] for ln in body.splitlines()
-                  if ln and not ln.startswith("\\")]
-        check(len(listed) == sum(counts), "%s: %d n-grams listed, header says %d" %
-              (bot, len(listed), sum(counts)))
-        # every history's probabilities over the next word sum to at most 1 (a proper model)
-        uni = {ln.split()[1]: 10 ** float(ln.split()[0]) for ln in
-               body[:body.index("\\2-grams:")].splitlines()[1:] if ln}
-        check(abs(sum(uni.values()) - 1) < 1e-3, "%s: unigrams sum to %.4f" %
-              (bot, sum(uni.values())))
-        grams = arpa_tables(arpa)
-        vocab = [w for w in uni if w != "<s>"]
-        sums = [sum(prob(grams, h, w) for w in vocab) for h in grams if 0 < len(h) < 3 and
-                h[-1] != "</s>"]
-        check(sums and 0.95 < min(sums) and max(sums) < 1 + 1e-3,
-              "%s: each history's next words sum to %.4f-%.4f" % (bot, min(sums), max(sums)))
-        # hesitations anywhere, scored as if they were not there: p(c | b um) = p(c | b)
-        hesitations = [w for w in uni if w in ("<um>", "<uh>", "<hmm>")]
-        skips = [(prob(grams, (h[0], u), h[1]), prob(grams, (h[0],), h[1]))
-                 for h in grams if len(h) == 2 and not set(h) & set(hesitations)
-                 for u in hesitations]
-        check(len(hesitations) == 3 and skips and all(abs(a - b) < 1e-4 * b for a, b in skips) and
-              all(0.01 < prob(grams, h, u) < 0.02 for h in grams if len(h) == 2 and
-                  h[-1] not in hesitations + ["</s>"] for u in hesitations),
-              "%s: hesitations %r, %d skips" % (bot, hesitations, len(skips)))
-        tags = {w for w in uni if w.startswith("[c_")}
-        classdef = open(base + ".classdef").read()
-        defined = set(re.findall(r"^LMCLASS (\S+)$", classdef, re.M))
-        check(tags and tags == defined, "%s: classes in the model %r, defined %r" %
-              (bot, sorted(tags), sorted(defined)))
-        members = re.findall(r"^(\S+:c_\d+) (\S+)$", classdef, re.M)
+        uni, members = class_model(bot, lines[0])
         if bot == "pizza":  # written as the examples write them, said in words
+            pizza_uni = uni
             check("12_baker_street:c_0" in dict(members) and re.search(
                   r"^12_baker_street:c_0 T W EH L V B EY K ER S T R IY T$",
                   open(base + ".dict").read(), re.M),
@@ -156,11 +171,6 @@ for bot in ("pizza", "smarthome"):
             check(re.search(r"^1600_pennsylvania_avenue:c_\d+\(\d\) S IH K S T IY N HH AH N D R AH D P",
                             open(base + ".dict").read(), re.M),
                   "pizza: '1600 Pennsylvania Avenue' said 'sixteen hundred ...' too")
-        words = {w for w in uni if not w.startswith("[") and w not in ("<s>", "</s>")}
-        dict_words = words_of_dict(base + ".dict")
-        check(words | {m for m, _ in members} <= dict_words,
-              "%s: the dictionary lacks %r" % (bot, sorted((words | {m for m, _ in members}) -
-                                                           dict_words)[:5]))
         again = run("asr", "build", "--nlu", nlu, "--cache", cache)
         check(again.stdout.splitlines()[0] == lines[0] and "(cached)" in again.stdout,
               "%s: the second build is the cached file: %r" % (bot, again.stdout))
@@ -189,6 +199,27 @@ for bot in ("pizza", "smarthome"):
         dict_words = words_of_dict(lines[0][:-5] + ".dict")
         check(used and used <= dict_words, "%s: the grammar's dictionary lacks %r" %
               (bot, sorted(used - dict_words)[:5]))
+
+# mixed with the generic model's most frequent words the bot lacks, at a weight: still a
+# proper model, its words pronounced; the generic words hold the weight's share of the mass
+# (less the hesitations'), and a word of the bot's values stays in its class
+r = run("asr", "build", "--nlu", pizza, "--cache", cache, "--generic", "0.05")
+lines = r.stdout.splitlines()
+check(r.returncode == 0 and lines and lines[0].endswith(".lm") and
+      lines[0] != run("asr", "build", "--nlu", pizza, "--cache", cache).stdout.split()[0],
+      "pizza --generic 0.05: a model of its own: rc %d, %r %s" % (r.returncode, r.stdout,
+                                                                 r.stderr))
+if r.returncode == 0:
+    uni, _ = class_model("pizza --generic 0.05", lines[0])
+    extra = set(uni) - set(pizza_uni)
+    mass = sum(uni[w] for w in extra)
+    check(len(extra) == 300 and abs(mass - 0.05 * 0.96) < 1e-3 and
+          {"going", "maybe", "guess"} <= extra and not extra & {"two", "large", "ham"},
+          "pizza --generic 0.05: %d generic words, %.4f of the mass" % (len(extra), mass))
+for bad, why in ((["--generic", "0.7"], "from 0 to 0.5"), (["--generic", "x"], "not a number"),
+                 (["--generic", "0.1", "--grammar"], "not a grammar")):
+    r = run("asr", "build", "--nlu", pizza, "--cache", cache, *bad)
+    check(r.returncode in (1, 2) and why in r.stderr, "build %s: %r" % (" ".join(bad), r.stderr))
 
 broken = os.path.join(tmp, "broken.yaml")
 with open(broken, "w") as f:
@@ -322,6 +353,24 @@ r = run("asr", "transcribe", "--no-fallback", "--nlu", cafe, "--cache", cache, *
 right = sum(1 for (t, _), g in zip(cafe_orders, r.stdout.splitlines()) if g == t)
 check(r.returncode == 0 and right >= 5, "cafe: %d of %d orders with guessed words exact: %r" %
       (right, len(cafe_orders), r.stdout))
+
+# words the pizza bot lacks ("going", "maybe", "guess"): forced onto the bot's own words by
+# default; heard as themselves with the generic model's words mixed in (--generic 0.05)
+outside = [(t, w, v) for t, w in (("i'm going to have a large pizza with ham", "going"),
+                                  ("maybe a small pizza with olives", "maybe"),
+                                  ("i guess i'll have a large pepperoni pizza", "guess"))
+           for v in ("slt", "rms", "awb", "kal16")]
+wavs = [speak(t, "outside%d" % i, v, engine="flite") for i, (t, _, v) in enumerate(outside)]
+heard = {}
+for mix in ([], ["--generic", "0.05"]):
+    r = run("asr", "transcribe", "--nlu", pizza, "--cache", cache, *mix, *wavs)
+    got = r.stdout.splitlines()
+    heard[bool(mix)] = sum(1 for (_, w, _), g in zip(outside, got) if w in g.split())
+    check(r.returncode == 0 and len(got) == len(wavs), "outside words %r: %r %s" %
+          (mix, r.stdout, r.stderr))
+check(heard[False] <= 2 and heard[True] >= 9,
+      "words outside the bot heard: %d of %d by default, %d with --generic 0.05" %
+      (heard[False], len(outside), heard[True]))
 
 r = run("asr", "transcribe", os.path.join(tmp, "nothing.wav"))
 check(r.returncode == 1 and "nothing.wav" in r.stderr, "missing file: %r" % r.stderr)
