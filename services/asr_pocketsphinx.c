@@ -81,9 +81,11 @@ typedef struct user_mean {
 
 /* The generic model beside a bot's model gives second opinions on noisy speech, where its full
  * search (two more passes, up to 30,000 HMMs a frame) costs many times the bot's decoding; one
- * pass of at most 3,000 HMMs a frame decides the same for a fraction of it
- * (bench/RESULTS.md#voice-second-opinion). Its fallback transcripts take the same search. */
-#define GENERIC_BESIDE_BOT_HMMS "3000"
+ * pass of at most 1,500 HMMs a frame decides the same for a fraction of it: the confidences
+ * it gives move by 0.2-0.4 on average and none crosses the rejection's 50, for 43% less of
+ * its time than 3,000 (bench/RESULTS.md#voice-noisy-pause). Its fallback transcripts
+ * take the same search. */
+#define GENERIC_BESIDE_BOT_HMMS "1500"
 
 /* How far above its noise estimate (dB) pocketsphinx's voice detector puts speech, for the
  * bot's decoders: 3 rather than the default 2 keeps more of the noise between words out of
@@ -605,16 +607,29 @@ static parley_status at_level(ps_stream *s, char **text)
     return st;
 }
 
+/* 100 plus the score of dec's best path so far (acoustic and language model together,
+ * pocketsphinx's log units) per frame: how well the bot's model explains the sound. */
+static float path_confidence(ps_decoder_t *dec, int32 score)
+{
+    int frames = ps_get_n_frames(dec);
+    return 100.0f + (float)score / (float)(frames > 0 ? frames : 1);
+}
+
 /* Where the class model puts the end of a request: after words it ends with this likely or
  * more, a request is complete ("... a large latte", "... please": 0.14-0.95 on a coffee bot's
  * orders phrased unlike its examples); under END_UNLIKELY, it stops half way ("a", "with",
  * "can i get": under 0.015). Between, it may go either way (bench/RESULTS.md#voice-end-hint). */
 #define END_LIKELY   0.1
 #define END_UNLIKELY 0.02
+/* Under this confidence the words before a pause are mostly made of noise: at a pause in
+ * pizza orders with a kitchen's chatter at 12 dB, 11 of 16 partial hypotheses scored 38-45,
+ * where 37 of 40 in the same orders clean scored 46-77 (bench/RESULTS.md#voice-noisy-pause). */
+#define HINT_UNSURE_BELOW 45.0f
 
 /* How the words of dec's hypothesis so far read under the bot's class model: the chance of
- * the end of the sentence after its last two words; a hesitation last is half way. Logged
- * (debug) for `user`. */
+ * the end of the sentence after its last two words; a hesitation last is half way. Words
+ * the model explains poorly (a confidence under HINT_UNSURE_BELOW) tell nothing either way.
+ * Logged (debug) for `user`. */
 static pipe_end_hint hint_of(ps_decoder_t *dec, const char *user)
 {
     ngram_model_t *lm = ps_get_lm(dec, "bot");
@@ -640,18 +655,24 @@ static pipe_end_hint hint_of(ps_decoder_t *dec, const char *user)
     }
     if (!lm || !n)
         return PIPE_END_UNKNOWN;
+    int32 score = 0;
+    ps_get_hyp(dec, &score);
+    float c = path_confidence(dec, score);
     double p = last_hesitates ? 0
                               : logmath_exp(ps_get_logmath(dec),
                                             ngram_probv(lm, "</s>", w[1], w[0], NULL));
-    pipe_end_hint h = p >= END_LIKELY    ? PIPE_END_COMPLETE
-                      : p < END_UNLIKELY ? PIPE_END_INCOMPLETE
-                                         : PIPE_END_UNKNOWN;
+    pipe_end_hint h = c < HINT_UNSURE_BELOW ? PIPE_END_UNKNOWN
+                      : p >= END_LIKELY     ? PIPE_END_COMPLETE
+                      : p < END_UNLIKELY    ? PIPE_END_INCOMPLETE
+                                            : PIPE_END_UNKNOWN;
     pl_log(PARLEY_LOG_DEBUG,
-           "asr.pocketsphinx: user '%s' paused after \"%s %s%s\": the end %.3f likely, %s",
-           user ? user : "", w[0], w[1], last_hesitates ? " (hesitating)" : "", p,
-           h == PIPE_END_COMPLETE ? "a whole request"
-           : h                    ? "half way"
-                                  : "either");
+           "asr.pocketsphinx: user '%s' paused after \"%s %s%s\" (confidence %.1f): the end "
+           "%.3f likely, %s",
+           user ? user : "", w[0], w[1], last_hesitates ? " (hesitating)" : "", (double)c, p,
+           c < HINT_UNSURE_BELOW    ? "too unsure to tell"
+           : h == PIPE_END_COMPLETE ? "a whole request"
+           : h                      ? "half way"
+                                    : "either");
     return h;
 }
 
@@ -782,13 +803,11 @@ static parley_status decode_generic(ps_stream *s, char **text, float *score)
  * "Voice" (#voice-second-opinion). */
 static float confidence_of(ps_stream *s, int32 score)
 {
-    int frames = ps_get_n_frames(s->dec);
-    float per_frame = (float)score / (float)(frames > 0 ? frames : 1), generic;
-    float c = 100.0f + per_frame;
+    float c = path_confidence(s->dec, score), generic;
     char *text = NULL;
     if (c < SECOND_OPINION_BELOW && s->ps->second_opinion && s->ps->has_generic && s->n &&
         decode_generic(s, &text, &generic) == PARLEY_OK) {
-        c = SECOND_OPINION_EVEN + per_frame - generic;
+        c = SECOND_OPINION_EVEN + (c - 100.0f) - generic;
         c = c < SECOND_OPINION_BELOW ? c : SECOND_OPINION_BELOW - 0.1f;
     }
     pl_free(text);
