@@ -18,10 +18,13 @@ static int letter(char c)
     return c >= 'a' && c <= 'z';
 }
 
-/* The key letters of one word w[0..n) (lower-case ASCII letters) appended at out. */
+/* The key letters of one word w[0..n) (lower-case ASCII letters) appended at out; none for
+ * no letters (w is then not read: a number's digits come between words). */
 static size_t word_key(const char *w, size_t n, char *out)
 {
     size_t o = 0, i = 0;
+    if (!n)
+        return 0;
 #define AT(k) ((size_t)(k) < n ? w[k] : '\0')
     /* silent first letters: KN, GN, PN, WR, AE */
     if (n > 1 && ((strchr("kgp", w[0]) && w[1] == 'n') || (w[0] == 'w' && w[1] == 'r') ||
