@@ -3,7 +3,8 @@
 build: the language model of both sample bots is built: by default a class trigram model
 (a well-formed ARPA file whose unigrams sum to 1 and whose every history's next words sum to
 1 or a little less, class tags defined in its class file, a dictionary of exactly its words
-and class members, hesitations that skip: p(c | b um) = p(c | b)), with --grammar a JSGF grammar (sentence
+and class members, hesitations that skip: p(c | b um) = p(c | b), a slot beside another that
+may be left out: the word after the pair follows the first alone), with --grammar a JSGF grammar (sentence
 patterns, slot classes); found in the cache the second time, and built anew when nlu.yaml
 changes; a broken nlu.yaml is an error naming FILE:LINE:COL. transcribe: real recorded
 speech (pocketsphinx-testdata's goforward.raw, "go forward ten meters") with the generic
@@ -130,6 +131,13 @@ def class_model(bot, lm):
               h[-1] not in hesitations + ["</s>"] for u in hesitations),
           "%s: hesitations %r, %d skips" % (bot, hesitations, len(skips)))
     tags = {w for w in uni if w.startswith("[c_")}
+    # a slot beside another may be left out ("a medium dark roast please" where the examples
+    # name the drink after the roast): the words after the pair follow each of the two
+    pairs = [g for g in grams if len(g) == 3 and g[0] in tags and g[1] in tags]
+    missing = [g for g in pairs if g[2] not in hesitations and
+               ((g[0], g[2]) not in grams or prob(grams, (g[0],), g[2]) < 0.01)]
+    check(pairs and not missing, "%s: %d slots side by side, the word after unseen after the "
+          "first alone: %r" % (bot, len(pairs), missing[:3]))
     classdef = open(base + ".classdef").read()
     defined = set(re.findall(r"^LMCLASS (\S+)$", classdef, re.M))
     check(tags and tags == defined, "%s: classes in the model %r, defined %r" %
