@@ -49,6 +49,7 @@ test_packages=(python3-numpy python3-torch # tests/reference and the Python test
                                        # (a throwaway server per test run, as `nobody`);
                                        # curl also for ws.server's REST API (test_ws_rest)
           pocketsphinx-testdata sox    # the voice tests' real speech; sox makes test audio
+          python3-yaml                 # test_asr.py reads a bot's examples
           festival festvox-us-slt-hts) # a third test voice: festival's HTS (statistical) one
 
 # Debian's nodejs has npm apart; NodeSource's nodejs carries its own and conflicts with it.

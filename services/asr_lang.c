@@ -27,7 +27,7 @@
 #include "services/asr_lang.h"
 #include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-8"
+#define LANG_VERSION "parley-asr-9"
 
 /* cmudict's pronunciations of "um", "uh" and "hmm". */
 const svc_hesitation svc_hesitations[] = { { "<um>", "AH M" },

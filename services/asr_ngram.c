@@ -11,7 +11,7 @@
  * the counts of counts (about 0.5-0.9 here) gives unseen continuations far too much; on
  * synthesized orders it cost a third more word errors (bench/RESULTS.md, "Voice"). Where two
  * slots stand side by side, each may be left out (leave_out): people drop a slot that
- * qualifies the next ("a medium dark roast please"). Hesitations
+ * qualifies the next ("a medium dark roast please"); not in a list of things. Hesitations
  * ("um", asr_lang.h) may come before any word, the words after one scored as if it were not
  * there (hesitate). With a generic weight (services/asr.h), the generic model's most frequent
  * words that the bot lacks share the unigrams at that weight, and the patterns' n-grams back
@@ -121,13 +121,32 @@ static int is_class(const model *m, int w)
     return m->len[w] > 3 && !strncmp(m->name[w], "<c_", 3);
 }
 
+/* 1 when the pattern ids[0..n) names class token w more than once. */
+static int repeated(const int *ids, int n, int w)
+{
+    int seen = 0;
+    for (int k = 0; k < n; k++)
+        seen += ids[k] == w;
+    return seen > 1;
+}
+
+/* 1 when pattern ids[0..n)'s token k is a slot that may be left out: one beside another,
+ * where neither is named twice. Slots side by side then qualify one thing ("a [size]
+ * [roast] [drink]"); in a list of things ("[rank] of [suit] [rank] of [suit]") they belong
+ * to two, and neither can go ("four of queen of clubs" for "four queen of clubs"). */
+static int optional(const model *m, const int *ids, int n, int k)
+{
+    int next = is_class(m, ids[k - 1]) ? ids[k - 1] : is_class(m, ids[k + 1]) ? ids[k + 1] : -1;
+    return is_class(m, ids[k]) && next >= 0 && !repeated(ids, n, ids[k]) && !repeated(ids, n, next);
+}
+
 /* The n-grams of the pattern ids[0..n) (<s> first, </s> last) that cross a slot left out
- * where it stands beside another (LEFT_OUT), appended to m's: the trigrams over the gap,
- * and the opening bigram when the pattern opened with it. */
+ * (optional), appended to m's at LEFT_OUT: the trigrams over the gap, and the opening
+ * bigram when the pattern opened with it. */
 static void leave_out(model *m, const int *ids, int n, size_t *n_open)
 {
     for (int k = 1; k < n - 1; k++) {
-        if (!is_class(m, ids[k]) || !(is_class(m, ids[k - 1]) || is_class(m, ids[k + 1])))
+        if (!optional(m, ids, n, k))
             continue;
         if (k >= 2)
             m->tri[m->n_tri++] = (gram){ { ids[k - 2], ids[k - 1], ids[k + 1] }, LEFT_OUT, 0 };
