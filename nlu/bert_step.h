@@ -1,8 +1,8 @@
 /* bert_step.h — what one training step of the joint model takes and gives, shared by the CPU
  * trainer (nlu/train/bert_train.h) and the GPU's (nlu/cuda/cuda_train.h): the labels, the
- * loss, the dropout sites and their mask keys, the check of a step's batch and labels, and
- * AdamW's settings. The steps themselves are each trainer's; this is their common contract,
- * so neither trainer's folder includes the other's.
+ * loss, the dropout sites and their mask keys, the check of a step's batch and labels,
+ * AdamW's settings and the sparse weights' momentum. The steps themselves are each trainer's; this
+ * is their common contract, so neither trainer's folder includes the other's.
  *
  * The batch is packed as in bert.h (no padding). Labels: an intent per sequence and a slot
  * tag per token, where -1 means "not scored" ([CLS], [SEP] and every piece after a word's
@@ -61,5 +61,9 @@ parley_status bert_train_check(const bert_config *c, const bert_batch *b, const 
 typedef struct adamw_params {
     float lr, beta1, beta2, eps, weight_decay;
 } adamw_params;
+
+/* The sparse weights learn by SGD with this momentum beside the encoder's AdamW, on either
+ * trainer (nlu/train/sparse_train.h says why). */
+#define BERT_SPARSE_MOMENTUM 0.9f
 
 #endif

@@ -36,7 +36,6 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/sync.h"
 #include "services/asr.h"
-#include "services/asr_cmn.h"
 #include "services/asr_denoise.h"
 #include "services/asr_lang.h"
 #include "services/asr_levels.h"
@@ -53,6 +52,7 @@ svc_ps_params svc_ps_params_default(void)
 }
 
 #if PARLEY_HAVE_POCKETSPHINX
+#include "services/asr_cmn.h" /* pocketsphinx's headers */
 #include <pocketsphinx.h>
 #include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>

@@ -65,9 +65,10 @@ parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b, const ber
 
 parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
                                 float dropout, uint64_t seed, float clip, const adamw_params *p,
-                                long t, bert_loss *loss)
+                                float sparse_lr, float slot_lr, long t, bert_loss *loss)
 {
-    (void)g, (void)b, (void)y, (void)dropout, (void)seed, (void)clip, (void)p, (void)t, (void)loss;
+    (void)g, (void)b, (void)y, (void)dropout, (void)seed, (void)clip, (void)p, (void)sparse_lr,
+            (void)slot_lr, (void)t, (void)loss;
     return pl_fail(PARLEY_ERR_NOT_BUILT, "this build of parley has no CUDA backend");
 }
 

@@ -5,13 +5,17 @@
  *
  * A trainer holds on the device the FP32 master weights, their gradients, the AdamW moments
  * and the weight-decay mask, and in BF16 mode a BF16 copy of the weights that the GEMMs
- * read (refreshed by every AdamW update). Activations and every sum stay FP32; in BF16
- * mode the operands of each GEMM are rounded to BF16 and multiplied on the tensor cores
- * with FP32 accumulation (as torch.autocast(dtype=bfloat16) does), so no loss scaling is
- * needed. FP32 mode runs the GEMMs in pedantic FP32 (no TF32) and exists to check the GPU
+ * read (refreshed by every AdamW update). A model with sparse features trains them there
+ * too, as the CPU trainer does: their logits join the encoder's before the loss (in FP32),
+ * and they learn by SGD with momentum (kept in the first moment's room) at their own rates,
+ * beside the AdamW of the encoder and heads (nlu/train/sparse_train.h). Activations and every sum
+ * stay FP32; in BF16 mode the operands of each GEMM are rounded to BF16 and multiplied on the
+ * tensor cores with FP32 accumulation (as torch.autocast(dtype=bfloat16) does), so no loss scaling
+ * is needed. FP32 mode runs the GEMMs in pedantic FP32 (no TF32) and exists to check the GPU
  * against the CPU trainer. A step is one copy of the batch in, the forward pass, the loss,
  * the backward pass, the global gradient norm (per-block partial sums copied out and added
- * in double on the host), and one fused clip + AdamW kernel over all parameters.
+ * in double on the host), one fused clip + AdamW kernel over the encoder and heads, and the
+ * clipped SGD of the sparse weights.
  *
  * The math follows bert_train.c op for op, including its dropout masks (the same counter
  * hash of (seed, tensor, element)), so FP32 steps agree with the CPU's to float rounding.
@@ -48,10 +52,13 @@ parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b, const ber
                                  float dropout, uint64_t seed, bert_loss *loss, float *grads);
 
 /* One training step: cuda_trainer_grads, then clipping to the global norm `clip` (0 = off,
- * as train_clip_grads) and AdamW step t (1-based) with *p. */
+ * as train_clip_grads), AdamW step t (1-based) with *p of the encoder and heads, and for a
+ * model with sparse features the SGD of the intent map at sparse_lr (none where the intent
+ * is the sparse features' alone) and of the slot map at slot_lr: train_sparse_update's
+ * arithmetic. */
 parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
                                 float dropout, uint64_t seed, float clip, const adamw_params *p,
-                                long t, bert_loss *loss);
+                                float sparse_lr, float slot_lr, long t, bert_loss *loss);
 
 /* Copies the master weights into params (n_params) and, when not NULL, the moments. */
 parley_status cuda_trainer_download(cuda_trainer *g, float *params, float *adam_m, float *adam_v);

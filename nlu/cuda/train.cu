@@ -1,6 +1,7 @@
 /* train.cu — the GPU trainer (cuda_train.h): device state, the step as a sequence of
- * train_ops.cuh launches and cuBLAS GEMMs in the order of bert_train.c, the gradient norm
- * and the fused clip + AdamW update (their kernels are adamw.cu's).
+ * train_ops.cuh launches and cuBLAS GEMMs in the order of bert_train.c, the gradient norm,
+ * the fused clip + AdamW update of the encoder and heads (their kernels are adamw.cu's) and
+ * the sparse weights' SGD (sparse.cu).
  *
  * Per step the host builds one int buffer (train_batch.h: ids, positions, labels,
  * per-sequence offsets, the tokens grouped for the embedding backward) and copies it in
@@ -40,6 +41,8 @@ typedef struct tints {
     int *id_order, *id_start, *id_row, n_id_seg;
     int *pos_order, *pos_start, *pos_row, n_pos_seg;
     int *all_order, *all_start, *all_row;
+    int sparse; /* the model has sparse features: their rows below */
+    cuda_sparse_rows sent, word;
 } tints;
 
 struct cuda_trainer {
@@ -47,7 +50,8 @@ struct cuda_trainer {
     cuda_precision prec;
     bert_config cfg; /* the sizes only: labels are not copied */
     int pad_id;
-    size_t n; /* parameters */
+    size_t n;     /* parameters */
+    size_t dense; /* those before the sparse weights: the encoder and heads (AdamW) */
     cudaStream_t stream;
     cublasHandle_t blas;
     void *blas_ws;
@@ -206,14 +210,48 @@ static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tac
     return PARLEY_OK;
 }
 
+/* The device addresses of one kind of sparse rows (train_batch.h) in the buffer at dev. */
+static cuda_sparse_rows device_sparse(const int *dev, const cuda_batch_sparse *x)
+{
+    return cuda_sparse_rows{ x->rows,
+                             x->by_feature.n,
+                             dev + x->start,
+                             dev + x->index,
+                             dev + x->by_feature.order,
+                             dev + x->by_feature.start,
+                             dev + x->by_feature.row,
+                             dev + x->entry_row,
+                             (const float *)(dev + x->value) };
+}
+
 /* The device addresses of a batch's ints (train_batch.h) in the buffer at dev. */
 static tints device_ints(int *dev, const cuda_batch_layout *l)
 {
-    return tints{ dev + l->ids,        dev + l->pos, dev + l->slot,         dev + l->intent,
-                  dev + l->seq,        dev + l->cls, dev + l->by_id.order,  dev + l->by_id.start,
-                  dev + l->by_id.row,  l->by_id.n,   dev + l->by_pos.order, dev + l->by_pos.start,
-                  dev + l->by_pos.row, l->by_pos.n,  dev + l->all.order,    dev + l->all.start,
-                  dev + l->all.row };
+    tints t = { dev + l->ids,
+                dev + l->pos,
+                dev + l->slot,
+                dev + l->intent,
+                dev + l->seq,
+                dev + l->cls,
+                dev + l->by_id.order,
+                dev + l->by_id.start,
+                dev + l->by_id.row,
+                l->by_id.n,
+                dev + l->by_pos.order,
+                dev + l->by_pos.start,
+                dev + l->by_pos.row,
+                l->by_pos.n,
+                dev + l->all.order,
+                dev + l->all.start,
+                dev + l->all.row,
+                l->sparse,
+                {},
+                {} };
+    if (t.sparse) {
+        t.sent = device_sparse(dev, &l->sent);
+        t.word = device_sparse(dev, &l->word);
+    }
+    return t;
 }
 
 /* ---- GEMMs ------------------------------------------------------------------------- */
@@ -383,6 +421,16 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
                  s);
     if ((st = linear(g, a->intent_logits, a->pd, w->intent_w, w->intent_b, B, H, NI)) != PARLEY_OK)
         return st;
+    const bert_config *c = &g->cfg;
+    if (t->sparse) { /* as bert_sparse_logits */
+        if (c->intent_sparse_only &&
+            (st = cuda_check(
+                     cudaMemsetAsync(a->intent_logits, 0, (size_t)B * NI * sizeof(float), s),
+                     "zeroing the intent logits")) != PARLEY_OK)
+            return st;
+        cuda_sparse_logits(a->intent_logits, NI, w->sparse_intent_w, c->sparse_sent, &t->sent, s);
+        cuda_sparse_logits(a->slot_logits, NS, w->sparse_slot_w, c->sparse_word, &t->word, s);
+    }
 
     int scored = 0;
     for (int i = 0; i < N; i++)
@@ -397,6 +445,14 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
         return st;
     cuda_softmax_xent(a->dintent, a->row_loss + N, a->best + N, a->intent_logits, t->intent, B, NI,
                       1.0f / (float)B, y->intent_weight ? a->class_w : NULL, s);
+    if (t->sparse) { /* as bert_sparse_backward */
+        cuda_sparse_outer(gw->sparse_intent_w, NI, c->sparse_sent, a->dintent, &t->sent, s);
+        cuda_sparse_outer(gw->sparse_slot_w, NS, c->sparse_word, a->dslot, &t->word, s);
+        if (c->intent_sparse_only && /* the encoder's intent logits were not used */
+            (st = cuda_check(cudaMemsetAsync(a->dintent, 0, (size_t)B * NI * sizeof(float), s),
+                             "zeroing the intent gradient")) != PARLEY_OK)
+            return st;
+    }
 
     if ((st = linear_backward(g, a, a->dx, gw->slot_w, gw->slot_b, a->dslot, a->hd, w->slot_w, N, H,
                               NS, 0)) != PARLEY_OK)
@@ -484,7 +540,8 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     if (d.PS > INT32_MAX)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "cuda: a batch of %zu attention scores per layer is too large", d.PS);
-    const size_t work = cuda_batch_scratch(&g->cfg, d.N);
+    const bert_sparse_batch *x = g->cfg.sparse_sent || g->cfg.sparse_word ? y->sparse : NULL;
+    const size_t work = cuda_batch_scratch(&g->cfg, d.N, x);
     if (work > g->cuda_batch_work_cap) {
         int *w = (int *)pl_realloc(g->cuda_batch_work, work * sizeof(int));
         if (!w)
@@ -495,7 +552,7 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     tacts a;
     tints t;
     cudaSetDevice(g->device);
-    st = reserve(g, &d, cuda_batch_bound(d.N, d.B), &a);
+    st = reserve(g, &d, cuda_batch_bound(d.N, d.B, x), &a);
     if (st == PARLEY_OK) {
         cuda_batch_layout lay;
         cuda_batch_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->cuda_batch_work, &lay);
@@ -517,8 +574,8 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
 
 extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
                                            const bert_labels *y, float dropout, uint64_t seed,
-                                           float clip, const adamw_params *p, long t,
-                                           bert_loss *loss)
+                                           float clip, const adamw_params *p, float sparse_lr,
+                                           float slot_lr, long t, bert_loss *loss)
 {
     parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
     if (st != PARLEY_OK)
@@ -548,8 +605,16 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
         (float)sqrt(1.0 - pow(b2, (double)t)),
         p->eps,
     };
-    cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->n, k, g->stream);
-    st = cuda_check(cudaGetLastError(), "AdamW");
+    cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->dense, k, g->stream);
+    if (g->dense < g->n) { /* as train_sparse_update: U, then S and what lies between */
+        const size_t n_u = (size_t)(g->wp.sparse_slot_w - g->wp.sparse_intent_w);
+        float *p_u = g->p + g->dense, *g_u = g->g + g->dense, *m_u = g->m + g->dense;
+        if (!g->cfg.intent_sparse_only)
+            cuda_sparse_sgd(p_u, g_u, m_u, n_u, k.gscale, sparse_lr, g->stream);
+        cuda_sparse_sgd(p_u + n_u, g_u + n_u, m_u + n_u, g->n - g->dense - n_u, k.gscale, slot_lr,
+                        g->stream);
+    }
+    st = cuda_check(cudaGetLastError(), "the update");
     return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
@@ -620,6 +685,8 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     }
     bert_weights_point(&g->wp, &g->cfg, g->p);
     bert_weights_point(&g->wg, &g->cfg, g->g);
+    g->dense = g->cfg.sparse_sent || g->cfg.sparse_word ? (size_t)(g->wp.sparse_intent_w - g->p)
+                                                        : g->n;
     snprintf(g->desc, sizeof g->desc, "%s (cuda:%d), %s", prop.name, device,
              cuda_precision_name(prec));
     *out = g;

@@ -1,6 +1,7 @@
 /* train_batch.c — the GPU trainer's per-batch integers (train_batch.h), built on the host:
- * copies of the batch and its labels, per-sequence offsets, and the token groupings of the
- * embedding backward by a stable counting sort.
+ * copies of the batch and its labels, per-sequence offsets, the token groupings of the
+ * embedding backward by a stable counting sort, and the sparse rows with their entries
+ * grouped by feature the same way.
  */
 #include <string.h>
 
@@ -30,18 +31,27 @@ static int group_by(const int *key, const int *tokens, int n, int n_keys, int *o
     return groups;
 }
 
-size_t cuda_batch_bound(int N, int B)
+static size_t nnz(const sf_rows *r)
 {
-    /* ids, positions, slots (3N); intents, sequence triples, first rows (5B); by id and by
-     * position at most N + (N + 1) + N each; all N + 2 + 1 */
-    return 10 * (size_t)N + 5 * (size_t)B + 8;
+    return r->n_rows ? (size_t)(r->start[r->n_rows] - r->start[0]) : 0;
 }
 
-size_t cuda_batch_scratch(const bert_config *c, int N)
+size_t cuda_batch_bound(int N, int B, const bert_sparse_batch *x)
 {
-    const size_t keys =
-            (size_t)(c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions);
-    return 2 * (keys + 1) + (size_t)N;
+    /* ids, positions, slots (3N); intents, sequence triples, first rows (5B); by id and by
+     * position at most N + (N + 1) + N each; all N + 2 + 1; per kind of sparse rows (rows + 1)
+     * + 3 nnz, and its grouping at most nnz + (nnz + 1) + nnz */
+    const size_t sparse = x ? 6 * (nnz(&x->sent) + nnz(&x->tok)) + (size_t)B + (size_t)N + 4 : 0;
+    return 10 * (size_t)N + 5 * (size_t)B + 8 + sparse;
+}
+
+size_t cuda_batch_scratch(const bert_config *c, int N, const bert_sparse_batch *x)
+{
+    int keys = c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions;
+    keys = c->sparse_sent > keys ? c->sparse_sent : keys;
+    keys = c->sparse_word > keys ? c->sparse_word : keys;
+    const size_t entries = x ? nnz(&x->sent) + nnz(&x->tok) : 0;
+    return 2 * ((size_t)keys + 1) + (size_t)N + entries;
 }
 
 /* Groups tokens (n of them) by key into buf at *at, moving the rows from scratch into
@@ -57,10 +67,36 @@ static cuda_batch_grouping group_into(int *buf, size_t *at, const int *key, cons
     return g;
 }
 
+/* Writes the rows r (of features [0, n_feat)) into buf at *at, and advances *at. */
+static cuda_batch_sparse sparse_into(int *buf, size_t *at, const sf_rows *r, int n_feat, int *rows,
+                                     int *count, int *entries)
+{
+    const int first = r->start[0];
+    cuda_batch_sparse x = { .start = *at, .rows = r->n_rows, .nnz = (int)nnz(r) };
+    x.index = x.start + (size_t)x.rows + 1;
+    x.value = x.index + (size_t)x.nnz;
+    x.entry_row = x.value + (size_t)x.nnz;
+    for (int i = 0; i <= x.rows; i++)
+        buf[x.start + (size_t)i] = r->start[i] - first;
+    memcpy(buf + x.index, r->index + first, (size_t)x.nnz * sizeof *buf);
+    memcpy(buf + x.value, r->value + first, (size_t)x.nnz * sizeof *r->value);
+    for (int i = 0; i < x.rows; i++)
+        for (int k = r->start[i]; k < r->start[i + 1]; k++)
+            buf[x.entry_row + (size_t)(k - first)] = i;
+    for (int e = 0; e < x.nnz; e++)
+        entries[e] = e;
+    *at = x.entry_row + (size_t)x.nnz;
+    x.by_feature = group_into(buf, at, buf + x.index, entries, x.nnz, n_feat, rows, count);
+    return x;
+}
+
 void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y,
                       int N, int *buf, int *scratch, cuda_batch_layout *out)
 {
-    const int B = b->n_seq, V = c->vocab_size, P = c->max_positions, keys = V > P ? V : P;
+    const int B = b->n_seq, V = c->vocab_size, P = c->max_positions;
+    int keys = V > P ? V : P;
+    keys = c->sparse_sent > keys ? c->sparse_sent : keys;
+    keys = c->sparse_word > keys ? c->sparse_word : keys;
     int *count = scratch, *rows = count + keys + 1, *tok = rows + keys + 1;
     cuda_batch_layout l = {
         .ids = 0, .pos = (size_t)N, .slot = 2 * (size_t)N, .intent = 3 * (size_t)N
@@ -99,6 +135,12 @@ void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, con
     buf[l.all.start] = 0;
     buf[l.all.start + 1] = N;
     buf[l.all.row] = 0;
-    l.used = l.all.row + 1;
+    at = l.all.row + 1;
+    l.sparse = (c->sparse_sent || c->sparse_word) && y->sparse;
+    if (l.sparse) {
+        l.sent = sparse_into(buf, &at, &y->sparse->sent, c->sparse_sent, rows, count, tok);
+        l.word = sparse_into(buf, &at, &y->sparse->tok, c->sparse_word, rows, count, tok);
+    }
+    l.used = at;
     *out = l;
 }

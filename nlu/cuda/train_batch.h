@@ -10,6 +10,12 @@
  * grouping lists tokens by key, in increasing token order within a key; group k holds
  * order[start[k] .. start[k+1]) and adds into table row row[k]. So every table row is
  * summed by one thread block, in token order, without atomics.
+ *
+ * A model with sparse features adds, for its sentence rows and then its word rows, the rows
+ * of the batch (bert_sparse_batch) as start (rows + 1), index and value (one per entry; the
+ * value's float bits in an int's room), each entry's row, and the entries grouped by
+ * feature (row[k] = the feature), entries in row order within a feature: each sparse
+ * weight's gradient is summed by one thread, in row order, as on the CPU.
  */
 #ifndef NLU_CUDA_TRAIN_BATCH_H
 #define NLU_CUDA_TRAIN_BATCH_H
@@ -29,20 +35,29 @@ typedef struct cuda_batch_grouping {
     int n; /* groups */
 } cuda_batch_grouping;
 
+/* One kind of sparse rows: where its parts start, its rows and entries. */
+typedef struct cuda_batch_sparse {
+    size_t start, index, value, entry_row;
+    cuda_batch_grouping by_feature;
+    int rows, nnz;
+} cuda_batch_sparse;
+
 typedef struct cuda_batch_layout {
     size_t ids, pos, slot, intent, seq, cls;
     cuda_batch_grouping by_id, by_pos, all;
+    int sparse; /* the sentence and word rows below were written */
+    cuda_batch_sparse sent, word;
     size_t used; /* ints written */
 } cuda_batch_layout;
 
-/* Ints the buffer needs for N tokens of B sequences (an upper bound), and the ints of host
- * scratch cuda_batch_build needs for a model of config c. */
-size_t cuda_batch_bound(int N, int B);
-size_t cuda_batch_scratch(const bert_config *c, int N);
+/* Ints the buffer needs for N tokens of B sequences with sparse rows x (NULL: none; an upper
+ * bound), and the ints of host scratch cuda_batch_build needs for a model of config c. */
+size_t cuda_batch_bound(int N, int B, const bert_sparse_batch *x);
+size_t cuda_batch_scratch(const bert_config *c, int N, const bert_sparse_batch *x);
 
 /* Fills buf (cuda_batch_bound ints) for a batch bert_train_check accepted: N tokens, NH heads,
- * [PAD] id pad_id (-1: none), and writes where everything went to *out. scratch holds
- * cuda_batch_scratch ints. */
+ * [PAD] id pad_id (-1: none), the sparse rows of y when c has sparse features, and writes
+ * where everything went to *out. scratch holds cuda_batch_scratch ints. */
 void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y,
                       int N, int *buf, int *scratch, cuda_batch_layout *out);
 

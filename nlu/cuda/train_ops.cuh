@@ -98,4 +98,24 @@ typedef struct cuda_adamw_coef {
 void cuda_adamw(float *p, __nv_bfloat16 *p16, const float *g, float *m, float *v,
                 const unsigned char *decay, size_t n, cuda_adamw_coef k, cudaStream_t s);
 
+/* sparse.cu — one kind of a batch's sparse rows on the device (train_batch.h): rows as
+ * start (rows + 1), index and value (per entry); the entries grouped by feature (groups of
+ * them: group k is entries order[group_start[k] .. group_start[k + 1]) of feature
+ * feature[k]), and each entry's row. */
+typedef struct cuda_sparse_rows {
+    int rows, groups;
+    const int *start, *index, *order, *group_start, *feature, *entry_row;
+    const float *value;
+} cuda_sparse_rows;
+// out (rows, n_out) += W (n_out, n_feat) · x per row, as sf_rows_gemv
+void cuda_sparse_logits(float *out, int n_out, const float *W, int n_feat,
+                        const cuda_sparse_rows *x, cudaStream_t s);
+// dW (n_out, n_feat) += d (rows, n_out) outer x, as sf_rows_outer over the rows in order
+void cuda_sparse_outer(float *dW, int n_out, int n_feat, const float *d, const cuda_sparse_rows *x,
+                       cudaStream_t s);
+/* SGD with momentum BERT_SPARSE_MOMENTUM over n weights, g scaled by gscale (the clip)
+ * first: v = momentum v + g gscale; w -= lr v. */
+void cuda_sparse_sgd(float *w, const float *g, float *v, size_t n, float gscale, float lr,
+                     cudaStream_t s);
+
 #endif

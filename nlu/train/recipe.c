@@ -218,9 +218,6 @@ parley_status train_recipe_decide(const parley_train_params *p, const train_prof
                                : 0;
     r->intent_slot_tags = with_slots;
     r->crossfit_temperature = only && !p->dev;
-    if (p->device && !strcmp(p->device, "auto") && sparse)
-        train_note(&notes, "device auto: the cpu, as the GPU trainer has no sparse features yet "
-                           "(--sparse off trains on the GPU)");
     r->dropout = p->dropout;
     r->word_dropout = p->word_dropout;
     r->clip = p->clip;

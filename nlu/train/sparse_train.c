@@ -13,8 +13,6 @@
 #include "sdk/base/alloc.h"
 #include "sdk/base/error.h"
 
-static const float SGD_MOMENTUM = 0.9f;
-
 /* A featurizer learned from ds, its word rows normalized by kind where the examples are
  * few, its lookup values matched within a typing slip (NULL in *out when it has no feature
  * at all). */
@@ -110,7 +108,7 @@ parley_status train_sparse_batch(const bert_sparse_batch *set, const size_t *off
 static void sgd_step(float *w, const float *g, float *v, size_t n, float lr)
 {
     for (size_t i = 0; i < n; i++) {
-        v[i] = SGD_MOMENTUM * v[i] + g[i];
+        v[i] = BERT_SPARSE_MOMENTUM * v[i] + g[i];
         w[i] -= lr * v[i];
     }
 }

@@ -481,8 +481,10 @@ static parley_status train_step(run_state *r)
     double t0 = train_now_s();
     if (r->gpu) {
         /* On the GPU the update follows in the same call, so a bad loss is seen after it. */
-        st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap, r->step + 1,
-                               &loss);
+        st = cuda_trainer_step(r->gpu, &b, &y, r->s.dropout, seed, r->s.clip, &ap,
+                               train_lr_at(r->s.sparse_lr, r->warmup, r->steps, r->step),
+                               train_lr_at(r->s.slot_map_lr, r->warmup, r->steps, r->step),
+                               r->step + 1, &loss);
     } else {
         memset(r->grads, 0, n * sizeof *r->grads);
         st = bert_train_step_ws(&r->ws, r->m, &b, &y, r->s.dropout, seed, r->grads, &loss, NULL,
@@ -853,24 +855,14 @@ static void run_clear(run_state *r)
     pl_free(r->class_weight);
 }
 
-/* Puts the training on the GPU when the device says so. "auto" means the CPU for a model
- * with sparse features, which the GPU trainer does not train; a GPU named outright refuses
- * them. */
+/* Puts the training on the GPU when the device says so (the sparse weights as they stand:
+ * the pre-fit runs on the CPU before). */
 static parley_status open_device(run_state *r)
 {
-    int asked = CUDA_DEVICE_CPU;
     r->pr.device = "cpu";
     if (r->device == CUDA_DEVICE_CPU)
         return PARLEY_OK;
-    if (r->m->sparse && cuda_device_parse(r->p->device, &asked) == PARLEY_OK &&
-        asked == CUDA_DEVICE_AUTO) {
-        r->device = CUDA_DEVICE_CPU;
-        return PARLEY_OK;
-    }
     parley_status st = cuda_trainer_open(r->m, r->decay, r->device, r->prec, &r->gpu);
-    if (st == PARLEY_OK && r->m->sparse)
-        st = pl_fail(PARLEY_ERR_UNSUPPORTED, "the GPU trainer has no sparse features yet; train "
-                                             "on the cpu, or with --sparse off");
     if (st == PARLEY_OK && r->p->resume)
         st = cuda_trainer_set_moments(r->gpu, r->adam_m, r->adam_v);
     if (st != PARLEY_OK)

@@ -85,8 +85,7 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
             "                       for a given seed and thread count\n"
             "  --device D           cpu (default), cuda, cuda:N, or auto (a GPU when one is "
             "usable,\n"
-            "                       the CPU for sparse features, which the GPU does not train);\n"
-            "                       parley pretrain runs on the CPU only\n"
+            "                       else the CPU); parley pretrain runs on the CPU only\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
             init_note, sized(sh[0], sizeof sh[0], d->shape.layers),
             sized(sh[1], sizeof sh[1], d->shape.hidden), sized(sh[2], sizeof sh[2], d->shape.heads),

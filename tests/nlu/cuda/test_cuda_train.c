@@ -4,10 +4,12 @@
  * every parameter gradient of one step, without and with dropout (the GPU draws the CPU's
  * masks), in FP32 (within 1e-3 of the largest gradient) and BF16 (within 5e-2); then three
  * full steps (clipping and AdamW) in FP32, whose losses and weights must follow the CPU's.
- * A training run with --device cuda on the tiny synthetic set (argv[1]) must learn it
- * perfectly, as the CPU does; with sparse features (the CPU trainer's default), "auto" trains on
- * the CPU and "cuda:0" refuses them. Bad batches and FP16 get clear errors. Exits 77 without a
- * GPU.
+ * The same with sparse features (random rows whose features repeat across rows, the intent
+ * the encoder's and the sparse features' or theirs alone): their weights' gradients and SGD
+ * steps too. Training runs on the tiny synthetic set (argv[1]) must learn it perfectly, as
+ * the CPU does: without sparse features on "cuda:0", and with them (the trainer's default)
+ * on "auto", which must pick the GPU. Bad batches and FP16 get clear errors. Exits 77
+ * without a GPU.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "nlu/train/bert_train.h"
 #include "nlu/cuda/cuda_train.h"
+#include "nlu/train/sparse_train.h"
 #include "nlu/train/train.h"
 #include "nlu/train/train_util.h"
 #include "tests/check.h"
@@ -30,14 +33,14 @@ static float max_abs(const float *x, size_t n)
 
 typedef struct batch {
     int B, N, *len, *ids, *intent, *slot;
+    bert_sparse_batch *sparse; /* NULL: none */
 } batch;
 
 /* A random batch of B sequences with lengths len; every third piece is not scored. */
 static batch make_batch(const bert_config *c, int B, const int *len, unsigned seed)
 {
-    batch b = {
-        B, 0, malloc((size_t)B * sizeof(int)), NULL, malloc((size_t)B * sizeof(int)), NULL
-    };
+    batch b = { B,    0,   malloc((size_t)B * sizeof(int)), NULL, malloc((size_t)B * sizeof(int)),
+                NULL, NULL };
     for (int i = 0; i < B; i++)
         b.N += len[i];
     memcpy(b.len, len, (size_t)B * sizeof(int));
@@ -53,9 +56,32 @@ static batch make_batch(const bert_config *c, int B, const int *len, unsigned se
     return b;
 }
 
+/* Gives b random sparse rows for a model of config c: a sentence row per sequence and a
+ * row per token, each of 0 to 4 increasing features from the first few (so that rows share
+ * features) with values in (0, 1]. */
+static void add_sparse(const bert_config *c, batch *b, unsigned seed)
+{
+    b->sparse = calloc(1, sizeof *b->sparse);
+    srand(seed);
+    for (int i = 0; b->sparse && i < b->B + b->N; i++) {
+        sf_rows *r = i < b->B ? &b->sparse->sent : &b->sparse->tok;
+        const int n_feat = i < b->B ? c->sparse_sent : c->sparse_word, k = rand() % 5;
+        int idx[4], n = 0;
+        float val[4];
+        for (int f = rand() % 3; n < k && f < n_feat; f += 1 + rand() % 4) {
+            idx[n] = f;
+            val[n++] = (float)(rand() % 1000 + 1) / 1000.0f;
+        }
+        CHECK(sf_rows_push(r, idx, val, n) == PARLEY_OK, "sparse rows: %s", parley_errmsg());
+    }
+}
+
 static void free_batch(batch *b)
 {
     free(b->len), free(b->ids), free(b->intent), free(b->slot);
+    if (b->sparse)
+        bert_sparse_batch_free(b->sparse);
+    free(b->sparse);
 }
 
 /* One step's loss and gradients, CPU against GPU; intent_weight (NI) may be NULL. */
@@ -66,7 +92,7 @@ static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision p
     const size_t n = m->n_params;
     float *gc = calloc(n, sizeof *gc), *gg = malloc(n * sizeof *gg);
     bert_batch b = { bt->B, bt->len, bt->ids };
-    bert_labels y = { bt->intent, bt->slot, 1.5f, NULL, intent_weight };
+    bert_labels y = { bt->intent, bt->slot, 1.5f, bt->sparse, intent_weight };
     bert_loss lc, lg;
     CHECK(bert_train_step(m, &b, &y, dropout, 7, gc, &lc, NULL, NULL) == PARLEY_OK, "%s: cpu: %s",
           what, parley_errmsg());
@@ -85,9 +111,11 @@ static void compare_grads(const bert_model *m, cuda_trainer *g, cuda_precision p
     free(gc), free(gg);
 }
 
-/* Three steps with clipping and AdamW, FP32: the losses and the weights follow the CPU's. */
+/* Three steps with clipping and AdamW (and the sparse weights' SGD), FP32: the losses and
+ * the weights follow the CPU's. */
 static void compare_steps(bert_model *m, const batch *bt)
 {
+    const float sparse_lr = 0.5f, slot_lr = 0.3f;
     const size_t n = m->n_params;
     float *start = malloc(n * sizeof *start), *gc = malloc(n * sizeof *gc);
     float *mc = calloc(n, sizeof *mc), *vc = calloc(n, sizeof *vc), *pg = malloc(n * sizeof *pg);
@@ -98,7 +126,7 @@ static void compare_steps(bert_model *m, const batch *bt)
     CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK, "open: %s",
           parley_errmsg());
     bert_batch b = { bt->B, bt->len, bt->ids };
-    bert_labels y = { bt->intent, bt->slot, 1.0f, NULL, NULL };
+    bert_labels y = { bt->intent, bt->slot, 1.0f, bt->sparse, NULL };
     adamw_params ap = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
     for (long t = 1; g && t <= 3; t++) {
         bert_loss lc, lg;
@@ -106,8 +134,12 @@ static void compare_steps(bert_model *m, const batch *bt)
         CHECK(bert_train_step(m, &b, &y, 0.1f, (uint64_t)t, gc, &lc, NULL, NULL) == PARLEY_OK,
               "cpu step");
         train_clip_grads(gc, n, 0.5f);
-        adamw_step(m->params, gc, mc, vc, decay, n, t, &ap);
-        CHECK(cuda_trainer_step(g, &b, &y, 0.1f, (uint64_t)t, 0.5f, &ap, t, &lg) == PARLEY_OK,
+        if (bt->sparse)
+            train_sparse_update(m, gc, mc, vc, decay, t, &ap, sparse_lr, slot_lr);
+        else
+            adamw_step(m->params, gc, mc, vc, decay, n, t, &ap);
+        CHECK(cuda_trainer_step(g, &b, &y, 0.1f, (uint64_t)t, 0.5f, &ap, sparse_lr, slot_lr, t,
+                                &lg) == PARLEY_OK,
               "gpu step: %s", parley_errmsg());
         CHECK(fabs(lg.total - lc.total) <= 1e-3 * fabs(lc.total), "step %ld: loss gpu %g cpu %g", t,
               lg.total, lc.total);
@@ -123,6 +155,57 @@ static void compare_steps(bert_model *m, const batch *bt)
     cuda_trainer_close(g);
     memcpy(m->params, start, n * sizeof *start);
     free(start), free(gc), free(mc), free(vc), free(pg), free(decay);
+}
+
+/* m with FS sentence and FW word features of random weights (the intent theirs alone with
+ * intent_only); NULL on failure. */
+static bert_model *with_sparse(const bert_model *m, int FS, int FW, int intent_only)
+{
+    bert_config c = { 0 };
+    bert_model *s = NULL;
+    CHECK(bert_config_copy(&c, &m->cfg) == PARLEY_OK, "config copy");
+    c.sparse_sent = FS, c.sparse_word = FW, c.intent_sparse_only = intent_only;
+    CHECK(bert_model_alloc(&c, NULL, &s) == PARLEY_OK, "a model with sparse features: %s",
+          parley_errmsg());
+    bert_config_clear(&c);
+    if (s) {
+        memcpy(s->params, m->params, m->n_params * sizeof *m->params);
+        for (size_t i = m->n_params; i < s->n_params; i++)
+            s->params[i] = 0.4f * ((float)rand() / (float)RAND_MAX - 0.5f);
+    }
+    return s;
+}
+
+/* The sparse features' logits, gradients and steps on the GPU against the CPU's, with the
+ * intent the encoder's and theirs and with it theirs alone. */
+static void test_sparse(const bert_model *m)
+{
+    int mixed[] = { 7, 1, 20, 3, 13 };
+    for (int only = 0; only <= 1; only++) {
+        bert_model *s = with_sparse(m, 11, 23, only);
+        if (!s)
+            continue;
+        unsigned char *decay = malloc(s->n_params);
+        bert_decay_mask(&s->cfg, decay);
+        batch bt = make_batch(&s->cfg, 5, mixed, 31u + (unsigned)only);
+        add_sparse(&s->cfg, &bt, 7u + (unsigned)only);
+        for (int p = CUDA_PREC_BF16; p <= CUDA_PREC_FP32; p++) {
+            cuda_trainer *g = NULL;
+            if (cuda_trainer_open(s, decay, 0, (cuda_precision)p, &g) != PARLEY_OK) {
+                CHECK(0, "open %s: %s", cuda_precision_name((cuda_precision)p), parley_errmsg());
+                continue;
+            }
+            compare_grads(s, g, (cuda_precision)p, &bt, 0.0f, NULL,
+                          only ? "sparse, intent theirs alone" : "sparse");
+            compare_grads(s, g, (cuda_precision)p, &bt, 0.2f, NULL,
+                          only ? "sparse dropout, intent theirs alone" : "sparse dropout");
+            cuda_trainer_close(g);
+        }
+        compare_steps(s, &bt);
+        free_batch(&bt);
+        free(decay);
+        bert_model_free(s);
+    }
 }
 
 static void test_model(int H, int NH, int P, float scale)
@@ -168,6 +251,7 @@ static void test_model(int H, int NH, int P, float scale)
     batch bt = make_batch(&m->cfg, 5, mixed, 99);
     compare_steps(m, &bt);
     free_batch(&bt);
+    test_sparse(m);
     cuda_trainer *g = NULL;
     CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP16, &g) == PARLEY_ERR_INVALID_ARG,
           "fp16 is refused");
@@ -175,8 +259,21 @@ static void test_model(int H, int NH, int P, float scale)
     bert_model_free(m);
 }
 
-/* The whole loop on the GPU learns the tiny set perfectly. */
-static void test_train_run(const char *data_dir)
+typedef struct started {
+    char device[128];
+} started;
+
+static int on_start(const parley_train_progress *pr, void *user)
+{
+    started *s = user;
+    if (pr->event == PARLEY_TRAIN_START)
+        snprintf(s->device, sizeof s->device, "%s", pr->device);
+    return 0;
+}
+
+/* The whole loop on device `device` learns the tiny set perfectly, with or without sparse
+ * features, and ran on the GPU. */
+static void test_train_run(const char *data_dir, const char *device, parley_switch sparse)
 {
     char data[512], out[] = "/tmp/parley-test-cuda-train-XXXXXX";
     snprintf(data, sizeof data, "%s/nlu.yaml", data_dir);
@@ -184,71 +281,32 @@ static void test_train_run(const char *data_dir)
         CHECK(0, "mkdtemp");
         return;
     }
+    started s = { "" };
     parley_train_params p = parley_train_params_default();
     p.data = data;
     p.out = out;
     p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
-    p.epochs = 40, p.batch = 8, p.lr = 3e-3f, p.device = "cuda:0";
-    p.sparse = PARLEY_SWITCH_OFF; /* the GPU trainer has none; the CPU trainer's default is on */
-    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train on cuda:0: %s", parley_errmsg());
+    p.epochs = 40, p.batch = 8, p.lr = 3e-3f, p.device = device, p.sparse = sparse;
+    p.progress = on_start, p.user_data = &s;
+    const char *what = sparse == PARLEY_SWITCH_OFF ? "without sparse features" : "sparse features";
+    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "train on %s, %s: %s", device, what,
+          parley_errmsg());
+    CHECK(strstr(s.device, "cuda:0") != NULL, "train on %s, %s: ran on '%s'", device, what,
+          s.device);
     bert_model *m = NULL;
     ds_dataset *ds = NULL;
     mt_report *r = NULL;
     if (bert_model_load(out, &m) == PARLEY_OK && ds_load(data, &ds) == PARLEY_OK &&
         train_evaluate(m, ds, &r, NULL) == PARLEY_OK)
         CHECK(r->intent_accuracy == 1 && r->sentence_accuracy == 1,
-              "training set after GPU training: intent %g, "
-              "sentence %g",
+              "training set after GPU training, %s: intent %g, sentence %g", what,
               r->intent_accuracy, r->sentence_accuracy);
     else
-        CHECK(0, "scoring the GPU-trained model: %s", parley_errmsg());
+        CHECK(0, "scoring the GPU-trained model, %s: %s", what, parley_errmsg());
     mt_report_free(r);
     ds_free(ds);
     bert_model_free(m);
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
-    CHECK(system(cmd) == 0, "cleaning up");
-}
-
-typedef struct started {
-    char device[128];
-    int noted; /* the sized settings say why the CPU trains */
-} started;
-
-static int on_start(const parley_train_progress *pr, void *user)
-{
-    started *s = user;
-    if (pr->event == PARLEY_TRAIN_START) {
-        snprintf(s->device, sizeof s->device, "%s", pr->device);
-        s->noted = pr->chosen && strstr(pr->chosen, "device auto: the cpu");
-    }
-    return 0;
-}
-
-/* With the sparse features on (the default), "auto" trains on the CPU and says why, and a
- * GPU named outright refuses them. */
-static void test_auto_sparse(const char *data_dir)
-{
-    char data[512], out[] = "/tmp/parley-test-cuda-auto-XXXXXX", cmd[600];
-    snprintf(data, sizeof data, "%s/nlu.yaml", data_dir);
-    if (!mkdtemp(out)) {
-        CHECK(0, "mkdtemp");
-        return;
-    }
-    started s = { "", 0 };
-    parley_train_params p = parley_train_params_default();
-    p.data = data;
-    p.out = out;
-    p.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
-    p.epochs = 1, p.device = "auto", p.progress = on_start, p.user_data = &s;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_OK, "auto with sparse features: %s",
-          parley_errmsg());
-    CHECK(!strcmp(s.device, "cpu") && s.noted, "auto with sparse features trained on '%s'%s",
-          s.device, s.noted ? "" : " without saying why");
-    p.device = "cuda:0", p.progress = NULL;
-    CHECK(parley_train_run(&p, NULL) == PARLEY_ERR_UNSUPPORTED &&
-                  strstr(parley_errmsg(), "--sparse off"),
-          "cuda:0 with sparse features: %s", parley_errmsg());
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
     CHECK(system(cmd) == 0, "cleaning up");
 }
@@ -265,7 +323,7 @@ int main(int argc, char **argv)
     }
     test_model(64, 4, 64, 0.08f);  /* D = 16 */
     test_model(96, 2, 128, 0.05f); /* D = 48 */
-    test_train_run(argv[1]);
-    test_auto_sparse(argv[1]);
+    test_train_run(argv[1], "cuda:0", PARLEY_SWITCH_OFF);
+    test_train_run(argv[1], "auto", PARLEY_SWITCH_AUTO);
     return check_done();
 }

@@ -6,11 +6,15 @@
  * attention-probabilities offset; the pooler's rows; each grouping lists every token it
  * should exactly once (no [PAD] in the id grouping), by increasing key, in token order within
  * a key; nothing is written past cuda_batch_bound. Then the groupings used the way the GPU's
- * segment-sum kernel uses them give the CPU embedding backward's gradients.
+ * segment-sum kernel uses them give the CPU embedding backward's gradients. With sparse
+ * features (more sentence features than ids, to size the scratch by them): the rows, values
+ * and each entry's row are copied as they were, and the grouping by feature, used the way
+ * sparse.cu uses it, gives sf_rows_outer's gradients.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "nlu/bert.h"
 #include "nlu/cpu/ops_backward.h"
 #include "nlu/cuda/train_batch.h"
 #include "tests/check.h"
@@ -60,6 +64,62 @@ static void segment_sum(float *table, const float *rows, const int *buf,
         }
 }
 
+/* Random rows (n of them) of up to 5 features of n_feat, few distinct ones. */
+static void random_rows(sf_rows *r, int n, int n_feat)
+{
+    for (int i = 0; i < n; i++) {
+        int idx[5], k = 0;
+        float val[5];
+        for (int f = rand() % 4; f < n_feat && k < rand() % 6; f += 1 + rand() % 9) {
+            idx[k] = f;
+            val[k++] = (float)rand() / (float)RAND_MAX - 0.5f;
+        }
+        CHECK(sf_rows_push(r, idx, val, k) == PARLEY_OK, "rows");
+    }
+}
+
+/* The sparse part x of a layout: the copies, and the gradient of an (n_out, n_feat) map by
+ * the grouping (sparse.cu's work) against sf_rows_outer. */
+static void check_sparse(const int *buf, const cuda_batch_sparse *l, const sf_rows *x, int n_feat,
+                         unsigned seed, const char *what)
+{
+    enum { OUT = 3 };
+    const int nnz = x->start[x->n_rows];
+    CHECK(l->rows == x->n_rows && l->nnz == nnz, "seed %u: %s: %d rows, %d entries", seed, what,
+          l->rows, l->nnz);
+    CHECK(!memcmp(buf + l->start, x->start, ((size_t)x->n_rows + 1) * sizeof *x->start) &&
+                  !memcmp(buf + l->index, x->index, (size_t)nnz * sizeof *x->index) &&
+                  !memcmp(buf + l->value, x->value, (size_t)nnz * sizeof *x->value),
+          "seed %u: %s: copies", seed, what);
+    int *row = malloc(((size_t)nnz + 1) * sizeof *row),
+        *all = malloc(((size_t)nnz + 1) * sizeof *all);
+    for (int r = 0; r < x->n_rows; r++)
+        for (int k = x->start[r]; k < x->start[r + 1]; k++)
+            row[k] = r, all[k] = 1;
+    CHECK(!memcmp(buf + l->entry_row, row, (size_t)nnz * sizeof *row), "seed %u: %s: entry rows",
+          seed, what);
+    check_grouping(buf, &l->by_feature, x->index, nnz, all, what);
+    float *d = malloc(((size_t)x->n_rows * OUT + 1) * sizeof *d);
+    float *want = calloc((size_t)OUT * n_feat, sizeof *want),
+          *got = calloc((size_t)OUT * n_feat, sizeof *got);
+    for (int i = 0; i < x->n_rows * OUT; i++)
+        d[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    for (int r = 0; r < x->n_rows; r++)
+        sf_rows_outer(x, r, d + (size_t)r * OUT, OUT, n_feat, want);
+    const cuda_batch_grouping *g = &l->by_feature;
+    const int *order = buf + g->order, *start = buf + g->start, *feat = buf + g->row;
+    const float *value = (const float *)(buf + l->value);
+    for (int k = 0; k < g->n; k++)
+        for (int o = 0; o < OUT; o++)
+            for (int i = start[k]; i < start[k + 1]; i++)
+                got[(size_t)o * n_feat + feat[k]] +=
+                        d[(size_t)buf[l->entry_row + order[i]] * OUT + o] * value[order[i]];
+    size_t at = 0;
+    CHECK(check_close(got, want, (size_t)OUT * n_feat, 1e-5, 1e-6, &at) <= 1,
+          "seed %u: %s: gradient %zu", seed, what, at);
+    free(row), free(all), free(d), free(want), free(got);
+}
+
 static void one_batch(const bert_config *c, unsigned seed)
 {
     srand(seed);
@@ -75,10 +135,15 @@ static void one_batch(const bert_config *c, unsigned seed)
     for (int s = 0; s < B; s++)
         intent[s] = rand() % 3;
     bert_batch b = { B, len, ids };
-    bert_labels y = { intent, slot, 1.0f, NULL, NULL };
-    const size_t bound = cuda_batch_bound(N, B);
+    bert_sparse_batch x = { 0 };
+    if (c->sparse_sent) {
+        random_rows(&x.sent, B, c->sparse_sent);
+        random_rows(&x.tok, N, c->sparse_word);
+    }
+    bert_labels y = { intent, slot, 1.0f, c->sparse_sent ? &x : NULL, NULL };
+    const size_t bound = cuda_batch_bound(N, B, y.sparse);
     int *buf = malloc((bound + GUARD) * sizeof *buf),
-        *scratch = malloc(cuda_batch_scratch(c, N) * sizeof *scratch);
+        *scratch = malloc(cuda_batch_scratch(c, N, y.sparse) * sizeof *scratch);
     for (size_t i = 0; i < bound + GUARD; i++)
         buf[i] = -7777;
     cuda_batch_layout l;
@@ -111,6 +176,12 @@ static void one_batch(const bert_config *c, unsigned seed)
     check_grouping(buf, &l.by_pos, buf + l.pos, N, all, "by position");
     int *zero = calloc((size_t)N, sizeof *zero);
     check_grouping(buf, &l.all, zero, N, all, "all");
+    CHECK(l.sparse == (c->sparse_sent > 0), "seed %u: sparse rows %d", seed, l.sparse);
+    if (l.sparse) {
+        check_sparse(buf, &l.sent, &x.sent, c->sparse_sent, seed, "sentence features");
+        check_sparse(buf, &l.word, &x.tok, c->sparse_word, seed, "word features");
+    }
+    bert_sparse_batch_free(&x);
 
     /* The groupings drive the embedding backward as the CPU computes it. */
     float *dsum = malloc((size_t)N * H * sizeof *dsum);
@@ -150,6 +221,9 @@ int main(void)
                       .type_vocab = 2,
                       .ln_eps = 1e-12f };
     for (unsigned seed = 1; seed <= 300; seed++)
+        one_batch(&c, seed);
+    c.sparse_sent = 3 * V, c.sparse_word = 9;
+    for (unsigned seed = 301; seed <= 600; seed++)
         one_batch(&c, seed);
     return check_done();
 }
