@@ -226,11 +226,12 @@ GPU = [
          "needs an NVIDIA GPU"),
     Skip("parley bench nlu --model models/pizza --device cuda:0 --batch 32 --seq 128",
          "needs an NVIDIA GPU"),
-    Skip("parley train --data samples/pizza/nlu.yaml --out models/pizza-gpu --device cuda "
-         "--sparse off", "needs an NVIDIA GPU"),
+    Skip("parley train --data samples/pizza/nlu.yaml --out models/pizza-gpu --device cuda",
+         "needs an NVIDIA GPU"),
     Skip("meson test -C build --suite gpu", "needs a build with CUDA and an NVIDIA GPU"),
     Skip("bash bench/gpu_pack.sh gpu-pack", "a build with CUDA, for a GPU machine"),
-    Skip("PARLEY_SHARED_DATA=$PWD/gpu-pack/data bash bench/gpu_run.sh gpu-pack/bin gpu-pack/lib",
+    Skip("PARLEY_SHARED_DATA=$PWD/gpu-pack/data PARLEY_ENCODER=$PWD/gpu-pack/encoder "
+         "bash bench/gpu_run.sh gpu-pack/bin gpu-pack/lib",
          "needs an NVIDIA GPU, torch and transformers"),
 ]
 
