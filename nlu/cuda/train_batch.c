@@ -78,8 +78,10 @@ static cuda_batch_sparse sparse_into(int *buf, size_t *at, const sf_rows *r, int
     x.entry_row = x.value + (size_t)x.nnz;
     for (int i = 0; i <= x.rows; i++)
         buf[x.start + (size_t)i] = r->start[i] - first;
-    memcpy(buf + x.index, r->index + first, (size_t)x.nnz * sizeof *buf);
-    memcpy(buf + x.value, r->value + first, (size_t)x.nnz * sizeof *r->value);
+    if (x.nnz) { /* rows without entries may have no arrays at all */
+        memcpy(buf + x.index, r->index + first, (size_t)x.nnz * sizeof *buf);
+        memcpy(buf + x.value, r->value + first, (size_t)x.nnz * sizeof *r->value);
+    }
     for (int i = 0; i < x.rows; i++)
         for (int k = r->start[i]; k < r->start[i + 1]; k++)
             buf[x.entry_row + (size_t)(k - first)] = i;

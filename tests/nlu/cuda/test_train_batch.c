@@ -88,8 +88,8 @@ static void check_sparse(const int *buf, const cuda_batch_sparse *l, const sf_ro
     CHECK(l->rows == x->n_rows && l->nnz == nnz, "seed %u: %s: %d rows, %d entries", seed, what,
           l->rows, l->nnz);
     CHECK(!memcmp(buf + l->start, x->start, ((size_t)x->n_rows + 1) * sizeof *x->start) &&
-                  !memcmp(buf + l->index, x->index, (size_t)nnz * sizeof *x->index) &&
-                  !memcmp(buf + l->value, x->value, (size_t)nnz * sizeof *x->value),
+                  (!nnz || (!memcmp(buf + l->index, x->index, (size_t)nnz * sizeof *x->index) &&
+                            !memcmp(buf + l->value, x->value, (size_t)nnz * sizeof *x->value))),
           "seed %u: %s: copies", seed, what);
     int *row = malloc(((size_t)nnz + 1) * sizeof *row),
         *all = malloc(((size_t)nnz + 1) * sizeof *all);
