@@ -36,6 +36,14 @@ static size_t nnz(const sf_rows *r)
     return r->n_rows ? (size_t)(r->start[r->n_rows] - r->start[0]) : 0;
 }
 
+/* The most keys a grouping sorts by: ids, positions or sparse features. */
+static int n_keys(const bert_config *c)
+{
+    int keys = c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions;
+    keys = c->sparse_sent > keys ? c->sparse_sent : keys;
+    return c->sparse_word > keys ? c->sparse_word : keys;
+}
+
 size_t cuda_batch_bound(int N, int B, const bert_sparse_batch *x)
 {
     /* ids, positions, slots (3N); intents, sequence triples, first rows (5B); by id and by
@@ -47,9 +55,7 @@ size_t cuda_batch_bound(int N, int B, const bert_sparse_batch *x)
 
 size_t cuda_batch_scratch(const bert_config *c, int N, const bert_sparse_batch *x)
 {
-    int keys = c->vocab_size > c->max_positions ? c->vocab_size : c->max_positions;
-    keys = c->sparse_sent > keys ? c->sparse_sent : keys;
-    keys = c->sparse_word > keys ? c->sparse_word : keys;
+    const int keys = n_keys(c);
     const size_t entries = x ? nnz(&x->sent) + nnz(&x->tok) : 0;
     return 2 * ((size_t)keys + 1) + (size_t)N + entries;
 }
@@ -95,10 +101,7 @@ static cuda_batch_sparse sparse_into(int *buf, size_t *at, const sf_rows *r, int
 void cuda_batch_build(const bert_config *c, int pad_id, const bert_batch *b, const bert_labels *y,
                       int N, int *buf, int *scratch, cuda_batch_layout *out)
 {
-    const int B = b->n_seq, V = c->vocab_size, P = c->max_positions;
-    int keys = V > P ? V : P;
-    keys = c->sparse_sent > keys ? c->sparse_sent : keys;
-    keys = c->sparse_word > keys ? c->sparse_word : keys;
+    const int B = b->n_seq, V = c->vocab_size, P = c->max_positions, keys = n_keys(c);
     int *count = scratch, *rows = count + keys + 1, *tok = rows + keys + 1;
     cuda_batch_layout l = {
         .ids = 0, .pos = (size_t)N, .slot = 2 * (size_t)N, .intent = 3 * (size_t)N
