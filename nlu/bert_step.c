@@ -81,3 +81,40 @@ parley_status bert_train_check(const bert_config *c, const bert_batch *b, const 
         return st;
     return check_labels(c, b, y);
 }
+
+size_t bert_mlm_param_count(const bert_config *c)
+{
+    const size_t H = (size_t)c->hidden;
+    return H * H + 3 * H + (size_t)c->vocab_size;
+}
+
+void bert_mlm_point(bert_mlm_head *h, const bert_config *c, float *params)
+{
+    const size_t H = (size_t)c->hidden;
+    h->dense_w = params;
+    h->dense_b = h->dense_w + H * H;
+    h->ln_w = h->dense_b + H;
+    h->ln_b = h->ln_w + H;
+    h->bias = h->ln_b + H;
+}
+
+parley_status bert_mlm_check(const bert_config *c, const bert_batch *b, const int *target,
+                             float dropout, int *masked)
+{
+    parley_status st;
+    if ((st = bert_step_check_batch(c, b, dropout)) != PARLEY_OK)
+        return st;
+    size_t n = 0;
+    for (int s = 0; s < b->n_seq; s++)
+        n += (size_t)b->len[s];
+    *masked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (target[i] < -1 || target[i] >= c->vocab_size)
+            return pl_fail(PARLEY_ERR_INVALID_ARG,
+                           "bert_mlm_step: token %zu of the batch has target %d; the vocabulary "
+                           "has ids 0 to %d (-1: not masked)",
+                           i, target[i], c->vocab_size - 1);
+        *masked += target[i] >= 0;
+    }
+    return PARLEY_OK;
+}

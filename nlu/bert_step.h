@@ -1,8 +1,10 @@
 /* bert_step.h — what one training step of the joint model takes and gives, shared by the CPU
  * trainer (nlu/train/bert_train.h) and the GPU's (nlu/cuda/cuda_train.h): the labels, the
  * loss, the dropout sites and their mask keys, the check of a step's batch and labels,
- * AdamW's settings and the sparse weights' momentum. The steps themselves are each trainer's; this
- * is their common contract, so neither trainer's folder includes the other's.
+ * AdamW's settings and the sparse weights' momentum; and the same for a masked-LM
+ * pretraining step: its head's layout, its loss and the check of its targets. The steps themselves
+ * are each trainer's; this is their common contract, so neither trainer's folder includes the
+ * other's.
  *
  * The batch is packed as in bert.h (no padding). Labels: an intent per sequence and a slot
  * tag per token, where -1 means "not scored" ([CLS], [SEP] and every piece after a word's
@@ -61,6 +63,38 @@ parley_status bert_train_check(const bert_config *c, const bert_batch *b, const 
 typedef struct adamw_params {
     float lr, beta1, beta2, eps, weight_decay;
 } adamw_params;
+
+/* Masked-language-model pretraining (BERT's MLM objective, without next-sentence
+ * prediction). The head is Hugging Face's cls.predictions: t = LayerNorm(GELU(dense(h)))
+ * on the last hidden state h of each masked position, logits = t · word_emb^T + bias (the
+ * decoder shares the word embedding table, so its gradient adds to word_emb's). The head's
+ * parameters live in their own flat array (laid out by bert_mlm_point; nlu/train/bert_mlm.c names,
+ * initializes and saves it); the model's pooler and joint heads take no part and get no gradient.
+ */
+typedef struct bert_mlm_head {
+    float *dense_w; /* (H, H) cls.predictions.transform.dense */
+    float *dense_b; /* (H) */
+    float *ln_w;    /* (H) cls.predictions.transform.LayerNorm */
+    float *ln_b;    /* (H) */
+    float *bias;    /* (V) cls.predictions.bias, the decoder's */
+} bert_mlm_head;
+
+typedef struct bert_mlm_loss {
+    float loss;  /* mean cross-entropy over the masked positions (0 when none) */
+    int masked;  /* positions predicted */
+    int correct; /* of them, those whose argmax is the original piece */
+} bert_mlm_loss;
+
+/* Floats in a head's array, and the pointer layout over it. */
+size_t bert_mlm_param_count(const bert_config *c);
+void bert_mlm_point(bert_mlm_head *h, const bert_config *c, float *params);
+
+/* PARLEY_OK when b is a valid batch for a model of config c, dropout a valid rate and
+ * target (N) a masked-LM target per token (-1: not predicted, else a piece id), with the
+ * count of predicted tokens in *masked; otherwise PARLEY_ERR_INVALID_ARG naming the
+ * position at fault. */
+parley_status bert_mlm_check(const bert_config *c, const bert_batch *b, const int *target,
+                             float dropout, int *masked);
 
 /* The sparse weights learn by SGD with this momentum beside the encoder's AdamW, on either
  * trainer (nlu/train/sparse_train.h says why). */

@@ -50,6 +50,38 @@ parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay,
                    device);
 }
 
+parley_status cuda_trainer_open_mlm(const bert_model *m, const float *head,
+                                    const unsigned char *decay, int device, cuda_precision prec,
+                                    cuda_trainer **out)
+{
+    (void)head;
+    return cuda_trainer_open(m, decay, device, prec, out);
+}
+
+parley_status cuda_trainer_mlm(cuda_trainer *g, const bert_batch *b, const int *target,
+                               float dropout, uint64_t seed, int backward, bert_mlm_loss *loss,
+                               float *grads, float *head_grads)
+{
+    (void)g, (void)b, (void)target, (void)dropout, (void)seed, (void)backward, (void)loss,
+            (void)grads, (void)head_grads;
+    return pl_fail(PARLEY_ERR_NOT_BUILT, "this build of parley has no CUDA backend");
+}
+
+parley_status cuda_trainer_mlm_step(cuda_trainer *g, const bert_batch *b, const int *target,
+                                    float dropout, uint64_t seed, float clip, const adamw_params *p,
+                                    long t, bert_mlm_loss *loss)
+{
+    (void)g, (void)b, (void)target, (void)dropout, (void)seed, (void)clip, (void)p, (void)t,
+            (void)loss;
+    return pl_fail(PARLEY_ERR_NOT_BUILT, "this build of parley has no CUDA backend");
+}
+
+parley_status cuda_trainer_download_head(cuda_trainer *g, float *head)
+{
+    (void)g, (void)head;
+    return pl_fail(PARLEY_ERR_NOT_BUILT, "this build of parley has no CUDA backend");
+}
+
 parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *adam_m, const float *adam_v)
 {
     (void)g, (void)adam_m, (void)adam_v;

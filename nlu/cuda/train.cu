@@ -29,7 +29,9 @@ typedef struct tacts {
     float *emb_sum, *x, *qkv, *probs, *att, *u1, *h1, *pre, *act, *u2;
     float *hd, *cls, *pooled, *pd, *slot_logits, *intent_logits;
     float *dx, *d1, *d2, *dwide, *dslot, *dintent, *dpool, *dcls, *ds;
-    float *row_loss; // (N + B) slot rows, then intent rows
+    float *mlm_in, *mlm_pre, *mlm_act, *mlm_t, *mlm_dt, *mlm_din; // (M, H) the MLM head's rows
+    float *mlm_logits, *mlm_dlogits;                              // (M, V)
+    float *row_loss; // (N + B) slot rows, then intent rows; or (M) masked rows
     float *class_w;  // (NI) bert_labels.intent_weight, when given
     float *scratch;  // LayerNorm backward and column sums
     int *best;       // (N + B) argmaxes, same order
@@ -50,8 +52,11 @@ struct cuda_trainer {
     cuda_precision prec;
     bert_config cfg; /* the sizes only: labels are not copied */
     int pad_id;
-    size_t n;     /* parameters */
-    size_t dense; /* those before the sparse weights: the encoder and heads (AdamW) */
+    size_t n;      /* the model's parameters */
+    size_t dense;  /* those before the sparse weights: the encoder and heads (AdamW) */
+    size_t n_enc;  /* those before the pooler: the encoder (a masked-LM step's AdamW) */
+    size_t n_head; /* the masked-LM head's, after the model's (0: none) */
+    size_t n_all;  /* n + n_head: every array below */
     cudaStream_t stream;
     cublasHandle_t blas;
     void *blas_ws;
@@ -59,6 +64,7 @@ struct cuda_trainer {
     unsigned char *decay;         // (n)
     __nv_bfloat16 *p16;           // (n) BF16 weights for the GEMMs, NULL in FP32
     bert_weights wp, wg;          // pointers into p and g
+    bert_mlm_head hw, hg;         // the masked-LM head's, at p + n and g + n
     float *norm_part, *norm_host; // (CUDA_NORM_BLOCKS) device, pinned
     float *block;                 // the activations
     size_t block_cap;             // floats
@@ -79,6 +85,7 @@ struct cuda_trainer {
 typedef struct tdims {
     int B, N, H, I, NH, D, L, NS, NI, t_max;
     size_t PS; /* per layer: NH * sum(T^2) */
+    int M, V;  /* a masked-LM step: the masked tokens, the vocabulary (M 0: a joint step) */
 } tdims;
 
 /* The widest row a GEMM operand or a bias gradient has: 3H, I, NS or NI. */
@@ -89,6 +96,15 @@ static size_t widest(const tdims *d)
     for (size_t i = 0; i < 3; i++)
         w = others[i] > w ? others[i] : w;
     return w;
+}
+
+/* The column sums' scratch of a step: its widest bias gradient, or the decoder's (V) over the
+ * masked rows. */
+static size_t col_scratch(const tdims *d, size_t cols)
+{
+    const size_t rows = cuda_col_sum_scratch(d->N, (int)cols),
+                 mlm = d->M ? cuda_col_sum_scratch(d->M, d->V) : 0;
+    return rows > mlm ? rows : mlm;
 }
 
 /* Carves a from a block of `total` floats at base (base NULL: only counts). */
@@ -122,12 +138,20 @@ static size_t tacts_carve(tacts *a, const tdims *d, float *base)
         { &a->dwide, N * wide },
         { &a->dslot, N * (size_t)d->NS },
         { &a->dintent, B * (size_t)d->NI },
+        { &a->mlm_in, (size_t)d->M * H },
+        { &a->mlm_pre, (size_t)d->M * H },
+        { &a->mlm_act, (size_t)d->M * H },
+        { &a->mlm_t, (size_t)d->M * H },
+        { &a->mlm_dt, (size_t)d->M * H },
+        { &a->mlm_din, (size_t)d->M * H },
+        { &a->mlm_logits, (size_t)d->M * d->V },
+        { &a->mlm_dlogits, (size_t)d->M * d->V },
         { &a->dpool, B * H },
         { &a->dcls, B * H },
         { &a->ds, d->PS },
         { &a->row_loss, N + B },
         { &a->class_w, (size_t)d->NI },
-        { &a->scratch, N * H + cuda_col_sum_scratch(d->N, (int)cols) },
+        { &a->scratch, N * H + col_scratch(d, cols) },
         { (float **)&a->best, N + B }, /* an int fits a float's room */
     };
     size_t at = 0;
@@ -190,7 +214,8 @@ static parley_status grow2(void **a, int a_host, size_t a_sz, void **b, int b_ho
 
 static parley_status reserve(cuda_trainer *g, const tdims *d, size_t n_ints, tacts *a)
 {
-    const size_t c16 = (size_t)d->N * widest(d);
+    const size_t rows = (size_t)d->N * widest(d), mlm = (size_t)d->M * (size_t)d->V;
+    const size_t c16 = rows > mlm ? rows : mlm;
     parley_status st = grow((void **)&g->block, &g->block_cap, tacts_carve(a, d, NULL),
                             sizeof(float), 0, "allocating activations");
     if (st == PARLEY_OK && g->prec == CUDA_PREC_BF16)
@@ -390,6 +415,62 @@ static parley_status layer_backward(cuda_trainer *g, const tdims *d, const tints
                            w->qkv_w + lH * 3 * H, N, H, 3 * H, 1);
 }
 
+/* The embeddings and the layers: the last layer's output is a->x + L * N * H. */
+static parley_status encoder_forward(cuda_trainer *g, const tdims *d, const tints *t, tacts *a,
+                                     float p, uint64_t seed)
+{
+    const bert_weights *w = &g->wp;
+    const int N = d->N, H = d->H;
+    cudaStream_t s = g->stream;
+    parley_status st;
+    cuda_embedding_sum(a->emb_sum, t->ids, t->pos, w->word_emb, w->pos_emb, w->type_emb, N, H, s);
+    cuda_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, N, H, g->cfg.ln_eps, s);
+    cuda_dropout(a->x, a->x, NULL, (size_t)N * H, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
+    for (int l = 0; l < d->L; l++)
+        if ((st = layer_forward(g, d, t, a, l, p, seed)) != PARLEY_OK)
+            return st;
+    return PARLEY_OK;
+}
+
+/* The backward of encoder_forward from a->dx = d(last layer's output) into the gradients. */
+static parley_status encoder_backward(cuda_trainer *g, const tdims *d, const tints *t, tacts *a,
+                                      float p, uint64_t seed)
+{
+    const bert_weights *w = &g->wp, *gw = &g->wg;
+    const int N = d->N, H = d->H;
+    cudaStream_t s = g->stream;
+    parley_status st;
+    for (int l = d->L - 1; l >= 0; l--)
+        if ((st = layer_backward(g, d, t, a, l, p, seed)) != PARLEY_OK)
+            return st;
+    cuda_dropout(a->dx, a->dx, NULL, (size_t)N * H, p, bert_dropout_key(seed, -1, BERT_DROP_EMB),
+                 s);
+    cuda_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H,
+                            g->cfg.ln_eps, a->scratch, s);
+    cuda_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H,
+                         s);
+    cuda_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg,
+                         H, s);
+    cuda_segment_sum_add(gw->type_emb, a->dx, t->all_order, t->all_start, t->all_row, 1, H, s);
+    return PARLEY_OK;
+}
+
+/* Copies the first n row losses and argmaxes of a step to the host (g->loss_host,
+ * g->best_host) and waits for the step. */
+static parley_status fetch_rows(cuda_trainer *g, const tacts *a, size_t n)
+{
+    parley_status st;
+    cudaStream_t s = g->stream;
+    if ((st = cuda_check(cudaMemcpyAsync(g->loss_host, a->row_loss, n * sizeof(float),
+                                         cudaMemcpyDeviceToHost, s),
+                         "copying the loss")) != PARLEY_OK ||
+        (st = cuda_check(
+                 cudaMemcpyAsync(g->best_host, a->best, n * sizeof(int), cudaMemcpyDeviceToHost, s),
+                 "copying the predictions")) != PARLEY_OK)
+        return st;
+    return cuda_check(cudaStreamSynchronize(s), "training step");
+}
+
 /* Forward, loss and backward of a checked batch; the loss terms come back to *loss. */
 static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, tacts *a,
                                const bert_labels *y, float p, uint64_t seed, bert_loss *loss)
@@ -397,16 +478,11 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
     const bert_weights *w = &g->wp, *gw = &g->wg;
     const int B = d->B, N = d->N, H = d->H, NI = d->NI, NS = d->NS;
     const size_t NH = (size_t)N * H, BH = (size_t)B * H;
-    const float eps = g->cfg.ln_eps;
     cudaStream_t s = g->stream;
     parley_status st;
 
-    cuda_embedding_sum(a->emb_sum, t->ids, t->pos, w->word_emb, w->pos_emb, w->type_emb, N, H, s);
-    cuda_layernorm(a->x, a->emb_sum, w->emb_ln_w, w->emb_ln_b, N, H, eps, s);
-    cuda_dropout(a->x, a->x, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
-    for (int l = 0; l < d->L; l++)
-        if ((st = layer_forward(g, d, t, a, l, p, seed)) != PARLEY_OK)
-            return st;
+    if ((st = encoder_forward(g, d, t, a, p, seed)) != PARLEY_OK)
+        return st;
     const float *last = a->x + (size_t)d->L * NH;
     cuda_dropout(a->hd, last, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_SLOT_HEAD), s);
     if ((st = linear(g, a->slot_logits, a->hd, w->slot_w, w->slot_b, N, H, NS)) != PARLEY_OK)
@@ -468,28 +544,10 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
                               H, H, 0)) != PARLEY_OK)
         return st;
     cuda_scatter_add_rows(a->dx, a->dcls, t->cls_rows, B, H, s);
-    for (int l = d->L - 1; l >= 0; l--)
-        if ((st = layer_backward(g, d, t, a, l, p, seed)) != PARLEY_OK)
-            return st;
-    cuda_dropout(a->dx, a->dx, NULL, NH, p, bert_dropout_key(seed, -1, BERT_DROP_EMB), s);
-    cuda_layernorm_backward(a->dx, gw->emb_ln_w, gw->emb_ln_b, a->dx, a->emb_sum, w->emb_ln_w, N, H,
-                            eps, a->scratch, s);
-    cuda_segment_sum_add(gw->word_emb, a->dx, t->id_order, t->id_start, t->id_row, t->n_id_seg, H,
-                         s);
-    cuda_segment_sum_add(gw->pos_emb, a->dx, t->pos_order, t->pos_start, t->pos_row, t->n_pos_seg,
-                         H, s);
-    cuda_segment_sum_add(gw->type_emb, a->dx, t->all_order, t->all_start, t->all_row, 1, H, s);
-
-    /* The loss, as joint_loss sums it on the CPU. */
-    const size_t outs = (size_t)N + (size_t)B;
-    if ((st = cuda_check(cudaMemcpyAsync(g->loss_host, a->row_loss, outs * sizeof(float),
-                                         cudaMemcpyDeviceToHost, s),
-                         "copying the loss")) != PARLEY_OK ||
-        (st = cuda_check(cudaMemcpyAsync(g->best_host, a->best, outs * sizeof(int),
-                                         cudaMemcpyDeviceToHost, s),
-                         "copying the predictions")) != PARLEY_OK ||
-        (st = cuda_check(cudaStreamSynchronize(s), "training step")) != PARLEY_OK)
+    if ((st = encoder_backward(g, d, t, a, p, seed)) != PARLEY_OK ||
+        (st = fetch_rows(g, a, (size_t)N + (size_t)B)) != PARLEY_OK)
         return st;
+    /* The loss, as joint_loss sums it on the CPU. */
     double intent = 0, slot = 0;
     int slot_correct = 0, intent_correct = 0;
     for (int i = 0; i < N; i++) {
@@ -511,16 +569,10 @@ static parley_status step_math(cuda_trainer *g, const tdims *d, const tints *t, 
     return PARLEY_OK;
 }
 
-extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b,
-                                            const bert_labels *y, float dropout, uint64_t seed,
-                                            bert_loss *loss, float *grads)
+/* The sizes of batch b for g's model. */
+static parley_status measure(const cuda_trainer *g, const bert_batch *b, tdims *d)
 {
-    parley_status st;
-    if (!g || !loss)
-        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda_trainer_grads: NULL trainer or loss");
-    if ((st = bert_train_check(&g->cfg, b, y, dropout)) != PARLEY_OK)
-        return st;
-    tdims d = { b->n_seq,
+    *d = tdims{ b->n_seq,
                 0,
                 g->cfg.hidden,
                 g->cfg.intermediate,
@@ -530,41 +582,70 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
                 g->cfg.n_slots,
                 g->cfg.n_intents,
                 0,
-                0 };
+                0,
+                0,
+                g->cfg.vocab_size };
     for (int s = 0; s < b->n_seq; s++) {
-        d.N += b->len[s];
-        d.PS += (size_t)b->len[s] * (size_t)b->len[s];
-        d.t_max = b->len[s] > d.t_max ? b->len[s] : d.t_max;
+        d->N += b->len[s];
+        d->PS += (size_t)b->len[s] * (size_t)b->len[s];
+        d->t_max = b->len[s] > d->t_max ? b->len[s] : d->t_max;
     }
-    d.PS *= (size_t)d.NH;
-    if (d.PS > INT32_MAX)
+    d->PS *= (size_t)d->NH;
+    if (d->PS > INT32_MAX)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
-                       "cuda: a batch of %zu attention scores per layer is too large", d.PS);
+                       "cuda: a batch of %zu attention scores per layer is too large", d->PS);
+    return PARLEY_OK;
+}
+
+/* Everything a step needs before its math: the buffers for d, the batch's ints on the device
+ * (train_batch.h: b and y's labels and sparse rows, then the caller's n_extra ints, whose
+ * device address goes to *extra_dev), and the gradients zeroed. */
+static parley_status begin_step(cuda_trainer *g, const bert_batch *b, const bert_labels *y,
+                                const tdims *d, const int *extra, size_t n_extra, tacts *a,
+                                tints *t, const int **extra_dev)
+{
     const bert_sparse_batch *x = g->cfg.sparse_sent || g->cfg.sparse_word ? y->sparse : NULL;
-    const size_t work = cuda_batch_scratch(&g->cfg, d.N, x);
+    const size_t work = cuda_batch_scratch(&g->cfg, d->N, x);
     if (work > g->cuda_batch_work_cap) {
         int *w = (int *)pl_realloc(g->cuda_batch_work, work * sizeof(int));
         if (!w)
-            return pl_nomem("cuda: a batch of %d tokens", d.N);
+            return pl_nomem("cuda: a batch of %d tokens", d->N);
         g->cuda_batch_work = w;
         g->cuda_batch_work_cap = work;
     }
+    cudaSetDevice(g->device);
+    parley_status st = reserve(g, d, cuda_batch_bound(d->N, d->B, x) + n_extra, a);
+    if (st != PARLEY_OK)
+        return st;
+    cuda_batch_layout lay;
+    cuda_batch_build(&g->cfg, g->pad_id, b, y, d->N, g->ibuf_host, g->cuda_batch_work, &lay);
+    *t = device_ints(g->ibuf, &lay);
+    if (n_extra)
+        memcpy(g->ibuf_host + lay.used, extra, n_extra * sizeof(int));
+    if (extra_dev)
+        *extra_dev = g->ibuf + lay.used;
+    if ((st = cuda_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, (lay.used + n_extra) * sizeof(int),
+                                         cudaMemcpyHostToDevice, g->stream),
+                         "copying the batch")) != PARLEY_OK)
+        return st;
+    return cuda_check(cudaMemsetAsync(g->g, 0, g->n_all * sizeof(float), g->stream),
+                      "zeroing the gradients");
+}
+
+extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b,
+                                            const bert_labels *y, float dropout, uint64_t seed,
+                                            bert_loss *loss, float *grads)
+{
+    parley_status st;
+    if (!g || !loss)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda_trainer_grads: NULL trainer or loss");
+    tdims d;
     tacts a;
     tints t;
-    cudaSetDevice(g->device);
-    st = reserve(g, &d, cuda_batch_bound(d.N, d.B, x), &a);
-    if (st == PARLEY_OK) {
-        cuda_batch_layout lay;
-        cuda_batch_build(&g->cfg, g->pad_id, b, y, d.N, g->ibuf_host, g->cuda_batch_work, &lay);
-        t = device_ints(g->ibuf, &lay);
-        st = cuda_check(cudaMemcpyAsync(g->ibuf, g->ibuf_host, lay.used * sizeof(int),
-                                        cudaMemcpyHostToDevice, g->stream),
-                        "copying the batch");
-    }
-    if (st == PARLEY_OK)
-        st = cuda_check(cudaMemsetAsync(g->g, 0, g->n * sizeof(float), g->stream),
-                        "zeroing the gradients");
-    if (st == PARLEY_OK)
+    if ((st = bert_train_check(&g->cfg, b, y, dropout)) != PARLEY_OK ||
+        (st = measure(g, b, &d)) != PARLEY_OK)
+        return st;
+    if ((st = begin_step(g, b, y, &d, NULL, 0, &a, &t, NULL)) == PARLEY_OK)
         st = step_math(g, &d, &t, &a, y, dropout, seed, loss);
     if (st == PARLEY_OK && grads)
         st = cuda_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
@@ -572,29 +653,132 @@ extern "C" parley_status cuda_trainer_grads(cuda_trainer *g, const bert_batch *b
     return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 
-extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
-                                           const bert_labels *y, float dropout, uint64_t seed,
-                                           float clip, const adamw_params *p, float sparse_lr,
-                                           float slot_lr, long t, bert_loss *loss)
+/* The masked-LM loss of a batch whose masked tokens are rows[0..M) (device) with labels
+ * (device; label_host their host twin), bert_mlm_step_ws's math, and with `backward` its
+ * gradients: the masked rows through the head, the decoder tied to the word embeddings. */
+static parley_status mlm_math(cuda_trainer *g, const tdims *d, const tints *t, tacts *a,
+                              const int *rows, const int *labels, const int *label_host, float p,
+                              uint64_t seed, int backward, bert_mlm_loss *loss)
 {
-    parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
-    if (st != PARLEY_OK)
+    const bert_weights *w = &g->wp, *gw = &g->wg;
+    const bert_mlm_head *hw = &g->hw, *hg = &g->hg;
+    const int M = d->M, H = d->H, V = d->V;
+    const size_t MH = (size_t)M * H;
+    const float eps = g->cfg.ln_eps;
+    cudaStream_t s = g->stream;
+    parley_status st;
+    if ((st = encoder_forward(g, d, t, a, p, seed)) != PARLEY_OK)
         return st;
+    cuda_gather_rows(a->mlm_in, a->x + (size_t)d->L * d->N * H, rows, M, H, s);
+    if ((st = linear(g, a->mlm_pre, a->mlm_in, hw->dense_w, hw->dense_b, M, H, H)) != PARLEY_OK)
+        return st;
+    cuda_gelu(a->mlm_act, a->mlm_pre, MH, s);
+    cuda_layernorm(a->mlm_t, a->mlm_act, hw->ln_w, hw->ln_b, M, H, eps, s);
+    if ((st = linear(g, a->mlm_logits, a->mlm_t, w->word_emb, hw->bias, M, H, V)) != PARLEY_OK)
+        return st;
+    cuda_softmax_xent(a->mlm_dlogits, a->row_loss, a->best, a->mlm_logits, labels, M, V,
+                      1.0f / (float)M, NULL, s);
+    if (backward) {
+        if ((st = linear_backward(g, a, a->mlm_dt, gw->word_emb, hg->bias, a->mlm_dlogits, a->mlm_t,
+                                  w->word_emb, M, H, V, 0)) != PARLEY_OK)
+            return st;
+        cuda_layernorm_backward(a->mlm_dt, hg->ln_w, hg->ln_b, a->mlm_dt, a->mlm_act, hw->ln_w, M,
+                                H, eps, a->scratch, s);
+        cuda_gelu_backward(a->mlm_dt, a->mlm_pre, a->mlm_dt, MH, s);
+        if ((st = linear_backward(g, a, a->mlm_din, hg->dense_w, hg->dense_b, a->mlm_dt, a->mlm_in,
+                                  hw->dense_w, M, H, H, 0)) != PARLEY_OK ||
+            (st = cuda_check(cudaMemsetAsync(a->dx, 0, (size_t)d->N * H * sizeof(float), s),
+                             "zeroing the hidden gradient")) != PARLEY_OK)
+            return st;
+        cuda_scatter_add_rows(a->dx, a->mlm_din, rows, M, H, s);
+        if ((st = encoder_backward(g, d, t, a, p, seed)) != PARLEY_OK)
+            return st;
+    }
+    if ((st = fetch_rows(g, a, (size_t)M)) != PARLEY_OK)
+        return st;
+    double sum = 0;
+    int correct = 0;
+    for (int k = 0; k < M; k++) {
+        sum += g->loss_host[k];
+        correct += g->best_host[k] == label_host[k];
+    }
+    *loss = bert_mlm_loss{ (float)(sum / M), M, correct };
+    return PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_mlm(cuda_trainer *g, const bert_batch *b, const int *target,
+                                          float dropout, uint64_t seed, int backward,
+                                          bert_mlm_loss *loss, float *grads, float *head_grads)
+{
+    parley_status st;
+    if (!g || !b || !target || !loss)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "cuda_trainer_mlm: NULL trainer, batch, targets or loss");
+    if (!g->n_head)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "cuda_trainer_mlm: the trainer was opened without a masked-LM head");
+    tdims d;
+    tacts a;
+    tints t;
+    int masked = 0;
+    if ((st = bert_mlm_check(&g->cfg, b, target, dropout, &masked)) != PARLEY_OK ||
+        (st = measure(g, b, &d)) != PARLEY_OK)
+        return st;
+    d.M = masked;
+    /* the joint labels the batch layout copies: none scored */
+    int *ints = (int *)pl_malloc(((size_t)d.B + 3 * (size_t)d.N + 1) * sizeof(int));
+    if (!ints)
+        return pl_nomem("cuda: a batch of %d tokens", d.N);
+    int *intent = ints, *slot = intent + d.B, *extra = slot + d.N;
+    memset(intent, 0, (size_t)d.B * sizeof(int));
+    for (int i = 0, k = 0; i < d.N; i++) {
+        slot[i] = -1;
+        if (target[i] >= 0) {
+            extra[k] = i; /* the masked rows, then their labels */
+            extra[d.M + k++] = target[i];
+        }
+    }
+    bert_labels y = { intent, slot, 1.0f, NULL, NULL };
+    const int *rows = NULL;
+    *loss = bert_mlm_loss{ 0.0f, 0, 0 };
+    st = begin_step(g, b, &y, &d, extra, 2 * (size_t)d.M, &a, &t, &rows);
+    if (st == PARLEY_OK && d.M) /* a batch with nothing masked has no loss and no gradient */
+        st = mlm_math(g, &d, &t, &a, rows, rows + d.M, extra + d.M, dropout, seed, backward, loss);
+    else if (st == PARLEY_OK) /* mlm_math waits for its step; the zeroing must land too */
+        st = cuda_check(cudaStreamSynchronize(g->stream), "zeroing the gradients");
+    pl_free(ints);
+    if (st == PARLEY_OK && grads)
+        st = cuda_check(cudaMemcpy(grads, g->g, g->n * sizeof(float), cudaMemcpyDeviceToHost),
+                        "copying the gradients");
+    if (st == PARLEY_OK && head_grads)
+        st = cuda_check(cudaMemcpy(head_grads, g->g + g->n, g->n_head * sizeof(float),
+                                   cudaMemcpyDeviceToHost),
+                        "copying the head's gradients");
+    return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+/* Clipping to the global norm `clip` of all the gradients (0 = off, as train_clip_grads) and
+ * AdamW step t with *p over [0, n_adam) and the masked-LM head (when there is one), the
+ * coefficients out in *k. */
+static parley_status update(cuda_trainer *g, float clip, const adamw_params *p, long t,
+                            size_t n_adam, cuda_adamw_coef *k)
+{
+    parley_status st;
     /* The global norm as train_clip_grads takes it: partial sums on the device, their sum in
      * double here. */
-    cuda_sumsq_partials(g->norm_part, g->g, g->n, g->stream);
+    cuda_sumsq_partials(g->norm_part, g->g, g->n_all, g->stream);
     if ((st = cuda_check(cudaMemcpyAsync(g->norm_host, g->norm_part,
                                          CUDA_NORM_BLOCKS * sizeof(float), cudaMemcpyDeviceToHost,
                                          g->stream),
                          "copying the norm")) != PARLEY_OK ||
         (st = cuda_check(cudaStreamSynchronize(g->stream), "gradient norm")) != PARLEY_OK)
-        return pl_wrap(st, "cuda:%d", g->device);
+        return st;
     double sum = 0;
     for (int i = 0; i < CUDA_NORM_BLOCKS; i++)
         sum += g->norm_host[i];
     const float coef = (float)((double)clip / (sqrt(sum) + 1e-6));
     const double b1 = p->beta1, b2 = p->beta2;
-    const cuda_adamw_coef k = {
+    *k = cuda_adamw_coef{
         clip > 0 && coef < 1 ? coef : 1.0f,
         p->beta1,
         p->beta2,
@@ -605,23 +789,54 @@ extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
         (float)sqrt(1.0 - pow(b2, (double)t)),
         p->eps,
     };
-    cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, g->dense, k, g->stream);
-    if (g->dense < g->n) { /* as train_sparse_update: U, then S and what lies between */
+    cuda_adamw(g->p, g->p16, g->g, g->m, g->v, g->decay, n_adam, *k, g->stream);
+    const size_t n = g->n;
+    if (g->n_head)
+        cuda_adamw(g->p + n, g->p16 ? g->p16 + n : NULL, g->g + n, g->m + n, g->v + n, g->decay + n,
+                   g->n_head, *k, g->stream);
+    return cuda_check(cudaGetLastError(), "the update");
+}
+
+extern "C" parley_status cuda_trainer_step(cuda_trainer *g, const bert_batch *b,
+                                           const bert_labels *y, float dropout, uint64_t seed,
+                                           float clip, const adamw_params *p, float sparse_lr,
+                                           float slot_lr, long t, bert_loss *loss)
+{
+    cuda_adamw_coef k;
+    parley_status st = cuda_trainer_grads(g, b, y, dropout, seed, loss, NULL);
+    if (st != PARLEY_OK)
+        return st;
+    if ((st = update(g, clip, p, t, g->dense, &k)) == PARLEY_OK && g->dense < g->n) {
+        /* as train_sparse_update: U, then S and what lies between */
         const size_t n_u = (size_t)(g->wp.sparse_slot_w - g->wp.sparse_intent_w);
         float *p_u = g->p + g->dense, *g_u = g->g + g->dense, *m_u = g->m + g->dense;
         if (!g->cfg.intent_sparse_only)
             cuda_sparse_sgd(p_u, g_u, m_u, n_u, k.gscale, sparse_lr, g->stream);
         cuda_sparse_sgd(p_u + n_u, g_u + n_u, m_u + n_u, g->n - g->dense - n_u, k.gscale, slot_lr,
                         g->stream);
+        st = cuda_check(cudaGetLastError(), "the sparse features' update");
     }
-    st = cuda_check(cudaGetLastError(), "the update");
     return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_mlm_step(cuda_trainer *g, const bert_batch *b,
+                                               const int *target, float dropout, uint64_t seed,
+                                               float clip, const adamw_params *p, long t,
+                                               bert_mlm_loss *loss)
+{
+    cuda_adamw_coef k;
+    parley_status st = cuda_trainer_mlm(g, b, target, dropout, seed, 1, loss, NULL, NULL);
+    if (st == PARLEY_OK && (st = update(g, clip, p, t, g->n_enc, &k)) != PARLEY_OK)
+        st = pl_wrap(st, "cuda:%d", g->device);
+    return st;
 }
 
 /* ---- life cycle ---------------------------------------------------------------------- */
 
-extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay,
-                                           int device, cuda_precision prec, cuda_trainer **out)
+/* cuda_trainer_open and cuda_trainer_open_mlm: head NULL for none. */
+static parley_status open_trainer(const bert_model *m, const float *head,
+                                  const unsigned char *decay, int device, cuda_precision prec,
+                                  cuda_trainer **out)
 {
     *out = NULL;
     if (prec == CUDA_PREC_FP16)
@@ -642,7 +857,9 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     g->cfg.intent_labels = g->cfg.slot_labels = NULL; /* not ours */
     g->pad_id = m->vocab ? wp_vocab_pad(m->vocab) : -1;
     g->n = m->n_params;
-    const size_t bytes = g->n * sizeof(float);
+    g->n_head = head ? bert_mlm_param_count(&m->cfg) : 0;
+    g->n_all = g->n + g->n_head;
+    const size_t bytes = g->n_all * sizeof(float);
     cudaDeviceProp prop;
     parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
     float **bufs[] = { &g->p, &g->g, &g->m, &g->v };
@@ -651,7 +868,7 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
             st = cuda_check(cudaMalloc((void **)b, bytes),
                             "allocating the parameters and their state");
     if (st == PARLEY_OK)
-        st = cuda_check(cudaMalloc((void **)&g->decay, g->n), "allocating the decay mask");
+        st = cuda_check(cudaMalloc((void **)&g->decay, g->n_all), "allocating the decay mask");
     if (st == PARLEY_OK)
         st = cuda_check(cudaMalloc((void **)&g->norm_part, CUDA_NORM_BLOCKS * sizeof(float)),
                         "allocating");
@@ -659,10 +876,14 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
         st = cuda_check(cudaMallocHost((void **)&g->norm_host, CUDA_NORM_BLOCKS * sizeof(float)),
                         "allocating");
     if (st == PARLEY_OK)
-        st = cuda_check(cudaMemcpy(g->p, m->params, bytes, cudaMemcpyHostToDevice),
+        st = cuda_check(cudaMemcpy(g->p, m->params, g->n * sizeof(float), cudaMemcpyHostToDevice),
                         "uploading the weights");
+    if (st == PARLEY_OK && head)
+        st = cuda_check(
+                cudaMemcpy(g->p + g->n, head, g->n_head * sizeof(float), cudaMemcpyHostToDevice),
+                "uploading the masked-LM head");
     if (st == PARLEY_OK)
-        st = cuda_check(cudaMemcpy(g->decay, decay, g->n, cudaMemcpyHostToDevice),
+        st = cuda_check(cudaMemcpy(g->decay, decay, g->n_all, cudaMemcpyHostToDevice),
                         "uploading the decay mask");
     if (st == PARLEY_OK)
         st = cuda_check(cudaMemset(g->m, 0, bytes), "zeroing the moments");
@@ -673,9 +894,9 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     if (st == PARLEY_OK)
         st = cuda_check(cudaDeviceSynchronize(), "uploading the weights");
     if (st == PARLEY_OK && prec == CUDA_PREC_BF16) {
-        st = cuda_check(cudaMalloc((void **)&g->p16, g->n * 2), "allocating the BF16 weights");
+        st = cuda_check(cudaMalloc((void **)&g->p16, g->n_all * 2), "allocating the BF16 weights");
         if (st == PARLEY_OK) {
-            cuda_convert<__nv_bfloat16>(g->p16, g->p, g->n, g->stream);
+            cuda_convert<__nv_bfloat16>(g->p16, g->p, g->n_all, g->stream);
             st = cuda_check(cudaStreamSynchronize(g->stream), "converting the weights");
         }
     }
@@ -687,10 +908,30 @@ extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned c
     bert_weights_point(&g->wg, &g->cfg, g->g);
     g->dense = g->cfg.sparse_sent || g->cfg.sparse_word ? (size_t)(g->wp.sparse_intent_w - g->p)
                                                         : g->n;
+    g->n_enc = (size_t)(g->wp.pool_w - g->p);
+    if (head) {
+        bert_mlm_point(&g->hw, &g->cfg, g->p + g->n);
+        bert_mlm_point(&g->hg, &g->cfg, g->g + g->n);
+    }
     snprintf(g->desc, sizeof g->desc, "%s (cuda:%d), %s", prop.name, device,
              cuda_precision_name(prec));
     *out = g;
     return PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_open(const bert_model *m, const unsigned char *decay,
+                                           int device, cuda_precision prec, cuda_trainer **out)
+{
+    return open_trainer(m, NULL, decay, device, prec, out);
+}
+
+extern "C" parley_status cuda_trainer_open_mlm(const bert_model *m, const float *head,
+                                               const unsigned char *decay, int device,
+                                               cuda_precision prec, cuda_trainer **out)
+{
+    if (!head)
+        return pl_fail(PARLEY_ERR_INVALID_ARG, "cuda_trainer_open_mlm: NULL head");
+    return open_trainer(m, head, decay, device, prec, out);
 }
 
 extern "C" parley_status cuda_trainer_set_moments(cuda_trainer *g, const float *adam_m,
@@ -724,6 +965,17 @@ extern "C" parley_status cuda_trainer_download(cuda_trainer *g, float *params, f
     if (st == PARLEY_OK && adam_v)
         st = cuda_check(cudaMemcpy(adam_v, g->v, bytes, cudaMemcpyDeviceToHost),
                         "copying the moments");
+    return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
+}
+
+extern "C" parley_status cuda_trainer_download_head(cuda_trainer *g, float *head)
+{
+    cudaSetDevice(g->device);
+    parley_status st = cuda_check(cudaStreamSynchronize(g->stream), "finishing the step");
+    if (st == PARLEY_OK)
+        st = cuda_check(
+                cudaMemcpy(head, g->p + g->n, g->n_head * sizeof(float), cudaMemcpyDeviceToHost),
+                "copying the masked-LM head");
     return st != PARLEY_OK ? pl_wrap(st, "cuda:%d", g->device) : PARLEY_OK;
 }
 

@@ -1,5 +1,6 @@
-/* bert_mlm.c — the masked-language-model head's parameters (layout, initialization, weight
- * decay, its safetensors file) and BERT's masking of a batch.
+/* bert_mlm.c — the masked-language-model head's parameters (names and shapes, initialization,
+ * weight decay, its safetensors file; their layout is bert_mlm_point's, nlu/bert_step.c) and
+ * BERT's masking of a batch.
  *
  * The head's math (forward, loss, backward) runs in nlu/train/bert_train.c beside the encoder it
  * shares with the joint step; the pretraining loop is nlu/train/pretrain.c. The file layout is
@@ -44,23 +45,6 @@ static int field_shape(const bert_config *c, int k, int64_t *shape)
     shape[0] = mlm_fields[k].shape == MLM_V ? c->vocab_size : c->hidden;
     shape[1] = c->hidden;
     return mlm_fields[k].shape == MLM_HH ? 2 : 1;
-}
-
-size_t bert_mlm_param_count(const bert_config *c)
-{
-    size_t n = 0;
-    for (int k = 0; k < N_MLM; k++)
-        n += field_size(c, k);
-    return n;
-}
-
-void bert_mlm_point(bert_mlm_head *h, const bert_config *c, float *params)
-{
-    float **f = (float **)h;
-    for (int k = 0; k < N_MLM; k++) {
-        f[k] = params;
-        params += field_size(c, k);
-    }
 }
 
 void bert_mlm_init(const bert_config *c, float *params, uint64_t seed)

@@ -158,16 +158,6 @@ static dims measure(const bert_config *c, const bert_batch *b)
                    .PS = ps * (size_t)c->heads };
 }
 
-/* Checks the batch against the model and measures it. */
-static parley_status check_batch(const bert_config *c, const bert_batch *b, float dropout, dims *d)
-{
-    parley_status st;
-    if ((st = bert_step_check_batch(c, b, dropout)) != PARLEY_OK)
-        return st;
-    *d = measure(c, b);
-    return PARLEY_OK;
-}
-
 /* One encoder layer l forward: x[l + 1] from x[l], keeping its activations. */
 static void layer_forward(const bert_model *m, const bert_batch *b, const dims *d, acts *a, int l,
                           float p, uint64_t seed)
@@ -446,17 +436,10 @@ parley_status bert_mlm_step_ws(bert_train_ws *ws, const bert_model *m, const flo
                        "bert_mlm_step: NULL workspace, model, head, "
                        "batch, targets or loss, or only one of the gradients");
     const bert_config *c = &m->cfg;
-    if ((st = check_batch(c, b, dropout, &d)) != PARLEY_OK)
-        return st;
     int M = 0;
-    for (int i = 0; i < d.N; i++) {
-        if (target[i] < -1 || target[i] >= c->vocab_size)
-            return pl_fail(PARLEY_ERR_INVALID_ARG,
-                           "bert_mlm_step: token %d of the batch has "
-                           "target %d; the vocabulary has ids 0 to %d (-1: not masked)",
-                           i, target[i], c->vocab_size - 1);
-        M += target[i] >= 0;
-    }
+    if ((st = bert_mlm_check(c, b, target, dropout, &M)) != PARLEY_OK)
+        return st;
+    d = measure(c, b);
     *loss = (bert_mlm_loss){ 0 };
     if (!M)
         return PARLEY_OK; /* nothing to predict: no loss and no gradient */

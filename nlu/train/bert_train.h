@@ -47,29 +47,6 @@ parley_status bert_train_step_ws(bert_train_ws *ws, const bert_model *m, const b
 /* Frees the arena and empties ws. NULL or an empty ws is a no-op. */
 void bert_train_ws_free(bert_train_ws *ws);
 
-/* Masked-language-model pretraining (BERT's MLM objective, without next-sentence
- * prediction). The head is Hugging Face's cls.predictions: t = LayerNorm(GELU(dense(h)))
- * on the last hidden state h of each masked position, logits = t · word_emb^T + bias (the
- * decoder shares the word embedding table, so its gradient adds to word_emb's). The head's
- * parameters live in their own flat array (bert_mlm.c lays it out); the model's pooler and
- * joint heads take no part and get no gradient. */
-typedef struct bert_mlm_head {
-    float *dense_w; /* (H, H) cls.predictions.transform.dense */
-    float *dense_b; /* (H) */
-    float *ln_w;    /* (H) cls.predictions.transform.LayerNorm */
-    float *ln_b;    /* (H) */
-    float *bias;    /* (V) cls.predictions.bias, the decoder's */
-} bert_mlm_head;
-
-typedef struct bert_mlm_loss {
-    float loss;  /* mean cross-entropy over the masked positions (0 when none) */
-    int masked;  /* positions predicted */
-    int correct; /* of them, those whose argmax is the original piece */
-} bert_mlm_loss;
-
-/* Floats in a head's array, and the pointer layout over it. */
-size_t bert_mlm_param_count(const bert_config *c);
-void bert_mlm_point(bert_mlm_head *h, const bert_config *c, float *params);
 /* BERT's initialization of the head: normal(0, 0.02) dense weight (from seed), zero biases,
  * LayerNorm weight 1. */
 void bert_mlm_init(const bert_config *c, float *params, uint64_t seed);

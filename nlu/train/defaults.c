@@ -198,17 +198,12 @@ parley_train_shape train_size_shape(const parley_train_shape *want, int n_exampl
  * batches of 32: half a new model's, as measured (bench/RESULTS.md, "Pretraining"). */
 static const float OWN_PRETRAINED_LR = 5e-4f;
 
-int train_size_pretrain(int want, int random_start, int dense, int gpu, train_notes *notes)
+int train_size_pretrain(int want, int random_start, int dense, train_notes *notes)
 {
     if (want >= 0)
         return want;
     if (!random_start || !dense)
         return 0; /* a pretrained start, or sparse features that read the words: no note */
-    if (gpu) {
-        train_note(notes, "pretrain 0: pretraining runs on the cpu only, and a new model without "
-                          "sparse features trains on the GPU from random weights");
-        return 0;
-    }
     train_note(notes,
                "pretrain %d: a new model without sparse features learns the training text "
                "first (masked LM), then its labels: it reads every word through its encoder",

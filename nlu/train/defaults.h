@@ -69,9 +69,9 @@ typedef enum train_start {
 
 /* The masked-LM epochs on the training text before a new model learns its labels
  * (parley_train_params.pretrain_epochs): want when it is not negative; else 20 for a model
- * from random weights (random_start) without sparse features (dense) trained on the CPU
- * (gpu 0), with a line in notes, and none otherwise. */
-int train_size_pretrain(int want, int random_start, int dense, int gpu, train_notes *notes);
+ * from random weights (random_start) without sparse features (dense), with a line in notes,
+ * and none otherwise. */
+int train_size_pretrain(int want, int random_start, int dense, train_notes *notes);
 
 /* Before augmentation: fills the batch, learning rate, weight decay and augmentation that s
  * leaves to the data from ds (its examples, intents and lookup tables) and start, adding a

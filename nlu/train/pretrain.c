@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nlu/cuda/cuda_bert.h"
+#include "nlu/cuda/cuda_train.h"
 #include "nlu/text/tokenizer.h"
 #include "nlu/train/bert_train.h"
 #include "nlu/train/defaults.h"
@@ -183,6 +183,7 @@ typedef struct pt_run {
     float *grads, *adam_m, *adam_v; // (n_params + n_head) the model's layout, then the head
     unsigned char *decay;           // (n_params + n_head)
     bert_train_ws ws;
+    cuda_trainer *gpu;     /* NULL: the CPU trains; else the model and head live there */
     int *perm, perm_epoch; // (n_train)
     int *b_ids, *b_target, *b_len;
     float lr;
@@ -199,6 +200,7 @@ static void run_clear(pt_run *r)
     if (!r->borrowed)
         bert_model_free(r->m);
     bert_train_ws_free(&r->ws);
+    cuda_trainer_close(r->gpu);
     void *owned[] = { r->order,  r->off,   r->ids,  r->head,  r->grads,    r->adam_m,
                       r->adam_v, r->decay, r->perm, r->b_ids, r->b_target, r->b_len };
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
@@ -213,11 +215,14 @@ static parley_status check_params(const parley_pretrain_params *p)
         return pl_fail(PARLEY_ERR_INVALID_ARG,
                        "pretrain: text files and the output directory are required");
     int gpu;
-    if ((st = train_parse_device(t->device, &gpu)) != PARLEY_OK)
+    cuda_precision prec;
+    if ((st = train_parse_device(t->device, &gpu)) != PARLEY_OK ||
+        (st = cuda_precision_parse(t->precision ? t->precision : "bf16", &prec)) != PARLEY_OK)
         return st;
-    if (gpu != CUDA_DEVICE_CPU)
-        return pl_fail(PARLEY_ERR_NOT_BUILT,
-                       "device \"%s\": this version pretrains on the CPU only", t->device);
+    if (prec == CUDA_PREC_FP16)
+        return pl_fail(PARLEY_ERR_INVALID_ARG,
+                       "pretrain: precision fp16 is not offered (it would need loss scaling): "
+                       "use bf16 or fp32");
     if ((st = train_check_common(t, "pretrain", 0)) != PARLEY_OK)
         return st;
     if (!(p->mask_prob > 0 && p->mask_prob < 1) || !(p->holdout >= 0 && p->holdout <= 0.5f))
@@ -381,21 +386,30 @@ static parley_status train_step(pt_run *r)
     bert_mlm_loss loss;
     const size_t np = r->m->n_params;
     double t0 = train_now_s();
-    memset(r->grads, 0, (np + r->n_head) * sizeof *r->grads);
-    parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, p->dropout,
-                                        train_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step),
-                                        r->grads, r->grads + np, &loss);
+    const uint64_t seed = train_mix(p->seed ^ DROPOUT_SALT, (uint64_t)r->step);
+    adamw_params ap = { train_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
+                        p->weight_decay };
+    parley_status st;
+    if (r->gpu) { /* the update follows in the same call, so a bad loss is seen after it */
+        st = cuda_trainer_mlm_step(r->gpu, &b, r->b_target, p->dropout, seed, p->clip, &ap,
+                                   r->step + 1, &loss);
+    } else {
+        memset(r->grads, 0, (np + r->n_head) * sizeof *r->grads);
+        st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, p->dropout, seed, r->grads,
+                              r->grads + np, &loss);
+    }
     if (st != PARLEY_OK)
         return pl_wrap(st, "pretraining step %ld", r->step + 1);
     if (!isfinite(loss.loss))
         return pl_fail(PARLEY_ERR_CONFIG, "pretraining step %ld: the loss is %g; try a lower --lr",
                        r->step + 1, (double)loss.loss);
-    train_clip_grads(r->grads, np + r->n_head, p->clip);
-    adamw_params ap = { train_lr_at(r->lr, r->warmup, r->steps, r->step), 0.9f, 0.999f, 1e-8f,
-                        p->weight_decay };
-    adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, r->n_enc, r->step + 1, &ap);
-    adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head,
-               r->step + 1, &ap);
+    if (!r->gpu) {
+        train_clip_grads(r->grads, np + r->n_head, p->clip);
+        adamw_step(r->m->params, r->grads, r->adam_m, r->adam_v, r->decay, r->n_enc, r->step + 1,
+                   &ap);
+        adamw_step(r->head, r->grads + np, r->adam_m + np, r->adam_v + np, r->decay + np, r->n_head,
+                   r->step + 1, &ap);
+    }
     train_meter_step(&r->meter, t0, nb, loss.loss);
     r->pr.lr = ap.lr;
     r->step++;
@@ -413,8 +427,10 @@ static parley_status score_holdout(pt_run *r)
         fill_batch(r, NULL, first, nb, train_mix(r->p->train.seed ^ EVAL_SALT, (uint64_t)chunk));
         bert_batch b = { nb, r->b_len, r->b_ids };
         bert_mlm_loss loss;
-        parley_status st = bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL,
-                                            NULL, &loss);
+        parley_status st =
+                r->gpu ? cuda_trainer_mlm(r->gpu, &b, r->b_target, 0.0f, 0, 0, &loss, NULL, NULL)
+                       : bert_mlm_step_ws(&r->ws, r->m, r->head, &b, r->b_target, 0.0f, 0, NULL,
+                                          NULL, &loss);
         if (st != PARLEY_OK)
             return pl_wrap(st, "scoring the held-out lines");
         sum += (double)loss.loss * loss.masked;
@@ -427,6 +443,16 @@ static parley_status score_holdout(pt_run *r)
     return PARLEY_OK;
 }
 
+/* Brings the model's and the head's weights back from the GPU, when it trains them. */
+static parley_status to_host(pt_run *r)
+{
+    parley_status st;
+    if (r->gpu && ((st = cuda_trainer_download(r->gpu, r->m->params, NULL, NULL)) != PARLEY_OK ||
+                   (st = cuda_trainer_download_head(r->gpu, r->head)) != PARLEY_OK))
+        return pl_wrap(st, "pretrain");
+    return PARLEY_OK;
+}
+
 /* Saves the model and its head into OUT's staging folder, which replaces OUT when the run
  * ends (publish): a run that fails leaves OUT as it was. */
 static parley_status save(pt_run *r)
@@ -435,6 +461,8 @@ static parley_status save(pt_run *r)
     parley_status st;
     if (snprintf(path, sizeof path, "%s/%s", r->staged, HEAD_FILE) >= (int)sizeof path)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "%s: path too long", r->staged);
+    if ((st = to_host(r)) != PARLEY_OK)
+        return st;
     if ((st = bert_model_save(r->m, r->staged)) != PARLEY_OK ||
         (st = bert_mlm_save(&r->m->cfg, r->head, path)) != PARLEY_OK)
         return pl_wrap(st, "pretrain: saving the model");
@@ -448,6 +476,25 @@ static parley_status publish(pt_run *r)
 {
     parley_status st = pl_dir_replace(r->staged, r->p->train.out, bert_model_dir_entries);
     return st == PARLEY_OK ? st : pl_wrap(st, "pretrain: saving the model");
+}
+
+/* The GPU's trainer, with the model and head as they stand, where the device names one. */
+static parley_status open_device(pt_run *r)
+{
+    const parley_train_params *p = &r->p->train;
+    int device;
+    cuda_precision prec;
+    parley_status st;
+    r->pr.device = "cpu";
+    if ((st = train_parse_device(p->device, &device)) != PARLEY_OK ||
+        (st = cuda_precision_parse(p->precision ? p->precision : "bf16", &prec)) != PARLEY_OK)
+        return st;
+    if (device == CUDA_DEVICE_CPU)
+        return PARLEY_OK;
+    if ((st = cuda_trainer_open_mlm(r->m, r->head, r->decay, device, prec, &r->gpu)) != PARLEY_OK)
+        return pl_wrap(st, "pretrain: device \"%s\"", p->device ? p->device : "");
+    r->pr.device = cuda_trainer_describe(r->gpu);
+    return PARLEY_OK;
 }
 
 /* The encoding and the batch buffers, once the text is split and r->m and the head are
@@ -475,9 +522,8 @@ static parley_status run_prepare(pt_run *r)
     r->pr.n_dev = r->n_hold;
     r->pr.vocab_size = r->m->cfg.vocab_size;
     r->pr.n_params = r->n_enc + r->n_head;
-    r->pr.device = "cpu";
     r->pr.shape = train_shape_of(&r->m->cfg);
-    return PARLEY_OK;
+    return open_device(r);
 }
 
 /* The steps, scoring the held-out lines after every epoch and saving it unless the model
@@ -501,6 +547,8 @@ static parley_status run_loop(pt_run *r, double t0, parley_pretrain_result *resu
     }
     if (!r->borrowed && r->step % r->epoch_steps && (st = save(r)) != PARLEY_OK)
         return st; /* stopped mid-epoch */
+    if (r->borrowed && (st = to_host(r)) != PARLEY_OK)
+        return st; /* the caller's model takes the weights */
     if (r->saved && (st = publish(r)) != PARLEY_OK)
         return st;
     if (result)

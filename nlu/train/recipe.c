@@ -169,8 +169,7 @@ parley_status train_recipe_decide(const parley_train_params *p, const train_prof
     counted(p, pf, &sparse, &only, NULL);
     r->sparse = sparse;
     const int random_start = !r->from_init && !r->from_encoder;
-    r->pretrain_epochs =
-            train_size_pretrain(p->pretrain_epochs, random_start, !sparse, pf->gpu, &notes);
+    r->pretrain_epochs = train_size_pretrain(p->pretrain_epochs, random_start, !sparse, &notes);
     train_size_data(&s, &ds,
                     r->from_init         ? TRAIN_START_INIT
                     : r->pretrain_epochs ? TRAIN_START_OWN_TEXT

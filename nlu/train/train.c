@@ -973,6 +973,8 @@ static parley_status pretrain_own_text(run_state *r)
     pp.train.dropout = r->s.dropout;
     pp.train.clip = r->s.clip;
     pp.train.seed = r->s.seed;
+    pp.train.device = r->p->device;
+    pp.train.precision = r->p->precision;
     pp.train.progress = r->p->progress;
     pp.train.user_data = r->p->user_data;
     parley_status st = train_pretrain_model(r->m, lines, r->train->n_examples, &pp, &res);

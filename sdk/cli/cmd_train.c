@@ -75,10 +75,7 @@ static void usage(FILE *f)
             "  --force              train even when DIR/training.json says the model there was\n"
             "                       made from the same data and options (it is then skipped),\n"
             "                       or from another data file (it is then kept: choose another\n"
-            "                       --out, or give --force to replace it)\n"
-            "gpu (--device cuda):\n"
-            "  --precision P        bf16 (default; BF16 GEMMs, FP32 weights and sums) or fp32\n"
-            "                       (to compare with the CPU)\n",
+            "                       --out, or give --force to replace it)\n",
             (double)d.word_dropout, (double)PARLEY_TRAIN_DEFAULT_SPARSE_LR);
     cli_train_common_help(f, &d,
                           "its heads\n"
@@ -113,7 +110,6 @@ static const opt_def opts[] = {
     { "--sparse", OPT_SWITCH, P(sparse), 0, 0, 0, G_SETTING },
     { "--sparse-lr", OPT_FLOAT, P(sparse_lr), 0, 0, 1000, G_SETTING },
     { "--intent-encoder", OPT_SWITCH, P(intent_encoder), 0, 0, 0, G_SETTING },
-    { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
     { "--resume", OPT_FLAG, P(resume), 0, 0, 0, G_ALWAYS },
     { "--force", OPT_MARK, 0, 0, 0, 0, G_FORCE },
     { "--explain", OPT_MARK, 0, 0, 0, 0, G_EXPLAIN },

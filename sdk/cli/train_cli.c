@@ -39,6 +39,7 @@ static const opt_def common[] = {
     { "--seed", OPT_U64, P(seed), 0, 0, 0, G_SETTING },
     { "--threads", OPT_INT, P(threads), 0, 0, 1024, G_ALWAYS },
     { "--device", OPT_STR, P(device), 0, 0, 0, G_ALWAYS },
+    { "--precision", OPT_STR, P(precision), 0, 0, 0, G_ALWAYS },
 };
 #undef P
 enum { N_COMMON = sizeof common / sizeof common[0] };
@@ -85,7 +86,9 @@ void cli_train_common_help(FILE *f, const parley_train_params *d, const char *in
             "                       for a given seed and thread count\n"
             "  --device D           cpu (default), cuda, cuda:N, or auto (a GPU when one is "
             "usable,\n"
-            "                       else the CPU); parley pretrain runs on the CPU only\n"
+            "                       else the CPU)\n"
+            "  --precision P        on a GPU: bf16 (default; BF16 GEMMs, FP32 weights and sums)\n"
+            "                       or fp32 (to compare with the CPU)\n"
             "  --quiet              no progress on stderr; the summary is still printed\n",
             init_note, sized(sh[0], sizeof sh[0], d->shape.layers),
             sized(sh[1], sizeof sh[1], d->shape.hidden), sized(sh[2], sizeof sh[2], d->shape.heads),

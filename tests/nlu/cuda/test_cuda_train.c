@@ -8,8 +8,11 @@
  * the encoder's and the sparse features' or theirs alone): their weights' gradients and SGD
  * steps too. Training runs on the tiny synthetic set (argv[1]) must learn it perfectly, as
  * the CPU does: without sparse features on "cuda:0", and with them (the trainer's default)
- * on "auto", which must pick the GPU. Bad batches and FP16 get clear errors. Exits 77
- * without a GPU.
+ * on "auto", which must pick the GPU. The masked-LM pretraining step likewise: the loss and
+ * the gradients of the model and the head in FP32 and BF16, with and without dropout, its
+ * scoring, and three clipped AdamW steps against the CPU's; and a pretraining run on the
+ * GPU must learn a templated text (held-out masked-LM accuracy), as the CPU's test asks.
+ * Bad batches and FP16 get clear errors. Exits 77 without a GPU.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -208,6 +211,111 @@ static void test_sparse(const bert_model *m)
     }
 }
 
+/* The masked-LM step on the GPU against bert_mlm_step_ws: loss, gradients (model and head)
+ * and scoring in each precision, then three steps in FP32. m is left as it came. */
+static void test_mlm(bert_model *m)
+{
+    const bert_config *c = &m->cfg;
+    const size_t n = m->n_params, nh = bert_mlm_param_count(c),
+                 n_enc = (size_t)(m->w.pool_w - m->params);
+    float *head = malloc(nh * sizeof *head), *start = malloc((n + nh) * sizeof *start);
+    float *gc = malloc((n + nh) * sizeof *gc), *gg = malloc((n + nh) * sizeof *gg);
+    float *mc = calloc(n + nh, sizeof *mc), *vc = calloc(n + nh, sizeof *vc);
+    unsigned char *decay = malloc(n + nh);
+    bert_mlm_init(c, head, 5);
+    bert_mlm_head h;
+    bert_mlm_point(&h, c, head);
+    for (int i = 0; i < c->hidden; i++) /* biases and LayerNorm off their start, to be seen */
+        h.dense_b[i] = 0.02f * (float)(i % 7 - 3), h.ln_w[i] = 1.0f + 0.01f * (float)(i % 5),
+        h.ln_b[i] = 0.01f * (float)(i % 3);
+    for (int v = 0; v < c->vocab_size; v++)
+        h.bias[v] = 0.01f * (float)(v % 5 - 2);
+    bert_decay_mask(c, decay);
+    bert_mlm_decay_mask(c, decay + n);
+    memcpy(start, m->params, n * sizeof *start);
+    memcpy(start + n, head, nh * sizeof *start);
+    int mixed[] = { 7, 1, 20, 3, 13 };
+    batch bt = make_batch(c, 5, mixed, 77);
+    int *target = malloc((size_t)bt.N * sizeof *target);
+    const int masked = bert_mlm_mask(bt.ids, target, bt.len, bt.B, 3, c->vocab_size, 0.3f, 99);
+    CHECK(masked > 0, "masked %d", masked);
+    bert_batch b = { bt.B, bt.len, bt.ids };
+    bert_train_ws ws = { 0 };
+    for (int p = CUDA_PREC_BF16; p <= CUDA_PREC_FP32; p++) {
+        const char *prec = cuda_precision_name((cuda_precision)p);
+        const double rtol = p == CUDA_PREC_FP32 ? 1e-3 : 5e-2;
+        cuda_trainer *g = NULL;
+        if (cuda_trainer_open_mlm(m, head, decay, 0, (cuda_precision)p, &g) != PARLEY_OK) {
+            CHECK(0, "open mlm %s: %s", prec, parley_errmsg());
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            const float dropout = k == 1 ? 0.2f : 0.0f;
+            const int backward = k < 2;
+            bert_mlm_loss lc, lg;
+            memset(gc, 0, (n + nh) * sizeof *gc);
+            CHECK(bert_mlm_step_ws(&ws, m, head, &b, target, dropout, 7, backward ? gc : NULL,
+                                   backward ? gc + n : NULL, &lc) == PARLEY_OK,
+                  "mlm cpu: %s", parley_errmsg());
+            parley_status st = cuda_trainer_mlm(g, &b, target, dropout, 7, backward, &lg,
+                                                backward ? gg : NULL, backward ? gg + n : NULL);
+            CHECK(st == PARLEY_OK, "mlm gpu %s: %s", prec, parley_errmsg());
+            if (st != PARLEY_OK)
+                continue;
+            CHECK(lg.masked == lc.masked && fabs(lg.loss - lc.loss) <= rtol * fabs(lc.loss),
+                  "mlm %s case %d: loss gpu %g cpu %g over %d / %d", prec, k, lg.loss, lc.loss,
+                  lg.masked, lc.masked);
+            if (!backward)
+                continue;
+            size_t at = 0;
+            double worst = check_close(gg, gc, n, 0, rtol * max_abs(gc, n), &at);
+            CHECK(worst <= 1, "mlm %s case %d: gradient %zu: gpu %g cpu %g", prec, k, at, gg[at],
+                  gc[at]);
+            worst = check_close(gg + n, gc + n, nh, 0, rtol * max_abs(gc + n, nh), &at);
+            CHECK(worst <= 1, "mlm %s case %d: head gradient %zu: gpu %g cpu %g", prec, k, at,
+                  gg[n + at], gc[n + at]);
+        }
+        cuda_trainer_close(g);
+    }
+    /* three steps in FP32: clipping over both, AdamW of the encoder and the head */
+    cuda_trainer *g = NULL;
+    CHECK(cuda_trainer_open_mlm(m, head, decay, 0, CUDA_PREC_FP32, &g) == PARLEY_OK,
+          "open mlm fp32: %s", parley_errmsg());
+    adamw_params ap = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
+    for (long t = 1; g && t <= 3; t++) {
+        bert_mlm_loss lc, lg;
+        memset(gc, 0, (n + nh) * sizeof *gc);
+        CHECK(bert_mlm_step_ws(&ws, m, head, &b, target, 0.1f, (uint64_t)t, gc, gc + n, &lc) ==
+                      PARLEY_OK,
+              "mlm cpu step");
+        train_clip_grads(gc, n + nh, 0.5f);
+        adamw_step(m->params, gc, mc, vc, decay, n_enc, t, &ap);
+        adamw_step(head, gc + n, mc + n, vc + n, decay + n, nh, t, &ap);
+        CHECK(cuda_trainer_mlm_step(g, &b, target, 0.1f, (uint64_t)t, 0.5f, &ap, t, &lg) ==
+                      PARLEY_OK,
+              "mlm gpu step: %s", parley_errmsg());
+        CHECK(fabs(lg.loss - lc.loss) <= 1e-3 * fabs(lc.loss), "mlm step %ld: loss gpu %g cpu %g",
+              t, lg.loss, lc.loss);
+    }
+    if (g && cuda_trainer_download(g, gg, NULL, NULL) == PARLEY_OK &&
+        cuda_trainer_download_head(g, gg + n) == PARLEY_OK) {
+        size_t at = 0;
+        double worst = check_close(gg, m->params, n, 0, 3e-3 * 0.1, &at);
+        CHECK(worst <= 1, "mlm weights after 3 steps: %zu: gpu %g cpu %g (start %g)", at, gg[at],
+              m->params[at], start[at]);
+        worst = check_close(gg + n, head, nh, 0, 3e-3 * 0.1, &at);
+        CHECK(worst <= 1, "mlm head after 3 steps: %zu: gpu %g cpu %g (start %g)", at, gg[n + at],
+              head[at], start[n + at]);
+    } else {
+        CHECK(0, "downloading after the mlm steps: %s", parley_errmsg());
+    }
+    cuda_trainer_close(g);
+    memcpy(m->params, start, n * sizeof *start);
+    bert_train_ws_free(&ws);
+    free_batch(&bt);
+    free(head), free(start), free(gc), free(gg), free(mc), free(vc), free(decay), free(target);
+}
+
 static void test_model(int H, int NH, int P, float scale)
 {
     test_seed(42);
@@ -252,6 +360,7 @@ static void test_model(int H, int NH, int P, float scale)
     compare_steps(m, &bt);
     free_batch(&bt);
     test_sparse(m);
+    test_mlm(m);
     cuda_trainer *g = NULL;
     CHECK(cuda_trainer_open(m, decay, 0, CUDA_PREC_FP16, &g) == PARLEY_ERR_INVALID_ARG,
           "fp16 is refused");
@@ -311,6 +420,72 @@ static void test_train_run(const char *data_dir, const char *device, parley_swit
     CHECK(system(cmd) == 0, "cleaning up");
 }
 
+typedef struct pretrain_seen {
+    char device[128];
+    double first_acc, last_acc;
+    int epochs;
+} pretrain_seen;
+
+static int on_pretrain(const parley_train_progress *pr, void *user)
+{
+    pretrain_seen *s = user;
+    if (pr->event == PARLEY_TRAIN_START)
+        snprintf(s->device, sizeof s->device, "%s", pr->device);
+    if (pr->event == PARLEY_TRAIN_EPOCH && pr->has_mlm) {
+        if (!s->epochs++)
+            s->first_acc = pr->mlm_accuracy;
+        s->last_acc = pr->mlm_accuracy;
+    }
+    return 0;
+}
+
+/* parley_pretrain_run on the GPU learns a templated text: its held-out masked-LM accuracy
+ * climbs as tests/nlu/train/test_pretrain.c asks of the CPU. */
+static void test_pretrain_run(void)
+{
+    char dir[] = "/tmp/parley-test-cuda-pretrain-XXXXXX", text[600], out[600], cmd[700];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    snprintf(text, sizeof text, "%s/text.txt", dir);
+    snprintf(out, sizeof out, "%s/model", dir);
+    FILE *f = fopen(text, "w");
+    static const char *const what[] = { "jazz", "rock", "the news", "some blues", "adele" },
+                             *const when[] = { "now", "tonight", "at noon", "tomorrow" };
+    for (int i = 0; f && i < 5; i++)
+        for (int k = 0; k < 4; k++) {
+            fprintf(f, "play %s %s please\n", what[i], when[k]);
+            fprintf(f, "wake me up %s with %s\n", when[k], what[i]);
+        }
+    if (f)
+        fclose(f);
+    const char *texts[] = { text };
+    pretrain_seen s = { "", 0, 0, 0 };
+    parley_pretrain_params p = parley_pretrain_params_default();
+    p.text = texts;
+    p.n_text = 1;
+    p.train.out = out;
+    p.train.shape = (parley_train_shape){ 2, 64, 2, 128, 32 };
+    p.train.epochs = 30, p.train.batch = 16, p.train.lr = 3e-3f, p.train.device = "cuda:0";
+    p.train.progress = on_pretrain, p.train.user_data = &s;
+    p.holdout = 0.2f, p.mask_prob = 0.25f;
+    parley_pretrain_result res;
+    CHECK(parley_pretrain_run(&p, &res) == PARLEY_OK, "pretrain on cuda:0: %s", parley_errmsg());
+    CHECK(strstr(s.device, "cuda:0") != NULL, "pretrained on '%s'", s.device);
+    printf("gpu held-out masked-LM accuracy: %.3f after epoch 1, %.3f after %d\n", s.first_acc,
+           s.last_acc, s.epochs);
+    CHECK(s.epochs == 30 && s.last_acc >= 0.5 && s.last_acc > s.first_acc + 0.2,
+          "gpu pretraining: held-out masked-LM accuracy %g after epoch 1, %g after %d", s.first_acc,
+          s.last_acc, s.epochs);
+    bert_model *m = NULL;
+    CHECK(bert_model_load(out, &m) == PARLEY_OK, "loading the GPU-pretrained model: %s",
+          parley_errmsg());
+    bert_model_free(m);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "cleaning up");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -325,5 +500,6 @@ int main(int argc, char **argv)
     test_model(96, 2, 128, 0.05f); /* D = 48 */
     test_train_run(argv[1], "cuda:0", PARLEY_SWITCH_OFF);
     test_train_run(argv[1], "auto", PARLEY_SWITCH_AUTO);
+    test_pretrain_run();
     return check_done();
 }
