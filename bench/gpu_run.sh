@@ -4,7 +4,8 @@
 # compute-sanitizer memcheck of the model and trainer tests (2 minutes each at most),
 # bench/train_vs_torch.py on the GPU (BERT-mini and BERT-base shapes, bf16), the sample bots
 # trained with their defaults (sparse features) on the CPU and the GPU
-# (bench/gpu_train_bots.sh), then bench/gpu_vs_torch.py. Training's figures come before
+# (bench/gpu_train_bots.sh), masked-LM pretraining on the CPU and the GPU
+# (bench/gpu_pretrain.sh), then bench/gpu_vs_torch.py. Training's figures come before
 # inference's, which were measured first and take longer (torch.compile). Logs go to $OUT
 # (or ./gpu-out).
 #
@@ -40,4 +41,5 @@ for shape in mini base; do
         --examples 4096 --epochs 1 --batch 32
 done 2>&1 | tee "$out/train_bench.txt"
 bash bench/gpu_train_bots.sh "$bin/parley" 2>&1 | tee "$out/train_bots.txt"
+bash bench/gpu_pretrain.sh "$bin/parley" 2>&1 | tee "$out/pretrain.txt"
 python3 bench/gpu_vs_torch.py --parley "$bin/parley" --json "$out/gpu_vs_torch.json" 2>&1 | tee "$out/bench.txt"

@@ -43,7 +43,11 @@ struct cuda_bert {
     bert_weights wf;   // pointers into pf
     size_t smem_ready; // dynamic shared memory the attention kernel may use
     int flash_ok;      // attention_flash.cu runs for this precision, head size and device
+    int tc_ok;         // matmul_tc.cu runs for this precision and device
+    int sms;           // the device's multiprocessors
+    float *part;       // (sms * 64 * 64) matmul_tc.cu's split-K partial products
     cuda_attention_mode attention;
+    cuda_gemm_mode gemm;
     int cap_rows, cap_seqs; // what the buffers below hold
     size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
     void *h, *qkv, *att, *proj, *ffn, *pooled; // (rows, H|3H|H|H|I), (seqs, H) of S
@@ -179,6 +183,65 @@ static parley_status linear_bias(cuda_bert *g, Y *y, const S *x, int ldx, const 
     return PARLEY_OK;
 }
 
+/* How matmul_tc.cu takes y (M, N) = x (M, K) · w^T: 0 where it does not (cuBLAS does), else
+ * the slices of K (1 unless `split`): as many as keep the blocks within one wave on the
+ * multiprocessors, up to 8, dividing K's 64-wide tiles. Its blocks are 64 x 64 tiles of y;
+ * more tiles than multiprocessors are cuBLAS's to schedule. */
+static int tc_splits(const cuda_bert *g, int M, int N, int K, int split)
+{
+    const int tiles = (M + 63) / 64 * (N / 64);
+    if (!g->tc_ok || g->gemm == CUDA_GEMM_CUBLAS || N % 64 || K % 64 || tiles > g->sms)
+        return 0;
+    int s = split ? g->sms / tiles : 1;
+    s = s < 8 ? s : 8;
+    while (s > 1 && K / 64 % s)
+        s--;
+    return s;
+}
+
+/* y (M, OC) = act(x · w^T + bias), act the erf GELU or nothing: one matmul_tc.cu kernel where
+ * it takes the shape, else cuBLAS and, for the GELU, a kernel of its own. */
+template <typename S>
+static parley_status linear_act(cuda_bert *g, S *y, const S *x, const float *w, const float *bias,
+                                int M, int IC, int OC, int gelu)
+{
+    parley_status st;
+    if (tc_splits(g, M, OC, IC, 0) &&
+        (st = cuda_linear_tc<S>(y, x, sw<S>(g, w), bias, M, IC, OC,
+                                gelu ? CUDA_TC_BIAS_GELU : CUDA_TC_BIAS, 1, g->stream)) !=
+                PARLEY_ERR_UNSUPPORTED)
+        return st;
+    if (!gelu)
+        return linear_bias<S>(g, y, x, IC, w, bias, M, IC, OC);
+    if ((st = cuda_linear<S>(g->blas, y, 0, x, IC, sw<S>(g, w), M, IC, OC)) != PARLEY_OK)
+        return st;
+    cuda_bias_gelu<S>(y, bias, M, OC, g->stream);
+    return PARLEY_OK;
+}
+
+/* h (M, OC) = LayerNorm(h + x · w^T + bias) with ln_w, ln_b: matmul_tc.cu's split-K
+ * products summed by the LayerNorm kernel where it takes the shape, else cuBLAS into
+ * scratch (M, OC) and the bias + residual + LayerNorm kernel. */
+template <typename S>
+static parley_status linear_residual_layernorm(cuda_bert *g, S *h, S *scratch, const S *x,
+                                               const float *w, const float *bias, const float *ln_w,
+                                               const float *ln_b, int M, int IC, int OC)
+{
+    parley_status st;
+    const int splits = OC * (int)sizeof(S) <= 16 * 1024 ? tc_splits(g, M, OC, IC, 1) : 0;
+    if (splits && (st = cuda_linear_tc<S>(g->part, x, sw<S>(g, w), NULL, M, IC, OC, CUDA_TC_PARTIAL,
+                                          splits, g->stream)) != PARLEY_ERR_UNSUPPORTED) {
+        if (st == PARLEY_OK)
+            cuda_partials_residual_layernorm<S>(h, g->part, splits, bias, ln_w, ln_b, M, OC, g->eps,
+                                                g->stream);
+        return st;
+    }
+    if ((st = cuda_linear<S>(g->blas, scratch, 0, x, IC, sw<S>(g, w), M, IC, OC)) != PARLEY_OK)
+        return st;
+    cuda_bias_residual_layernorm<S>(h, scratch, bias, ln_w, ln_b, M, OC, g->eps, g->stream);
+    return PARLEY_OK;
+}
+
 /* The attention path batches take: the fused kernel where asked (cuda_bert_set_attention),
  * else the flash kernel where it runs here, else the GEMMs (asked for, or the fallback). */
 static cuda_attention_mode attention_path(const cuda_bert *g)
@@ -216,8 +279,8 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
                                      3 * H)) != PARLEY_OK)
                 return st;
             cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
-        } else if ((st = linear_bias<S>(g, qkv, h, H, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, M,
-                                        H, 3 * H)) != PARLEY_OK) {
+        } else if ((st = linear_act<S>(g, qkv, h, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, M, H,
+                                       3 * H, 0)) != PARLEY_OK) {
             return st;
         } else if (path == CUDA_ATT_FLASH) {
             cuda_attention_flash<S>(att, qkv, len, B, T, g->NH, D, s);
@@ -225,20 +288,15 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
                                                 T, g->NH, D, s)) != PARLEY_OK) {
             return st;
         }
-        if ((st = cuda_linear<S>(g->blas, proj, 0, att, H, sw<S>(g, w->attn_out_w + lH * H), M, H,
-                                 H)) != PARLEY_OK)
+        if ((st = linear_residual_layernorm<S>(g, h, proj, att, w->attn_out_w + lH * H,
+                                               w->attn_out_b + lH, w->ln1_w + lH, w->ln1_b + lH, M,
+                                               H, H)) != PARLEY_OK ||
+            (st = linear_act<S>(g, ffn, h, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, M, H,
+                                I, 1)) != PARLEY_OK ||
+            (st = linear_residual_layernorm<S>(g, h, proj, ffn, w->ffn_out_w + lH * I,
+                                               w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH, M,
+                                               I, H)) != PARLEY_OK)
             return st;
-        cuda_bias_residual_layernorm<S>(h, proj, w->attn_out_b + lH, w->ln1_w + lH, w->ln1_b + lH,
-                                        M, H, g->eps, s);
-        if ((st = cuda_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)) !=
-            PARLEY_OK)
-            return st;
-        cuda_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
-        if ((st = cuda_linear<S>(g->blas, proj, 0, ffn, I, sw<S>(g, w->ffn_out_w + lH * I), M, I,
-                                 H)) != PARLEY_OK)
-            return st;
-        cuda_bias_residual_layernorm<S>(h, proj, w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH, M,
-                                        H, g->eps, s);
     }
     // pooled (B, H) = tanh(pool_w · h[b * T] + pool_b): the first rows, T * H apart
     if ((st = cuda_linear<S>(g->blas, pooled, 0, h, T * H, sw<S>(g, w->pool_w), B, H, H)) !=
@@ -306,8 +364,11 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
     return PARLEY_OK;
 }
 
+/* What the kernels of this precision need of the device: the attention kernel's shared
+ * memory, whether the flash and tensor-core GEMM kernels run here, and the GEMM kernel's
+ * scratch for its split-K products. */
 template <typename S>
-static parley_status prepare_attention(cuda_bert *g)
+static parley_status prepare_kernels(cuda_bert *g)
 {
     int optin = 0;
     parley_status st = cuda_check(
@@ -315,7 +376,11 @@ static parley_status prepare_attention(cuda_bert *g)
             "reading shared memory size");
     size_t want = cuda_attention_smem<S>(g->P, g->H / g->NH);
     g->flash_ok = cuda_attention_flash_supported<S>(g->H / g->NH);
+    g->tc_ok = cuda_linear_tc_supported<S>();
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
+    if (st == PARLEY_OK && g->tc_ok)
+        st = cuda_check(cudaMalloc((void **)&g->part, (size_t)g->sms * 64 * 64 * sizeof(float)),
+                        "allocating split-K scratch");
     return st != PARLEY_OK ? st : cuda_attention_prepare<S>(g->smem_ready);
 }
 
@@ -346,8 +411,9 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
     g->H = c->hidden, g->L = c->layers, g->NH = c->heads, g->I = c->intermediate;
     g->NI = c->n_intents, g->NS = c->n_slots, g->V = c->vocab_size, g->P = c->max_positions;
     g->eps = c->ln_eps;
-    cudaDeviceProp prop;
+    cudaDeviceProp prop = {};
     parley_status st = cuda_context_open(device, &prop, &g->stream, &g->blas, &g->blas_ws);
+    g->sms = prop.multiProcessorCount;
     if (st == PARLEY_OK)
         st = cublas_check(cublasLtCreate(&g->lt), "cublasLtCreate");
     if (st == PARLEY_OK)
@@ -372,9 +438,9 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
         g->ps = g->pf;
     }
     if (st == PARLEY_OK)
-        st = prec == CUDA_PREC_FP32   ? prepare_attention<float>(g)
-             : prec == CUDA_PREC_BF16 ? prepare_attention<__nv_bfloat16>(g)
-                                      : prepare_attention<__half>(g);
+        st = prec == CUDA_PREC_FP32   ? prepare_kernels<float>(g)
+             : prec == CUDA_PREC_BF16 ? prepare_kernels<__nv_bfloat16>(g)
+                                      : prepare_kernels<__half>(g);
     if (st != PARLEY_OK) {
         cuda_bert_close(g);
         return pl_wrap(st, "cuda:%d", device);
@@ -443,6 +509,13 @@ extern "C" void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode)
     g->attention = mode;
 }
 
+extern "C" void cuda_bert_set_gemm(cuda_bert *g, cuda_gemm_mode mode)
+{
+    if (g->gemm != mode)
+        drop_graphs(g);
+    g->gemm = mode;
+}
+
 extern "C" const char *cuda_bert_describe(const cuda_bert *g)
 {
     return g->desc;
@@ -457,6 +530,7 @@ extern "C" void cuda_bert_close(cuda_bert *g)
     if (g->ps != g->pf)
         cudaFree(g->ps);
     cudaFree(g->pf);
+    cudaFree(g->part);
     if (g->lt)
         cublasLtDestroy(g->lt);
     cuda_context_close(g->stream, g->blas, g->blas_ws);

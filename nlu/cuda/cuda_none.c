@@ -30,6 +30,11 @@ void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode)
     (void)g, (void)mode;
 }
 
+void cuda_bert_set_gemm(cuda_bert *g, cuda_gemm_mode mode)
+{
+    (void)g, (void)mode;
+}
+
 const char *cuda_bert_describe(const cuda_bert *g)
 {
     (void)g;

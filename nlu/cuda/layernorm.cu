@@ -7,7 +7,8 @@
  * normalized and written in the storage type (cuda_normalize_row). Where the row splits into
  * 128-bit words, vectorized kernels do the same with the row in registers: one word per
  * thread of a block per row for a few rows, a warp per row (up to 8 words a lane) for many.
- * The training kernel takes
+ * The vectorized block-per-row kernel also sums split-K partial products in place of x
+ * (cuda_partials_residual_layernorm). The training kernel takes
  * the same two passes over its row in global memory (cuda_row_stats). Not here: the
  * embeddings' LayerNorm of inference (embedding.cu), the backward (layernorm_backward.cu),
  * the plain LayerNorm-free ops (elementwise.cu).
@@ -35,10 +36,12 @@ enum { LN_VEC_BYTES = 16, LN_WARP_ROWS = 4, LN_WARP_MAX_WORDS = 8, LN_WARP_MIN_R
  * a warp) per row: one 128-bit load of h and of x and one store per thread, the values in
  * registers. The kernel above, with 2-byte accesses through shared memory, ran at 40% of
  * memory bandwidth at batch 256 (72 us per call on 256 x 128 x 768 halves, H200,
- * 2026-11-26). */
+ * 2026-11-26). x may be NULL; the `splits` FP32 planes of part (M, H each), if any, are
+ * added too (the split-K products of matmul_tc.cu). */
 template <typename S>
-__global__ void bias_residual_layernorm_vec_kernel(S *h, const S *x, const float *bias,
-                                                   const float *w, const float *b, int H, float eps)
+__global__ void bias_residual_layernorm_vec_kernel(S *h, const S *x, const float *part, int splits,
+                                                   const float *bias, const float *w,
+                                                   const float *b, int M, int H, float eps)
 {
     constexpr int V = LN_VEC_BYTES / sizeof(S);
     __shared__ float red[32];
@@ -48,12 +51,25 @@ __global__ void bias_residual_layernorm_vec_kernel(S *h, const S *x, const float
     float v[V], acc = 0.0f;
     if (on) {
         *reinterpret_cast<uint4 *>(hv) = *reinterpret_cast<const uint4 *>(h + at);
-        *reinterpret_cast<uint4 *>(xv) = *reinterpret_cast<const uint4 *>(x + at);
 #pragma unroll
-        for (int k = 0; k < V; k++) {
-            v[k] = to_f(hv[k]) + to_f(xv[k]) + (bias ? bias[c + k] : 0.0f);
-            acc += v[k];
+        for (int k = 0; k < V; k++)
+            v[k] = to_f(hv[k]) + (bias ? bias[c + k] : 0.0f);
+        if (x) {
+            *reinterpret_cast<uint4 *>(xv) = *reinterpret_cast<const uint4 *>(x + at);
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                v[k] += to_f(xv[k]);
         }
+        for (int s = 0; s < splits; s++)
+#pragma unroll
+            for (int k = 0; k < V; k += 4) {
+                const float4 p =
+                        *reinterpret_cast<const float4 *>(part + (size_t)s * M * H + at + k);
+                v[k] += p.x, v[k + 1] += p.y, v[k + 2] += p.z, v[k + 3] += p.w;
+            }
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            acc += v[k];
     }
     const float mean = block_sum(acc, red) / (float)H;
     acc = 0.0f;
@@ -165,16 +181,30 @@ void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const flo
         kernel<<<blocks, LN_WARP_ROWS * 32, 0, stream>>>(h, x, bias, w, b, M, H, eps);
     } else if (H % V == 0 && H / V <= 1024 && aligned(h) && aligned(x)) {
         bias_residual_layernorm_vec_kernel<S>
-                <<<M, (H / V + 31) / 32 * 32, 0, stream>>>(h, x, bias, w, b, H, eps);
+                <<<M, (H / V + 31) / 32 * 32, 0, stream>>>(h, x, NULL, 0, bias, w, b, M, H, eps);
     } else {
         bias_residual_layernorm_kernel<S>
                 <<<M, CUDA_ROW_THREADS, H * sizeof(float), stream>>>(h, x, bias, w, b, H, eps);
     }
 }
 
-#define INSTANTIATE(S)                                                                          \
-    template void cuda_bias_residual_layernorm<S>(S *, const S *, const float *, const float *, \
-                                                  const float *, int, int, float, cudaStream_t);
+template <typename S>
+void cuda_partials_residual_layernorm(S *h, const float *part, int splits, const float *bias,
+                                      const float *w, const float *b, int M, int H, float eps,
+                                      cudaStream_t stream)
+{
+    constexpr int V = LN_VEC_BYTES / sizeof(S);
+    if (M > 0)
+        bias_residual_layernorm_vec_kernel<S><<<M, (H / V + 31) / 32 * 32, 0, stream>>>(
+                h, NULL, part, splits, bias, w, b, M, H, eps);
+}
+
+#define INSTANTIATE(S)                                                                           \
+    template void cuda_bias_residual_layernorm<S>(S *, const S *, const float *, const float *,  \
+                                                  const float *, int, int, float, cudaStream_t); \
+    template void cuda_partials_residual_layernorm<S>(S *, const float *, int, const float *,    \
+                                                      const float *, const float *, int, int,    \
+                                                      float, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)

@@ -55,25 +55,27 @@ static void bench_usage(FILE *f)
     fprintf(f,
             "usage: parley bench nlu --model DIR [--batch B] [--seq T] [--iters N] [--warmup N]\n"
             "                        [--threads N] [--device cpu|cuda:N] [--precision P]\n"
-            "                        [--attention auto|flash|gemm|fused]\n"
+            "                        [--attention auto|flash|gemm|fused] [--gemm auto|cublas]\n"
             "\n"
             "Prints JSON: load_ms (open to first result), latency_ms {p50, p99, mean} per batch,\n"
             "sequences_per_s, tokens_per_s and peak_rss_mb. Sequences are T pieces long,\n"
             "[CLS] and [SEP] included, with random ids. Defaults: B 1, T 32, N 50, warmup 5,\n"
             "device cpu. On a GPU a batch is timed from ids on the host to logits on the host;\n"
             "--precision is fp16 (default), bf16 or fp32; --attention picks the GPU attention\n"
-            "path (auto, the default, is the library's choice: flash where it runs, else gemm).\n");
+            "path (auto, the default, is the library's choice: flash where it runs, else gemm);\n"
+            "--gemm cublas keeps the layers' GEMMs on cuBLAS (auto, the default, takes parley's\n"
+            "tensor-core kernel with fused epilogues for small batches).\n");
 }
 
 typedef struct bench_opts {
-    const char *model, *device, *precision, *attention;
+    const char *model, *device, *precision, *attention, *gemm;
     int batch, seq, iters, warmup, threads;
     int gpu; /* -1: the CPU; else the CUDA device index from --device */
 } bench_opts;
 
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
-    *o = (bench_opts){ NULL, "cpu", NULL, "auto", 1, 32, 50, 5, 0, -1 };
+    *o = (bench_opts){ NULL, "cpu", NULL, "auto", "auto", 1, 32, 50, 5, 0, -1 };
     static const struct {
         const char *name;
         size_t off;
@@ -117,15 +119,23 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
             }
             continue;
         }
+        if (!strcmp(a, "--gemm") && val) {
+            o->gemm = val, i++;
+            if (strcmp(val, "auto") && strcmp(val, "cublas")) {
+                fprintf(stderr, "parley bench nlu: --gemm takes auto or cublas\n");
+                return 2;
+            }
+            continue;
+        }
         size_t k = 0;
         while (k < sizeof ints / sizeof *ints && strcmp(a, ints[k].name))
             k++;
         if (k == sizeof ints / sizeof *ints || !val) {
-            const char *names[sizeof ints / sizeof *ints + 6] = { "--model", "--device",
+            const char *names[sizeof ints / sizeof *ints + 7] = { "--model",     "--device",
                                                                   "--precision", "--attention",
-                                                                  "--help" };
+                                                                  "--gemm",      "--help" };
             for (size_t j = 0; j < sizeof ints / sizeof *ints; j++)
-                names[5 + j] = ints[j].name;
+                names[6 + j] = ints[j].name;
             return cli_unknown_option("bench nlu", a, names);
         }
         if (cli_parse_int(a, val, ints[k].lo, ints[k].hi, (int *)((char *)o + ints[k].off)) < 0)
@@ -217,6 +227,8 @@ static int bench_nlu(int argc, char **argv)
                                      : !strcmp(o.attention, "gemm")  ? CUDA_ATT_GEMM
                                      : !strcmp(o.attention, "flash") ? CUDA_ATT_FLASH
                                                                      : CUDA_ATT_AUTO);
+    if (gpu)
+        cuda_bert_set_gemm(gpu, strcmp(o.gemm, "cublas") ? CUDA_GEMM_AUTO : CUDA_GEMM_CUBLAS);
     double sum = 0;
     for (int i = -o.warmup; i < o.iters; i++) {
         double t0 = now_ms();
