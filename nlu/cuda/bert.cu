@@ -45,7 +45,7 @@ struct cuda_bert {
     int flash_ok;      // attention_flash.cu runs for this precision, head size and device
     int tc_ok;         // matmul_tc.cu runs for this precision and device
     int sms;           // the device's multiprocessors
-    float *part;       // (sms * 64 * 64) matmul_tc.cu's split-K partial products
+    float *part;       // (sms * CUDA_TC_TILE^2) matmul_tc.cu's split-K partial products
     cuda_attention_mode attention;
     cuda_gemm_mode gemm;
     int cap_rows, cap_seqs; // what the buffers below hold
@@ -184,17 +184,18 @@ static parley_status linear_bias(cuda_bert *g, Y *y, const S *x, int ldx, const 
 }
 
 /* How matmul_tc.cu takes y (M, N) = x (M, K) · w^T: 0 where it does not (cuBLAS does), else
- * the slices of K (1 unless `split`): as many as keep the blocks within one wave on the
- * multiprocessors, up to 8, dividing K's 64-wide tiles. Its blocks are 64 x 64 tiles of y;
- * more tiles than multiprocessors are cuBLAS's to schedule. */
+ * the slices of K (1 unless `split`): as many as keep its blocks, CUDA_TC_TILE-square tiles
+ * of y, within one wave on the multiprocessors, up to 8, each a whole number of its K steps.
+ * More tiles than multiprocessors are cuBLAS's to schedule. */
 static int tc_splits(const cuda_bert *g, int M, int N, int K, int split)
 {
-    const int tiles = (M + 63) / 64 * (N / 64);
-    if (!g->tc_ok || g->gemm == CUDA_GEMM_CUBLAS || N % 64 || K % 64 || tiles > g->sms)
+    const int tiles = (M + CUDA_TC_TILE - 1) / CUDA_TC_TILE * (N / CUDA_TC_TILE);
+    if (!g->tc_ok || g->gemm == CUDA_GEMM_CUBLAS || N % CUDA_TC_TILE || K % CUDA_TC_K ||
+        tiles > g->sms)
         return 0;
     int s = split ? g->sms / tiles : 1;
     s = s < 8 ? s : 8;
-    while (s > 1 && K / 64 % s)
+    while (s > 1 && K / CUDA_TC_K % s)
         s--;
     return s;
 }
@@ -379,7 +380,8 @@ static parley_status prepare_kernels(cuda_bert *g)
     g->tc_ok = cuda_linear_tc_supported<S>();
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
     if (st == PARLEY_OK && g->tc_ok)
-        st = cuda_check(cudaMalloc((void **)&g->part, (size_t)g->sms * 64 * 64 * sizeof(float)),
+        st = cuda_check(cudaMalloc((void **)&g->part,
+                                   (size_t)g->sms * CUDA_TC_TILE * CUDA_TC_TILE * sizeof(float)),
                         "allocating split-K scratch");
     return st != PARLEY_OK ? st : cuda_attention_prepare<S>(g->smem_ready);
 }

@@ -11,17 +11,25 @@
  *
  * A block of four warps computes a 64 x 64 tile of y, each warp 32 x 32 (two m16 by four n8
  * mma tiles). x (M, K) and w (N, K) are both contiguous along K, so both reach the tensor
- * cores through ldmatrix without transposing. The inner dimension comes 64 at a time through
- * two shared-memory buffers filled by cp.async, the next while this one is used, each row
- * padded by 16 bytes so that ldmatrix reads without bank conflicts. Rows of x past M are read
- * as zeros and not written. Block z of a split takes K's slice z and writes its own FP32
- * (M, N) plane. Fragment layouts: mma.cuh.
+ * cores through ldmatrix without transposing. The inner dimension comes 32 at a time through
+ * four shared-memory buffers filled by cp.async, three slices in flight while one is used
+ * (at batch 1 a block does little work per slice, so the copies' latency must be hidden),
+ * each row padded by 16 bytes so that ldmatrix reads without bank conflicts. Rows of x past M are
+ * read as zeros and not written. Block z of a split takes K's slice z and writes its own FP32 (M,
+ * N) plane. Fragment layouts: mma.cuh.
  */
 #include "nlu/cuda/kernels.cuh"
 #include "nlu/cuda/mma.cuh"
 #include "nlu/cuda/ops.cuh"
 
-enum { TC_BM = 64, TC_BN = 64, TC_BK = 64, TC_LD = TC_BK + 8, TC_THREADS = 128 };
+enum {
+    TC_BM = CUDA_TC_TILE,
+    TC_BN = CUDA_TC_TILE,
+    TC_BK = CUDA_TC_K,
+    TC_LD = TC_BK + 8,
+    TC_STAGES = 4,
+    TC_THREADS = 128
+};
 
 /* Starts copying rows r0 .. r0 + TC_BM - 1, columns k0 .. k0 + TC_BK - 1 of src (rows ld
  * apart) into dst (TC_BM, TC_LD); rows at or past `rows` become zeros. */
@@ -42,25 +50,31 @@ __global__ void __launch_bounds__(TC_THREADS)
         linear_tc_kernel(void *y, const S *x, const S *w, const float *bias, int M, int N, int K,
                          int k_slice)
 {
-    __shared__ __align__(16) S xs[2][TC_BM * TC_LD], ws[2][TC_BN * TC_LD];
+    __shared__ __align__(16) S xs[TC_STAGES][TC_BM * TC_LD], ws[TC_STAGES][TC_BN * TC_LD];
     const int n0 = blockIdx.x * TC_BN, m0 = blockIdx.y * TC_BM, kb = blockIdx.z * k_slice;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32, tiles = k_slice / TC_BK;
     float c[2][4][4] = {};
-    tc_stage(xs[0], x, K, m0, M, kb);
-    tc_stage(ws[0], w, K, n0, N, kb);
-    copy_commit();
-    for (int i = 0; i < tiles; i++) {
-        if (i + 1 < tiles) { // the next slice into the other buffer, read two iterations ago
-            tc_stage(xs[(i + 1) & 1], x, K, m0, M, kb + (i + 1) * TC_BK);
-            tc_stage(ws[(i + 1) & 1], w, K, n0, N, kb + (i + 1) * TC_BK);
-            copy_commit();
-            copy_wait<1>();
-        } else {
-            copy_wait<0>();
+    // TC_STAGES - 1 slices in flight; a group is committed each time, empty past the end, so
+    // that waiting for all but TC_STAGES - 2 groups always means this slice has landed
+#pragma unroll
+    for (int i = 0; i < TC_STAGES - 1; i++) {
+        if (i < tiles) {
+            tc_stage(xs[i], x, K, m0, M, kb + i * TC_BK);
+            tc_stage(ws[i], w, K, n0, N, kb + i * TC_BK);
         }
-        __syncthreads();
-        const S *xa = xs[i & 1], *wb = ws[i & 1];
+        copy_commit();
+    }
+    for (int i = 0; i < tiles; i++) {
+        copy_wait<TC_STAGES - 2>();
+        __syncthreads(); // slice i is in; the buffer refilled below was read last iteration
+        const int next = i + TC_STAGES - 1;
+        if (next < tiles) {
+            tc_stage(xs[next % TC_STAGES], x, K, m0, M, kb + next * TC_BK);
+            tc_stage(ws[next % TC_STAGES], w, K, n0, N, kb + next * TC_BK);
+        }
+        copy_commit();
+        const S *xa = xs[i % TC_STAGES], *wb = ws[i % TC_STAGES];
 #pragma unroll
         for (int kk = 0; kk < TC_BK; kk += 16) {
             uint32_t a[2][4], b[4][2];
@@ -81,7 +95,6 @@ __global__ void __launch_bounds__(TC_THREADS)
                 for (int nj = 0; nj < 4; nj++)
                     mma_16816<S>(c[mi][nj], a[mi], b[nj][0], b[nj][1]);
         }
-        __syncthreads(); // this buffer is refilled by the next iteration's prefetch but one
     }
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)

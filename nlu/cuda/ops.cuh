@@ -123,14 +123,17 @@ parley_status cuda_linear_bias(cublasLtHandle_t lt, void *ws, size_t ws_bytes, v
                                const S *x, int ldx, const S *w, const void *bias, int M, int IC,
                                int OC, cudaStream_t stream);
 
-/* matmul_tc.cu — what follows the product in cuda_linear_tc's kernel. */
+/* matmul_tc.cu — the tile of y each block computes (CUDA_TC_TILE square) and the step of K
+ * it reads at a time; what follows the product in its kernel. */
+enum { CUDA_TC_TILE = 64, CUDA_TC_K = 32 };
 typedef enum { CUDA_TC_BIAS, CUDA_TC_BIAS_GELU, CUDA_TC_PARTIAL } cuda_tc_epilogue;
 
 /* y (M, N) = x (M, K) · w (N, K)^T + bias (N, float) in one tensor-core kernel, x and y of
  * type S (CUDA_TC_BIAS), the same through the erf GELU (CUDA_TC_BIAS_GELU), or K cut into
  * `splits` slices and y `splits` FP32 planes (M, N) of the slices' products, without the bias
  * (CUDA_TC_PARTIAL, for cuda_partials_residual_layernorm). For FP16 and BF16 storage where
- * cuda_linear_tc_supported says the kernel runs here; N a multiple of 64, K of 64 * splits,
+ * cuda_linear_tc_supported says the kernel runs here; N a multiple of CUDA_TC_TILE, K of
+ * CUDA_TC_K * splits,
  * x dense (rows K apart), x and w 16-byte aligned. Otherwise PARLEY_ERR_UNSUPPORTED, with
  * nothing enqueued and no error message. */
 template <typename S>

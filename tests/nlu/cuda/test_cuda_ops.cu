@@ -413,7 +413,8 @@ static void test_all(void)
     test_linear_bias<S>(128, 768, 73, 1); /* the slot head */
     test_linear_bias<S>(1, 768, 7, 1);    /* the intent head */
     /* the tensor-core GEMM (FP16, BF16 on sm_80 and later): BERT-base's layers at batch 1,
-     * sequence 128 as bert.cu takes them; rows not a multiple of 64, one row, K of one tile */
+     * sequence 128 as bert.cu takes them; rows not a multiple of 64, one row, fewer K steps
+     * than the pipeline's stages */
     CHECK(cuda_linear_tc_supported<S>() == (sizeof(S) == 2), "linear_tc %s: supported", name<S>());
     if (cuda_linear_tc_supported<S>()) {
         test_linear_tc_refuses<S>();
@@ -424,7 +425,8 @@ static void test_all(void)
         test_linear_tc<S>(100, 3072, 768, CUDA_TC_PARTIAL, 6);
         test_linear_tc<S>(37, 256, 128, CUDA_TC_BIAS_GELU, 1);
         test_linear_tc<S>(1, 64, 64, CUDA_TC_BIAS, 1);
-        test_linear_tc<S>(9, 64, 192, CUDA_TC_PARTIAL, 1);
+        test_linear_tc<S>(9, 64, 192, CUDA_TC_PARTIAL, 2); /* one K step a slice */
+        test_linear_tc<S>(5, 32, 64, CUDA_TC_BIAS_GELU, 1);
     }
 }
 
