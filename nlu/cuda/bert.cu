@@ -43,11 +43,10 @@ struct cuda_bert {
     bert_weights wf;   // pointers into pf
     size_t smem_ready; // dynamic shared memory the attention kernel may use
     int flash_ok;      // attention_flash.cu runs for this precision, head size and device
-    int tc_ok;         // matmul_tc.cu runs for this precision and device
+    int split_k;       // few rows' attention-out and FFN-out products split over K (split_k)
     int sms;           // the device's multiprocessors
-    float *part;       // (sms * CUDA_TC_TILE^2) matmul_tc.cu's split-K partial products
+    float *part;       // (sms * 64 * 64) FP32 products of the slices of K
     cuda_attention_mode attention;
-    cuda_gemm_mode gemm;
     int cap_rows, cap_seqs; // what the buffers below hold
     size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
     void *h, *qkv, *att, *proj, *ffn, *pooled; // (rows, H|3H|H|H|I), (seqs, H) of S
@@ -183,45 +182,24 @@ static parley_status linear_bias(cuda_bert *g, Y *y, const S *x, int ldx, const 
     return PARLEY_OK;
 }
 
-/* How matmul_tc.cu takes y (M, N) = x (M, K) · w^T: 0 where it does not (cuBLAS does), else
- * the slices of K (1 unless `split`): as many as keep its blocks, CUDA_TC_TILE-square tiles
- * of y, within one wave on the multiprocessors, up to 8, each a whole number of its K steps.
- * More tiles than multiprocessors are cuBLAS's to schedule. */
-static int tc_splits(const cuda_bert *g, int M, int N, int K, int split)
+/* The slices of K for h = LayerNorm(h + x (M, K) · w^T + bias) over N columns: as many as
+ * keep the product's 64 x 64 tiles within one wave on the multiprocessors, up to 8, each a
+ * multiple of 64 wide; 1 (cuBLAS's own choice, then the bias + residual + LayerNorm kernel)
+ * where that is one, for FP32 storage (the reference precision) and where the LayerNorm
+ * kernel cannot sum the slices (see cuda_partials_residual_layernorm). */
+static int split_k(const cuda_bert *g, int M, int N, int K, size_t elem)
 {
-    const int tiles = (M + CUDA_TC_TILE - 1) / CUDA_TC_TILE * (N / CUDA_TC_TILE);
-    if (!g->tc_ok || g->gemm == CUDA_GEMM_CUBLAS || N % CUDA_TC_TILE || K % CUDA_TC_K ||
-        tiles > g->sms)
-        return 0;
-    int s = split ? g->sms / tiles : 1;
-    s = s < 8 ? s : 8;
-    while (s > 1 && K / CUDA_TC_K % s)
+    const int tiles = (M + 63) / 64 * ((N + 63) / 64);
+    if (!g->split_k || g->prec == CUDA_PREC_FP32 || N % 64 || N * elem > 16 * 1024 || K % 64)
+        return 1;
+    int s = g->sms / tiles < 8 ? g->sms / tiles : 8;
+    while (s > 1 && K / 64 % s)
         s--;
-    return s;
+    return s > 1 ? s : 1;
 }
 
-/* y (M, OC) = act(x · w^T + bias), act the erf GELU or nothing: one matmul_tc.cu kernel where
- * it takes the shape, else cuBLAS and, for the GELU, a kernel of its own. */
-template <typename S>
-static parley_status linear_act(cuda_bert *g, S *y, const S *x, const float *w, const float *bias,
-                                int M, int IC, int OC, int gelu)
-{
-    parley_status st;
-    if (tc_splits(g, M, OC, IC, 0) &&
-        (st = cuda_linear_tc<S>(y, x, sw<S>(g, w), bias, M, IC, OC,
-                                gelu ? CUDA_TC_BIAS_GELU : CUDA_TC_BIAS, 1, g->stream)) !=
-                PARLEY_ERR_UNSUPPORTED)
-        return st;
-    if (!gelu)
-        return linear_bias<S>(g, y, x, IC, w, bias, M, IC, OC);
-    if ((st = cuda_linear<S>(g->blas, y, 0, x, IC, sw<S>(g, w), M, IC, OC)) != PARLEY_OK)
-        return st;
-    cuda_bias_gelu<S>(y, bias, M, OC, g->stream);
-    return PARLEY_OK;
-}
-
-/* h (M, OC) = LayerNorm(h + x · w^T + bias) with ln_w, ln_b: matmul_tc.cu's split-K
- * products summed by the LayerNorm kernel where it takes the shape, else cuBLAS into
+/* h (M, OC) = LayerNorm(h + x · w^T + bias) with ln_w, ln_b: FP32 products of slices of K
+ * summed by the LayerNorm kernel where split_k says so, else one cuBLAS product into
  * scratch (M, OC) and the bias + residual + LayerNorm kernel. */
 template <typename S>
 static parley_status linear_residual_layernorm(cuda_bert *g, S *h, S *scratch, const S *x,
@@ -229,10 +207,10 @@ static parley_status linear_residual_layernorm(cuda_bert *g, S *h, S *scratch, c
                                                const float *ln_b, int M, int IC, int OC)
 {
     parley_status st;
-    const int splits = OC * (int)sizeof(S) <= 16 * 1024 ? tc_splits(g, M, OC, IC, 1) : 0;
-    if (splits && (st = cuda_linear_tc<S>(g->part, x, sw<S>(g, w), NULL, M, IC, OC, CUDA_TC_PARTIAL,
-                                          splits, g->stream)) != PARLEY_ERR_UNSUPPORTED) {
-        if (st == PARLEY_OK)
+    const int splits = split_k(g, M, OC, IC, sizeof(S));
+    if (splits > 1) {
+        if ((st = cuda_linear_split_k<S>(g->blas, g->part, x, IC, sw<S>(g, w), M, IC, OC,
+                                         splits)) == PARLEY_OK)
             cuda_partials_residual_layernorm<S>(h, g->part, splits, bias, ln_w, ln_b, M, OC, g->eps,
                                                 g->stream);
         return st;
@@ -280,8 +258,8 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
                                      3 * H)) != PARLEY_OK)
                 return st;
             cuda_attention<S>(att, qkv, w->qkv_b + lH * 3, len, B, T, g->NH, D, s);
-        } else if ((st = linear_act<S>(g, qkv, h, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, M, H,
-                                       3 * H, 0)) != PARLEY_OK) {
+        } else if ((st = linear_bias<S>(g, qkv, h, H, w->qkv_w + lH * 3 * H, w->qkv_b + lH * 3, M,
+                                        H, 3 * H)) != PARLEY_OK) {
             return st;
         } else if (path == CUDA_ATT_FLASH) {
             cuda_attention_flash<S>(att, qkv, len, B, T, g->NH, D, s);
@@ -292,9 +270,11 @@ static parley_status enqueue(cuda_bert *g, int B, int T)
         if ((st = linear_residual_layernorm<S>(g, h, proj, att, w->attn_out_w + lH * H,
                                                w->attn_out_b + lH, w->ln1_w + lH, w->ln1_b + lH, M,
                                                H, H)) != PARLEY_OK ||
-            (st = linear_act<S>(g, ffn, h, w->ffn_in_w + lH * I, w->ffn_in_b + (size_t)l * I, M, H,
-                                I, 1)) != PARLEY_OK ||
-            (st = linear_residual_layernorm<S>(g, h, proj, ffn, w->ffn_out_w + lH * I,
+            (st = cuda_linear<S>(g->blas, ffn, 0, h, H, sw<S>(g, w->ffn_in_w + lH * I), M, H, I)) !=
+                    PARLEY_OK)
+            return st;
+        cuda_bias_gelu<S>(ffn, w->ffn_in_b + (size_t)l * I, M, I, s);
+        if ((st = linear_residual_layernorm<S>(g, h, proj, ffn, w->ffn_out_w + lH * I,
                                                w->ffn_out_b + lH, w->ln2_w + lH, w->ln2_b + lH, M,
                                                I, H)) != PARLEY_OK)
             return st;
@@ -365,11 +345,8 @@ static parley_status graph_for(cuda_bert *g, int B, int T, cudaGraphExec_t *out)
     return PARLEY_OK;
 }
 
-/* What the kernels of this precision need of the device: the attention kernel's shared
- * memory, whether the flash and tensor-core GEMM kernels run here, and the GEMM kernel's
- * scratch for its split-K products. */
 template <typename S>
-static parley_status prepare_kernels(cuda_bert *g)
+static parley_status prepare_attention(cuda_bert *g)
 {
     int optin = 0;
     parley_status st = cuda_check(
@@ -377,12 +354,7 @@ static parley_status prepare_kernels(cuda_bert *g)
             "reading shared memory size");
     size_t want = cuda_attention_smem<S>(g->P, g->H / g->NH);
     g->flash_ok = cuda_attention_flash_supported<S>(g->H / g->NH);
-    g->tc_ok = cuda_linear_tc_supported<S>();
     g->smem_ready = want < (size_t)optin ? want : (size_t)optin;
-    if (st == PARLEY_OK && g->tc_ok)
-        st = cuda_check(cudaMalloc((void **)&g->part,
-                                   (size_t)g->sms * CUDA_TC_TILE * CUDA_TC_TILE * sizeof(float)),
-                        "allocating split-K scratch");
     return st != PARLEY_OK ? st : cuda_attention_prepare<S>(g->smem_ready);
 }
 
@@ -440,9 +412,14 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
         g->ps = g->pf;
     }
     if (st == PARLEY_OK)
-        st = prec == CUDA_PREC_FP32   ? prepare_kernels<float>(g)
-             : prec == CUDA_PREC_BF16 ? prepare_kernels<__nv_bfloat16>(g)
-                                      : prepare_kernels<__half>(g);
+        st = prec == CUDA_PREC_FP32   ? prepare_attention<float>(g)
+             : prec == CUDA_PREC_BF16 ? prepare_attention<__nv_bfloat16>(g)
+                                      : prepare_attention<__half>(g);
+    if (st == PARLEY_OK) { // split_k's products: sms tiles of 64 x 64 at most
+        g->split_k = 1;
+        st = cuda_check(cudaMalloc((void **)&g->part, (size_t)g->sms * 64 * 64 * sizeof(float)),
+                        "allocating split-K scratch");
+    }
     if (st != PARLEY_OK) {
         cuda_bert_close(g);
         return pl_wrap(st, "cuda:%d", device);
@@ -511,11 +488,11 @@ extern "C" void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode)
     g->attention = mode;
 }
 
-extern "C" void cuda_bert_set_gemm(cuda_bert *g, cuda_gemm_mode mode)
+extern "C" void cuda_bert_set_split_k(cuda_bert *g, int on)
 {
-    if (g->gemm != mode)
+    if (g->split_k != !!on)
         drop_graphs(g);
-    g->gemm = mode;
+    g->split_k = !!on;
 }
 
 extern "C" const char *cuda_bert_describe(const cuda_bert *g)

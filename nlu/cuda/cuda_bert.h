@@ -63,13 +63,10 @@ typedef enum cuda_attention_mode {
 } cuda_attention_mode;
 void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode);
 
-/* Which GEMMs the layers take: auto (the default) takes the tensor-core kernel of
- * matmul_tc.cu, with the bias, the GELU or the split-K sum fused after it, where a batch is
- * small enough for its blocks to fit in one wave on the GPU (FP16 and BF16 storage, sm_80
- * and later), and cuBLAS elsewhere; cublas takes cuBLAS everywhere. For tests and
- * benchmarks; call it between forward passes of one thread. */
-typedef enum cuda_gemm_mode { CUDA_GEMM_AUTO, CUDA_GEMM_CUBLAS } cuda_gemm_mode;
-void cuda_bert_set_gemm(cuda_bert *g, cuda_gemm_mode mode);
+/* Whether the attention-out and FFN-out products of small batches (FP16, BF16) are cut into
+ * slices of K whose FP32 products the LayerNorm kernel sums (on, the default), or left to
+ * cuBLAS whole. For tests and benchmarks; call it between forward passes of one thread. */
+void cuda_bert_set_split_k(cuda_bert *g, int on);
 
 /* A line naming the device and precision ("NVIDIA H100 80GB HBM3 (cuda:0), fp16"). */
 const char *cuda_bert_describe(const cuda_bert *g);

@@ -30,9 +30,9 @@ void cuda_bert_set_attention(cuda_bert *g, cuda_attention_mode mode)
     (void)g, (void)mode;
 }
 
-void cuda_bert_set_gemm(cuda_bert *g, cuda_gemm_mode mode)
+void cuda_bert_set_split_k(cuda_bert *g, int on)
 {
-    (void)g, (void)mode;
+    (void)g, (void)on;
 }
 
 const char *cuda_bert_describe(const cuda_bert *g)

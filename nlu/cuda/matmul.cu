@@ -5,8 +5,9 @@
  * w^T-as-stored (transposed back) by x^T-as-stored. cuda_linear adds no bias: the kernel
  * that follows the GEMM adds it (layernorm.cu, elementwise.cu, attention.cu). Where nothing
  * but the bias follows, cuda_linear_bias adds it in cuBLASLt's epilogue instead, one launch
- * fewer. Not here: training's GEMMs, FP32 out of BF16 or FP32 operands (train.cu: linear and
- * linear_backward).
+ * fewer. For few rows, cuda_linear_split_k cuts the inner dimension into slices whose FP32
+ * products the LayerNorm kernel that follows sums (layernorm.cu). Not here: training's GEMMs, FP32
+ * out of BF16 or FP32 operands (train.cu: linear and linear_backward).
  */
 #include <stdint.h>
 
@@ -23,6 +24,23 @@ parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int 
     return cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, IC, &alpha, w, t, IC, x, t,
                                      ldx, &beta, y, yt, OC, ct, CUBLAS_GEMM_DEFAULT),
                         "cublasGemmEx");
+}
+
+template <typename S>
+parley_status cuda_linear_split_k(cublasHandle_t h, float *y, const S *x, int ldx, const S *w,
+                                  int M, int IC, int OC, int splits)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    const cudaDataType_t t = cuda_type<S>::value;
+    const cublasComputeType_t ct =
+            t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+    const int kc = IC / splits;
+    // slice s: y_s^T (OC, M) = w[:, s kc ..]^T-as-stored · x[:, s kc ..]^T, as in cuda_linear
+    return cublas_check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, OC, M, kc, &alpha,
+                                                   w, t, IC, kc, x, t, ldx, kc, &beta, y,
+                                                   CUDA_R_32F, OC, (long long)M * OC, splits, ct,
+                                                   CUBLAS_GEMM_DEFAULT),
+                        "cublasGemmStridedBatchedEx (split K)");
 }
 
 /* The largest power of two up to 256 that divides the address: what cuBLASLt's heuristic must
@@ -115,6 +133,8 @@ template parley_status cuda_linear<__nv_bfloat16>(cublasHandle_t, void *, int,
                                                   int, int, int);
 
 #define INSTANTIATE(S)                                                                            \
+    template parley_status cuda_linear_split_k<S>(cublasHandle_t, float *, const S *, int,        \
+                                                  const S *, int, int, int, int);                 \
     template parley_status cuda_linear_bias<S>(cublasLtHandle_t, void *, size_t, void *, int,     \
                                                const S *, int, const S *, const void *, int, int, \
                                                int, cudaStream_t);

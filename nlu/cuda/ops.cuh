@@ -16,14 +16,12 @@
  *   layernorm.c, _backward.c     layernorm.cu (inference and training); layernorm_backward.cu
  *   gelu.c, _backward.c          gelu.cu (training; inference's bias + GELU is elementwise.cu's);
  *                                gelu_backward.cu
- *   matmul.c, _backward.c        matmul.cu (cuBLAS), matmul_tc.cu (mma.sync, few rows, fused
- *                                epilogues); matmul_backward.cu (the bias gradient's
+ *   matmul.c, _backward.c        matmul.cu (cuBLAS); matmul_backward.cu (the bias gradient's
  *                                column sums; training's GEMMs are train.cu's)
  *   dropout.c, softmax_xent.c    dropout.cu, softmax_xent.cu
  *   nlu/train/adamw.c            adamw.cu (with the gradient norm's partial sums)
  *   kernels.h                    kernels.cuh (launch shapes and device code the files share);
- *                                common.cuh (storage types, reductions, errors, context);
- *                                mma.cuh (mma.sync, ldmatrix and cp.async helpers)
+ *                                common.cuh (storage types, reductions, errors, context)
  *   ops.h, ops_backward.h        ops.cuh, train_ops.cuh
  *   threads.c                    no twin (the launch grid is the GPU's parallelism)
  * The GPU's own: elementwise.cu (bias + activation, conversion), pooler.cu (the pooler's
@@ -47,7 +45,7 @@ void cuda_bias_residual_layernorm(S *h, const S *x, const float *bias, const flo
                                   const float *b, int M, int H, float eps, cudaStream_t stream);
 
 /* h (M, H) = LayerNorm(h + bias + part[0] + ... + part[splits - 1]) with w, b (H), part
- * `splits` FP32 planes (M, H) (cuda_linear_tc's partial products); H a multiple of
+ * `splits` FP32 planes (M, H) (cuda_linear_split_k's partial products); H a multiple of
  * 16 / sizeof(S) and at most 1,024 times that, h and part 16-byte aligned. */
 template <typename S>
 void cuda_partials_residual_layernorm(S *h, const float *part, int splits, const float *bias,
@@ -118,28 +116,18 @@ parley_status cuda_linear(cublasHandle_t h, void *y, int y_f32, const S *x, int 
  * FP16 and BF16 storage; ws is ws_bytes of workspace the stream owns. PARLEY_ERR_UNSUPPORTED,
  * with nothing enqueued and no error message, for FP32 storage and where cuBLASLt offers no
  * algorithm (callers then take cuda_linear and cuda_bias_add). */
+/* The same product with K cut into `splits` slices of IC / splits (a multiple of 8): y holds
+ * `splits` FP32 planes (M, OC), plane s the product of slice s, for
+ * cuda_partials_residual_layernorm to sum. One strided-batched cuBLAS call; it gives a
+ * product of few rows more blocks than the GPU has multiprocessors, and leaves the sum to the
+ * kernel that follows instead of a reduction kernel of its own. */
+template <typename S>
+parley_status cuda_linear_split_k(cublasHandle_t h, float *y, const S *x, int ldx, const S *w,
+                                  int M, int IC, int OC, int splits);
+
 template <typename S>
 parley_status cuda_linear_bias(cublasLtHandle_t lt, void *ws, size_t ws_bytes, void *y, int y_f32,
                                const S *x, int ldx, const S *w, const void *bias, int M, int IC,
                                int OC, cudaStream_t stream);
-
-/* matmul_tc.cu — the tile of y each block computes (CUDA_TC_TILE square) and the step of K
- * it reads at a time; what follows the product in its kernel. */
-enum { CUDA_TC_TILE = 64, CUDA_TC_K = 32 };
-typedef enum { CUDA_TC_BIAS, CUDA_TC_BIAS_GELU, CUDA_TC_PARTIAL } cuda_tc_epilogue;
-
-/* y (M, N) = x (M, K) · w (N, K)^T + bias (N, float) in one tensor-core kernel, x and y of
- * type S (CUDA_TC_BIAS), the same through the erf GELU (CUDA_TC_BIAS_GELU), or K cut into
- * `splits` slices and y `splits` FP32 planes (M, N) of the slices' products, without the bias
- * (CUDA_TC_PARTIAL, for cuda_partials_residual_layernorm). For FP16 and BF16 storage where
- * cuda_linear_tc_supported says the kernel runs here; N a multiple of CUDA_TC_TILE, K of
- * CUDA_TC_K * splits,
- * x dense (rows K apart), x and w 16-byte aligned. Otherwise PARLEY_ERR_UNSUPPORTED, with
- * nothing enqueued and no error message. */
-template <typename S>
-bool cuda_linear_tc_supported(void);
-template <typename S>
-parley_status cuda_linear_tc(void *y, const S *x, const S *w, const float *bias, int M, int K,
-                             int N, cuda_tc_epilogue e, int splits, cudaStream_t stream);
 
 #endif

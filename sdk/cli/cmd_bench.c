@@ -55,7 +55,7 @@ static void bench_usage(FILE *f)
     fprintf(f,
             "usage: parley bench nlu --model DIR [--batch B] [--seq T] [--iters N] [--warmup N]\n"
             "                        [--threads N] [--device cpu|cuda:N] [--precision P]\n"
-            "                        [--attention auto|flash|gemm|fused] [--gemm auto|cublas]\n"
+            "                        [--attention auto|flash|gemm|fused] [--split-k on|off]\n"
             "\n"
             "Prints JSON: load_ms (open to first result), latency_ms {p50, p99, mean} per batch,\n"
             "sequences_per_s, tokens_per_s and peak_rss_mb. Sequences are T pieces long,\n"
@@ -63,19 +63,19 @@ static void bench_usage(FILE *f)
             "device cpu. On a GPU a batch is timed from ids on the host to logits on the host;\n"
             "--precision is fp16 (default), bf16 or fp32; --attention picks the GPU attention\n"
             "path (auto, the default, is the library's choice: flash where it runs, else gemm);\n"
-            "--gemm cublas keeps the layers' GEMMs on cuBLAS (auto, the default, takes parley's\n"
-            "tensor-core kernel with fused epilogues for small batches).\n");
+            "--split-k off leaves small batches' attention-out and FFN-out products to cuBLAS\n"
+            "whole (on, the default, cuts them over K for the LayerNorm kernel to sum).\n");
 }
 
 typedef struct bench_opts {
-    const char *model, *device, *precision, *attention, *gemm;
+    const char *model, *device, *precision, *attention, *split_k;
     int batch, seq, iters, warmup, threads;
     int gpu; /* -1: the CPU; else the CUDA device index from --device */
 } bench_opts;
 
 static int parse_opts(int argc, char **argv, bench_opts *o)
 {
-    *o = (bench_opts){ NULL, "cpu", NULL, "auto", "auto", 1, 32, 50, 5, 0, -1 };
+    *o = (bench_opts){ NULL, "cpu", NULL, "auto", "on", 1, 32, 50, 5, 0, -1 };
     static const struct {
         const char *name;
         size_t off;
@@ -119,10 +119,10 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
             }
             continue;
         }
-        if (!strcmp(a, "--gemm") && val) {
-            o->gemm = val, i++;
-            if (strcmp(val, "auto") && strcmp(val, "cublas")) {
-                fprintf(stderr, "parley bench nlu: --gemm takes auto or cublas\n");
+        if (!strcmp(a, "--split-k") && val) {
+            o->split_k = val, i++;
+            if (strcmp(val, "on") && strcmp(val, "off")) {
+                fprintf(stderr, "parley bench nlu: --split-k takes on or off\n");
                 return 2;
             }
             continue;
@@ -133,7 +133,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
         if (k == sizeof ints / sizeof *ints || !val) {
             const char *names[sizeof ints / sizeof *ints + 7] = { "--model",     "--device",
                                                                   "--precision", "--attention",
-                                                                  "--gemm",      "--help" };
+                                                                  "--split-k",   "--help" };
             for (size_t j = 0; j < sizeof ints / sizeof *ints; j++)
                 names[6 + j] = ints[j].name;
             return cli_unknown_option("bench nlu", a, names);
@@ -228,7 +228,7 @@ static int bench_nlu(int argc, char **argv)
                                      : !strcmp(o.attention, "flash") ? CUDA_ATT_FLASH
                                                                      : CUDA_ATT_AUTO);
     if (gpu)
-        cuda_bert_set_gemm(gpu, strcmp(o.gemm, "cublas") ? CUDA_GEMM_AUTO : CUDA_GEMM_CUBLAS);
+        cuda_bert_set_split_k(gpu, !strcmp(o.split_k, "on"));
     double sum = 0;
     for (int i = -o.warmup; i < o.iters; i++) {
         double t0 = now_ms();

@@ -60,8 +60,8 @@ static void compare(const bert_model *m, cuda_bert *g, cuda_precision prec, int 
     free(ids), free(ci), free(cs), free(gi), free(gs);
 }
 
-/* Every precision and attention path, with the GEMMs of matmul_tc.cu where they apply (auto:
- * small batches of widths that are multiples of 64) and on cuBLAS throughout. */
+/* Every precision and attention path, with small batches' attention-out and FFN-out products
+ * split over K where they can be (widths that are multiples of 64) and whole. */
 static void test_model(int H, int NH, int I, int P, float scale)
 {
     test_seed(42);
@@ -74,21 +74,21 @@ static void test_model(int H, int NH, int I, int P, float scale)
     for (int k = 0; k < 18; k++) {
         int p = k % 3;
         cuda_attention_mode att = modes[k / 3 % 3];
-        cuda_gemm_mode gemm = k < 9 ? CUDA_GEMM_AUTO : CUDA_GEMM_CUBLAS;
+        int split_k = k < 9;
         cuda_bert *g;
         if (cuda_bert_open(m, 0, (cuda_precision)p, &g) != PARLEY_OK) {
             CHECK(0, "open %s: %s", cuda_precision_name((cuda_precision)p), parley_errmsg());
             continue;
         }
         cuda_bert_set_attention(g, att);
-        cuda_bert_set_gemm(g, gemm);
+        cuda_bert_set_split_k(g, split_k);
         int one[] = { 9 }, mixed[] = { 7, 1, 20, 3, 13 }, full[] = { P, P - 1, 2 };
         int many[40];
         for (int i = 0; i < 40; i++)
             many[i] = 1 + (i * 37) % P;
         char what[96];
-        snprintf(what, sizeof what, "H%d NH%d I%d %s attention, %s GEMMs", H, NH, I,
-                 mode_name[k / 3 % 3], gemm == CUDA_GEMM_AUTO ? "auto" : "cublas");
+        snprintf(what, sizeof what, "H%d NH%d I%d %s attention, split K %s", H, NH, I,
+                 mode_name[k / 3 % 3], split_k ? "on" : "off");
         compare(m, g, (cuda_precision)p, 1, one, 1, what);
         compare(m, g, (cuda_precision)p, 5, mixed, 2, what);
         compare(m, g, (cuda_precision)p, 5, mixed, 3, what); /* same shape: graph replay */
@@ -120,7 +120,7 @@ int main(void)
     test_model(64, 4, 136, 64, 0.08f);   /* D = 16 */
     test_model(96, 2, 200, 128, 0.05f);  /* D = 48 */
     test_model(128, 2, 264, 96, 0.05f);  /* D = 64 */
-    test_model(128, 2, 512, 128, 0.05f); /* the feed-forward GEMMs in matmul_tc.cu too */
+    test_model(128, 2, 512, 128, 0.05f); /* FFN-out split over K too */
     cuda_bert *g;
     test_seed(1);
     bert_model *m = test_random_model((test_shape){ 50, 32, 1, 2, 40, 16, 3, 3 }, 0.1f);

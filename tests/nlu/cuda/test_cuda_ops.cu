@@ -298,64 +298,34 @@ static void test_linear_bias(int M, int IC, int OC, int f32_out)
     cublasLtDestroy(lt);
 }
 
-/* cuda_linear_tc against the CPU's x · w^T + bias, through the GELU, or (splits > 0) as
- * split-K partial products summed here without the bias; then the LayerNorm kernel that sums
- * such products against the CPU's bias + residual + LayerNorm. */
+/* cuda_linear_split_k against the CPU's x · w^T, its FP32 slices summed here; then the
+ * LayerNorm kernel that sums them against the CPU's bias + residual + LayerNorm. */
 template <typename S>
-static void test_linear_tc(int M, int K, int N, cuda_tc_epilogue e, int splits)
+static void test_linear_split_k(int M, int K, int N, int splits)
 {
     vec x = rnd((size_t)M * K, -1, 1), w = rnd((size_t)N * K, -1, 1), bias = rnd(N, -1, 1);
     vec want((size_t)M * N);
-    cpu_matmul_ref(want.data(), x.data(), w.data(), e == CUDA_TC_PARTIAL ? NULL : bias.data(), M, K,
-                   N);
-    if (e == CUDA_TC_BIAS_GELU)
-        cpu_gelu_ref(want.data(), want.data(), want.size());
-    const size_t planes = e == CUDA_TC_PARTIAL ? (size_t)splits : 1;
-    void *y = e == CUDA_TC_PARTIAL ? (void *)up<float>(vec(planes * M * N, 7.0f))
-                                   : (void *)up<S>(vec((size_t)M * N, 7.0f));
-    const char *what = e == CUDA_TC_PARTIAL     ? "linear_tc partial"
-                       : e == CUDA_TC_BIAS_GELU ? "linear_tc bias_gelu"
-                                                : "linear_tc bias";
-    CHECK(cuda_linear_tc<S>(y, up<S>(x), up<S>(w), up<float>(bias), M, K, N, e, splits, 0) ==
-                  PARLEY_OK,
-          "%s %s %d x %d -> %d", what, name<S>(), M, K, N);
-    if (e != CUDA_TC_PARTIAL) {
-        same<S>(down((S *)y, want.size()), want, what, K);
-        return;
-    }
-    vec all = down((float *)y, planes * M * N), got((size_t)M * N, 0.0f);
-    for (size_t p = 0; p < planes; p++)
+    cpu_matmul_ref(want.data(), x.data(), w.data(), NULL, M, K, N);
+    cublasHandle_t blas;
+    cublasCreate(&blas);
+    float *y = up<float>(vec((size_t)splits * M * N, 7.0f));
+    CHECK(cuda_linear_split_k<S>(blas, y, up<S>(x), K, up<S>(w), M, K, N, splits) == PARLEY_OK,
+          "linear_split_k %s: %s", name<S>(), parley_errmsg());
+    vec all = down(y, (size_t)splits * M * N), got((size_t)M * N, 0.0f);
+    for (int p = 0; p < splits; p++)
         for (size_t i = 0; i < got.size(); i++)
             got[i] += all[p * got.size() + i];
-    same<S>(got, want, what, K);
+    same<S>(got, want, "linear_split_k", K);
     vec h = rnd((size_t)M * N, -2, 2), lw = rnd(N, 0.5, 1.5), lb = rnd(N, -0.5, 0.5);
     vec xb = got, ln((size_t)M * N);
     for (size_t i = 0; i < xb.size(); i++)
         xb[i] += bias[i % N];
     cpu_layernorm_ref(ln.data(), xb.data(), h.data(), lw.data(), lb.data(), M, N, 1e-12f);
     S *dh = up<S>(h);
-    cuda_partials_residual_layernorm<S>(dh, (float *)y, splits, up<float>(bias), up<float>(lw),
+    cuda_partials_residual_layernorm<S>(dh, y, splits, up<float>(bias), up<float>(lw),
                                         up<float>(lb), M, N, 1e-12f, 0);
     same<S>(down(dh, ln.size()), ln, "partials_residual_layernorm", N);
-}
-
-/* Shapes cuda_linear_tc must refuse, leaving y as it was. */
-template <typename S>
-static void test_linear_tc_refuses(void)
-{
-    S *x = up<S>(vec(64 * 128, 1.0f)), *w = up<S>(vec(96 * 128, 1.0f));
-    float *bias = up<float>(vec(96, 0.0f));
-    S *y = up<S>(vec(64 * 96, 7.0f));
-    CHECK(cuda_linear_tc<S>(y, x, w, bias, 64, 128, 96, CUDA_TC_BIAS, 1, 0) ==
-                  PARLEY_ERR_UNSUPPORTED,
-          "linear_tc %s: N = 96 accepted", name<S>());
-    CHECK(cuda_linear_tc<S>(y, x, w, bias, 64, 128, 64, CUDA_TC_PARTIAL, 3, 0) ==
-                  PARLEY_ERR_UNSUPPORTED,
-          "linear_tc %s: K = 128 in 3 slices accepted", name<S>());
-    CHECK(cuda_linear_tc<S>(y, x, w, bias, 64, 128, 64, CUDA_TC_BIAS, 2, 0) ==
-                  PARLEY_ERR_UNSUPPORTED,
-          "linear_tc %s: split with a bias accepted", name<S>());
-    same<S>(down(y, 64 * 96), vec(64 * 96, 7.0f), "linear_tc (refused leaves y)", 0);
+    cublasDestroy(blas);
 }
 
 template <typename S>
@@ -412,22 +382,13 @@ static void test_all(void)
     test_linear_bias<S>(5, 40, 7, 0);
     test_linear_bias<S>(128, 768, 73, 1); /* the slot head */
     test_linear_bias<S>(1, 768, 7, 1);    /* the intent head */
-    /* the tensor-core GEMM (FP16, BF16 on sm_80 and later): BERT-base's layers at batch 1,
-     * sequence 128 as bert.cu takes them; rows not a multiple of 64, one row, fewer K steps
-     * than the pipeline's stages */
-    CHECK(cuda_linear_tc_supported<S>() == (sizeof(S) == 2), "linear_tc %s: supported", name<S>());
-    if (cuda_linear_tc_supported<S>()) {
-        test_linear_tc_refuses<S>();
-        test_linear_tc<S>(128, 768, 2304, CUDA_TC_BIAS, 1);      /* QKV */
-        test_linear_tc<S>(128, 768, 3072, CUDA_TC_BIAS_GELU, 1); /* FFN in */
-        test_linear_tc<S>(128, 768, 768, CUDA_TC_PARTIAL, 4);    /* attention out */
-        test_linear_tc<S>(128, 3072, 768, CUDA_TC_PARTIAL, 4);   /* FFN out */
-        test_linear_tc<S>(100, 3072, 768, CUDA_TC_PARTIAL, 6);
-        test_linear_tc<S>(37, 256, 128, CUDA_TC_BIAS_GELU, 1);
-        test_linear_tc<S>(1, 64, 64, CUDA_TC_BIAS, 1);
-        test_linear_tc<S>(9, 64, 192, CUDA_TC_PARTIAL, 2); /* one K step a slice */
-        test_linear_tc<S>(5, 32, 64, CUDA_TC_BIAS_GELU, 1);
-    }
+    /* split over K: BERT-base's attention-out and FFN-out at batch 1, sequence 128 as
+     * bert.cu cuts them; rows not a multiple of 64, one slice */
+    test_linear_split_k<S>(128, 768, 768, 4);
+    test_linear_split_k<S>(128, 3072, 768, 4);
+    test_linear_split_k<S>(100, 3072, 768, 6);
+    test_linear_split_k<S>(9, 128, 192, 2);
+    test_linear_split_k<S>(5, 64, 64, 1);
 }
 
 int main(void)
