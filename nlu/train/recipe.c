@@ -43,9 +43,7 @@ static const recipe_row ROWS[] = {
       "--intent-encoder off; off from there, and from 4,000 examples that tag slots",
       "full SNIPS: intent 0.2 lower with them; held-out ATIS: slot F1 and sentence lower",
       "recipe-sparse" },
-    { "pretrain-epochs",
-      "20 for a new model from random weights without sparse features on the "
-      "CPU, else 0",
+    { "pretrain-epochs", "20 for a new model from random weights without sparse features, else 0",
       "full SNIPS: slot F1 +1.3, sentence +2.3 over 4 seeds", "fewshot-20" },
     { "augment",
       "8 lookup variants under 10 per intent, 4 under 50, 2 under 5,000 examples, 0 "
