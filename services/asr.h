@@ -109,6 +109,9 @@ typedef struct svc_lang_params {
      * the bot ("just", "gonna") has words of its own; 0: none (kind NGRAM only). */
     double generic_weight;
     const char *generic_lm; /* the generic language model they come from (weight above 0) */
+    /* The bot's own pronunciations (asr_lexicon.c), heard before the dictionary's; NULL or
+     * "": none. */
+    const char *lexicon;
 } svc_lang_params;
 
 /* Builds (or finds in p->cache_dir) the language model p describes for the nlu.yaml at

@@ -6,7 +6,8 @@
  * that slot's class: all the values the slot takes in the examples, its lookup table and the
  * synonyms of those values (asr_lang.h). Words are lower-cased, punctuation is dropped,
  * digits are spelled out ("42" → "forty two", sdk/base/numwords.h), a word the dictionary lacks is
- * pronounced from its spelling (asr_lts.h), and a phrase with a word that has no pronunciation even
+ * pronounced from its spelling (asr_lts.h) unless the bot's own lexicon says it (asr_lexicon.c,
+ * heard before the dictionary's), and a phrase with a word that has no pronunciation even
  * so is dropped with a warning (it could never be recognized). This file reads,
  * collects and caches; asr_ngram.c and asr_jsgf.c render; asr_pocketsphinx.c decodes.
  */
@@ -40,6 +41,8 @@ typedef struct builder {
     ds_dataset *ds;
     pl_names dict; /* the dictionary's words → their line's offset (in dict_text) */
     char *dict_text;
+    pl_names own; /* the lexicon's words → their first line's offset (in own_text) */
+    char *own_text;
     svc_strset guesses; /* "word PHONES" of the words pronounced from their spelling */
     pl_names guess_ix;  /* their words → their index in guesses */
     svc_strset said;    /* "member spoken words": a member's numbers read in pairs */
@@ -113,12 +116,15 @@ static int keep_line(svc_strset *set, pl_names *ix, pl_strbuf *line, size_t key_
 }
 
 /* Whether word t[0, n) has a pronunciation: in the dictionary, or guessed now from its
- * spelling (kept in b->guesses). */
+ * spelling (kept in b->guesses), or in the lexicon (a word the dictionary lacks is guessed
+ * even so: the lexicon's pronunciations come first, the spelling's after). */
 static int pronounced(builder *b, const char *t, size_t n)
 {
     if (pl_names_find(&b->dict, t, n) >= 0 || pl_names_find(&b->guess_ix, t, n) >= 0)
         return 1;
     char *phones = svc_lts_guess(t);
+    if (!phones && pl_names_find(&b->own, t, n) >= 0)
+        return 1;
     pl_strbuf line = { 0 };
     if (phones)
         pl_strbuf_printf(&line, "%.*s %s", (int)n, t, phones);
@@ -345,15 +351,10 @@ static int collect_sentences(builder *b)
     return 1;
 }
 
-/* The k-th pronunciation (0: the first) of word w[0, n), from the dictionary (whose
- * variants "w(2) ..." follow it) or guessed from its spelling: its phones, *len long; NULL
- * past the last. */
-static const char *variant(const builder *b, const char *w, size_t n, int k, size_t *len)
+/* The phones of the k-th line (0: the first) of word w[0, n) from `line` on (a dictionary
+ * text's: "w PHONES", then "w(2) PHONES"...), *len long; NULL past its last. */
+static const char *nth_line(const char *line, const char *w, size_t n, int k, size_t *len)
 {
-    int at = pl_names_find(&b->dict, w, n);
-    const char *line = at >= 0 ? b->dict_text + at : NULL;
-    if (!line && (at = pl_names_find(&b->guess_ix, w, n)) >= 0)
-        line = b->guesses.s[at];
     for (int i = 0;
          line && !strncmp(line, w, n) && (line[n] == ' ' || line[n] == '\t' || line[n] == '(');
          i++) {
@@ -366,6 +367,36 @@ static const char *variant(const builder *b, const char *w, size_t n, int k, siz
         }
         line = end ? end + 1 : NULL;
     }
+    return NULL;
+}
+
+/* Whether `own` (the lexicon's lines of w[0, n)) has the pronunciation ph[0, len). */
+static int own_has(const char *own, const char *w, size_t n, const char *ph, size_t len)
+{
+    size_t l;
+    const char *o;
+    for (int i = 0; (o = nth_line(own, w, n, i, &l)); i++)
+        if (l == len && !strncmp(o, ph, len))
+            return 1;
+    return 0;
+}
+
+/* The k-th pronunciation (0: the first) of word w[0, n): the lexicon's first, then the
+ * dictionary's others (whose variants "w(2) ..." follow it) or, where the dictionary lacks
+ * the word, the one guessed from its spelling: its phones, *len long; NULL past the last. */
+static const char *variant(const builder *b, const char *w, size_t n, int k, size_t *len)
+{
+    int at = pl_names_find(&b->own, w, n), i = 0;
+    const char *own = at >= 0 ? b->own_text + at : NULL, *ph;
+    for (; (ph = nth_line(own, w, n, i, len)); i++)
+        if (i == k)
+            return ph;
+    const char *line = (at = pl_names_find(&b->dict, w, n)) >= 0 ? b->dict_text + at : NULL;
+    if (!line && (at = pl_names_find(&b->guess_ix, w, n)) >= 0)
+        line = b->guesses.s[at];
+    for (int j = 0; (ph = nth_line(line, w, n, j, len)); j++)
+        if (!(own && own_has(own, w, n, ph, *len)) && i++ == k)
+            return ph;
     return NULL;
 }
 
@@ -569,7 +600,9 @@ static parley_status build(const char *nlu, const svc_lang_params *p, svc_lang_i
     builder b = { 0 };
     char *model = NULL, *words = NULL, *classdef = NULL, *about = NULL;
     int ngram = info->kind == SVC_LANG_NGRAM;
-    if ((st = ds_load(nlu, &b.ds)) != PARLEY_OK || (st = load_dict(&b, p->dict)) != PARLEY_OK)
+    if ((st = ds_load(nlu, &b.ds)) != PARLEY_OK || (st = load_dict(&b, p->dict)) != PARLEY_OK ||
+        (p->lexicon && *p->lexicon &&
+         (st = svc_lexicon_load(p->lexicon, b.dict_text, &b.own_text, &b.own)) != PARLEY_OK))
         goto out;
     b.l.source = b.ds->source;
     b.l.n_classes = b.ds->n_slots;
@@ -625,6 +658,8 @@ out:
     pl_free(b.word.s);
     pl_names_free(&b.dict);
     pl_free(b.dict_text);
+    pl_names_free(&b.own);
+    pl_free(b.own_text);
     svc_strset_free(&b.guesses);
     pl_names_free(&b.guess_ix);
     svc_strset_free(&b.said);
@@ -671,6 +706,12 @@ parley_status svc_lang_build(const char *nlu, const svc_lang_params *p, svc_lang
         h = pl_fnv(pl_fnv(h, &p->generic_weight, sizeof p->generic_weight), p->generic_lm,
                    strlen(p->generic_lm) + 1);
     pl_free(src);
+    if (p->lexicon && *p->lexicon) { /* its content: an edited lexicon makes another model */
+        if ((st = pl_read_file(p->lexicon, SVC_LEXICON_MAX, &src, &len)) != PARLEY_OK)
+            return pl_wrap(st, "the lexicon");
+        h = pl_fnv(pl_fnv(h, "lexicon", 8), src, len);
+        pl_free(src);
+    }
     if (!p->cache_dir || !*p->cache_dir)
         default_dir(dir, sizeof dir);
     else

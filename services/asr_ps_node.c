@@ -29,6 +29,11 @@ static const pipe_param_spec params[] = {
       "frequent words that the bot lacks, so words outside the bot (\"just\", \"gonna\") are "
       "heard as themselves; 0: none (in noise they take the place of the bot's words)",
       NULL },
+    { "lexicon", PIPE_P_PATH, "", 0, 0,
+      "the bot's own pronunciations, in the dictionary's format (\"grande G R AA N D EY\"): "
+      "heard before the dictionary's, and for words it lacks instead of a guess from the "
+      "spelling (empty: none)",
+      NULL },
     { "cache_dir", PIPE_P_PATH, "", 0, 0,
       "where built language models are kept (empty: $XDG_CACHE_HOME/parley/asr or "
       "~/.cache/parley/asr)",
@@ -83,6 +88,7 @@ static parley_status node_create(pipe_node *node, void **out)
             .cache_dir = pipe_node_param_str(node, "cache_dir"),
             .generic_weight = pipe_node_param_double(node, "generic_weight"),
             .generic_lm = p.lm,
+            .lexicon = pipe_node_param_str(node, "lexicon"),
         };
         if ((st = svc_lang_build(nlu, &lp, &g)) != PARLEY_OK)
             return pl_wrap(st, "node '%s'", pipe_node_name(node));

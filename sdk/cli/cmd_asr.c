@@ -16,9 +16,11 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--grammar | --generic W]\n"
-               "       parley asr transcribe [--nlu FILE] [--cache DIR] [--grammar | --generic W] "
-               "[--no-fallback] [--confidence] FILE...\n"
+    fprintf(f, "usage: parley asr build --nlu FILE [--cache DIR] [--lexicon FILE]\n"
+               "                        [--grammar | --generic W]\n"
+               "       parley asr transcribe [--nlu FILE] [--cache DIR] [--lexicon FILE]\n"
+               "                             [--grammar | --generic W] [--no-fallback] "
+               "[--confidence] FILE...\n"
                "\n"
                "build       builds the recognizer's language model from a bot's nlu.yaml (as "
                "the\n"
@@ -29,6 +31,8 @@ static void usage(FILE *f)
                "\n"
                "  --nlu FILE     the bot's nlu.yaml\n"
                "  --cache DIR    where models are cached (default ~/.cache/parley/asr)\n"
+               "  --lexicon FILE the bot's own pronunciations, \"word PHONES\" a line (the\n"
+               "                 dictionary's format), heard before the dictionary's\n"
                "  --grammar      a grammar of the examples' exact patterns instead of the class\n"
                "                 trigram model\n"
                "  --generic W    the share W (0 to 0.5; default 0) of the class model given to "
@@ -75,6 +79,8 @@ int cmd_asr(int argc, char **argv)
             }
         } else if ((!strcmp(a, "--nlu") || !strcmp(a, "--cache")) && i + 1 < argc) {
             *(a[2] == 'n' ? &p.nlu_yaml : &p.cache_dir) = argv[++i];
+        } else if (!strcmp(a, "--lexicon") && i + 1 < argc) {
+            p.lexicon = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "parley asr: unknown option '%s'\n", a);
             return 2;

@@ -22,6 +22,7 @@ static svc_lang_params lang_params(const parley_asr_params *p, const svc_ps_para
         .cache_dir = p->cache_dir,
         .generic_weight = p->generic_weight,
         .generic_lm = q->lm,
+        .lexicon = p->lexicon,
     };
 }
 

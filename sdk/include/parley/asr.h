@@ -51,6 +51,10 @@ typedef struct parley_asr_params {
      * "gonna") is heard as its own words; 0 (the default): none, as in noise they take the
      * place of the bot's words (docs/voice.md). */
     double generic_weight;
+    /* The bot's own pronunciations: a file in the pronunciation dictionary's format, one
+     * "word PHONES" a line ("grande G R AA N D EY"), heard before the dictionary's and, for
+     * words it lacks, instead of a guess from the spelling; NULL or "": none (docs/voice.md). */
+    const char *lexicon;
 } parley_asr_params;
 
 /* Builds or finds the language model of p->nlu_yaml (required) in p->cache_dir (NULL or "":

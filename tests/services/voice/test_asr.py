@@ -13,7 +13,9 @@ model; pizza orders synthesized here by flite (four voices), half of them phrasi
 example has, through the class model (7 of 8 exact, slot values as the examples write them:
 "12 baker street") and the grammar (fewer), and by festival's HTS voice (a statistical
 parametric voice, nearer a person's than the diphone voices; 4 of 4 exact); a cafe bot's words that the dictionary lacks,
-pronounced from their spelling and heard (5 of 6 orders exact); orders with "um" or "uh"
+pronounced from their spelling and heard (5 of 6 orders exact); the bot's own pronunciations
+(--lexicon: first, the dictionary's or the spelling's after, bad lines naming FILE:LINE; "grande" said as
+coffee shops say it heard with them, 5 of 6 at least, and 2 at most without); orders with "um" or "uh"
 in them, by eight voices of three engines (8 of 10 exact at least, without the "um"); slot
 values said as British voices say them, each pronunciation the dictionary has for a value's
 words a variant of its class word (5 of 6 values heard at least); house numbers said in
@@ -404,6 +406,57 @@ r = run("asr", "transcribe", "--no-fallback", "--nlu", cafe, "--cache", cache, *
 right = sum(1 for (t, _), g in zip(cafe_orders, r.stdout.splitlines()) if g == t)
 check(r.returncode == 0 and right >= 5, "cafe: %d of %d orders with guessed words exact: %r" %
       (right, len(cafe_orders), r.stdout))
+
+# the bot's own pronunciations (--lexicon): heard before the dictionary's, which stay after
+# them (none twice), or before the spelling's guess of a word the dictionary lacks; an
+# edited lexicon makes another model; bad lines are errors naming FILE:LINE. "grande" as
+# coffee shops say it (G R AA N D EY; cmudict has only G R AE N D), said so by espeak-ng's
+# phonemes, is heard with the lexicon, and seldom without
+def tmp_file(name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+coffee = tmp_file("coffee.yaml", "version: \"3.1\"\nnlu:\n  - intent: order\n    examples: |\n"
+                  "      - can i get a [tall](size) [latte](drink)\n"
+                  "      - a [grande](size) [mocha](drink)\n"
+                  "      - i'd like a [venti](size) [macchiato](drink) please\n"
+                  "      - one [small](size) [americano](drink)\n")
+lexicon = tmp_file("coffee.lex", "# as people order them\ngrande G R AA N D EY\n"
+                   "Grande(2) G R AE N D\nmacchiato M AA K IY AA T OW\n")
+plain = run("asr", "build", "--nlu", coffee, "--cache", cache)
+r = run("asr", "build", "--nlu", coffee, "--cache", cache, "--lexicon", lexicon)
+lines = r.stdout.splitlines()
+check(r.returncode == 0 and plain.returncode == 0 and lines and
+      lines[0] != plain.stdout.splitlines()[0],
+      "lexicon: build: %r against %r %s" % (r.stdout, plain.stdout, r.stderr))
+said = open(lines[0][:-3] + ".dict").read().splitlines() if r.returncode == 0 else []
+phones = {}
+for line in said:
+    word, ph = line.split(" ", 1)
+    phones.setdefault(word.split(":")[0], []).append(ph)
+check(phones.get("grande") == ["G R AA N D EY", "G R AE N D"] and
+      (phones.get("macchiato") or [""])[0] == "M AA K IY AA T OW" and
+      len(phones.get("macchiato")) == 2,
+      "lexicon: the lexicon's pronunciations first, then the dictionary's or the spelling's, "
+      "none twice: %r" % said)
+for text, want in (("grande G R AA N D XX\n", "coffee.bad:1: 'XX' is not a phone"),
+                   ("# fine\n\nmocha\n", "coffee.bad:3: a word and its phones")):
+    r = run("asr", "build", "--nlu", coffee, "--cache", cache, "--lexicon",
+            tmp_file("coffee.bad", text))
+    check(r.returncode == 1 and want in r.stderr, "lexicon %r: %r" % (text, r.stderr))
+grande = [("can i get a [[gr'A:ndeI]] latte", v) for v in ("en-us", "en-us+f3", "en-us+m3")] + \
+         [("a [[gr'A:ndeI]] mocha", v) for v in ("en-us", "en-us+f3", "en-us+m3")]
+wavs = [speak(t, "grande%d" % i, v) for i, (t, v) in enumerate(grande)]
+heard = {}
+for lex in ([], ["--lexicon", lexicon]):
+    r = run("asr", "transcribe", "--no-fallback", "--nlu", coffee, "--cache", cache, *lex, *wavs)
+    heard[bool(lex)] = sum(1 for g in r.stdout.splitlines() if "grande" in g.split())
+check(heard[True] >= 5 and heard[False] <= 2,
+      "'grande' said G R AA N D EY: heard %d of %d with the lexicon, %d without" %
+      (heard[True], len(grande), heard[False]))
 
 # words the pizza bot lacks ("going", "maybe", "guess"): forced onto the bot's own words by
 # default; heard as themselves with the generic model's words mixed in (--generic 0.05)
