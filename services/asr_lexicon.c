@@ -145,7 +145,8 @@ parley_status svc_lexicon_load(const char *path, const char *dict, char **text, 
         pl_free(src);
         return st;
     }
-    qsort(e, (size_t)n, sizeof *e, by_word);
+    if (n)
+        qsort(e, (size_t)n, sizeof *e, by_word);
     pl_strbuf o = { 0 };
     size_t *at = pl_calloc((size_t)n + 1, sizeof *at); /* each word's first line's offset */
     int words = 0;
