@@ -6,9 +6,9 @@
  *
  * The file is the dictionary's format: a word, then its phones, one pronunciation a line;
  * "word(2) ..." lines allowed; '#' starts a comment; blank lines skipped. Words are
- * lower-cased. Every phone must be one the dictionary uses (the acoustic model's set, since
- * a dictionary is made for its model): a typo in a phone would otherwise fail only when the
- * decoder loads, without naming the line.
+ * lower-cased, phones written one space apart. Every phone must be one the dictionary uses (the
+ * acoustic model's set, since a dictionary is made for its model): a typo in a phone would
+ * otherwise fail only when the decoder loads, without naming the line.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -95,6 +95,7 @@ static parley_status parse(const char *path, char *text, const char *dict, entry
             return pl_fail(PARLEY_ERR_CONFIG, "%s:%d: a word and its phones, separated by a space",
                            path, lineno);
         }
+        char *out = p; /* the phones rewritten in place, one space apart */
         for (char *ph = p; *ph;) {
             size_t len = strcspn(ph, " \t\r");
             int k = 0;
@@ -113,9 +114,14 @@ static parley_status parse(const char *path, char *text, const char *dict, entry
                 pl_free(e);
                 return st;
             }
+            if (out != p)
+                *out++ = ' ';
+            memmove(out, ph, len);
+            out += len;
             ph += len;
             ph += strspn(ph, " \t\r");
         }
+        *out = 0;
         if (*n == cap) {
             cap = cap ? 2 * cap : 32;
             entry *g = pl_realloc(e, (size_t)cap * sizeof *g);
