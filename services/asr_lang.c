@@ -28,7 +28,7 @@
 #include "services/asr_lang.h"
 #include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-9"
+#define LANG_VERSION "parley-asr-10"
 
 /* cmudict's pronunciations of "um", "uh" and "hmm". */
 const svc_hesitation svc_hesitations[] = { { "<um>", "AH M" },
@@ -39,7 +39,7 @@ const int svc_n_hesitations = (int)(sizeof svc_hesitations / sizeof *svc_hesitat
 typedef struct builder {
     svc_lang l;
     ds_dataset *ds;
-    pl_names dict; /* the dictionary's words → their line's offset (in dict_text) */
+    pl_names dict; /* the dictionary's names ("a", "a(2)") → their line's offset (dict_text) */
     char *dict_text;
     pl_names own; /* the lexicon's words → their first line's offset (in own_text) */
     char *own_text;
@@ -93,9 +93,9 @@ static parley_status load_dict(builder *b, const char *path)
         return st;
     for (char *line = b->dict_text; line && *line;) {
         char *next = strchr(line, '\n');
-        size_t w = strcspn(line, " \t\n(");
+        size_t w = strcspn(line, " \t\n");
         if (w && (line[w] == ' ' || line[w] == '\t'))
-            pl_names_add(&b->dict, line, w, (int)(line - b->dict_text)); /* skips "word(2)" */
+            pl_names_add(&b->dict, line, w, (int)(line - b->dict_text));
         line = next ? next + 1 : NULL;
     }
     return PARLEY_OK;
@@ -381,9 +381,22 @@ static int own_has(const char *own, const char *w, size_t n, const char *ph, siz
     return 0;
 }
 
+/* The phones of the dictionary's k-th pronunciation (0: the first) of w[0, n), *len long,
+ * found by its line's name, "w" or "w(K)" for K = k + 1: cmudict's order does not keep a
+ * word's lines together ("a's" stands between "a" and "a(2)"). NULL: none. */
+static const char *dict_variant(const builder *b, const char *w, size_t n, int k, size_t *len)
+{
+    char name[300];
+    int m = k ? snprintf(name, sizeof name, "%.*s(%d)", (int)n, w, k + 1) : (int)n;
+    if (m < 0 || (size_t)m >= sizeof name)
+        return NULL;
+    int at = pl_names_find(&b->dict, k ? name : w, (size_t)m);
+    return at >= 0 ? nth_line(b->dict_text + at, w, n, 0, len) : NULL;
+}
+
 /* The k-th pronunciation (0: the first) of word w[0, n): the lexicon's first, then the
- * dictionary's others (whose variants "w(2) ..." follow it) or, where the dictionary lacks
- * the word, the one guessed from its spelling: its phones, *len long; NULL past the last. */
+ * dictionary's others or, where the dictionary lacks the word, the one guessed from its
+ * spelling: its phones, *len long; NULL past the last. */
 static const char *variant(const builder *b, const char *w, size_t n, int k, size_t *len)
 {
     int at = pl_names_find(&b->own, w, n), i = 0;
@@ -391,10 +404,11 @@ static const char *variant(const builder *b, const char *w, size_t n, int k, siz
     for (; (ph = nth_line(own, w, n, i, len)); i++)
         if (i == k)
             return ph;
-    const char *line = (at = pl_names_find(&b->dict, w, n)) >= 0 ? b->dict_text + at : NULL;
-    if (!line && (at = pl_names_find(&b->guess_ix, w, n)) >= 0)
-        line = b->guesses.s[at];
-    for (int j = 0; (ph = nth_line(line, w, n, j, len)); j++)
+    const int known = pl_names_find(&b->dict, w, n) >= 0;
+    const char *guess =
+            !known && (at = pl_names_find(&b->guess_ix, w, n)) >= 0 ? b->guesses.s[at] : NULL;
+    for (int j = 0; (ph = known ? dict_variant(b, w, n, j, len) : nth_line(guess, w, n, j, len));
+         j++)
         if (!(own && own_has(own, w, n, ph, *len)) && i++ == k)
             return ph;
     return NULL;

@@ -13,7 +13,8 @@ model; pizza orders synthesized here by flite (four voices), half of them phrasi
 example has, through the class model (7 of 8 exact, slot values as the examples write them:
 "12 baker street") and the grammar (fewer), and by festival's HTS voice (a statistical
 parametric voice, nearer a person's than the diphone voices; 4 of 4 exact); a cafe bot's words that the dictionary lacks,
-pronounced from their spelling and heard (5 of 6 orders exact); the bot's own pronunciations
+pronounced from their spelling and heard (5 of 6 orders exact); every pronunciation the
+dictionary has, where its order parts a word's lines ("a", "can"); the bot's own pronunciations
 (--lexicon: first, the dictionary's or the spelling's after, bad lines naming FILE:LINE; "grande" said as
 coffee shops say it heard with them, 5 of 6 at least, and 2 at most without); orders with "um" or "uh"
 in them, by eight voices of three engines (8 of 10 exact at least, without the "um"); slot
@@ -432,16 +433,26 @@ lines = r.stdout.splitlines()
 check(r.returncode == 0 and plain.returncode == 0 and lines and
       lines[0] != plain.stdout.splitlines()[0],
       "lexicon: build: %r against %r %s" % (r.stdout, plain.stdout, r.stderr))
-said = open(lines[0][:-3] + ".dict").read().splitlines() if r.returncode == 0 else []
-phones = {}
-for line in said:
-    word, ph = line.split(" ", 1)
-    phones.setdefault(word.split(":")[0], []).append(ph)
+def dict_phones(lm_path):
+    """Each word's (or class member's) pronunciations in the dictionary beside a model."""
+    out = {}
+    for line in open(lm_path[:-3] + ".dict").read().splitlines():
+        word, ph = line.split(" ", 1)
+        out.setdefault(word.split(":")[0].split("(")[0], []).append(ph)
+    return out
+
+
+phones = dict_phones(lines[0]) if r.returncode == 0 else {}
+# every pronunciation cmudict has, where its order parts them ("a's" stands between "a" and
+# "a(2)"; "can's" between "can" and "can(2)")
+plain_phones = dict_phones(plain.stdout.splitlines()[0]) if plain.returncode == 0 else {}
+check(plain_phones.get("a") == ["AH", "EY"] and plain_phones.get("can") == ["K AE N", "K AH N"],
+      "every variant of 'a' and 'can': %r %r" % (plain_phones.get("a"), plain_phones.get("can")))
 check(phones.get("grande") == ["G R AA N D EY", "G R AE N D"] and
       (phones.get("macchiato") or [""])[0] == "M AA K IY AA T OW" and
       len(phones.get("macchiato")) == 2,
       "lexicon: the lexicon's pronunciations first, then the dictionary's or the spelling's, "
-      "none twice: %r" % said)
+      "none twice: %r" % phones)
 for text, want in (("grande G R AA N D XX\n", "coffee.bad:1: 'XX' is not a phone"),
                    ("# fine\n\nmocha\n", "coffee.bad:3: a word and its phones")):
     r = run("asr", "build", "--nlu", coffee, "--cache", cache, "--lexicon",
