@@ -45,7 +45,7 @@ struct cuda_bert {
     int flash_ok;      // attention_flash.cu runs for this precision, head size and device
     int split_k;       // few rows' attention-out and FFN-out products split over K (split_k)
     int sms;           // the device's multiprocessors
-    float *part;       // (sms * 64 * 64) FP32 products of the slices of K
+    float *part;       // (sms * 64 * 64) FP32 products of the slices of K (not for FP32)
     cuda_attention_mode attention;
     int cap_rows, cap_seqs; // what the buffers below hold
     size_t cap_scores;      // B * NH * T * T entries of scores and probs (0: fused only)
@@ -415,11 +415,10 @@ extern "C" parley_status cuda_bert_open(const bert_model *m, int device, cuda_pr
         st = prec == CUDA_PREC_FP32   ? prepare_attention<float>(g)
              : prec == CUDA_PREC_BF16 ? prepare_attention<__nv_bfloat16>(g)
                                       : prepare_attention<__half>(g);
-    if (st == PARLEY_OK) { // split_k's products: sms tiles of 64 x 64 at most
-        g->split_k = 1;
+    g->split_k = 1;
+    if (st == PARLEY_OK && prec != CUDA_PREC_FP32) // split_k's products: sms tiles of 64 x 64
         st = cuda_check(cudaMalloc((void **)&g->part, (size_t)g->sms * 64 * 64 * sizeof(float)),
                         "allocating split-K scratch");
-    }
     if (st != PARLEY_OK) {
         cuda_bert_close(g);
         return pl_wrap(st, "cuda:%d", device);
