@@ -6,9 +6,9 @@
  * that slot's class: all the values the slot takes in the examples, its lookup table and the
  * synonyms of those values (asr_lang.h). Words are lower-cased, punctuation is dropped,
  * digits are spelled out ("42" → "forty two", sdk/base/numwords.h), a word the dictionary lacks is
- * pronounced from its spelling (asr_lts.h) unless the bot's own lexicon says it (asr_lexicon.c,
- * heard before the dictionary's), and a phrase with a word that has no pronunciation even
- * so is dropped with a warning (it could never be recognized). This file reads,
+ * pronounced from its spelling (asr_lts.h), the bot's own lexicon (asr_lexicon.c) is heard
+ * before the dictionary's pronunciations or the guess, and a phrase with a word that has no
+ * pronunciation even so is dropped with a warning (it could never be recognized). This file reads,
  * collects and caches; asr_ngram.c and asr_jsgf.c render; asr_pocketsphinx.c decodes.
  */
 #include <ctype.h>
@@ -607,16 +607,17 @@ static parley_status mix_generic(builder *b, const svc_lang_params *p)
                              &b->l.generic_p);
 }
 
-static parley_status build(const char *nlu, const svc_lang_params *p, svc_lang_info *info,
-                           const char *info_path)
+/* lexicon: the text of p->lexicon, NULL for none (cut up here). */
+static parley_status build(const char *nlu, const svc_lang_params *p, char *lexicon,
+                           svc_lang_info *info, const char *info_path)
 {
     parley_status st;
     builder b = { 0 };
     char *model = NULL, *words = NULL, *classdef = NULL, *about = NULL;
     int ngram = info->kind == SVC_LANG_NGRAM;
     if ((st = ds_load(nlu, &b.ds)) != PARLEY_OK || (st = load_dict(&b, p->dict)) != PARLEY_OK ||
-        (p->lexicon && *p->lexicon &&
-         (st = svc_lexicon_load(p->lexicon, b.dict_text, &b.own_text, &b.own)) != PARLEY_OK))
+        (lexicon && (st = svc_lexicon_load(p->lexicon, lexicon, b.dict_text, &b.own_text,
+                                           &b.own)) != PARLEY_OK))
         goto out;
     b.l.source = b.ds->source;
     b.l.n_classes = b.ds->n_slots;
@@ -720,11 +721,11 @@ parley_status svc_lang_build(const char *nlu, const svc_lang_params *p, svc_lang
         h = pl_fnv(pl_fnv(h, &p->generic_weight, sizeof p->generic_weight), p->generic_lm,
                    strlen(p->generic_lm) + 1);
     pl_free(src);
-    if (p->lexicon && *p->lexicon) { /* its content: an edited lexicon makes another model */
-        if ((st = pl_read_file(p->lexicon, SVC_LEXICON_MAX, &src, &len)) != PARLEY_OK)
+    char *lexicon = NULL; /* its content: an edited lexicon makes another model */
+    if (p->lexicon && *p->lexicon) {
+        if ((st = pl_read_file(p->lexicon, SVC_LEXICON_MAX, &lexicon, &len)) != PARLEY_OK)
             return pl_wrap(st, "the lexicon");
-        h = pl_fnv(pl_fnv(h, "lexicon", 8), src, len);
-        pl_free(src);
+        h = pl_fnv(pl_fnv(h, "lexicon", 8), lexicon, len);
     }
     if (!p->cache_dir || !*p->cache_dir)
         default_dir(dir, sizeof dir);
@@ -733,17 +734,18 @@ parley_status svc_lang_build(const char *nlu, const svc_lang_params *p, svc_lang
     const char *name = strrchr(nlu, '/') ? strrchr(nlu, '/') + 1 : nlu;
     int stem = (int)strcspn(name, ".");
     if (snprintf(base, sizeof base, "%s/%.*s-%016llx", dir, stem > 200 ? 200 : stem, name,
-                 (unsigned long long)h) >= (int)sizeof base)
+                 (unsigned long long)h) >= (int)sizeof base) {
+        pl_free(lexicon);
         return pl_fail(PARLEY_ERR_INVALID_ARG, "speech model cache folder '%s': path too long",
                        dir);
+    }
     snprintf(info->path, sizeof info->path, "%s.%s", base, kind == SVC_LANG_NGRAM ? "lm" : "gram");
     snprintf(info->dict, sizeof info->dict, "%s.dict", base);
     if (kind == SVC_LANG_NGRAM)
         snprintf(info->classdef, sizeof info->classdef, "%s.classdef", base);
     snprintf(about, sizeof about, "%s.info", base);
-    if ((info->cached = find_cached(info, about)))
-        return PARLEY_OK;
-    if ((st = pl_make_dirs(dir)) != PARLEY_OK)
-        return st;
-    return build(nlu, p, info, about);
+    if (!(info->cached = find_cached(info, about)) && (st = pl_make_dirs(dir)) == PARLEY_OK)
+        st = build(nlu, p, lexicon, info, about);
+    pl_free(lexicon);
+    return info->cached ? PARLEY_OK : st;
 }

@@ -63,11 +63,13 @@ extern const int svc_n_hesitations;
 parley_status svc_generic_words(const char *lm, int n, int (*take)(void *ctx, const char *word),
                                 void *ctx, svc_strset *words, double **log10p);
 
-/* asr_lexicon.c — reads the bot's own pronunciations at `path` (the dictionary's format)
- * into *text (owned: "word PHONES\nword(2) PHONES\n...", each word's lines together, words
- * lower-cased) and *ix (each word → its first line's offset in *text; names borrowed from
- * it); every phone must be one the dictionary text `dict` uses. Errors name FILE:LINE. */
-parley_status svc_lexicon_load(const char *path, const char *dict, char **text, pl_names *ix);
+/* asr_lexicon.c — reads the bot's own pronunciations, the text src of the file at `path`
+ * (the dictionary's format; src is the caller's, cut up on the way), into *text (owned:
+ * "word PHONES\nword(2) PHONES\n...", each word's lines together, words lower-cased) and
+ * *ix (each word → its first line's offset in *text; names borrowed from it); every phone
+ * must be one the dictionary text `dict` uses. Errors name FILE:LINE (path). */
+parley_status svc_lexicon_load(const char *path, char *src, const char *dict, char **text,
+                               pl_names *ix);
 /* The largest lexicon file read. */
 enum { SVC_LEXICON_MAX = 1 << 24 };
 

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "sdk/base/alloc.h"
-#include "sdk/base/files.h"
 #include "sdk/base/strbuf.h"
 #include "services/asr_lang.h"
 
@@ -137,20 +136,15 @@ static parley_status parse(const char *path, char *text, const char *dict, entry
     return PARLEY_OK;
 }
 
-parley_status svc_lexicon_load(const char *path, const char *dict, char **text, pl_names *ix)
+parley_status svc_lexicon_load(const char *path, char *src, const char *dict, char **text,
+                               pl_names *ix)
 {
     parley_status st;
-    char *src = NULL;
-    size_t len;
     entry *e = NULL;
     int n = 0;
     *text = NULL;
-    if ((st = pl_read_file(path, SVC_LEXICON_MAX, &src, &len)) != PARLEY_OK)
-        return pl_wrap(st, "the lexicon");
-    if ((st = parse(path, src, dict, &e, &n)) != PARLEY_OK) {
-        pl_free(src);
+    if ((st = parse(path, src, dict, &e, &n)) != PARLEY_OK)
         return st;
-    }
     if (n)
         qsort(e, (size_t)n, sizeof *e, by_word);
     pl_strbuf o = { 0 };
@@ -172,7 +166,6 @@ parley_status svc_lexicon_load(const char *path, const char *dict, char **text, 
         pl_names_add(ix, o.s + at[i], strcspn(o.s + at[i], " ("), (int)at[i]);
     pl_free(at);
     pl_free(e);
-    pl_free(src);
     if (st != PARLEY_OK) {
         pl_free(o.s);
         pl_names_free(ix);

@@ -31,8 +31,8 @@ static const pipe_param_spec params[] = {
       NULL },
     { "lexicon", PIPE_P_PATH, "", 0, 0,
       "the bot's own pronunciations, in the dictionary's format (\"grande G R AA N D EY\"): "
-      "heard before the dictionary's, and for words it lacks instead of a guess from the "
-      "spelling (empty: none)",
+      "heard before the dictionary's, or before the guess from the spelling of a word it lacks "
+      "(empty: none)",
       NULL },
     { "cache_dir", PIPE_P_PATH, "", 0, 0,
       "where built language models are kept (empty: $XDG_CACHE_HOME/parley/asr or "

@@ -1,7 +1,7 @@
 /* fuzz_lexicon.c — libFuzzer target for a bot's own pronunciations (services/asr_lexicon.c:
  * the asr.pocketsphinx node's `lexicon` file).
  *
- * The input is a lexicon file, read against a small dictionary whose phones are AA AH B D
+ * The input is a lexicon file's text, read against a small dictionary whose phones are AA AH B D
  * EY G IY N R. A refusal must carry a message. A lexicon that loads must keep
  * svc_lexicon_load's promises: its text is "word PHONES" lines, "word(K) PHONES" for a word's
  * K-th, every phone one of the dictionary's; each word's lines stand together, found by the
@@ -35,10 +35,15 @@ static int known_phones(const char *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *path = fuzz_write("lexicon.txt", data, size);
+    char *src = malloc(size + 1); /* the file's text, as svc_lang_build reads it */
+    if (!src)
+        return 0;
+    memcpy(src, data, size);
+    src[size] = '\0';
     char *text = NULL;
     pl_names ix = { 0 };
-    parley_status st = svc_lexicon_load(path, DICT, &text, &ix);
+    parley_status st = svc_lexicon_load("lexicon.txt", src, DICT, &text, &ix);
+    free(src);
     if (st != PARLEY_OK) {
         fuzz_expect_refusal(st);
         FUZZ_EXPECT(!text, "a refused lexicon gives no text");

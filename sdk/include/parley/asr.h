@@ -52,8 +52,8 @@ typedef struct parley_asr_params {
      * place of the bot's words (docs/voice.md). */
     double generic_weight;
     /* The bot's own pronunciations: a file in the pronunciation dictionary's format, one
-     * "word PHONES" a line ("grande G R AA N D EY"), heard before the dictionary's and, for
-     * words it lacks, instead of a guess from the spelling; NULL or "": none (docs/voice.md). */
+     * "word PHONES" a line ("grande G R AA N D EY"), heard before the dictionary's or, for a
+     * word it lacks, before the guess from the spelling; NULL or "": none (docs/voice.md). */
     const char *lexicon;
 } parley_asr_params;
 
