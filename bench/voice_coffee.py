@@ -3,7 +3,10 @@ bot written for the test (bench/coffee/nlu.yaml: 50 examples, seven slot types w
 tables) and 40 orders of other phrasings (bench/coffee/orders.txt: other word orders, "um",
 "uh", "please", greetings), each spoken by the seven voices of bench/voice_wer.py, clean and
 with its kitchen-like noise at 12 and 6 dB (or --snrs); --generic W builds the bot's model
-with the generic model's words mixed in at weight W (`parley asr build --generic`).
+with the generic model's words mixed in at weight W (`parley asr build --generic`);
+--reference decodes the same files with the voice issue's reference recognizer too (a plain
+word trigram of the examples, each file decoded whole: bench/plain_trigram.py; needs Debian's
+python3-pocketsphinx), each figure printed beside parley's.
 
 The NLU is trained with parley's defaults (`parley train --data nlu.yaml`), as a bot's author
 would; its parse of the orders' text is the ceiling. A command is accepted when its intent
@@ -11,7 +14,7 @@ and every slot the order marks come out right (canonical values) and the recogni
 reject it (bench/voice_wer.py's rules). Word errors count words as spoken. Speech is made
 here and never committed.
 
-Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--generic W]
+Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--generic W] [--reference]
 """
 import json
 import os
@@ -22,6 +25,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plain_trigram  # noqa: E402
 import voice_wer as vw  # noqa: E402
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coffee")
@@ -39,6 +43,24 @@ def orders():
                 slots.setdefault(m.group(2), m.group(1))
             out.append((SPAN.sub(lambda m: m.group(1), line), slots))
     return out
+
+
+def figures(model, heard, refs, wants):
+    """WER, exact transcripts, rejected and accepted commands of (transcripts, rejected)."""
+    hyps, rejected = heard
+    wer, exact = vw.score(refs, hyps)
+    return {"utterances": len(hyps), "wer": round(wer, 1), "exact": exact,
+            "rejected": sum(rejected),
+            "accepted": sum(vw.accepted(p, "order_drink", w) and not r
+                            for p, w, r in zip(vw.parses(model, hyps), wants, rejected))}
+
+
+def bot_dictionary(parley, nlu):
+    """The pronunciation dictionary parley builds for the bot (`parley asr build`)."""
+    lm = subprocess.run([parley, "asr", "build", "--nlu", nlu, "--cache",
+                         os.path.join(vw.out, "cache")], capture_output=True, text=True,
+                        check=True).stdout.split()[0]
+    return lm[:-len(".lm")] + ".dict"
 
 
 def main():
@@ -64,18 +86,18 @@ def main():
             files.append(path)
             refs.append(text)
             wants.append(slots)
+    reference = (plain_trigram.decoder(nlu, bot_dictionary(parley, nlu), out)
+                 if "--reference" in sys.argv else None)
     noise = vw.kitchen_noise() if len(snrs) > 1 else None
     g = np.random.default_rng(vw.seed)
     for snr in snrs:
         heard = files if snr is None else [vw.noisy(f, snr, noise, g) for f in files]
-        hyps, rejected, _ = vw.transcribe(heard, ["--nlu", nlu] + mix)
-        parsed = vw.parses(model, hyps)
-        wer, exact = vw.score(refs, hyps)
         key = "clean" if snr is None else "%d dB" % snr
-        report[key] = {"utterances": len(heard), "wer": round(wer, 1), "exact": exact,
-                       "rejected": sum(rejected),
-                       "accepted": sum(vw.accepted(p, "order_drink", w) and not r
-                                       for p, w, r in zip(parsed, wants, rejected))}
+        report[key] = figures(model, vw.transcribe(heard, ["--nlu", nlu] + mix)[:2], refs, wants)
+        if reference:
+            report[key]["reference"] = figures(
+                model, (plain_trigram.transcribe(reference, heard), [False] * len(heard)),
+                refs, wants)
         print(key, report[key], flush=True)
     json.dump(report, open(os.path.join(out, "voice_coffee.json"), "w"), indent=1)
 

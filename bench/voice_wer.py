@@ -155,8 +155,10 @@ def words(text):
 ANN = re.compile(r"\[([^\]]+)\](?:\((\w+)\)|\{[^}]*\"entity\":\s*\"(\w+)\"[^}]*\})")
 
 
-def sentences(bot):
-    doc = yaml.safe_load(open(os.path.join(ROOT, "samples", bot, "nlu.yaml")))["nlu"]
+def patterns_and_values(path):
+    """An nlu.yaml's examples as (intent, line, [(value, slot)]), each slot's values (lookup
+    tables and the values examples tag, sorted) and the examples' spoken words."""
+    doc = yaml.safe_load(open(path))["nlu"]
     patterns, values, train = [], {}, set()
     for item in doc:
         if "intent" in item:
@@ -172,7 +174,11 @@ def sentences(bot):
         elif "lookup" in item:
             values.setdefault(item["lookup"], set()).update(
                 v.strip()[2:].strip() for v in item["examples"].splitlines() if v.strip())
-    values = {k: sorted(v) for k, v in values.items()}
+    return patterns, {k: sorted(v) for k, v in values.items()}, train
+
+
+def sentences(bot):
+    patterns, values, train = patterns_and_values(os.path.join(ROOT, "samples", bot, "nlu.yaml"))
     chosen, seen = [], set()
     slotted = [p for p in patterns if p[2]]
     pool = slotted if len(slotted) >= 10 else patterns
