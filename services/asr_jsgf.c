@@ -20,7 +20,8 @@ char *svc_lang_jsgf(const svc_lang *l)
         const svc_strset *c = &l->classes[s];
         if (!c->n)
             continue;
-        pl_strbuf_printf(&o, "\n// slot %s\n<c_%d> =", l->slot[s], s);
+        pl_strbuf_printf(&o, "\n// slot %s%s\n<c_%d> =", l->slot[s % l->n_slots],
+                         s < l->n_slots ? "" : ", plural", s);
         for (int i = 0; i < c->n; i++)
             pl_strbuf_printf(&o, "%s %s", i ? " |" : "", c->s[i]);
         pl_strbuf_printf(&o, ";\n");

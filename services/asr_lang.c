@@ -4,7 +4,8 @@
  *
  * Each example becomes a sentence pattern in which every annotated slot value is replaced by
  * that slot's class: all the values the slot takes in the examples, its lookup table and the
- * synonyms of those values (asr_lang.h). Words are lower-cased, punctuation is dropped,
+ * synonyms of those values (asr_lang.h), in two classes where the examples tag one of them in
+ * the plural (split_plurals). Words are lower-cased, punctuation is dropped,
  * digits are spelled out ("42" → "forty two", sdk/base/numwords.h), a word the dictionary lacks is
  * pronounced from its spelling (asr_lts.h), the bot's own lexicon (asr_lexicon.c) is heard
  * before the dictionary's pronunciations or the guess, and a phrase with a word that has no
@@ -28,7 +29,7 @@
 #include "services/asr_lang.h"
 #include "services/asr_lts.h"
 
-#define LANG_VERSION "parley-asr-10"
+#define LANG_VERSION "parley-asr-11"
 
 /* cmudict's pronunciations of "um", "uh" and "hmm". */
 const svc_hesitation svc_hesitations[] = { { "<um>", "AH M" },
@@ -48,6 +49,7 @@ typedef struct builder {
     svc_strset said;    /* "member spoken words": a member's numbers read in pairs */
     pl_names said_ix;   /* their members → their index in said */
     int pairs;          /* add_word reads a number in pairs where it can (pl_number_pairs) */
+    int quiet;          /* add_word leaves a word without a pronunciation out unannounced */
     svc_strset spoken;  /* the words of the patterns and values (generic words are others) */
     pl_strbuf word;     /* scratch: one normalized phrase */
 } builder;
@@ -167,8 +169,9 @@ static int add_word(builder *b, const char *w, size_t len)
             } else if (pronounced(b, t, n - at)) {
                 pl_strbuf_printf(&b->word, " %s", t);
             } else {
-                pl_log(PARLEY_LOG_WARN,
-                       "asr: '%s' is not in the dictionary and has no pronunciation", t);
+                if (!b->quiet)
+                    pl_log(PARLEY_LOG_WARN,
+                           "asr: '%s' is not in the dictionary and has no pronunciation", t);
                 return 0;
             }
         }
@@ -315,6 +318,116 @@ static int collect_values(builder *b)
     return 1;
 }
 
+/* phrase() of words the bot did not write as such (a plural made here, a value spoken again),
+ * so a word without a pronunciation is neither announced nor counted: collect_values did. */
+static int phrase_quietly(builder *b, char *const *words, int from, int to, char **out)
+{
+    int dropped = b->l.dropped;
+    b->quiet = 1;
+    int ok = phrase(b, words, from, to, out);
+    b->quiet = 0;
+    b->l.dropped = dropped;
+    return ok;
+}
+
+/* The plural of a phrase, its last word's: "latte" → "lattes", "glass" → "glasses", "berry" →
+ * "berries"; owned, NULL when memory ran out. */
+static char *plural(const char *v)
+{
+    size_t n = strlen(v);
+    const char *last = strrchr(v, ' ');
+    size_t k = n - (size_t)((last ? last + 1 : v) - v);
+    char end = n ? v[n - 1] : 0, before = k >= 2 ? v[n - 2] : 0;
+    pl_strbuf o = { 0 };
+    if (end == 'y' && before && !strchr("aeiou", before))
+        pl_strbuf_printf(&o, "%.*sies", (int)n - 1, v);
+    else if (end && (strchr("sxz", end) || (end == 'h' && before && strchr("cs", before))))
+        pl_strbuf_printf(&o, "%ses", v);
+    else
+        pl_strbuf_printf(&o, "%ss", v);
+    if (o.failed) {
+        pl_free(o.s);
+        return NULL;
+    }
+    return o.s;
+}
+
+/* A member's value as the bot writes it, from its compound word ("flat_white:c_1" → "flat
+ * white"); owned, NULL when memory ran out. */
+static char *written(const char *member)
+{
+    char *v = pl_strdup(member);
+    if (v) {
+        *strrchr(v, ':') = 0;
+        for (char *p = v; *p; p++)
+            *p = *p == '_' ? ' ' : *p;
+    }
+    return v;
+}
+
+/* Whether member i of class c is the plural of another (asr_lang.h); -1 when memory ran out. */
+static int is_plural(const svc_strset *c, int i)
+{
+    for (int j = 0; j < c->n; j++) {
+        if (j == i)
+            continue;
+        char *p = plural(c->s[j]);
+        if (!p)
+            return -1;
+        int hit = !strcmp(p, c->s[i]);
+        pl_free(p);
+        if (hit)
+            return 1;
+    }
+    return 0;
+}
+
+/* Where slot s's examples tag a value in the plural, its values in the plural become class
+ * n_slots + s, and every value in the singular is also said in the plural there. */
+static int split_plurals(builder *b, int s)
+{
+    svc_strset *c = &b->l.classes[s];
+    int *plural_at = pl_calloc((size_t)c->n + 1, sizeof *plural_at), any = 0;
+    for (int i = 0; plural_at && i < c->n; i++) {
+        if ((plural_at[i] = is_plural(c, i)) < 0) {
+            pl_free(plural_at);
+            return 0;
+        }
+        any |= plural_at[i];
+    }
+    if (!plural_at || !any) {
+        pl_free(plural_at);
+        return plural_at != NULL;
+    }
+    svc_strset values = *c, members = b->l.members[s];
+    memset(c, 0, sizeof *c);
+    memset(&b->l.members[s], 0, sizeof *c);
+    int ok = 1, pl_class = b->l.n_slots + s;
+    for (int i = 0; i < values.n && ok; i++) {
+        char *w = written(members.s[i]), *many = w && !plural_at[i] ? plural(w) : NULL;
+        ok = w && add_text_value(b, plural_at[i] ? pl_class : s, w);
+        if (ok && !plural_at[i]) {
+            char *words[64], *save = NULL;
+            int n = 0;
+            for (char *t = many ? strtok_r(many, " ", &save) : NULL; t && n < 64;
+                 t = strtok_r(NULL, " ", &save))
+                words[n++] = t;
+            char *spoken = NULL; /* said in the plural only where every word has a pronunciation */
+            ok = many != NULL;
+            if (ok && phrase_quietly(b, words, 0, n, &spoken) && spoken)
+                ok = add_value(b, pl_class, words, n);
+            ok = ok && !b->word.failed;
+            pl_free(spoken);
+        }
+        pl_free(w);
+        pl_free(many);
+    }
+    pl_free(plural_at);
+    svc_strset_free(&values);
+    svc_strset_free(&members);
+    return ok;
+}
+
 /* One sentence pattern per example (owned strings in b->l.sentences). */
 static int collect_sentences(builder *b)
 {
@@ -325,9 +438,14 @@ static int collect_sentences(builder *b)
         t.len = 0;
         for (int i = 0; i < ex->n_words && ok;) {
             if (k < ex->n_spans && ex->spans[k].start == i) {
-                int slot = ex->spans[k].slot;
-                ok = b->l.classes[slot].n > 0;
-                pl_strbuf_printf(&t, " <c_%d>", slot);
+                int cls = ex->spans[k].slot, many = b->l.n_slots + cls;
+                char *v = NULL;
+                if (b->l.classes[many].n && phrase_quietly(b, ex->words, i, ex->spans[k].end, &v) &&
+                    v && pl_names_find(&b->l.classes[many].ix, v, strlen(v)) >= 0)
+                    cls = many;
+                pl_free(v);
+                ok = b->l.classes[cls].n > 0;
+                pl_strbuf_printf(&t, " <c_%d>", cls);
                 i = ex->spans[k++].end;
                 continue;
             }
@@ -620,11 +738,15 @@ static parley_status build(const char *nlu, const svc_lang_params *p, char *lexi
                                            &b.own)) != PARLEY_OK))
         goto out;
     b.l.source = b.ds->source;
-    b.l.n_classes = b.ds->n_slots;
+    b.l.n_slots = b.ds->n_slots;
+    b.l.n_classes = 2 * b.ds->n_slots;
     b.l.slot = b.ds->slots;
-    if (!(b.l.classes = pl_calloc((size_t)b.ds->n_slots + 1, sizeof *b.l.classes)) ||
-        !(b.l.members = pl_calloc((size_t)b.ds->n_slots + 1, sizeof *b.l.members)) ||
-        !collect_values(&b) || !collect_sentences(&b) || b.word.failed) {
+    int ok = (b.l.classes = pl_calloc((size_t)b.l.n_classes + 1, sizeof *b.l.classes)) &&
+             (b.l.members = pl_calloc((size_t)b.l.n_classes + 1, sizeof *b.l.members)) &&
+             collect_values(&b);
+    for (int s = 0; s < b.l.n_slots && ok; s++)
+        ok = split_plurals(&b, s);
+    if (!ok || !collect_sentences(&b) || b.word.failed) {
         st = pl_nomem("the language of %s", nlu);
         goto out;
     }

@@ -12,6 +12,13 @@
  * are lower-cased, numbers spelled out, and every word has a pronunciation: from the
  * dictionary, or guessed from its spelling (espeak-ng) when the dictionary lacks it.
  *
+ * A slot whose examples tag a value in the plural (a value that is another's with its last
+ * word's plural ending: "lattes" beside "latte") has two classes: its values in the singular,
+ * class N, and every one of them in the plural, class n_slots + N ("mochas", "flat whites"),
+ * each pattern naming the one its example's value is in. So the model learns which words
+ * take a plural ("two large <lattes>") and which a singular ("a large <latte>"), and a short
+ * "a" is not heard as "two" before a singular.
+ *
  * Threading: a svc_lang is built and read by one thread.
  */
 #ifndef SERVICES_ASR_LANG_H
@@ -33,8 +40,10 @@ void svc_strset_free(svc_strset *set);
 
 typedef struct svc_lang {
     const char *source;    /* the nlu.yaml (borrowed) */
-    int n_classes;         /* one per slot type, some empty */
-    char *const *slot;     /* (n_classes) slot type names (borrowed from the data set) */
+    int n_slots;           /* slot types */
+    int n_classes;         /* 2 per slot type: its values, then (from n_slots on) their
+                              plurals; many empty */
+    char *const *slot;     /* (n_slots) slot type names (borrowed from the data set) */
     svc_strset *classes;   /* (n_classes) values as spoken words */
     svc_strset *members;   /* (n_classes) their compound words, index for index */
     svc_strset sentences;  /* patterns */

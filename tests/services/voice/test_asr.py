@@ -254,6 +254,46 @@ if r.returncode == 0:
           "cards: a rank after 'RANK of' %.3f, 'of' after a suit %.3f" %
           (prob(grams, (rank, "of"), rank), prob(grams, (suit,), "of")))
 
+# a slot whose examples tag a value in the plural ("lattes" beside "latte") has a class of
+# every value in the plural (made by the spelling's rules where the bot wrote none), and each
+# pattern names the class its value is in: "two" goes before a plural, "a" before a singular
+drinks = os.path.join(tmp, "drinks-nlu.yaml")
+with open(drinks, "w") as f:
+    f.write("version: \"3.1\"\nnlu:\n  - intent: order\n    examples: |\n"
+            "      - can i get [two](quantity) [lattes](drink)\n"
+            "      - can i get a [latte](drink)\n"
+            "      - a [mocha](drink) please\n"
+            "  - lookup: drink\n    examples: |\n"
+            "      - flat white\n      - punch\n      - cherry\n")
+r = run("asr", "build", "--nlu", drinks, "--cache", cache)
+check(r.returncode == 0, "drinks: build: %r" % r.stderr)
+if r.returncode == 0:
+    lm = r.stdout.split()[0]
+    _, members = class_model("drinks", lm)
+    classes = {}
+    for m, _ in members:
+        classes.setdefault(m.split(":")[1], set()).add(m.split(":")[0])
+    one = [set(v) for v in classes.values() if "latte" in v]
+    many = [set(v) for v in classes.values() if "lattes" in v]
+    check(one == [{"latte", "mocha", "flat_white", "punch", "cherry"}] and
+          many == [{"lattes", "mochas", "flat_whites", "punches", "cherries"}],
+          "drinks: a class in the singular %r and one in the plural %r" % (one, many))
+    tag = {m.split(":")[0]: "[%s]" % m.split(":")[1] for m, _ in members}
+    grams = arpa_tables(open(lm).read())
+    check(prob(grams, ("get", tag["two"]), tag["lattes"]) > 0.7 and
+          prob(grams, ("get", tag["two"]), tag["latte"]) < 0.01 and
+          prob(grams, ("get", "a"), tag["latte"]) > 0.7,
+          "drinks: after 'get two' a plural %.3f, a singular %.3f; after 'get a' a singular %.3f"
+          % (prob(grams, ("get", tag["two"]), tag["lattes"]),
+             prob(grams, ("get", tag["two"]), tag["latte"]), prob(grams, ("get", "a"), tag["latte"])))
+    plain = os.path.join(tmp, "drinks-singular-nlu.yaml")
+    with open(plain, "w") as f:
+        f.write(open(drinks).read().replace("[lattes]", "[latte]"))
+    r = run("asr", "build", "--nlu", plain, "--cache", cache)
+    check(r.returncode == 0 and not re.search(r"^\S+s:c_", open(r.stdout.split()[0][:-3] +
+                                                               ".classdef").read(), re.M),
+          "drinks: no plural class where no value is tagged in the plural")
+
 # mixed with the generic model's most frequent words the bot lacks, at a weight: still a
 # proper model, its words pronounced; the generic words hold the weight's share of the mass
 # (less the hesitations'), and a word of the bot's values stays in its class
