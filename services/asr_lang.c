@@ -49,9 +49,11 @@ typedef struct builder {
     svc_strset said;    /* "member spoken words": a member's numbers read in pairs */
     pl_names said_ix;   /* their members → their index in said */
     int pairs;          /* add_word reads a number in pairs where it can (pl_number_pairs) */
-    int quiet;          /* add_word leaves a word without a pronunciation out unannounced */
-    svc_strset spoken;  /* the words of the patterns and values (generic words are others) */
-    pl_strbuf word;     /* scratch: one normalized phrase */
+    /* a phrase the bot did not write as such (a plural made here, a value spoken again): one
+     * with a word without a pronunciation is left out unannounced and uncounted */
+    int quiet;
+    svc_strset spoken; /* the words of the patterns and values (generic words are others) */
+    pl_strbuf word;    /* scratch: one normalized phrase */
 } builder;
 
 int svc_strset_add(svc_strset *set, char *s)
@@ -191,7 +193,7 @@ static int phrase(builder *b, char *const *words, int from, int to, char **out)
     b->word.len = 0;
     for (int i = from; i < to; i++)
         if (!add_word(b, words[i], strlen(words[i]))) {
-            b->l.dropped++;
+            b->l.dropped += !b->quiet;
             return 0;
         }
     if (b->word.len && !b->word.failed && !(*out = pl_strdup(b->word.s + 1)))
@@ -318,15 +320,13 @@ static int collect_values(builder *b)
     return 1;
 }
 
-/* phrase() of words the bot did not write as such (a plural made here, a value spoken again),
- * so a word without a pronunciation is neither announced nor counted: collect_values did. */
+/* phrase() of a value spoken again, so a word without a pronunciation is neither announced
+ * nor counted again: collect_values did. */
 static int phrase_quietly(builder *b, char *const *words, int from, int to, char **out)
 {
-    int dropped = b->l.dropped;
     b->quiet = 1;
     int ok = phrase(b, words, from, to, out);
     b->quiet = 0;
-    b->l.dropped = dropped;
     return ok;
 }
 
@@ -365,35 +365,22 @@ static char *written(const char *member)
     return v;
 }
 
-/* Whether member i of class c is the plural of another (asr_lang.h); -1 when memory ran out. */
-static int is_plural(const svc_strset *c, int i)
-{
-    for (int j = 0; j < c->n; j++) {
-        if (j == i)
-            continue;
-        char *p = plural(c->s[j]);
-        if (!p)
-            return -1;
-        int hit = !strcmp(p, c->s[i]);
-        pl_free(p);
-        if (hit)
-            return 1;
-    }
-    return 0;
-}
-
 /* Where slot s's examples tag a value in the plural, its values in the plural become class
  * n_slots + s, and every value in the singular is also said in the plural there. */
 static int split_plurals(builder *b, int s)
 {
     svc_strset *c = &b->l.classes[s];
     int *plural_at = pl_calloc((size_t)c->n + 1, sizeof *plural_at), any = 0;
-    for (int i = 0; plural_at && i < c->n; i++) {
-        if ((plural_at[i] = is_plural(c, i)) < 0) {
+    for (int j = 0; plural_at && j < c->n; j++) { /* a member that is another's plural */
+        char *p = plural(c->s[j]);
+        if (!p) {
             pl_free(plural_at);
             return 0;
         }
-        any |= plural_at[i];
+        int i = pl_names_find(&c->ix, p, strlen(p));
+        pl_free(p);
+        if (i >= 0 && i != j)
+            any = plural_at[i] = 1;
     }
     if (!plural_at || !any) {
         pl_free(plural_at);
@@ -406,18 +393,10 @@ static int split_plurals(builder *b, int s)
     for (int i = 0; i < values.n && ok; i++) {
         char *w = written(members.s[i]), *many = w && !plural_at[i] ? plural(w) : NULL;
         ok = w && add_text_value(b, plural_at[i] ? pl_class : s, w);
-        if (ok && !plural_at[i]) {
-            char *words[64], *save = NULL;
-            int n = 0;
-            for (char *t = many ? strtok_r(many, " ", &save) : NULL; t && n < 64;
-                 t = strtok_r(NULL, " ", &save))
-                words[n++] = t;
-            char *spoken = NULL; /* said in the plural only where every word has a pronunciation */
-            ok = many != NULL;
-            if (ok && phrase_quietly(b, words, 0, n, &spoken) && spoken)
-                ok = add_value(b, pl_class, words, n);
-            ok = ok && !b->word.failed;
-            pl_free(spoken);
+        if (ok && !plural_at[i]) { /* left out where a word of it has no pronunciation */
+            b->quiet = 1;
+            ok = many && add_text_value(b, pl_class, many);
+            b->quiet = 0;
         }
         pl_free(w);
         pl_free(many);
