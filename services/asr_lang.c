@@ -388,7 +388,7 @@ static int split_plurals(builder *b, int s)
     }
     svc_strset values = *c, members = b->l.members[s];
     memset(c, 0, sizeof *c);
-    memset(&b->l.members[s], 0, sizeof *c);
+    memset(&b->l.members[s], 0, sizeof b->l.members[s]);
     int ok = 1, pl_class = b->l.n_slots + s;
     for (int i = 0; i < values.n && ok; i++) {
         char *w = written(members.s[i]), *many = w && !plural_at[i] ? plural(w) : NULL;
