@@ -62,18 +62,6 @@ nodes:
 """
 
 
-def stationary_noise(seconds=60):
-    """Unit-power noise with no speech in it: rumble, clatter, a 120 Hz hum, white noise."""
-    g = np.random.default_rng(11)
-    n = 16000 * seconds
-    brown, bursts = V.rumble(g, n), V.clatter(g, n)
-    t = np.arange(n) / 16000
-    hum = np.sin(2 * np.pi * 120 * t) + 0.5 * np.sin(2 * np.pi * 240 * t)
-    x = (brown / brown.std() + 0.5 * bursts / bursts.std() + 0.5 * hum / hum.std()
-         + 0.5 * g.normal(0, 1, n))
-    return x / x.std()
-
-
 def stream(clips, noise, snr, path, before=GAP_S, after=GAP_S):
     """The clips with `before` s of pause before each and `after` after the last, noise over
     all at snr dB."""
@@ -136,7 +124,7 @@ def main():
     pause = float(sys.argv[sys.argv.index("--pause") + 1]) if "--pause" in sys.argv else None
     wanted = (sys.argv[sys.argv.index("--conditions") + 1].split(",")
               if "--conditions" in sys.argv else None)
-    noises = {"kitchen": V.kitchen_noise(), "stationary": stationary_noise()}
+    noises = {"kitchen": V.kitchen_noise(), "stationary": V.stationary_noise()}
     report = {}
     for bot in bots:
         nlu = os.path.join(V.ROOT, "samples", bot, "nlu.yaml")
