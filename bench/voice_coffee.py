@@ -8,7 +8,8 @@ measures the SNR as the speech-to-intent benchmark the voice issue cites mixes i
 (the loudest 128 ms of the speech against the loudest of the noise; "active", the default,
 is the speech's active power against the noise's mean). --room makes each order a
 recording of one request like that benchmark's (2 s of a quiet room before it, 2.5 s after;
-the noise over all of it). --generic W builds the bot's model
+the noise over all of it); --reverb R makes the room echo (sox's reverb at R%
+reverberance, before the noise). --generic W builds the bot's model
 with the generic model's words mixed in at weight W (`parley asr build --generic`);
 --reference decodes the same files with the voice issue's reference recognizer too (a plain
 word trigram of the examples, each file decoded whole: bench/plain_trigram.py; needs Debian's
@@ -21,7 +22,7 @@ reject it (bench/voice_wer.py's rules). Word errors count words as spoken. Speec
 here and never committed.
 
 Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--noise kitchen|stationary]
-       [--snr-rule active|peak] [--room] [--generic W] [--reference]
+       [--snr-rule active|peak] [--room] [--reverb R] [--generic W] [--reference]
 """
 import argparse
 import json
@@ -80,6 +81,7 @@ def main():
     ap.add_argument("--noise", choices=NOISES, default="kitchen")
     ap.add_argument("--snr-rule", choices=sorted(vw.SNR_RULES), default="active")
     ap.add_argument("--room", action="store_true")
+    ap.add_argument("--reverb", type=int, default=0)
     ap.add_argument("--generic")
     ap.add_argument("--reference", action="store_true")
     args = ap.parse_args()
@@ -94,7 +96,7 @@ def main():
     items = orders()
     ceiling = vw.parses(model, [t for t, _ in items])
     report = {"orders": len(items), "noise": args.noise, "snr_rule": args.snr_rule,
-              "room": args.room,
+              "room": args.room, "reverb": args.reverb,
               "ceiling": sum(vw.accepted(p, "order_drink", s) for p, (_, s) in zip(ceiling, items))}
     print("text, fully right: %d of %d" % (report["ceiling"], len(items)), flush=True)
     files, refs, wants = [], [], []
@@ -111,6 +113,8 @@ def main():
     g = np.random.default_rng(vw.seed)
     if args.room:
         files = [vw.in_room(f, g) for f in files]
+    if args.reverb:
+        files = [vw.reverberant(f, args.reverb) for f in files]
     for snr in snrs:
         heard = files if snr is None else [vw.noisy(f, snr, noise, g, args.snr_rule, args.noise)
                                            for f in files]

@@ -312,6 +312,14 @@ def in_room(path, g, before=2.0, after=2.5):
     return dst
 
 
+def reverberant(path, amount):
+    """path as heard in a room that echoes: sox's reverb at `amount` % reverberance (its
+    default damping and room size), the same length."""
+    dst = path[:-4] + "_rev%d.wav" % amount
+    subprocess.run(["sox", path, dst, "reverb", str(amount), "50", "100", "0"], check=True)
+    return dst
+
+
 def noisy(path, snr, noise, g, rule="active", tag=""):
     """path with noise mixed in at snr dB by SNR_RULES[rule]; tag names the noise in the file's
     name."""
