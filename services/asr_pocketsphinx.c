@@ -87,12 +87,6 @@ typedef struct user_mean {
  * take the same search. */
 #define GENERIC_BESIDE_BOT_HMMS "1500"
 
-/* How far above its noise estimate (dB) pocketsphinx's voice detector puts speech, for the
- * bot's decoders: 3 rather than the default 2 keeps more of the noise between words out of
- * the search, where the bot's model would make words of it (synthesized orders with babble
- * and kitchen-like noise: bench/RESULTS.md, "Voice"). */
-#define VAD_THRESHOLD "3.0"
-
 /* Idle decoders of one model, under svc_ps.mu. */
 typedef struct dec_pool {
     int bot; /* the bot's model (new_decoder's `bot`), else the generic one */
@@ -151,9 +145,11 @@ static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
         cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm", ps->lm,
                           ps->bot ? "-fwdflat" : NULL, "no", "-bestpath", "no", "-maxhmmpf",
                           GENERIC_BESIDE_BOT_HMMS, NULL);
-    else /* the class model is set after (set_class_model): its NULL ends the list early */
+    else /* the class model is set after (set_class_model): its NULL ends the list early.
+          * pocketsphinx's voice detector keeps its own threshold (2 dB over its noise
+          * estimate): at 3 it took a speaker's softer last words in an echoing room for
+          * silence (bench/RESULTS.md#voice-vad) */
         cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->bot_dict,
-                          "-vad_threshold", VAD_THRESHOLD,
                           ps->kind == SVC_LANG_JSGF ? "-jsgf" : NULL, ps->bot, NULL);
     *out = cfg ? ps_init(cfg) : NULL;
     if (cfg)
