@@ -294,11 +294,12 @@ def peak_power(x, frame=2048):
 
 
 # How a condition's SNR is measured: "active", the speech's power over its frames within 10 dB
-# of its peak against the noise's mean power; "peak", as the speech-to-intent benchmark the
-# voice issue cites mixes its recordings: the loudest 128 ms frame of the speech against the
-# loudest of the noise laid under it. Bursts make a noise's loudest frame several dB above
-# its mean, so "peak" puts less noise under the same figure.
-SNR_RULES = {"active": lambda x, seg: active_power(x) / np.mean(seg ** 2),
+# of its peak against the noise's mean power (the noises here have unit power); "peak", as
+# the speech-to-intent benchmark the voice issue cites mixes its recordings: the loudest
+# 128 ms frame of the speech against the loudest of the noise laid under it. Bursts make a
+# noise's loudest frame several dB above its mean, so "peak" puts less noise under the same
+# figure.
+SNR_RULES = {"active": lambda x, seg: active_power(x),
              "peak": lambda x, seg: peak_power(x) / peak_power(seg)}
 
 
