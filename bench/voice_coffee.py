@@ -2,18 +2,19 @@
 bot written for the test (bench/coffee/nlu.yaml: 50 examples, seven slot types with lookup
 tables) and 40 orders of other phrasings (bench/coffee/orders.txt: other word orders, "um",
 "uh", "please", greetings), each spoken by the seven voices of bench/voice_wer.py, clean and
-with noise at 12 and 6 dB (or --snrs): --noise kitchen (bench/voice_wer.py's: chatter,
-rumble, clatter) or stationary (no speech in it: rumble, clatter, hum, hiss). --snr-rule peak
-measures the SNR as the speech-to-intent benchmark the voice issue cites mixes its recordings
-(the loudest 128 ms of the speech against the loudest of the noise; "active", the default,
-is the speech's active power against the noise's mean). --room makes each order a
-recording of one request like that benchmark's (2 s of a quiet room before it, 2.5 s after;
-the noise over all of it); --reverb R makes the room echo (sox's reverb at R%
-reverberance, before the noise). --generic W builds the bot's model
-with the generic model's words mixed in at weight W (`parley asr build --generic`);
---reference decodes the same files with the voice issue's reference recognizer too (a plain
-word trigram of the examples, each file decoded whole: bench/plain_trigram.py; needs Debian's
-python3-pocketsphinx), each figure printed beside parley's.
+with noise at 12 and 6 dB (or --snrs): --noise kitchen (bench/voice_wer.py's: chatter, rumble,
+clatter) or stationary (no speech in it: rumble, clatter, hum, hiss). --snr-rule peak measures
+the SNR as the speech-to-intent benchmark the voice issue cites mixes its recordings (the
+loudest 128 ms of the speech against the loudest of the noise; "active", the default, is the
+speech's active power against the noise's mean). --room makes each order a recording of one
+request like that benchmark's (2 s of a quiet room before it, 2.5 s after; the noise over all
+of it); --reverb R makes the room echo (sox's reverb at R% reverberance, before the noise).
+--gain DB makes the speaker quieter (or louder) by DB before the room and the noise: a quiet
+speaker, or a microphone set low. --generic W builds the bot's model with the generic model's
+words mixed in at weight W (`parley asr build --generic`); --reference decodes the same files
+with the voice issue's reference recognizer too (a plain word trigram of the examples, each
+file decoded whole: bench/plain_trigram.py; needs Debian's python3-pocketsphinx), each figure
+printed beside parley's.
 
 The NLU is trained with parley's defaults (`parley train --data nlu.yaml`), as a bot's author
 would; its parse of the orders' text is the ceiling. A command is accepted when its intent
@@ -22,7 +23,8 @@ reject it (bench/voice_wer.py's rules). Word errors count words as spoken. Speec
 here and never committed.
 
 Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--noise kitchen|stationary]
-       [--snr-rule active|peak] [--room] [--reverb R] [--generic W] [--reference]
+       [--snr-rule active|peak] [--room] [--reverb R] [--gain DB] [--generic W]
+       [--reference]
 """
 import argparse
 import json
@@ -65,6 +67,13 @@ def figures(model, heard, refs, wants):
                             for p, w, r in zip(vw.parses(model, hyps), wants, rejected))}
 
 
+def louder(path, db):
+    """path with its speech scaled by db dB."""
+    dst = path[:-4] + "_gain%d.wav" % db
+    vw.write_wav(dst, vw.read_wav(path) * 10 ** (db / 20))
+    return dst
+
+
 def bot_dictionary(parley, nlu):
     """The pronunciation dictionary parley builds for the bot (`parley asr build`)."""
     lm = subprocess.run([parley, "asr", "build", "--nlu", nlu, "--cache",
@@ -82,6 +91,7 @@ def main():
     ap.add_argument("--snr-rule", choices=sorted(vw.SNR_RULES), default="active")
     ap.add_argument("--room", action="store_true")
     ap.add_argument("--reverb", type=int, default=0)
+    ap.add_argument("--gain", type=int, default=0)
     ap.add_argument("--generic")
     ap.add_argument("--reference", action="store_true")
     args = ap.parse_args()
@@ -96,7 +106,7 @@ def main():
     items = orders()
     ceiling = vw.parses(model, [t for t, _ in items])
     report = {"orders": len(items), "noise": args.noise, "snr_rule": args.snr_rule,
-              "room": args.room, "reverb": args.reverb,
+              "room": args.room, "reverb": args.reverb, "gain": args.gain,
               "ceiling": sum(vw.accepted(p, "order_drink", s) for p, (_, s) in zip(ceiling, items))}
     print("text, fully right: %d of %d" % (report["ceiling"], len(items)), flush=True)
     files, refs, wants = [], [], []
@@ -111,6 +121,8 @@ def main():
                  if args.reference else None)
     noise = NOISES[args.noise]() if len(snrs) > 1 else None
     g = np.random.default_rng(vw.seed)
+    if args.gain:
+        files = [louder(f, args.gain) for f in files]
     if args.room:
         files = [vw.in_room(f, g) for f in files]
     if args.reverb:

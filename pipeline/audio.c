@@ -94,7 +94,7 @@ parley_status pipe_seg_open(const pipe_seg_params *p, pipe_node *node, int port,
     q.incomplete_ms = or_default(q.incomplete_ms, 2000);
     q.max_ms = or_default(q.max_ms, 15000);
     q.piece_ms = or_default(q.piece_ms, 100);
-    q.threshold = or_default(q.threshold, 100);
+    q.threshold = or_default(q.threshold, PIPE_SEG_THRESHOLD);
     if (q.in_rate < PIPE_SEG_MIN_RATE || q.in_rate > PIPE_SEG_MAX_RATE || q.max_ms < 0 ||
         q.complete_ms < 0 || q.incomplete_ms < 0 || q.piece_ms < 10 || q.piece_ms > 1000 ||
         q.threshold < 0 || q.threshold > 32767)
@@ -356,7 +356,7 @@ int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, 
     uint32_t hist[PIPE_VAD_BINS] = { 0 };
     size_t frames = n / FRAME, first = 0, last = 0;
     int run = 0, found = 0;
-    pipe_vad_init(&v, or_default(threshold, 100));
+    pipe_vad_init(&v, or_default(threshold, PIPE_SEG_THRESHOLD));
     for (size_t f = 0; f < frames; f++) {
         pipe_vad_frame(&v, pcm + f * FRAME, FRAME);
         hist[pipe_vad_bin(pipe_vad_level(&v))]++;

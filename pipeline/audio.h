@@ -39,7 +39,7 @@ typedef struct pipe_seg_params {
     int wait_hints;
     int max_ms;    /* an utterance's maximum length (0: 15000) */
     int piece_ms;  /* audio per message (0: 100) */
-    int threshold; /* the least RMS of speech, 16-bit units (0: 100, about -50 dBFS); above
+    int threshold; /* the least RMS of speech, 16-bit units (0: PIPE_SEG_THRESHOLD); above
                     * it, speech is told from the stream's own noise (audio_vad.h) */
     /* Optional: called with an utterance's last piece just before it is sent (a source that
      * tracks its turns records last->seq here, as the reply will carry it); not for a
@@ -60,6 +60,12 @@ typedef enum pipe_end_hint {
 /* The ranges of the fields above, for the node params that set them. */
 #define PIPE_SEG_MIN_RATE 8000
 #define PIPE_SEG_MAX_RATE 48000
+/* The default least RMS of speech: 30, about -60 dBFS, under a quiet speaker's softest words
+ * on a microphone set low (at 100, about -50 dBFS, a speaker 30 dB under a full-scale
+ * recording lost the end of each order, and one 40 dB under was never heard:
+ * bench/RESULTS.md#voice-quiet). It only keeps digital silence and a near-silent room from
+ * counting as speech; the stream's own noise sets the threshold above it. */
+#define PIPE_SEG_THRESHOLD 30
 
 /* The params of every source that cuts a user's audio (audio.gst, ws.server), for its kind's
  * param table; pipe_seg_params_of reads them. An endpoint under 300 ms would end an
@@ -92,7 +98,7 @@ typedef enum pipe_end_hint {
               500,      120000,     "an utterance's maximum length: it is ended and answered there", \
               NULL },                                                                                \
     {                                                                                                \
-        "threshold", PIPE_P_INT, "100", 1, 32767,                                                    \
+        "threshold", PIPE_P_INT, "30", 1, 32767,                                                     \
                 "the least RMS of speech (16-bit units); above it, speech is told from the "         \
                 "stream's own "                                                                      \
                 "noise",                                                                             \
@@ -123,8 +129,8 @@ parley_status pipe_seg_drop(pipe_seg *s);
  * quietest (a quiet room's soft words): nearer the microphone than the people talking
  * behind them, the speaker is louder. The detector hears the recording once first, so it
  * knows its noise from the first frame on. pcm is n samples at PIPE_AUDIO_RATE; threshold
- * as in pipe_seg_params (0: 100). Returns 1 and [*from, *to) in samples, or 0 when it holds
- * no speech. Pure; any thread. */
+ * as in pipe_seg_params (0: PIPE_SEG_THRESHOLD). Returns 1 and [*from, *to) in samples, or
+ * 0 when it holds no speech. Pure; any thread. */
 int pipe_speech_span(const int16_t *pcm, size_t n, int threshold, size_t *from, size_t *to);
 /* Tells the segmenter of `user` in graph g (every one, when a user has several) how its
  * utterance `utt` reads after its first `samples` samples: a recognizer's word on the pause

@@ -1,13 +1,12 @@
 /* test_audio_seg.c — the utterance segmenter (pipeline/audio.h) through a real graph: tone
  * bursts between silences at 8, 16, 44.1 and 48 kHz, fed in odd-sized chunks, give one
  * utterance per burst ended by trailing silence, numbered in order; so do bursts 11 dB over
- * a noise louder than a fixed threshold would allow, and a quiet speaker's bursts over a
- * quiet room (pipeline/audio_vad.h); a pause inside an utterance goes on whole, a trailing
- * one is cut after its first 250 ms or so; silence alone gives
- * nothing; a burst longer than max_ms is cut at it; an explicit end closes the utterance in
- * progress; a dropped utterance makes no turn; on_end sees every utterance's last piece.
- * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api).
- */
+ * a noise louder than a fixed threshold would allow, a quiet speaker's bursts over a quiet
+ * room, and bursts at -55 dBFS (pipeline/audio_vad.h); a pause inside an utterance goes on
+ * whole, a trailing one is cut after its first 250 ms or so; silence alone gives nothing; a
+ * burst longer than max_ms is cut at it; an explicit end closes the utterance in progress; a
+ * dropped utterance makes no turn; on_end sees every utterance's last piece.
+ * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -133,10 +132,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
         bursts_at(dir, rates[i], 3000, 0, 900);
     /* a kitchen: noise at RMS 600 (over 300, where a fixed threshold once stood), the
-     * bursts (RMS 2,121) 11 dB above it; a quiet speaker (RMS 177) in a quiet room */
+     * bursts (RMS 2,121) 11 dB above it; a quiet speaker (RMS 177) in a quiet room; one on
+     * a microphone set low (RMS 57, about -55 dBFS, under the least level that once stood at
+     * 100) over a near-silent room */
     bursts_at(dir, 16000, 3000, 600, 1500);
     bursts_at(dir, 44100, 3000, 600, 1500);
     bursts_at(dir, 16000, 250, 10, 1500);
+    bursts_at(dir, 16000, 80, 3, 1500);
 
     /* silence only: nothing; a long burst cut at max_ms; an explicit end mid-speech */
     pipe_graph *g = open_graph(dir);
