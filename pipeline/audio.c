@@ -18,6 +18,8 @@
 #include "pipeline/graph_impl.h"
 #include "sdk/base/alloc.h"
 
+#define DC_POLE 0.995 /* the DC blocker's: its cutoff is (1 - DC_POLE) * 16000 / 2 pi, 13 Hz */
+
 enum {
     FRAME = PIPE_AUDIO_RATE / 100, /* 10 ms */
     PRE_FRAMES = 30,               /* kept from before the start of speech */
@@ -52,6 +54,8 @@ struct pipe_seg {
     size_t pause_at;      /* the samples sent before the pause in progress */
     int waited;           /* wait_hints: this pause's hint was waited for */
     int shortest_ms;      /* the shortest of the three endpoints */
+    /* the DC blocker's last input and output (16 kHz) */
+    double dc_in, dc_out;
     /* rate conversion */
     double step, t; /* input samples per output sample; position of the next output */
     double prev;    /* the last filtered input sample */
@@ -290,9 +294,15 @@ static parley_status on_frame(pipe_seg *s)
     return s->n_piece >= s->piece_samples ? send_piece(s, PIPE_UTT_MORE) : PARLEY_OK;
 }
 
-/* One sample at 16 kHz. */
+/* One sample at 16 kHz, its DC taken out first: a microphone's offset (some sound cards
+ * add thousands) would stand in every frame's level as steady noise, and speech over it
+ * would never rise half way from that floor. A one-pole high-pass at about 13 Hz leaves
+ * the rumble of a room to the detector. */
 static parley_status put(pipe_seg *s, double v)
 {
+    double y = v - s->dc_in + DC_POLE * s->dc_out;
+    s->dc_in = v;
+    s->dc_out = v = y;
     s->frame[s->n_frame++] = (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : lrint(v));
     if (s->n_frame < FRAME)
         return PARLEY_OK;

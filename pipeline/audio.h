@@ -1,20 +1,20 @@
 /* audio.h — cutting a user's stream of audio into utterances, for every audio source.
  *
- * A source (audio.gst, ws.server) feeds the samples it reads, at the rate it reads them,
- * into one pipe_seg per user stream. The segmenter converts them to PIPE_AUDIO_RATE, finds
- * where speech starts (a level detector over 10 ms frames that learns the stream's noise,
- * pipeline/audio_vad.h; some audio is kept from before the start), and sends the utterance
- * on as PIPE_T_AUDIO pieces of about `piece_ms` through pipe_node_emit (so a full queue
- * slows the source: backpressure). An utterance ends after a trailing silence, at `max_ms`
- * of audio, or when the source calls pipe_seg_end (end of file, the client's eof). Audio
- * outside any utterance (silence) sends nothing, and neither does a trailing silence past
- * its first 250 ms: a pause is held back until speech resumes, so the recognizer does not
- * hear the noise after the speech. It does not recognize anything: that is the ASR node's
- * job. But the recognizer may say how the words before a pause read (pipe_seg_hint): the
- * piece sent as a pause begins is marked (pipe_msg.pause), and a recognizer that hears the
- * request complete ("a large latte please") lets the utterance end after `complete_ms` of
- * silence, one that hears it stop half way ("a large ... um") after `incomplete_ms`; without
- * its word, after `silence_ms`.
+ * A source (audio.gst, ws.server) feeds the samples it reads, at the rate it reads them, into
+ * one pipe_seg per user stream. The segmenter converts them to PIPE_AUDIO_RATE (and takes out
+ * a DC offset), finds where speech starts (a level detector over 10 ms frames that learns the
+ * stream's noise, pipeline/audio_vad.h; some audio is kept from before the start), and sends
+ * the utterance on as PIPE_T_AUDIO pieces of about `piece_ms` through pipe_node_emit (so a
+ * full queue slows the source: backpressure). An utterance ends after a trailing silence, at
+ * `max_ms` of audio, or when the source calls pipe_seg_end (end of file, the client's eof).
+ * Audio outside any utterance (silence) sends nothing, and neither does a trailing silence
+ * past its first 250 ms: a pause is held back until speech resumes, so the recognizer does not
+ * hear the noise after the speech. It does not recognize anything: that is the ASR node's job.
+ * But the recognizer may say how the words before a pause read (pipe_seg_hint): the piece sent
+ * as a pause begins is marked (pipe_msg.pause), and a recognizer that hears the request
+ * complete ("a large latte please") lets the utterance end after `complete_ms` of silence, one
+ * that hears it stop half way ("a large ... um") after `incomplete_ms`; without its word,
+ * after `silence_ms`.
  *
  * A pipe_seg belongs to one source thread at a time; it holds no lock of its own. It is on
  * its graph's board from open to close, where pipe_seg_hint finds it by its user: close it

@@ -2,10 +2,11 @@
  * bursts between silences at 8, 16, 44.1 and 48 kHz, fed in odd-sized chunks, give one
  * utterance per burst ended by trailing silence, numbered in order; so do bursts 11 dB over
  * a noise louder than a fixed threshold would allow, a quiet speaker's bursts over a quiet
- * room, and bursts at -55 dBFS (pipeline/audio_vad.h); a pause inside an utterance goes on
- * whole, a trailing one is cut after its first 250 ms or so; silence alone gives nothing; a
- * burst longer than max_ms is cut at it; an explicit end closes the utterance in progress; a
- * dropped utterance makes no turn; on_end sees every utterance's last piece.
+ * room, bursts at -55 dBFS, and bursts on a DC offset (pipeline/audio_vad.h); a pause inside
+ * an utterance goes on whole, a trailing one is cut after its first 250 ms or so; silence
+ * alone gives nothing; a burst longer than max_ms is cut at it; an explicit end closes the
+ * utterance in progress; a dropped utterance makes no turn; on_end sees every utterance's
+ * last piece.
  * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api). */
 #include <math.h>
 #include <pthread.h>
@@ -45,6 +46,8 @@ static void on_event(const pipe_event *ev, void *user)
     pthread_mutex_unlock(&mu);
 }
 
+static double offset; /* a DC offset in every sample fed, as some sound cards add */
+
 /* Feeds `ms` of a 440 Hz tone (amp > 0) or silence at `rate`, with white noise of RMS
  * `noise` over it, in chunks of 37 samples. */
 static void feed_noisy(pipe_seg *s, int rate, int ms, double amp, double noise)
@@ -58,7 +61,7 @@ static void feed_noisy(pipe_seg *s, int rate, int ms, double amp, double noise)
         for (int i = 0; i < k; i++) {
             lcg = lcg * 1664525u + 1013904223u;
             double white = ((double)(lcg >> 8) / (1u << 24) * 2 - 1) * sqrt(3.0); /* RMS 1 */
-            buf[i] = (int16_t)(amp * sin(phase) + noise * white);
+            buf[i] = (int16_t)(offset + amp * sin(phase) + noise * white);
             phase += 2 * M_PI * 440 / rate;
         }
         CHECK(pipe_seg_feed(s, buf, (size_t)k) == PARLEY_OK, "feed: %s", parley_errmsg());
@@ -139,6 +142,11 @@ int main(int argc, char **argv)
     bursts_at(dir, 44100, 3000, 600, 1500);
     bursts_at(dir, 16000, 250, 10, 1500);
     bursts_at(dir, 16000, 80, 3, 1500);
+    /* bursts of RMS 707 on an offset of 3,000: with the offset, every frame's level stands
+     * within 0.3 dB of the pauses' */
+    offset = 3000;
+    bursts_at(dir, 16000, 1000, 10, 1500);
+    offset = 0;
 
     /* silence only: nothing; a long burst cut at max_ms; an explicit end mid-speech */
     pipe_graph *g = open_graph(dir);
