@@ -60,10 +60,9 @@ typedef enum pipe_end_hint {
 /* The ranges of the fields above, for the node params that set them. */
 #define PIPE_SEG_MIN_RATE 8000
 #define PIPE_SEG_MAX_RATE 48000
-/* The default least RMS of speech: 30, about -60 dBFS, under a quiet speaker's softest words
- * on a microphone set low (at 100, about -50 dBFS, a speaker 30 dB under a full-scale
- * recording lost the end of each order, and one 40 dB under was never heard:
- * bench/RESULTS.md#voice-quiet). It only keeps digital silence and a near-silent room from
+/* The default least RMS of speech: 30, about -60 dBFS, where a microphone's own noise lies
+ * and under a quiet speaker's softest words on a microphone set low
+ * (bench/RESULTS.md#voice-quiet). It only keeps digital silence and a near-silent room from
  * counting as speech; the stream's own noise sets the threshold above it. */
 #define PIPE_SEG_THRESHOLD 30
 
