@@ -14,7 +14,9 @@ speaker, or a microphone set low. --generic W builds the bot's model with the ge
 words mixed in at weight W (`parley asr build --generic`); --reference decodes the same files
 with the voice issue's reference recognizer too (a plain word trigram of the examples, each
 file decoded whole: bench/plain_trigram.py; needs Debian's python3-pocketsphinx), each figure
-printed beside parley's.
+printed beside parley's. --kiosk runs each file through the kiosk graph too, as one stream
+(bench/voice_endpoint.py's: audio.gst -> asr.pocketsphinx -> nlu.bert): a command is
+accepted there when the stream gives exactly one turn and it is right.
 
 The NLU is trained with parley's defaults (`parley train --data nlu.yaml`), as a bot's author
 would; its parse of the orders' text is the ceiling. A command is accepted when its intent
@@ -24,7 +26,7 @@ here and never committed.
 
 Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--noise kitchen|stationary]
        [--snr-rule active|peak] [--room] [--reverb R] [--gain DB] [--generic W]
-       [--reference]
+       [--reference] [--kiosk]
 """
 import argparse
 import json
@@ -37,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plain_trigram  # noqa: E402
+import voice_endpoint  # noqa: E402
 import voice_wer as vw  # noqa: E402
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coffee")
@@ -67,6 +70,17 @@ def figures(model, heard, refs, wants):
                             for p, w, r in zip(vw.parses(model, hyps), wants, rejected))}
 
 
+def kiosk(nlu, model, heard, wants):
+    """The kiosk graph's figures over the files: accepted (one turn, and right), and how many
+    streams gave no turn, one, or more."""
+    turns, accepted = [0, 0, 0], 0
+    for path, want in zip(heard, wants):
+        parsed = voice_endpoint.turns(nlu, model, path)
+        turns[min(len(parsed), 2)] += 1
+        accepted += len(parsed) == 1 and vw.accepted(parsed[0], "order_drink", want)
+    return {"accepted": accepted, "turns_0_1_more": turns}
+
+
 def louder(path, db):
     """path with its speech scaled by db dB."""
     dst = path[:-4] + "_gain%d.wav" % db
@@ -94,6 +108,7 @@ def main():
     ap.add_argument("--gain", type=int, default=0)
     ap.add_argument("--generic")
     ap.add_argument("--reference", action="store_true")
+    ap.add_argument("--kiosk", action="store_true")
     args = ap.parse_args()
     snrs = [None] + [int(s) for s in args.snrs.split(",") if s]
     mix = ["--generic", args.generic] if args.generic else []
@@ -136,6 +151,8 @@ def main():
             report[key]["reference"] = figures(
                 model, (plain_trigram.transcribe(reference, heard), [False] * len(heard)),
                 refs, wants)
+        if args.kiosk:
+            report[key]["kiosk"] = kiosk(nlu, model, heard, wants)
         print(key, report[key], flush=True)
     json.dump(report, open(os.path.join(args.out, "voice_coffee.json"), "w"), indent=1)
 
