@@ -6,7 +6,8 @@
  * recognition, not for music. The detector (pipeline/audio_vad.h) calls a frame speech
  * against the stream's own noise; three speech frames in a row start an utterance, which
  * takes the 300 ms before it along (the first sounds are quiet, and the detector's average
- * rises after them). Nothing here knows a recognizer: a pause's endpoint follows what one
+ * rises after them); one that a trailing silence ends with under 80 ms of speech is dropped
+ * as a knock. Nothing here knows a recognizer: a pause's endpoint follows what one
  * says of it through the graph's board (audio_hint.h), when it says it in time.
  */
 #include <math.h>
@@ -28,6 +29,11 @@ enum {
     /* silent frames that go on with the utterance as they come (with the detector's lag,
      * 250 ms of a pause: the last word's end); the rest of a pause is held back */
     PAUSE_SENT = 10,
+    /* An utterance that the endpoint ends with fewer speech frames than this was a clatter,
+     * a knock or the noise at a stream's start (where the detector's average is short), not
+     * a word: it is dropped. Short words said alone ("no") had 8 or more in noise at 6 dB,
+     * and half such bursts fewer (bench/RESULTS.md#voice-bursts). */
+    MIN_SPEECH_FRAMES = 8,
     /* A whole recording's request (pipe_speech_span) is the speaker's speech: frames within
      * SPAN_UNDER_DB of its loudest tenth, or SPAN_OVER_DB above its quietest. The detector's
      * own threshold, half way from the noise to the speech, takes the loudest words of the
@@ -63,11 +69,13 @@ struct pipe_seg {
     double avg[MAX_AVG];
     /* detection */
     pipe_vad vad;
+    size_t frames; /* 10 ms frames of the stream so far */
     int16_t frame[FRAME];
     int n_frame;
     int16_t pre[PRE_FRAMES * FRAME]; /* ring of the frames before speech */
     int pre_frames, pre_at, speech_run;
     int in_speech, silence_run;
+    int speech_frames; /* of the utterance in progress */
     size_t utt_samples;
     uint32_t utt;
     /* the pause being held back: it goes on if speech resumes, and is dropped if the
@@ -187,6 +195,10 @@ static parley_status send_piece(pipe_seg *s, pipe_utt_end end)
 
 static parley_status end_utterance(pipe_seg *s, pipe_utt_end why)
 {
+    static const char *const whys[] = { "", "silence", "explicit", "maximum length", "dropped" };
+    pl_log(PARLEY_LOG_DEBUG, "audio: user '%s': utterance %u ends at %.2f s (%s), %.2f s long",
+           s->user, (unsigned)s->utt, (double)s->frames / 100, whys[why],
+           (double)s->utt_samples / PIPE_AUDIO_RATE);
     s->in_speech = 0;
     s->speech_run = s->silence_run = 0;
     s->pre_frames = s->pre_at = 0;
@@ -223,6 +235,7 @@ static parley_status in_utterance(pipe_seg *s, int speech)
 {
     parley_status st = PARLEY_OK;
     s->silence_run = speech ? 0 : s->silence_run + 1;
+    s->speech_frames += speech;
     if (speech || s->silence_run <= PAUSE_SENT) {
         if (speech)
             st = release_held(s);
@@ -266,6 +279,7 @@ static parley_status on_frame(pipe_seg *s)
 {
     parley_status st = PARLEY_OK;
     int speech = pipe_vad_frame(&s->vad, s->frame, FRAME);
+    s->frames++;
     if (!s->in_speech) {
         memcpy(s->pre + s->pre_at * FRAME, s->frame, sizeof s->frame);
         s->pre_at = (s->pre_at + 1) % PRE_FRAMES;
@@ -274,7 +288,10 @@ static parley_status on_frame(pipe_seg *s)
         if (s->speech_run < START_FRAMES)
             return PARLEY_OK;
         s->in_speech = 1;
+        s->speech_frames = START_FRAMES;
         s->utt++;
+        pl_log(PARLEY_LOG_DEBUG, "audio: user '%s': utterance %u starts at %.2f s", s->user,
+               (unsigned)s->utt, (double)(s->frames - (size_t)s->pre_frames) / 100);
         s->utt_samples = 0;
         pipe_hint_clear(&s->hint);
         s->n_piece = 0;
@@ -288,7 +305,8 @@ static parley_status on_frame(pipe_seg *s)
     /* the detector's first silent frame comes PIPE_VAD_LAG_FRAMES into the silence */
     if (s->p.silence_ms > 0 && s->silence_run > 0 &&
         (s->silence_run + PIPE_VAD_LAG_FRAMES) * 10 >= endpoint_ms(s))
-        return end_utterance(s, PIPE_UTT_SILENCE);
+        return end_utterance(s, s->speech_frames < MIN_SPEECH_FRAMES ? PIPE_UTT_DROPPED
+                                                                     : PIPE_UTT_SILENCE);
     if (s->utt_samples >= (size_t)s->p.max_ms * (PIPE_AUDIO_RATE / 1000))
         return end_utterance(s, PIPE_UTT_MAX);
     return s->n_piece >= s->piece_samples ? send_piece(s, PIPE_UTT_MORE) : PARLEY_OK;

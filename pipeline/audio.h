@@ -6,7 +6,9 @@
  * stream's noise, pipeline/audio_vad.h; some audio is kept from before the start), and sends
  * the utterance on as PIPE_T_AUDIO pieces of about `piece_ms` through pipe_node_emit (so a
  * full queue slows the source: backpressure). An utterance ends after a trailing silence, at
- * `max_ms` of audio, or when the source calls pipe_seg_end (end of file, the client's eof).
+ * `max_ms` of audio, or when the source calls pipe_seg_end (end of file, the client's eof);
+ * one that a trailing silence ends with under 80 ms of speech (a knock) is dropped: its last
+ * piece says PIPE_UTT_DROPPED and no turn comes of it.
  * Audio outside any utterance (silence) sends nothing, and neither does a trailing silence
  * past its first 250 ms: a pause is held back until speech resumes, so the recognizer does not
  * hear the noise after the speech. It does not recognize anything: that is the ASR node's job.

@@ -8,7 +8,9 @@
  * 5 s) and its speech level (the 90th). A frame is speech when it stands above the floor by
  * half the distance between the two, at least PIPE_VAD_MIN_DB and at most PIPE_VAD_MAX_DB,
  * and reaches the absolute minimum the caller gives (digital silence has no floor to learn).
- * From the first frame on: a stream that opens on noise does not open an utterance of it.
+ * From the first frame on: a stream that opens on steady noise does not open an utterance
+ * of it. Its first average covers few frames, so a clatter there can pass for speech for a
+ * few frames; the segmenter drops utterances that short (pipeline/audio.h).
  *
  * A pipe_vad is a plain value inside its owner, used by one thread at a time.
  */

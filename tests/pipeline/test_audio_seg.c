@@ -5,8 +5,9 @@
  * room, bursts at -55 dBFS, and bursts on a DC offset (pipeline/audio_vad.h); a pause inside
  * an utterance goes on whole, a trailing one is cut after its first 250 ms or so; silence
  * alone gives nothing; a burst longer than max_ms is cut at it; an explicit end closes the
- * utterance in progress; a dropped utterance makes no turn; on_end sees every utterance's
- * last piece.
+ * utterance in progress; a dropped utterance makes no turn, and neither does a knock in
+ * a stream's first frames over its noise, while a short word after it does; on_end sees
+ * every utterance's last piece.
  * Graph: graphs/audio_seg.yaml (api → asr.stub without a script → api). */
 #include <math.h>
 #include <pthread.h>
@@ -199,6 +200,29 @@ int main(int argc, char **argv)
     pipe_graph_close(g);
     CHECK(n_seen == 1 && seen[0].utt == 2 && seen[0].end == PIPE_UTT_EXPLICIT,
           "after a drop: %d turns, #%u", n_seen, n_seen ? seen[0].utt : 0);
+
+    /* a knock 20 ms into a stream that opens on a noise: the detector's average is short
+     * there, so it calls the knock speech for a few frames; the endpoint drops it, and a
+     * word of 150 ms after it is the stream's one turn */
+    g = open_graph(dir);
+    s = g ? open_seg(g, 16000, 0) : NULL;
+    if (s) {
+        feed_noisy(s, 16000, 20, 0, 300);
+        feed_noisy(s, 16000, 20, 3000, 300);
+        feed_noisy(s, 16000, 1000, 0, 300);
+        CHECK(pipe_seg_utterances(s) == 1 && !pipe_seg_in_speech(s), "the knock: %u utterances",
+              pipe_seg_utterances(s));
+        feed_noisy(s, 16000, 150, 3000, 300);
+        feed_noisy(s, 16000, 1500, 0, 300);
+        CHECK(pipe_seg_utterances(s) == 2 && !pipe_seg_in_speech(s), "the word: %u utterances",
+              pipe_seg_utterances(s));
+    }
+    pipe_seg_close(s);
+    pipe_graph_close(g);
+    CHECK(n_seen == 1 && seen[0].utt == 2 && seen[0].end == PIPE_UTT_SILENCE,
+          "after a knock: %d turns, #%u ended by %d", n_seen, n_seen ? seen[0].utt : 0,
+          n_seen ? seen[0].end : 0);
+    CHECK(n_ends == 0, "on_end saw the knock (utterance 1): %d", n_ends);
 
     /* a rate out of range is refused */
     pipe_seg_params p = { .in_rate = 96000 };
