@@ -9,7 +9,9 @@
  * `partial` port when one is linked, tells the source how the words before each pause read
  * (so a request heard whole ends sooner, one stopped half way later: pipe_seg_hint), and
  * turns an utterance's last piece into its text turn
- * (sending its transcript out of `partial` too, with utt_end set: the "final" for display).
+ * (sending its transcript out of `partial` too, with utt_end set: the "final" for display;
+ * an utterance the source drops after partials were sent gets an empty one, utt_end
+ * PIPE_UTT_DROPPED, so a display can clear what it showed).
  * Text turns pass through unchanged, so typed and spoken turns share the graph. An engine
  * may say how sure it is of a transcript; under the node's threshold the text turn is marked
  * rejected, so the dialog answers with its fallback instead of serving a wrong sentence.

@@ -199,6 +199,8 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
         memset(&s, 0, sizeof s);
     }
     if (msg->utt_end == PIPE_UTT_DROPPED) {
+        if (s.partial) /* a display showing its hypothesis learns that none will follow */
+            send_display(node, msg->user_id, "", msg->utt, PIPE_UTT_DROPPED, msg->t_in);
         stream_free(a, &s);
         pipe_msg_free(msg);
         return PARLEY_OK;

@@ -95,7 +95,8 @@ char *ws_voice_text_json(const pipe_msg *msg)
     cJSON *o = cJSON_CreateObject();
     int ok = o && cJSON_AddStringToObject(o, "type", msg->utt_end ? "final" : "partial") &&
              cJSON_AddStringToObject(o, "text", msg->text ? msg->text : "") &&
-             cJSON_AddNumberToObject(o, "utterance", msg->utt);
+             cJSON_AddNumberToObject(o, "utterance", msg->utt) &&
+             (msg->utt_end != PIPE_UTT_DROPPED || cJSON_AddTrueToObject(o, "dropped"));
     return print(o, ok);
 }
 

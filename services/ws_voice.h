@@ -35,8 +35,9 @@ int ws_voice_message_end(ws_voice *v);
 parley_status ws_voice_end(ws_voice *v, int *sent);
 
 /* {"type":"partial" or "final","text":...,"utterance":N} for a message of the recognizer's
- * partial port (final when msg->utt_end is set); owned by the caller (pl_free), NULL when
- * out of memory. */
+ * partial port (final when msg->utt_end is set; "dropped":true and no text when the source
+ * dropped the utterance after partials were sent: no turn follows); owned by the caller
+ * (pl_free), NULL when out of memory. */
 char *ws_voice_text_json(const pipe_msg *msg);
 /* {"type":"audio","utterance":N,"sample_rate":R,"samples":n} for a reply with speech; the
  * n samples follow as one binary frame. Owned by the caller; NULL when out of memory. */

@@ -1,12 +1,13 @@
 /* asr_test_kind.h — a node kind "test.asr" that drives svc_asr (services/asr_node.c) over an
- * engine a test writes, and the kinds table that puts it beside the library's: what the
- * tests of the ASR node without a recognizer share.
+ * engine a test writes, the pieces those engines share, and the kinds table that puts it
+ * beside the library's: what the tests of the ASR node without a recognizer share.
  */
 #ifndef TESTS_SERVICES_ASR_TEST_KIND_H
 #define TESTS_SERVICES_ASR_TEST_KIND_H
 
 #include <string.h>
 
+#include "sdk/base/alloc.h"
 #include "sdk/lib/kinds.h"
 #include "services/asr.h"
 
@@ -19,6 +20,26 @@ static inline parley_status test_asr_process(pipe_node *node, void *state, int p
 static inline void test_asr_destroy(void *state)
 {
     svc_asr_free(state);
+}
+
+/* What the tests' engines share: a stream of `size` zeroed bytes into *out; an end with
+ * nothing to do; a copy of `words` as the transcript or hypothesis into *text. */
+static inline parley_status test_asr_stream_new(size_t size, void **out)
+{
+    *out = pl_calloc(1, size);
+    return *out ? PARLEY_OK : pl_nomem("a test engine's stream");
+}
+
+static inline parley_status test_asr_end(void *stream)
+{
+    (void)stream;
+    return PARLEY_OK;
+}
+
+static inline parley_status test_asr_words(const char *words, char **text)
+{
+    *text = pl_strdup(words);
+    return *text ? PARLEY_OK : pl_nomem("a transcript");
 }
 
 /* The kind whose create() is `create_fn` (it makes the svc_asr over the test's engine). */

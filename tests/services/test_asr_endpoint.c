@@ -31,9 +31,7 @@ typedef struct fake_stream {
 static parley_status fake_open(void *engine, const char *user, void **out)
 {
     (void)engine, (void)user;
-    fake_stream *s = pl_calloc(1, sizeof *s);
-    *out = s;
-    return s ? PARLEY_OK : pl_nomem("a fake stream");
+    return test_asr_stream_new(sizeof(fake_stream), out);
 }
 
 static parley_status fake_feed(void *stream, const int16_t *pcm, size_t n)
@@ -57,18 +55,11 @@ static parley_status fake_end_hint(void *stream, pipe_end_hint *hint)
     return PARLEY_OK;
 }
 
-static parley_status fake_end(void *stream)
-{
-    (void)stream;
-    return PARLEY_OK;
-}
-
 static parley_status fake_final(void *stream, char **text)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%zu", ((fake_stream *)stream)->heard);
-    *text = pl_strdup(buf);
-    return *text ? PARLEY_OK : pl_nomem("a transcript");
+    return test_asr_words(buf, text);
 }
 
 static svc_asr_engine fake_engine = {
@@ -76,7 +67,7 @@ static svc_asr_engine fake_engine = {
     .open = fake_open,
     .feed = fake_feed,
     .end_hint = fake_end_hint,
-    .end = fake_end,
+    .end = test_asr_end,
     .final = fake_final,
     .close = pl_free,
 };

@@ -31,9 +31,7 @@ typedef struct fake_stream {
 static parley_status fake_open(void *engine, const char *user, void **out)
 {
     (void)engine, (void)user;
-    fake_stream *s = pl_calloc(1, sizeof *s);
-    *out = s;
-    return s ? PARLEY_OK : pl_nomem("a fake stream");
+    return test_asr_stream_new(sizeof(fake_stream), out);
 }
 
 static parley_status fake_feed(void *stream, const int16_t *pcm, size_t n)
@@ -44,17 +42,10 @@ static parley_status fake_feed(void *stream, const int16_t *pcm, size_t n)
     return PARLEY_OK;
 }
 
-static parley_status fake_end(void *stream)
-{
-    (void)stream;
-    return PARLEY_OK;
-}
-
 static parley_status fake_final(void *stream, char **text)
 {
     (void)stream;
-    *text = pl_strdup("hello there");
-    return *text ? PARLEY_OK : pl_nomem("a transcript");
+    return test_asr_words("hello there", text);
 }
 
 static float fake_confidence(void *stream)
@@ -66,7 +57,7 @@ static const svc_asr_engine fake_engine = {
     .name = "test.asr",
     .open = fake_open,
     .feed = fake_feed,
-    .end = fake_end,
+    .end = test_asr_end,
     .final = fake_final,
     .confidence = fake_confidence,
     .close = pl_free,

@@ -2,7 +2,8 @@
  * little-endian bytes in 7-byte fragments at 44.1 kHz becomes one utterance (the odd bytes
  * carried across fragments: the burst's samples come out whole), a binary message of an
  * odd length is reported, an explicit end closes the next utterance, closing mid-utterance
- * makes no turn; the partial, final and audio messages' JSON.
+ * makes no turn; the partial, final (a dropped utterance's marked so) and audio messages'
+ * JSON.
  * Graph: tests/pipeline/graphs/audio_seg.yaml (api → asr.stub without a script → api).
  */
 #include <cjson/cJSON.h>
@@ -101,7 +102,14 @@ int main(int argc, char **argv)
     pipe_msg m = { .text = "a large pizza", .utt = 3 };
     CHECK(json_is(ws_voice_text_json(&m), "partial", "utterance", 3), "partial json");
     m.utt_end = PIPE_UTT_SILENCE;
-    CHECK(json_is(ws_voice_text_json(&m), "final", "utterance", 3), "final json");
+    char *final = ws_voice_text_json(&m);
+    CHECK(final && !strstr(final, "dropped"), "a final turn is not dropped: %s", final);
+    CHECK(json_is(final, "final", "utterance", 3), "final json");
+    m.utt_end = PIPE_UTT_DROPPED;
+    m.text = "";
+    char *dropped = ws_voice_text_json(&m);
+    CHECK(dropped && strstr(dropped, "\"dropped\":true"), "dropped json: %s", dropped);
+    CHECK(json_is(dropped, "final", "utterance", 3), "dropped json is a final");
     m.rate = 22050;
     m.n_pcm = 1234;
     CHECK(json_is(ws_voice_audio_json(&m), "audio", "samples", 1234), "audio json");
