@@ -10,7 +10,9 @@ speech's active power against the noise's mean). --room makes each order a recor
 request like that benchmark's (2 s of a quiet room before it, 2.5 s after; the noise over all
 of it); --reverb R makes the room echo (sox's reverb at R% reverberance, before the noise).
 --gain DB makes the speaker quieter (or louder) by DB before the room and the noise: a quiet
-speaker, or a microphone set low. --generic W builds the bot's model with the generic model's
+speaker, or a microphone set low. --tempo F speaks F times as fast (sox's tempo: the pitch
+kept) and --pitch C shifts the voice by C cents (sox's pitch: the speed kept), before all
+that: faster and slower talkers, higher and deeper voices than the synthesizers'. --generic W builds the bot's model with the generic model's
 words mixed in at weight W (`parley asr build --generic`); --reference decodes the same files
 with the voice issue's reference recognizer too (a plain word trigram of the examples, each
 file decoded whole: bench/plain_trigram.py; needs Debian's python3-pocketsphinx), each figure
@@ -25,8 +27,8 @@ reject it (bench/voice_wer.py's rules). Word errors count words as spoken. Speec
 here and never committed.
 
 Usage: python3 bench/voice_coffee.py PARLEY OUTDIR [--snrs 12,6] [--noise kitchen|stationary]
-       [--snr-rule active|peak] [--room] [--reverb R] [--gain DB] [--generic W]
-       [--reference] [--kiosk]
+       [--snr-rule active|peak] [--room] [--reverb R] [--gain DB] [--tempo F] [--pitch C]
+       [--generic W] [--reference] [--kiosk]
 """
 import argparse
 import json
@@ -88,6 +90,16 @@ def louder(path, db):
     return dst
 
 
+def reshaped(path, tempo, pitch):
+    """path spoken tempo times as fast and pitch cents higher (sox; the silence around it
+    scaled with it)."""
+    dst = path[:-4] + "_t%g_p%d.wav" % (tempo, pitch)
+    effects = (["tempo", "-s", str(tempo)] if tempo != 1 else []) + \
+        (["pitch", str(pitch)] if pitch else [])
+    subprocess.run(["sox", path, dst] + effects, check=True)
+    return dst
+
+
 def bot_dictionary(parley, nlu):
     """The pronunciation dictionary parley builds for the bot (`parley asr build`)."""
     lm = subprocess.run([parley, "asr", "build", "--nlu", nlu, "--cache",
@@ -106,6 +118,8 @@ def main():
     ap.add_argument("--room", action="store_true")
     ap.add_argument("--reverb", type=int, default=0)
     ap.add_argument("--gain", type=int, default=0)
+    ap.add_argument("--tempo", type=float, default=1.0)
+    ap.add_argument("--pitch", type=int, default=0)
     ap.add_argument("--generic")
     ap.add_argument("--reference", action="store_true")
     ap.add_argument("--kiosk", action="store_true")
@@ -122,6 +136,7 @@ def main():
     ceiling = vw.parses(model, [t for t, _ in items])
     report = {"orders": len(items), "noise": args.noise, "snr_rule": args.snr_rule,
               "room": args.room, "reverb": args.reverb, "gain": args.gain,
+              "tempo": args.tempo, "pitch": args.pitch,
               "ceiling": sum(vw.accepted(p, "order_drink", s) for p, (_, s) in zip(ceiling, items))}
     print("text, fully right: %d of %d" % (report["ceiling"], len(items)), flush=True)
     files, refs, wants = [], [], []
@@ -136,6 +151,8 @@ def main():
                  if args.reference else None)
     noise = NOISES[args.noise]() if len(snrs) > 1 else None
     g = np.random.default_rng(vw.seed)
+    if args.tempo != 1 or args.pitch:
+        files = [reshaped(f, args.tempo, args.pitch) for f in files]
     if args.gain:
         files = [louder(f, args.gain) for f in files]
     if args.room:
