@@ -132,6 +132,9 @@ typedef struct svc_ps_params {
     int fallback;       /* 1: an utterance the bot's model cannot match goes to the generic model */
     int second_opinion; /* 1 (and fallback): a low confidence asks the generic model again
                            (asr_pocketsphinx.c); 0 where nothing is rejected by it */
+    int speaker_warp;   /* 1 (the class model): a user's first utterance is heard through a
+                           few frequency warps, the best kept for their next ones (deep and
+                           high voices; asr_pocketsphinx.c) */
 } svc_ps_params;
 
 /* The asr.pocketsphinx node's default reject_below: most general English speech (synthesized,

@@ -14,18 +14,20 @@
  * utterances of many users do not wait for one another's second opinions. Each user's
  * utterance starts from the cepstral mean their last one ended with (kept for the 1,024
  * users heard most recently); a first utterance, from the mean of its own first speech
- * (asr_cmn.h), measured while its audio is held. A transcript of the bot's model comes
- * with a confidence, its best path's score per frame: the node rejects speech the bot does
- * not serve by it (the generic model's transcripts have none). Noise lowers that score for
- * the bot's own speech as it does for foreign speech, so a low one asks the generic model
- * for a second opinion (confidence_of). Where the noise is steady (a fan, a hum: asr_denoise.h),
- * the decoder hears the audio through a noise suppressor: decided on a first utterance's held
- * audio, and for a user's next one by their last. An utterance whose speaker's words
- * (pipe_speech_span) leave more than half a second of the room around them is decoded again
- * on those words alone. A final transcript of the class model leaves out the words said
- * well under the speaker's level (asr_levels.h). When the speaker pauses, the class model
- * says whether its words so far end a request, for the source's endpoint (ps_end_hint).
- * pocketsphinx's log is off. Foreign error codes end here.
+ * (asr_cmn.h), measured while its audio is held. A first utterance is also decoded again
+ * through a longer and a shorter vocal tract's frequency scale (WARPS), and the scale whose
+ * path scores best is kept with the user's mean (bot decoders are pooled by scale). A transcript of
+ * the bot's model comes with a confidence, its best path's score per frame: the node rejects speech
+ * the bot does not serve by it (the generic model's transcripts have none). Noise lowers that score
+ * for the bot's own speech as it does for foreign speech, so a low one asks the generic model for a
+ * second opinion (confidence_of). Where the noise is steady (a fan, a hum: asr_denoise.h), the
+ * decoder hears the audio through a noise suppressor: decided on a first utterance's held audio,
+ * and for a user's next one by their last. An utterance whose speaker's words (pipe_speech_span)
+ * leave more than half a second of the room around them is decoded again on those words alone. A
+ * final transcript of the class model leaves out the words said well under the speaker's level
+ * (asr_levels.h). When the speaker pauses, the class model says whether its words so far end a
+ * request, for the source's endpoint (ps_end_hint). pocketsphinx's log is off. Foreign error codes
+ * end here.
  */
 #include <math.h>
 #include <pthread.h>
@@ -48,7 +50,8 @@ svc_ps_params svc_ps_params_default(void)
                             .dict = MODEL_DIR "/cmudict-en-us.dict",
                             .lm = MODEL_DIR "/en-us.lm.bin",
                             .fallback = 1,
-                            .second_opinion = 1 };
+                            .second_opinion = 1,
+                            .speaker_warp = 1 };
 }
 
 #if PARLEY_HAVE_POCKETSPHINX
@@ -77,6 +80,7 @@ typedef struct user_mean {
     uint64_t used; /* the engine's clock when last written */
     mfcc_t mean[MAX_CEP];
     int steady; /* their noise was steady: their next utterance is denoised (asr_denoise.h) */
+    int warp;   /* the WARPS their voice is heard through */
 } user_mean;
 
 /* The generic model beside a bot's model gives second opinions on noisy speech, where its full
@@ -87,9 +91,20 @@ typedef struct user_mean {
  * take the same search. */
 #define GENERIC_BESIDE_BOT_HMMS "1500"
 
+/* The frequency warps a user's voice is heard through (pocketsphinx's inverse_linear:
+ * frequency f is read as f / warp): the model's own scale first, then a longer and a
+ * shorter vocal tract than it fits best. A user's first utterance is decoded through each,
+ * and the one whose path scores best is kept for their next ones: deep voices then read
+ * as the model's average speaker, and high ones too (about three semitones either way).
+ * Three warps found as many orders right as seven from 0.84 to 1.19
+ * (bench/RESULTS.md#voice-speakers). */
+static const float WARPS[] = { 1.0f, 0.84f, 1.19f };
+enum { N_WARPS = sizeof WARPS / sizeof *WARPS };
+
 /* Idle decoders of one model, under svc_ps.mu. */
 typedef struct dec_pool {
-    int bot; /* the bot's model (new_decoder's `bot`), else the generic one */
+    int bot;    /* the bot's model, else the generic one */
+    float warp; /* the bot's decoders: their front end's warp (WARPS) */
     ps_decoder_t **dec;
     size_t n, cap;
 } dec_pool;
@@ -98,12 +113,13 @@ struct svc_ps {
     char *hmm, *dict, *lm;
     char *bot, *bot_classdef, *bot_dict; /* NULL bot: the generic model only */
     svc_lang_kind kind;
-    pthread_mutex_t mu;   /* the pools, the means */
-    dec_pool bots;        /* idle decoders of the bot's model */
-    dec_pool generic;     /* idle decoders of the generic model */
-    int has_generic;      /* the generic model decodes: without a bot's model, or as fallback */
-    int second_opinion;   /* svc_ps_params' */
-    mfcc_t cmn0[MAX_CEP]; /* a new decoder's cepstral mean (the model's cmninit) */
+    pthread_mutex_t mu;     /* the pools, the means */
+    dec_pool bots[N_WARPS]; /* idle decoders of the bot's model, by warp */
+    dec_pool generic;       /* idle decoders of the generic model */
+    int has_generic;        /* the generic model decodes: without a bot's model, or as fallback */
+    int second_opinion;     /* svc_ps_params' */
+    int warps;              /* how many WARPS a first utterance tries (1: speaker_warp off) */
+    mfcc_t cmn0[MAX_CEP];   /* a new decoder's cepstral mean (the model's cmninit) */
     int cmn_len;
     user_mean *means; /* (USER_MEANS), under mu */
     uint64_t clock;
@@ -113,6 +129,7 @@ typedef struct ps_stream {
     svc_ps *ps;
     char *user; /* owned; NULL: no one in particular */
     ps_decoder_t *dec;
+    int warp;       /* dec's pool in ps->bots */
     int16_t *audio; /* the utterance so far, for the fallback */
     size_t n, cap;
     svc_cmn_primer *primer; /* non-NULL: the utterance waits for its first mean, audio held */
@@ -137,20 +154,26 @@ static int set_class_model(svc_ps *ps, ps_decoder_t *dec)
     return ok;
 }
 
-/* A new decoder: with the bot's model when `bot`, else the generic model. */
-static parley_status new_decoder(svc_ps *ps, int bot, ps_decoder_t **out)
+/* A new decoder of pool's model: the bot's (through its warp), or the generic one. */
+static parley_status new_decoder(svc_ps *ps, const dec_pool *pool, ps_decoder_t **out)
 {
     cmd_ln_t *cfg;
+    int bot = pool->bot;
+    char warp[16];
+    snprintf(warp, sizeof warp, "%g", (double)pool->warp);
     if (!bot) /* beside a bot's model, its second opinion (GENERIC_BESIDE_BOT_HMMS) */
         cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->dict, "-lm", ps->lm,
                           ps->bot ? "-fwdflat" : NULL, "no", "-bestpath", "no", "-maxhmmpf",
                           GENERIC_BESIDE_BOT_HMMS, NULL);
-    else /* the class model is set after (set_class_model): its NULL ends the list early.
-          * pocketsphinx's voice detector keeps its own threshold (2 dB over its noise
-          * estimate): at 3 it took a speaker's softer last words in an echoing room for
-          * silence (bench/RESULTS.md#voice-vad) */
+    else if (ps->kind == SVC_LANG_JSGF)
+        cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->bot_dict, "-jsgf",
+                          ps->bot, NULL);
+    else /* the class model is set after (set_class_model); the model's own scale is read
+          * unwarped. pocketsphinx's voice detector keeps its own threshold (2 dB over its
+          * noise estimate): at 3 it took a speaker's softer last words in an echoing room
+          * for silence (bench/RESULTS.md#voice-vad) */
         cfg = cmd_ln_init(NULL, ps_args(), TRUE, "-hmm", ps->hmm, "-dict", ps->bot_dict,
-                          ps->kind == SVC_LANG_JSGF ? "-jsgf" : NULL, ps->bot, NULL);
+                          pool->warp != 1.0f ? "-warp_params" : NULL, warp, NULL);
     *out = cfg ? ps_init(cfg) : NULL;
     if (cfg)
         cmd_ln_free_r(cfg);
@@ -179,7 +202,7 @@ static parley_status pool_take(svc_ps *ps, dec_pool *pool, ps_decoder_t **out)
     pthread_mutex_lock(&ps->mu);
     *out = pool->n ? pool->dec[--pool->n] : NULL;
     pthread_mutex_unlock(&ps->mu);
-    return *out ? PARLEY_OK : new_decoder(ps, pool->bot, out);
+    return *out ? PARLEY_OK : new_decoder(ps, pool, out);
 }
 
 /* Gives dec back to pool (freed when there is no room to keep it). */
@@ -207,7 +230,7 @@ static void pool_give(svc_ps *ps, dec_pool *pool, ps_decoder_t *dec)
 static parley_status load_idle(svc_ps *ps, dec_pool *pool)
 {
     ps_decoder_t *dec;
-    parley_status st = new_decoder(ps, pool->bot, &dec);
+    parley_status st = new_decoder(ps, pool, &dec);
     if (st == PARLEY_OK && !(pool->dec = pl_malloc(sizeof *pool->dec))) {
         ps_free(dec);
         return pl_nomem("the pocketsphinx decoders");
@@ -223,14 +246,16 @@ void svc_ps_close(svc_ps *ps)
 {
     if (!ps)
         return;
-    for (size_t i = 0; i < ps->bots.n; i++)
-        ps_free(ps->bots.dec[i]);
+    for (int w = 0; w < N_WARPS; w++) {
+        for (size_t i = 0; i < ps->bots[w].n; i++)
+            ps_free(ps->bots[w].dec[i]);
+        pl_free(ps->bots[w].dec);
+    }
     for (size_t i = 0; i < ps->generic.n; i++)
         ps_free(ps->generic.dec[i]);
     for (size_t i = 0; ps->means && i < USER_MEANS; i++)
         pl_free(ps->means[i].user);
     pl_free(ps->means);
-    pl_free(ps->bots.dec);
     pl_free(ps->generic.dec);
     pl_free(ps->hmm);
     pl_free(ps->dict);
@@ -280,7 +305,10 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->dict = dup_or(p->dict, d.dict);
     ps->lm = dup_or(p->lm, d.lm);
     ps->second_opinion = p->second_opinion;
-    ps->bots.bot = 1;
+    ps->warps = p->bot && p->bot->kind == SVC_LANG_NGRAM && p->speaker_warp ? N_WARPS : 1;
+    for (int w = 0; w < N_WARPS; w++)
+        ps->bots[w] = (dec_pool){ .bot = 1, .warp = WARPS[w] };
+    ps->generic.warp = 1.0f;
     if (p->bot) {
         ps->kind = p->bot->kind;
         ps->bot = pl_strdup(p->bot->path);
@@ -294,7 +322,7 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     /* one decoder of the bot's model now, so a broken model is found at start-up; it is made
      * first, so the cepstral mean every utterance starts from is its own */
     if (st == PARLEY_OK && ps->bot)
-        st = load_idle(ps, &ps->bots);
+        st = load_idle(ps, &ps->bots[0]);
     /* the generic model: for every utterance without the bot's, else the fallback */
     ps->has_generic = !ps->bot || p->fallback;
     if (st == PARLEY_OK && ps->has_generic)
@@ -317,14 +345,17 @@ static int find_mean(const svc_ps *ps, const char *user)
 }
 
 /* The cepstral mean the user's last utterance ended with into mean, and 1; else the
- * model's initial one, and 0. *steady (when not NULL): whether their noise was steady. */
-static int kept_mean(svc_ps *ps, const char *user, mfcc_t *mean, int *steady)
+ * model's initial one, and 0. *steady, *warp (when not NULL): whether their noise was
+ * steady; the WARPS their voice is heard through (0 for a new user). */
+static int kept_mean(svc_ps *ps, const char *user, mfcc_t *mean, int *steady, int *warp)
 {
     pthread_mutex_lock(&ps->mu);
     int at = find_mean(ps, user);
     memcpy(mean, at >= 0 ? ps->means[at].mean : ps->cmn0, MAX_CEP * sizeof *mean);
     if (steady)
         *steady = at >= 0 && ps->means[at].steady;
+    if (warp)
+        *warp = at >= 0 ? ps->means[at].warp : 0;
     pthread_mutex_unlock(&ps->mu);
     return at >= 0;
 }
@@ -368,6 +399,7 @@ static void keep_mean(ps_stream *s)
     if (at >= 0) {
         memcpy(ps->means[at].mean, mean, sizeof mean);
         ps->means[at].steady = steady;
+        ps->means[at].warp = s->warp;
         ps->means[at].used = ++ps->clock;
     }
     pthread_mutex_unlock(&ps->mu);
@@ -407,10 +439,10 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
     s->ps = ps;
     s->confidence = NAN;
     if (ps->bot) {
-        st = pool_take(ps, &ps->bots, &s->dec);
         mfcc_t mean[MAX_CEP];
-        int steady = 0;
-        if (st == PARLEY_OK && !kept_mean(ps, s->user, mean, &steady))
+        int steady = 0, known = kept_mean(ps, s->user, mean, &steady, &s->warp);
+        st = pool_take(ps, &ps->bots[s->warp], &s->dec);
+        if (st == PARLEY_OK && !known)
             st = svc_cmn_primer_new(s->dec, &s->primer); /* the utterance starts primed */
         else if (st == PARLEY_OK)
             st = start_kept(s, mean, steady);
@@ -487,7 +519,7 @@ static parley_status start_primed(ps_stream *s)
             return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
     }
     if (!svc_cmn_primer_mean(s->primer, mean, s->ps->cmn_len))
-        kept_mean(s->ps, NULL, mean, NULL);
+        kept_mean(s->ps, NULL, mean, NULL, NULL);
     svc_cmn_primer_free(s->primer);
     s->primer = NULL;
     if (start_utt(s->ps, s->dec, mean) < 0)
@@ -706,12 +738,12 @@ static parley_status redo_span(ps_stream *s, size_t from, size_t to)
     parley_status st;
     mfcc_t mean[MAX_CEP];
     svc_cmn_primer *p = NULL;
-    if (!kept_mean(s->ps, s->user, mean, NULL)) {
+    if (!kept_mean(s->ps, s->user, mean, NULL, NULL)) {
         if ((st = svc_cmn_primer_new(s->dec, &p)) != PARLEY_OK)
             return st;
         int fed = svc_cmn_primer_feed(p, s->audio + from, to - from);
         if (fed < 0 || !svc_cmn_primer_mean(p, mean, s->ps->cmn_len))
-            kept_mean(s->ps, NULL, mean, NULL);
+            kept_mean(s->ps, NULL, mean, NULL, NULL);
         svc_cmn_primer_free(p);
         if (fed < 0)
             return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
@@ -731,6 +763,60 @@ static parley_status redo_span(ps_stream *s, size_t from, size_t to)
                            : st;
 }
 
+/* Decodes a new user's utterance again through the warp w (WARPS) and keeps that decoding
+ * where its path scores better per frame than the one the stream has; else the stream's
+ * stays. */
+static parley_status try_warp(ps_stream *s, int w)
+{
+    svc_ps *ps = s->ps;
+    ps_decoder_t *dec;
+    parley_status st = pool_take(ps, &ps->bots[w], &dec);
+    if (st != PARLEY_OK)
+        return st;
+    int32 score = 0;
+    ps_get_hyp(s->dec, &score);
+    float had = path_confidence(s->dec, score);
+    struct {
+        ps_decoder_t *dec;
+        int warp;
+        svc_frames frames;
+        size_t fed;
+    } was = { s->dec, s->warp, s->frames, s->fed };
+    s->dec = dec;
+    s->warp = w;
+    memset(&s->frames, 0, sizeof s->frames);
+    st = redo_span(s, s->from, s->to); /* a new user: its mean measured through this warp */
+    score = 0;
+    ps_get_hyp(s->dec, &score);
+    if (st == PARLEY_OK && path_confidence(s->dec, score) > had) {
+        svc_frames_clear(&was.frames);
+        pool_give(ps, &ps->bots[was.warp], was.dec);
+        return PARLEY_OK;
+    }
+    svc_frames_clear(&s->frames);
+    pool_give(ps, &ps->bots[w], dec);
+    s->dec = was.dec;
+    s->warp = was.warp;
+    s->frames = was.frames;
+    s->fed = was.fed;
+    return st;
+}
+
+/* A new user's utterance long enough to tell their voice by (MEAN_MIN_SAMPLES) is decoded
+ * through each warp, and the best kept (keep_mean keeps its warp for their next ones). Not
+ * where the noise is steady: the decoder heard denoised audio, the stream keeps the raw. */
+static parley_status choose_warp(ps_stream *s)
+{
+    parley_status st = PARLEY_OK;
+    mfcc_t mean[MAX_CEP];
+    if (s->ps->warps < 2 || s->dn || s->to - s->from < MEAN_MIN_SAMPLES ||
+        kept_mean(s->ps, s->user, mean, NULL, NULL))
+        return PARLEY_OK;
+    for (int w = 1; w < s->ps->warps && st == PARLEY_OK; w++)
+        st = try_warp(s, w);
+    return st;
+}
+
 static parley_status ps_end(void *stream)
 {
     ps_stream *s = stream;
@@ -748,10 +834,12 @@ static parley_status ps_end(void *stream)
         (st = svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1)) != PARLEY_OK)
         return st;
     size_t from, to;
-    if (!s->dec || s->dn || s->ps->kind != SVC_LANG_NGRAM ||
-        !pipe_speech_span(s->audio, s->n, 0, &from, &to) || from + (s->n - to) <= REDO_SPARE)
+    if (!s->dec || s->dn || s->ps->kind != SVC_LANG_NGRAM)
         return PARLEY_OK;
-    return redo_span(s, from, to);
+    if (pipe_speech_span(s->audio, s->n, 0, &from, &to) && from + (s->n - to) > REDO_SPARE &&
+        (st = redo_span(s, from, to)) != PARLEY_OK)
+        return st;
+    return choose_warp(s);
 }
 
 /* The whole utterance through the generic model; *score (when not NULL): its best path's
@@ -764,7 +852,7 @@ static parley_status decode_generic(ps_stream *s, char **text, float *score)
     if (st != PARLEY_OK)
         return st;
     mfcc_t mean[MAX_CEP];
-    kept_mean(ps, s->user, mean, NULL);
+    kept_mean(ps, s->user, mean, NULL, NULL);
     if (start_utt(ps, dec, mean) < 0 ||
         ps_process_raw(dec, s->audio + s->from, s->to - s->from, FALSE, TRUE) < 0 ||
         ps_end_utt(dec) < 0)
@@ -854,7 +942,7 @@ static void ps_close_stream(void *stream)
     pl_free(s->clean);
     keep_mean(s);
     if (s->dec)
-        pool_give(ps, &ps->bots, s->dec);
+        pool_give(ps, &ps->bots[s->warp], s->dec);
     pl_free(s->audio);
     svc_frames_clear(&s->frames);
     pl_free(s->user);

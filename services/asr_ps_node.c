@@ -41,6 +41,10 @@ static const pipe_param_spec params[] = {
     { "fallback", PIPE_P_BOOL, "true", 0, 0,
       "speech the bot's model cannot match goes to the generic English model (else: an error)",
       NULL },
+    { "speaker_warp", PIPE_P_BOOL, "true", 0, 0,
+      "a user's first utterance is heard through a deeper and a higher voice's frequency "
+      "scale too, and the scale that fits best is kept for their next ones (the class model)",
+      NULL },
     { "reject_below", PIPE_P_DOUBLE, SVC_PS_REJECT_BELOW, 0, 100,
       "an utterance whose confidence (100 plus the bot model's path score per frame; under 60, "
       "50 plus its margin over the generic model's) is under this is rejected: the dialog "
@@ -79,6 +83,7 @@ static parley_status node_create(pipe_node *node, void **out)
     if (*(v = pipe_node_param_str(node, "lm")))
         p.lm = v;
     p.fallback = pipe_node_param_bool(node, "fallback");
+    p.speaker_warp = pipe_node_param_bool(node, "speaker_warp");
     p.second_opinion = pipe_node_param_double(node, "reject_below") > 0; /* else it is unused */
     if (*nlu) {
         svc_lang_params lp = {

@@ -20,7 +20,8 @@ static void usage(FILE *f)
                "                        [--grammar | --generic W]\n"
                "       parley asr transcribe [--nlu FILE] [--cache DIR] [--lexicon FILE]\n"
                "                             [--grammar | --generic W] [--no-fallback] "
-               "[--confidence] FILE...\n"
+               "[--no-speaker-warp]\n"
+               "                             [--confidence] FILE...\n"
                "\n"
                "build       builds the recognizer's language model from a bot's nlu.yaml (as "
                "the\n"
@@ -40,6 +41,9 @@ static void usage(FILE *f)
                "                 generic model's most frequent words the bot lacks (\"just\", "
                "\"gonna\")\n"
                "  --no-fallback  no generic model for speech the bot's model cannot match\n"
+               "  --no-speaker-warp  each file heard through the model's own frequency scale "
+               "only\n"
+               "                 (default: also a deeper and a higher voice's, the best kept)\n"
                "  --confidence   each transcript after its confidence (0-100, '-' for none) and "
                "a tab;\n"
                "                 the asr.pocketsphinx node rejects one under its reject_below "
@@ -66,6 +70,8 @@ int cmd_asr(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--no-fallback")) {
             p.no_fallback = 1;
+        } else if (!strcmp(a, "--no-speaker-warp")) {
+            p.no_speaker_warp = 1;
         } else if (!strcmp(a, "--confidence")) {
             confidence = 1;
         } else if (!strcmp(a, "--grammar")) {
@@ -111,7 +117,7 @@ int cmd_asr(int argc, char **argv)
         char *text = NULL;
         if (argv[i][0] == '-') {
             i += strcmp(argv[i], "--no-fallback") && strcmp(argv[i], "--grammar") &&
-                 strcmp(argv[i], "--confidence");
+                 strcmp(argv[i], "--confidence") && strcmp(argv[i], "--no-speaker-warp");
             continue;
         }
         if ((st = parley_asr_transcribe_file(asr, argv[i], &text)) != PARLEY_OK) {

@@ -51,6 +51,7 @@ parley_status parley_asr_open(const parley_asr_params *p, parley_asr **out)
         return pl_fail(PARLEY_ERR_INVALID_ARG, "parley_asr_open: NULL argument");
     *out = NULL;
     q.fallback = !p->no_fallback;
+    q.speaker_warp = !p->no_speaker_warp;
     if (p->nlu_yaml) {
         svc_lang_params lp = lang_params(p, &q);
         if ((st = svc_lang_build(p->nlu_yaml, &lp, &g)) != PARLEY_OK)

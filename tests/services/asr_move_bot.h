@@ -14,9 +14,23 @@
 
 #define GOFORWARD "/usr/share/pocketsphinx/test/data/goforward.raw"
 
+/* The recording into pcm (room for cap samples): how many samples it holds; 0, said on
+ * stdout, when it or the test's folder argument (argc < 2) is missing: the test skips. */
+static inline size_t move_bot_recording(int16_t *pcm, size_t cap, int argc)
+{
+    FILE *f = fopen(GOFORWARD, "rb");
+    size_t n = f && argc >= 2 ? fread(pcm, sizeof *pcm, cap, f) : 0;
+    if (f)
+        fclose(f);
+    if (!n)
+        printf("skip: needs %s and a folder\n", GOFORWARD);
+    return n;
+}
+
 /* The engine over the bot's model, its nlu.yaml and cache written under dir with names
- * starting with tag; NULL (and a failed check) if it cannot be made. */
-static inline svc_ps *move_bot_open(const char *dir, const char *tag)
+ * starting with tag, a user's voice heard through the speaker warps or not (svc_ps_params'
+ * speaker_warp); NULL (and a failed check) if it cannot be made. */
+static inline svc_ps *move_bot_open_warped(const char *dir, const char *tag, int speaker_warp)
 {
     char nlu[1024], cache[1024];
     snprintf(nlu, sizeof nlu, "%s/%s-nlu.yaml", dir, tag);
@@ -31,6 +45,7 @@ static inline svc_ps *move_bot_open(const char *dir, const char *tag)
           y);
     fclose(y);
     svc_ps_params p = svc_ps_params_default();
+    p.speaker_warp = speaker_warp;
     svc_lang_info info;
     svc_ps *ps = NULL;
     svc_lang_params lp = { .kind = SVC_LANG_NGRAM, .dict = p.dict, .cache_dir = cache };
@@ -38,6 +53,12 @@ static inline svc_ps *move_bot_open(const char *dir, const char *tag)
     p.bot = &info;
     CHECK(svc_ps_open(&p, &ps) == PARLEY_OK, "open: %s", parley_errmsg());
     return ps;
+}
+
+/* The same with the defaults: speaker warps on. */
+static inline svc_ps *move_bot_open(const char *dir, const char *tag)
+{
+    return move_bot_open_warped(dir, tag, 1);
 }
 
 /* The mean power of speech x's 10 ms frames within 10 dB of its loudest (0: none), as the

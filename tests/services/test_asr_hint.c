@@ -36,15 +36,9 @@ static pipe_end_hint hint_after(svc_ps *ps, const char *user, size_t n)
 
 int main(int argc, char **argv)
 {
-    FILE *f = fopen(GOFORWARD, "rb");
-    if (!f || argc < 2) {
-        printf("skip: needs %s and a folder\n", GOFORWARD);
-        if (f)
-            fclose(f);
+    size_t n = move_bot_recording(pcm, sizeof pcm / sizeof *pcm, argc);
+    if (!n)
         return 77;
-    }
-    size_t n = fread(pcm, sizeof *pcm, sizeof pcm / sizeof *pcm, f);
-    fclose(f);
     svc_ps *ps = move_bot_open(argv[1], "hint");
     if (!ps)
         return check_done();

@@ -55,6 +55,10 @@ typedef struct parley_asr_params {
      * "word PHONES" a line ("grande G R AA N D EY"), heard before the dictionary's or, for a
      * word it lacks, before the guess from the spelling; NULL or "": none (docs/voice.md). */
     const char *lexicon;
+    /* 1: each file is heard through the model's own frequency scale only; 0 (the default):
+     * also through a longer and a shorter vocal tract's, the best kept, so deep and high
+     * voices are heard as well as the model's average speaker (docs/voice.md). */
+    int no_speaker_warp;
 } parley_asr_params;
 
 /* Builds or finds the language model of p->nlu_yaml (required) in p->cache_dir (NULL or "":
