@@ -14,20 +14,21 @@
  * utterances of many users do not wait for one another's second opinions. Each user's
  * utterance starts from the cepstral mean their last one ended with (kept for the 1,024
  * users heard most recently); a first utterance, from the mean of its own first speech
- * (asr_cmn.h), measured while its audio is held. A first utterance is also decoded again
- * through a longer and a shorter vocal tract's frequency scale (WARPS), and the scale whose
- * path scores best is kept with the user's mean (bot decoders are pooled by scale). A transcript of
- * the bot's model comes with a confidence, its best path's score per frame: the node rejects speech
- * the bot does not serve by it (the generic model's transcripts have none). Noise lowers that score
- * for the bot's own speech as it does for foreign speech, so a low one asks the generic model for a
- * second opinion (confidence_of). Where the noise is steady (a fan, a hum: asr_denoise.h), the
- * decoder hears the audio through a noise suppressor: decided on a first utterance's held audio,
- * and for a user's next one by their last. An utterance whose speaker's words (pipe_speech_span)
- * leave more than half a second of the room around them is decoded again on those words alone. A
- * final transcript of the class model leaves out the words said well under the speaker's level
- * (asr_levels.h). When the speaker pauses, the class model says whether its words so far end a
- * request, for the source's endpoint (ps_end_hint). pocketsphinx's log is off. Foreign error codes
- * end here.
+ * (asr_cmn.h), measured while its audio is held; it is also decoded again through a longer
+ * and a shorter vocal tract's frequency scale (WARPS), and the scale whose path scores best
+ * is kept with the user's mean (the bot's decoders are pooled by scale). A transcript
+ * of the bot's model comes with a confidence, its best path's score per frame: the node
+ * rejects speech the bot does not serve by it (the generic model's transcripts have none).
+ * Noise lowers that score for the bot's own speech as it does for foreign speech, so a low
+ * one asks the generic model for a second opinion (confidence_of). Where the noise is
+ * steady (a fan, a hum: asr_denoise.h), the decoder hears the audio through a noise
+ * suppressor: decided on a first utterance's held audio, and for a user's next one by
+ * their last. An utterance whose speaker's words (pipe_speech_span) leave more than half a
+ * second of the room around them is decoded again on those words alone. A final transcript
+ * of the class model leaves out the words said well under the speaker's level
+ * (asr_levels.h). When the speaker pauses, the class model says whether its words so far
+ * end a request, for the source's endpoint (ps_end_hint). pocketsphinx's log is off.
+ * Foreign error codes end here.
  */
 #include <math.h>
 #include <pthread.h>
@@ -308,7 +309,6 @@ parley_status svc_ps_open(const svc_ps_params *p, svc_ps **out)
     ps->warps = p->bot && p->bot->kind == SVC_LANG_NGRAM && p->speaker_warp ? N_WARPS : 1;
     for (int w = 0; w < N_WARPS; w++)
         ps->bots[w] = (dec_pool){ .bot = 1, .warp = WARPS[w] };
-    ps->generic.warp = 1.0f;
     if (p->bot) {
         ps->kind = p->bot->kind;
         ps->bot = pl_strdup(p->bot->path);
@@ -803,13 +803,14 @@ static parley_status try_warp(ps_stream *s, int w)
 }
 
 /* A new user's utterance long enough to tell their voice by (MEAN_MIN_SAMPLES) is decoded
- * through each warp, and the best kept (keep_mean keeps its warp for their next ones). Not
- * where the noise is steady: the decoder heard denoised audio, the stream keeps the raw. */
+ * through each warp, and the best kept (keep_mean keeps its warp for their next ones). ps_end
+ * asks only where the noise is not steady: there the decoder heard denoised audio, and the
+ * stream keeps the raw. */
 static parley_status choose_warp(ps_stream *s)
 {
     parley_status st = PARLEY_OK;
     mfcc_t mean[MAX_CEP];
-    if (s->ps->warps < 2 || s->dn || s->to - s->from < MEAN_MIN_SAMPLES ||
+    if (s->ps->warps < 2 || s->to - s->from < MEAN_MIN_SAMPLES ||
         kept_mean(s->ps, s->user, mean, NULL, NULL))
         return PARLEY_OK;
     for (int w = 1; w < s->ps->warps && st == PARLEY_OK; w++)
