@@ -23,8 +23,9 @@
  * one asks the generic model for a second opinion (confidence_of). Where the noise is
  * steady (a fan, a hum: asr_denoise.h), the decoder hears the audio through a noise
  * suppressor: decided on a first utterance's held audio, and for a user's next one by
- * their last. An utterance whose speaker's words (pipe_speech_span) leave more than half a
- * second of the room around them is decoded again on those words alone. A final transcript
+ * their last; the stream keeps the denoised audio for the other scales. Elsewhere, an
+ * utterance whose speaker's words (pipe_speech_span) leave more than half a second of the
+ * room around them is decoded again on those words alone. A final transcript
  * of the class model leaves out the words said well under the speaker's level
  * (asr_levels.h). When the speaker pauses, the class model says whether its words so far
  * end a request, for the source's endpoint (ps_end_hint). pocketsphinx's log is off.
@@ -135,8 +136,8 @@ typedef struct ps_stream {
     size_t n, cap;
     svc_cmn_primer *primer; /* non-NULL: the utterance waits for its first mean, audio held */
     svc_denoise *dn;        /* non-NULL: the decoder hears the audio denoised */
-    int16_t *clean;         /* the denoised audio on its way to the decoder */
-    size_t clean_cap;
+    int16_t *clean;         /* the denoised audio so far, where dn: what the decoder heard */
+    size_t n_clean, clean_cap;
     svc_frames frames; /* the audio frame of each frame of dec (asr_levels.h) */
     size_t fed;        /* samples dec has heard */
     size_t from, to;   /* the audio the final decoding heard: all of it, or the speaker's span */
@@ -460,12 +461,14 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
     return PARLEY_OK;
 }
 
-/* Room for n samples and a frame in s->clean. */
+/* Room for n more samples and a frame in s->clean. */
 static parley_status clean_room(ps_stream *s, size_t n)
 {
-    if (n + SVC_DENOISE_FRAME <= s->clean_cap)
+    if (s->n_clean + n + SVC_DENOISE_FRAME <= s->clean_cap)
         return PARLEY_OK;
-    size_t cap = n + SVC_DENOISE_FRAME;
+    size_t cap = 2 * s->clean_cap > 16000 ? 2 * s->clean_cap : 16000;
+    while (cap < s->n_clean + n + SVC_DENOISE_FRAME)
+        cap *= 2;
     int16_t *c = pl_realloc(s->clean, cap * sizeof *c);
     if (!c)
         return pl_nomem("%zu samples of denoised audio", cap);
@@ -474,7 +477,8 @@ static parley_status clean_room(ps_stream *s, size_t n)
     return PARLEY_OK;
 }
 
-/* The decoder's audio: pcm itself, or denoised into s->clean (*n: the samples out). */
+/* The decoder's audio: pcm itself, or denoised onto the end of s->clean (*n: the samples
+ * out). */
 static parley_status heard(ps_stream *s, const int16_t *pcm, size_t *n, const int16_t **out)
 {
     parley_status st;
@@ -483,8 +487,9 @@ static parley_status heard(ps_stream *s, const int16_t *pcm, size_t *n, const in
         return PARLEY_OK;
     if ((st = clean_room(s, *n)) != PARLEY_OK)
         return st;
-    *n = svc_denoise_run(s->dn, pcm, *n, s->clean);
-    *out = s->clean;
+    *out = s->clean + s->n_clean;
+    *n = svc_denoise_run(s->dn, pcm, *n, s->clean + s->n_clean);
+    s->n_clean += *n;
     return PARLEY_OK;
 }
 
@@ -738,10 +743,11 @@ static parley_status redo_span(ps_stream *s, size_t from, size_t to)
     parley_status st;
     mfcc_t mean[MAX_CEP];
     svc_cmn_primer *p = NULL;
+    const int16_t *pcm = s->dn ? s->clean : s->audio; /* what the decoder hears */
     if (!kept_mean(s->ps, s->user, mean, NULL, NULL)) {
         if ((st = svc_cmn_primer_new(s->dec, &p)) != PARLEY_OK)
             return st;
-        int fed = svc_cmn_primer_feed(p, s->audio + from, to - from);
+        int fed = svc_cmn_primer_feed(p, pcm + from, to - from);
         if (fed < 0 || !svc_cmn_primer_mean(p, mean, s->ps->cmn_len))
             kept_mean(s->ps, NULL, mean, NULL, NULL);
         svc_cmn_primer_free(p);
@@ -756,7 +762,7 @@ static parley_status redo_span(ps_stream *s, size_t from, size_t to)
         return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot start an utterance");
     st = PARLEY_OK;
     for (size_t at = from; at < to && st == PARLEY_OK; at += REDO_PIECE)
-        st = decode(s, s->audio + at, to - at < REDO_PIECE ? to - at : REDO_PIECE);
+        st = decode(s, pcm + at, to - at < REDO_PIECE ? to - at : REDO_PIECE);
     if (ps_end_utt(s->dec) < 0 && st == PARLEY_OK)
         st = pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: cannot end the utterance");
     return st == PARLEY_OK ? svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1)
@@ -803,9 +809,8 @@ static parley_status try_warp(ps_stream *s, int w)
 }
 
 /* A new user's utterance long enough to tell their voice by (MEAN_MIN_SAMPLES) is decoded
- * through each warp, and the best kept (keep_mean keeps its warp for their next ones). ps_end
- * asks only where the noise is not steady: there the decoder heard denoised audio, and the
- * stream keeps the raw. */
+ * through each warp, and the best kept (keep_mean keeps its warp for their next ones): the
+ * audio the decoder heard, denoised where the noise is steady. */
 static parley_status choose_warp(ps_stream *s)
 {
     parley_status st = PARLEY_OK;
@@ -824,9 +829,12 @@ static parley_status ps_end(void *stream)
     parley_status st;
     if (s->primer && (st = start_primed(s)) != PARLEY_OK)
         return st;
-    if (s->dn && s->clean && /* the last part of a frame, as it came */
-        (st = decode(s, s->clean, svc_denoise_flush(s->dn, s->clean))) != PARLEY_OK)
-        return st;
+    if (s->dn && s->clean) { /* the last part of a frame, as it came */
+        size_t k = svc_denoise_flush(s->dn, s->clean + s->n_clean);
+        s->n_clean += k;
+        if ((st = decode(s, s->clean + s->n_clean - k, k)) != PARLEY_OK)
+            return st;
+    }
     s->ended = 1;
     s->to = s->n;
     if (s->dec && ps_end_utt(s->dec) < 0)
@@ -835,10 +843,12 @@ static parley_status ps_end(void *stream)
         (st = svc_frames_note(&s->frames, ps_get_n_frames(s->dec) - 1, s->fed, 1)) != PARLEY_OK)
         return st;
     size_t from, to;
-    if (!s->dec || s->dn || s->ps->kind != SVC_LANG_NGRAM)
+    if (!s->dec || s->ps->kind != SVC_LANG_NGRAM)
         return PARLEY_OK;
-    if (pipe_speech_span(s->audio, s->n, 0, &from, &to) && from + (s->n - to) > REDO_SPARE &&
-        (st = redo_span(s, from, to)) != PARLEY_OK)
+    /* In steady noise the decoder heard the room denoised, and its span again gained nothing
+     * (bench/RESULTS.md#voice-speakers) */
+    if (!s->dn && pipe_speech_span(s->audio, s->n, 0, &from, &to) &&
+        from + (s->n - to) > REDO_SPARE && (st = redo_span(s, from, to)) != PARLEY_OK)
         return st;
     return choose_warp(s);
 }

@@ -1,11 +1,12 @@
 /* asr_move_bot.h — the pocketsphinx engine with a class model of a three-line robot bot
- * ("go forward ten meters", pocketsphinx-testdata's goforward.raw), and one utterance heard
- * through it, and the speech power noise is mixed against: what the engine tests over real
- * speech share.
+ * ("go forward ten meters", pocketsphinx-testdata's goforward.raw), one utterance heard
+ * through it, and a steady noise mixed under the speech at an SNR: what the engine tests over
+ * real speech share.
  */
 #ifndef TESTS_SERVICES_ASR_MOVE_BOT_H
 #define TESTS_SERVICES_ASR_MOVE_BOT_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -78,6 +79,40 @@ static inline double speech_power(const int16_t *x, size_t n)
                 sum += e, k++;
         }
     return k ? sum / (double)k : 0;
+}
+
+/* A standard normal draw (xorshift64, Box-Muller): the same sequence in every run. */
+static inline double move_bot_normal(void)
+{
+    static uint64_t rng = 88172645463325252ull;
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        u[i] = ((double)(rng >> 11) + 1.0) / 9007199254740993.0;
+    }
+    return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
+}
+
+static inline int16_t move_bot_clip(double v)
+{
+    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+}
+
+/* n samples of a steady noise of unit power: white noise and a 120 Hz hum. */
+static inline void move_bot_steady_noise(double *noise, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        noise[i] = (move_bot_normal() + 0.5 * sin(6.283185307179586 * 120 * (double)i / 16000)) /
+                   sqrt(1.125);
+}
+
+/* x with unit-power noise mixed in snr dB under its speech (speech_power), into y. */
+static inline void move_bot_mix(const int16_t *x, size_t n, const double *noise, double snr,
+                                int16_t *y)
+{
+    double gain = sqrt(speech_power(x, n) / pow(10, snr / 10));
+    for (size_t i = 0; i < n; i++)
+        y[i] = move_bot_clip(x[i] + gain * noise[i]);
 }
 
 /* One utterance of user through the engine, fed in 100 ms pieces; its transcript (owned),

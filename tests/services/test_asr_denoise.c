@@ -28,32 +28,6 @@
 
 #define MAX_N (16000 * 10)
 
-static uint64_t rng = 88172645463325252ull;
-
-/* A standard normal draw (xorshift64, Box-Muller). */
-static double normal(void)
-{
-    double u[2];
-    for (int i = 0; i < 2; i++) {
-        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-        u[i] = ((double)(rng >> 11) + 1.0) / 9007199254740993.0;
-    }
-    return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
-}
-
-static int16_t clip(double v)
-{
-    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
-}
-
-/* x with unit-power noise (noise(i)) mixed in snr dB under its speech, into y. */
-static void mix(const int16_t *x, size_t n, const double *noise, double snr, int16_t *y)
-{
-    double gain = sqrt(speech_power(x, n) / pow(10, snr / 10));
-    for (size_t i = 0; i < n; i++)
-        y[i] = clip(x[i] + gain * noise[i]);
-}
-
 static double power(const int16_t *x, size_t n)
 {
     double e = 0;
@@ -66,7 +40,7 @@ static void check_suppressor(void)
 {
     static int16_t in[32000], whole[32000 + SVC_DENOISE_FRAME], pieces[32000 + SVC_DENOISE_FRAME];
     for (size_t i = 0; i < 32000; i++)
-        in[i] = clip(1000 * normal());
+        in[i] = move_bot_clip(1000 * move_bot_normal());
     svc_denoise *a = NULL, *b = NULL;
     CHECK(svc_denoise_new(&a) == PARLEY_OK && svc_denoise_new(&b) == PARLEY_OK, "new: %s",
           parley_errmsg());
@@ -104,22 +78,20 @@ int main(int argc, char **argv)
     size_t n = fread(speech, sizeof *speech, MAX_N, f);
     fclose(f);
     double talker_power = power(speech, n);
-    for (size_t i = 0; i < n; i++) {
-        steady[i] =
-                (normal() + 0.5 * sin(6.283185307179586 * 120 * (double)i / 16000)) / sqrt(1.125);
+    move_bot_steady_noise(steady, n);
+    for (size_t i = 0; i < n; i++)
         talker[i] = speech[(i + 12000) % n] / sqrt(talker_power);
-    }
 
-    mix(speech, n, steady, 9, noisy);
+    move_bot_mix(speech, n, steady, 9, noisy);
     CHECK(svc_noise_steady(noisy, n), "steady noise 9 dB under real speech is steady");
     CHECK(!svc_noise_steady(speech, n), "speech in its quiet room needs no help");
     memset(noisy, 0, 4800 * sizeof *noisy); /* as an utterance of a stream with no noise */
     memcpy(noisy + 4800, speech + 8000, 16000 * sizeof *noisy);
     memset(noisy + 20800, 0, 4000 * sizeof *noisy);
     CHECK(!svc_noise_steady(noisy, 24800), "nor speech in digital silence");
-    mix(speech, n, talker, 9, noisy);
+    move_bot_mix(speech, n, talker, 9, noisy);
     CHECK(!svc_noise_steady(noisy, n), "another talker 9 dB under is not steady noise");
-    mix(speech, n, steady, 9, noisy);
+    move_bot_mix(speech, n, steady, 9, noisy);
     CHECK(!svc_noise_steady(noisy, 15000), "under 1 s tells nothing");
     check_suppressor();
 
@@ -128,7 +100,7 @@ int main(int argc, char **argv)
         return 1;
     const double snrs[] = { 12, 9 };
     for (int k = 0; k < 2; k++) {
-        mix(speech, n, steady, snrs[k], noisy);
+        move_bot_mix(speech, n, steady, snrs[k], noisy);
         const char *users[] = { NULL, "kiosk", "kiosk" }; /* no one, new, heard before */
         for (int u = 0; u < 3; u++) {
             char *text = hear(ps, users[u], noisy, n);

@@ -18,7 +18,7 @@
 #include "tests/check.h"
 #include "tests/services/asr_move_bot.h"
 
-static int16_t pcm[16000 * 10], deep[16000 * 12];
+static int16_t pcm[16000 * 10], deep[16000 * 12], noisy[16000 * 12];
 
 /* The transcript of pcm for user, checked right; its confidence. */
 static float heard(svc_ps *ps, const char *user, const int16_t *x, size_t n, const char *what)
@@ -54,9 +54,17 @@ int main(int argc, char **argv)
         float as_is = heard(on, "plain", pcm, n, "the recording as it is, warps");
         float as_is_off = heard(off, "plain", pcm, n, "the recording as it is, no warps");
         CHECK(as_is >= as_is_off, "the recording as it is: %.1f against %.1f", as_is, as_is_off);
+        static double noise[sizeof deep / sizeof *deep];
+        move_bot_steady_noise(noise, m);
+        move_bot_mix(deep, m, noise, 12, noisy);
+        float steady_off = heard(off, "deep in noise", noisy, m, "steady noise, no warps");
+        float steady_on = heard(on, "deep in noise", noisy, m, "steady noise, warps");
+        CHECK(steady_on > steady_off + 1,
+              "the warp is found through the noise suppressor: %.1f against %.1f", steady_on,
+              steady_off);
         printf("confidence of the deep voice: %.1f without warps, %.1f and %.1f with; as it "
-               "is: %.1f and %.1f\n",
-               plain, first, next, as_is_off, as_is);
+               "is: %.1f and %.1f; the deep voice in steady noise: %.1f and %.1f\n",
+               plain, first, next, as_is_off, as_is, steady_off, steady_on);
     }
     svc_ps_close(on);
     svc_ps_close(off);
