@@ -122,6 +122,9 @@ typedef struct pipe_msg {
     int asr_rejected;       /* set by an ASR node: the recognizer doubts the transcript (under
                                its reject_below), so the dialog reads no intent or entities in
                                it and answers with its fallback */
+    int no_answer;          /* set by an ASR node on the failed turn of an utterance its
+                               source cut by itself in which it heard no words (a cough, a
+                               door, the room): sinks end the turn and answer nothing */
     /* timestamps and costs, CLOCK_MONOTONIC nanoseconds */
     int64_t t_in;         /* when the source created the turn */
     int64_t t_out;        /* when the sink ended it */

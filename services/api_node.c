@@ -158,7 +158,8 @@ static parley_status api_process(pipe_node *node, void *state, int port, pipe_ms
 {
     (void)port;
     msg->t_out = pipe_now_ns();
-    deliver(state, msg, msg->status, pipe_msg_error(msg));
+    if (!msg->no_answer)
+        deliver(state, msg, msg->status, pipe_msg_error(msg));
     pipe_node_turn_done(node, msg);
     return PARLEY_OK;
 }

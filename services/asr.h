@@ -71,7 +71,8 @@ typedef struct svc_asr svc_asr;
 
 /* Drives `engine` (borrowed; its streams are closed by svc_asr_free) for `node`. An utterance
  * whose confidence is under reject_below (0: none is) becomes a rejected text turn
- * (pipe_msg.asr_rejected): its transcript still goes out as the display's final. */
+ * (pipe_msg.asr_rejected): its transcript still goes out as the display's final. One of no
+ * words fails its turn, unanswered (pipe_msg.no_answer) where its source cut it by itself. */
 parley_status svc_asr_new(const svc_asr_engine *vt, void *engine, long partial_ms,
                           float reject_below, svc_asr **out);
 /* Closes every stream still open. NULL is a no-op. */

@@ -157,7 +157,11 @@ static void send_partial(svc_asr *a, pipe_node *node, asr_stream *s, const pipe_
     s->partial = hyp;
 }
 
-/* The utterance's transcript into msg, which becomes its text turn. */
+/* The utterance's transcript into msg, which becomes its text turn. An utterance of no words
+ * fails its turn; where its source cut it by itself (at a pause, or at its longest: a cough,
+ * a door, the room's noise), the turn is marked to be answered by nothing
+ * (pipe_msg.no_answer): a kiosk does not answer what nobody said. Where the source was told
+ * to end it (a file's end, a client's eof), whoever asked gets the error. */
 static parley_status finish(svc_asr *a, asr_stream *s, pipe_msg *msg)
 {
     parley_status st;
@@ -170,6 +174,7 @@ static parley_status finish(svc_asr *a, asr_stream *s, pipe_msg *msg)
         return st;
     if (!text[0]) {
         pl_free(text);
+        msg->no_answer = msg->utt_end != PIPE_UTT_EXPLICIT;
         return pl_fail(PARLEY_ERR_NOT_FOUND, "%s: no words recognized in utterance %u", a->vt->name,
                        (unsigned)msg->utt);
     }
@@ -225,6 +230,8 @@ parley_status svc_asr_process(svc_asr *a, pipe_node *node, pipe_msg *msg)
     if (st != PARLEY_OK || msg->utt_end != PIPE_UTT_MORE) {
         if (st == PARLEY_OK)
             st = finish(a, &s, msg);
+        if (st != PARLEY_OK && msg->no_answer && s.partial) /* its display learns it */
+            send_display(node, msg->user_id, "", msg->utt, PIPE_UTT_DROPPED, msg->t_in);
         stream_free(a, &s);
         if (st != PARLEY_OK) {
             pipe_node_fail_turn(node, msg, st);

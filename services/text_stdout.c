@@ -119,7 +119,8 @@ static parley_status stdout_create(pipe_node *node, void **out)
 static parley_status stdout_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     (void)port;
-    write_line(state, msg, pipe_msg_error(msg));
+    if (!msg->no_answer)
+        write_line(state, msg, pipe_msg_error(msg));
     pipe_node_turn_done(node, msg);
     return PARLEY_OK;
 }

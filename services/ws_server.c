@@ -1097,7 +1097,8 @@ static int push_speech(ws_conn *c, const pipe_msg *msg)
     return ok;
 }
 
-/* A finished turn (worker threads): to the queue of the connection that asked. */
+/* A finished turn (worker threads): to the queue of the connection that asked; one that gets
+ * no answer (pipe_msg.no_answer) only leaves the turns in flight. */
 parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *msg)
 {
     ws_state *s = state;
@@ -1128,9 +1129,9 @@ parley_status svc_ws_process(pipe_node *node, void *state, int port, pipe_msg *m
         c->inflight--;
         if (ok && id && (ok = cJSON_AddItemToObject(o, "id", id)))
             id = NULL;
-        char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
-        lost = !text || ws_conn_push(c, text, strlen(text)) != PARLEY_OK ||
-               (!error && msg->n_pcm && !push_speech(c, msg));
+        char *text = ok && !msg->no_answer ? cJSON_PrintUnformatted(o) : NULL;
+        lost = !msg->no_answer && (!text || ws_conn_push(c, text, strlen(text)) != PARLEY_OK ||
+                                   (!error && msg->n_pcm && !push_speech(c, msg)));
         count_held(s, c);
         mark_dirty(s, c); /* even when lost: its pacing may change */
         cJSON_free(text);

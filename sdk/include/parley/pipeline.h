@@ -87,7 +87,10 @@ typedef void (*parley_reply_fn)(const parley_reply *reply, void *user_data);
 typedef enum parley_event_type {
     PARLEY_EVENT_TURN_DONE = 0,   /* a turn reached the end of the graph and was answered
                                      (a failed one too, after its TURN_FAILED) */
-    PARLEY_EVENT_TURN_FAILED = 1, /* a node failed a turn (the turn still gets its reply) */
+    PARLEY_EVENT_TURN_FAILED = 1, /* a node failed a turn (the turn still gets its reply, but
+                                     for an utterance an audio source cut by itself in which
+                                     the recognizer heard no words: a cough or the room's
+                                     noise is answered by nothing) */
     PARLEY_EVENT_NODE_ERROR = 2,  /* a node failed outside any turn (a bad input line, a read
                                      error, a store that went away) */
 } parley_event_type;
