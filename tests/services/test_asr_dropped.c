@@ -8,7 +8,8 @@
  * drives svc_asr (asr_node.c) with an engine that hears a hypothesis, "hello", in any piece
  * not silent, and keeps it as the transcript only from a piece at the speaker's level (1000;
  * a quieter one, like the room's words, it leaves out). Graph, written here: api →
- * test.asr → api, and its partial port → test.display, which keeps what it is sent.
+ * test.asr → api and text.stdout (a file: it writes no line for the unanswered), and its
+ * partial port → test.display, which keeps what it is sent.
  * User a: utterance 1 (a piece, then dropped), utterance 2 (whole); user b: utterance 1
  * dropped at its first piece. User c: utterance 1 silent, cut at a pause; 2, two quiet
  * pieces cut at a pause; 3 silent, ended by the source; 4 spoken, cut at a pause.
@@ -196,11 +197,17 @@ int main(void)
     CHECK(f != NULL, "write %s", graph);
     if (!f)
         return check_done();
-    fprintf(f, "name: dropped\n"
-               "nodes:\n"
-               "  - { name: api, kind: api, inputs: { reply: asr.text } }\n"
-               "  - { name: asr, kind: test.asr, inputs: { in: api.text } }\n"
-               "  - { name: display, kind: test.display, inputs: { in: asr.partial } }\n");
+    char lines[1024];
+    snprintf(lines, sizeof lines, "%s", tmpdir_path("replies.jsonl"));
+    fprintf(f,
+            "name: dropped\n"
+            "nodes:\n"
+            "  - { name: api, kind: api, inputs: { reply: asr.text } }\n"
+            "  - { name: asr, kind: test.asr, inputs: { in: api.text } }\n"
+            "  - { name: display, kind: test.display, inputs: { in: asr.partial } }\n"
+            "  - { name: out, kind: text.stdout, inputs: { reply: asr.text },\n"
+            "      params: { path: %s } }\n",
+            lines);
     fclose(f);
     pipe_graph *g = NULL;
     CHECK(pipe_graph_load(graph, &(pipe_graph_opts){ .kinds = kinds }, &g) == PARLEY_OK, "load: %s",
@@ -229,7 +236,18 @@ int main(void)
           n_got >= 1 ? got[0] : "(none)");
     CHECK(n_got >= 2 && !strcmp(got[1], "hello"), "second: '%s'", n_got >= 2 ? got[1] : "(none)");
 
-    CHECK(n_turns == 5, "5 turns ended: user a's second, user c's four: %d", n_turns);
+    CHECK(n_turns == 10, "5 turns ended at both sinks: user a's second, user c's four: %d",
+          n_turns);
+    FILE *in = fopen(lines, "r");
+    char line[512];
+    int n_lines = 0, n_errors = 0;
+    while (in && fgets(line, sizeof line, in))
+        n_lines++, n_errors += strstr(line, "no words recognized in utterance 3") != NULL;
+    if (in)
+        fclose(in);
+    CHECK(n_lines == 3 && n_errors == 1,
+          "text.stdout wrote 3 lines (a's hello, c's error and hello), one the error: %d, %d",
+          n_lines, n_errors);
     expect("a", 0, "hello", 1, PIPE_UTT_MORE);
     expect("a", 1, "", 1, PIPE_UTT_DROPPED);
     expect("a", 2, "hello", 2, PIPE_UTT_EXPLICIT);
