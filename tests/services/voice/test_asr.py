@@ -27,19 +27,24 @@ without them 2 at most); speech outside
 the bot still gets words; a missing file is an error naming it. A pause within a request,
 through the kiosk graph: its endpoint follows what the recognizer hears before it (a
 request stopped half way waits 2 s, one heard whole 600 ms, one it cannot tell 1 s; a
-hesitation last is half way), each checked against the endpoint set otherwise. audio.gst: an
+hesitation last is half way), each checked against the endpoint set otherwise; a mains hum
+that opens an utterance of no words is answered by nothing. audio.gst: an
 unknown element, a missing file and a file that is not audio are errors naming the
 description and the cause, and `parley run` returns within seconds (no hang).
 
 Usage: test_asr.py PARLEY SOURCE_ROOT
 (skips, exit 77, without espeak-ng, flite, festival's HTS voice, sox or the data)
 """
+import math
 import os
+import random
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import wave
 
 import yaml
 
@@ -551,7 +556,8 @@ def paused(name, first, second, pause_s):
     return out
 
 
-def turns(wav, *sets):
+def kiosk(wav, *sets):
+    """`parley run` of the kiosk graph over wav, the recognizer's text to text.stdout."""
     graph = os.path.join(tmp, "pause.yaml")
     with open(graph, "w") as f:
         f.write("name: pause\nnodes:\n  - name: mic\n    kind: audio.gst\n"
@@ -561,7 +567,11 @@ def turns(wav, *sets):
                 "  - name: out\n    kind: text.stdout\n    inputs: { reply: asr.text }\n"
                 % (wav, os.path.abspath(pizza), cache))
     extra = [a for s in sets for a in ("--set", "mic." + s)]
-    return run("run", graph, *extra).stdout.count("\n")
+    return run("run", graph, *extra)
+
+
+def turns(wav, *sets):
+    return kiosk(wav, *sets).stdout.count("\n")
 
 
 every_600 = ("silence_ms=600", "complete_ms=600", "incomplete_ms=600")
@@ -577,6 +587,20 @@ check(got == (1, 2), "'i want a large um' / 'i want a large', 1.5 s: %d / %d tur
 wav = paused("whole", "i want a large pepperoni pizza", "with extra cheese please", 0.8)
 got = (turns(wav), turns(wav, "complete_ms=1000"))
 check(got == (2, 1), "'... pepperoni pizza', 0.8 s: %d turn(s) by default, %d at 1 s" % got)
+
+# a mains hum of 1 s in a quiet room (50 Hz at -44 dBFS over a hiss: under the recognizer's
+# lowest band, so at 60-1000 of amplitude alike) opens an utterance the recognizer hears no
+# words in: cut at the pause after it, it is answered by nothing (logged on stderr)
+hum = os.path.join(tmp, "hum.wav")
+noise = random.Random(7)
+samples = [noise.gauss(0, 3) + (200 * math.sin(2 * math.pi * 50 * i / 16000)
+                                if 8000 <= i < 24000 else 0) for i in range(56000)]
+with wave.open(hum, "wb") as w:
+    w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+    w.writeframes(struct.pack("<%dh" % len(samples), *(int(round(s)) for s in samples)))
+r = kiosk(hum)
+check(r.stdout == "" and "no words recognized in utterance 1" in r.stderr,
+      "a hum heard as no words: no answer (%r), logged (%r)" % (r.stdout, r.stderr[-300:]))
 
 # --- audio.gst errors ----------------------------------------------------------------------
 graph = os.path.join(tmp, "gst.yaml")
