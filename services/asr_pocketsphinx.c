@@ -461,19 +461,20 @@ static parley_status ps_open_stream(void *engine, const char *user, void **out)
     return PARLEY_OK;
 }
 
-/* Room for n more samples and a frame in s->clean. */
-static parley_status clean_room(ps_stream *s, size_t n)
+/* Room for `need` samples in *buf (holding *cap), grown by doubling from 1 s; `what` names
+ * them in the error. */
+static parley_status sample_room(int16_t **buf, size_t *cap, size_t need, const char *what)
 {
-    if (s->n_clean + n + SVC_DENOISE_FRAME <= s->clean_cap)
+    if (need <= *cap)
         return PARLEY_OK;
-    size_t cap = 2 * s->clean_cap > 16000 ? 2 * s->clean_cap : 16000;
-    while (cap < s->n_clean + n + SVC_DENOISE_FRAME)
-        cap *= 2;
-    int16_t *c = pl_realloc(s->clean, cap * sizeof *c);
-    if (!c)
-        return pl_nomem("%zu samples of denoised audio", cap);
-    s->clean = c;
-    s->clean_cap = cap;
+    size_t c = *cap ? 2 * *cap : 16000;
+    while (c < need)
+        c *= 2;
+    int16_t *b = pl_realloc(*buf, c * sizeof *b);
+    if (!b)
+        return pl_nomem("%zu samples of %s", c, what);
+    *buf = b;
+    *cap = c;
     return PARLEY_OK;
 }
 
@@ -485,7 +486,8 @@ static parley_status heard(ps_stream *s, const int16_t *pcm, size_t *n, const in
     *out = pcm;
     if (!s->dn)
         return PARLEY_OK;
-    if ((st = clean_room(s, *n)) != PARLEY_OK)
+    if ((st = sample_room(&s->clean, &s->clean_cap, s->n_clean + *n + SVC_DENOISE_FRAME,
+                          "denoised audio")) != PARLEY_OK)
         return st;
     *out = s->clean + s->n_clean;
     *n = svc_denoise_run(s->dn, pcm, *n, s->clean + s->n_clean);
@@ -535,16 +537,9 @@ static parley_status start_primed(ps_stream *s)
 static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
 {
     ps_stream *s = stream;
-    if (s->n + n > s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16000;
-        while (cap < s->n + n)
-            cap *= 2;
-        int16_t *a = pl_realloc(s->audio, cap * sizeof *a);
-        if (!a)
-            return pl_nomem("%zu samples of an utterance", cap);
-        s->audio = a;
-        s->cap = cap;
-    }
+    parley_status st = sample_room(&s->audio, &s->cap, s->n + n, "an utterance");
+    if (st != PARLEY_OK)
+        return st;
     memcpy(s->audio + s->n, pcm, n * sizeof *pcm);
     s->n += n;
     if (s->primer) {
@@ -553,7 +548,6 @@ static parley_status ps_feed(void *stream, const int16_t *pcm, size_t n)
             return pl_fail(PARLEY_ERR_INTERNAL, "pocketsphinx: the front end failed");
         return primed ? start_primed(s) : PARLEY_OK;
     }
-    parley_status st;
     const int16_t *in;
     if (s->dec && (st = heard(s, pcm, &n, &in)) != PARLEY_OK)
         return st;
