@@ -3,9 +3,9 @@ the reply and to the first byte of its speech, how many real-time streams the ma
 carries, and the server's memory (bench/RESULTS.md).
 
 Starts `parley run samples/voice/pipeline.yaml` (port 0, the model given, a fresh store),
-makes one order with flite, voice slt ("i want a large pizza", 16 kHz) and streams it in 100 ms
-frames at real-time pace. Mode eof: the client sends {"eof":1} right after the speech and
-times from that send to the reply and to the binary frame of the reply's speech. Mode
+makes one order with flite, voice slt ("i want a large pizza", 16 kHz, or --text) and streams
+it in 100 ms frames at real-time pace. Mode eof: the client sends {"eof":1} right after the
+speech and times from that send to the reply and to the binary frame of the reply's speech. Mode
 endpoint: the speech is followed by silence at real-time pace until the reply; times from
 the last frame of the order's audio (flite's own trailing silence, about 0.1 s, included) to
 the reply: the endpoint's silence plus the reply's time. The server's endpoint follows what
@@ -23,7 +23,11 @@ then run from the end of the order's speech (the endpoint's 1 s of silence inclu
 noise after it ends the utterance before the client's eof); server_cut_to_reply is the
 server's own time from the utterance's last audio (its endpoint, or the eof) to the reply.
 
-Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS] [--room SNR]
+With --text T the order is T instead: a longer request, as people make at a counter, shows
+what the recognizer leaves to the end of an utterance (the search's second pass; a new
+user's two more frequency scales), which grows with its length.
+
+Usage: python3 bench/voice_latency.py PARLEY MODEL_DIR [RUNS] [--room SNR] [--text T]
 """
 import asyncio
 import json
@@ -41,10 +45,11 @@ from ws_server import Server, websockets  # noqa: E402
 parley, model = sys.argv[1:3]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3][0] != "-" else 20
 room = float(sys.argv[sys.argv.index("--room") + 1]) if "--room" in sys.argv else None
+text = sys.argv[sys.argv.index("--text") + 1] if "--text" in sys.argv else "i want a large pizza"
 tmp = tempfile.mkdtemp(prefix="parley-vlat-")
 wav = os.path.join(tmp, "o.wav")
 raw = os.path.join(tmp, "o.raw")
-subprocess.run(["flite", "-voice", "slt", "-t", "i want a large pizza", "-o", wav], check=True)
+subprocess.run(["flite", "-voice", "slt", "-t", text, "-o", wav], check=True)
 subprocess.run(["sox", wav, "-r", "16000", "-b", "16", "-c", "1", "-e", "signed", "-t", "raw",
                 raw, "pad", "0.2", "0"], check=True)
 speech = open(raw, "rb").read()
@@ -120,7 +125,7 @@ srv = Server(parley, None, tmp, "ws.port=0", "ws.trust_user_ids=true", "nlu.mode
              "asr.cache_dir=" + os.path.join(tmp, "cache"),
              graph=os.path.join(ROOT, "samples", "voice", "pipeline.yaml"))
 url = srv.url()
-out = {"speech_s": round(len(speech) / 32000, 2), "runs": runs, "room_snr_db": room}
+out = {"speech_s": round(len(speech) / 32000, 2), "runs": runs, "room_snr_db": room, "text": text}
 asyncio.run(utterance(url, False))  # warm-up: first decoder, first synthesis
 for mode in ("order_end",) if room is not None else ("eof", "endpoint"):
     after_cut.clear()
