@@ -372,12 +372,16 @@ static int start_utt(svc_ps *ps, ps_decoder_t *dec, const mfcc_t *mean)
     return ps_start_utt(dec);
 }
 
-/* Keeps the mean an ended utterance of the stream's user left in its decoder. */
+/* Keeps the mean an ended utterance of the stream's user left in its decoder, where the bot's
+ * model heard words in it (ps_final gave them a confidence): an utterance of no words was a
+ * hum, a clatter or the room, and its mean says nothing of the user's voice (measured: the
+ * order after a hum, its words right, was rejected at the hum's mean). */
 static void keep_mean(ps_stream *s)
 {
     svc_ps *ps = s->ps;
     cmn_t *c = s->dec ? ps_get_feat(s->dec)->cmn_struct : NULL;
-    if (!s->user || !s->ended || s->n < MEAN_MIN_SAMPLES || !c || c->veclen != ps->cmn_len)
+    if (!s->user || !s->ended || isnan(s->confidence) || s->n < MEAN_MIN_SAMPLES || !c ||
+        c->veclen != ps->cmn_len)
         return;
     mfcc_t mean[MAX_CEP] = { 0 };
     cmn_live_get(c, mean);
