@@ -55,16 +55,30 @@ static int run_graph(const char *path, const char *const *sets)
     pp.overrides = sets;
     pp.on_event = cli_print_event;
     parley_pipeline *p = NULL;
-    parley_status st = parley_pipeline_open(path, &pp, &p);
-    if (st != PARLEY_OK)
-        return cli_fail("run", st);
-    pthread_t waiter;
-    int have_waiter = pipe(sig_pipe) == 0 && pthread_create(&waiter, NULL, wait_signal, p) == 0;
-    if (have_waiter) {
+    /* The handlers come first: opening starts the graph, and a server answers clients
+     * before open returns; a signal then waits in the pipe until the waiter reads it (seen:
+     * a SIGTERM just after a websocket client's first turns killed the process unanswered) */
+    int have_pipe = pipe(sig_pipe) == 0;
+    if (have_pipe) {
         struct sigaction sa = { .sa_handler = on_signal };
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+    }
+    parley_status st = parley_pipeline_open(path, &pp, &p);
+    pthread_t waiter;
+    int have_waiter =
+            st == PARLEY_OK && have_pipe && pthread_create(&waiter, NULL, wait_signal, p) == 0;
+    if (have_pipe && !have_waiter) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+    }
+    if (st != PARLEY_OK) {
+        if (have_pipe) {
+            close(sig_pipe[0]);
+            close(sig_pipe[1]);
+        }
+        return cli_fail("run", st);
     }
     parley_pipeline_wait(p);
     if (have_waiter) {
@@ -73,6 +87,8 @@ static int run_graph(const char *path, const char *const *sets)
         char c = 'e';
         if (write(sig_pipe[1], &c, 1) == 1)
             pthread_join(waiter, NULL);
+    }
+    if (have_pipe) {
         close(sig_pipe[0]);
         close(sig_pipe[1]);
     }
