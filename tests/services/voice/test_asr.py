@@ -35,12 +35,9 @@ description and the cause, and `parley run` returns within seconds (no hang).
 Usage: test_asr.py PARLEY SOURCE_ROOT
 (skips, exit 77, without espeak-ng, flite, festival's HTS voice, sox or the data)
 """
-import math
 import os
-import random
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -49,6 +46,9 @@ import wave
 import yaml
 
 from checks import check, done
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sounds  # noqa: E402
 
 parley, root = sys.argv[1:3]
 GOFORWARD = "/usr/share/pocketsphinx/test/data/goforward.raw"
@@ -592,12 +592,9 @@ check(got == (2, 1), "'... pepperoni pizza', 0.8 s: %d turn(s) by default, %d at
 # lowest band, so at 60-1000 of amplitude alike) opens an utterance the recognizer hears no
 # words in: cut at the pause after it, it is answered by nothing (logged on stderr)
 hum = os.path.join(tmp, "hum.wav")
-noise = random.Random(7)
-samples = [noise.gauss(0, 3) + (200 * math.sin(2 * math.pi * 50 * i / 16000)
-                                if 8000 <= i < 24000 else 0) for i in range(56000)]
 with wave.open(hum, "wb") as w:
     w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
-    w.writeframes(struct.pack("<%dh" % len(samples), *(int(round(s)) for s in samples)))
+    w.writeframes(sounds.mains_hum())
 r = kiosk(hum)
 check(r.stdout == "" and "no words recognized in utterance 1" in r.stderr,
       "a hum heard as no words: no answer (%r), logged (%r)" % (r.stdout, r.stderr[-300:]))

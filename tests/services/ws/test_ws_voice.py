@@ -22,11 +22,8 @@ a build without the websocket server or pocketsphinx)
 """
 import asyncio
 import json
-import math
 import os
-import random
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -35,6 +32,8 @@ from checks import check, done
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import sounds  # noqa: E402
 from ws_server import Server, recv_json, skip_without_ws_server, websockets  # noqa: E402
 
 parley, model = sys.argv[1:3]
@@ -85,12 +84,8 @@ def of_type(msgs, t):
 
 
 def hum_then(data):
-    """A mains hum of 1 s in a quiet room (50 Hz under a hiss, as tests/services/voice/test_asr.py
-    plays to the kiosk), 2 s of the room after it, then data."""
-    noise = random.Random(7)
-    room = [noise.gauss(0, 3) + (200 * math.sin(2 * math.pi * 50 * i / 16000)
-                                 if 8000 <= i < 24000 else 0) for i in range(56000)]
-    return struct.pack("<%dh" % len(room), *(int(round(x)) for x in room)) + data
+    """The kiosk test's mains hum (tests/services/sounds.py), then data."""
+    return sounds.mains_hum() + data
 
 
 async def one_utterance(url, rate, text=LARGE, name="large"):
