@@ -179,12 +179,11 @@ static parley_status finish(svc_asr *a, asr_stream *s, pipe_msg *msg)
                        (unsigned)msg->utt);
     }
     float conf = a->vt->confidence ? a->vt->confidence(s->stream) : NAN;
-    if (conf < a->reject_below) { /* NAN is not */
-        pl_log(PARLEY_LOG_DEBUG,
-               "%s: utterance %u of user '%s' rejected (confidence %.1f, under %.1f): \"%s\"",
-               a->vt->name, (unsigned)msg->utt, msg->user_id, conf, a->reject_below, text);
-        msg->asr_rejected = 1;
-    }
+    msg->asr_rejected = conf < a->reject_below; /* NAN is not */
+    pl_log(PARLEY_LOG_DEBUG,
+           "%s: utterance %u of user '%s' %s (confidence %.1f, reject_below %.1f): \"%s\"",
+           a->vt->name, (unsigned)msg->utt, msg->user_id, msg->asr_rejected ? "rejected" : "heard",
+           conf, a->reject_below, text);
     pl_free(msg->text);
     msg->text = text;
     msg->type = PIPE_T_TEXT;
