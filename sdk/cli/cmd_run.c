@@ -48,6 +48,15 @@ static void *wait_signal(void *arg)
     return NULL;
 }
 
+/* SIGINT and SIGTERM to handler: on_signal, or back to SIG_DFL. */
+static void on_stop_signals(void (*handler)(int))
+{
+    struct sigaction sa = { .sa_handler = handler };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* Opens (loads and starts), runs to the end of input or a signal, drains, closes. */
 static int run_graph(const char *path, const char *const *sets)
 {
@@ -59,20 +68,14 @@ static int run_graph(const char *path, const char *const *sets)
      * before open returns; a signal then waits in the pipe until the waiter reads it (seen:
      * a SIGTERM just after a websocket client's first turns killed the process unanswered) */
     int have_pipe = pipe(sig_pipe) == 0;
-    if (have_pipe) {
-        struct sigaction sa = { .sa_handler = on_signal };
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-    }
+    if (have_pipe)
+        on_stop_signals(on_signal);
     parley_status st = parley_pipeline_open(path, &pp, &p);
     pthread_t waiter;
     int have_waiter =
             st == PARLEY_OK && have_pipe && pthread_create(&waiter, NULL, wait_signal, p) == 0;
-    if (have_pipe && !have_waiter) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-    }
+    if (have_pipe && !have_waiter)
+        on_stop_signals(SIG_DFL);
     if (st != PARLEY_OK) {
         if (have_pipe) {
             close(sig_pipe[0]);
@@ -82,8 +85,7 @@ static int run_graph(const char *path, const char *const *sets)
     }
     parley_pipeline_wait(p);
     if (have_waiter) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        on_stop_signals(SIG_DFL);
         char c = 'e';
         if (write(sig_pipe[1], &c, 1) == 1)
             pthread_join(waiter, NULL);
