@@ -32,6 +32,15 @@ void svc_frames_clear(svc_frames *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The audio frame of each of m's frames into at (m->n): backwards from the last, each one
+ * before the next; a burst of frames the voice detector held back comes out at once, and its
+ * frames are the ones just before. */
+static void place(const svc_frames *m, int *at)
+{
+    for (size_t i = m->n; i-- > 0;)
+        at[i] = i + 1 < m->n && at[i + 1] - 1 < m->due[i] ? at[i + 1] - 1 : m->due[i];
+}
+
 /* The level (dB) of audio frame f: its mean power over the decoder's window. */
 static float frame_db(const int16_t *pcm, size_t n, long f)
 {
@@ -97,10 +106,7 @@ parley_status svc_words_at_level(const svc_frames *m, const int16_t *pcm, size_t
         pl_free(at);
         return pl_nomem("the levels of %d words", n_words);
     }
-    /* Backwards from the last frame, each one before the next: a burst of frames the voice
-     * detector held back comes out at once, and its frames are the ones just before. */
-    for (size_t i = m->n; i-- > 0;)
-        at[i] = i + 1 < m->n && at[i + 1] - 1 < m->due[i] ? at[i + 1] - 1 : m->due[i];
+    place(m, at);
     float *level = scratch + room_for, top = -INFINITY;
     for (int i = 0; i < n_words; i++) {
         level[i] = word_level(at, m->n, pcm, n, &words[i], scratch);
@@ -119,4 +125,23 @@ parley_status svc_words_at_level(const svc_frames *m, const int16_t *pcm, size_t
     pl_free(scratch);
     pl_free(at);
     return PARLEY_OK;
+}
+
+int svc_words_outside(const svc_frames *m, const svc_word *words, int n_words, long first,
+                      long last)
+{
+    if (!n_words || !m->n)
+        return 0;
+    int *at = pl_malloc(m->n * sizeof *at), out = 0;
+    if (!at)
+        return 1;
+    place(m, at);
+    for (int i = 0; i < n_words && !out; i++) {
+        size_t a = words[i].first < 0 ? 0 : (size_t)words[i].first;
+        size_t b = words[i].last < 0 ? 0 : (size_t)words[i].last;
+        b = b < m->n ? b : m->n - 1;
+        out = a <= b && (at[a] < first - SVC_LEVEL_PLACED || at[b] > last + SVC_LEVEL_PLACED);
+    }
+    pl_free(at);
+    return out;
 }

@@ -67,4 +67,14 @@ typedef struct svc_word {
 parley_status svc_words_at_level(const svc_frames *m, const int16_t *pcm, size_t n, svc_word *words,
                                  int n_words);
 
+/* How far svc_frames may place a frame from where its audio is, in frames: pieces of 100 ms
+ * place a word within 10 frames. */
+#define SVC_LEVEL_PLACED 10
+
+/* Whether any of words (n_words, decoder frames as svc_words_at_level takes them) lies more
+ * than SVC_LEVEL_PLACED frames outside the audio frames [first, last], placed by m; 1 when
+ * out of memory (the caller's safe answer). */
+int svc_words_outside(const svc_frames *m, const svc_word *words, int n_words, long first,
+                      long last);
+
 #endif

@@ -25,7 +25,8 @@
  * suppressor: decided on a first utterance's held audio, and for a user's next one by
  * their last; the stream keeps the denoised audio for the other scales. Elsewhere, an
  * utterance whose speaker's words (pipe_speech_span) leave more than half a second of the
- * room around them is decoded again on those words alone. A final transcript
+ * room around them, and whose decoding made words of that room, is decoded again on the
+ * speaker's words alone. A final transcript
  * of the class model leaves out the words said well under the speaker's level
  * (asr_levels.h). When the speaker pauses, the class model says whether its words so far
  * end a request, for the source's endpoint (ps_end_hint). pocketsphinx's log is off.
@@ -69,7 +70,7 @@ enum {
     MEAN_MIN_SAMPLES = PIPE_AUDIO_RATE / 2, /* an utterance shorter says too little of it */
     /* An utterance whose speaker's span (pipe_speech_span) leaves out more than this of its
      * audio, the noise before or after the speaker's words, is decoded again on the span
-     * alone: the bot's model made words of that noise, and the words after them went
+     * alone where the bot's model made words of that noise: the words after them went
      * wrong (bench/RESULTS.md#voice-span). */
     REDO_SPARE = PIPE_AUDIO_RATE / 2,
     REDO_PIECE = PIPE_AUDIO_RATE / 10, /* the pieces it is decoded again in */
@@ -597,36 +598,55 @@ static parley_status hyp_copy(ps_decoder_t *dec, char **text, int32 *score)
     return PARLEY_OK;
 }
 
+/* The words of dec's best path, silences, fillers and hesitations left out: each with its
+ * frames (counted from the path's first, as svc_frames counts) into *words, and its decoder
+ * word into *names (valid while dec's hypothesis is); both owned by the caller, *n of each. */
+static parley_status path_words(ps_decoder_t *dec, svc_word **words, const char ***names, int *n)
+{
+    int k = 0, i = 0, base = -1, first, last;
+    for (ps_seg_t *g = ps_seg_iter(dec); g; g = ps_seg_next(g))
+        k += !unsaid(ps_seg_word(g));
+    *words = pl_malloc((size_t)(k ? k : 1) * sizeof **words);
+    *names = pl_malloc((size_t)(k ? k : 1) * sizeof **names);
+    if (!*words || !*names) {
+        pl_free(*words);
+        pl_free(*names);
+        return pl_nomem("a transcript of %d words", k);
+    }
+    for (ps_seg_t *g = ps_seg_iter(dec); g; g = ps_seg_next(g)) {
+        ps_seg_frames(g, &first, &last);
+        base = base < 0 ? first : base; /* the path's frames count from an offset of its own */
+        if (!unsaid(ps_seg_word(g)) && i < k) {
+            (*names)[i] = ps_seg_word(g);
+            (*words)[i++] = (svc_word){ first - base, last - base, 1 };
+        }
+    }
+    *n = i;
+    return PARLEY_OK;
+}
+
 /* *text, the final transcript of the stream's decoder, without the words said under the
  * speaker's level (asr_levels.h): its best path's words again, each with its frames. */
 static parley_status at_level(ps_stream *s, char **text)
 {
-    int n = 0;
+    svc_word *w;
+    const char **name;
+    int n;
+    parley_status st = path_words(s->dec, &w, &name, &n);
+    if (st != PARLEY_OK)
+        return st;
     size_t bytes = 1;
-    for (ps_seg_t *g = ps_seg_iter(s->dec); g; g = ps_seg_next(g))
-        if (!unsaid(ps_seg_word(g))) {
-            n++;
-            bytes += strlen(ps_seg_word(g)) + 1;
-        }
-    svc_word *w = pl_malloc((size_t)(n ? n : 1) * sizeof *w);
-    const char **name = pl_malloc((size_t)(n ? n : 1) * sizeof *name);
+    for (int k = 0; k < n; k++)
+        bytes += strlen(name[k]) + 1;
     char *t = pl_malloc(bytes), *o = t;
-    parley_status st = w && name && t ? PARLEY_OK : pl_nomem("a transcript of %d words", n);
-    int i = 0, base = -1, first, last;
-    for (ps_seg_t *g = st == PARLEY_OK ? ps_seg_iter(s->dec) : NULL; g; g = ps_seg_next(g)) {
-        ps_seg_frames(g, &first, &last);
-        base = base < 0 ? first : base; /* the path's frames count from an offset of its own */
-        if (!unsaid(ps_seg_word(g)) && i < n) {
-            name[i] = ps_seg_word(g);
-            w[i++] = (svc_word){ first - base, last - base, 1 };
-        }
-    }
+    if (!t)
+        st = pl_nomem("a transcript of %d words", n);
     if (st == PARLEY_OK)
-        st = svc_words_at_level(&s->frames, s->audio + s->from, s->to - s->from, w, i);
-    for (int k = 0; st == PARLEY_OK && k < i; k++)
+        st = svc_words_at_level(&s->frames, s->audio + s->from, s->to - s->from, w, n);
+    for (int k = 0; st == PARLEY_OK && k < n; k++)
         if (w[k].keep)
             put_word(t, &o, name[k], strlen(name[k]));
-    if (st == PARLEY_OK && i) { /* no path to walk: the hypothesis stays */
+    if (st == PARLEY_OK && n) { /* no path to walk: the hypothesis stays */
         *o = 0;
         pl_free(*text);
         *text = t;
@@ -636,6 +656,23 @@ static parley_status at_level(ps_stream *s, char **text)
     pl_free(name);
     pl_free(w);
     return st;
+}
+
+/* Whether the stream's decoding made words of the audio outside [from, to) (the speaker's
+ * span): then the words after them may have gone wrong too. Where it did not, a decoding of
+ * the span alone hears the same words; 1 when out of memory. */
+static int words_outside(ps_stream *s, size_t from, size_t to)
+{
+    svc_word *w;
+    const char **name;
+    int n;
+    if (path_words(s->dec, &w, &name, &n) != PARLEY_OK)
+        return 1;
+    int out = svc_words_outside(&s->frames, w, n, (long)(from / SVC_LEVEL_FRAME),
+                                (long)(to / SVC_LEVEL_FRAME));
+    pl_free(name);
+    pl_free(w);
+    return out;
 }
 
 /* 100 plus the score of dec's best path so far (acoustic and language model together,
@@ -846,7 +883,8 @@ static parley_status ps_end(void *stream)
     /* In steady noise the decoder heard the room denoised, and its span again gained nothing
      * (bench/RESULTS.md#voice-speakers) */
     if (!s->dn && pipe_speech_span(s->audio, s->n, 0, &from, &to) &&
-        from + (s->n - to) > REDO_SPARE && (st = redo_span(s, from, to)) != PARLEY_OK)
+        from + (s->n - to) > REDO_SPARE && words_outside(s, from, to) &&
+        (st = redo_span(s, from, to)) != PARLEY_OK)
         return st;
     return choose_warp(s);
 }

@@ -11,6 +11,9 @@
  *   once: the words' decoder frames still measure the audio they came from (read one for one,
  *   the room's word after the request would measure the request's last word, and stay).
  * - Words beyond the frames noted keep, and stop the edge.
+ * - Words outside a span of the audio (svc_words_outside), placed the same way: a word made
+ *   of the room before the span, or after it, is outside; words within it, or reaching past
+ *   its edge by no more than the placing's 10 frames, are not; no words, none outside.
  */
 #include <math.h>
 
@@ -117,9 +120,36 @@ static void test_silence_left_out(void)
     svc_frames_clear(&m);
 }
 
+static void test_outside(void)
+{
+    bed(1);
+    svc_frames m = { 0 };
+    feed_all(&m);
+    svc_word room_before[] = { { 10, 30, 0 }, { 60, 90, 0 } };
+    CHECK(svc_words_outside(&m, room_before, 2, 50, 150), "a word before the span");
+    svc_word room_after[] = { { 60, 90, 0 }, { 140, 175, 0 } };
+    CHECK(svc_words_outside(&m, room_after, 2, 50, 150), "a word after the span");
+    svc_word within[] = { { 42, 90, 0 }, { 100, 158, 0 } };
+    CHECK(!svc_words_outside(&m, within, 2, 50, 150), "words within the span, or 8 frames past");
+    CHECK(!svc_words_outside(&m, within, 0, 50, 150), "no words");
+    svc_frames_clear(&m);
+    /* the decoder that left 0.5 s out: its frame k is audio frame k + 26 */
+    int kept = 0;
+    for (size_t fed = F; fed <= N; fed += F) {
+        long t = (long)(fed / F) - 1;
+        kept = t < 50 ? 0 : t == 50 ? 20 : kept + 1;
+        CHECK(svc_frames_note(&m, kept, fed, 0) == PARLEY_OK, "note");
+    }
+    svc_word late[] = { { 80 - 26, 120 - 26, 0 } };
+    CHECK(!svc_words_outside(&m, late, 1, 70, 130), "placed where its audio is");
+    CHECK(svc_words_outside(&m, late, 1, 100, 130), "placed where its audio is, outside");
+    svc_frames_clear(&m);
+}
+
 int main(void)
 {
     test_one_for_one();
     test_silence_left_out();
+    test_outside();
     return check_done();
 }
