@@ -658,18 +658,26 @@ static parley_status at_level(ps_stream *s, char **text)
     return st;
 }
 
-/* Whether the stream's decoding made words of the audio outside [from, to) (the speaker's
- * span): then the words after them may have gone wrong too. Where it did not, a decoding of
- * the span alone hears the same words; 1 when out of memory. */
+/* Whether the stream's decoding made words of the room outside [from, to) (the speaker's
+ * span): words said under the speaker's level there (asr_levels.h), after which the words
+ * may have gone wrong too. Where it did not, a decoding of the span alone hears the same
+ * words or fewer: a long request with little silence around it gives the span a floor of
+ * speech, and its softer last words fell outside. 1 when out of memory. */
 static int words_outside(ps_stream *s, size_t from, size_t to)
 {
     svc_word *w;
     const char **name;
-    int n;
+    int n, out = 1;
     if (path_words(s->dec, &w, &name, &n) != PARLEY_OK)
         return 1;
-    int out = svc_words_outside(&s->frames, w, n, (long)(from / SVC_LEVEL_FRAME),
+    if (svc_words_at_level(&s->frames, s->audio, s->n, w, n) == PARLEY_OK) {
+        int room = 0;
+        for (int k = 0; k < n; k++)
+            if (!w[k].keep)
+                w[room++] = w[k];
+        out = svc_words_outside(&s->frames, w, room, (long)(from / SVC_LEVEL_FRAME),
                                 (long)(to / SVC_LEVEL_FRAME));
+    }
     pl_free(name);
     pl_free(w);
     return out;
