@@ -4,7 +4,8 @@ Orders are spoken by flite (voice slt) and resampled by sox here (nothing record
 Over the protocol: PCM at 8, 16, 44.1 and 48 kHz in frames of odd sizes (997 samples) gets
 partial and final transcripts, the reply with its utterance number and the reply's speech
 (an "audio" header, then a binary frame of exactly that many samples); a binary message of
-an odd number of bytes is an error and the connection goes on; a smart-home request, which
+an odd number of bytes is an error and the connection goes on; a long order (5.7 s) with
+little silence around it keeps its softer last words ("... with ham please"); a smart-home request, which
 the pizza model hears as pizza words that the NLU reads as an order ("send it can catch are
 to tuna and ham big please": order_pizza, size large), is rejected by the recognizer's
 confidence and answered by the fallback, its final showing the words heard; silence only makes no turn
@@ -44,6 +45,8 @@ skip_without_ws_server(parley)
 tmp = tempfile.mkdtemp(prefix="parley-wsvoice-")
 LARGE, SMALL = "i want a large pizza", "i want a small pizza"
 OUTSIDE = "set the temperature to twenty five degrees"
+LONG_ORDER = ("hi um i would like a large pizza with mushrooms and extra cheese and a small "
+              "pizza with ham please")
 
 
 def pcm(text, rate, name, pad_end=1.2):
@@ -88,8 +91,8 @@ def hum_then(data):
     return sounds.mains_hum() + data
 
 
-async def one_utterance(url, rate, text=LARGE, name="large"):
-    data = pcm(text, rate, "%s%d" % (name, rate))
+async def one_utterance(url, rate, text=LARGE, name="large", pad_end=1.2):
+    data = pcm(text, rate, "%s%d" % (name, rate), pad_end)
     async with websockets.connect(url, max_size=None) as ws:
         await recv_json(ws)
         await ws.send(json.dumps({"config": {"sample_rate": rate}}))
@@ -118,6 +121,13 @@ async def main(srv):
         check(audio and i + 1 < len(msgs) and isinstance(msgs[i + 1], bytes) and
               len(msgs[i + 1]) == 2 * audio[0]["samples"] and audio[0]["samples"] > 8000,
               "%d Hz: the reply's speech follows its header" % rate)
+
+    # a long order with little silence around it: its softer last words stay (the speaker's
+    # span, a floor of speech, once cut them, and the utterance was heard again without them)
+    msgs = await one_utterance(url, 16000, LONG_ORDER, "longorder", pad_end=0.1)
+    reply = of_type(msgs, "reply")
+    check(reply and "ham" in reply[0].get("slots", {}).get("topping", ""),
+          "a long order's last topping: %r" % of_type(msgs, "final")[-1:])
 
     # speech the bot does not serve: the recognizer rejects it (asr.pocketsphinx's
     # reject_below: its confidence is 41), so the fallback answers, not an order; the final
