@@ -53,6 +53,18 @@ static void feed_all(svc_frames *m)
     CHECK(svc_frames_note(m, N / F, N, 1) == PARLEY_OK, "note the end");
 }
 
+/* Feeds frames as a decoder does that keeps nothing of the first 0.5 s, then hands 20 frames
+ * it held back at once, then one a frame: its frame k is audio frame k + 26. */
+static void feed_held_back(svc_frames *m)
+{
+    int kept = 0;
+    for (size_t fed = F; fed <= N; fed += F) {
+        long t = (long)(fed / F) - 1;
+        kept = t < 50 ? 0 : t == 50 ? 20 : kept + 1;
+        CHECK(svc_frames_note(m, kept, fed, 0) == PARLEY_OK, "note");
+    }
+}
+
 static void expect(const svc_frames *m, svc_word *w, int n, const int *want, const char *what)
 {
     CHECK(svc_words_at_level(m, pcm, N, w, n) == PARLEY_OK, "%s: levels", what);
@@ -103,15 +115,8 @@ static void test_silence_left_out(void)
     tone(80, 120, 0);
     tone(125, 160, 3);
     tone(165, 180, 14); /* the room after the request */
-    /* The decoder keeps nothing of the first 0.5 s, then hands 20 frames it held back at
-     * once, then one a frame: its frame k is audio frame k + 26. */
     svc_frames m = { 0 };
-    int kept = 0;
-    for (size_t fed = F; fed <= N; fed += F) {
-        long t = (long)(fed / F) - 1;
-        kept = t < 50 ? 0 : t == 50 ? 20 : kept + 1;
-        CHECK(svc_frames_note(&m, kept, fed, 0) == PARLEY_OK, "note");
-    }
+    feed_held_back(&m);
     int shift = 50 - SVC_LEVEL_LOOKAHEAD - 19;
     svc_word w[] = { { 80 - shift, 120 - shift, 0 },
                      { 125 - shift, 160 - shift, 0 },
@@ -133,13 +138,7 @@ static void test_outside(void)
     CHECK(!svc_words_outside(&m, within, 2, 50, 150), "words within the span, or 8 frames past");
     CHECK(!svc_words_outside(&m, within, 0, 50, 150), "no words");
     svc_frames_clear(&m);
-    /* the decoder that left 0.5 s out: its frame k is audio frame k + 26 */
-    int kept = 0;
-    for (size_t fed = F; fed <= N; fed += F) {
-        long t = (long)(fed / F) - 1;
-        kept = t < 50 ? 0 : t == 50 ? 20 : kept + 1;
-        CHECK(svc_frames_note(&m, kept, fed, 0) == PARLEY_OK, "note");
-    }
+    feed_held_back(&m); /* its frame k is audio frame k + 26 */
     svc_word late[] = { { 80 - 26, 120 - 26, 0 } };
     CHECK(!svc_words_outside(&m, late, 1, 70, 130), "placed where its audio is");
     CHECK(svc_words_outside(&m, late, 1, 100, 130), "placed where its audio is, outside");
